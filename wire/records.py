@@ -1,0 +1,150 @@
+"""Record batches (magic v2): the header fields a broker needs, and base-offset rewrite.
+
+Layout of a v2 batch (big-endian)::
+
+    base_offset int64 | batch_length int32 | partition_leader_epoch int32 | magic int8 (=2)
+    | crc uint32 (CRC-32C of everything after it) | attributes int16 | last_offset_delta int32
+    | base_timestamp int64 | max_timestamp int64 | producer_id int64 | producer_epoch int16
+    | base_sequence int32 | record_count int32 | records...
+
+``batch_length`` counts the bytes after itself. The CRC covers attributes to the end, so
+the broker may rewrite ``base_offset`` (and the leader epoch) without recomputing it.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import crc32c
+from construct import Int8sb, Int16sb, Int32sb, Int32ub, Int64sb, Struct
+
+from wire.errors import CorruptFrame
+
+__all__ = [
+    "BATCH_HEADER",
+    "BATCH_OVERHEAD",
+    "InvalidRecordBatch",
+    "RecordBatchHeader",
+    "parse_batches",
+    "with_base_offset",
+]
+
+BATCH_HEADER = Struct(
+    "base_offset" / Int64sb,
+    "batch_length" / Int32sb,
+    "partition_leader_epoch" / Int32sb,
+    "magic" / Int8sb,
+    "crc" / Int32ub,
+    "attributes" / Int16sb,
+    "last_offset_delta" / Int32sb,
+    "base_timestamp" / Int64sb,
+    "max_timestamp" / Int64sb,
+    "producer_id" / Int64sb,
+    "producer_epoch" / Int16sb,
+    "base_sequence" / Int32sb,
+    "record_count" / Int32sb,
+).compile()
+
+BATCH_OVERHEAD = 61  # bytes of header before the first record
+_LENGTH_END = 12  # base_offset + batch_length
+_CRC_START = 21  # first byte covered by the CRC (attributes)
+_MAGIC_AT = 16
+_BASE_OFFSET = struct.Struct(">q")
+
+ATTR_COMPRESSION_MASK = 0x07
+ATTR_TIMESTAMP_TYPE = 0x08
+ATTR_TRANSACTIONAL = 0x10
+ATTR_CONTROL = 0x20
+
+
+class InvalidRecordBatch(CorruptFrame):
+    """A records blob that is not a sequence of well-formed v2 batches."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordBatchHeader:
+    """One batch's header and where it sits in the blob."""
+
+    position: int
+    size: int
+    base_offset: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    record_count: int
+
+    @property
+    def is_transactional(self) -> bool:
+        """Part of a transaction."""
+        return bool(self.attributes & ATTR_TRANSACTIONAL)
+
+    @property
+    def is_control(self) -> bool:
+        """A control batch (transaction markers)."""
+        return bool(self.attributes & ATTR_CONTROL)
+
+    @property
+    def last_offset(self) -> int:
+        """Offset of the batch's last record."""
+        return self.base_offset + self.last_offset_delta
+
+
+def parse_batches(data: bytes, verify_crc: bool = True) -> list[RecordBatchHeader]:
+    """Split a records blob into v2 batches, checking sizes, magic and (optionally) CRC."""
+    batches: list[RecordBatchHeader] = []
+    position = 0
+    view = memoryview(data)
+    while position < len(data):
+        if len(data) - position < BATCH_OVERHEAD:
+            raise InvalidRecordBatch(f"truncated batch header at byte {position}")
+        header = BATCH_HEADER.parse(bytes(view[position : position + BATCH_OVERHEAD]))
+        size = _LENGTH_END + header.batch_length
+        if header.batch_length < BATCH_OVERHEAD - _LENGTH_END or position + size > len(data):
+            raise InvalidRecordBatch(
+                f"batch at byte {position} has invalid length {header.batch_length}"
+            )
+        if header.magic != 2:
+            raise InvalidRecordBatch(f"batch at byte {position} has magic {header.magic}")
+        if header.last_offset_delta < 0 or header.record_count < 0:
+            raise InvalidRecordBatch(f"batch at byte {position} has negative counts")
+        if verify_crc:
+            actual = crc32c.crc32c(view[position + _CRC_START : position + size])
+            if actual != header.crc:
+                raise InvalidRecordBatch(
+                    f"batch at byte {position}: CRC-32C {actual:#010x} != {header.crc:#010x}"
+                )
+        batches.append(
+            RecordBatchHeader(
+                position=position,
+                size=size,
+                base_offset=header.base_offset,
+                partition_leader_epoch=header.partition_leader_epoch,
+                magic=header.magic,
+                crc=header.crc,
+                attributes=header.attributes,
+                last_offset_delta=header.last_offset_delta,
+                base_timestamp=header.base_timestamp,
+                max_timestamp=header.max_timestamp,
+                producer_id=header.producer_id,
+                producer_epoch=header.producer_epoch,
+                base_sequence=header.base_sequence,
+                record_count=header.record_count,
+            )
+        )
+        position += size
+    return batches
+
+
+def with_base_offset(batch: bytes, base_offset: int) -> bytes:
+    """The same batch with ``base_offset`` rewritten; every other byte untouched."""
+    if len(batch) < BATCH_OVERHEAD or batch[_MAGIC_AT] != 2:
+        raise InvalidRecordBatch("not a v2 record batch")
+    return _BASE_OFFSET.pack(base_offset) + batch[8:]
