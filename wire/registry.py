@@ -4,6 +4,7 @@ the ApiVersions answer, so kcoord advertises exactly what it can decode and enco
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from wire.schema import Message
 
@@ -19,15 +20,15 @@ class ApiSpec:
     request: Message
     response: Message
 
-    @property
+    @cached_property
     def min_version(self) -> int:
         """Lowest implemented version."""
-        return self.request.versions().start
+        return self.request.version_range.start
 
-    @property
+    @cached_property
     def max_version(self) -> int:
         """Highest implemented version."""
-        return self.request.versions().stop - 1
+        return self.request.version_range.stop - 1
 
     def supports(self, version: int) -> bool:
         """Whether ``version`` is implemented."""

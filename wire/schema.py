@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from io import BytesIO
 from typing import Any
 
@@ -91,6 +91,7 @@ class VersionRange:
 NO_VERSIONS = VersionRange(1, 0)
 
 
+@cache
 def versions(spec: str) -> VersionRange:
     """Parse Kafka's version notation: "0+", "3-5", "7", "none"."""
     if spec == "none":
@@ -154,7 +155,7 @@ def _struct_defaults(fields: tuple[Field, ...]) -> Container:
     return Container({f.name: f.default_value() for f in fields})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity hash: message_struct's cache key, hashed per call
 class Message:
     """A request or response schema: ``valid`` and ``flexible`` are version specs."""
 
@@ -167,6 +168,11 @@ class Message:
     def is_flexible(self, version: int) -> bool:
         """Flexible versions use compact encodings, tagged fields and header v2 / v1."""
         return version in versions(self.flexible)
+
+    @cached_property
+    def version_range(self) -> range:
+        """Every valid version (computed once)."""
+        return self.versions()
 
     def versions(self) -> range:
         """Every valid version."""
@@ -397,7 +403,7 @@ def write_tagged_fields(
 @cache
 def message_struct(message: Message, version: int, compiled: bool = True) -> Construct:
     """The construct for ``message`` at ``version`` (compiled unless asked otherwise)."""
-    if version not in message.versions():
+    if version not in message.version_range:
         raise ValueError(f"{message.name} has no version {version}")
     struct = KafkaStruct(message.fields, version, message.is_flexible(version))
     return struct.compile() if compiled else struct
