@@ -24,6 +24,7 @@ from construct import (
     Array,
     Bytes,
     Construct,
+    Flag,
     GreedyBytes,
     If,
     Int16sb,
@@ -39,6 +40,7 @@ from construct import (
 __all__ = [
     "ZERO_UUID",
     "KafkaArray",
+    "KafkaBool",
     "KafkaBytes",
     "KafkaString",
     "KafkaUuid",
@@ -79,7 +81,8 @@ def remaining(io: BytesIO) -> int:
 
 
 def read_uvarint(io: BytesIO, max_bytes: int = 5) -> int:
-    """Unsigned LEB128 varint (Kafka's unsigned varint: at most 5 bytes, 10 for varlong)."""
+    """Unsigned LEB128 varint (Kafka's unsigned varint: at most 5 bytes, 10 for varlong),
+    within 32 bits (64 for varlong) like the reference Adapters."""
     result = 0
     shift = 0
     for _ in range(max_bytes):
@@ -89,6 +92,8 @@ def read_uvarint(io: BytesIO, max_bytes: int = 5) -> int:
         byte = b[0]
         result |= (byte & 0x7F) << shift
         if byte < 0x80:
+            if result >> (32 if max_bytes <= 5 else 64):
+                raise WireDecodeError("varint out of range")
             return result
         shift += 7
     raise WireDecodeError("varint too long")
@@ -320,6 +325,27 @@ class SignedVarLong(_SignedVar):
     def _emitbuild(self, code: Any) -> str:
         ensure_fast_imports(code)
         return "(write_varlong(io, obj), obj)[1]"
+
+
+class KafkaBool(Adapter):  # type: ignore[misc]
+    """Kafka's boolean: one byte, non-zero is true. Construct's compiled ``Flag`` reads
+    ``io.read(1) != b"\\x00"``, which turns a missing byte into True; this one fails."""
+
+    def __init__(self) -> None:
+        super().__init__(Flag)
+
+    def _decode(self, obj: bool, context: Any, path: Any) -> bool:
+        return bool(obj)
+
+    def _encode(self, obj: bool, context: Any, path: Any) -> bool:
+        return bool(obj)
+
+    def _emitparse(self, code: Any) -> str:
+        ensure_fast_imports(code)
+        return "(read_exact(io, 1) != b'\\x00')"
+
+    def _emitbuild(self, code: Any) -> str:
+        return "(io.write(b'\\x01' if obj else b'\\x00'), obj)[1]"
 
 
 def _length_prefixed(length: Construct, compact: bool) -> Construct:

@@ -26,7 +26,6 @@ from construct import (
     Adapter,
     Construct,
     Container,
-    Flag,
     Float64b,
     Int8sb,
     Int16sb,
@@ -40,6 +39,7 @@ from construct import (
 from wire.primitives import (
     ZERO_UUID,
     KafkaArray,
+    KafkaBool,
     KafkaBytes,
     KafkaString,
     KafkaUuid,
@@ -65,7 +65,7 @@ _SCALARS: dict[str, tuple[Callable[[], Construct], Any]] = {
     "uint16": (lambda: Int16ub, 0),
     "uint32": (lambda: Int32ub, 0),
     "float64": (lambda: Float64b, 0.0),
-    "bool": (lambda: Flag, False),
+    "bool": (KafkaBool, False),
     "varint": (SignedVarInt, 0),
     "varlong": (SignedVarLong, 0),
     "uvarint": (UnsignedVarInt, 0),
@@ -250,7 +250,10 @@ class KafkaStruct(Adapter):  # type: ignore[misc]
                 previous = tag
                 if tag in self.tagged:
                     f, sc = self.tagged[tag]
-                    out[f.name] = sc.parse(entry.data)
+                    sub = BytesIO(entry.data)
+                    out[f.name] = sc.parse_stream(sub)
+                    if sub.tell() != len(entry.data):
+                        raise WireDecodeError(f"tagged field {tag} has trailing bytes")
                 else:
                     unknown[tag] = bytes(entry.data)
             if unknown:
