@@ -1,0 +1,32 @@
+"""Small helpers the broker handlers share."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, cast
+
+from coordinator.broker.topics import TopicStore
+
+if TYPE_CHECKING:
+    from coordinator.server.context import RequestContext
+
+__all__ = [
+    "CLUSTER_AUTHORIZED_OPERATIONS",
+    "NO_AUTHORIZED_OPERATIONS",
+    "TOPIC_AUTHORIZED_OPERATIONS",
+    "ZERO_UUID",
+    "store_of",
+]
+
+ZERO_UUID = uuid.UUID(int=0)
+
+# Kafka without an authorizer reports every operation its resource type supports
+# (AclEntry.supportedOperations) as a bit field of AclOperation codes.
+TOPIC_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+CLUSTER_AUTHORIZED_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+NO_AUTHORIZED_OPERATIONS = -(2**31)  # the schema's default: "not requested"
+
+
+def store_of(ctx: RequestContext) -> TopicStore:
+    """The server's topic store."""
+    return cast(TopicStore, ctx.state.topics)

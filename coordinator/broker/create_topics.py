@@ -1,0 +1,179 @@
+"""CreateTopics (key 19), versions 0-7, with the checks of Kafka's controller
+(``ControllerApis.createTopics`` and ``ReplicationControlManager.createTopics``):
+
+- a name given twice: INVALID_REQUEST "Duplicate topic name." (after the other results);
+- an illegal or colliding name ('.' vs '_'): INVALID_TOPIC_EXCEPTION; an existing one:
+  TOPIC_ALREADY_EXISTS; a config with a null value: INVALID_CONFIG;
+- ``num_partitions`` -1 takes ``num.partitions``; 0 or below -1: INVALID_PARTITIONS;
+- ``replication_factor`` -1 means 1; 0 or below -1, or more than the one broker:
+  INVALID_REPLICATION_FACTOR;
+- manual ``assignments`` need both counts at -1 (else INVALID_REQUEST), consecutive
+  partition indexes from 0 and replica lists naming this broker once
+  (else INVALID_REPLICA_ASSIGNMENT);
+- ``validate_only`` checks everything and creates nothing (its topic id is the zero uuid).
+
+v5+ results carry the partition count, replication factor and the topic's explicit
+configs (source DYNAMIC_TOPIC_CONFIG); v7 the new topic id.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import wire
+from coordinator.broker import config as broker_config
+from coordinator.broker.common import ZERO_UUID, store_of
+from coordinator.broker.errors import BrokerError
+from wire import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.server.context import RequestContext
+
+__all__ = ["API_KEY", "handle"]
+
+API_KEY = 19
+_DYNAMIC_TOPIC_CONFIG = 1  # DescribeConfigs ConfigSource id
+
+
+def _replication_factor(requested: int) -> int:
+    if requested == 0 or requested < -1:
+        raise BrokerError(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            "Replication factor must be larger than 0, or -1 to use the default value.",
+        )
+    factor = 1 if requested == -1 else requested
+    if factor > 1:
+        raise BrokerError(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            f"Unable to replicate the partition {factor} time(s): The target replication "
+            f"factor of {factor} cannot be reached because only 1 broker(s) are registered.",
+        )
+    return factor
+
+
+def _assigned_partitions(topic: Any, node_id: int) -> int:
+    """Partition count of a manual assignment, checked as Kafka's controller does."""
+    if topic.replication_factor != -1:
+        raise BrokerError(
+            ErrorCode.INVALID_REQUEST,
+            "A manual partition assignment was specified, but replication factor was not "
+            "set to -1.",
+        )
+    if topic.num_partitions != -1:
+        raise BrokerError(
+            ErrorCode.INVALID_REQUEST,
+            "A manual partition assignment was specified, but numPartitions was not set to -1.",
+        )
+    seen: set[int] = set()
+    for assignment in topic.assignments:
+        index = assignment.partition_index
+        if index in seen:
+            raise BrokerError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Found multiple manual partition assignments for partition {index}",
+            )
+        seen.add(index)
+        brokers = list(assignment.broker_ids)
+        if not brokers:
+            raise BrokerError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                "The manual partition assignment includes an empty replica list.",
+            )
+        if len(set(brokers)) != len(brokers):
+            raise BrokerError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                "The manual partition assignment includes duplicate replicas.",
+            )
+        for broker in brokers:
+            if broker != node_id:
+                raise BrokerError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"The manual partition assignment includes broker {broker}, but no such "
+                    "broker is registered.",
+                )
+    if seen != set(range(len(seen))):
+        raise BrokerError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            "partitions should be a consecutive 0-based integer sequence",
+        )
+    return len(seen)
+
+
+def _configs(topic: Any) -> dict[str, str]:
+    configs: dict[str, str] = {}
+    nulls = []
+    for entry in topic.configs:
+        if entry.value is None:
+            nulls.append(entry.name)
+        else:
+            configs[entry.name] = entry.value
+    if nulls:
+        raise BrokerError(
+            ErrorCode.INVALID_CONFIG,
+            "Null value not supported for topic configs: " + ",".join(nulls),
+        )
+    return configs
+
+
+def _error(name: str, error: BrokerError) -> dict[str, Any]:
+    return {"name": name, "error_code": error.code, "error_message": error.message}
+
+
+async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
+    """Create (or with validate_only, check) each requested topic."""
+    body = request.body
+    store = store_of(ctx)
+    node_id = ctx.state.identity.node_id
+    default_partitions = broker_config.num_partitions(ctx.state.config)
+    counts = Counter(t.name for t in body.topics)
+    results: list[dict[str, Any]] = []
+    for topic in body.topics:
+        if counts[topic.name] > 1:
+            continue
+        try:
+            store.check_new_topic(topic.name, 1)  # name, existence and collisions first
+            configs = _configs(topic)
+            if topic.assignments:
+                partitions = _assigned_partitions(topic, node_id)
+                factor = 1
+            else:
+                factor = _replication_factor(topic.replication_factor)
+                if topic.num_partitions == 0 or topic.num_partitions < -1:
+                    raise BrokerError(
+                        ErrorCode.INVALID_PARTITIONS,
+                        "Number of partitions was set to an invalid non-positive value.",
+                    )
+                partitions = (
+                    default_partitions if topic.num_partitions == -1 else topic.num_partitions
+                )
+            if body.validate_only:
+                topic_id = ZERO_UUID
+            else:
+                topic_id = store.create_topic(topic.name, partitions, configs).topic_id
+        except BrokerError as exc:
+            results.append(_error(topic.name, exc))
+            continue
+        results.append(
+            {
+                "name": topic.name,
+                "topic_id": topic_id,
+                "error_code": ErrorCode.NONE,
+                "error_message": None,
+                "num_partitions": partitions,
+                "replication_factor": factor,
+                "configs": [
+                    {
+                        "name": name,
+                        "value": configs[name],
+                        "read_only": False,
+                        "config_source": _DYNAMIC_TOPIC_CONFIG,
+                        "is_sensitive": False,
+                    }
+                    for name in sorted(configs)
+                ],
+            }
+        )
+    duplicate = BrokerError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+    results.extend(_error(name, duplicate) for name, count in counts.items() if count > 1)
+    return {"throttle_time_ms": 0, "topics": results}

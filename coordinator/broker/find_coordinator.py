@@ -1,0 +1,73 @@
+"""FindCoordinator (key 10), versions 0-6: this broker coordinates every group.
+
+- key_type 0 (group): this broker. v0-3 carry one ``key``; v4+ batch ``coordinator_keys``
+  into ``coordinators[]``.
+- key_type 1 (transaction): kcoord has no transaction coordinator. A Kafka broker whose
+  ``__transaction_state`` topic is unavailable answers COORDINATOR_NOT_AVAILABLE; so does
+  kcoord. The error is retriable: a transactional producer keeps looking until its own
+  timeout and then fails with a timeout, without touching the connection.
+- key_type 2 (share, KIP-932) and unknown key types: INVALID_REQUEST, as Kafka does without
+  a share coordinator.
+
+v1-3 answers carry ``error_message``; like Kafka, success says "NONE". Errors before v4
+report node -1, host "" and port -1 (Kafka's ``Node.noNode()``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import wire
+from wire import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.server.context import BrokerIdentity, RequestContext
+
+__all__ = ["API_KEY", "handle"]
+
+API_KEY = 10
+KEY_TYPE_GROUP = 0
+KEY_TYPE_TRANSACTION = 1
+_BATCHED_VERSION = 4
+
+_TRANSACTIONS_MESSAGE = "The coordinator is not available: kcoord does not implement transactions."
+
+
+def _lookup(key_type: int) -> tuple[ErrorCode, str | None]:
+    if key_type == KEY_TYPE_GROUP:
+        return ErrorCode.NONE, None
+    if key_type == KEY_TYPE_TRANSACTION:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, _TRANSACTIONS_MESSAGE
+    return ErrorCode.INVALID_REQUEST, f"Unsupported coordinator key type {key_type}."
+
+
+def _node(identity: BrokerIdentity, error: ErrorCode) -> dict[str, Any]:
+    if error != ErrorCode.NONE:
+        return {"node_id": -1, "host": "", "port": -1}
+    return {"node_id": identity.node_id, "host": identity.host, "port": identity.port}
+
+
+async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
+    """Name the coordinator of each key."""
+    body = request.body
+    identity = ctx.state.identity
+    error, message = _lookup(body.key_type)
+    if request.api_version >= _BATCHED_VERSION:
+        return {
+            "throttle_time_ms": 0,
+            "coordinators": [
+                {
+                    "key": key,
+                    "error_code": error,
+                    "error_message": message,
+                    **_node(identity, error),
+                }
+                for key in body.coordinator_keys
+            ],
+        }
+    return {
+        "throttle_time_ms": 0,
+        "error_code": error,
+        "error_message": message if message is not None else "NONE",
+        **_node(identity, error),
+    }

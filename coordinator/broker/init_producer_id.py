@@ -1,0 +1,56 @@
+"""InitProducerId (key 22), versions 0-5: producer ids for idempotent producers.
+
+As Kafka's ``TransactionCoordinator.handleInitProducerId`` does for a null
+``transactional_id``: a fresh producer id with epoch 0 every time (v3+ ``producer_id`` /
+``producer_epoch`` are checked for consistency, then ignored: given one without the other
+is INVALID_REQUEST).
+
+kcoord has no transaction coordinator. An empty ``transactional_id`` is INVALID_REQUEST as
+in Kafka; any other gets NOT_COORDINATOR, Kafka's answer from a broker that does not own
+the transactional id's ``__transaction_state`` partition. Clients treat it as retriable
+and look the coordinator up again, which FindCoordinator refuses with
+COORDINATOR_NOT_AVAILABLE, so a transactional producer ends in its own timeout.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import wire
+from coordinator.broker.common import store_of
+from wire import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.server.context import RequestContext
+
+__all__ = ["API_KEY", "handle"]
+
+API_KEY = 22
+_NO_PRODUCER_ID = -1
+_NO_PRODUCER_EPOCH = -1
+
+
+def _error(code: ErrorCode) -> dict[str, Any]:
+    return {
+        "throttle_time_ms": 0,
+        "error_code": code,
+        "producer_id": _NO_PRODUCER_ID,
+        "producer_epoch": _NO_PRODUCER_EPOCH,
+    }
+
+
+async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
+    """A new producer id for an idempotent producer; an error for a transactional one."""
+    body = request.body
+    if (body.producer_id == _NO_PRODUCER_ID) != (body.producer_epoch == _NO_PRODUCER_EPOCH):
+        return _error(ErrorCode.INVALID_REQUEST)
+    if body.transactional_id is not None:
+        if body.transactional_id == "":
+            return _error(ErrorCode.INVALID_REQUEST)
+        return _error(ErrorCode.NOT_COORDINATOR)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.NONE,
+        "producer_id": store_of(ctx).next_producer_id(),
+        "producer_epoch": 0,
+    }

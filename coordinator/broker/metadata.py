@@ -1,0 +1,164 @@
+"""Metadata (key 3), versions 0-13: one broker, leader of every partition.
+
+- ``topics`` null means every topic (v1+); in v0 an empty list means every topic too.
+- Unknown requested topics are auto-created with ``num.partitions`` when
+  ``auto.create.topics.enable`` is true and the request allows it
+  (``allow_auto_topic_creation``, v4+; always allowed before v4). Otherwise they come back
+  with UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an illegal name).
+- v10+ carries topic ids; v12+ may look topics up by id (UNKNOWN_TOPIC_ID when absent).
+  Before v12 a null name or a topic id in the request is INVALID_REQUEST, as in Kafka.
+- Leader epochs are reported as -1 (unknown), consistently with the record batches the
+  store serves, so clients skip leader-epoch validation (OffsetForLeaderEpoch is not served).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import wire
+from coordinator.broker import config as broker_config
+from coordinator.broker.common import (
+    CLUSTER_AUTHORIZED_OPERATIONS,
+    NO_AUTHORIZED_OPERATIONS,
+    TOPIC_AUTHORIZED_OPERATIONS,
+    ZERO_UUID,
+    store_of,
+)
+from coordinator.broker.errors import BrokerError
+from coordinator.broker.topics import Topic, TopicStore, validate_topic_name
+from wire import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.server.context import RequestContext
+
+__all__ = ["API_KEY", "handle"]
+
+API_KEY = 3
+
+
+def _topic_entry(topic: Topic, node_id: int, operations: int) -> dict[str, Any]:
+    replicas = [node_id]
+    return {
+        "error_code": ErrorCode.NONE,
+        "name": topic.name,
+        "topic_id": topic.topic_id,
+        "is_internal": False,
+        "partitions": [
+            {
+                "error_code": ErrorCode.NONE,
+                "partition_index": partition.index,
+                "leader_id": node_id,
+                "leader_epoch": -1,
+                "replica_nodes": replicas,
+                "isr_nodes": replicas,
+                "offline_replicas": [],
+            }
+            for partition in topic.partitions
+        ],
+        "topic_authorized_operations": operations,
+    }
+
+
+def _error_entry(
+    code: ErrorCode, name: str | None, topic_id: uuid.UUID = ZERO_UUID
+) -> dict[str, Any]:
+    return {"error_code": code, "name": name, "topic_id": topic_id, "partitions": []}
+
+
+def _invalid_request(requested: list[Any]) -> dict[str, Any]:
+    """Kafka's MetadataRequest.getErrorResponse."""
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [],
+        "topics": [
+            _error_entry(ErrorCode.INVALID_REQUEST, t.name or "", t.topic_id) for t in requested
+        ],
+    }
+
+
+def _by_name(store: TopicStore, name: str, auto_create: bool, partitions: int) -> Topic | ErrorCode:
+    topic = store.get(name)
+    if topic is not None:
+        return topic
+    try:
+        validate_topic_name(name)
+        if not auto_create:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return store.create_topic(name, partitions)
+    except BrokerError as exc:
+        return exc.code
+
+
+async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
+    """Describe the requested topics (creating unknown ones when allowed) and the broker."""
+    version = request.api_version
+    body = request.body
+    store = store_of(ctx)
+    identity = ctx.state.identity
+    requested: list[Any] | None = body.topics
+    all_topics = requested is None or (version == 0 and not requested)
+    if (
+        requested
+        and version < 12
+        and any(t.name is None or t.topic_id != ZERO_UUID for t in requested)
+    ):
+        return _invalid_request(requested)
+    with_operations = version >= 8 and bool(body.include_topic_authorized_operations)
+    operations = TOPIC_AUTHORIZED_OPERATIONS if with_operations else NO_AUTHORIZED_OPERATIONS
+
+    topics: list[dict[str, Any]] = []
+    if all_topics:
+        for name in store.names():
+            topic = store.get(name)
+            assert topic is not None
+            topics.append(_topic_entry(topic, identity.node_id, operations))
+    else:
+        assert requested is not None
+        topic_ids = list(dict.fromkeys(t.topic_id for t in requested if t.topic_id != ZERO_UUID))
+        if topic_ids:
+            # Kafka: once any topic id is given, the request is served by id alone.
+            for topic_id in topic_ids:
+                found = store.by_id(topic_id)
+                if found is None:
+                    topics.append(_error_entry(ErrorCode.UNKNOWN_TOPIC_ID, None, topic_id))
+                else:
+                    topics.append(_topic_entry(found, identity.node_id, operations))
+        else:
+            auto_create = broker_config.auto_create_topics_enable(ctx.state.config) and bool(
+                body.allow_auto_topic_creation
+            )
+            partitions = broker_config.num_partitions(ctx.state.config)
+            for name in dict.fromkeys(t.name for t in requested):
+                if name is None:
+                    topics.append(_error_entry(ErrorCode.UNKNOWN_TOPIC_ID, None))
+                    continue
+                result = _by_name(store, name, auto_create, partitions)
+                if isinstance(result, Topic):
+                    topics.append(_topic_entry(result, identity.node_id, operations))
+                else:
+                    entry = _error_entry(result, name)
+                    entry["topic_authorized_operations"] = operations
+                    topics.append(entry)
+
+    with_cluster_operations = 8 <= version <= 10 and bool(
+        body.include_cluster_authorized_operations
+    )
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [
+            {
+                "node_id": identity.node_id,
+                "host": identity.host,
+                "port": identity.port,
+                "rack": None,
+            }
+        ],
+        "cluster_id": identity.cluster_id,
+        "controller_id": identity.node_id,
+        "topics": topics,
+        "cluster_authorized_operations": (
+            CLUSTER_AUTHORIZED_OPERATIONS if with_cluster_operations else NO_AUTHORIZED_OPERATIONS
+        ),
+        "error_code": ErrorCode.NONE,
+    }

@@ -1,0 +1,133 @@
+"""Produce (key 0), versions 3-13: append one record batch per partition.
+
+Per partition, in Kafka's order: an unknown topic or partition is
+UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for v13's topic ids; Produce never
+auto-creates, Metadata does); then the batch checks of
+:func:`coordinator.broker.batches.validate_produced_batch` (INVALID_RECORD,
+CORRUPT_MESSAGE for a bad CRC or layout, MESSAGE_TOO_LARGE above ``message.max.bytes``,
+UNSUPPORTED_COMPRESSION_TYPE); ``acks`` other than 0, 1, -1 is INVALID_REQUIRED_ACKS.
+Idempotent producers' sequences are checked per partition (OUT_OF_ORDER_SEQUENCE_NUMBER,
+INVALID_PRODUCER_EPOCH) and a retried batch gets its first append's offset back.
+
+There are no transactions: transactional batches without a ``transactional_id`` are
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the whole request (as Kafka), and with one they
+are INVALID_TXN_STATE (the partition was never added to a transaction).
+
+``acks=0`` appends and returns None: Kafka sends no response.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import wire
+from coordinator.broker import config as broker_config
+from coordinator.broker.batches import validate_produced_batch
+from coordinator.broker.common import store_of
+from coordinator.broker.errors import BrokerError
+from coordinator.broker.topics import Topic, TopicStore
+from wire import ErrorCode
+from wire.records import ATTR_TRANSACTIONAL
+
+if TYPE_CHECKING:
+    from coordinator.server.context import RequestContext
+
+__all__ = ["API_KEY", "handle"]
+
+API_KEY = 0
+_TOPIC_ID_VERSION = 13
+_ATTRIBUTES_AT = 21
+_VALID_ACKS = (-1, 0, 1)
+
+
+def _failed(index: int, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+    return {
+        "index": index,
+        "error_code": code,
+        "base_offset": -1,
+        "log_append_time_ms": -1,
+        "log_start_offset": -1,
+        "error_message": message,
+    }
+
+
+def _is_transactional(records: bytes | None) -> bool:
+    if not records or len(records) < _ATTRIBUTES_AT + 2:
+        return False
+    return bool(int.from_bytes(records[_ATTRIBUTES_AT : _ATTRIBUTES_AT + 2]) & ATTR_TRANSACTIONAL)
+
+
+def _append(
+    store: TopicStore,
+    topic: Topic,
+    index: int,
+    records: bytes | None,
+    version: int,
+    max_message_bytes: int,
+) -> dict[str, Any]:
+    partition = topic.partition(index)
+    if partition is None:
+        return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    try:
+        header = validate_produced_batch(records, version, max_message_bytes)
+        if header.is_transactional:
+            raise BrokerError(
+                ErrorCode.INVALID_TXN_STATE,
+                "Transactional records are not supported: kcoord does not implement transactions.",
+            )
+        assert records is not None
+        base_offset = store.append(topic.name, index, records, header)
+    except BrokerError as exc:
+        return _failed(index, exc.code, exc.message)
+    return {
+        "index": index,
+        "error_code": ErrorCode.NONE,
+        "base_offset": base_offset,
+        "log_append_time_ms": -1,
+        "log_start_offset": partition.log_start_offset,
+        "error_message": None,
+    }
+
+
+async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
+    """Append each partition's batch; the per-partition results (None for acks=0)."""
+    body = request.body
+    version = request.api_version
+    store = store_of(ctx)
+    max_message_bytes = broker_config.message_max_bytes(ctx.state.config)
+    whole_request_error: ErrorCode | None = None
+    if body.acks not in _VALID_ACKS:
+        whole_request_error = ErrorCode.INVALID_REQUIRED_ACKS
+    elif body.transactional_id is None and any(
+        _is_transactional(p.records) for t in body.topic_data for p in t.partition_data
+    ):
+        whole_request_error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+    responses: list[dict[str, Any]] = []
+    for topic_data in body.topic_data:
+        if version >= _TOPIC_ID_VERSION:
+            topic = store.by_id(topic_data.topic_id)
+            unknown = ErrorCode.UNKNOWN_TOPIC_ID
+        else:
+            topic = store.get(topic_data.name)
+            unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        partitions: list[dict[str, Any]] = []
+        for data in topic_data.partition_data:
+            if whole_request_error is not None:
+                partitions.append(_failed(data.index, whole_request_error))
+            elif topic is None:
+                partitions.append(_failed(data.index, unknown))
+            else:
+                partitions.append(
+                    _append(store, topic, data.index, data.records, version, max_message_bytes)
+                )
+        responses.append(
+            {
+                "name": topic_data.name,
+                "topic_id": topic_data.topic_id,
+                "partition_responses": partitions,
+            }
+        )
+    if body.acks == 0:
+        return None
+    return {"responses": responses, "throttle_time_ms": 0}

@@ -1,0 +1,446 @@
+"""The in-memory topic store behind Produce, Fetch, ListOffsets, Metadata and the admin APIs.
+
+A topic has a stable random topic id and partitions; a partition is a list of magic-v2
+record batches whose base offsets the store assigns by rewriting them on append (the CRC
+does not cover the base offset, so the client's CRC stays valid). There are no
+transactions, so the last stable offset is the high watermark, and with one replica the
+high watermark is the log end offset.
+
+Everything is plain methods, testable without Trio, except :meth:`TopicStore.wait_for_data`,
+the Fetch long-poll: every change (append, create, delete) sets the store's current
+``trio.Event`` and replaces it, so a waiting fetch re-checks its targets. The store lives
+in the server's single Trio loop; it takes no locks.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import uuid
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import trio
+
+from coordinator.broker.batches import record_timestamps
+from coordinator.broker.errors import BrokerError
+from wire import ErrorCode
+from wire.records import RecordBatchHeader, with_base_offset
+
+__all__ = [
+    "FetchTarget",
+    "PartitionLog",
+    "StoredBatch",
+    "Topic",
+    "TopicStore",
+    "validate_topic_name",
+]
+
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+_NO_LEADER_EPOCH = struct.pack(">i", -1)
+_BATCHES_TO_RETAIN = 5  # Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
+_INT32_MAX = 2**31 - 1
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's ``Topic.validate``: raises BrokerError(INVALID_TOPIC_EXCEPTION)."""
+    if not name:
+        reason = "Topic name is illegal, it can't be empty"
+    elif name in (".", ".."):
+        reason = 'Topic name cannot be "." or ".."'
+    elif len(name) > MAX_TOPIC_NAME_LENGTH:
+        reason = (
+            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, "
+            f"topic name: {name}"
+        )
+    elif not _LEGAL_TOPIC_NAME.fullmatch(name):
+        reason = (
+            f'Topic name "{name}" is illegal, it contains a character other than ASCII '
+            "alphanumerics, '.', '_' and '-'"
+        )
+    else:
+        return
+    raise BrokerError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
+
+
+def _collision_key(name: str) -> str:
+    return name.replace(".", "_")
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBatch:
+    """One appended batch: its bytes (base offset rewritten) and what reads need of it."""
+
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    data: bytes
+
+
+@dataclass(slots=True)
+class _ProducerEntry:
+    epoch: int
+    # (first sequence, last sequence, base offset) of the last few batches
+    batches: list[tuple[int, int, int]] = field(default_factory=list)
+
+
+def _last_sequence(base_sequence: int, delta: int) -> int:
+    if base_sequence > _INT32_MAX - delta:
+        return delta - (_INT32_MAX - base_sequence) - 1
+    return base_sequence + delta
+
+
+def _in_sequence(last: int, following: int) -> bool:
+    return following == last + 1 or (following == 0 and last == _INT32_MAX)
+
+
+class PartitionLog:
+    """One partition's batches and offsets."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.batches: list[StoredBatch] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+        self.size_bytes = 0
+        self._producers: dict[int, _ProducerEntry] = {}
+
+    @property
+    def high_watermark(self) -> int:
+        """One replica: everything appended is replicated."""
+        return self.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """No transactions: nothing is pending."""
+        return self.high_watermark
+
+    def fetchable_offset(self, read_committed: bool) -> int:
+        """Where reads stop: the LSO for read_committed, else the high watermark."""
+        return self.last_stable_offset if read_committed else self.high_watermark
+
+    # -- writes -----------------------------------------------------------------------
+
+    def append(self, batch: bytes, header: RecordBatchHeader) -> int:
+        """Append one validated batch; its base offset (an earlier one for a duplicate
+        of an idempotent producer's recent batch). BrokerError for sequence errors."""
+        duplicate = self._check_producer(header)
+        if duplicate is not None:
+            return duplicate
+        base_offset = self.log_end_offset
+        data = with_base_offset(batch[: header.size], base_offset)
+        data = data[:12] + _NO_LEADER_EPOCH + data[16:]
+        last_offset = base_offset + header.last_offset_delta
+        self.batches.append(StoredBatch(base_offset, last_offset, header.max_timestamp, data))
+        self.log_end_offset = last_offset + 1
+        self.size_bytes += len(data)
+        self._record_producer(header, base_offset)
+        return base_offset
+
+    def _check_producer(self, header: RecordBatchHeader) -> int | None:
+        if header.producer_id < 0:
+            return None
+        entry = self._producers.get(header.producer_id)
+        if entry is None:
+            return None  # no state (new producer): any sequence is accepted, as in Kafka
+        first = header.base_sequence
+        last = _last_sequence(first, header.last_offset_delta)
+        if header.producer_epoch < entry.epoch:
+            raise BrokerError(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"Epoch of producer {header.producer_id} is {header.producer_epoch}, which is "
+                f"smaller than the last seen epoch {entry.epoch}",
+            )
+        if header.producer_epoch != entry.epoch:
+            if first != 0:
+                raise BrokerError(
+                    ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    f"Invalid sequence number for new epoch of producer {header.producer_id}: "
+                    f"{header.producer_epoch} (request epoch), {first} (seq. number), "
+                    f"{entry.epoch} (current producer epoch)",
+                )
+            return None
+        for seen_first, seen_last, seen_offset in entry.batches:
+            if (seen_first, seen_last) == (first, last):
+                return seen_offset
+        current_last = entry.batches[-1][1] if entry.batches else -1
+        if not _in_sequence(current_last, first):
+            raise BrokerError(
+                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"Out of order sequence number for producer {header.producer_id}: {first} "
+                f"(incoming seq. number), {current_last} (current end sequence number)",
+            )
+        return None
+
+    def _record_producer(self, header: RecordBatchHeader, base_offset: int) -> None:
+        if header.producer_id < 0:
+            return
+        entry = self._producers.get(header.producer_id)
+        if entry is None or entry.epoch != header.producer_epoch:
+            entry = _ProducerEntry(header.producer_epoch)
+            self._producers[header.producer_id] = entry
+        last = _last_sequence(header.base_sequence, header.last_offset_delta)
+        entry.batches.append((header.base_sequence, last, base_offset))
+        del entry.batches[:-_BATCHES_TO_RETAIN]
+
+    # -- reads ------------------------------------------------------------------------
+
+    def offset_in_range(self, offset: int) -> bool:
+        """Kafka's fetch range check: log start offset <= offset <= log end offset."""
+        return self.log_start_offset <= offset <= self.log_end_offset
+
+    def _first_batch_at(self, offset: int) -> int:
+        """Index of the first batch whose last offset is >= ``offset``."""
+        return bisect_left(self.batches, offset, key=lambda b: b.last_offset)
+
+    def read(
+        self, fetch_offset: int, max_bytes: int, min_one: bool, max_offset: int
+    ) -> list[bytes]:
+        """Whole batches from the one holding ``fetch_offset``, below ``max_offset``, up to
+        ``max_bytes``; with ``min_one`` the first batch is returned even when larger."""
+        out: list[bytes] = []
+        total = 0
+        for position in range(self._first_batch_at(fetch_offset), len(self.batches)):
+            batch = self.batches[position]
+            if batch.last_offset >= max_offset:
+                break
+            size = len(batch.data)
+            if total + size > max_bytes and not (min_one and not out):
+                break
+            out.append(batch.data)
+            total += size
+        return out
+
+    def bytes_available(self, fetch_offset: int, max_offset: int, limit: int = 2**63) -> int:
+        """Bytes a fetch from ``fetch_offset`` could read below ``max_offset``, counted
+        until ``limit`` is reached (the long-poll's min_bytes test)."""
+        total = 0
+        for position in range(self._first_batch_at(fetch_offset), len(self.batches)):
+            batch = self.batches[position]
+            if batch.last_offset >= max_offset or total >= limit:
+                break
+            total += len(batch.data)
+        return total
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(timestamp, offset) of the first record with timestamp >= ``timestamp``.
+
+        Kafka looks in the first batch whose max timestamp is >= the target; for a batch
+        whose records this broker cannot decode (snappy, lz4, zstd) the batch's base
+        offset and max timestamp are returned instead (never past the wanted record).
+        """
+        for batch in self.batches:
+            if batch.max_timestamp < timestamp or batch.last_offset < self.log_start_offset:
+                continue
+            records = record_timestamps(batch.data)
+            if records is None:
+                return batch.max_timestamp, max(batch.base_offset, self.log_start_offset)
+            for offset, record_timestamp in records:
+                if record_timestamp >= timestamp and offset >= self.log_start_offset:
+                    return record_timestamp, offset
+        return None
+
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """(timestamp, offset) of the earliest record holding the partition's largest
+        timestamp (ListOffsets -3), or None when the log is empty."""
+        best: StoredBatch | None = None
+        for batch in self.batches:
+            if best is None or batch.max_timestamp > best.max_timestamp:
+                best = batch
+        if best is None:
+            return None
+        records = record_timestamps(best.data)
+        if records is not None:
+            for offset, record_timestamp in records:
+                if record_timestamp == best.max_timestamp:
+                    return record_timestamp, offset
+        return best.max_timestamp, best.last_offset
+
+
+@dataclass(slots=True)
+class Topic:
+    """A topic: name, stable id, partitions and the configs it was created with."""
+
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[PartitionLog]
+    configs: dict[str, str] = field(default_factory=dict)
+
+    def partition(self, index: int) -> PartitionLog | None:
+        """The partition, or None when out of range."""
+        if 0 <= index < len(self.partitions):
+            return self.partitions[index]
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchTarget:
+    """One partition a Fetch waits on: where it reads from and how much it may take."""
+
+    topic: str
+    partition: int
+    fetch_offset: int
+    max_bytes: int
+    topic_id: uuid.UUID | None = None  # when given, the topic must still have this id
+
+
+class TopicStore:
+    """Every topic, by name and by id; ``TopicStore()`` starts empty."""
+
+    def __init__(self, topic_id_factory: Callable[[], uuid.UUID] = uuid.uuid4) -> None:
+        self._topics: dict[str, Topic] = {}
+        self._by_id: dict[uuid.UUID, Topic] = {}
+        self._collision_keys: dict[str, str] = {}
+        self._new_topic_id = topic_id_factory
+        self._next_producer_id = 0
+        self._changed = trio.Event()
+
+    # -- topics -----------------------------------------------------------------------
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._topics
+
+    def __len__(self) -> int:
+        return len(self._topics)
+
+    def names(self) -> list[str]:
+        """Every topic name, sorted."""
+        return sorted(self._topics)
+
+    def get(self, name: str) -> Topic | None:
+        """The topic called ``name``, or None."""
+        return self._topics.get(name)
+
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        """The topic with this id, or None."""
+        return self._by_id.get(topic_id)
+
+    def partition(self, name: str, index: int) -> PartitionLog | None:
+        """One partition, or None when the topic or partition does not exist."""
+        topic = self._topics.get(name)
+        return topic.partition(index) if topic is not None else None
+
+    def has_partition(self, name: str, index: int) -> bool:
+        """Whether the partition exists (OffsetCommit's UNKNOWN_TOPIC_OR_PARTITION check)."""
+        return self.partition(name, index) is not None
+
+    def check_new_topic(self, name: str, num_partitions: int) -> None:
+        """BrokerError unless ``create_topic(name, num_partitions)`` would succeed."""
+        validate_topic_name(name)
+        if name in self._topics:
+            raise BrokerError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        existing = self._collision_keys.get(_collision_key(name))
+        if existing is not None:
+            raise BrokerError(
+                ErrorCode.INVALID_TOPIC_EXCEPTION,
+                f"Topic '{name}' collides with existing topic: {existing}",
+            )
+        if num_partitions <= 0:
+            raise BrokerError(
+                ErrorCode.INVALID_PARTITIONS,
+                "Number of partitions was set to an invalid non-positive value.",
+            )
+
+    def create_topic(
+        self, name: str, num_partitions: int, configs: Mapping[str, str] | None = None
+    ) -> Topic:
+        """Create a topic (BrokerError for a bad name, an existing topic, <= 0 partitions)."""
+        self.check_new_topic(name, num_partitions)
+        topic_id = self._new_topic_id()
+        while topic_id.int == 0 or topic_id in self._by_id:
+            topic_id = uuid.uuid4()
+        topic = Topic(
+            name, topic_id, [PartitionLog(i) for i in range(num_partitions)], dict(configs or {})
+        )
+        self._topics[name] = topic
+        self._by_id[topic_id] = topic
+        self._collision_keys[_collision_key(name)] = name
+        self.notify()
+        return topic
+
+    def ensure_topic(self, name: str, num_partitions: int) -> Topic:
+        """The topic, auto-created with ``num_partitions`` if it does not exist."""
+        topic = self._topics.get(name)
+        return topic if topic is not None else self.create_topic(name, num_partitions)
+
+    def delete_topic(self, name: str) -> Topic:
+        """Remove a topic and its data (BrokerError UNKNOWN_TOPIC_OR_PARTITION if absent)."""
+        topic = self._topics.pop(name, None)
+        if topic is None:
+            raise BrokerError(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                "This server does not host this topic-partition.",
+            )
+        del self._by_id[topic.topic_id]
+        self._collision_keys.pop(_collision_key(name), None)
+        self.notify()
+        return topic
+
+    # -- produce ----------------------------------------------------------------------
+
+    def append(self, name: str, index: int, batch: bytes, header: RecordBatchHeader) -> int:
+        """Append a validated batch to a partition; its base offset. Wakes waiting fetches."""
+        partition = self.partition(name, index)
+        if partition is None:
+            raise BrokerError(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                "This server does not host this topic-partition.",
+            )
+        end = partition.log_end_offset
+        base_offset = partition.append(batch, header)
+        if partition.log_end_offset != end:
+            self.notify()
+        return base_offset
+
+    def next_producer_id(self) -> int:
+        """A producer id never handed out before by this store (InitProducerId)."""
+        producer_id = self._next_producer_id
+        self._next_producer_id += 1
+        return producer_id
+
+    # -- fetch long-poll --------------------------------------------------------------
+
+    def notify(self) -> None:
+        """Wake every waiting fetch (something changed)."""
+        self._changed.set()
+        self._changed = trio.Event()
+
+    def fetch_ready(
+        self, targets: Iterable[FetchTarget], min_bytes: int, read_committed: bool = False
+    ) -> bool:
+        """Whether a fetch over ``targets`` should answer now: ``min_bytes`` are readable
+        (each partition counted up to its max bytes) or a partition is in error."""
+        accumulated = 0
+        for target in targets:
+            if target.topic_id is not None:
+                topic = self._by_id.get(target.topic_id)
+                partition = topic.partition(target.partition) if topic is not None else None
+            else:
+                partition = self.partition(target.topic, target.partition)
+            if partition is None or not partition.offset_in_range(target.fetch_offset):
+                return True
+            available = partition.bytes_available(
+                target.fetch_offset, partition.fetchable_offset(read_committed), target.max_bytes
+            )
+            accumulated += min(available, target.max_bytes)
+            if accumulated >= min_bytes:
+                return True
+        return accumulated >= min_bytes
+
+    async def wait_for_data(
+        self,
+        targets: Sequence[FetchTarget],
+        deadline: float,
+        min_bytes: int = 1,
+        read_committed: bool = False,
+    ) -> bool:
+        """Wait until :meth:`fetch_ready` or the Trio clock reaches ``deadline``; whether
+        the fetch became ready."""
+        while not self.fetch_ready(targets, min_bytes, read_committed):
+            if trio.current_time() >= deadline:
+                return False
+            with trio.move_on_at(deadline):
+                await self._changed.wait()
+        return True
