@@ -20,11 +20,11 @@ __all__ = [
     "MemberMetadata",
     "OffsetCommitKey",
     "OffsetCommitValue",
+    "RebalanceEventKey",
+    "RebalanceEventValue",
     "Record",
     "RecordKey",
     "RecordValue",
-    "RebalanceEventKey",
-    "RebalanceEventValue",
 ]
 
 

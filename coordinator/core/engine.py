@@ -1,0 +1,386 @@
+"""The rebalance machinery shared by every handler (Kafka's GroupCoordinator internals).
+
+``Engine`` owns the live groups, the hard state and the config, and implements the steps
+Kafka's classic coordinator composes its handlers from: prepare a rebalance, complete the join
+phase, propagate assignments, expire heartbeats / joins / pending syncs, persist a group.
+Handlers (join.py, sync.py, ...) are functions over an Engine and an Effects accumulator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from coordinator.config import CoordinatorConfig
+from coordinator.core.errors import Errors
+from coordinator.core.group import ClassicGroup, Member
+from coordinator.core.messages import JoinGroupResponse, SyncGroupResponse
+from coordinator.core.result import Effects
+from coordinator.core.state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from coordinator.core.store import HardState
+from coordinator.core.timers import HeartbeatTimerKey, JoinTimerKey, SyncTimerKey
+from coordinator.records import (
+    GroupMetadataKey,
+    OffsetCommitKey,
+    RebalanceEventKey,
+    RebalanceEventValue,
+    Record,
+)
+
+__all__ = ["Engine", "valid_group_id"]
+
+
+def valid_group_id(group_id: str | None, allow_empty: bool) -> bool:
+    """Kafka's isValidGroupId: never null; "" only where Kafka allows it for compatibility."""
+    if group_id is None:
+        return False
+    return allow_empty or group_id != ""
+
+
+class Engine:
+    """Live groups + hard state + config, and the shared rebalance steps."""
+
+    __slots__ = ("config", "groups", "new_uuid", "retention_deadline", "store")
+
+    def __init__(self, config: CoordinatorConfig, new_uuid: Callable[[], str]) -> None:
+        self.config = config
+        self.new_uuid = new_uuid
+        self.groups: dict[str, ClassicGroup] = {}
+        self.store = HardState()
+        self.retention_deadline = -1
+
+    def effects(self) -> Effects:
+        """A fresh accumulator whose records apply to this engine's hard state."""
+        return Effects(self.store.apply)
+
+    # ------------------------------------------------------------------ records
+
+    def event(
+        self,
+        fx: Effects,
+        group: ClassicGroup,
+        event: str,
+        now_ms: int,
+        *,
+        reason: str = "",
+        member: Member | None = None,
+        members: tuple[str, ...] = (),
+    ) -> None:
+        """Emit a RebalanceEvent history record (ignored by replay)."""
+        fx.event(
+            Record(
+                RebalanceEventKey(group.group_id),
+                RebalanceEventValue(
+                    event=event,
+                    timestamp=now_ms,
+                    generation=group.generation_id,
+                    member_id="" if member is None else member.member_id,
+                    group_instance_id=None if member is None else member.group_instance_id,
+                    reason=reason,
+                    members=members,
+                ),
+            )
+        )
+
+    def store_group(
+        self, group: ClassicGroup, assignment: Mapping[str, bytes], fx: Effects
+    ) -> None:
+        """Persist the group's metadata with ``assignment`` (Kafka's storeGroup)."""
+        fx.persist(Record(GroupMetadataKey(group.group_id), group.to_record_value(assignment)))
+
+    def delete_offsets(
+        self, group_id: str, partitions: list[tuple[str, int]], fx: Effects
+    ) -> None:
+        """Write tombstones for committed offsets of ``partitions`` that exist."""
+        offsets = self.store.group_offsets(group_id)
+        for topic, partition in partitions:
+            if (topic, partition) in offsets:
+                fx.persist(Record(OffsetCommitKey(group_id, topic, partition), None))
+
+    def maybe_drop_group(self, group: ClassicGroup, now_ms: int, reason: str, fx: Effects) -> bool:
+        """Kafka's cleanupGroupMetadata tail: an Empty group without offsets becomes Dead, is
+        forgotten, and gets a tombstone unless it only ever stored offsets (generation 0)."""
+        if group.state is not EMPTY or self.store.group_offsets(group.group_id):
+            return False
+        self.drop_group(group, now_ms, reason, fx)
+        return True
+
+    def drop_group(self, group: ClassicGroup, now_ms: int, reason: str, fx: Effects) -> None:
+        """Move the group to Dead, write its tombstone if it has a record, and forget it."""
+        group.transition_to(DEAD, now_ms)
+        group_id = group.group_id
+        if group.generation_id > 0 or group_id in self.store.groups:
+            fx.persist(Record(GroupMetadataKey(group_id), None))
+        self.groups.pop(group_id, None)
+        self.event(fx, group, "group_deleted", now_ms, reason=reason)
+
+    # ------------------------------------------------------------------ heartbeats
+
+    def reschedule_heartbeat(
+        self, member: Member, now_ms: int, fx: Effects, timeout_ms: int | None = None
+    ) -> None:
+        """(Re)arm the member's session timer (Kafka's completeAndScheduleNextHeartbeat)."""
+        deadline = now_ms + (member.session_timeout_ms if timeout_ms is None else timeout_ms)
+        member.heartbeat_deadline = deadline
+        fx.schedule(member.heartbeat_key, deadline)
+
+    def cancel_heartbeat(self, member: Member, fx: Effects) -> None:
+        """Disarm the member's session timer."""
+        if member.heartbeat_deadline != -1:
+            member.heartbeat_deadline = -1
+            fx.cancel(member.heartbeat_key)
+
+    def expire_heartbeat(self, key: HeartbeatTimerKey, now_ms: int, fx: Effects) -> None:
+        """A session (or pending / new-member join) timer fired."""
+        group = self.groups.get(key.group_id)
+        if group is None or group.state is DEAD:
+            return
+        member_id = key.member_id
+        pending_deadline = group.pending_members.get(member_id)
+        if pending_deadline is not None:
+            if pending_deadline <= now_ms:
+                self.remove_pending_member_and_update_group(group, member_id, now_ms, fx)
+            return
+        member = group.members.get(member_id)
+        if member is None:
+            return
+        deadline = member.heartbeat_deadline
+        if deadline == -1 or deadline > now_ms:
+            return
+        member.heartbeat_deadline = -1
+        if not member.has_satisfied_heartbeat():
+            reason = "new member join timeout" if member.is_new else "session timeout"
+            self.event(fx, group, "member_expired", now_ms, reason=reason, member=member)
+            self.remove_member_and_update_group(group, member, now_ms, reason, fx)
+
+    # ------------------------------------------------------------------ membership changes
+
+    def remove_member_and_update_group(
+        self, group: ClassicGroup, member: Member, now_ms: int, reason: str, fx: Effects
+    ) -> None:
+        """Remove a member (answering its parked requests) and rebalance or finish the join."""
+        unknown = Errors.UNKNOWN_MEMBER_ID
+        group.complete_join(member, JoinGroupResponse(error_code=unknown, member_id=""), fx)
+        # Kafka leaves a removed member's parked SyncGroup unanswered; kcoord answers it so
+        # that no reply token is ever stranded.
+        group.complete_sync(member, SyncGroupResponse(error_code=unknown), fx)
+        group.remove(member.member_id)
+        state = group.state
+        if state is STABLE or state is COMPLETING_REBALANCE:
+            self.maybe_prepare_rebalance(group, now_ms, reason, fx)
+        elif state is PREPARING_REBALANCE:
+            self.maybe_complete_join(group, now_ms, fx)
+
+    def remove_pending_member_and_update_group(
+        self, group: ClassicGroup, member_id: str, now_ms: int, fx: Effects
+    ) -> None:
+        """Forget a pending member id and re-check join completion."""
+        group.remove(member_id)
+        if group.state is PREPARING_REBALANCE:
+            self.maybe_complete_join(group, now_ms, fx)
+
+    # ------------------------------------------------------------------ join phase
+
+    def maybe_prepare_rebalance(
+        self, group: ClassicGroup, now_ms: int, reason: str, fx: Effects
+    ) -> None:
+        """Start a rebalance if the group's state allows one."""
+        if group.can_rebalance():
+            self.prepare_rebalance(group, now_ms, reason, fx)
+
+    def prepare_rebalance(self, group: ClassicGroup, now_ms: int, reason: str, fx: Effects) -> None:
+        """Kafka's prepareRebalance: cancel syncs, move to PreparingRebalance, arm the join
+        timer (the initial delay when coming from Empty) or complete the join at once."""
+        if group.state is COMPLETING_REBALANCE:
+            self.reset_and_propagate_assignment_error(
+                group, Errors.REBALANCE_IN_PROGRESS, now_ms, fx
+            )
+        self.remove_sync_expiration(group, fx)
+        initial = group.state is EMPTY
+        delay = self.config.group_initial_rebalance_delay_ms
+        remaining = max(group.rebalance_timeout_ms - delay, 0)
+        group.transition_to(PREPARING_REBALANCE, now_ms)
+        self.event(fx, group, "rebalance_start", now_ms, reason=reason)
+        if initial:
+            if delay <= 0:
+                # A zero delay expires at once, as Kafka's timer runs it immediately.
+                self.complete_join(group, now_ms, fx)
+            else:
+                group.initial_delay = (delay, remaining)
+                self.schedule_join(group, now_ms + delay, fx)
+        elif group.has_all_members_joined():
+            self.complete_join(group, now_ms, fx)
+        else:
+            self.schedule_join(group, now_ms + group.rebalance_timeout_ms, fx)
+
+    def schedule_join(self, group: ClassicGroup, deadline_ms: int, fx: Effects) -> None:
+        """Arm the group's join timer."""
+        group.join_deadline = deadline_ms
+        fx.schedule(JoinTimerKey(group.group_id), deadline_ms)
+
+    def maybe_complete_join(self, group: ClassicGroup, now_ms: int, fx: Effects) -> None:
+        """Complete the join phase once every member rejoined (never during the initial delay)."""
+        if (
+            group.state is PREPARING_REBALANCE
+            and group.initial_delay is None
+            and group.has_all_members_joined()
+        ):
+            self.complete_join(group, now_ms, fx)
+
+    def expire_join(self, key: JoinTimerKey, now_ms: int, fx: Effects) -> None:
+        """The join timer fired: extend the initial delay or complete the join phase."""
+        group = self.groups.get(key.group_id)
+        if group is None:
+            return
+        deadline = group.join_deadline
+        if deadline == -1 or deadline > now_ms:
+            return
+        group.join_deadline = -1
+        if group.initial_delay is not None:
+            delay_ms, remaining_ms = group.initial_delay
+            if group.new_member_added and remaining_ms != 0:
+                group.new_member_added = False
+                new_delay = min(self.config.group_initial_rebalance_delay_ms, remaining_ms)
+                group.initial_delay = (new_delay, max(remaining_ms - delay_ms, 0))
+                self.schedule_join(group, now_ms + new_delay, fx)
+                return
+        self.complete_join(group, now_ms, fx)
+
+    def complete_join(self, group: ClassicGroup, now_ms: int, fx: Effects) -> None:
+        """Kafka's onCompleteJoin: drop dynamic members that did not rejoin, elect a leader,
+        bump the generation and answer every parked JoinGroup (or persist an Empty group)."""
+        if group.join_deadline != -1:
+            group.join_deadline = -1
+            fx.cancel(JoinTimerKey(group.group_id))
+        group.initial_delay = None
+        for member in group.not_yet_rejoined():
+            if member.group_instance_id is None:
+                group.remove(member.member_id)
+                self.cancel_heartbeat(member, fx)
+                self.event(fx, group, "member_expired", now_ms, reason="rebalance timeout",
+                           member=member)
+        if group.state is DEAD:
+            return
+        if not group.maybe_elect_new_joined_leader() and group.members:
+            # Nobody rejoined: wait another rebalance timeout for the session timeouts to act.
+            self.schedule_join(group, now_ms + group.rebalance_timeout_ms, fx)
+            return
+        group.init_next_generation(now_ms)
+        if group.state is EMPTY:
+            self.store_group(group, {}, fx)
+        else:
+            leader = group.leader_id or ""
+            all_members = group.current_member_metadata()
+            for member_id, member in group.members.items():
+                response = JoinGroupResponse(
+                    error_code=Errors.NONE,
+                    generation_id=group.generation_id,
+                    protocol_type=group.protocol_type,
+                    protocol_name=group.protocol_name,
+                    leader=leader,
+                    skip_assignment=False,
+                    member_id=member_id,
+                    members=all_members if member_id == leader else (),
+                )
+                group.complete_join(member, response, fx)
+                self.reschedule_heartbeat(member, now_ms, fx)
+                member.is_new = False
+                group.pending_sync_members.add(member_id)
+            self.schedule_pending_sync(group, now_ms, fx)
+        self.event(fx, group, "rebalance_end", now_ms, members=tuple(group.members))
+
+    # ------------------------------------------------------------------ sync phase
+
+    def schedule_pending_sync(self, group: ClassicGroup, now_ms: int, fx: Effects) -> None:
+        """Arm the pending-sync timer for the new generation."""
+        deadline = now_ms + group.rebalance_timeout_ms
+        group.sync_deadline = deadline
+        group.sync_generation = group.generation_id
+        fx.schedule(SyncTimerKey(group.group_id), deadline)
+
+    def remove_sync_expiration(self, group: ClassicGroup, fx: Effects) -> None:
+        """Forget pending syncs and disarm the pending-sync timer."""
+        group.pending_sync_members.clear()
+        if group.sync_deadline != -1:
+            group.sync_deadline = -1
+            fx.cancel(SyncTimerKey(group.group_id))
+
+    def remove_pending_sync_member(self, group: ClassicGroup, member_id: str, fx: Effects) -> None:
+        """A member synced; disarm the timer once nobody is pending or the phase is over."""
+        group.pending_sync_members.discard(member_id)
+        state = group.state
+        done = state is not COMPLETING_REBALANCE and state is not STABLE
+        if (done or not group.pending_sync_members) and group.sync_deadline != -1:
+            group.sync_deadline = -1
+            fx.cancel(SyncTimerKey(group.group_id))
+
+    def expire_sync(self, key: SyncTimerKey, now_ms: int, fx: Effects) -> None:
+        """The pending-sync timer fired: remove members that did not sync and rebalance."""
+        group = self.groups.get(key.group_id)
+        if group is None:
+            return
+        deadline = group.sync_deadline
+        if deadline == -1 or deadline > now_ms:
+            return
+        group.sync_deadline = -1
+        if group.sync_generation != group.generation_id:
+            return
+        if group.state is not COMPLETING_REBALANCE and group.state is not STABLE:
+            return
+        if group.has_received_sync_from_all_members():
+            return
+        for member_id in sorted(group.pending_sync_members):
+            member = group.members.get(member_id)
+            group.remove(member_id)
+            if member is not None:
+                self.cancel_heartbeat(member, fx)
+                self.event(fx, group, "member_expired", now_ms, reason="pending sync timeout",
+                           member=member)
+        self.prepare_rebalance(group, now_ms, "pending sync timeout", fx)
+
+    def reset_and_propagate_assignment_error(
+        self, group: ClassicGroup, error: Errors, now_ms: int, fx: Effects
+    ) -> None:
+        """Clear assignments and answer every parked SyncGroup with ``error``."""
+        for member in group.members.values():
+            member.assignment = b""
+        self.propagate_assignment(group, error, now_ms, fx)
+
+    def set_and_propagate_assignment(
+        self, group: ClassicGroup, assignment: Mapping[str, bytes], now_ms: int, fx: Effects
+    ) -> None:
+        """Store every member's assignment and answer every parked SyncGroup."""
+        for member_id, member in group.members.items():
+            member.assignment = assignment.get(member_id, b"")
+        self.propagate_assignment(group, Errors.NONE, now_ms, fx)
+
+    def propagate_assignment(
+        self, group: ClassicGroup, error: Errors, now_ms: int, fx: Effects
+    ) -> None:
+        """Answer parked SyncGroups; members answered get a fresh session."""
+        ok = error == Errors.NONE
+        protocol_type = group.protocol_type if ok else None
+        protocol_name = group.protocol_name if ok else None
+        for member in group.members.values():
+            if member.sync_token is None:
+                continue
+            response = SyncGroupResponse(
+                error_code=error,
+                protocol_type=protocol_type,
+                protocol_name=protocol_name,
+                assignment=member.assignment,
+            )
+            group.complete_sync(member, response, fx)
+            self.reschedule_heartbeat(member, now_ms, fx)
+
+    # ------------------------------------------------------------------ ids
+
+    def new_member_id(self, client_id: str, group_instance_id: str | None) -> str:
+        """``clientId-uuid`` for dynamic members, ``instanceId-uuid`` for static ones."""
+        prefix = client_id if group_instance_id is None else group_instance_id
+        return f"{prefix}-{self.new_uuid()}"

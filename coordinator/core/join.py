@@ -1,0 +1,350 @@
+"""JoinGroup (API 11), versions 0-9.
+
+Version notes (what the coordinator does differently):
+- v0: no rebalance timeout; the session timeout is used (``maybeOverrideRebalanceTimeout``).
+- v4: KIP-394 -- a dynamic member joining with an empty member id is given an id and told to
+  rejoin (MEMBER_ID_REQUIRED); the id waits in the group's pending set. v0-3 join at once.
+- v5: group.instance.id (KIP-345 static membership).
+- v7: protocol type in the response (KIP-559); v8: reason (KIP-800, logged only).
+- v9: skip_assignment for a static leader rejoining a Stable group (KIP-814).
+Decision procedure: GroupCoordinator.handleJoinGroup / doNewMemberJoinGroup /
+doCurrentMemberJoinGroup / updateStaticMemberAndRebalance.
+"""
+
+from __future__ import annotations
+
+from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.errors import CoordinatorStateError, Errors
+from coordinator.core.group import ClassicGroup, Member, Protocols
+from coordinator.core.messages import JoinGroupRequest, JoinGroupResponse
+from coordinator.core.result import Effects, ReplyToken
+from coordinator.core.state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from coordinator.core.timers import NEW_MEMBER_JOIN_TIMEOUT_MS, HeartbeatTimerKey
+
+__all__ = ["handle_join_group", "validate_current_member"]
+
+
+def _error(token: ReplyToken, member_id: str, error: Errors, fx: Effects) -> None:
+    # Errors carry generation -1, leader "" and no protocol (JoinGroupResult.apply).
+    fx.reply(token, JoinGroupResponse(error_code=error, member_id=member_id))
+
+
+def validate_current_member(
+    group: ClassicGroup, member_id: str, group_instance_id: str | None
+) -> Errors | None:
+    """Kafka's validateCurrentMember: instance id mapped to another member id is fenced; an
+    unknown instance id or member id is UNKNOWN_MEMBER_ID."""
+    if group_instance_id is not None:
+        current = group.static_members.get(group_instance_id)
+        if current is None:
+            return Errors.UNKNOWN_MEMBER_ID
+        if current != member_id:
+            return Errors.FENCED_INSTANCE_ID
+        return None
+    if member_id not in group.members:
+        return Errors.UNKNOWN_MEMBER_ID
+    return None
+
+
+def _accept_joining_member(engine: Engine, group: ClassicGroup, member_id: str) -> bool:
+    """KIP-389 admission: while preparing, count awaiting members so the last rejoiners are
+    the ones kicked out when the group is over capacity."""
+    state = group.state
+    max_size = engine.config.group_max_size
+    if state is EMPTY or state is DEAD:
+        return True
+    if state is PREPARING_REBALANCE:
+        member = group.members.get(member_id)
+        if member is not None and member.join_token is not None:
+            return True
+        return group.num_awaiting_join < max_size
+    return member_id in group.members or len(group.members) < max_size
+
+
+def handle_join_group(
+    engine: Engine, req: JoinGroupRequest, token: ReplyToken, now_ms: int, fx: Effects
+) -> None:
+    """Handle one JoinGroup; the reply may be parked until the join phase completes."""
+    group_id = req.group_id
+    if not valid_group_id(group_id, allow_empty=False):
+        _error(token, req.member_id, Errors.INVALID_GROUP_ID, fx)
+        return
+    config = engine.config
+    session_timeout = req.session_timeout_ms
+    if not (
+        config.group_min_session_timeout_ms
+        <= session_timeout
+        <= config.group_max_session_timeout_ms
+    ):
+        _error(token, req.member_id, Errors.INVALID_SESSION_TIMEOUT, fx)
+        return
+    is_unknown = req.member_id == ""
+    group = engine.groups.get(group_id)
+    if group is None:
+        if not is_unknown:
+            _error(token, req.member_id, Errors.UNKNOWN_MEMBER_ID, fx)
+            return
+        group = ClassicGroup(group_id, EMPTY, now_ms)
+        engine.groups[group_id] = group
+
+    if not _accept_joining_member(engine, group, req.member_id):
+        member = group.members.get(req.member_id)
+        group.remove(req.member_id)
+        if member is not None:
+            engine.cancel_heartbeat(member, fx)
+            engine.event(fx, group, "member_leave", now_ms, reason="group max size reached",
+                         member=member)
+        _error(token, "", Errors.GROUP_MAX_SIZE_REACHED, fx)
+    elif is_unknown:
+        _join_new_member(engine, group, req, token, now_ms, fx)
+    else:
+        _join_current_member(engine, group, req, token, now_ms, fx)
+
+    if group.state is PREPARING_REBALANCE:
+        engine.maybe_complete_join(group, now_ms, fx)
+
+
+def _protocols(req: JoinGroupRequest) -> Protocols:
+    return tuple((name, bytes(metadata)) for name, metadata in req.protocols)
+
+
+def _rebalance_timeout(req: JoinGroupRequest) -> int:
+    return req.session_timeout_ms if req.api_version == 0 else req.rebalance_timeout_ms
+
+
+def _join_new_member(
+    engine: Engine,
+    group: ClassicGroup,
+    req: JoinGroupRequest,
+    token: ReplyToken,
+    now_ms: int,
+    fx: Effects,
+) -> None:
+    protocols = _protocols(req)
+    if group.state is DEAD:
+        _error(token, "", Errors.COORDINATOR_NOT_AVAILABLE, fx)
+        return
+    if not group.supports_protocols(req.protocol_type, (name for name, _ in protocols)):
+        _error(token, "", Errors.INCONSISTENT_GROUP_PROTOCOL, fx)
+        return
+    instance_id = req.group_instance_id
+    new_member_id = engine.new_member_id(req.client_id, instance_id)
+    if instance_id is not None:
+        old_member_id = group.static_members.get(instance_id)
+        if old_member_id is not None:
+            _update_static_member_and_rebalance(
+                engine, group, req, protocols, old_member_id, new_member_id, token, now_ms, fx
+            )
+        else:
+            _add_member_and_rebalance(engine, group, req, protocols, new_member_id, token, now_ms,
+                                      fx)
+    elif req.api_version >= 4:
+        # KIP-394: hand out an id and wait for the member to come back with it.
+        deadline = now_ms + req.session_timeout_ms
+        group.add_pending_member(new_member_id, deadline)
+        fx.schedule(HeartbeatTimerKey(group.group_id, new_member_id), deadline)
+        _error(token, new_member_id, Errors.MEMBER_ID_REQUIRED, fx)
+    else:
+        _add_member_and_rebalance(engine, group, req, protocols, new_member_id, token, now_ms, fx)
+
+
+def _join_current_member(
+    engine: Engine,
+    group: ClassicGroup,
+    req: JoinGroupRequest,
+    token: ReplyToken,
+    now_ms: int,
+    fx: Effects,
+) -> None:
+    member_id = req.member_id
+    protocols = _protocols(req)
+    if group.state is DEAD:
+        _error(token, member_id, Errors.COORDINATOR_NOT_AVAILABLE, fx)
+        return
+    if not group.supports_protocols(req.protocol_type, (name for name, _ in protocols)):
+        _error(token, member_id, Errors.INCONSISTENT_GROUP_PROTOCOL, fx)
+        return
+    if member_id in group.pending_members:
+        if req.group_instance_id is not None:
+            raise CoordinatorStateError(
+                f"Received unexpected JoinGroup with groupInstanceId={req.group_instance_id} "
+                f"for pending member with memberId={member_id}"
+            )
+        _add_member_and_rebalance(engine, group, req, protocols, member_id, token, now_ms, fx)
+        return
+    error = validate_current_member(group, member_id, req.group_instance_id)
+    if error is not None:
+        _error(token, member_id, error, fx)
+        return
+    member = group.members[member_id]
+    state = group.state
+    if state is PREPARING_REBALANCE:
+        _update_member_and_rebalance(engine, group, member, req, protocols, token, now_ms,
+                                     "member join", fx)
+    elif state is COMPLETING_REBALANCE:
+        if member.matches(protocols):
+            # Same metadata (the member probably lost the first answer): resend the generation.
+            _reply_current_generation(group, member_id, token, fx, with_members=True)
+        else:
+            _update_member_and_rebalance(engine, group, member, req, protocols, token, now_ms,
+                                         "member metadata changed", fx)
+    elif state is STABLE:
+        if group.is_leader(member_id):
+            # A leader rejoin forces a rebalance so it can react to metadata changes.
+            _update_member_and_rebalance(engine, group, member, req, protocols, token, now_ms,
+                                         "leader rejoin", fx)
+        elif not member.matches(protocols):
+            _update_member_and_rebalance(engine, group, member, req, protocols, token, now_ms,
+                                         "member metadata changed", fx)
+        else:
+            _reply_current_generation(group, member_id, token, fx, with_members=False)
+    else:
+        _error(token, member_id, Errors.UNKNOWN_MEMBER_ID, fx)
+
+
+def _reply_current_generation(
+    group: ClassicGroup, member_id: str, token: ReplyToken, fx: Effects, *, with_members: bool
+) -> None:
+    is_leader = group.is_leader(member_id)
+    fx.reply(
+        token,
+        JoinGroupResponse(
+            error_code=Errors.NONE,
+            generation_id=group.generation_id,
+            protocol_type=group.protocol_type,
+            protocol_name=group.protocol_name,
+            leader=group.leader_id or "",
+            skip_assignment=False,
+            member_id=member_id,
+            members=group.current_member_metadata() if with_members and is_leader else (),
+        ),
+    )
+
+
+def _park_join(group: ClassicGroup, member: Member, token: ReplyToken, fx: Effects) -> None:
+    # Kafka overwrites a still-parked JoinGroup of the same member, stranding the older
+    # request; kcoord answers that older request so no reply token is lost.
+    if member.join_token is not None:
+        group.complete_join(
+            member, JoinGroupResponse(error_code=Errors.REBALANCE_IN_PROGRESS,
+                                      member_id=member.member_id), fx
+        )
+
+
+def _update_member_and_rebalance(
+    engine: Engine,
+    group: ClassicGroup,
+    member: Member,
+    req: JoinGroupRequest,
+    protocols: Protocols,
+    token: ReplyToken,
+    now_ms: int,
+    reason: str,
+    fx: Effects,
+) -> None:
+    _park_join(group, member, token, fx)
+    group.update_member(member, protocols, _rebalance_timeout(req), req.session_timeout_ms, token)
+    engine.maybe_prepare_rebalance(group, now_ms, reason, fx)
+
+
+def _add_member_and_rebalance(
+    engine: Engine,
+    group: ClassicGroup,
+    req: JoinGroupRequest,
+    protocols: Protocols,
+    member_id: str,
+    token: ReplyToken,
+    now_ms: int,
+    fx: Effects,
+) -> None:
+    member = Member(
+        group.group_id,
+        member_id,
+        req.group_instance_id,
+        req.client_id,
+        req.client_host,
+        _rebalance_timeout(req),
+        req.session_timeout_ms,
+        req.protocol_type,
+        protocols,
+    )
+    member.is_new = True
+    # A member arriving during the initial delay lets the delay be extended.
+    if group.state is PREPARING_REBALANCE and group.initial_delay is not None:
+        group.new_member_added = True
+    group.add(member, token)
+    # New members cannot heartbeat yet; their parked JoinGroup expires after 5 minutes.
+    engine.reschedule_heartbeat(member, now_ms, fx, NEW_MEMBER_JOIN_TIMEOUT_MS)
+    engine.event(fx, group, "member_join", now_ms, reason=req.reason or "", member=member)
+    engine.maybe_prepare_rebalance(group, now_ms, "member join", fx)
+
+
+def _update_static_member_and_rebalance(
+    engine: Engine,
+    group: ClassicGroup,
+    req: JoinGroupRequest,
+    protocols: Protocols,
+    old_member_id: str,
+    new_member_id: str,
+    token: ReplyToken,
+    now_ms: int,
+    fx: Effects,
+) -> None:
+    instance_id = req.group_instance_id
+    assert instance_id is not None
+    current_leader = group.leader_id
+    old_member = group.members[old_member_id]
+    engine.cancel_heartbeat(old_member, fx)
+    member = group.replace_static_member(instance_id, old_member_id, new_member_id, fx)
+    engine.reschedule_heartbeat(member, now_ms, fx)
+    engine.event(fx, group, "static_replace", now_ms, reason=f"replaced {old_member_id}",
+                 member=member)
+    group.update_member(member, protocols, _rebalance_timeout(req), req.session_timeout_ms, token)
+    state = group.state
+    if state is STABLE:
+        if group.protocol_name == group.select_protocol():
+            # Same selected protocol: no rebalance, just persist the new member id.
+            engine.store_group(group, group.group_assignment(), fx)
+            if req.api_version >= 9:
+                is_leader = group.is_leader(new_member_id)
+                response = JoinGroupResponse(
+                    error_code=Errors.NONE,
+                    generation_id=group.generation_id,
+                    protocol_type=group.protocol_type,
+                    protocol_name=group.protocol_name,
+                    leader=group.leader_id or "",
+                    skip_assignment=is_leader,
+                    member_id=new_member_id,
+                    members=group.current_member_metadata() if is_leader else (),
+                )
+            else:
+                # Pre-v9: answer with the old leader id so a rejoining leader does not think it
+                # leads and run a pointless assignment a Stable group would ignore.
+                response = JoinGroupResponse(
+                    error_code=Errors.NONE,
+                    generation_id=group.generation_id,
+                    protocol_type=group.protocol_type,
+                    protocol_name=group.protocol_name,
+                    leader=current_leader or "",
+                    skip_assignment=False,
+                    member_id=new_member_id,
+                )
+            group.complete_join(member, response, fx)
+        else:
+            engine.maybe_prepare_rebalance(
+                group, now_ms, "static member replaced with protocol change", fx
+            )
+    elif state is COMPLETING_REBALANCE:
+        # The leader may already have assigned to the old member id: rebalance.
+        engine.prepare_rebalance(group, now_ms, "static member replaced", fx)
+    elif state is EMPTY or state is DEAD:
+        raise CoordinatorStateError(
+            f"Group {group.group_id} was not supposed to be in the state {state.value} "
+            f"when the unknown static member {instance_id} rejoins."
+        )

@@ -1,0 +1,104 @@
+"""LeaveGroup (API 13), versions 0-5.
+
+Version notes: v0-2 carry one member id and the response has only a top-level error, to
+which the member's error is copied (LeaveGroupResponse's constructor); v3 batches members
+with group.instance.id (KIP-345: member id "" + instance id removes by instance id); v5 adds
+a per-member reason (KIP-800). Decision procedure: GroupCoordinator.handleLeaveGroup.
+"""
+
+from __future__ import annotations
+
+from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.errors import Errors
+from coordinator.core.group import ClassicGroup
+from coordinator.core.join import validate_current_member
+from coordinator.core.messages import (
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    MemberIdentity,
+    MemberResponse,
+)
+from coordinator.core.result import Effects, ReplyToken
+from coordinator.core.state import DEAD
+from coordinator.core.timers import HeartbeatTimerKey
+
+__all__ = ["handle_leave_group"]
+
+
+def handle_leave_group(
+    engine: Engine, req: LeaveGroupRequest, token: ReplyToken, now_ms: int, fx: Effects
+) -> None:
+    """Handle one LeaveGroup."""
+    if req.api_version < 3:
+        identities: list[MemberIdentity] = [MemberIdentity(req.member_id, None, None)]
+    else:
+        identities = [MemberIdentity(*m) for m in req.members]
+    response = _leave(engine, req.group_id, identities, now_ms, fx)
+    if req.api_version < 3 and response.error_code == Errors.NONE and response.members:
+        response = LeaveGroupResponse(
+            error_code=response.members[0].error_code, members=response.members
+        )
+    fx.reply(token, response)
+
+
+def _leave(
+    engine: Engine, group_id: str, identities: list[MemberIdentity], now_ms: int, fx: Effects
+) -> LeaveGroupResponse:
+    if not valid_group_id(group_id, allow_empty=False):
+        return LeaveGroupResponse(error_code=Errors.INVALID_GROUP_ID)
+    group = engine.groups.get(group_id)
+    if group is None:
+        return LeaveGroupResponse(
+            error_code=Errors.NONE,
+            members=tuple(
+                MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                               error_code=Errors.UNKNOWN_MEMBER_ID)
+                for m in identities
+            ),
+        )
+    if group.state is DEAD:
+        return LeaveGroupResponse(error_code=Errors.COORDINATOR_NOT_AVAILABLE)
+    results = []
+    for identity in identities:
+        error = _leave_one(engine, group, identity, now_ms, fx)
+        results.append(
+            MemberResponse(member_id=identity.member_id,
+                           group_instance_id=identity.group_instance_id, error_code=error)
+        )
+    return LeaveGroupResponse(error_code=Errors.NONE, members=tuple(results))
+
+
+def _leave_one(
+    engine: Engine, group: ClassicGroup, identity: MemberIdentity, now_ms: int, fx: Effects
+) -> Errors:
+    member_id, instance_id, reason = identity
+    if member_id == "":
+        # Administrative removal by group.instance.id.
+        current = None if instance_id is None else group.static_members.get(instance_id)
+        if current is None:
+            return Errors.UNKNOWN_MEMBER_ID
+        _remove_current_member(engine, group, current, reason, now_ms, fx)
+        return Errors.NONE
+    if member_id in group.pending_members:
+        fx.cancel(HeartbeatTimerKey(group.group_id, member_id))
+        engine.remove_pending_member_and_update_group(group, member_id, now_ms, fx)
+        return Errors.NONE
+    error = validate_current_member(group, member_id, instance_id)
+    if error is not None:
+        return error
+    _remove_current_member(engine, group, member_id, reason, now_ms, fx)
+    return Errors.NONE
+
+
+def _remove_current_member(
+    engine: Engine,
+    group: ClassicGroup,
+    member_id: str,
+    reason: str | None,
+    now_ms: int,
+    fx: Effects,
+) -> None:
+    member = group.members[member_id]
+    engine.event(fx, group, "member_leave", now_ms, reason=reason or "", member=member)
+    engine.cancel_heartbeat(member, fx)
+    engine.remove_member_and_update_group(group, member, now_ms, "member leave", fx)

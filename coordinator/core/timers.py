@@ -1,0 +1,54 @@
+"""Keys of the coordinator's timers (Kafka's CoordinatorTimer keys, as hashable values).
+
+Scheduling a key again replaces its deadline. The runtime calls
+``GroupCoordinator.fire_timer(key, now_ms)`` once a deadline has passed; the core checks the
+key is still armed for that deadline, so a stale firing is a no-op.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "NEW_MEMBER_JOIN_TIMEOUT_MS",
+    "HeartbeatTimerKey",
+    "JoinTimerKey",
+    "RetentionTimerKey",
+    "SyncTimerKey",
+    "TimerKey",
+]
+
+# GroupCoordinator.NewMemberJoinTimeoutMs: a brand-new member parked in JoinGroup expires after
+# 5 minutes so defunct retrying clients do not pile up (KAFKA-9752).
+NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatTimerKey:
+    """A member's session expiry; also its 5-minute new-member join timeout and, for a
+    pending (MEMBER_ID_REQUIRED) member id, its pending expiry: Kafka uses one key for all."""
+
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class JoinTimerKey:
+    """A group's join phase deadline: the initial rebalance delay or the rebalance timeout."""
+
+    group_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SyncTimerKey:
+    """A group's pending-sync deadline (members that do not SyncGroup in time are removed)."""
+
+    group_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionTimerKey:
+    """The periodic offset-expiration scan (offsets.retention.check.interval.ms)."""
+
+
+TimerKey = HeartbeatTimerKey | JoinTimerKey | SyncTimerKey | RetentionTimerKey

@@ -1,0 +1,44 @@
+"""The sans-I/O boundary: coordinator/core imports only stdlib, coordinator.records,
+coordinator.config and itself (no trio, time, random, os, sockets, threads, wire, storage)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+CORE = Path(__file__).resolve().parents[2] / "coordinator" / "core"
+FORBIDDEN = {"trio", "time", "random", "os", "socket", "threading", "asyncio", "wire",
+             "storage", "selectors", "subprocess", "datetime", "uuid"}
+ALLOWED_FIRST_PARTY = {"coordinator.records", "coordinator.config"}
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def test_core_imports_stay_inside_the_boundary() -> None:
+    files = sorted(CORE.glob("*.py"))
+    assert files
+    for path in files:
+        for name in _imports(path):
+            top = name.split(".")[0]
+            assert top not in FORBIDDEN, f"{path.name} imports {name}"
+            if top == "coordinator":
+                assert name.startswith("coordinator.core") or name in ALLOWED_FIRST_PARTY, (
+                    f"{path.name} imports {name}")
+            else:
+                assert top in sys.stdlib_module_names or top == "__future__", (
+                    f"{path.name} imports non-stdlib {name}")
+
+
+def test_core_modules_are_small() -> None:
+    for path in CORE.glob("*.py"):
+        assert len(path.read_text().splitlines()) < 600, path.name

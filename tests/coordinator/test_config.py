@@ -1,0 +1,71 @@
+"""CoordinatorConfig: Kafka's names and defaults, validation, retention arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+
+from coordinator.config import KNOWN_KEYS, ConfigError, CoordinatorConfig
+
+
+def test_defaults_are_kafkas() -> None:
+    config = CoordinatorConfig()
+    assert config.to_properties() == {
+        "group.min.session.timeout.ms": "6000",
+        "group.max.session.timeout.ms": "1800000",
+        "group.initial.rebalance.delay.ms": "3000",
+        "group.max.size": "2147483647",
+        "offsets.retention.minutes": "10080",
+        "offsets.retention.check.interval.ms": "600000",
+        "offset.metadata.max.bytes": "4096",
+    }
+    assert config.offsets_retention_ms == 7 * 24 * 3600 * 1000
+
+
+def test_known_keys() -> None:
+    assert set(CoordinatorConfig().to_properties()) == KNOWN_KEYS
+
+
+def test_offsets_retention_ms_integer_overflow() -> None:
+    config = CoordinatorConfig.from_properties({"offsets.retention.minutes": str(2**31 - 1)})
+    assert config.offsets_retention_ms == (2**31 - 1) * 60 * 1000
+
+
+def test_from_properties_parses_every_key() -> None:
+    props = {key: "7" for key in KNOWN_KEYS}
+    config = CoordinatorConfig.from_properties(props)
+    assert all(v == "7" for v in config.to_properties().values())
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"group.max.sizes": "3"}, "unknown configuration key"),
+        ({"group.max.size": "0"}, "out of range"),
+        ({"group.max.size": "many"}, "must be an integer"),
+        ({"group.max.size": "1.5"}, "must be an integer"),
+        ({"group.max.size": str(2**31)}, "out of range"),
+        ({"offsets.retention.minutes": "0"}, "out of range"),
+        ({"offsets.retention.check.interval.ms": "0"}, "out of range"),
+        ({"group.initial.rebalance.delay.ms": "-1"}, "out of range"),
+        ({"group.min.session.timeout.ms": "10", "group.max.session.timeout.ms": "5"},
+         "must not exceed"),
+    ],
+)
+def test_from_properties_rejects_bad_input(props: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as info:
+        CoordinatorConfig.from_properties(props)
+    assert "\n" not in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_long_check_interval_is_accepted() -> None:
+    config = CoordinatorConfig.from_properties(
+        {"offsets.retention.check.interval.ms": str(2**40)})
+    assert config.offsets_retention_check_interval_ms == 2**40
+
+
+def test_direct_construction_is_validated() -> None:
+    with pytest.raises(ConfigError):
+        CoordinatorConfig(group_max_size=0)
+    with pytest.raises(ConfigError):
+        CoordinatorConfig(group_max_size=True)

@@ -1,0 +1,101 @@
+"""Static member replacement (KIP-345/814): the Java-only GroupMetadataManagerTest cases."""
+
+from __future__ import annotations
+
+from harness import (
+    FOLLOWER_INSTANCE_ID,
+    GROUP_ID,
+    LEADER_INSTANCE_ID,
+    METADATA,
+    PROTOCOL_SUPERSET,
+    PROTOCOL_TYPE,
+    UNKNOWN_MEMBER_ID,
+    Harness,
+)
+
+from coordinator.core import Errors
+from coordinator.records import GroupMetadataKey, GroupMetadataValue
+
+
+def _group_records(h: Harness, start: int) -> list[GroupMetadataValue]:
+    return [r.value for r in h.records[start:]
+            if isinstance(r.key, GroupMetadataKey) and isinstance(r.value, GroupMetadataValue)]
+
+
+
+def test_replace_static_member_in_stable_state_no_error(h: Harness) -> None:
+    rr = h.static_members_join_and_rebalance()
+    before = len(h.records)
+    result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
+                                 PROTOCOL_SUPERSET, clock_advance=0)
+    assert result.error_code == Errors.NONE
+    assert result.generation_id == rr.generation
+    assert not result.skip_assignment
+    assert h.group().static_members[FOLLOWER_INSTANCE_ID] == result.member_id
+    assert len(_group_records(h, before)) == 1
+
+
+def test_replace_static_member_in_stable_state_succeeds(h: Harness) -> None:
+    rr = h.static_members_join_and_rebalance()
+    leader = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
+                                 PROTOCOL_SUPERSET, clock_advance=0)
+    assert leader.error_code == Errors.NONE
+    assert leader.skip_assignment
+    assert leader.leader == leader.member_id
+    assert {m.group_instance_id for m in leader.members} == {LEADER_INSTANCE_ID,
+                                                            FOLLOWER_INSTANCE_ID}
+    assert h.state() == "Stable"
+    # The persisted group names the new leader id and keeps the assignment.
+    persisted = h.coordinator.hard_state().groups[GROUP_ID]
+    assert persisted.leader == leader.member_id
+    assert persisted.generation == rr.generation
+
+
+def test_replace_static_member_in_stable_state_with_updated_protocol_triggers_rebalance(
+    h: Harness,
+) -> None:
+    rr = h.static_members_join_and_rebalance()
+    token = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE,
+                              [("roundrobin", METADATA)], FOLLOWER_INSTANCE_ID)
+    assert not h.answered(token)
+    assert h.state() == "PreparingRebalance"
+    assert h.group().generation_id == rr.generation
+
+
+def test_replace_static_member_fences_the_old_member_id(h: Harness) -> None:
+    """After a Stable replacement the old member id is fenced (with its instance id) or unknown."""
+    rr = h.static_members_join_and_rebalance()
+    new = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
+                              PROTOCOL_SUPERSET, clock_advance=0)
+    assert new.member_id != rr.leader_id
+    assert h.heartbeat(GROUP_ID, rr.leader_id, rr.generation,
+                       LEADER_INSTANCE_ID) == Errors.FENCED_INSTANCE_ID
+    assert h.heartbeat(GROUP_ID, rr.leader_id, rr.generation) == Errors.UNKNOWN_MEMBER_ID
+
+
+def test_replace_static_member_in_completing_rebalance_state_triggers_rebalance(
+    h: Harness,
+) -> None:
+    rr = h.static_members_join_and_rebalance()
+    leader = h.send_join_group(GROUP_ID, rr.leader_id, PROTOCOL_TYPE, PROTOCOL_SUPERSET,
+                               LEADER_INSTANCE_ID)
+    follower = h.send_join_group(GROUP_ID, rr.follower_id, PROTOCOL_TYPE, PROTOCOL_SUPERSET,
+                                 FOLLOWER_INSTANCE_ID)
+    assert h.reply(leader).generation_id == h.reply(follower).generation_id == 2
+    assert h.state() == "CompletingRebalance"
+    h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOL_SUPERSET,
+                      FOLLOWER_INSTANCE_ID)
+    assert h.state() == "PreparingRebalance"
+
+
+def test_pre_v9_static_leader_rejoin_gets_old_leader_id(h: Harness) -> None:
+    rr = h.static_members_join_and_rebalance()
+    result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
+                                 PROTOCOL_SUPERSET, clock_advance=0,
+                                 support_skipping_assignment=False)
+    assert result.leader == rr.leader_id
+    assert result.member_id != rr.leader_id
+    assert not result.skip_assignment
+    assert result.members == ()
+    # The group itself knows the new id leads.
+    assert h.group().leader_id == result.member_id
