@@ -1,0 +1,184 @@
+"""The log for the Trio server: group commit, interval fsync, compaction off the event loop.
+
+``await alog.append(records)`` returns once the records are written and, under
+``fsync="always"``, fsynced. Appenders that arrive while a write is in flight queue up; the
+next write takes every queued batch at once: one ``write`` and one ``os.fsync`` in a worker
+thread, then every waiter wakes (group commit). Under ``interval`` a background task
+fsyncs every ``fsync_interval_ms``; under ``never`` nothing does (close still fsyncs).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+import trio
+
+from coordinator.records import Record
+
+from .compaction import CompactionPolicy, CompactionResult, compact, maybe_compact
+from .errors import LogClosedError, LogWriteError, StorageError
+from .log import EncodedBatch, Log
+
+__all__ = ["AsyncLog", "open_async_log"]
+
+log = logging.getLogger(__name__)
+
+
+class _Pending:
+    """Batches waiting for the next write, and how that write went."""
+
+    __slots__ = ("batches", "done", "error")
+
+    def __init__(self) -> None:
+        self.batches: list[EncodedBatch] = []
+        self.done = trio.Event()
+        self.error: BaseException | None = None
+
+
+class AsyncLog:
+    """A :class:`Log` shared by Trio tasks. All disk work runs in worker threads."""
+
+    def __init__(self, log_: Log) -> None:
+        self.log = log_
+        self.appends = 0
+        self.writes = 0
+        self._pending: _Pending | None = None
+        self._writer = trio.Lock()
+        self._compacting = trio.Lock()
+        self._closed = False
+
+    async def append(self, records: Sequence[Record]) -> None:
+        """Append ``records``; returns when they are written (and fsynced under
+        ``always``). Raises LogWriteError (nothing of this batch is in the log) or
+        RecordTooLargeError (nothing was queued)."""
+        if not records:
+            return
+        batch = EncodedBatch.encode(records)
+        if self._closed:
+            raise LogClosedError("the log is closed")
+        self.appends += 1
+        pending = self._pending
+        if pending is None:
+            pending = self._pending = _Pending()
+        pending.batches.append(batch)
+        if not self._writer.locked():
+            # Nobody is writing: this task writes everything queued until the queue is
+            # empty. Shielded, so a cancelled caller cannot strand the others' records.
+            with trio.CancelScope(shield=True):
+                async with self._writer:
+                    await self._drain()
+        await pending.done.wait()
+        error = pending.error
+        if error is not None:
+            if isinstance(error, LogWriteError):
+                raise type(error)(str(error), error.errno) from error
+            raise LogWriteError(f"append failed: {error!r}") from error
+
+    async def _drain(self) -> None:
+        while self._pending is not None:
+            current, self._pending = self._pending, None
+            try:
+                await trio.to_thread.run_sync(
+                    self.log.write_batch, EncodedBatch.concat(current.batches)
+                )
+                self.writes += 1
+            except Exception as exc:  # every waiter of this write hears about it
+                current.error = exc
+            current.done.set()
+
+    async def sync(self) -> None:
+        """fsync now if anything awaits one."""
+        await trio.to_thread.run_sync(self.log.sync)
+
+    async def run_interval_flusher(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """fsync every ``fsync_interval_ms`` while there is something to fsync."""
+        task_status.started()
+        interval = self.log.fsync_interval_ms / 1000
+        while True:
+            await trio.sleep(interval)
+            if self.log.dirty and self.log.failed is None:
+                try:
+                    with trio.CancelScope(shield=True):
+                        await self.sync()
+                except LogWriteError as exc:
+                    log.error("interval fsync failed; appends now fail: %s", exc)
+
+    async def compact(
+        self, policy: CompactionPolicy | None = None, *, now_ms: int | None = None
+    ) -> CompactionResult | None:
+        """Compact the closed segments in a worker thread (appends continue)."""
+        async with self._compacting:
+            return await trio.to_thread.run_sync(partial(compact, self.log, policy, now_ms=now_ms))
+
+    async def maybe_compact(
+        self, policy: CompactionPolicy | None = None, *, now_ms: int | None = None
+    ) -> CompactionResult | None:
+        """Compact if dead records outweigh live ones per ``policy``."""
+        async with self._compacting:
+            return await trio.to_thread.run_sync(
+                partial(maybe_compact, self.log, policy, now_ms=now_ms)
+            )
+
+    async def run_compactor(
+        self,
+        policy: CompactionPolicy | None = None,
+        *,
+        check_every_s: float = 60.0,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Every ``check_every_s``, compact if dead records outweigh live ones per
+        ``policy`` (the statistics exist once the log was replayed). Failures are logged;
+        a failed swap fails the log (appends raise) until it is reopened."""
+        task_status.started()
+        while True:
+            await trio.sleep(check_every_s)
+            if self._closed:
+                return
+            try:
+                with trio.CancelScope(shield=True):
+                    result = await self.maybe_compact(policy)
+            except (StorageError, OSError) as exc:
+                log.error("compaction failed: %s", exc)
+                continue
+            if result is not None:
+                log.info(
+                    "compaction: %d -> %d entries, %d -> %d bytes in %.2fs",
+                    result.entries_before,
+                    result.entries_after,
+                    result.bytes_before,
+                    result.bytes_after,
+                    result.seconds,
+                )
+
+    async def aclose(self) -> None:
+        """Finish queued writes, fsync, close the log and release its lock."""
+        self._closed = True
+        with trio.CancelScope(shield=True):
+            async with self._writer:
+                await self._drain()
+            async with self._compacting:
+                await trio.to_thread.run_sync(self.log.close)
+
+
+@asynccontextmanager
+async def open_async_log(directory: str, **options: Any) -> AsyncIterator[AsyncLog]:
+    """Open (and recover) the log in a worker thread; run the interval flusher when the
+    policy asks for it; close on exit. ``options`` are :meth:`Log.open`'s."""
+    log_ = await trio.to_thread.run_sync(partial(Log.open, directory, **options))
+    alog = AsyncLog(log_)
+    try:
+        async with trio.open_nursery() as nursery:
+            if log_.fsync_policy == "interval":
+                await nursery.start(alog.run_interval_flusher)
+            try:
+                yield alog
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        await alog.aclose()

@@ -1,0 +1,272 @@
+"""Compaction: rewrite the closed segments as their live set and swap it in atomically.
+
+The live set keeps, in log order, the newest entry of every key (keys compared decoded, so
+OffsetCommitKey v0 and v1 of one partition are one key); tombstones survive until
+``tombstone_retention_ms`` after the segment holding them was last written (then replay no
+longer needs them: compaction always starts at the first segment, so nothing older of the
+key is left); RebalanceEvent history keeps the newest ``event_max_per_group`` events per
+group that are younger than ``event_retention_ms``.
+
+Steps, and what a crash after each leaves (``Log.open`` finishes or discards the work):
+
+1. roll the active segment, so every segment compacted is closed;
+2. write ``LO-HI.cleaned`` (LO = first compacted base, HI = active segment's base), fsync;
+   a crash leaves a temporary file that open deletes;
+3. rename it to ``LO-HI.swap`` and fsync the directory: the commit point; from here open
+   completes the swap;
+4. delete the old segments in [LO, HI), rename the swap file to ``LO.log``, fsync the
+   directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+from coordinator.records import RebalanceEventKey, RebalanceEventValue
+
+from .errors import CompactionError, LogWriteError
+from .layout import EVENT_KEY_PREFIX
+from .log import Log, Segment
+from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
+from .segment import HEADER_SIZE, encode_header
+
+__all__ = ["CompactionPolicy", "CompactionResult", "compact", "maybe_compact"]
+
+log = logging.getLogger(__name__)
+
+_WRITE_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPolicy:
+    """When to compact and what survives it."""
+
+    #: compact when dead entry bytes >= dead_ratio x live entry bytes ...
+    dead_ratio: float = 1.0
+    #: ... and the log holds at least this many entry bytes.
+    min_bytes: int = 16 * 1024 * 1024
+    #: keep tombstones this long after their segment was last written (Kafka's
+    #: delete.retention.ms default).
+    tombstone_retention_ms: int = 24 * 60 * 60 * 1000
+    #: RebalanceEvent history: maximum age and count per group.
+    event_retention_ms: int = 7 * 24 * 60 * 60 * 1000
+    event_max_per_group: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionResult:
+    """What one compaction did."""
+
+    lo: int
+    hi: int
+    segments_before: int
+    entries_before: int
+    entries_after: int
+    bytes_before: int
+    bytes_after: int
+    tombstones_dropped: int
+    events_dropped: int
+    seconds: float
+
+
+def maybe_compact(
+    log_: Log, policy: CompactionPolicy | None = None, *, now_ms: int | None = None
+) -> CompactionResult | None:
+    """Compact if the log's statistics say dead records outweigh live ones enough."""
+    policy = policy or CompactionPolicy()
+    if not log_.needs_compaction(policy.dead_ratio, policy.min_bytes):
+        return None
+    return compact(log_, policy, now_ms=now_ms)
+
+
+def compact(
+    log_: Log, policy: CompactionPolicy | None = None, *, now_ms: int | None = None
+) -> CompactionResult | None:
+    """Compact every closed segment now; None when there is nothing to compact.
+
+    Appends may continue from other threads meanwhile (they go to the active segment); a
+    replay in progress makes it return None (it would delete the files being read)."""
+    policy = policy or CompactionPolicy()
+    with log_.lock:
+        if log_.replaying or log_.compacting:
+            return None
+        log_.compacting = True
+    try:
+        return _compact(log_, policy, now_ms)
+    finally:
+        with log_.lock:
+            log_.compacting = False
+            log_.idle.notify_all()
+
+
+def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> CompactionResult | None:
+    started = time.perf_counter()
+    if now_ms is None:
+        now_ms = time.time_ns() // 1_000_000
+    log_.roll()
+    with log_.lock:
+        closed = list(log_.segments[:-1])
+        hi = log_.segments[-1].base
+    if not closed:
+        return None
+    lo = closed[0].base
+    fs = log_.fs
+
+    # Pass 1: where each key's newest entry is, and the event history per group.
+    newest: dict[object, int] = {}
+    events: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    tombstone_keep: dict[int, bool] = {}
+    index = 0
+    entries_before = 0
+    for seg in closed:
+        _, scan = log_.read_segment(seg)
+        mtime_ms = fs.mtime_ns(seg.path) // 1_000_000
+        fresh_tombstones = now_ms - mtime_ms < policy.tombstone_retention_ms
+        for key_bytes, value in scan.entries:
+            key = _identity(key_bytes)
+            if type(key) is RebalanceEventKey:
+                ts = _event_timestamp(key, value)
+                if ts is not None and now_ms - ts <= policy.event_retention_ms:
+                    events[key.group].append((index, ts))
+            else:
+                newest[key] = index
+                if value is None:
+                    tombstone_keep[index] = fresh_tombstones
+            index += 1
+        entries_before += len(scan.entries)
+    keep = {i for i in newest.values() if tombstone_keep.get(i, True)}
+    tombstones_dropped = sum(1 for i in newest.values() if not tombstone_keep.get(i, True))
+    kept_events = 0
+    for history in events.values():
+        chosen = history[-policy.event_max_per_group :] if policy.event_max_per_group > 0 else []
+        keep.update(i for i, _ in chosen)
+        kept_events += len(chosen)
+
+    # Pass 2: copy the surviving entries, in order, to the .cleaned file.
+    stem = f"{lo:020d}-{hi:020d}"
+    cleaned = os.path.join(log_.directory, stem + ".cleaned")
+    swap = os.path.join(log_.directory, stem + ".swap")
+    if fs.exists(cleaned):
+        fs.unlink(cleaned)
+    try:
+        count, written, event_entries, dropped_event_bytes = _write_cleaned(
+            log_, closed, keep, cleaned, lo
+        )
+        fs.rename(cleaned, swap)  # the commit point: open() completes the swap from here
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            if fs.exists(cleaned):
+                fs.unlink(cleaned)
+        raise CompactionError(
+            f"compaction failed before its swap ({exc.strerror or exc}); the log is unchanged"
+        ) from exc
+
+    try:
+        fs.fsync_dir(log_.directory)
+        log_.replace_segments(lo, hi, swap, count, dropped_event_bytes)
+    except OSError as exc:  # the swap is committed: the next open finishes it
+        log_.fail(f"compaction could not finish its swap ({exc.strerror or exc})")
+        raise LogWriteError(
+            f"compaction swap failed: {exc.strerror or exc}; restart to complete it", exc.errno
+        ) from exc
+    result = CompactionResult(
+        lo=lo,
+        hi=hi,
+        segments_before=len(closed),
+        entries_before=entries_before,
+        entries_after=count,
+        bytes_before=sum(s.size for s in closed),
+        bytes_after=written,
+        tombstones_dropped=tombstones_dropped,
+        events_dropped=event_entries - kept_events,
+        seconds=time.perf_counter() - started,
+    )
+    log.info(
+        "compacted entries [%d, %d): %d segments, %d -> %d entries, %d -> %d bytes in %.3fs",
+        lo,
+        hi,
+        result.segments_before,
+        result.entries_before,
+        result.entries_after,
+        result.bytes_before,
+        result.bytes_after,
+        result.seconds,
+    )
+    return result
+
+
+def _write_cleaned(
+    log_: Log, closed: list[Segment], keep: set[int], cleaned: str, lo: int
+) -> tuple[int, int, int, int]:
+    """Copy the entries whose index is in ``keep``, in order, to a new segment file
+    ``cleaned`` (fsynced). Returns (entries written, bytes written, event entries seen,
+    bytes of event entries dropped)."""
+    fs = log_.fs
+    tombstone_mtime = 0
+    count = written = index = event_entries = event_bytes = kept_event_bytes = 0
+    out = fs.open_append(cleaned, create=True)
+    try:
+        buffer = [encode_header(lo)]
+        buffered = HEADER_SIZE
+        for seg in closed:
+            data, scan = log_.read_segment(seg)
+            ends = [*scan.positions[1:], HEADER_SIZE + scan.valid_bytes][: len(scan.positions)]
+            seg_mtime = fs.mtime_ns(seg.path)
+            for pos, end, (key_bytes, value) in zip(
+                scan.positions, ends, scan.entries, strict=True
+            ):
+                is_event = key_bytes[:2] == EVENT_KEY_PREFIX
+                if is_event:
+                    event_entries += 1
+                    event_bytes += end - pos
+                if index in keep:
+                    if is_event:
+                        kept_event_bytes += end - pos
+                    buffer.append(data[pos:end])
+                    buffered += end - pos
+                    count += 1
+                    if value is None:
+                        tombstone_mtime = max(tombstone_mtime, seg_mtime)
+                    if buffered >= _WRITE_CHUNK:
+                        Log._write_all(out, b"".join(buffer))
+                        written += buffered
+                        buffer, buffered = [], 0
+                index += 1
+        Log._write_all(out, b"".join(buffer))
+        written += buffered
+        out.fsync()
+    finally:
+        out.close()
+    if tombstone_mtime:
+        # Retained tombstones keep their age: the output gets the modification time of
+        # the newest segment one came from, so no tombstone looks older than it is (none
+        # is dropped early; some may stay up to one segment's lifetime longer).
+        fs.set_mtime_ns(cleaned, tombstone_mtime)
+    return count, written, event_entries, event_bytes - kept_event_bytes
+
+
+def _identity(key_bytes: bytes) -> object:
+    """What makes two entries the same key: the decoded key, or the raw bytes of keys this
+    kcoord cannot decode (so they are compacted like Kafka does, by bytes)."""
+    try:
+        key = decode_key(key_bytes)
+    except RecordDecodeError:
+        return ("undecodable", key_bytes)
+    if type(key) is UnknownKey:
+        return ("unknown", key_bytes)
+    return key
+
+
+def _event_timestamp(key: RebalanceEventKey, value: bytes | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        event = decode_value(key, value)
+    except RecordDecodeError:
+        return None
+    return event.timestamp if isinstance(event, RebalanceEventValue) else None

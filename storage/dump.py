@@ -1,0 +1,233 @@
+"""``kcoord log dump DIR``: print a data directory's records, like kafka-dump-log with the
+offsets decoder. Read-only and lock-free, so it works on the directory of a running server;
+a torn tail or corruption is reported on stderr (exit status 1) after the good records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from coordinator.records import (
+    GroupMetadataKey,
+    GroupMetadataValue,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    RebalanceEventKey,
+    RebalanceEventValue,
+    RecordKey,
+    RecordValue,
+)
+
+from .layout import SWAP_RE, list_segments
+from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
+from .segment import HEADER_SIZE, SegmentHeaderError, decode_header, scan_entries
+
+__all__ = ["DumpedEntry", "iter_directory", "main"]
+
+
+@dataclass(frozen=True, slots=True)
+class DumpedEntry:
+    """One entry as the dump shows it."""
+
+    offset: int
+    segment: str
+    pos: int
+    key_bytes: bytes
+    value_bytes: bytes | None
+
+
+def iter_directory(directory: str, problems: list[str]) -> Iterator[DumpedEntry]:
+    """Every valid entry of every segment in ``directory``; what stops a segment early is
+    appended to ``problems``."""
+    names = os.listdir(directory)
+    for name in sorted(n for n in names if SWAP_RE.match(n)):
+        problems.append(f"{name}: compaction output not yet swapped in (open completes it)")
+    for base, name in list_segments(names):
+        path = os.path.join(directory, name)
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            decode_header(data)
+        except SegmentHeaderError as exc:
+            problems.append(f"{name}: bad segment header: {exc}")
+            continue
+        scan = scan_entries(data, HEADER_SIZE)
+        for i, ((key, value), pos) in enumerate(zip(scan.entries, scan.positions, strict=True)):
+            yield DumpedEntry(base + i, name, pos, key, value)
+        if scan.stop is not None:
+            bad = HEADER_SIZE + scan.valid_bytes
+            problems.append(
+                f"{name}: stopped at byte {bad} of {len(data)}: "
+                f"{scan.stop.value} ({scan.stop_detail}); {len(data) - bad} bytes not shown"
+            )
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, tuple):
+        return "[" + ";".join(_text(v) for v in value) + "]"
+    return str(value)
+
+
+def _key_fields(key: RecordKey | UnknownKey) -> tuple[str, dict[str, Any]]:
+    if isinstance(key, OffsetCommitKey):
+        return "offset_commit", {"group": key.group, "topic": key.topic, "partition": key.partition}
+    if isinstance(key, GroupMetadataKey):
+        return "group_metadata", {"group": key.group}
+    if isinstance(key, RebalanceEventKey):
+        return "rebalance_event", {"group": key.group}
+    return "unknown", {"version": key.version, "raw": key.raw.hex()}
+
+
+def _value_fields(value: RecordValue) -> dict[str, Any]:
+    if isinstance(value, OffsetCommitValue):
+        return {
+            "offset": value.offset,
+            "leader_epoch": value.leader_epoch,
+            "metadata": value.metadata,
+            "commit_timestamp": value.commit_timestamp,
+            "expire_timestamp": value.expire_timestamp,
+        }
+    if isinstance(value, GroupMetadataValue):
+        return {
+            "protocol_type": value.protocol_type,
+            "generation": value.generation,
+            "protocol": value.protocol,
+            "leader": value.leader,
+            "current_state_timestamp": value.current_state_timestamp,
+            "members": [
+                {
+                    "member_id": m.member_id,
+                    "group_instance_id": m.group_instance_id,
+                    "client_id": m.client_id,
+                    "client_host": m.client_host,
+                    "rebalance_timeout": m.rebalance_timeout,
+                    "session_timeout": m.session_timeout,
+                    "subscription": m.subscription,
+                    "assignment": m.assignment,
+                }
+                for m in value.members
+            ],
+        }
+    assert isinstance(value, RebalanceEventValue)
+    return {
+        "event": value.event,
+        "timestamp": value.timestamp,
+        "generation": value.generation,
+        "member_id": value.member_id,
+        "group_instance_id": value.group_instance_id,
+        "reason": value.reason,
+        "members": list(value.members),
+    }
+
+
+def _describe(entry: DumpedEntry) -> dict[str, Any]:
+    """The entry as a JSON-able dict (bytes fields base64)."""
+    out: dict[str, Any] = {"offset": entry.offset, "segment": entry.segment, "pos": entry.pos}
+    try:
+        key = decode_key(entry.key_bytes)
+    except RecordDecodeError as exc:
+        out.update(type="undecodable", error=str(exc), key_hex=entry.key_bytes.hex())
+        return out
+    kind, fields = _key_fields(key)
+    out["type"] = kind
+    out["key_version"] = int.from_bytes(entry.key_bytes[:2], "big", signed=True)
+    out["key"] = fields
+    if entry.value_bytes is None:
+        out["value"] = None
+        return out
+    out["value_version"] = int.from_bytes(entry.value_bytes[:2], "big", signed=True)
+    if isinstance(key, UnknownKey):
+        out["value_hex"] = entry.value_bytes.hex()
+        return out
+    try:
+        out["value"] = _value_fields(decode_value(key, entry.value_bytes))
+    except RecordDecodeError as exc:
+        out["error"] = str(exc)
+        out["value_hex"] = entry.value_bytes.hex()
+    return out
+
+
+def _json_default(obj: object) -> str:
+    if isinstance(obj, bytes):
+        return base64.b64encode(obj).decode("ascii")
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def _line(d: dict[str, Any]) -> str:
+    head = f"offset: {d['offset']} segment: {d['segment']} pos: {d['pos']}"
+    if d["type"] == "undecodable":
+        return f"{head} key: <undecodable: {d['error']}> key_hex: {d['key_hex']}"
+    key = ",".join(f"{k}={_text(v)}" for k, v in d["key"].items())
+    text = f"{head} key: {d['type']}::{key}"
+    if d.get("value", 0) is None:
+        return f"{text} payload: <DELETE>"
+    if d["type"] == "unknown":
+        return f"{text} payload: value_hex={d['value_hex']}"
+    if "value" not in d:
+        return f"{text} payload: <undecodable: {d['error']}> value_hex: {d['value_hex']}"
+    fields = []
+    for k, v in d["value"].items():
+        if k == "members" and d["type"] == "group_metadata":
+            v = (
+                "["
+                + ";".join(
+                    "{" + ",".join(f"{mk}={_text(mv)}" for mk, mv in m.items()) + "}" for m in v
+                )
+                + "]"
+            )
+            fields.append(f"{k}={v}")
+        else:
+            fields.append(f"{k}={_text(tuple(v) if isinstance(v, list) else v)}")
+    return f"{text} payload: {','.join(fields)}"
+
+
+def main(
+    argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Entry point of ``kcoord log dump``. Exit 0: clean; 1: damaged data (reported on
+    stderr); 2: bad usage or unreadable directory."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = argparse.ArgumentParser(
+        prog="kcoord log dump",
+        description="Print the records of a kcoord data directory, one per line.",
+    )
+    parser.add_argument("directory", metavar="DIR", help="the data directory (--data-dir)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) else 2
+    directory: str = args.directory
+    if not os.path.isdir(directory):
+        print(f"kcoord log dump: {directory}: not a directory", file=err)
+        return 2
+    problems: list[str] = []
+    try:
+        for entry in iter_directory(directory, problems):
+            d = _describe(entry)
+            if args.json:
+                out.write(json.dumps(d, default=_json_default, ensure_ascii=False) + "\n")
+            else:
+                out.write(_line(d) + "\n")
+    except OSError as exc:
+        print(f"kcoord log dump: {directory}: {exc.strerror or exc}", file=err)
+        return 2
+    for problem in problems:
+        print(f"kcoord log dump: {problem}", file=err)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

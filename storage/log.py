@@ -1,0 +1,616 @@
+"""The append-only record log in a data directory (see FORMAT.md for the bytes).
+
+``Log.open`` locks the directory, finishes or discards an interrupted compaction, checks
+every segment, truncates a torn tail of the last one (and reports it), refuses corruption
+anywhere else unless ``recover="truncate"``, and opens the last segment for appends.
+``replay()`` yields every record in order; ``append()`` writes a batch (one ``write``) and
+fsyncs it when the policy is ``always``. Appends are thread-safe (the async wrapper runs
+them in worker threads).
+"""
+
+from __future__ import annotations
+
+import bisect
+import errno as errno_mod
+import logging
+import os
+import threading
+import time
+from collections.abc import Generator, Iterator, Sequence
+from typing import Literal
+
+from coordinator.records import Record, RecordKey
+
+from .errors import (
+    CorruptLogError,
+    LogClosedError,
+    LogLockedError,
+    LogWriteError,
+    UnsupportedFormatError,
+)
+from .fs import FileHandle, FileSystem, OsFileSystem
+from .layout import (
+    EVENT_KEY_PREFIX,
+    LOCK_NAME,
+    SWAP_RE,
+    TEMP_SUFFIXES,
+    EncodedBatch,
+    RecoveryAction,
+    Segment,
+    list_segments,
+    segment_name,
+)
+from .record_codec import RecordDecodeError, decode_record
+from .replay import fast_decode
+from .segment import (
+    ENTRY_OVERHEAD,
+    HEADER_SIZE,
+    ScanResult,
+    SegmentHeaderError,
+    StopReason,
+    decode_header,
+    encode_header,
+    find_next_valid_entry,
+    scan_entries,
+)
+
+__all__ = [
+    "DEFAULT_SEGMENT_BYTES",
+    "EncodedBatch",
+    "FsyncPolicy",
+    "Log",
+    "RecoverMode",
+    "RecoveryAction",
+    "Segment",
+    "list_segments",
+    "segment_name",
+]
+
+log = logging.getLogger(__name__)
+
+FsyncPolicy = Literal["always", "interval", "never"]
+RecoverMode = Literal["fail", "truncate"]
+DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
+
+
+class Log:
+    """An open, locked record log. Use :meth:`open`."""
+
+    def __init__(
+        self,
+        directory: str,
+        fs: FileSystem,
+        lock_fd: int,
+        *,
+        segment_bytes: int,
+        fsync: FsyncPolicy,
+        fsync_interval_ms: int,
+        recover: RecoverMode,
+    ) -> None:
+        self.directory = directory
+        self.fs = fs
+        self.segment_bytes = segment_bytes
+        self.fsync_policy: FsyncPolicy = fsync
+        self.fsync_interval_ms = fsync_interval_ms
+        self.recover_mode: RecoverMode = recover
+        self.recovery: list[RecoveryAction] = []
+        self.segments: list[Segment] = []
+        self.lock = threading.RLock()
+        self.fsync_count = 0
+        self._lock_fd: int | None = lock_fd
+        self._active: FileHandle | None = None
+        self._dirty = False
+        self._last_sync = time.monotonic()
+        self._failed: str | None = None
+        # Compaction statistics: live entry bytes per key, all entry bytes.
+        self._live: dict[bytes, int] = {}
+        self.live_bytes = 0
+        self.event_bytes = 0
+        self.stats_valid = False
+        #: replays in progress, and whether a compaction runs: they exclude each other
+        #: (compaction deletes the segment files a replay would read)
+        self.replaying = 0
+        self.compacting = False
+        self.idle = threading.Condition(self.lock)
+
+    # ----------------------------------------------------------------------------------
+    # Opening and recovery
+
+    @classmethod
+    def open(
+        cls,
+        directory: str,
+        *,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        fsync: FsyncPolicy = "always",
+        fsync_interval_ms: int = 1000,
+        recover: RecoverMode = "fail",
+        fs: FileSystem | None = None,
+    ) -> Log:
+        """Lock ``directory`` (created if missing), recover it and open it for appends."""
+        if fsync not in ("always", "interval", "never"):
+            raise ValueError(f"fsync policy must be always, interval or never: {fsync!r}")
+        if recover not in ("fail", "truncate"):
+            raise ValueError(f"recover must be 'fail' or 'truncate': {recover!r}")
+        if segment_bytes <= HEADER_SIZE:
+            raise ValueError(f"segment_bytes must exceed {HEADER_SIZE}")
+        fs = fs or OsFileSystem()
+        if not fs.exists(directory):
+            fs.makedirs(directory)
+            # Make the new directory's own entry durable, or a power loss could take the
+            # whole data directory (and every acknowledged record in it) with it.
+            fs.fsync_dir(os.path.dirname(os.path.abspath(directory)))
+        lock_path = os.path.join(directory, LOCK_NAME)
+        try:
+            lock_fd = fs.lock(lock_path)
+        except BlockingIOError:
+            holder = _read_lock_holder(lock_path)
+            raise LogLockedError(
+                f"data directory {directory} is in use by another kcoord{holder} "
+                f"(lock {lock_path}); stop it or choose another --data-dir"
+            ) from None
+        self = cls(
+            directory,
+            fs,
+            lock_fd,
+            segment_bytes=segment_bytes,
+            fsync=fsync,
+            fsync_interval_ms=fsync_interval_ms,
+            recover=recover,
+        )
+        try:
+            self._recover()
+        except BaseException:
+            self._release_lock()
+            raise
+        return self
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.directory, name)
+
+    def _recover(self) -> None:
+        fs = self.fs
+        names = fs.listdir(self.directory)
+        for name in names:
+            if name.endswith(TEMP_SUFFIXES):
+                log.warning("removing %s left by an interrupted write", name)
+                fs.unlink(self._path(name))
+        swaps = sorted(n for n in names if SWAP_RE.match(n))
+        for name in swaps:
+            self._finish_swap(name)
+        if swaps:
+            names = fs.listdir(self.directory)
+        found = list_segments(names)
+        for i, (base, name) in enumerate(found):
+            seg = self._check_segment(base, self._path(name), last=i == len(found) - 1)
+            if seg is None:
+                continue
+            if self.segments:
+                prev = self.segments[-1]
+                if seg.base < prev.base + prev.count:
+                    raise CorruptLogError(
+                        seg.path,
+                        0,
+                        f"base index {seg.base} overlaps {prev.name} "
+                        f"({prev.count} entries from {prev.base})",
+                    )
+            self.segments.append(seg)
+        if not self.segments:
+            self._active = self._create_segment(0)
+        else:
+            self._active = fs.open_append(self.segments[-1].path)
+        for action in self.recovery:
+            log.warning(
+                "recovery: %s at byte %d of %s: dropped %d bytes, kept %d entries before it",
+                action.reason,
+                action.offset,
+                action.path,
+                action.dropped_bytes,
+                action.entries_kept,
+            )
+
+    def _finish_swap(self, name: str) -> None:
+        """Complete a compaction whose output was committed (renamed to .swap)."""
+        m = SWAP_RE.match(name)
+        assert m is not None
+        lo, hi = int(m.group(1)), int(m.group(2))
+        path = self._path(name)
+        data = self.fs.read_bytes(path)
+        try:
+            base = decode_header(data)
+        except SegmentHeaderError as exc:
+            raise CorruptLogError(path, 0, f"compaction output: {exc}") from None
+        scan = scan_entries(data, HEADER_SIZE)
+        if base != lo or scan.stop is not None:
+            raise CorruptLogError(
+                path, HEADER_SIZE + scan.valid_bytes, "compaction output is damaged"
+            )
+        for seg_base, seg_name in list_segments(self.fs.listdir(self.directory)):
+            if lo <= seg_base < hi:
+                self.fs.unlink(self._path(seg_name))
+        self.fs.rename(path, self._path(segment_name(lo)))
+        self.fs.fsync_dir(self.directory)
+        log.warning("finished an interrupted compaction of entries [%d, %d)", lo, hi)
+
+    def _check_segment(self, base: int, path: str, *, last: bool) -> Segment | None:
+        data = self.fs.read_bytes(path)
+        try:
+            header_base = decode_header(data)
+            if header_base != base:
+                raise SegmentHeaderError(f"header names base {header_base}, file name {base}")
+        except SegmentHeaderError as exc:
+            if self.recover_mode != "truncate":
+                raise CorruptLogError(path, 0, f"bad segment header: {exc}") from None
+            aside = path + ".corrupt"
+            self.fs.rename(path, aside)
+            self.fs.fsync_dir(self.directory)
+            self.recovery.append(
+                RecoveryAction(path, 0, len(data), f"bad header ({exc}); moved to {aside}")
+            )
+            return None
+        scan = scan_entries(data, HEADER_SIZE, collect=False)
+        size = len(data)
+        if scan.stop is not None:
+            bad = HEADER_SIZE + scan.valid_bytes
+            if scan.stop is StopReason.UNSUPPORTED_FORMAT:
+                raise UnsupportedFormatError(
+                    f"{path} byte {bad}: {scan.stop.value} ({scan.stop_detail}); "
+                    "written by a newer kcoord?"
+                )
+            reason = f"{scan.stop.value} ({scan.stop_detail})"
+            after = find_next_valid_entry(data, bad)
+            torn_tail = last and after is None
+            if not torn_tail and self.recover_mode != "truncate":
+                where = "in the middle of the log" if not last else "followed by valid entries"
+                if after is not None:
+                    where = f"followed by a valid entry at byte {after}"
+                raise CorruptLogError(path, bad, f"{reason}, {where}")
+            self._truncate_file(path, bad)
+            kind = "torn tail" if torn_tail else "corruption (recover=truncate)"
+            self.recovery.append(
+                RecoveryAction(path, bad, size - bad, f"{kind}: {reason}", len(scan.positions))
+            )
+            size = bad
+        return Segment(base, path, size, len(scan.positions), verified=size)
+
+    def _truncate_file(self, path: str, size: int) -> None:
+        handle = self.fs.open_append(path)
+        try:
+            handle.truncate(size)
+            handle.fsync()
+        finally:
+            handle.close()
+
+    def _create_segment(self, base: int) -> FileHandle:
+        """Create a segment atomically (header written and fsynced under a temporary name,
+        then renamed) and return it open for appends."""
+        final = self._path(segment_name(base))
+        temp = final + ".new"
+        if self.fs.exists(temp):
+            self.fs.unlink(temp)
+        handle = self.fs.open_append(temp, create=True)
+        try:
+            header = encode_header(base)
+            self._write_all(handle, header)
+            handle.fsync()
+            self.fs.rename(temp, final)
+            self.fs.fsync_dir(self.directory)
+        except BaseException:
+            handle.close()
+            raise
+        self.segments.append(Segment(base, final, HEADER_SIZE, 0))
+        return handle
+
+    # ----------------------------------------------------------------------------------
+    # Reading
+
+    @property
+    def next_index(self) -> int:
+        """Index the next appended entry will get."""
+        last = self.segments[-1]
+        return last.base + last.count
+
+    @property
+    def total_bytes(self) -> int:
+        """Entry bytes in all segments (headers excluded)."""
+        return sum(s.size - HEADER_SIZE for s in self.segments)
+
+    def read_segment(self, seg: Segment, *, collect: bool = True) -> tuple[bytes, ScanResult]:
+        """The bytes of a segment and its entries, up to its known valid size."""
+        data = self.fs.read_bytes(seg.path)
+        scan = scan_entries(data, HEADER_SIZE, seg.size, collect=collect)
+        if scan.stop is not None or HEADER_SIZE + scan.valid_bytes != seg.size:
+            raise CorruptLogError(
+                seg.path,
+                HEADER_SIZE + scan.valid_bytes,
+                "segment changed on disk after it was opened",
+            )
+        return data, scan
+
+    def replay(self) -> Iterator[Record]:
+        """Every record in log order (unknown record types skipped with a warning).
+
+        A full pass also rebuilds the statistics :meth:`needs_compaction` uses."""
+        with self.lock:
+            self.idle.wait_for(lambda: not self.compacting)
+            self.replaying += 1
+        try:
+            yield from self._replay()
+        finally:
+            with self.lock:
+                self.replaying -= 1
+                self.idle.notify_all()
+
+    def _replay(self) -> Iterator[Record]:
+        live: dict[bytes, int] = {}
+        keys: dict[bytes, RecordKey] = {}
+        event_bytes = 0
+        for seg in list(self.segments):
+            data = self.fs.read_bytes(seg.path)
+            # Bytes already checked by open() (same size, same file, we hold the lock)
+            # skip the CRC; anything appended since is checked.
+            verified = min(seg.verified, seg.size, len(data))
+            pos = HEADER_SIZE
+            while pos < seg.size:
+                stop = verified if pos < verified else seg.size
+                records, pos_after, events = fast_decode(
+                    data, pos, stop, live, keys, verify=pos >= verified
+                )
+                event_bytes += events
+                yield from records
+                if pos_after == pos:
+                    break
+                pos = pos_after
+            if pos != seg.size:
+                event_bytes += yield from self._replay_slow(seg, data, pos, live)
+        with self.lock:
+            self._live = live
+            self.live_bytes = sum(live.values())
+            self.event_bytes = event_bytes
+            self.stats_valid = True
+
+    def _replay_slow(
+        self, seg: Segment, data: bytes, start: int, live: dict[bytes, int]
+    ) -> Generator[Record, None, int]:
+        """The general path for the rest of a segment: precise errors, warnings for
+        unknown record types."""
+        scan = scan_entries(data, start, seg.size)
+        if scan.stop is not None:
+            at = start + scan.valid_bytes
+            raise CorruptLogError(
+                seg.path, at, f"segment changed on disk after it was opened: {scan.stop.value}"
+            )
+        event_bytes = 0
+        for pos, (key, value) in zip(scan.positions, scan.entries, strict=True):
+            try:
+                record = decode_record(key, value)
+            except RecordDecodeError as exc:
+                index = seg.base + bisect.bisect_left(self._positions(seg, data), pos)
+                raise CorruptLogError(
+                    seg.path, pos, f"entry {index} does not decode: {exc}"
+                ) from None
+            size = ENTRY_OVERHEAD + len(key) + (0 if value is None else len(value))
+            if key[:2] == EVENT_KEY_PREFIX and value is not None:
+                event_bytes += size
+            elif value is None:
+                live.pop(key, None)
+            else:
+                live[key] = size
+            if record is not None:
+                yield record
+        return event_bytes
+
+    @staticmethod
+    def _positions(seg: Segment, data: bytes) -> list[int]:
+        return scan_entries(data, HEADER_SIZE, seg.size, collect=False).positions
+
+    # ----------------------------------------------------------------------------------
+    # Writing
+
+    def append(self, records: Sequence[Record]) -> None:
+        """Write ``records`` as one batch; fsynced before returning under ``always``."""
+        if records:
+            self.write_batch(EncodedBatch.encode(records))
+
+    def write_batch(self, batch: EncodedBatch) -> None:
+        """Write a pre-encoded batch (one write call), then fsync per the policy.
+
+        On failure the segment is cut back to where the batch started and
+        :class:`LogWriteError` raised; the log stays loadable."""
+        if batch.count == 0:
+            return
+        with self.lock:
+            handle = self._writable()
+            active = self.segments[-1]
+            if active.count > 0 and active.size + len(batch.data) > self.segment_bytes:
+                handle = self._roll()
+                active = self.segments[-1]
+            start = active.size
+            try:
+                self._write_all(handle, batch.data)
+            except OSError as exc:
+                self._cut_back(handle, start)
+                raise LogWriteError(
+                    f"append to {active.path} failed: {exc.strerror or exc}", exc.errno
+                ) from exc
+            if self.fsync_policy == "always":
+                try:
+                    handle.fsync()
+                except OSError as exc:
+                    # After a failed fsync the kernel may have dropped dirty pages: nothing
+                    # written since the last good fsync can be trusted (PostgreSQL's
+                    # "fsyncgate"). Cut back and refuse further appends until reopened.
+                    self._cut_back(handle, start)
+                    self._failed = f"fsync failed: {exc.strerror or exc}"
+                    raise LogWriteError(
+                        f"fsync of {active.path} failed: {exc.strerror or exc}", exc.errno
+                    ) from exc
+                self.fsync_count += 1
+                self._last_sync = time.monotonic()
+            else:
+                self._dirty = True
+            active.size += len(batch.data)
+            active.count += batch.count
+            self._account(batch)
+        if (
+            self.fsync_policy == "interval"
+            and (time.monotonic() - self._last_sync) * 1000 >= self.fsync_interval_ms
+        ):
+            self.sync()
+
+    def _account(self, batch: EncodedBatch) -> None:
+        live = self._live
+        for key, size, tombstone in batch.keys:
+            if key[:2] == EVENT_KEY_PREFIX and not tombstone:
+                self.event_bytes += size
+                continue
+            self.live_bytes -= live.pop(key, 0)
+            if not tombstone:
+                live[key] = size
+                self.live_bytes += size
+
+    def _writable(self) -> FileHandle:
+        if self._active is None:
+            raise LogClosedError("the log is closed")
+        if self._failed is not None:
+            raise LogWriteError(f"the log refuses appends until reopened: {self._failed}")
+        return self._active
+
+    @staticmethod
+    def _write_all(handle: FileHandle, data: bytes) -> None:
+        view = memoryview(data)
+        done = 0
+        while done < len(data):
+            n = handle.write(view[done:])
+            if n <= 0:
+                raise OSError(errno_mod.EIO, f"write returned {n}")
+            done += n
+
+    def _cut_back(self, handle: FileHandle, size: int) -> None:
+        try:
+            handle.truncate(size)
+        except OSError as exc:
+            self._failed = f"could not truncate after a failed write: {exc.strerror or exc}"
+            log.error("%s; the next open will repair the tail", self._failed)
+
+    def _roll(self) -> FileHandle:
+        """Close the active segment (fsynced whatever the policy, so only the last segment
+        can ever have a torn tail) and start a new one."""
+        old = self._active
+        assert old is not None
+        try:
+            old.fsync()
+            self.fsync_count += 1
+            new = self._create_segment(self.next_index)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise LogWriteError(f"cannot start a new segment: {reason}", exc.errno) from exc
+        self._dirty = False
+        self._active = new
+        old.close()
+        return new
+
+    def roll(self) -> None:
+        """Start a new segment now if the active one holds entries (used by compaction)."""
+        with self.lock:
+            self._writable()
+            if self.segments[-1].count > 0:
+                self._roll()
+
+    def sync(self) -> None:
+        """fsync the active segment if anything was written since the last fsync."""
+        with self.lock:
+            if not self._dirty or self._active is None:
+                return
+            try:
+                self._active.fsync()
+            except OSError as exc:
+                self._failed = f"fsync failed: {exc.strerror or exc}"
+                raise LogWriteError(f"fsync failed: {exc.strerror or exc}", exc.errno) from exc
+            self.fsync_count += 1
+            self._dirty = False
+            self._last_sync = time.monotonic()
+
+    def fail(self, reason: str) -> None:
+        """Refuse further appends (until reopened): the on-disk state needs recovery."""
+        with self.lock:
+            self._failed = reason
+        log.error("log failed: %s", reason)
+
+    @property
+    def failed(self) -> str | None:
+        """Why the log refuses appends, or None."""
+        return self._failed
+
+    @property
+    def dirty(self) -> bool:
+        """Whether appended entries await an fsync."""
+        return self._dirty
+
+    # ----------------------------------------------------------------------------------
+    # Compaction support
+
+    def needs_compaction(self, dead_ratio: float, min_bytes: int) -> bool:
+        """Whether dead entry bytes reach ``dead_ratio`` x live bytes in a log of at least
+        ``min_bytes`` entry bytes (known only after a full :meth:`replay`)."""
+        if not self.stats_valid:
+            return False
+        total = self.total_bytes
+        live = self.live_bytes + self.event_bytes
+        return total >= min_bytes and total - live >= dead_ratio * live
+
+    def replace_segments(
+        self, lo: int, hi: int, swap_path: str, count: int, dropped_event_bytes: int = 0
+    ) -> None:
+        """Install committed compaction output covering entries [lo, hi): delete the old
+        segments, rename the output into place, fsync the directory."""
+        with self.lock:
+            old = [s for s in self.segments if lo <= s.base < hi]
+            if old and old[-1] is self.segments[-1]:
+                raise ValueError("compaction must not replace the active segment")
+            for seg in old:
+                self.fs.unlink(seg.path)
+            final = self._path(segment_name(lo))
+            self.fs.rename(swap_path, final)
+            self.fs.fsync_dir(self.directory)
+            size = self.fs.size(final)
+            keep = [s for s in self.segments if not lo <= s.base < hi]
+            self.segments = sorted([Segment(lo, final, size, count), *keep], key=lambda s: s.base)
+            self.event_bytes = max(0, self.event_bytes - dropped_event_bytes)
+
+    # ----------------------------------------------------------------------------------
+    # Closing
+
+    def close(self) -> None:
+        """fsync (whatever the policy), close the active segment and release the lock."""
+        with self.lock:
+            if self._active is not None:
+                try:
+                    if self._dirty and self._failed is None:
+                        self._active.fsync()
+                        self.fsync_count += 1
+                        self._dirty = False
+                finally:
+                    self._active.close()
+                    self._active = None
+            self._release_lock()
+
+    def _release_lock(self) -> None:
+        if self._lock_fd is not None:
+            self.fs.unlock(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> Log:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _read_lock_holder(lock_path: str) -> str:
+    try:
+        with open(lock_path) as f:
+            pid = f.read().strip()
+    except OSError:
+        return ""
+    return f" (pid {pid})" if pid.isdigit() else ""

@@ -1,0 +1,180 @@
+"""async_log: group commit under --fsync always, the interval flusher, errors, close."""
+
+from __future__ import annotations
+
+import errno
+from functools import partial
+
+import pytest
+import trio
+
+from coordinator.records import OffsetCommitKey, OffsetCommitValue, Record
+from storage.async_log import AsyncLog, open_async_log
+from storage.errors import LogClosedError, LogWriteError
+from storage.fs import FaultPlan, FaultyFileSystem
+from storage.log import Log
+
+
+def commit(task: int, i: int) -> Record:
+    return Record(OffsetCommitKey(f"g{task}", "t", i % 3), OffsetCommitValue(i, -1, "", i))
+
+
+def reopen(data_dir: str) -> list[Record]:
+    with Log.open(data_dir) as log:
+        return list(log.replay())
+
+
+async def test_group_commit_shares_fsyncs(data_dir: str) -> None:
+    tasks, per_task = 50, 10
+    fs = FaultyFileSystem()  # no faults: it counts fsync calls
+    async with open_async_log(data_dir, fsync="always", fs=fs) as alog:
+        fs.fsync_calls = 0
+
+        async def committer(task: int) -> None:
+            for i in range(per_task):
+                await alog.append([commit(task, i)])
+
+        async with trio.open_nursery() as nursery:
+            for task in range(tasks):
+                nursery.start_soon(committer, task)
+        appends = alog.appends
+        fsyncs = fs.fsync_calls
+        assert appends == tasks * per_task
+        assert alog.log.fsync_count == fsyncs
+        assert fsyncs < appends  # concurrent appenders shared fsyncs
+        assert alog.writes == fsyncs
+    records = reopen(data_dir)
+    assert len(records) == tasks * per_task
+    for task in range(tasks):  # each task's records are durable and in its order
+        mine = [r for r in records if r.key.group == f"g{task}"]
+        assert mine == [commit(task, i) for i in range(per_task)]
+
+
+async def test_acknowledged_appends_survive_power_loss(data_dir: str) -> None:
+    fs = FaultyFileSystem()
+    alog = AsyncLog(Log.open(data_dir, fsync="always", fs=fs))
+    acked: list[Record] = []
+
+    async def committer(task: int) -> None:
+        for i in range(5):
+            record = commit(task, i)
+            await alog.append([record])
+            acked.append(record)
+
+    async with trio.open_nursery() as nursery:
+        for task in range(20):
+            nursery.start_soon(committer, task)
+    fs.crash()  # no close, no final fsync: the process dies here ...
+    fs.lose_unsynced()  # ... and the machine loses what was not fsynced
+    recovered = reopen(data_dir)
+    assert sorted(map(repr, recovered)) == sorted(map(repr, acked))
+
+
+async def test_append_returns_after_fsync(data_dir: str) -> None:
+    async with open_async_log(data_dir, fsync="always") as alog:
+        await alog.append([commit(0, 0)])
+        assert alog.log.fsync_count == 1 and not alog.log.dirty
+
+
+async def test_interval_policy_flushes_in_the_background(data_dir: str) -> None:
+    async with open_async_log(data_dir, fsync="interval", fsync_interval_ms=20) as alog:
+        await alog.append([commit(0, 0)])
+        assert alog.log.dirty
+        with trio.fail_after(5):
+            while alog.log.dirty:
+                await trio.sleep(0.01)
+        assert alog.log.fsync_count >= 1
+    assert reopen(data_dir) == [commit(0, 0)]
+
+
+async def test_never_policy_fsyncs_only_at_close(data_dir: str) -> None:
+    async with open_async_log(data_dir, fsync="never") as alog:
+        for i in range(5):
+            await alog.append([commit(0, i)])
+        assert alog.log.fsync_count == 0
+    assert alog.log.fsync_count == 1
+    assert len(reopen(data_dir)) == 5
+
+
+async def test_write_error_reaches_every_waiter_of_the_batch(data_dir: str) -> None:
+    fs = FaultyFileSystem()
+    errors: list[BaseException] = []
+    async with open_async_log(data_dir, fsync="always", fs=fs) as alog:
+        await alog.append([commit(0, 0)])
+        fs.arm(FaultPlan(write_errors={0: errno.ENOSPC}))
+
+        async def committer(task: int) -> None:
+            try:
+                await alog.append([commit(task, 1)])
+            except LogWriteError as exc:
+                errors.append(exc)
+
+        async with trio.open_nursery() as nursery:
+            for task in range(10):
+                nursery.start_soon(committer, task)
+        # The first write took every queued append with it: all of them hear ENOSPC.
+        assert len(errors) == 10
+        assert all(getattr(e, "errno", None) == errno.ENOSPC for e in errors)
+        assert len({id(e) for e in errors}) == 10  # each waiter gets its own exception
+        await alog.append([commit(99, 2)])  # the log still works
+    assert reopen(data_dir) == [commit(0, 0), commit(99, 2)]
+
+
+async def test_cancelled_appender_does_not_strand_others(data_dir: str) -> None:
+    async with open_async_log(data_dir, fsync="always") as alog:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(alog.append, [commit(0, 0)])
+            nursery.start_soon(alog.append, [commit(1, 0)])
+            await trio.sleep(0)
+            nursery.cancel_scope.cancel()
+        await alog.append([commit(2, 0)])
+    # The shielded writer finished what it had taken; nothing is lost or duplicated.
+    records = reopen(data_dir)
+    assert records[-1] == commit(2, 0) and len(records) == len(set(map(repr, records)))
+
+
+async def test_closed_async_log_refuses_appends(data_dir: str) -> None:
+    async with open_async_log(data_dir) as alog:
+        pass
+    with pytest.raises(LogClosedError):
+        await alog.append([commit(0, 0)])
+    Log.open(data_dir).close()  # the lock was released
+
+
+async def test_compaction_runs_beside_appends(data_dir: str) -> None:
+    async with open_async_log(data_dir, fsync="never", segment_bytes=4096) as alog:
+        for i in range(300):
+            await alog.append([commit(0, i)])
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(alog.compact)
+            for i in range(300, 400):
+                await alog.append([commit(0, i)])
+    records = reopen(data_dir)
+    latest = {r.key: r.value for r in records}
+    assert latest == {commit(0, i).key: commit(0, i).value for i in range(397, 400)}
+
+
+async def test_wrapping_an_open_log(data_dir: str) -> None:
+    log = Log.open(data_dir)
+    alog = AsyncLog(log)
+    await alog.append([commit(0, 0)])
+    await alog.sync()
+    await alog.aclose()
+    assert reopen(data_dir) == [commit(0, 0)]
+
+
+async def test_background_compactor(data_dir: str) -> None:
+    from storage.compaction import CompactionPolicy
+
+    policy = CompactionPolicy(dead_ratio=1.0, min_bytes=0)
+    async with open_async_log(data_dir, fsync="never") as alog:
+        list(alog.log.replay())  # statistics start with a replay
+        for i in range(50):
+            await alog.append([commit(0, i)])
+        async with trio.open_nursery() as nursery:
+            await nursery.start(partial(alog.run_compactor, policy, check_every_s=0.01))
+            with trio.fail_after(10):
+                while alog.log.segments[0].count != 3:
+                    await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
+    assert len(reopen(data_dir)) == 3

@@ -1,0 +1,130 @@
+"""dump: `kcoord log dump DIR`, text and --json."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+
+from coordinator.records import (
+    GroupMetadataKey,
+    GroupMetadataValue,
+    MemberMetadata,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    RebalanceEventKey,
+    RebalanceEventValue,
+    Record,
+)
+from storage.dump import main
+from storage.log import Log
+
+MEMBER = MemberMetadata("m1", None, "c1", "/10.0.0.1", 300000, 10000, b"\x00\x01", b"\x02")
+RECORDS = [
+    Record(OffsetCommitKey("g1", "t", 0), OffsetCommitValue(5, -1, "", 1_700_000_000_000)),
+    Record(GroupMetadataKey("g1"), GroupMetadataValue("consumer", 1, "range", "m1", 7, (MEMBER,))),
+    Record(RebalanceEventKey("g1"), RebalanceEventValue("rebalance_end", 9, 1, members=("m1",))),
+    Record(OffsetCommitKey("g1", "t", 0), None),
+]
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def write(data_dir: str) -> None:
+    with Log.open(data_dir) as log:
+        log.append(RECORDS)
+
+
+def test_text_output(data_dir: str) -> None:
+    write(data_dir)
+    code, out, err = run([data_dir])
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == (
+        "offset: 0 segment: 00000000000000000000.log pos: 24 "
+        "key: offset_commit::group=g1,topic=t,partition=0 "
+        "payload: offset=5,leader_epoch=-1,metadata=,commit_timestamp=1700000000000,"
+        "expire_timestamp=-1"
+    )
+    assert lines[1].startswith("offset: 1 segment: 00000000000000000000.log pos: 79 ")
+    assert "key: group_metadata::group=g1 payload: protocol_type=consumer,generation=1," in lines[1]
+    assert "members=[{member_id=m1,group_instance_id=null,client_id=c1," in lines[1]
+    assert "subscription=0001,assignment=02}]" in lines[1]
+    assert "key: rebalance_event::group=g1 payload: event=rebalance_end,timestamp=9" in lines[2]
+    assert lines[3].endswith("key: offset_commit::group=g1,topic=t,partition=0 payload: <DELETE>")
+
+
+def test_json_output(data_dir: str) -> None:
+    write(data_dir)
+    code, out, _ = run([data_dir, "--json"])
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows[0] == {
+        "offset": 0,
+        "segment": "00000000000000000000.log",
+        "pos": 24,
+        "type": "offset_commit",
+        "key_version": 1,
+        "key": {"group": "g1", "topic": "t", "partition": 0},
+        "value_version": 3,
+        "value": {
+            "offset": 5,
+            "leader_epoch": -1,
+            "metadata": "",
+            "commit_timestamp": 1_700_000_000_000,
+            "expire_timestamp": -1,
+        },
+    }
+    member = rows[1]["value"]["members"][0]
+    assert base64.b64decode(member["subscription"]) == b"\x00\x01"
+    assert rows[2]["type"] == "rebalance_event" and rows[2]["value"]["members"] == ["m1"]
+    assert rows[3]["value"] is None and "value_version" not in rows[3]
+
+
+def test_works_while_a_server_holds_the_lock(data_dir: str) -> None:
+    with Log.open(data_dir) as log:
+        log.append(RECORDS[:1])
+        code, out, _ = run([data_dir])
+    assert code == 0 and len(out.splitlines()) == 1
+
+
+def test_bad_directory(tmp_path: object) -> None:
+    code, out, err = run([os.path.join(str(tmp_path), "missing")])
+    assert code == 2 and out == ""
+    assert err.startswith("kcoord log dump: ") and err.count("\n") == 1
+
+
+def test_damage_is_reported_after_the_good_records(data_dir: str) -> None:
+    write(data_dir)
+    with open(os.path.join(data_dir, "00000000000000000000.log"), "ab") as f:
+        f.write(b"\x00\x00\x00\x30torn")
+    code, out, err = run([data_dir])
+    assert code == 1 and len(out.splitlines()) == 4
+    assert "stopped at byte" in err and "8 bytes not shown" in err
+
+
+def test_unknown_and_undecodable_records(data_dir: str) -> None:
+    from storage.record_codec import encode_key
+    from storage.segment import encode_entry
+
+    write(data_dir)
+    with open(os.path.join(data_dir, "00000000000000000000.log"), "ab") as f:
+        f.write(encode_entry(b"\x00\x09\x00\x01x", b"\x00\x00\xab"))
+        f.write(encode_entry(encode_key(OffsetCommitKey("g", "t", 1)), b"\x00\x03bad"))
+    code, out, _ = run([data_dir])
+    lines = out.splitlines()
+    assert code == 0
+    assert "key: unknown::version=9,raw=000900017" in lines[4]
+    assert "payload: value_hex=0000ab" in lines[4]
+    assert "payload: <undecodable: " in lines[5]
+    _, out, _ = run(["--json", data_dir])
+    assert json.loads(out.splitlines()[5])["error"].startswith("bad OffsetCommitValue v3")
+
+
+def test_help_exits_zero(capsys: object) -> None:
+    assert main(["--help"]) == 0
