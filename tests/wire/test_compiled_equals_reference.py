@@ -55,7 +55,7 @@ def _expected(case: Case, body: dict[str, Any]) -> dict[str, Any]:
             return [clean(v) for v in value]
         return value
 
-    return clean(body)  # type: ignore[no-any-return]
+    return clean(body)
 
 
 def check_same(case: Case, body: dict[str, Any]) -> None:
