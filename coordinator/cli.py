@@ -1,0 +1,282 @@
+"""The ``kcoord`` command line: ``serve``, ``ping``, ``log dump DIR`` and ``pipeline``.
+
+A contract other tools rely on: bad flags, unknown configuration keys and bad values print
+ONE line on stderr and exit with status 2; once bound, ``kcoord listening on HOST:PORT``
+(the real port) goes to stdout; SIGTERM/SIGINT shut down cleanly with status 0. Heavy
+modules (trio, the wire codecs, the coordinator) are imported only once arguments are
+valid, so startup stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from coordinator.server.options import ServeOptions
+
+__all__ = ["main"]
+
+log = logging.getLogger("coordinator.cli")
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+
+class _UsageError(Exception):
+    """A bad command line or configuration (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="kcoord",
+        description="A Kafka-compatible consumer-group coordinator emulator.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve",
+        help="run the server",
+        description="Run kcoord: a Kafka broker surface with a classic group coordinator.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=_port, default=9092, help="port to bind, 0 = ephemeral (default 9092)"
+    )
+    serve.add_argument(
+        "--advertised-host",
+        default=None,
+        help="host name given to clients in Metadata/FindCoordinator (default: --host)",
+    )
+    serve.add_argument(
+        "--data-dir", default="./kcoord-data", help="where the log lives (default ./kcoord-data)"
+    )
+    serve.add_argument(
+        "--topic",
+        action="append",
+        default=[],
+        metavar="NAME[:PARTITIONS]",
+        help="pre-create a topic (repeatable; partitions default to num.partitions)",
+    )
+    serve.add_argument(
+        "-c",
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Kafka configuration property (repeatable; overrides --config-file)",
+    )
+    serve.add_argument(
+        "--config-file",
+        default=None,
+        metavar="FILE",
+        help="Kafka server.properties-style configuration file",
+    )
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        type=str.lower,
+        choices=["debug", "info", "warning", "error", "critical"],
+        help="logging level on stderr (default info)",
+    )
+    serve.add_argument(
+        "--fsync",
+        default="always",
+        choices=["always", "interval", "never"],
+        help="when the log is fsynced: on every append (default), periodically, or never",
+    )
+    serve.add_argument(
+        "--recover",
+        default="fail",
+        choices=["fail", "truncate"],
+        help="corruption in the middle of the log: refuse to start (default) or truncate there",
+    )
+    serve.add_argument(
+        "--control-port",
+        type=_port,
+        default=None,
+        metavar="PORT",
+        help="serve the HTTP control API (virtual time, faults, groups) on 127.0.0.1:PORT; off "
+        "by default",
+    )
+    commands.add_parser(
+        "pipeline",
+        help="turn data directories into datasets and a report (needs kcoord[pipeline])",
+        add_help=False,
+    )
+    commands.add_parser(
+        "ping", help="wait until a broker answers ApiVersions (kcoord ping --help)", add_help=False
+    )
+    logs = commands.add_parser("log", help="inspect a data directory")
+    log_commands = logs.add_subparsers(dest="log_command", metavar="COMMAND")
+    log_commands.add_parser("dump", help="print the records of a data directory", add_help=False)
+    return parser
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port {value} is outside 0..65535")
+    return value
+
+
+def _properties(args: argparse.Namespace) -> dict[str, str]:
+    from coordinator.server.options import parse_properties
+
+    props: dict[str, str] = {}
+    if args.config_file is not None:
+        try:
+            with open(args.config_file, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise _UsageError(f"--config-file {args.config_file}: {exc.strerror or exc}") from None
+        props.update(parse_properties(text, args.config_file))
+    for item in args.config:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise _UsageError(f"-c/--config {item!r}: expected KEY=VALUE")
+        props[key] = value.strip()
+    return props
+
+
+def _options(args: argparse.Namespace) -> ServeOptions:
+    from coordinator.server.options import build_options, parse_topic
+
+    topics = tuple(parse_topic(t) for t in args.topic)
+    return build_options(
+        _properties(args),
+        host=args.host,
+        port=args.port,
+        advertised_host=args.advertised_host,
+        data_dir=args.data_dir,
+        topics=topics,
+        fsync=args.fsync,
+        recover=args.recover,
+    )
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+async def _serve_until_signal(options: ServeOptions, control_port: int | None = None) -> None:
+    import signal
+
+    import trio
+
+    from coordinator.server.app import serve
+
+    def listening(host: str, port: int) -> None:
+        print(f"kcoord listening on {host}:{port}", flush=True)
+
+    faults = None
+    if control_port is not None:
+        from coordinator.testing.faults import FaultInjector
+
+        faults = FaultInjector()
+    options = dataclasses.replace(options, on_listening=listening, faults=faults)
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with trio.open_nursery() as nursery:
+            running = await nursery.start(serve, options)
+            if control_port is not None and faults is not None:
+                from coordinator.testing.control_http import serve_control
+
+                bound = await nursery.start(serve_control, running, faults, control_port)
+                print(f"kcoord control API listening on 127.0.0.1:{bound}", flush=True)
+            async for signum in signals:
+                log.info("%s received: shutting down", signal.Signals(signum).name)
+                nursery.cancel_scope.cancel()
+                break
+    log.info("stopped")
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from coordinator.config import ConfigError
+
+    try:
+        options = _options(args)
+    except ConfigError as exc:
+        raise _UsageError(str(exc)) from None
+    _configure_logging(args.log_level)
+    import trio
+
+    clock = None
+    if args.control_port is not None:
+        import trio.testing
+
+        # A clock the control API can jump: it follows real time until told otherwise.
+        clock = trio.testing.MockClock(rate=1.0)
+    try:
+        trio.run(_serve_until_signal, options, args.control_port, clock=clock)
+    except Exception as exc:
+        leaf = _single_leaf(exc)
+        if type(leaf).__module__.startswith("storage"):
+            print(f"kcoord: {leaf}", file=sys.stderr)
+            return EXIT_FAILURE
+        if isinstance(leaf, OSError):
+            print(f"kcoord: cannot serve on {args.host}:{args.port}: {leaf}", file=sys.stderr)
+            return EXIT_FAILURE
+        raise
+    return 0
+
+
+def _single_leaf(exc: BaseException) -> BaseException:
+    """The one exception inside (nested) exception groups, or ``exc`` itself."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``kcoord`` and ``python -m coordinator``; returns the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:2] == ["log", "dump"]:
+        from storage.dump import main as dump_main
+
+        return int(dump_main(args_list[2:]))
+    if args_list[:1] == ["pipeline"]:
+        try:
+            from storage.pipeline.cli import main as pipeline_main
+        except ImportError as exc:
+            print(
+                f"kcoord: pipeline needs the pipeline extra (pip install 'kcoord[pipeline]'): "
+                f"{exc}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        return int(pipeline_main(args_list[1:]))
+    if args_list[:1] == ["ping"]:
+        from coordinator.ping import main as ping_main
+
+        return int(ping_main(args_list[1:]))
+    try:
+        args = _parser().parse_args(args_list)
+        if args.command == "serve":
+            return _run_serve(args)
+        if args.command == "log":
+            raise _UsageError("usage: kcoord log dump DIR [--json]")
+        raise _UsageError("a command is required: serve or log dump (see kcoord --help)")
+    except _UsageError as exc:
+        print(f"kcoord: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def run() -> None:
+    """Console-script wrapper: exit with main()'s status."""
+    sys.exit(main())

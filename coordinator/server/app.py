@@ -1,0 +1,283 @@
+"""``serve``: the kcoord server -- listener, connections, coordinator runtime, record sink.
+
+Startup is staged for speed (the budget is 250 ms from process start to the first
+answered ApiVersions): bind, report the address (``options.on_listening``), and answer
+ApiVersions at once, while a worker thread imports the coordinator, the broker surface and
+storage. Then the log is opened (locked, recovered) and replayed into the coordinator;
+other requests wait for that (``Server.loaded``). ``task_status.started`` reports a fully
+loaded server. Shutdown is cancellation: stop accepting, cancel in-flight requests, then
+flush and close the log.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import itertools
+import logging
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from coordinator.server.connection import Connection, serve_connection
+from coordinator.server.context import BrokerIdentity, Handler
+from coordinator.server.lazy import import_leaf
+from coordinator.server.options import ServeOptions
+
+if TYPE_CHECKING:
+    from coordinator.server.runtime import CoordinatorRuntime
+    from coordinator.server.sink import RecordSink
+
+__all__ = ["RunningServer", "Server", "serve"]
+
+log = logging.getLogger(__name__)
+
+_WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
+API_VERSIONS_KEY = 18
+#: Imported in a worker thread once the listener is up.
+_DEFERRED_MODULES = (
+    "coordinator.core",
+    "coordinator.server.runtime",
+    "coordinator.server.sink",
+    "coordinator.server.handlers",
+    "coordinator.broker",
+    "storage.async_log",
+)
+
+
+class Server:
+    """The state every connection and handler shares (``context.ServerState``)."""
+
+    def __init__(
+        self,
+        identity: BrokerIdentity,
+        config: dict[str, str],
+        handlers: Mapping[int, Handler],
+        *,
+        max_request_bytes: int,
+        idle_ms: int,
+        faults: Any = None,
+    ) -> None:
+        self.identity = identity
+        #: Injected misbehaviour for tests (``coordinator.testing.faults.FaultInjector``).
+        self.faults = faults
+        self.config = config
+        self.topics: Any = None
+        self.groups: Any = None
+        #: Updated in place when loading completes (connections hold a reference).
+        self.handlers: dict[int, Handler] = dict(handlers)
+        self.loaded = trio.Event()
+        self.max_request_bytes = max_request_bytes
+        # Kafka: -1 (or 0) disables the idle check.
+        self.idle_seconds = idle_ms / 1000 if idle_ms > 0 else float("inf")
+        self._connection_ids = itertools.count(1)
+        self.open_connections = 0
+        #: Open connections by id (the idle sweep walks them).
+        self.connections: dict[int, Connection] = {}
+
+    @property
+    def runtime(self) -> CoordinatorRuntime:
+        """The coordinator runtime (once loaded)."""
+        runtime: CoordinatorRuntime = self.groups
+        return runtime
+
+    async def sweep_idle_connections(self) -> None:
+        """Close connections that did nothing for ``connections.max.idle.ms`` (checked
+        every tenth of it, at most every second): Kafka's idle-expiry manager."""
+        idle = self.idle_seconds
+        if idle == float("inf"):
+            return
+        interval = min(max(idle / 10, 0.001), 1.0)
+        while True:
+            await trio.sleep(interval)
+            cutoff = trio.current_time() - idle
+            for conn in list(self.connections.values()):
+                if not conn.busy and conn.last_active <= cutoff:
+                    conn.expire()
+
+    async def handle_stream(self, stream: trio.SocketStream) -> None:
+        """trio.serve_listeners' handler: one task per connection."""
+        self.open_connections += 1
+        try:
+            await serve_connection(self, stream, next(self._connection_ids))
+        finally:
+            self.open_connections -= 1
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    """What ``serve`` reports once it is loaded."""
+
+    host: str
+    port: int
+    server: Server
+
+    @property
+    def runtime(self) -> CoordinatorRuntime:
+        """The coordinator runtime."""
+        return self.server.runtime
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """(host, port) clients should connect to."""
+        return self.server.identity.host, self.port
+
+
+def _cluster_id(data_dir: str | None) -> str:
+    """A Kafka-style (22-character base64) cluster id, stable for a data directory."""
+    seed = os.path.abspath(data_dir) if data_dir else f"kcoord-memory-{os.getpid()}"
+    raw = uuid.uuid5(uuid.NAMESPACE_URL, "kcoord:" + seed).bytes
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _advertised_host(options: ServeOptions) -> str:
+    if options.advertised_host:
+        return options.advertised_host
+    if options.host in _WILDCARD_HOSTS:
+        return socket.gethostname()
+    return options.host
+
+
+def _import_deferred() -> None:
+    for name in _DEFERRED_MODULES:
+        importlib.import_module(name)
+
+
+def _handlers() -> dict[int, Handler]:
+    """Every served API: the group handlers and the broker surface."""
+    from coordinator.server.handlers import GROUP_HANDLERS
+
+    handlers: dict[int, Handler] = dict(GROUP_HANDLERS)
+    broker: Mapping[int, Handler] | None = getattr(
+        importlib.import_module("coordinator.broker"), "BROKER_HANDLERS", None
+    )
+    if broker is None:
+        log.warning("coordinator.broker has no BROKER_HANDLERS: serving the group APIs only")
+        broker = {}
+    for key, handler in broker.items():
+        if key in handlers:
+            raise ValueError(f"API key {key} has both a broker and a group handler")
+        handlers[key] = handler
+    return handlers
+
+
+def _topic_store(options: ServeOptions) -> Any:
+    from coordinator.broker.config import num_partitions
+    from coordinator.broker.topics import TopicStore
+
+    store = TopicStore()
+    default_partitions = num_partitions(options.broker_config)
+    for name, partitions in options.topics:
+        store.ensure_topic(name, partitions or default_partitions)
+    return store
+
+
+def _probe_lock(data_dir: str) -> None:
+    """Fail before reporting the address when another kcoord holds the data directory.
+
+    The authoritative lock is taken by ``storage.log.Log.open`` later; this probe takes and
+    drops the same ``flock`` (``storage.log.LOCK_NAME``) so that the common mistake is
+    reported before clients are told to connect.
+    """
+    import fcntl
+
+    path = os.path.join(data_dir, ".lock")
+    try:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return  # no lock file yet: nobody holds it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        from storage.errors import LogLockedError
+
+        raise LogLockedError(
+            f"data directory {data_dir} is in use by another kcoord (lock {path}); "
+            "stop it or choose another --data-dir"
+        ) from None
+    finally:
+        os.close(fd)  # closing the descriptor releases the probe's lock
+
+
+@asynccontextmanager
+async def _open_sink(options: ServeOptions) -> AsyncIterator[RecordSink]:
+    from coordinator.server.sink import MemorySink, open_log_sink
+
+    if options.sink is not None:
+        yield options.sink
+        return
+    if options.data_dir is None:
+        yield MemorySink()
+        return
+    async with open_log_sink(options.data_dir, options.fsync, options.recover) as sink:
+        yield sink
+
+
+async def serve(
+    options: ServeOptions, *, task_status: trio.TaskStatus[RunningServer] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Run the server until cancelled; ``task_status.started`` once it is fully loaded."""
+    if options.sink is None and options.data_dir is not None:
+        _probe_lock(options.data_dir)
+    api_versions: Any = import_leaf("coordinator.broker.api_versions")
+    async with AsyncExitStack() as stack:
+        listeners = await trio.open_tcp_listeners(options.port, host=options.host or None)
+        stack.push_async_callback(_close_listeners, listeners)
+        port = int(listeners[0].socket.getsockname()[1])
+        host = options.host or "0.0.0.0"
+        identity = BrokerIdentity(
+            node_id=options.node_id,
+            host=_advertised_host(options),
+            port=port,
+            cluster_id=_cluster_id(options.data_dir if options.sink is None else None),
+        )
+        config = {
+            **options.properties,
+            **options.broker_config,
+            **options.coordinator_config.to_properties(),
+            "socket.request.max.bytes": str(options.socket_request_max_bytes),
+            "connections.max.idle.ms": str(options.connections_max_idle_ms),
+        }
+        server = Server(
+            identity,
+            config,
+            {API_VERSIONS_KEY: api_versions.handle},
+            max_request_bytes=options.socket_request_max_bytes,
+            idle_ms=options.connections_max_idle_ms,
+            faults=options.faults,
+        )
+        async with trio.open_nursery() as nursery:
+            await nursery.start(trio.serve_listeners, server.handle_stream, listeners)
+            nursery.start_soon(server.sweep_idle_connections)
+            log.info("listening on %s:%d (advertised as %s)", host, port, identity.host)
+            if options.on_listening is not None:
+                options.on_listening(host, port)
+            await trio.to_thread.run_sync(_import_deferred)
+            from coordinator.core import GroupCoordinator
+            from coordinator.server.runtime import CoordinatorRuntime, wall_clock_ms
+
+            async with _open_sink(options) as sink:
+                coordinator = GroupCoordinator(
+                    options.coordinator_config, lambda: str(uuid.uuid4())
+                )
+                runtime = CoordinatorRuntime(
+                    coordinator, sink, clock_ms=options.clock_ms or wall_clock_ms
+                )
+                server.topics = _topic_store(options)
+                server.groups = runtime
+                async with trio.open_nursery() as core_nursery:
+                    await core_nursery.start(runtime.run)
+                    server.handlers.update(_handlers())
+                    server.loaded.set()
+                    task_status.started(RunningServer(host, port, server))
+
+
+async def _close_listeners(listeners: list[trio.SocketListener]) -> None:
+    for listener in listeners:
+        await trio.aclose_forcefully(listener)

@@ -1,0 +1,304 @@
+"""One client connection: frames in, handlers in request order, responses out in order.
+
+Like Kafka's network layer, a connection works on one request at a time (Kafka mutes the
+channel until the response is sent), so responses leave in request order whatever the
+client pipelines (librdkafka does). Responses of requests answered without waiting are
+batched into one write while more complete frames are buffered; before a request that may
+wait (a parked JoinGroup/SyncGroup, a Fetch long-poll) everything already answered is
+written first. Waiting never blocks other connections: each has its own task.
+
+Bad input closes this connection only (Kafka's behaviour): a size prefix outside
+``0..socket.request.max.bytes`` (refused before anything is allocated), a frame the codec
+rejects, an unknown API key or an unsupported version -- except ApiVersions, which gets
+Kafka's UNSUPPORTED_VERSION answer in a v0 body so the client can retry lower.
+``connections.max.idle.ms`` closes a connection that sends nothing for that long (a sweep
+in ``Server``, like Kafka's idle-expiry manager, so the hot path only stamps a time).
+
+I/O goes straight to the non-blocking socket and waits with ``trio.lowlevel.wait_readable``
+/ ``wait_writable`` only when the kernel has nothing (or no room): one trip through the
+event loop per request instead of trio's SocketStream's two. Since a read that finds data
+does not yield, a connection that has kept the loop for ``FAIR_SLICE_S`` yields explicitly
+before going on (without it, a fast ping-pong client starves the other connections: their
+readiness is only seen when the loop polls).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from coordinator.server.context import Handler, RequestContext
+from wire import (
+    NEED_DATA,
+    CorruptFrame,
+    DecodedRequest,
+    FrameReader,
+    FrameTooLarge,
+    UnsupportedVersion,
+    decode_request,
+    encode_response,
+    encode_unsupported_api_versions,
+)
+
+if TYPE_CHECKING:
+    from coordinator.server.app import Server
+
+__all__ = ["MAY_WAIT", "Connection", "serve_connection"]
+
+log = logging.getLogger(__name__)
+
+API_VERSIONS_KEY = 18
+#: APIs whose handler may wait a long time: flush earlier answers before calling them.
+MAY_WAIT = frozenset({0, 1, 11, 14})  # Produce (acks=-1), Fetch, JoinGroup, SyncGroup
+RECEIVE_BYTES = 256 * 1024
+FLUSH_BYTES = 1 << 20
+#: How long one connection may keep the event loop before it yields to the others.
+FAIR_SLICE_S = 0.0005
+
+
+class Connection:
+    """One accepted connection: its socket, identity and activity (for the idle sweep)."""
+
+    __slots__ = (
+        "busy",
+        "connection_id",
+        "expired",
+        "last_active",
+        "last_yield",
+        "peer_host",
+        "scope",
+        "sock",
+    )
+
+    def __init__(self, sock: socket.socket, connection_id: int, peer_host: str) -> None:
+        self.sock = sock
+        self.connection_id = connection_id
+        self.peer_host = peer_host
+        self.last_active = trio.current_time()
+        self.last_yield = self.last_active
+        self.busy = False
+        self.expired = False
+        self.scope = trio.CancelScope()
+
+    def expire(self) -> None:
+        """Close this connection: idle for longer than connections.max.idle.ms."""
+        self.expired = True
+        self.scope.cancel()
+
+    async def receive(self) -> bytes:
+        """The next bytes from the peer (b"" at end of stream)."""
+        sock = self.sock
+        await self.maybe_yield()
+        while True:
+            try:
+                data = sock.recv(RECEIVE_BYTES)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(sock)
+                self.last_yield = trio.current_time()
+                continue
+            self.last_active = trio.current_time()
+            return data
+
+    async def maybe_yield(self) -> None:
+        """Let other tasks run if this connection has had the loop for a whole slice."""
+        now = trio.current_time()
+        if now - self.last_yield >= FAIR_SLICE_S:
+            await trio.lowlevel.checkpoint()
+            self.last_yield = trio.current_time()
+
+    async def send_all(self, data: bytearray) -> None:
+        """Write all of ``data``, waiting for room when the socket buffer is full."""
+        sock = self.sock
+        with memoryview(data) as view:
+            sent = 0
+            total = len(view)
+            while sent < total:
+                try:
+                    sent += sock.send(view[sent:])
+                except BlockingIOError:
+                    await trio.lowlevel.wait_writable(sock)
+        self.last_active = trio.current_time()
+
+
+async def serve_connection(server: Server, stream: trio.SocketStream, connection_id: int) -> None:
+    """Serve one accepted connection until the peer closes it or it misbehaves."""
+    try:
+        peer_host = str(stream.socket.getpeername()[0])
+    except OSError:
+        peer_host = "unknown"
+    # Take the descriptor over from trio's stream (TCP_NODELAY stays set on it).
+    sock = socket.socket(fileno=stream.socket.detach())
+    sock.setblocking(False)
+    conn = Connection(sock, connection_id, peer_host)
+    server.connections[connection_id] = conn
+    log.debug("connection %d from %s opened", connection_id, peer_host)
+    try:
+        with conn.scope:
+            await _serve(server, conn)
+    except OSError as exc:
+        log.debug("connection %d from %s broken: %r", connection_id, peer_host, exc)
+    finally:
+        del server.connections[connection_id]
+        sock.close()
+        if conn.expired:
+            log.info(
+                "closed connection %d from %s: idle for more than %d ms (connections.max.idle.ms)",
+                connection_id,
+                peer_host,
+                int(server.idle_seconds * 1000),
+            )
+        else:
+            log.debug("connection %d from %s closed", connection_id, peer_host)
+
+
+class _Close(Exception):
+    """This connection must be closed (after writing what was already answered)."""
+
+
+async def _serve(server: Server, conn: Connection) -> None:
+    connection_id = conn.connection_id
+    peer_host = conn.peer_host
+    reader = FrameReader(server.max_request_bytes)
+    out = bytearray()
+    debug = log.isEnabledFor(logging.DEBUG)
+    while True:
+        try:
+            payload = reader.next_frame()
+        except FrameTooLarge as exc:
+            log.warning("closing connection %d from %s: %s", connection_id, peer_host, exc)
+            break
+        if payload is NEED_DATA:
+            if out:
+                await conn.send_all(out)
+                out = bytearray()
+            data = await conn.receive()
+            if not data:
+                break
+            reader.receive_data(data)
+            continue
+
+        try:
+            request = decode_request(payload)
+        except UnsupportedVersion as exc:
+            if exc.api_key == API_VERSIONS_KEY and exc.correlation_id is not None:
+                out += encode_unsupported_api_versions(exc.correlation_id)
+                continue
+            log.warning("closing connection %d from %s: %s", connection_id, peer_host, exc)
+            break
+        except CorruptFrame as exc:
+            log.warning("closing connection %d from %s: %s", connection_id, peer_host, exc)
+            break
+        api_key = request.api_key
+        handler = server.handlers.get(api_key)
+        if handler is None and not server.loaded.is_set():
+            await server.loaded.wait()  # startup: everything but ApiVersions waits for load
+            handler = server.handlers.get(api_key)
+        if handler is None:
+            log.warning(
+                "closing connection %d from %s: %s (key %d) is not served",
+                connection_id,
+                peer_host,
+                request.spec.name,
+                api_key,
+            )
+            break
+        if debug:
+            log.debug(
+                "connection %d: %s v%d correlation id %d",
+                connection_id,
+                request.spec.name,
+                request.api_version,
+                request.correlation_id,
+            )
+        if out and api_key in MAY_WAIT:
+            await conn.send_all(out)
+            out = bytearray()
+        ctx = RequestContext(
+            server,
+            connection_id,
+            peer_host,
+            request.client_id,
+            request.api_version,
+            request.correlation_id,
+        )
+        try:
+            conn.busy = True
+            if server.faults:
+                body = await _with_fault(server, conn, out, handler, ctx, request)
+            else:
+                body = await handler(ctx, request)
+            conn.busy = False
+            if body is not None:
+                out += encode_response(api_key, request.api_version, request.correlation_id, body)
+                if debug:
+                    log.debug(
+                        "connection %d: answered %s correlation id %d (%d bytes buffered)",
+                        connection_id,
+                        request.spec.name,
+                        request.correlation_id,
+                        len(out),
+                    )
+        except _Close:
+            log.warning("closing connection %d from %s: fault injected", connection_id, peer_host)
+            break
+        except Exception:
+            log.exception(
+                "closing connection %d from %s: %s v%d (correlation id %d) failed",
+                connection_id,
+                peer_host,
+                request.spec.name,
+                request.api_version,
+                request.correlation_id,
+            )
+            break
+        if len(out) >= FLUSH_BYTES:
+            await conn.send_all(out)
+            out = bytearray()
+        else:
+            await conn.maybe_yield()
+    if out:
+        # Answer what was answered before the connection misbehaved (Kafka does too: it
+        # processes one request at a time and fails on the next one it reads).
+        await conn.send_all(out)
+
+
+async def _with_fault(
+    server: Server,
+    conn: Connection,
+    out: bytearray,
+    handler: Handler,
+    ctx: RequestContext,
+    request: DecodedRequest,
+) -> dict[str, Any] | None:
+    """Run ``handler`` under the fault (if any) that ``server.faults`` matches: drop the
+    connection before or after, stall forever, delay, or answer an error instead."""
+    fault = server.faults.match(request)
+    if fault is None:
+        return await handler(ctx, request)
+    if fault.drop == "before":
+        raise _Close
+    if fault.stall:
+        if out:
+            await conn.send_all(out)
+            out.clear()
+        await trio.sleep_forever()
+    if fault.delay_ms:
+        await trio.sleep(fault.delay_ms / 1000)
+    if fault.error_code is not None:
+        from coordinator.testing.faults import error_response
+
+        body: dict[str, Any] | None = error_response(request, fault.error_code)
+    else:
+        body = await handler(ctx, request)
+    if fault.drop == "after":
+        if body is not None:
+            out += encode_response(
+                request.api_key, request.api_version, request.correlation_id, body
+            )
+        await conn.send_all(out)
+        out.clear()
+        raise _Close
+    return body

@@ -1,0 +1,222 @@
+"""What ``serve`` needs to know, and how Kafka-style configuration becomes that.
+
+Configuration keys use Kafka's names. ``group.*`` / ``offset*`` keys go to the coordinator
+(``CoordinatorConfig``), ``socket.request.max.bytes`` and ``connections.max.idle.ms`` to the
+network layer here, everything else to the broker surface (``validate_broker_config``),
+which refuses what it does not know. Every refusal is a one-line :class:`ConfigError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from coordinator.config import KNOWN_KEYS as COORDINATOR_KEYS
+from coordinator.config import ConfigError, CoordinatorConfig
+
+__all__ = [
+    "DEFAULT_CONNECTIONS_MAX_IDLE_MS",
+    "DEFAULT_SOCKET_REQUEST_MAX_BYTES",
+    "SERVER_KEYS",
+    "ConfigError",
+    "ServeOptions",
+    "build_options",
+    "parse_properties",
+    "parse_topic",
+]
+
+DEFAULT_SOCKET_REQUEST_MAX_BYTES = 104_857_600
+DEFAULT_CONNECTIONS_MAX_IDLE_MS = 600_000
+_INT_MAX = 2**31 - 1
+_LONG_MAX = 2**63 - 1
+
+#: Keys the network layer owns, with their accepted ranges (Kafka's).
+SERVER_KEYS: dict[str, tuple[int, int]] = {
+    "socket.request.max.bytes": (1, _INT_MAX),
+    "connections.max.idle.ms": (-1, _LONG_MAX),
+}
+
+FsyncPolicy = Literal["always", "interval", "never"]
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """Everything ``coordinator.server.app.serve`` needs."""
+
+    host: str = "127.0.0.1"
+    port: int = 9092
+    advertised_host: str | None = None
+    #: None: keep records in memory (nothing survives the process).
+    data_dir: str | None = "./kcoord-data"
+    #: (name, partitions or None for num.partitions) pre-created at startup.
+    topics: tuple[tuple[str, int | None], ...] = ()
+    coordinator_config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
+    #: Every configuration property given (Kafka names), for the broker's handlers.
+    properties: Mapping[str, str] = field(default_factory=dict)
+    #: The broker keys as ``validate_broker_config`` normalised them (defaults filled in).
+    broker_config: Mapping[str, str] = field(default_factory=dict)
+    fsync: FsyncPolicy = "always"
+    #: What to do with corruption in the middle of the log: "fail" (refuse to start) or
+    #: "truncate" (drop from the corruption on, and report it).
+    recover: str = "fail"
+    socket_request_max_bytes: int = DEFAULT_SOCKET_REQUEST_MAX_BYTES
+    connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
+    #: A record sink to use instead of a data directory (tests: ``MemorySink``).
+    sink: Any = None
+    #: Wall-clock milliseconds source for the runtime (tests).
+    clock_ms: Any = None
+    #: Called with (host, port) as soon as the listener is bound, before the coordinator
+    #: is loaded (the CLI prints its "listening" line there).
+    on_listening: Any = None
+    #: A ``coordinator.testing.faults.FaultInjector`` consulted for every request (tests).
+    faults: Any = None
+    node_id: int = 0
+
+
+def _int_value(key: str, raw: str, low: int, high: int) -> int:
+    try:
+        value = int(str(raw).strip(), 10)
+    except ValueError:
+        raise ConfigError(f"{key} must be an integer, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{key}={value} is out of range [{low}, {high}]")
+    return value
+
+
+def _validate_broker(props: dict[str, str]) -> dict[str, str]:
+    """The broker keys normalised (defaults filled in); ConfigError for unknown/bad ones."""
+    from coordinator.server.lazy import import_leaf
+
+    broker_config = import_leaf("coordinator.broker.config")
+    known: Mapping[str, str] = broker_config.BROKER_CONFIG_DEFAULTS
+    for key in props:
+        if key not in known:
+            raise ConfigError(f"unknown configuration key {key!r}")
+    try:
+        return dict(broker_config.validate_broker_config(props))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def build_options(properties: Mapping[str, str], **kwargs: Any) -> ServeOptions:
+    """ServeOptions from Kafka-named ``properties`` plus keyword fields; ConfigError if a key
+    is unknown or a value bad."""
+    coordinator: dict[str, str] = {}
+    broker: dict[str, str] = {}
+    server: dict[str, int] = {}
+    for key, raw in properties.items():
+        if key in COORDINATOR_KEYS:
+            coordinator[key] = raw
+        elif key in SERVER_KEYS:
+            low, high = SERVER_KEYS[key]
+            server[key] = _int_value(key, raw, low, high)
+        else:
+            broker[key] = raw
+    config = CoordinatorConfig.from_properties(coordinator)
+    broker_config = _validate_broker(broker)
+    idle = server.get("connections.max.idle.ms", DEFAULT_CONNECTIONS_MAX_IDLE_MS)
+    return ServeOptions(
+        coordinator_config=config,
+        properties=dict(properties),
+        broker_config=broker_config,
+        socket_request_max_bytes=server.get(
+            "socket.request.max.bytes", DEFAULT_SOCKET_REQUEST_MAX_BYTES
+        ),
+        connections_max_idle_ms=idle,
+        **kwargs,
+    )
+
+
+_TOPIC_RE = re.compile(r"^([A-Za-z0-9._-]{1,249})(?::(\d+))?$")
+
+
+def parse_topic(text: str) -> tuple[str, int | None]:
+    """``NAME[:PARTITIONS]`` -> (name, partitions or None); ConfigError when malformed."""
+    match = _TOPIC_RE.match(text)
+    if match is None or match.group(1) in (".", ".."):
+        raise ConfigError(
+            f"--topic {text!r}: expected NAME[:PARTITIONS], NAME of letters, digits, '.', '_', '-'"
+        )
+    partitions = match.group(2)
+    if partitions is None:
+        return match.group(1), None
+    count = int(partitions)
+    if not 1 <= count <= 100_000:
+        raise ConfigError(f"--topic {text!r}: partitions must be between 1 and 100000")
+    return match.group(1), count
+
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescape(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c != "\\" or i + 1 >= len(text):
+            out.append(c)
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2 : i + 6]):
+            out.append(chr(int(text[i + 2 : i + 6], 16)))
+            i += 6
+            continue
+        out.append(_ESCAPES.get(nxt, nxt))
+        i += 2
+    return "".join(out)
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """java.util.Properties lines: comments dropped, backslash continuations joined."""
+    lines: list[tuple[int, str]] = []
+    pending: str | None = None
+    start = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.lstrip(" \t\f")
+        if pending is None:
+            if not line or line[0] in "#!":
+                continue
+            start = number
+            pending = ""
+        pending += line
+        trailing = len(pending) - len(pending.rstrip("\\"))
+        if trailing % 2 == 1:
+            pending = pending[:-1]
+            continue
+        lines.append((start, pending))
+        pending = None
+    if pending is not None:
+        lines.append((start, pending))
+    return lines
+
+
+def parse_properties(text: str, source: str = "properties") -> dict[str, str]:
+    """Parse Kafka's ``server.properties`` syntax (java.util.Properties): ``key=value``,
+    ``key: value`` or ``key value``; ``#``/``!`` comments; backslash escapes/continuations."""
+    props: dict[str, str] = {}
+    for number, line in _logical_lines(text):
+        i = 0
+        while i < len(line):
+            c = line[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c in "=: \t\f":
+                break
+            i += 1
+        key = line[:i]
+        if i < len(line) and line[i] in "=:":
+            rest = line[i + 1 :].lstrip(" \t\f")
+        else:
+            rest = line[i:].lstrip(" \t\f")
+            if rest[:1] in ("=", ":"):
+                rest = rest[1:].lstrip(" \t\f")
+        key = _unescape(key)
+        if not key:
+            raise ConfigError(f"{source}:{number}: a line without a key")
+        props[key] = _unescape(rest).rstrip()
+    return props

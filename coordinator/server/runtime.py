@@ -1,0 +1,359 @@
+"""The coordinator runtime: the one owner of the sans-I/O ``GroupCoordinator`` in a server.
+
+Every core call happens synchronously on the Trio thread, so no request ever sees a
+half-applied change (Trio never switches tasks inside a sync call: the event loop is the
+lock). For each ``Result``:
+
+1. its timer changes are applied at once (so a later call's reschedule of the same key
+   always wins);
+2. its records join a FIFO queue that one persister task writes, every Result queued so
+   far in one append (group commit), so the log holds records in call order; replies are
+   delivered in that same order once their records are durable. A Result without records
+   is delivered at once when nothing is queued or being written, otherwise after it, so no
+   answer ever reveals state the log could still lose;
+3. a reply whose requester went away (connection closed, request cancelled) is dropped.
+
+Time: ``now_ms`` is wall-clock milliseconds *advanced by the Trio clock* (the wall clock is
+read once, at start), so commit timestamps mean something across restarts while
+``trio.testing.MockClock`` drives session and rebalance timeouts in tests. Timers live on a
+heap keyed by deadline; rescheduling a key replaces it. The heap is lazy: a key moved to a
+later deadline (every heartbeat moves its member's session timer) keeps its heap entry,
+which is re-queued when it comes up, so a heartbeat costs a dict update, not a heap push.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import trio
+
+from coordinator.core import (
+    CancelTimer,
+    GroupCoordinator,
+    Reply,
+    ReplyToken,
+    Response,
+    Result,
+    ScheduleTimer,
+    TimerKey,
+)
+from coordinator.records import Record
+from coordinator.server.failures import append_failed_response
+from coordinator.server.sink import RecordSink
+
+__all__ = ["CoordinatorRuntime", "RuntimeClosed"]
+
+log = logging.getLogger(__name__)
+
+RequestT = TypeVar("RequestT")
+ResponseT = TypeVar("ResponseT")
+
+# Rebuild the timer heap when stale entries outnumber live ones by this factor (every
+# heartbeat reschedules its member's session timer, leaving the old deadline behind).
+_HEAP_SLACK = 4
+# Event-loop turns the persister waits, while its queue keeps growing, before a write.
+_GATHER_YIELDS = 3
+_HEAP_MIN_REBUILD = 4096
+
+
+class RuntimeClosed(Exception):
+    """The runtime stopped before the request could be answered."""
+
+
+class _Waiter:
+    """A request awaiting its reply."""
+
+    __slots__ = ("event", "response")
+
+    def __init__(self) -> None:
+        self.event: trio.Event | None = None
+        self.response: Response | None = None
+
+
+def wall_clock_ms() -> int:
+    """Milliseconds since the epoch."""
+    return time.time_ns() // 1_000_000
+
+
+class CoordinatorRuntime:
+    """Feeds requests and timer expiries to the core; persists, answers and re-arms."""
+
+    def __init__(
+        self,
+        coordinator: GroupCoordinator,
+        sink: RecordSink,
+        *,
+        clock_ms: Callable[[], int] = wall_clock_ms,
+    ) -> None:
+        self.coordinator = coordinator
+        self.sink = sink
+        self._clock_ms = clock_ms
+        self._epoch_ms = 0
+        self._t0 = 0.0
+        self._tokens = itertools.count(1)
+        self._waiters: dict[ReplyToken, _Waiter] = {}
+        self._timers: dict[TimerKey, int] = {}  # armed keys -> deadline (ms)
+        self._queued: dict[TimerKey, int] = {}  # armed keys -> their live heap entry
+        self._heap: list[tuple[int, int, TimerKey]] = []
+        self._heap_seq = itertools.count()
+        self._timer_scope: trio.CancelScope | None = None
+        self._queue: list[Result] = []  # Results waiting for their records to be durable
+        self._writing = False
+        self._work = trio.Event()
+        self._loaded = trio.Event()
+        self._closed = False
+        self.replayed_records = 0
+        self.append_failures = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def loaded(self) -> bool:
+        """Whether replay finished and requests are being served."""
+        return self._loaded.is_set()
+
+    def now_ms(self) -> int:
+        """The coordinator's notion of now (see the module docstring)."""
+        return self._epoch_ms + int((trio.current_time() - self._t0) * 1000)
+
+    def _deadline_seconds(self, deadline_ms: int) -> float:
+        # Half a millisecond late, so now_ms() at wake-up is never below the deadline.
+        return self._t0 + (deadline_ms - self._epoch_ms) / 1000 + 0.0005
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Replay the sink, report started, then drive timers until cancelled.
+
+        ``task_status.started()`` is called as soon as requests can be *accepted*; they wait
+        for the end of replay (``loaded``) before reaching the core.
+        """
+        self._epoch_ms = self._clock_ms()
+        self._t0 = trio.current_time()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._persister)
+                task_status.started()
+                await self._load()
+                await self._timer_loop()
+        finally:
+            self._closed = True
+            for waiter in self._waiters.values():
+                if waiter.event is not None:
+                    waiter.event.set()
+
+    async def _load(self) -> None:
+        started = time.perf_counter()
+        if self.sink.blocking_replay:
+            count = await trio.to_thread.run_sync(self._replay_all, self.sink.replay())
+        else:
+            count = self._replay_all(self.sink.replay())
+        self.replayed_records = count
+        self._process(self.coordinator.on_loaded(self.now_ms()))
+        self._loaded.set()
+        log.info(
+            "coordinator loaded: %d records replayed, %d groups, in %.1f ms",
+            count,
+            len(self.coordinator.group_ids()),
+            (time.perf_counter() - started) * 1000,
+        )
+
+    def _replay_all(self, records: Iterable[Record]) -> int:
+        replay = self.coordinator.replay
+        count = 0
+        for record in records:
+            replay(record)
+            count += 1
+        return count
+
+    # ------------------------------------------------------------------ requests
+
+    async def call(
+        self,
+        handler: Callable[[RequestT, ReplyToken, int], Result],
+        request: RequestT,
+        response_type: type[ResponseT],
+    ) -> ResponseT:
+        """Run one core handler (a bound ``GroupCoordinator`` method) and await its reply,
+        which may be parked until a later request or timer completes it."""
+        if not self._loaded.is_set():
+            await self._loaded.wait()
+        if self._closed:
+            raise RuntimeClosed("the coordinator runtime has stopped")
+        token = next(self._tokens)
+        waiter = _Waiter()
+        self._waiters[token] = waiter
+        try:
+            self._process(handler(request, token, self.now_ms()))
+            if waiter.response is None:
+                waiter.event = trio.Event()
+                await waiter.event.wait()
+                if waiter.response is None:
+                    raise RuntimeClosed("the coordinator runtime has stopped")
+        finally:
+            del self._waiters[token]
+        response: Any = waiter.response
+        if not isinstance(response, response_type):
+            raise TypeError(f"expected {response_type.__name__}, core answered {response!r}")
+        return response
+
+    def _process(self, result: Result) -> None:
+        """Apply one Result: timers now, records queued in order, replies when durable."""
+        if result.timers:
+            self._apply_timers(result.timers)
+        if result.records and not (self._queue or self._writing):
+            # Nothing in flight: a sink that can persist synchronously saves two task
+            # switches (the persister's and the requester's wake-up).
+            try:
+                done = self.sink.append_nowait(result.records)
+            except Exception as exc:
+                self._append_failed(len(result.records), exc)
+                self._deliver(
+                    Reply(r.token, append_failed_response(r.response, exc)) for r in result.replies
+                )
+                return
+            if done:
+                self._deliver(result.replies)
+                return
+        if result.records or self._queue or self._writing:
+            if result.records or result.replies:
+                self._queue.append(result)
+                self._work.set()
+        elif result.replies:
+            self._deliver(result.replies)
+
+    async def _persister(self) -> None:
+        """Write queued Results' records in call order, many per append (group commit), then
+        deliver their replies in the same order."""
+        while True:
+            if not self._queue:
+                self._work = trio.Event()
+                await self._work.wait()
+                continue
+            # Connections woken in the same I/O poll may still queue commits: let them run
+            # before taking the batch (more records per fsync), while the queue grows.
+            for _ in range(_GATHER_YIELDS):
+                size = len(self._queue)
+                await trio.lowlevel.checkpoint()
+                if len(self._queue) == size:
+                    break
+            batch, self._queue = self._queue, []
+            records = [record for result in batch for record in result.records]
+            error: Exception | None = None
+            if records:
+                self._writing = True
+                try:
+                    await self.sink.append(records)
+                except Exception as exc:
+                    error = exc
+                    self._append_failed(len(records), exc)
+                finally:
+                    self._writing = False
+            for result in batch:
+                if error is not None and result.records:
+                    self._deliver(
+                        Reply(r.token, append_failed_response(r.response, error))
+                        for r in result.replies
+                    )
+                else:
+                    self._deliver(result.replies)
+
+    def _append_failed(self, count: int, exc: Exception) -> None:
+        self.append_failures += 1
+        log.error("appending %d records failed; answering with errors: %r", count, exc)
+
+    def _deliver(self, replies: Iterable[Reply]) -> None:
+        debug = log.isEnabledFor(logging.DEBUG)
+        for reply in replies:
+            waiter = self._waiters.get(reply.token)
+            if waiter is None:
+                log.debug("dropping a reply: its requester is gone (%r)", reply.response)
+                continue
+            if debug:
+                log.debug("reply to %r: %r", reply.token, reply.response)
+            waiter.response = reply.response
+            if waiter.event is not None:
+                waiter.event.set()
+
+    # ------------------------------------------------------------------ timers
+
+    def _apply_timers(self, changes: Iterable[ScheduleTimer | CancelTimer]) -> None:
+        """Arm/disarm keys. The heap is lazy: each armed key has one live heap entry at or
+        before its deadline (``_queued``); pushing a later deadline (every heartbeat does)
+        only updates the dict, and the entry is moved when it comes up."""
+        timers = self._timers
+        queued = self._queued
+        for change in changes:
+            key = change.key
+            if isinstance(change, ScheduleTimer):
+                deadline = change.deadline_ms
+                timers[key] = deadline
+                entry = queued.get(key)
+                if entry is not None and entry <= deadline:
+                    continue
+                self._push(key, deadline)
+            else:
+                timers.pop(key, None)
+
+    def _push(self, key: TimerKey, deadline: int) -> None:
+        self._queued[key] = deadline
+        heap = self._heap
+        heapq.heappush(heap, (deadline, next(self._heap_seq), key))
+        scope = self._timer_scope
+        if scope is not None:
+            at = self._deadline_seconds(deadline)
+            if at < scope.deadline:
+                scope.deadline = at
+        if len(heap) > _HEAP_MIN_REBUILD and len(heap) > _HEAP_SLACK * len(self._queued):
+            self._heap = [(d, next(self._heap_seq), k) for k, d in self._queued.items()]
+            heapq.heapify(self._heap)
+
+    def armed_timers(self) -> dict[TimerKey, int]:
+        """The armed timers and their deadlines (ms), for tests and diagnostics."""
+        return dict(self._timers)
+
+    def _pop_live(self, now: int) -> tuple[TimerKey, int] | None:
+        """The next armed key whose deadline has passed, or None."""
+        while self._heap and self._heap[0][0] <= now:
+            entry, _, key = heapq.heappop(self._heap)  # (_push may rebuild self._heap)
+            if self._queued.get(key) != entry:
+                continue  # superseded by an earlier push
+            del self._queued[key]
+            deadline = self._timers.get(key)
+            if deadline is None:
+                continue  # cancelled
+            if deadline > now:
+                self._push(key, deadline)  # rescheduled later: wait for the new deadline
+                continue
+            del self._timers[key]
+            return key, deadline
+        return None
+
+    def _fire_due(self) -> None:
+        now = self.now_ms()
+        while (due := self._pop_live(now)) is not None:
+            key, deadline = due
+            log.debug("timer %r fired (deadline %d, now %d)", key, deadline, now)
+            try:
+                result = self.coordinator.fire_timer(key, now)
+            except Exception:
+                log.exception("the coordinator failed handling timer %r", key)
+                continue
+            self._process(result)
+
+    def _next_deadline_seconds(self) -> float:
+        heap = self._heap
+        while heap and self._queued.get(heap[0][2]) != heap[0][0]:
+            heapq.heappop(heap)
+        return self._deadline_seconds(heap[0][0]) if heap else float("inf")
+
+    async def _timer_loop(self) -> None:
+        while True:
+            self._fire_due()
+            with trio.CancelScope(deadline=self._next_deadline_seconds()) as scope:
+                self._timer_scope = scope
+                await trio.sleep_forever()
+            self._timer_scope = None

@@ -1,0 +1,170 @@
+"""Where the coordinator runtime puts the records its core emits.
+
+``RecordSink`` is the runtime's view of the log: ``append`` returns once the records are
+durable (per the fsync policy), ``replay`` yields what a previous run appended, ``aclose``
+flushes and releases. ``MemorySink`` keeps records in a list (tests, and a server started
+without a data directory; handing the same instance to a second server simulates a
+restart). ``open_log_sink`` puts ``storage.async_log.AsyncLog`` behind the same protocol.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
+from typing import Literal, Protocol
+
+import trio
+
+from coordinator.records import Record
+
+__all__ = ["FsyncPolicy", "LogSink", "MemorySink", "RecordSink", "open_log_sink"]
+
+log = logging.getLogger(__name__)
+
+FsyncPolicy = Literal["always", "interval", "never"]
+
+# How often the log sink asks storage whether compaction is worth it.
+COMPACTION_CHECK_INTERVAL_S = 60.0
+
+
+class RecordSink(Protocol):
+    """The log as the coordinator runtime sees it."""
+
+    #: True when ``replay`` reads files (the runtime then replays in a worker thread).
+    blocking_replay: bool
+
+    async def append(self, records: Sequence[Record]) -> None:
+        """Persist ``records``; raises when they could not be written."""
+
+    def append_nowait(self, records: Sequence[Record]) -> bool:
+        """Persist ``records`` synchronously if that is cheap (no fsync, no thread hop):
+        True when done, False when the caller must ``await append`` instead. Only called
+        when no other append is in flight."""
+
+    def replay(self) -> Iterable[Record]:
+        """Every record appended so far (by previous runs), in order."""
+
+    async def aclose(self) -> None:
+        """Flush and close; later appends fail."""
+
+
+class MemorySink:
+    """Records in a list: nothing survives the process."""
+
+    blocking_replay = False
+
+    def __init__(self, records: Iterable[Record] = ()) -> None:
+        self.records: list[Record] = list(records)
+        self.closed = False
+        #: Test hook: when set, ``append`` raises what it returns (None: append normally).
+        self.fail_with: Callable[[Sequence[Record]], BaseException | None] | None = None
+
+    async def append(self, records: Sequence[Record]) -> None:
+        """Keep ``records`` (no I/O, but a checkpoint like any append)."""
+        if self.closed:
+            raise RuntimeError("the sink is closed")
+        if self.fail_with is not None:
+            error = self.fail_with(records)
+            if error is not None:
+                raise error
+        self.records.extend(records)
+        await trio.lowlevel.checkpoint()
+
+    def append_nowait(self, records: Sequence[Record]) -> bool:
+        """Keep ``records`` at once."""
+        if self.closed:
+            raise RuntimeError("the sink is closed")
+        if self.fail_with is not None:
+            error = self.fail_with(records)
+            if error is not None:
+                raise error
+        self.records.extend(records)
+        return True
+
+    def replay(self) -> Iterable[Record]:
+        """The records kept so far."""
+        return list(self.records)
+
+    async def aclose(self) -> None:
+        """Mark closed; a new server may reopen (replay) the same instance."""
+        self.closed = True
+        await trio.lowlevel.checkpoint()
+
+    def reopen(self) -> MemorySink:
+        """A fresh open sink holding the same records (a simulated restart)."""
+        return MemorySink(self.records)
+
+
+class LogSink:
+    """``storage.async_log.AsyncLog`` behind the RecordSink protocol."""
+
+    blocking_replay = True
+
+    def __init__(self, alog: object, fsync: FsyncPolicy = "always") -> None:
+        from storage.async_log import AsyncLog
+
+        assert isinstance(alog, AsyncLog)
+        self._alog = alog
+        self._fsync = fsync
+
+    @property
+    def directory(self) -> str:
+        """The data directory."""
+        return str(self._alog.log.directory)
+
+    async def append(self, records: Sequence[Record]) -> None:
+        """Append through the group-committing async log."""
+        await self._alog.append(records)
+
+    def append_nowait(self, records: Sequence[Record]) -> bool:
+        """Under ``--fsync never`` an append is one ``write`` into the page cache: do it on
+        the event loop rather than paying a worker-thread round trip. Other policies
+        fsync (always, or inline once per interval): those go through ``append``."""
+        if self._fsync != "never":
+            return False
+        from storage.log import EncodedBatch
+
+        self._alog.log.write_batch(EncodedBatch.encode(records))
+        return True
+
+    def replay(self) -> Iterable[Record]:
+        """Every record in the data directory (blocking: call from a worker thread)."""
+        return self._alog.log.replay()
+
+    async def aclose(self) -> None:
+        """Closed by ``open_log_sink``'s context exit; nothing to do here."""
+        await trio.lowlevel.checkpoint()
+
+    async def run_compaction(self) -> None:
+        """Ask storage every minute whether the log is worth compacting (off the event loop)."""
+        while True:
+            await trio.sleep(COMPACTION_CHECK_INTERVAL_S)
+            try:
+                result = await self._alog.maybe_compact()
+            except Exception:
+                log.exception("log compaction failed (the log stays as it was)")
+                continue
+            if result is not None:
+                log.info("log compacted: %s", result)
+
+
+@asynccontextmanager
+async def open_log_sink(
+    directory: str, fsync: FsyncPolicy = "always", recover: str = "fail"
+) -> AsyncIterator[LogSink]:
+    """Open (lock, recover) the log in ``directory``; flush, fsync and unlock on exit.
+    ``recover="truncate"`` proceeds past corruption in the middle of a segment (dropping
+    what follows it) instead of refusing to start."""
+    from storage.async_log import open_async_log
+
+    async with open_async_log(directory, fsync=fsync, recover=recover) as alog:
+        for action in alog.log.recovery:
+            log.warning("log recovery: %s", action)
+        sink = LogSink(alog, fsync)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sink.run_compaction)
+            try:
+                yield sink
+            finally:
+                nursery.cancel_scope.cancel()

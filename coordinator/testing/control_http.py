@@ -1,0 +1,222 @@
+"""The out-of-process controls: a small HTTP/1.1 API on loopback (``kcoord serve
+--control-port P``), the same controls the pytest fixture has. Off by default.
+
+==========================  =========================================================
+``POST /time/advance``       ``{"seconds": 45}``: 45 s of coordinator time pass now
+``GET /faults``              the armed faults
+``POST /faults``             ``{"api_key": 8, "error_code": 27, "count": 1, "delay_ms": 0,
+                             "drop": null|"before"|"after", "stall": false, "group_id": null,
+                             "client_id": null}`` → 201 and the fault (with its ``id``)
+``DELETE /faults/{id}``      remove one fault; ``DELETE /faults`` removes all
+``GET /groups``              every group: id, state, generation, member count
+``GET /groups/{id}``         one group straight from the coordinator (404 if unknown)
+``POST /reset``              remove every fault and delete every group without members
+                             (DeleteGroups semantics: their offsets are tombstoned)
+==========================  =========================================================
+
+Answers are JSON. Time moves only if the server runs on a ``trio.testing.MockClock``
+(the CLI uses one when ``--control-port`` is given); otherwise ``/time/advance`` is 409.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from http import HTTPStatus
+from typing import Any
+
+import trio
+import trio.testing
+
+from coordinator.core.messages import DeleteGroupsRequest, DeleteGroupsResponse
+from coordinator.server.app import RunningServer
+from coordinator.testing.double import describe_view
+from coordinator.testing.faults import FaultInjector
+
+__all__ = ["serve_control"]
+
+log = logging.getLogger(__name__)
+
+_MAX_REQUEST_BYTES = 65536
+_READ_TIMEOUT_S = 10.0
+
+
+class _HttpError(Exception):
+    def __init__(self, status: HTTPStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def serve_control(
+    running: RunningServer,
+    faults: FaultInjector,
+    port: int,
+    *,
+    host: str = "127.0.0.1",
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the control API until cancelled; reports the bound port."""
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    bound = int(listeners[0].socket.getsockname()[1])
+    log.info("control API listening on %s:%d", host, bound)
+    api = _ControlApi(running, faults)
+    task_status.started(bound)
+    await trio.serve_listeners(api.handle_stream, listeners)
+
+
+class _ControlApi:
+    def __init__(self, running: RunningServer, faults: FaultInjector) -> None:
+        self.running = running
+        self.faults = faults
+
+    async def handle_stream(self, stream: trio.SocketStream) -> None:
+        try:
+            with trio.fail_after(_READ_TIMEOUT_S):
+                method, path, body = await _read_request(stream)
+            status, answer = await self.route(method, path, body)
+        except _HttpError as exc:
+            status, answer = exc.status, {"error": str(exc)}
+        except trio.TooSlowError:
+            status, answer = HTTPStatus.REQUEST_TIMEOUT, {"error": "request not received in time"}
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return
+        payload = json.dumps(answer, default=str).encode()
+        head = (
+            f"HTTP/1.1 {status.value} {status.phrase}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        try:
+            await stream.send_all(head + payload)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            await trio.aclose_forcefully(stream)
+
+    async def route(self, method: str, path: str, body: Any) -> tuple[HTTPStatus, Any]:
+        parts = [p for p in path.split("?")[0].split("/") if p]
+        if parts == ["time", "advance"] and method == "POST":
+            return HTTPStatus.OK, await self.advance(body)
+        if parts == ["faults"] and method == "GET":
+            return HTTPStatus.OK, [f.as_dict() for f in self.faults.active()]
+        if parts == ["faults"] and method == "POST":
+            return HTTPStatus.CREATED, self.add_fault(body)
+        if parts == ["faults"] and method == "DELETE":
+            self.faults.clear()
+            return HTTPStatus.OK, {"removed": "all"}
+        if len(parts) == 2 and parts[0] == "faults" and method == "DELETE":
+            if not parts[1].isdigit() or not self.faults.remove(int(parts[1])):
+                raise _HttpError(HTTPStatus.NOT_FOUND, f"no fault {parts[1]}")
+            return HTTPStatus.OK, {"removed": int(parts[1])}
+        if parts == ["groups"] and method == "GET":
+            return HTTPStatus.OK, self.groups()
+        if len(parts) == 2 and parts[0] == "groups" and method == "GET":
+            group = self.group(parts[1])
+            if group is None:
+                raise _HttpError(HTTPStatus.NOT_FOUND, f"no group {parts[1]!r}")
+            return HTTPStatus.OK, group
+        if parts == ["reset"] and method == "POST":
+            return HTTPStatus.OK, await self.reset()
+        raise _HttpError(HTTPStatus.NOT_FOUND, f"no route {method} {path}")
+
+    async def advance(self, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict) or not isinstance(body.get("seconds"), int | float):
+            raise _HttpError(HTTPStatus.BAD_REQUEST, 'body must be {"seconds": <number>}')
+        seconds = float(body["seconds"])
+        if seconds < 0:
+            raise _HttpError(HTTPStatus.BAD_REQUEST, "time only moves forward")
+        clock = trio.lowlevel.current_clock()
+        if not isinstance(clock, trio.testing.MockClock):
+            raise _HttpError(HTTPStatus.CONFLICT, "this server's clock cannot be moved")
+        clock.jump(seconds)
+        for _ in range(3):
+            await trio.testing.wait_all_tasks_blocked()
+        return {"advanced_seconds": seconds, "now_ms": self.running.runtime.now_ms()}
+
+    def add_fault(self, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict) or not isinstance(body.get("api_key"), int):
+            raise _HttpError(HTTPStatus.BAD_REQUEST, "body must be a JSON object with api_key")
+        allowed = {"error_code", "count", "delay_ms", "drop", "stall", "group_id", "client_id"}
+        unknown = set(body) - allowed - {"api_key"}
+        if unknown:
+            raise _HttpError(HTTPStatus.BAD_REQUEST, f"unknown fields {sorted(unknown)}")
+        try:
+            fault = self.faults.add(body["api_key"], **{k: body[k] for k in allowed & set(body)})
+        except (TypeError, ValueError) as exc:
+            raise _HttpError(HTTPStatus.BAD_REQUEST, str(exc)) from exc
+        return fault.as_dict()
+
+    def groups(self) -> list[dict[str, Any]]:
+        coordinator = self.running.runtime.coordinator
+        out = []
+        for group_id in sorted(coordinator.group_ids()):
+            view = coordinator.describe(group_id)
+            if view is not None:
+                out.append(
+                    {
+                        "group_id": group_id,
+                        "state": view.state,
+                        "generation_id": view.generation_id,
+                        "members": len(view.members),
+                    }
+                )
+        return out
+
+    def group(self, group_id: str) -> dict[str, Any] | None:
+        view = self.running.runtime.coordinator.describe(group_id)
+        return None if view is None else describe_view(view)
+
+    async def reset(self) -> dict[str, Any]:
+        self.faults.clear()
+        runtime = self.running.runtime
+        empty = [
+            g
+            for g in runtime.coordinator.group_ids()
+            if (view := runtime.coordinator.describe(g)) is not None and not view.members
+        ]
+        response = await runtime.call(
+            runtime.coordinator.delete_groups,
+            DeleteGroupsRequest(api_version=2, groups_names=empty),
+            DeleteGroupsResponse,
+        )
+        return {
+            "faults": "cleared",
+            "deleted_groups": [r.group_id for r in response.results if r.error_code == 0],
+        }
+
+
+async def _read_request(stream: trio.SocketStream) -> tuple[str, str, Any]:
+    data = bytearray()
+    while b"\r\n\r\n" not in data:
+        chunk = await stream.receive_some(4096)
+        if not chunk:
+            raise _HttpError(HTTPStatus.BAD_REQUEST, "connection closed mid-request")
+        data += chunk
+        if len(data) > _MAX_REQUEST_BYTES:
+            raise _HttpError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "request too large")
+    head, _, rest = bytes(data).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    try:
+        method, path, _version = lines[0].split(" ", 2)
+    except ValueError:
+        raise _HttpError(HTTPStatus.BAD_REQUEST, "malformed request line") from None
+    length = 0
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            if not value.strip().isdigit():
+                raise _HttpError(HTTPStatus.BAD_REQUEST, "bad Content-Length")
+            length = int(value.strip())
+    if length > _MAX_REQUEST_BYTES:
+        raise _HttpError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body too large")
+    body = bytearray(rest)
+    while len(body) < length:
+        chunk = await stream.receive_some(length - len(body))
+        if not chunk:
+            raise _HttpError(HTTPStatus.BAD_REQUEST, "connection closed mid-body")
+        body += chunk
+    if not length:
+        return method, path, None
+    try:
+        return method, path, json.loads(bytes(body[:length]))
+    except json.JSONDecodeError as exc:
+        raise _HttpError(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}") from exc

@@ -1,0 +1,270 @@
+"""kcoord as an in-process test double: a real server on 127.0.0.1:0 in a background
+thread with its own Trio loop, and controls a real broker does not have.
+
+Virtual time: the server runs on a ``trio.testing.MockClock`` at rate 1.0 (it follows real
+time) that :meth:`KcoordServer.advance` jumps forward, so 45 s of *coordinator* time pass
+at once: session timeouts expire, rebalance timeouts fire, offsets reach retention.
+Clients' own timers are theirs; only the coordinator's time jumps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, TypeVar
+
+import trio
+import trio.testing
+
+from coordinator.core.coordinator import GroupView
+from coordinator.server.app import RunningServer, serve
+from coordinator.server.options import ServeOptions, build_options
+from coordinator.testing.faults import DropWhen, Fault, FaultInjector
+
+__all__ = ["DEFAULT_TEST_CONFIG", "KcoordServer", "describe_view"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Test-friendly defaults: no initial rebalance delay (Kafka's own test setting).
+DEFAULT_TEST_CONFIG: dict[str, str] = {"group.initial.rebalance.delay.ms": "0"}
+
+_START_TIMEOUT_S = 30.0
+_STOP_TIMEOUT_S = 30.0
+
+
+class KcoordServer:
+    """A kcoord server in a background thread. Use as a context manager or start()/stop()."""
+
+    def __init__(
+        self,
+        config: Mapping[str, str] | None = None,
+        *,
+        data_dir: str | None = None,
+        topics: Mapping[str, int] | None = None,
+        fsync: str = "never",
+    ) -> None:
+        self.config = {**DEFAULT_TEST_CONFIG, **(config or {})}
+        self._owns_data_dir = data_dir is None
+        self.data_dir = data_dir or tempfile.mkdtemp(prefix="kcoord-")
+        self._topics = dict(topics or {})
+        self._fsync = fsync
+        self.faults = FaultInjector()
+        self._port = 0
+        self._thread: threading.Thread | None = None
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._clock: trio.testing.MockClock | None = None
+        self._running: RunningServer | None = None
+        self._stop: trio.Event | None = None
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> KcoordServer:
+        """Start the server; returns once it listens (or raises what stopped it)."""
+        if self._thread is not None:
+            raise RuntimeError("already started")
+        options = build_options(
+            port=self._port,
+            data_dir=self.data_dir,
+            properties=self.config,
+            topics=tuple(self._topics.items()),
+            fsync=self._fsync,
+        )
+        options = replace(options, host="127.0.0.1", faults=self.faults)
+        self._started.clear()
+        self._error = None
+        self._thread = threading.Thread(
+            target=self._run, args=(options,), name="kcoord-server", daemon=True
+        )
+        self._thread.start()
+        if not self._started.wait(_START_TIMEOUT_S):
+            raise TimeoutError("kcoord did not start within 30 s")
+        if self._error is not None:
+            self._thread.join(_STOP_TIMEOUT_S)
+            self._thread = None
+            raise RuntimeError(f"kcoord failed to start: {self._error}") from self._error
+        return self
+
+    def _run(self, options: ServeOptions) -> None:
+        clock = trio.testing.MockClock(rate=1.0)
+        self._clock = clock
+        try:
+            trio.run(self._main, options, clock=clock)
+        except BaseException as exc:  # reported to start() / stop()
+            self._error = exc
+            log.exception("kcoord test server stopped with an error")
+        finally:
+            self._started.set()
+
+    async def _main(self, options: ServeOptions) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        self._stop = trio.Event()
+        async with trio.open_nursery() as nursery:
+            self._running = await nursery.start(serve, options)
+            self._port = self._running.port
+            self._started.set()
+            await self._stop.wait()
+            nursery.cancel_scope.cancel()
+
+    def stop(self) -> None:
+        """Stop the server (graceful: the log is flushed and closed) and join its thread."""
+        thread = self._thread
+        if thread is None:
+            return
+        if self._token is not None and self._stop is not None and thread.is_alive():
+            with contextlib.suppress(trio.RunFinishedError):
+                trio.from_thread.run_sync(self._stop.set, trio_token=self._token)
+        thread.join(_STOP_TIMEOUT_S)
+        if thread.is_alive():
+            raise TimeoutError("kcoord did not stop within 30 s")
+        self._thread = None
+        self._token = None
+        self._running = None
+
+    def close(self) -> None:
+        """Stop and remove the data directory this object created."""
+        self.stop()
+        if self._owns_data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def restart(self, kill: bool = False) -> None:
+        """Stop and start again on the same port and data directory: what survives is what
+        the log holds (committed offsets, group metadata); topics and their messages live
+        in memory and are re-created from ``topics``. In process, both ways stop by
+        cancellation (in-flight requests are abandoned unanswered, the log is closed);
+        ``kill`` is accepted so tests read the same against a crash-restarted server.
+        A real SIGKILL is exercised by the storage crash tests, out of process."""
+        del kill
+        self.stop()
+        self.start()
+
+    def __enter__(self) -> KcoordServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- what a test reads --------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        return self._port
+
+    @property
+    def bootstrap(self) -> str:
+        """``"127.0.0.1:PORT"`` for a client's bootstrap servers."""
+        return f"127.0.0.1:{self._port}"
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        if self._token is None:
+            raise RuntimeError("kcoord is not running")
+        return trio.from_thread.run_sync(fn, trio_token=self._token)
+
+    def create_topic(self, name: str, partitions: int = 1) -> None:
+        """Create a topic (or keep the existing one)."""
+        running = self._require()
+        self._call(lambda: running.server.topics.ensure_topic(name, partitions))
+
+    def describe_group(self, group_id: str) -> dict[str, Any] | None:
+        """The group straight from the coordinator: state, generation, members (with their
+        decoded assignments for consumer groups), leader, protocol; None if unknown."""
+        running = self._require()
+        view = self._call(lambda: running.runtime.coordinator.describe(group_id))
+        return None if view is None else describe_view(view)
+
+    def committed(self, group_id: str) -> dict[tuple[str, int], int]:
+        """The group's committed offsets: {(topic, partition): offset}."""
+        running = self._require()
+        offsets = self._call(lambda: running.runtime.coordinator.committed_offsets(group_id))
+        return {key: value.offset for key, value in offsets.items()}
+
+    # -- controls -------------------------------------------------------------------------
+
+    def advance(self, seconds: float) -> None:
+        """Make ``seconds`` of coordinator time pass now, and let due timers fire."""
+        if seconds < 0:
+            raise ValueError("time only moves forward")
+        if self._token is None or self._clock is None:
+            raise RuntimeError("kcoord is not running")
+        clock = self._clock
+
+        async def jump() -> None:
+            clock.jump(seconds)
+            # Let the runtime's timer task run the expiries and their follow-ups.
+            for _ in range(3):
+                await trio.testing.wait_all_tasks_blocked()
+
+        trio.from_thread.run(jump, trio_token=self._token)
+
+    def inject(
+        self,
+        api_key: int,
+        *,
+        error_code: int | None = None,
+        count: int | None = 1,
+        delay_ms: int = 0,
+        drop: DropWhen | None = None,
+        stall: bool = False,
+        group_id: str | None = None,
+        client_id: str | None = None,
+    ) -> Fault:
+        """Arm a fault for the next ``count`` requests of ``api_key`` (see faults.py)."""
+        return self.faults.add(
+            api_key,
+            error_code=error_code,
+            count=count,
+            delay_ms=delay_ms,
+            drop=drop,
+            stall=stall,
+            group_id=group_id,
+            client_id=client_id,
+        )
+
+    def _require(self) -> RunningServer:
+        if self._running is None:
+            raise RuntimeError("kcoord is not running")
+        return self._running
+
+
+def describe_view(view: GroupView) -> dict[str, Any]:
+    """A JSON-friendly group snapshot, assignments decoded for consumer groups."""
+    return {
+        "group_id": view.group_id,
+        "state": view.state,
+        "generation_id": view.generation_id,
+        "protocol_type": view.protocol_type,
+        "protocol": view.protocol_name,
+        "leader": view.leader_id,
+        "members": [
+            {
+                "member_id": m.member_id,
+                "group_instance_id": m.group_instance_id,
+                "client_id": m.client_id,
+                "assignment": _decode_assignment(m.assignment),
+            }
+            for m in view.members
+        ],
+    }
+
+
+def _decode_assignment(data: bytes) -> list[tuple[str, int]] | None:
+    if not data:
+        return []
+    try:
+        from wire.consumer_protocol import decode_assignment
+
+        _, assignment = decode_assignment(data)
+    except Exception:
+        return None
+    return sorted(
+        (tp["topic"], p) for tp in assignment["assigned_partitions"] for p in tp["partitions"]
+    )

@@ -1,0 +1,205 @@
+"""Fault injection: make the broker misbehave on purpose, per API key.
+
+A :class:`Fault` matches requests of one API key (optionally only for one group id or one
+client id) and, for the next ``count`` of them (``None``: until removed), does one or more
+of: answer with ``error_code`` instead of handling the request, delay the response by
+``delay_ms``, drop the connection before or after handling, or stall (never answer).
+Like librdkafka's mock-cluster error pushes and franz-go kfake's control hooks, but from
+Python and over HTTP. Every injection and every hit is logged; faults are removable.
+
+The error answer is built from the API's response schema, shaped after the request: the
+top-level ``error_code`` and every per-topic / per-partition / per-group ``error_code`` of
+arrays the request carried (OffsetCommit's partitions, OffsetFetch's groups, ...), as
+Kafka's ``AbstractRequest.getErrorResponse`` does. JoinGroup-style generation fields are -1.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from wire import DecodedRequest
+from wire.schema import Field, Message
+
+__all__ = ["Fault", "FaultInjector", "error_response"]
+
+log = logging.getLogger(__name__)
+
+DropWhen = Literal["before", "after"]
+
+
+@dataclass
+class Fault:
+    """One injected misbehaviour (see the module docstring)."""
+
+    id: int
+    api_key: int
+    error_code: int | None = None
+    count: int | None = 1
+    delay_ms: int = 0
+    drop: DropWhen | None = None
+    stall: bool = False
+    group_id: str | None = None
+    client_id: str | None = None
+    hits: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly view (the HTTP control API returns it)."""
+        return asdict(self)
+
+
+class FaultInjector:
+    """The set of active faults. Thread-safe: tests add faults from their own thread."""
+
+    def __init__(self) -> None:
+        self._faults: dict[int, Fault] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def add(
+        self,
+        api_key: int,
+        *,
+        error_code: int | None = None,
+        count: int | None = 1,
+        delay_ms: int = 0,
+        drop: DropWhen | None = None,
+        stall: bool = False,
+        group_id: str | None = None,
+        client_id: str | None = None,
+    ) -> Fault:
+        """Register a fault; returns it (its ``id`` removes it)."""
+        if count is not None and count < 1:
+            raise ValueError("count must be at least 1 (or None for until removed)")
+        if delay_ms < 0:
+            raise ValueError("delay_ms cannot be negative")
+        if drop not in (None, "before", "after"):
+            raise ValueError("drop must be 'before', 'after' or None")
+        if error_code is None and not delay_ms and drop is None and not stall:
+            raise ValueError("a fault needs error_code, delay_ms, drop or stall")
+        with self._lock:
+            fault = Fault(
+                next(self._ids),
+                api_key,
+                error_code,
+                count,
+                delay_ms,
+                drop,
+                stall,
+                group_id,
+                client_id,
+            )
+            self._faults[fault.id] = fault
+        log.warning("fault injected: %s", fault.as_dict())
+        return fault
+
+    def remove(self, fault_id: int) -> bool:
+        """Remove a fault; False if it was not (or no longer) active."""
+        with self._lock:
+            removed = self._faults.pop(fault_id, None)
+        if removed is not None:
+            log.warning("fault removed: %s", removed.as_dict())
+        return removed is not None
+
+    def clear(self) -> None:
+        """Remove every fault."""
+        with self._lock:
+            self._faults.clear()
+        log.warning("all faults removed")
+
+    def active(self) -> list[Fault]:
+        """The faults still armed."""
+        with self._lock:
+            return list(self._faults.values())
+
+    def __bool__(self) -> bool:
+        return bool(self._faults)
+
+    def match(self, request: DecodedRequest) -> Fault | None:
+        """The first fault matching ``request`` (consuming one of its hits), or None."""
+        if not self._faults:
+            return None
+        groups = _group_ids(request)
+        with self._lock:
+            for fault in self._faults.values():
+                if fault.api_key != request.api_key:
+                    continue
+                if fault.client_id is not None and fault.client_id != request.client_id:
+                    continue
+                if fault.group_id is not None and fault.group_id not in groups:
+                    continue
+                fault.hits += 1
+                if fault.count is not None:
+                    fault.count -= 1
+                    if fault.count == 0:
+                        del self._faults[fault.id]
+                break
+            else:
+                return None
+        log.warning(
+            "fault %d hits %s v%d (correlation id %d, client %r)",
+            fault.id,
+            request.spec.name,
+            request.api_version,
+            request.correlation_id,
+            request.client_id,
+        )
+        return fault
+
+
+def _group_ids(request: DecodedRequest) -> set[str]:
+    body = request.body
+    found = set()
+    if isinstance(body.get("group_id"), str):
+        found.add(body["group_id"])
+    for group in body.get("groups") or ():
+        if isinstance(group, dict) and isinstance(group.get("group_id"), str):
+            found.add(group["group_id"])
+        elif isinstance(group, str):  # DescribeGroups / DeleteGroups carry plain names
+            found.add(group)
+    for name in body.get("groups_names") or ():
+        found.add(name)
+    return found
+
+
+_ECHOED = (
+    "name",
+    "topic",
+    "topic_id",
+    "partition_index",
+    "group_id",
+    "member_id",
+    "group_instance_id",
+    "key",
+)
+
+
+def error_response(request: DecodedRequest, error_code: int) -> dict[str, Any]:
+    """A response to ``request`` that carries ``error_code`` wherever the API has one."""
+    return _shape(request.spec.response, request.spec.response.fields, request.body, error_code)
+
+
+def _shape(message: Message, fields: tuple[Field, ...], source: Any, code: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for field in fields:
+        name = field.name
+        if name == "error_code":
+            out[name] = code
+        elif name in ("generation_id", "generation"):
+            out[name] = -1
+        elif name in _ECHOED and isinstance(source, dict) and name in source:
+            out[name] = source[name]
+        elif field.type == "[]" and isinstance(source, dict):
+            items = source.get(name)
+            if items is None and name == "partitions":
+                indexes = source.get("partition_indexes") or ()
+                items = [{"partition_index": i} for i in indexes]
+            if isinstance(items, list):
+                out[name] = [
+                    _shape(message, field.fields, item if isinstance(item, dict) else {}, code)
+                    for item in items
+                ]
+    return out

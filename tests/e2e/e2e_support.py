@@ -1,0 +1,149 @@
+"""A real ``kcoord serve`` subprocess and helpers for driving real clients against it."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+REPO = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+
+#: Settings every e2e server runs with: immediate first rebalance, short sessions allowed.
+E2E_CONFIG = {"group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "1000"}
+
+
+class KcoordProcess:
+    """``python -m coordinator serve`` on an ephemeral port; stopped by ``stop``/``kill``."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        topics: Sequence[str] = (),
+        config: dict[str, str] | None = None,
+        extra_args: Sequence[str] = (),
+        fsync: str = "always",
+    ) -> None:
+        self.data_dir = data_dir
+        self.topics = list(topics)
+        self.config = {**E2E_CONFIG, **(config or {})}
+        self.extra_args = list(extra_args)
+        self.fsync = fsync
+        self.proc: subprocess.Popen[str] | None = None
+        self.port = 0
+        self.stderr_path = data_dir.parent / f"{data_dir.name}-stderr.log"
+        self.started_in = 0.0
+
+    def argv(self, port: int = 0) -> list[str]:
+        args = [
+            sys.executable,
+            "-m",
+            "coordinator",
+            "serve",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(self.data_dir),
+            "--fsync",
+            self.fsync,
+            "--log-level",
+            os.environ.get("KCOORD_E2E_LOG_LEVEL", "info"),
+        ]
+        for topic in self.topics:
+            args += ["--topic", topic]
+        for key, value in self.config.items():
+            args += ["-c", f"{key}={value}"]
+        return args + self.extra_args
+
+    def start(self, port: int = 0, timeout: float = 20.0) -> KcoordProcess:
+        """Start and wait (bounded) for the ``kcoord listening on HOST:PORT`` line."""
+        stderr = open(self.stderr_path, "a")  # noqa: SIM115 - closed with the process
+        began = time.perf_counter()
+        self.proc = subprocess.Popen(
+            self.argv(port),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            cwd=REPO,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        stderr.close()
+        lines: queue.Queue[str] = queue.Queue()
+        assert self.proc.stdout is not None
+        stdout = self.proc.stdout
+        threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
+        try:
+            line = lines.get(timeout=timeout)
+        except queue.Empty:
+            self.kill()
+            raise AssertionError(f"kcoord did not start in {timeout}s: {self.stderr()}") from None
+        if not line.startswith("kcoord listening on "):
+            self.kill()
+            raise AssertionError(f"unexpected first line {line!r}: {self.stderr()}")
+        self.started_in = time.perf_counter() - began
+        self.port = int(line.strip().rsplit(":", 1)[1])
+        return self
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stderr(self) -> str:
+        try:
+            return self.stderr_path.read_text()[-4000:]
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 15.0) -> int:
+        """SIGTERM and wait; SIGKILL if it does not exit in time. The exit status."""
+        proc = self.proc
+        if proc is None:
+            return 0
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        self._close_pipes()
+        return int(proc.returncode)
+
+    def kill(self) -> None:
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+        self._close_pipes()
+
+    def _close_pipes(self) -> None:
+        if self.proc is not None and self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def wait_until(
+    condition: Callable[[], T], timeout: float, interval: float = 0.05, what: str = ""
+) -> T:
+    """Poll ``condition`` until truthy (returned) or fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what or condition}")
+        time.sleep(interval)
+
+
+def exact_cover(assignments: Iterable[Iterable[Any]], expected: set[Any]) -> bool:
+    """Every expected partition owned by exactly one consumer."""
+    seen: list[Any] = [tp for a in assignments for tp in a]
+    return len(seen) == len(set(seen)) and set(seen) == expected

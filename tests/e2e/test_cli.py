@@ -1,0 +1,213 @@
+"""The ``kcoord`` command-line contract, with real subprocesses."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_support import REPO, KcoordProcess
+
+from wire import decode_response, encode_request
+
+SERVE = [sys.executable, "-m", "coordinator", "serve"]
+
+
+def run_cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "coordinator", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["serve", "--bogus"],
+        ["serve", "--port", "70000"],
+        ["serve", "--port", "abc"],
+        ["serve", "--fsync", "sometimes"],
+        ["serve", "-c", "no.such.key=1"],
+        ["serve", "-c", "novalue"],
+        ["serve", "-c", "group.max.size=many"],
+        ["serve", "-c", "group.min.session.timeout.ms=-5"],
+        ["serve", "-c", "auto.create.topics.enable=perhaps"],
+        ["serve", "-c", "socket.request.max.bytes=0"],
+        ["serve", "-c", "connections.max.idle.ms=x"],
+        ["serve", "--topic", "bad/name"],
+        ["serve", "--topic", "t:0"],
+        ["serve", "--config-file", "/nonexistent/server.properties"],
+        ["frobnicate"],
+        [],
+    ],
+)
+def test_bad_usage_is_one_line_on_stderr_and_exit_2(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from coordinator.cli import main
+
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("kcoord: error: ")
+
+
+def test_bad_usage_in_a_real_process() -> None:
+    result = run_cli("serve", "-c", "no.such.key=1")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == "kcoord: error: unknown configuration key 'no.such.key'\n"
+
+
+def test_config_file_unknown_key_and_good_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.properties"
+    bad.write_text("# a comment\ngroup.max.size=10\nlog.dirs=/tmp/x\n")
+    result = run_cli("serve", "--config-file", str(bad))
+    assert result.returncode == 2
+    assert result.stderr.strip() == "kcoord: error: unknown configuration key 'log.dirs'"
+
+
+def _api_versions(port: int) -> int:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(
+            encode_request(
+                18, 3, 7, "cli-test", {"client_software_name": "t", "client_software_version": "1"}
+            )
+        )
+        data = b""
+        while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+            chunk = sock.recv(65536)
+            assert chunk
+            data += chunk
+        corr, body = decode_response(18, 3, data[4:])
+        assert corr == 7
+        return int(body.error_code)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_listening_line_then_clean_exit_on_signal(tmp_path: Path, sig: int) -> None:
+    config = tmp_path / "server.properties"
+    config.write_text(
+        "group.initial.rebalance.delay.ms = 0\n"
+        "offsets.retention.minutes: 60\n"
+        "num.partitions 3\n"
+        "connections.max.idle.ms=\\\n  60000\n"
+    )
+    process = KcoordProcess(
+        tmp_path / "data", topics=["a", "b:2"], extra_args=["--config-file", str(config)]
+    )
+    process.start()
+    try:
+        assert process.port > 0
+        assert _api_versions(process.port) == 0
+        assert process.proc is not None
+        process.proc.send_signal(sig)
+        assert process.proc.wait(15) == 0
+    finally:
+        process.kill()
+    assert "Traceback" not in process.stderr()
+
+
+def test_first_api_versions_answered_quickly(tmp_path: Path) -> None:
+    # The 250 ms target is measured by tests/benchmarks/bench_server.py on an idle machine;
+    # here only a loose bound, since the suite may share the machine.
+    began = time.perf_counter()
+    process = KcoordProcess(tmp_path / "data").start()
+    try:
+        assert _api_versions(process.port) == 0
+        assert time.perf_counter() - began < 5
+    finally:
+        process.kill()
+
+
+def wait_until_locked(lock: Path, timeout: float = 20.0) -> None:
+    import fcntl
+    import os
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if lock.exists():
+            fd = os.open(lock, os.O_RDWR)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return  # held by the server
+            else:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+        time.sleep(0.02)
+    raise AssertionError(f"{lock} was never locked by the first server")
+
+
+def test_data_dir_in_use_exits_1_with_one_line(tmp_path: Path, start_kcoord: Any) -> None:
+    first = start_kcoord(data_dir=tmp_path / "shared")
+    assert first.port
+    # The first server reports its address before it has opened (and locked) its log, so
+    # that clients can connect during replay: wait until it really holds the lock.
+    wait_until_locked(tmp_path / "shared" / ".lock")
+    result = subprocess.run(
+        [*SERVE, "--port", "0", "--data-dir", str(tmp_path / "shared")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=REPO,
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    errors = [line for line in result.stderr.splitlines() if line.startswith("kcoord:")]
+    assert len(errors) == 1 and "in use" in errors[0], result.stderr
+
+
+def test_port_in_use_exits_1(tmp_path: Path, start_kcoord: Any) -> None:
+    first = start_kcoord()
+    result = subprocess.run(
+        [*SERVE, "--port", str(first.port), "--data-dir", str(tmp_path / "other")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=REPO,
+    )
+    assert result.returncode == 1
+    assert "cannot serve" in result.stderr
+
+
+def test_log_dump_dispatches_to_storage(tmp_path: Path, start_kcoord: Any) -> None:
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    server = start_kcoord(data_dir=tmp_path / "dumped", topics=["t12:12"])
+    consumer = KafkaConsumer(
+        bootstrap_servers=server.bootstrap, group_id="dumped-group", enable_auto_commit=False
+    )
+    try:
+        consumer.commit({TopicPartition("t12", 5): OffsetAndMetadata(77, "", -1)})
+    finally:
+        consumer.close()
+    server.stop()
+    result = run_cli("log", "dump", str(tmp_path / "dumped"))
+    assert result.returncode == 0, result.stderr
+    assert "dumped-group" in result.stdout and "77" in result.stdout
+
+
+def test_python_m_and_console_script_are_the_same_entry_point() -> None:
+    from coordinator import cli
+
+    assert run_cli("--help").returncode == 0
+    script = Path(sys.executable).with_name("kcoord")
+    if script.exists():
+        result = subprocess.run(
+            [str(script), "serve", "--bogus"], capture_output=True, text=True, timeout=30
+        )
+        assert result.returncode == 2
+    assert callable(cli.main)

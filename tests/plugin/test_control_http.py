@@ -1,0 +1,153 @@
+"""The HTTP control API over real HTTP (urllib, from a worker thread) against a real server:
+a member's session expires when ``POST /time/advance`` moves coordinator time, faults are
+armed, listed and removed, ``POST /reset`` deletes the emptied group."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+import trio
+import trio.testing
+
+import wire
+from coordinator.server.app import RunningServer, serve
+from coordinator.server.options import build_options
+from coordinator.testing.control_http import serve_control
+from coordinator.testing.faults import FaultInjector
+
+JOIN_GROUP, SYNC_GROUP, HEARTBEAT = 11, 14, 12
+
+
+def http(port: int, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+async def call(port: int, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    return await trio.to_thread.run_sync(http, port, method, path, body)
+
+
+class RawClient:
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.reader = wire.FrameReader()
+        self.correlation = 0
+
+    async def request(self, api_key: int, version: int, body: dict[str, Any]) -> Any:
+        self.correlation += 1
+        await self.stream.send_all(
+            wire.encode_request(api_key, version, self.correlation, "ctl-test", body)
+        )
+        while (payload := self.reader.next_frame()) is wire.NEED_DATA:
+            data = await self.stream.receive_some(65536)
+            assert data, "server closed the connection"
+            self.reader.receive_data(data)
+        assert isinstance(payload, bytes)
+        correlation, response = wire.decode_response(api_key, version, payload)
+        assert correlation == self.correlation
+        return response
+
+
+async def start(nursery: trio.Nursery, faults: FaultInjector) -> tuple[RunningServer, int]:
+    options = build_options(
+        {"group.initial.rebalance.delay.ms": "0"}, port=0, data_dir=None, faults=faults
+    )
+    running: RunningServer = await nursery.start(serve, options)
+    control_port: int = await nursery.start(serve_control, running, faults, 0)
+    return running, control_port
+
+
+async def test_time_advance_faults_and_reset_over_http(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    mock_clock.rate = 1.0  # real time passes; /time/advance jumps on top of it
+    faults = FaultInjector()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            running, port = await start(nursery, faults)
+            client = RawClient(await trio.open_tcp_stream("127.0.0.1", running.port))
+            joined = await client.request(
+                JOIN_GROUP,
+                3,
+                {
+                    "group_id": "g",
+                    "session_timeout_ms": 6000,
+                    "rebalance_timeout_ms": 6000,
+                    "member_id": "",
+                    "protocol_type": "consumer",
+                    "protocols": [{"name": "range", "metadata": b"\x00\x00"}],
+                },
+            )
+            assert joined.error_code == 0
+            synced = await client.request(
+                SYNC_GROUP,
+                3,
+                {
+                    "group_id": "g",
+                    "generation_id": joined.generation_id,
+                    "member_id": joined.member_id,
+                    "assignments": [{"member_id": joined.member_id, "assignment": b""}],
+                },
+            )
+            assert synced.error_code == 0
+
+            status, group = await call(port, "GET", "/groups/g")
+            assert status == 200 and group["state"] == "Stable" and len(group["members"]) == 1
+            status, groups = await call(port, "GET", "/groups")
+            assert status == 200 and [g["group_id"] for g in groups] == ["g"]
+
+            status, fault = await call(
+                port, "POST", "/faults", {"api_key": HEARTBEAT, "error_code": 27, "count": 2}
+            )
+            assert status == 201 and fault["api_key"] == HEARTBEAT
+            status, listed = await call(port, "GET", "/faults")
+            assert [f["id"] for f in listed] == [fault["id"]]
+            beat = await client.request(
+                HEARTBEAT,
+                3,
+                {
+                    "group_id": "g",
+                    "generation_id": joined.generation_id,
+                    "member_id": joined.member_id,
+                },
+            )
+            assert beat.error_code == 27  # injected, not the coordinator's answer
+            status, _ = await call(port, "DELETE", f"/faults/{fault['id']}")
+            assert status == 200 and not faults.active()
+            beat = await client.request(
+                HEARTBEAT,
+                3,
+                {
+                    "group_id": "g",
+                    "generation_id": joined.generation_id,
+                    "member_id": joined.member_id,
+                },
+            )
+            assert beat.error_code == 0
+
+            status, moved = await call(port, "POST", "/time/advance", {"seconds": 7})
+            assert status == 200 and moved["advanced_seconds"] == 7
+            status, group = await call(port, "GET", "/groups/g")
+            assert group["state"] == "Empty" and group["members"] == []  # session expired
+
+            status, reset = await call(port, "POST", "/reset")
+            assert status == 200 and reset["deleted_groups"] == ["g"]
+            status, missing = await call(port, "GET", "/groups/g")
+            assert status == 404 and "no group" in missing["error"]
+
+            status, bad = await call(port, "POST", "/time/advance", {"seconds": -1})
+            assert status == 400
+            status, bad = await call(port, "POST", "/faults", {"api_key": 8, "colour": "red"})
+            assert status == 400 and "colour" in bad["error"]
+            status, _ = await call(port, "GET", "/nowhere")
+            assert status == 404
+            await client.stream.aclose()
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,128 @@
+"""A raw-frame Kafka client over Trio for the server tests (and the benchmark)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import trio
+
+from wire import NEED_DATA, FrameReader, decode_response, encode_request
+
+API_VERSIONS, HEARTBEAT, JOIN_GROUP, SYNC_GROUP = 18, 12, 11, 14
+OFFSET_COMMIT, OFFSET_FETCH, DESCRIBE_GROUPS, LIST_GROUPS, LEAVE_GROUP = 8, 9, 15, 16, 13
+
+
+class RawClient:
+    """One TCP connection speaking size-prefixed frames."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.reader = FrameReader(1 << 30)
+        self._corr = itertools.count(1)
+
+    @classmethod
+    async def connect(cls, port: int, host: str = "127.0.0.1") -> RawClient:
+        return cls(await trio.open_tcp_stream(host, port))
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+    def frame(
+        self, api_key: int, version: int, body: Any, corr: int | None = None
+    ) -> tuple[int, bytes]:
+        """(correlation id, encoded request)."""
+        corr = next(self._corr) if corr is None else corr
+        return corr, encode_request(api_key, version, corr, "raw-client", body)
+
+    async def send(self, api_key: int, version: int, body: Any, corr: int | None = None) -> int:
+        corr, data = self.frame(api_key, version, body, corr)
+        await self.stream.send_all(data)
+        return corr
+
+    async def recv_frame(self) -> bytes | None:
+        """The next response payload, or None when the server closed the connection."""
+        while True:
+            payload = self.reader.next_frame()
+            if payload is not NEED_DATA:
+                assert isinstance(payload, bytes)
+                return payload
+            try:
+                data = await self.stream.receive_some(1 << 16)
+            except trio.BrokenResourceError:
+                return None
+            if not data:
+                return None
+            self.reader.receive_data(data)
+
+    async def recv(self, api_key: int, version: int) -> tuple[int, Any]:
+        payload = await self.recv_frame()
+        assert payload is not None, "connection closed by the server"
+        return decode_response(api_key, version, payload)
+
+    async def request(self, api_key: int, version: int, body: Any) -> Any:
+        corr = await self.send(api_key, version, body)
+        got, response = await self.recv(api_key, version)
+        assert got == corr
+        return response
+
+    async def closed_by_server(self) -> bool:
+        """True once the server closes (EOF/reset); False if it answers something instead."""
+        return await self.recv_frame() is None
+
+
+def join_body(
+    group: str,
+    member_id: str = "",
+    *,
+    session_timeout_ms: int = 10_000,
+    rebalance_timeout_ms: int = 10_000,
+    instance_id: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "group_id": group,
+        "session_timeout_ms": session_timeout_ms,
+        "rebalance_timeout_ms": rebalance_timeout_ms,
+        "member_id": member_id,
+        "group_instance_id": instance_id,
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"}],
+        "reason": None,
+    }
+
+
+async def join(client: RawClient, group: str, **kwargs: Any) -> Any:
+    """JoinGroup v7 including the MEMBER_ID_REQUIRED round trip; the final response."""
+    first = await client.request(JOIN_GROUP, 7, join_body(group, **kwargs))
+    if first.error_code != 79:
+        return first
+    return await client.request(JOIN_GROUP, 7, join_body(group, first.member_id, **kwargs))
+
+
+async def sync(client: RawClient, group: str, joined: Any, assignment: bytes = b"") -> Any:
+    """SyncGroup v5 for a JoinGroup response (the leader assigns ``assignment`` to all)."""
+    assignments = []
+    if joined.leader == joined.member_id:
+        assignments = [{"member_id": m.member_id, "assignment": assignment} for m in joined.members]
+    return await client.request(
+        SYNC_GROUP,
+        5,
+        {
+            "group_id": group,
+            "generation_id": joined.generation_id,
+            "member_id": joined.member_id,
+            "group_instance_id": None,
+            "protocol_type": "consumer",
+            "protocol_name": joined.protocol_name,
+            "assignments": assignments,
+        },
+    )
+
+
+def heartbeat_body(group: str, generation: int, member_id: str) -> dict[str, Any]:
+    return {
+        "group_id": group,
+        "generation_id": generation,
+        "member_id": member_id,
+        "group_instance_id": None,
+    }
