@@ -1,0 +1,14 @@
+"""kcoord's data pipeline on Spark: data directories -> offset and rebalance datasets.
+
+- ``parse``: segment files -> columns, in plain Python (the storage codec); no Spark.
+- ``source``: the ``kcoord-log`` PySpark Python Data Source (one input partition per
+  segment file, Arrow record batches).
+- ``jobs``: ``offsets_latest``, ``offset_commits`` / ``commit_rates``, ``rebalances``,
+  ``groups_summary`` (DataFrame API).
+- ``report``: Parquet outputs, plots, ``report.md`` / ``report.html``.
+- ``cli``: ``kcoord pipeline --input DIR [DIR ...] --output DIR``.
+- ``session``: a SparkSession pinned to loopback; ``synthetic``: generated logs.
+
+Everything but ``parse`` and ``synthetic`` needs the ``pipeline`` extra
+(``pip install 'kcoord[pipeline]'``: pyspark[sql], pandas < 3, matplotlib) and Java 17.
+"""

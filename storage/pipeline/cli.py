@@ -1,0 +1,311 @@
+"""``kcoord pipeline``: kcoord data directories -> Parquet datasets and a report.
+
+    kcoord pipeline --input DIR [DIR ...] --output OUT [--master local[*]|spark://HOST:PORT]
+                    [--since T] [--until T] [--strict] [--quiet]
+
+T is an ISO 8601 time (``2024-05-01``, ``2024-05-01T12:00:00Z``; UTC unless it has an
+offset) or epoch milliseconds. ``--until`` gives the state as of T; ``--since`` limits
+the history (commits, rebalances) to T and later.
+
+Progress goes to stderr; the written files to stdout. Exit status: 0 done (a torn tail,
+normal after a crash, is only reported); 1 done but some input was corrupt (read up to
+the bad entry and reported: file and byte offset), or with ``--strict`` nothing written
+because an input is corrupt, or Spark failed; 2 bad arguments or a missing input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from .parse import CORRUPT, TORN_TAIL, find_segments
+
+__all__ = ["main", "parse_time"]
+
+
+class _ArgumentError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # exit status 2, without sys.exit
+        raise _ArgumentError(message)
+
+
+def parse_time(text: str) -> int:
+    """Epoch milliseconds of an ISO 8601 time (UTC unless an offset is given) or of an
+    integer (already milliseconds)."""
+    value = text.strip()
+    if value.lstrip("-").isdigit():
+        return int(value)
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    try:
+        when = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(
+            f"not a time: {text!r} (use e.g. 2024-05-01T12:00:00Z or epoch milliseconds)"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return int(when.timestamp() * 1000)
+
+
+def _parser() -> _Parser:
+    p = _Parser(
+        prog="kcoord pipeline",
+        description="Turn kcoord data directories into offset and rebalance datasets "
+        "(Parquet) and a report (report.md, report.html with plots), on Spark.",
+    )
+    p.add_argument(
+        "--input",
+        "-i",
+        nargs="+",
+        required=True,
+        metavar="DIR",
+        help="kcoord data directories (--data-dir of kcoord serve)",
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        required=True,
+        metavar="DIR",
+        help="where to write the datasets and the report",
+    )
+    p.add_argument(
+        "--master",
+        default="local[*]",
+        help="Spark master: local[*] (default), local[N], spark://host:port",
+    )
+    p.add_argument("--since", metavar="T", help="history from T (ISO 8601 or epoch ms)")
+    p.add_argument("--until", metavar="T", help="state and history up to T")
+    p.add_argument(
+        "--strict", action="store_true", help="fail (write nothing) when an input is corrupt"
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    return p
+
+
+class _Progress:
+    """Phase messages and, while Spark runs, its stage/task counts (stderr)."""
+
+    def __init__(self, out: TextIO, quiet: bool) -> None:
+        self.out = out
+        self.quiet = quiet
+        self.t0 = time.monotonic()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def say(self, message: str) -> None:
+        if not self.quiet:
+            print(f"[{time.monotonic() - self.t0:6.1f}s] {message}", file=self.out, flush=True)
+
+    def watch(self, spark: Any) -> None:
+        if self.quiet:
+            return
+        tracker = spark.sparkContext.statusTracker()
+
+        def run() -> None:
+            last = ""
+            last_time = 0.0
+            while not self._stop.wait(1.0):
+                try:
+                    stages = []
+                    for sid in tracker.getActiveStageIds():
+                        info = tracker.getStageInfo(sid)
+                        if info is not None:
+                            stages.append(
+                                f"stage {sid}: {info.numCompletedTasks}/{info.numTasks} tasks"
+                            )
+                except Exception:  # the session is going away
+                    return
+                text = ", ".join(stages)
+                now = time.monotonic()
+                if text and (text != last or now - last_time > 10):
+                    self.say(f"  spark {text}")
+                    last, last_time = text, now
+
+        self._thread = threading.Thread(target=run, name="pipeline-progress", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+
+def _spark_error_text(exc: BaseException) -> str:
+    """The useful line of a Spark failure (a worker's PipelineInputError, say)."""
+    text = str(exc)
+    found = re.findall(r"PipelineInputError: (.+)", text)
+    if found:
+        return str(found[-1]).strip()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def main(
+    argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    """Run the pipeline; returns the exit status."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    parser = _parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except _ArgumentError as exc:
+        parser.print_usage(err)
+        print(f"kcoord pipeline: error: {exc}", file=err)
+        return 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+
+    try:
+        since = parse_time(args.since) if args.since else None
+        until = parse_time(args.until) if args.until else None
+    except ValueError as exc:
+        print(f"kcoord pipeline: error: {exc}", file=err)
+        return 2
+    if since is not None and until is not None and since > until:
+        print("kcoord pipeline: error: --since is after --until", file=err)
+        return 2
+
+    inputs: list[str] = []
+    segments = 0
+    for path in args.input:
+        if not os.path.exists(path):
+            print(f"kcoord pipeline: error: input {path} does not exist", file=err)
+            return 2
+        if not os.path.isdir(path):
+            print(f"kcoord pipeline: error: input {path} is not a directory", file=err)
+            return 2
+        try:
+            found = find_segments(path)
+        except OSError as exc:
+            print(
+                f"kcoord pipeline: error: cannot read input {path}: {exc.strerror or exc}", file=err
+            )
+            return 2
+        if not found:
+            print(
+                f"kcoord pipeline: warning: {path} holds no segment files "
+                "(NNNNNNNNNNNNNNNNNNNN.log); is it a kcoord --data-dir?",
+                file=err,
+            )
+            if args.strict:
+                return 2
+            continue
+        inputs.append(os.path.abspath(path))
+        segments += len(found)
+    if not inputs:
+        print("kcoord pipeline: error: no input holds a kcoord log", file=err)
+        return 2
+    output = os.path.abspath(args.output)
+    if any(output == i or output.startswith(i + os.sep) for i in inputs):
+        print("kcoord pipeline: error: --output must not be inside an input", file=err)
+        return 2
+    try:
+        os.makedirs(output, exist_ok=True)
+    except OSError as exc:
+        print(f"kcoord pipeline: error: cannot create {output}: {exc.strerror or exc}", file=err)
+        return 2
+
+    return _run(args, inputs, segments, output, since, until, out, err)
+
+
+def _run(
+    args: argparse.Namespace,
+    inputs: list[str],
+    segments: int,
+    output: str,
+    since: int | None,
+    until: int | None,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    progress = _Progress(err, args.quiet)
+    progress.say(
+        f"starting Spark ({args.master}) for {len(inputs)} input(s), {segments} segment file(s)"
+    )
+    try:
+        from pyspark.sql import SparkSession
+
+        from .session import build_session
+
+        # A session already running in this process (a test's, a notebook's) is used and
+        # left running; one started here is stopped at the end.
+        owned = SparkSession.getActiveSession() is None
+        spark = build_session(args.master)
+    except Exception as exc:
+        print(
+            f"kcoord pipeline: error: cannot start Spark: {_spark_error_text(exc)} "
+            "(is Java 17 installed and pyspark[sql] in this environment?)",
+            file=err,
+        )
+        return 1
+    progress.watch(spark)
+    raw = None
+    try:
+        from pyspark import StorageLevel
+
+        from . import jobs, report
+
+        df = (
+            spark.read.format("kcoord-log")
+            .option("strict", "true" if args.strict else "false")
+            .load(inputs)
+        )
+        raw = df.persist(StorageLevel.MEMORY_AND_DISK)
+        progress.say("reading segments")
+        try:
+            total = raw.count()
+        except Exception as exc:
+            text = _spark_error_text(exc)
+            print(f"kcoord pipeline: error: corrupt input: {text}", file=err)
+            if args.strict:
+                print("kcoord pipeline: nothing written (--strict)", file=err)
+            return 1
+        problems = [r.asDict() for r in jobs.problems(raw).collect()]
+        corrupt = False
+        for p in problems:
+            where = f"{os.path.join(p['data_dir'], p['segment'])} at byte {p['position']}"
+            if p["record_type"] == TORN_TAIL:
+                print(f"kcoord pipeline: warning: {where}: {p['problem']}", file=err)
+            elif p["record_type"] == CORRUPT:
+                corrupt = True
+                print(
+                    f"kcoord pipeline: error: {where}: {p['problem']} "
+                    "(the other inputs are read; --strict to fail instead)",
+                    file=err,
+                )
+        progress.say(f"read {total - len(problems):,} records")
+        recs = jobs.apply_window(raw, since, until)
+        datasets, paths = report.write_datasets(recs, raw, output, since, progress.say)
+        progress.say("collecting the report")
+        data = report.collect(datasets, recs, inputs, segments, paths, (since, until))
+        data.elapsed_s = time.monotonic() - progress.t0
+        files = report.render(data, output)
+        progress.say("done")
+    except Exception as exc:
+        print(f"kcoord pipeline: error: Spark job failed: {_spark_error_text(exc)}", file=err)
+        return 1
+    finally:
+        progress.stop()
+        if raw is not None:
+            raw.unpersist()
+        if owned:
+            spark.stop()
+    for name, path in {**paths, **files}.items():
+        print(f"{name}\t{path}", file=out)
+    return 1 if corrupt else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""Fixtures for the pipeline tests: one loopback SparkSession for the whole run.
+
+Spark's start-up (a JVM, ~6 s) and the first use of its Python workers (~10 s) are paid
+once per pytest process: every Spark test shares the session-scoped ``spark`` fixture.
+The parser tests need no Spark at all.
+
+Warnings: the suite turns warnings into errors, and no filter is needed here: with
+pandas < 3 (pinned by the pipeline extra) PySpark 4.3 raises no Python warning, and the
+JVM's start-up lines go to its stderr. (kafka-python's DeprecationWarning is filtered
+in test_real_server_logs.py, as the e2e suite does.)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if ROOT not in sys.path:  # the repo root, so `import storage` works without an install
+    sys.path.insert(0, ROOT)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """A ``local[2]`` SparkSession pinned to loopback, with ``kcoord-log`` registered."""
+    pytest.importorskip("pyspark", reason="the pipeline extra (kcoord[pipeline]) is needed")
+    from storage.pipeline.session import build_session
+
+    session = build_session("local[2]", app_name="kcoord-pipeline-tests")
+    yield session
+    session.stop()
