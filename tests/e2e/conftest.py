@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,9 +31,48 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 StartKcoord = Callable[..., KcoordProcess]
 
 
+class ExternalBroker:
+    """A broker named by ``--bootstrap``: only its address is known."""
+
+    def __init__(self, bootstrap: str) -> None:
+        self.bootstrap = bootstrap
+
+
+def _external(request: pytest.FixtureRequest) -> str | None:
+    value: str | None = request.config.getoption("--bootstrap")
+    return value
+
+
+def _fresh_topic(bootstrap: str, name: str, partitions: int, timeout: float = 60.0) -> None:
+    """Delete ``name`` if it exists and create it empty: the tests count messages exactly.
+    Kafka deletes topics asynchronously, so creation is retried (bounded)."""
+    import time
+
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    try:
+        with contextlib.suppress(UnknownTopicOrPartitionError):
+            admin.delete_topics([name])
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                admin.create_topics([NewTopic(name, partitions, 1)])
+                return
+            except TopicAlreadyExistsError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+    finally:
+        admin.close()
+
+
 @pytest.fixture
-def start_kcoord(tmp_path: Path) -> Iterator[StartKcoord]:
+def start_kcoord(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[StartKcoord]:
     """``start_kcoord(topics=[...], config={...})``: a started server, killed at teardown."""
+    if _external(request):
+        pytest.skip("needs kcoord's own process (restart, data dir, CLI); --bootstrap is set")
     started: list[KcoordProcess] = []
 
     def start(data_dir: Path | None = None, port: int = 0, **kwargs: Any) -> KcoordProcess:
@@ -46,6 +86,16 @@ def start_kcoord(tmp_path: Path) -> Iterator[StartKcoord]:
 
 
 @pytest.fixture
-def kcoord(start_kcoord: StartKcoord) -> KcoordProcess:
-    """A server with a 12-partition topic ``t12``."""
-    return start_kcoord(topics=["t12:12"])
+def kcoord(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """A server with a 12-partition topic ``t12``: a kcoord subprocess, or the external
+    broker ``--bootstrap`` names (where ``t12`` is re-created empty for each test)."""
+    bootstrap = _external(request)
+    if bootstrap:
+        _fresh_topic(bootstrap, "t12", 12)
+        yield ExternalBroker(bootstrap)
+        return
+    process = KcoordProcess(tmp_path / "data", topics=["t12:12"])
+    try:
+        yield process.start(0)
+    finally:
+        process.kill()
