@@ -30,7 +30,7 @@ import trio.testing
 
 from coordinator.core.messages import DeleteGroupsRequest, DeleteGroupsResponse
 from coordinator.server.app import RunningServer
-from coordinator.testing.double import describe_view
+from coordinator.testing.double import describe_view, jump_clock
 from coordinator.testing.faults import FaultInjector
 
 __all__ = ["serve_control"]
@@ -127,9 +127,7 @@ class _ControlApi:
         clock = trio.lowlevel.current_clock()
         if not isinstance(clock, trio.testing.MockClock):
             raise _HttpError(HTTPStatus.CONFLICT, "this server's clock cannot be moved")
-        clock.jump(seconds)
-        for _ in range(3):
-            await trio.testing.wait_all_tasks_blocked()
+        await jump_clock(clock, seconds)
         return {"advanced_seconds": seconds, "now_ms": self.running.runtime.now_ms()}
 
     def add_fault(self, body: Any) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from coordinator.server.app import RunningServer, serve
 from coordinator.server.options import ServeOptions, build_options
 from coordinator.testing.faults import DropWhen, Fault, FaultInjector
 
-__all__ = ["DEFAULT_TEST_CONFIG", "KcoordServer", "describe_view"]
+__all__ = ["DEFAULT_TEST_CONFIG", "KcoordServer", "describe_view", "jump_clock"]
 
 log = logging.getLogger(__name__)
 
@@ -195,15 +195,7 @@ class KcoordServer:
             raise ValueError("time only moves forward")
         if self._token is None or self._clock is None:
             raise RuntimeError("kcoord is not running")
-        clock = self._clock
-
-        async def jump() -> None:
-            clock.jump(seconds)
-            # Let the runtime's timer task run the expiries and their follow-ups.
-            for _ in range(3):
-                await trio.testing.wait_all_tasks_blocked()
-
-        trio.from_thread.run(jump, trio_token=self._token)
+        trio.from_thread.run(jump_clock, self._clock, seconds, trio_token=self._token)
 
     def inject(
         self,
@@ -233,6 +225,14 @@ class KcoordServer:
         if self._running is None:
             raise RuntimeError("kcoord is not running")
         return self._running
+
+
+async def jump_clock(clock: trio.testing.MockClock, seconds: float) -> None:
+    """Move ``clock`` forward (from inside its Trio run) and let the runtime's timer task
+    run the expiries that fall due and their follow-ups."""
+    clock.jump(seconds)
+    for _ in range(3):
+        await trio.testing.wait_all_tasks_blocked()
 
 
 def describe_view(view: GroupView) -> dict[str, Any]:
