@@ -17,7 +17,7 @@ from typing import Any
 
 import trio
 
-from coordinator.records import Record
+from storage.records import Record
 
 from .compaction import CompactionPolicy, CompactionResult, compact, maybe_compact
 from .errors import LogClosedError, LogWriteError, StorageError

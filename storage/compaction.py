@@ -27,7 +27,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
-from coordinator.records import RebalanceEventKey, RebalanceEventValue
+from storage.records import RebalanceEventKey, RebalanceEventValue
 
 from .errors import CompactionError, LogWriteError
 from .layout import EVENT_KEY_PREFIX

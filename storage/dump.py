@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from coordinator.records import (
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from typing import Literal
 
+from wire.constants import ErrorCode
+
 __all__ = [
     "CompactionError",
     "CorruptLogError",
-    "ErrorCode",
     "LogClosedError",
     "LogLockedError",
     "LogWriteError",
@@ -35,28 +36,6 @@ __all__ = [
     "UnsupportedFormatError",
     "kafka_error_for",
 ]
-
-
-class ErrorCode:
-    """The Kafka error codes this module uses (``clients/.../protocol/Errors.java``)."""
-
-    UNKNOWN_SERVER_ERROR = -1
-    NONE = 0
-    UNKNOWN_TOPIC_OR_PARTITION = 3
-    INVALID_FETCH_SIZE = 4
-    NOT_LEADER_OR_FOLLOWER = 6
-    REQUEST_TIMED_OUT = 7
-    MESSAGE_TOO_LARGE = 10
-    NETWORK_EXCEPTION = 13
-    COORDINATOR_LOAD_IN_PROGRESS = 14
-    COORDINATOR_NOT_AVAILABLE = 15
-    NOT_COORDINATOR = 16
-    RECORD_LIST_TOO_LARGE = 18
-    NOT_ENOUGH_REPLICAS = 19
-    NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
-    REBALANCE_IN_PROGRESS = 27
-    INVALID_COMMIT_OFFSET_SIZE = 28
-    KAFKA_STORAGE_ERROR = 56
 
 
 class StorageError(Exception):

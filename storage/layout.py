@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from coordinator.records import Record
+from storage.records import Record
 
 from .errors import RecordTooLargeError
 from .record_codec import encode_record

@@ -19,7 +19,7 @@ import time
 from collections.abc import Generator, Iterator, Sequence
 from typing import Literal
 
-from coordinator.records import Record, RecordKey
+from storage.records import Record, RecordKey
 
 from .errors import (
     CorruptLogError,

@@ -24,7 +24,7 @@ from typing import Any
 
 from construct import Construct, ConstructError
 
-from coordinator.records import (
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,

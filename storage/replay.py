@@ -20,7 +20,7 @@ from typing import Any
 
 from crc32c import crc32c
 
-from coordinator.records import (
+from storage.records import (
     OffsetCommitKey,
     OffsetCommitValue,
     RebalanceEventKey,

@@ -14,13 +14,15 @@ from wire.codec import (
     encode_unsupported_api_versions,
     peek_request_header,
 )
-from wire.errors import CorruptFrame, ErrorCode, FrameTooLarge, UnsupportedVersion
+from wire.constants import ApiKey, ErrorCode
+from wire.errors import CorruptFrame, FrameTooLarge, UnsupportedVersion
 from wire.framing import DEFAULT_MAX_FRAME_BYTES, NEED_DATA, FrameReader, frame
 from wire.registry import ApiSpec, all_apis, lookup
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
     "NEED_DATA",
+    "ApiKey",
     "ApiSpec",
     "CorruptFrame",
     "DecodedRequest",

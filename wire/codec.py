@@ -16,10 +16,10 @@ from typing import Any
 from construct import Container
 
 import wire.apis  # noqa: F401 - registers every API module
-from wire.errors import CorruptFrame, ErrorCode, UnsupportedVersion
+from wire.constants import ApiKey, ErrorCode
+from wire.errors import CorruptFrame, UnsupportedVersion
 from wire.framing import frame
 from wire.header import (
-    API_VERSIONS_KEY,
     REQUEST_HEADER,
     RESPONSE_HEADER,
     request_header_version,
@@ -166,18 +166,18 @@ def api_versions_keys() -> list[dict[str, int]]:
 def encode_unsupported_api_versions(correlation_id: int) -> bytes:
     """Kafka's answer to an ApiVersions request of a version it does not know: error
     UNSUPPORTED_VERSION in a *v0* body listing ApiVersions' own range (header v0)."""
-    spec = _spec(API_VERSIONS_KEY, 0)
+    spec = _spec(ApiKey.API_VERSIONS, 0)
     body = {
         "error_code": ErrorCode.UNSUPPORTED_VERSION,
         "api_keys": [
             {
-                "api_key": API_VERSIONS_KEY,
+                "api_key": ApiKey.API_VERSIONS,
                 "min_version": spec.min_version,
                 "max_version": spec.max_version,
             }
         ],
     }
-    return encode_response(API_VERSIONS_KEY, 0, correlation_id, body)
+    return encode_response(ApiKey.API_VERSIONS, 0, correlation_id, body)
 
 
 def _spec(api_key: int, api_version: int) -> ApiSpec:

@@ -8,13 +8,13 @@ except ApiVersions responses, which always use v0 so that any client can read th
 
 from __future__ import annotations
 
+from wire.constants import ApiKey
 from wire.registry import ApiSpec
 from wire.schema import Field as F
 from wire.schema import Message
 
 __all__ = ["REQUEST_HEADER", "RESPONSE_HEADER", "request_header_version", "response_header_version"]
 
-API_VERSIONS_KEY = 18
 
 REQUEST_HEADER = Message(
     "RequestHeader",
@@ -45,6 +45,6 @@ def request_header_version(spec: ApiSpec, api_version: int) -> int:
 
 def response_header_version(spec: ApiSpec, api_version: int) -> int:
     """The response header version (always 0 for ApiVersions)."""
-    if spec.api_key == API_VERSIONS_KEY:
+    if spec.api_key == ApiKey.API_VERSIONS:
         return 0
     return 1 if spec.response.is_flexible(api_version) else 0

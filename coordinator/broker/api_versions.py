@@ -18,14 +18,14 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import wire
-from wire import ErrorCode
+from wire import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
 __all__ = ["API_KEY", "advertised_api_versions", "handle"]
 
-API_KEY = 18
+API_KEY = ApiKey.API_VERSIONS
 _PRODUCE_KEY = 0
 _SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 

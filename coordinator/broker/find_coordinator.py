@@ -9,7 +9,7 @@
 - key_type 2 (share, KIP-932) and unknown key types: INVALID_REQUEST, as Kafka does without
   a share coordinator.
 
-v1-3 answers carry ``error_message``; like Kafka, success says "NONE". Errors before v4
+v1-3 answers carry ``error_message``; like Kafka, success says "NONE". ErrorCode before v4
 report node -1, host "" and port -1 (Kafka's ``Node.noNode()``).
 """
 

@@ -1,11 +1,11 @@
 """kcoord's coordinator core: Kafka's classic group coordinator, sans-I/O.
 
-Only stdlib, ``coordinator.records`` and ``coordinator.config`` are imported here: no trio,
+Only stdlib, ``storage.records`` and ``coordinator.config`` are imported here: no trio,
 time, random, os, sockets, threads, ``wire`` or ``storage`` (a test walks the imports).
 """
 
 from coordinator.core.coordinator import GroupCoordinator, GroupView, MemberView
-from coordinator.core.errors import CoordinatorStateError, Errors, IllegalTransitionError
+from coordinator.core.errors import CoordinatorStateError, IllegalTransitionError
 from coordinator.core.messages import (
     DeletableGroupResult,
     DeleteGroupsRequest,
@@ -61,6 +61,7 @@ from coordinator.core.timers import (
     SyncTimerKey,
     TimerKey,
 )
+from wire.constants import ErrorCode
 
 __all__ = [
     "NEW_MEMBER_JOIN_TIMEOUT_MS",
@@ -74,7 +75,7 @@ __all__ = [
     "DescribeGroupsResponse",
     "DescribedGroup",
     "DescribedGroupMember",
-    "Errors",
+    "ErrorCode",
     "GroupCoordinator",
     "GroupState",
     "GroupView",

@@ -11,7 +11,6 @@ GROUP_SUBSCRIBED_TO_TOPIC; non-empty non-consumer groups get NON_EMPTY_GROUP.
 from __future__ import annotations
 
 from coordinator.core.engine import Engine, valid_group_id
-from coordinator.core.errors import Errors
 from coordinator.core.group import ClassicGroup
 from coordinator.core.messages import (
     DeletableGroupResult,
@@ -31,6 +30,7 @@ from coordinator.core.messages import (
 )
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.state import DEAD, EMPTY, STABLE
+from wire.constants import ErrorCode
 
 __all__ = [
     "describe_group",
@@ -59,7 +59,7 @@ def describe_group(group: ClassicGroup) -> DescribedGroup:
         for member_id, member in group.members.items()
     )
     return DescribedGroup(
-        error_code=Errors.NONE,
+        error_code=ErrorCode.NONE,
         group_id=group.group_id,
         group_state=group.state.value,
         protocol_type=group.protocol_type or "",
@@ -75,12 +75,13 @@ def handle_describe_groups(
     described = []
     for group_id in req.groups:
         if not valid_group_id(group_id, allow_empty=True):
-            described.append(DescribedGroup(error_code=Errors.INVALID_GROUP_ID, group_id=group_id,
-                                            group_state="", protocol_type="", protocol_data=""))
+            described.append(DescribedGroup(error_code=ErrorCode.INVALID_GROUP_ID,
+                                            group_id=group_id, group_state="",
+                                            protocol_type="", protocol_data=""))
             continue
         group = engine.groups.get(group_id)
         if group is None:
-            error = Errors.GROUP_ID_NOT_FOUND if req.api_version >= 6 else Errors.NONE
+            error = ErrorCode.GROUP_ID_NOT_FOUND if req.api_version >= 6 else ErrorCode.NONE
             described.append(DescribedGroup(error_code=error, group_id=group_id,
                                             group_state=DEAD.value, protocol_type="",
                                             protocol_data=""))
@@ -104,7 +105,7 @@ def handle_list_groups(
             listed.append(ListedGroup(group_id=group_id, protocol_type=group.protocol_type or "",
                                       group_state=group.state.value,
                                       group_type=CLASSIC_GROUP_TYPE))
-    fx.reply(token, ListGroupsResponse(error_code=Errors.NONE, groups=tuple(listed)))
+    fx.reply(token, ListGroupsResponse(error_code=ErrorCode.NONE, groups=tuple(listed)))
 
 
 def handle_delete_groups(
@@ -118,17 +119,17 @@ def handle_delete_groups(
     fx.reply(token, DeleteGroupsResponse(results=tuple(results)))
 
 
-def _delete_group(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> Errors:
+def _delete_group(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> ErrorCode:
     if not valid_group_id(group_id, allow_empty=True):
-        return Errors.INVALID_GROUP_ID
+        return ErrorCode.INVALID_GROUP_ID
     group = engine.groups.get(group_id)
     if group is None or group.state is DEAD:
-        return Errors.GROUP_ID_NOT_FOUND
+        return ErrorCode.GROUP_ID_NOT_FOUND
     if group.state is not EMPTY:
-        return Errors.NON_EMPTY_GROUP
+        return ErrorCode.NON_EMPTY_GROUP
     engine.delete_offsets(group_id, sorted(engine.store.group_offsets(group_id)), fx)
     engine.drop_group(group, now_ms, "group deleted", fx)
-    return Errors.NONE
+    return ErrorCode.NONE
 
 
 def handle_offset_delete(
@@ -137,21 +138,21 @@ def handle_offset_delete(
     """Handle one OffsetDelete."""
     group_id = req.group_id
     if not valid_group_id(group_id, allow_empty=False):
-        fx.reply(token, OffsetDeleteResponse(error_code=Errors.INVALID_GROUP_ID))
+        fx.reply(token, OffsetDeleteResponse(error_code=ErrorCode.INVALID_GROUP_ID))
         return
     group = engine.groups.get(group_id)
     if group is None or group.state is DEAD:
-        fx.reply(token, OffsetDeleteResponse(error_code=Errors.GROUP_ID_NOT_FOUND))
+        fx.reply(token, OffsetDeleteResponse(error_code=ErrorCode.GROUP_ID_NOT_FOUND))
         return
     if group.state is not EMPTY and not group.is_consumer_group():
-        fx.reply(token, OffsetDeleteResponse(error_code=Errors.NON_EMPTY_GROUP))
+        fx.reply(token, OffsetDeleteResponse(error_code=ErrorCode.NON_EMPTY_GROUP))
         return
     check_subscription = group.state is not EMPTY
     eligible: list[tuple[str, int]] = []
     topics = []
     for topic in req.topics:
         subscribed = check_subscription and group.is_subscribed_to_topic(topic.name)
-        error = Errors.GROUP_SUBSCRIBED_TO_TOPIC if subscribed else Errors.NONE
+        error = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if subscribed else ErrorCode.NONE
         partitions = []
         for partition in topic.partitions:
             if not subscribed:
@@ -162,4 +163,4 @@ def handle_offset_delete(
     if eligible:
         engine.delete_offsets(group_id, eligible, fx)
         engine.maybe_drop_group(group, now_ms, "offsets deleted", fx)
-    fx.reply(token, OffsetDeleteResponse(error_code=Errors.NONE, topics=tuple(topics)))
+    fx.reply(token, OffsetDeleteResponse(error_code=ErrorCode.NONE, topics=tuple(topics)))

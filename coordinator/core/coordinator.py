@@ -52,7 +52,7 @@ from coordinator.core.timers import (
     SyncTimerKey,
     TimerKey,
 )
-from coordinator.records import GroupMetadataKey, OffsetCommitKey, OffsetCommitValue, Record
+from storage.records import GroupMetadataKey, OffsetCommitKey, OffsetCommitValue, Record
 
 __all__ = ["GroupCoordinator", "GroupView", "MemberView"]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from coordinator.config import CoordinatorConfig
-from coordinator.core.errors import Errors
 from coordinator.core.group import ClassicGroup, Member
 from coordinator.core.messages import JoinGroupResponse, SyncGroupResponse
 from coordinator.core.result import Effects
@@ -24,13 +23,14 @@ from coordinator.core.state import (
 )
 from coordinator.core.store import HardState
 from coordinator.core.timers import HeartbeatTimerKey, JoinTimerKey, SyncTimerKey
-from coordinator.records import (
+from storage.records import (
     GroupMetadataKey,
     OffsetCommitKey,
     RebalanceEventKey,
     RebalanceEventValue,
     Record,
 )
+from wire.constants import ErrorCode
 
 __all__ = ["Engine", "valid_group_id"]
 
@@ -164,7 +164,7 @@ class Engine:
         self, group: ClassicGroup, member: Member, now_ms: int, reason: str, fx: Effects
     ) -> None:
         """Remove a member (answering its parked requests) and rebalance or finish the join."""
-        unknown = Errors.UNKNOWN_MEMBER_ID
+        unknown = ErrorCode.UNKNOWN_MEMBER_ID
         group.complete_join(member, JoinGroupResponse(error_code=unknown, member_id=""), fx)
         # Kafka leaves a removed member's parked SyncGroup unanswered; kcoord answers it so
         # that no reply token is ever stranded.
@@ -198,7 +198,7 @@ class Engine:
         timer (the initial delay when coming from Empty) or complete the join at once."""
         if group.state is COMPLETING_REBALANCE:
             self.reset_and_propagate_assignment_error(
-                group, Errors.REBALANCE_IN_PROGRESS, now_ms, fx
+                group, ErrorCode.REBALANCE_IN_PROGRESS, now_ms, fx
             )
         self.remove_sync_expiration(group, fx)
         initial = group.state is EMPTY
@@ -278,7 +278,7 @@ class Engine:
             all_members = group.current_member_metadata()
             for member_id, member in group.members.items():
                 response = JoinGroupResponse(
-                    error_code=Errors.NONE,
+                    error_code=ErrorCode.NONE,
                     generation_id=group.generation_id,
                     protocol_type=group.protocol_type,
                     protocol_name=group.protocol_name,
@@ -344,7 +344,7 @@ class Engine:
         self.prepare_rebalance(group, now_ms, "pending sync timeout", fx)
 
     def reset_and_propagate_assignment_error(
-        self, group: ClassicGroup, error: Errors, now_ms: int, fx: Effects
+        self, group: ClassicGroup, error: ErrorCode, now_ms: int, fx: Effects
     ) -> None:
         """Clear assignments and answer every parked SyncGroup with ``error``."""
         for member in group.members.values():
@@ -357,13 +357,13 @@ class Engine:
         """Store every member's assignment and answer every parked SyncGroup."""
         for member_id, member in group.members.items():
             member.assignment = assignment.get(member_id, b"")
-        self.propagate_assignment(group, Errors.NONE, now_ms, fx)
+        self.propagate_assignment(group, ErrorCode.NONE, now_ms, fx)
 
     def propagate_assignment(
-        self, group: ClassicGroup, error: Errors, now_ms: int, fx: Effects
+        self, group: ClassicGroup, error: ErrorCode, now_ms: int, fx: Effects
     ) -> None:
         """Answer parked SyncGroups; members answered get a fresh session."""
-        ok = error == Errors.NONE
+        ok = error == ErrorCode.NONE
         protocol_type = group.protocol_type if ok else None
         protocol_name = group.protocol_name if ok else None
         for member in group.members.values():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from coordinator.core.errors import CoordinatorStateError, Errors
+from coordinator.core.errors import CoordinatorStateError
 from coordinator.core.messages import JoinGroupResponse, JoinGroupResponseMember, SyncGroupResponse
 from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE, parse_subscription_topics
 from coordinator.core.result import Effects, ReplyToken
@@ -21,7 +21,8 @@ from coordinator.core.state import (
     can_rebalance,
 )
 from coordinator.core.timers import HeartbeatTimerKey
-from coordinator.records import GroupMetadataValue, MemberMetadata
+from storage.records import GroupMetadataValue, MemberMetadata
+from wire.constants import ErrorCode
 
 __all__ = ["ClassicGroup", "Member", "Protocols"]
 
@@ -340,7 +341,7 @@ class ClassicGroup:
         member = self.members.pop(old_member_id, None)
         if member is None:
             raise CoordinatorStateError(f"Cannot replace non-existing member id {old_member_id}")
-        fenced = Errors.FENCED_INSTANCE_ID
+        fenced = ErrorCode.FENCED_INSTANCE_ID
         fenced_join = JoinGroupResponse(error_code=fenced, member_id=old_member_id)
         self.complete_join(member, fenced_join, fx)
         self.complete_sync(member, SyncGroupResponse(error_code=fenced), fx)

@@ -9,19 +9,19 @@ first. This is the hot path: no Effects, responses are shared constants.
 from __future__ import annotations
 
 from coordinator.core.engine import Engine
-from coordinator.core.errors import Errors
 from coordinator.core.messages import HeartbeatRequest, HeartbeatResponse
 from coordinator.core.result import Reply, ReplyToken, Result, ScheduleTimer
 from coordinator.core.state import DEAD, EMPTY, PREPARING_REBALANCE
+from wire.constants import ErrorCode
 
 __all__ = ["handle_heartbeat"]
 
-_RESPONSES = {error: HeartbeatResponse(error_code=error) for error in Errors}
-_NONE = _RESPONSES[Errors.NONE]
-_REBALANCE = _RESPONSES[Errors.REBALANCE_IN_PROGRESS]
+_RESPONSES = {error: HeartbeatResponse(error_code=error) for error in ErrorCode}
+_NONE = _RESPONSES[ErrorCode.NONE]
+_REBALANCE = _RESPONSES[ErrorCode.REBALANCE_IN_PROGRESS]
 
 
-def _answer(token: ReplyToken, error: Errors) -> Result:
+def _answer(token: ReplyToken, error: ErrorCode) -> Result:
     return Result((), (Reply(token, _RESPONSES[error]),), ())
 
 
@@ -31,28 +31,28 @@ def handle_heartbeat(
     """Handle one Heartbeat."""
     group_id = req.group_id
     if not group_id:
-        return _answer(token, Errors.INVALID_GROUP_ID)
+        return _answer(token, ErrorCode.INVALID_GROUP_ID)
     group = engine.groups.get(group_id)
     if group is None:
-        return _answer(token, Errors.UNKNOWN_MEMBER_ID)
+        return _answer(token, ErrorCode.UNKNOWN_MEMBER_ID)
     state = group.state
     if state is DEAD:
-        return _answer(token, Errors.COORDINATOR_NOT_AVAILABLE)
+        return _answer(token, ErrorCode.COORDINATOR_NOT_AVAILABLE)
     member_id = req.member_id
     instance_id = req.group_instance_id
     if instance_id is not None:
         current = group.static_members.get(instance_id)
         if current is None:
-            return _answer(token, Errors.UNKNOWN_MEMBER_ID)
+            return _answer(token, ErrorCode.UNKNOWN_MEMBER_ID)
         if current != member_id:
-            return _answer(token, Errors.FENCED_INSTANCE_ID)
+            return _answer(token, ErrorCode.FENCED_INSTANCE_ID)
     member = group.members.get(member_id)
     if member is None:
-        return _answer(token, Errors.UNKNOWN_MEMBER_ID)
+        return _answer(token, ErrorCode.UNKNOWN_MEMBER_ID)
     if req.generation_id != group.generation_id:
-        return _answer(token, Errors.ILLEGAL_GENERATION)
+        return _answer(token, ErrorCode.ILLEGAL_GENERATION)
     if state is EMPTY:
-        return _answer(token, Errors.UNKNOWN_MEMBER_ID)
+        return _answer(token, ErrorCode.UNKNOWN_MEMBER_ID)
     deadline = now_ms + member.session_timeout_ms
     member.heartbeat_deadline = deadline
     response = _REBALANCE if state is PREPARING_REBALANCE else _NONE

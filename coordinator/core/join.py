@@ -14,7 +14,7 @@ doCurrentMemberJoinGroup / updateStaticMemberAndRebalance.
 from __future__ import annotations
 
 from coordinator.core.engine import Engine, valid_group_id
-from coordinator.core.errors import CoordinatorStateError, Errors
+from coordinator.core.errors import CoordinatorStateError
 from coordinator.core.group import ClassicGroup, Member, Protocols
 from coordinator.core.messages import JoinGroupRequest, JoinGroupResponse
 from coordinator.core.result import Effects, ReplyToken
@@ -26,29 +26,30 @@ from coordinator.core.state import (
     STABLE,
 )
 from coordinator.core.timers import NEW_MEMBER_JOIN_TIMEOUT_MS, HeartbeatTimerKey
+from wire.constants import ErrorCode
 
 __all__ = ["handle_join_group", "validate_current_member"]
 
 
-def _error(token: ReplyToken, member_id: str, error: Errors, fx: Effects) -> None:
-    # Errors carry generation -1, leader "" and no protocol (JoinGroupResult.apply).
+def _error(token: ReplyToken, member_id: str, error: ErrorCode, fx: Effects) -> None:
+    # ErrorCode carry generation -1, leader "" and no protocol (JoinGroupResult.apply).
     fx.reply(token, JoinGroupResponse(error_code=error, member_id=member_id))
 
 
 def validate_current_member(
     group: ClassicGroup, member_id: str, group_instance_id: str | None
-) -> Errors | None:
+) -> ErrorCode | None:
     """Kafka's validateCurrentMember: instance id mapped to another member id is fenced; an
     unknown instance id or member id is UNKNOWN_MEMBER_ID."""
     if group_instance_id is not None:
         current = group.static_members.get(group_instance_id)
         if current is None:
-            return Errors.UNKNOWN_MEMBER_ID
+            return ErrorCode.UNKNOWN_MEMBER_ID
         if current != member_id:
-            return Errors.FENCED_INSTANCE_ID
+            return ErrorCode.FENCED_INSTANCE_ID
         return None
     if member_id not in group.members:
-        return Errors.UNKNOWN_MEMBER_ID
+        return ErrorCode.UNKNOWN_MEMBER_ID
     return None
 
 
@@ -73,7 +74,7 @@ def handle_join_group(
     """Handle one JoinGroup; the reply may be parked until the join phase completes."""
     group_id = req.group_id
     if not valid_group_id(group_id, allow_empty=False):
-        _error(token, req.member_id, Errors.INVALID_GROUP_ID, fx)
+        _error(token, req.member_id, ErrorCode.INVALID_GROUP_ID, fx)
         return
     config = engine.config
     session_timeout = req.session_timeout_ms
@@ -82,13 +83,13 @@ def handle_join_group(
         <= session_timeout
         <= config.group_max_session_timeout_ms
     ):
-        _error(token, req.member_id, Errors.INVALID_SESSION_TIMEOUT, fx)
+        _error(token, req.member_id, ErrorCode.INVALID_SESSION_TIMEOUT, fx)
         return
     is_unknown = req.member_id == ""
     group = engine.groups.get(group_id)
     if group is None:
         if not is_unknown:
-            _error(token, req.member_id, Errors.UNKNOWN_MEMBER_ID, fx)
+            _error(token, req.member_id, ErrorCode.UNKNOWN_MEMBER_ID, fx)
             return
         group = ClassicGroup(group_id, EMPTY, now_ms)
         engine.groups[group_id] = group
@@ -100,7 +101,7 @@ def handle_join_group(
             engine.cancel_heartbeat(member, fx)
             engine.event(fx, group, "member_leave", now_ms, reason="group max size reached",
                          member=member)
-        _error(token, "", Errors.GROUP_MAX_SIZE_REACHED, fx)
+        _error(token, "", ErrorCode.GROUP_MAX_SIZE_REACHED, fx)
     elif is_unknown:
         _join_new_member(engine, group, req, token, now_ms, fx)
     else:
@@ -128,10 +129,10 @@ def _join_new_member(
 ) -> None:
     protocols = _protocols(req)
     if group.state is DEAD:
-        _error(token, "", Errors.COORDINATOR_NOT_AVAILABLE, fx)
+        _error(token, "", ErrorCode.COORDINATOR_NOT_AVAILABLE, fx)
         return
     if not group.supports_protocols(req.protocol_type, (name for name, _ in protocols)):
-        _error(token, "", Errors.INCONSISTENT_GROUP_PROTOCOL, fx)
+        _error(token, "", ErrorCode.INCONSISTENT_GROUP_PROTOCOL, fx)
         return
     instance_id = req.group_instance_id
     new_member_id = engine.new_member_id(req.client_id, instance_id)
@@ -149,7 +150,7 @@ def _join_new_member(
         deadline = now_ms + req.session_timeout_ms
         group.add_pending_member(new_member_id, deadline)
         fx.schedule(HeartbeatTimerKey(group.group_id, new_member_id), deadline)
-        _error(token, new_member_id, Errors.MEMBER_ID_REQUIRED, fx)
+        _error(token, new_member_id, ErrorCode.MEMBER_ID_REQUIRED, fx)
     else:
         _add_member_and_rebalance(engine, group, req, protocols, new_member_id, token, now_ms, fx)
 
@@ -165,10 +166,10 @@ def _join_current_member(
     member_id = req.member_id
     protocols = _protocols(req)
     if group.state is DEAD:
-        _error(token, member_id, Errors.COORDINATOR_NOT_AVAILABLE, fx)
+        _error(token, member_id, ErrorCode.COORDINATOR_NOT_AVAILABLE, fx)
         return
     if not group.supports_protocols(req.protocol_type, (name for name, _ in protocols)):
-        _error(token, member_id, Errors.INCONSISTENT_GROUP_PROTOCOL, fx)
+        _error(token, member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL, fx)
         return
     if member_id in group.pending_members:
         if req.group_instance_id is not None:
@@ -205,7 +206,7 @@ def _join_current_member(
         else:
             _reply_current_generation(group, member_id, token, fx, with_members=False)
     else:
-        _error(token, member_id, Errors.UNKNOWN_MEMBER_ID, fx)
+        _error(token, member_id, ErrorCode.UNKNOWN_MEMBER_ID, fx)
 
 
 def _reply_current_generation(
@@ -215,7 +216,7 @@ def _reply_current_generation(
     fx.reply(
         token,
         JoinGroupResponse(
-            error_code=Errors.NONE,
+            error_code=ErrorCode.NONE,
             generation_id=group.generation_id,
             protocol_type=group.protocol_type,
             protocol_name=group.protocol_name,
@@ -232,7 +233,7 @@ def _park_join(group: ClassicGroup, member: Member, token: ReplyToken, fx: Effec
     # request; kcoord answers that older request so no reply token is lost.
     if member.join_token is not None:
         group.complete_join(
-            member, JoinGroupResponse(error_code=Errors.REBALANCE_IN_PROGRESS,
+            member, JoinGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS,
                                       member_id=member.member_id), fx
         )
 
@@ -314,7 +315,7 @@ def _update_static_member_and_rebalance(
             if req.api_version >= 9:
                 is_leader = group.is_leader(new_member_id)
                 response = JoinGroupResponse(
-                    error_code=Errors.NONE,
+                    error_code=ErrorCode.NONE,
                     generation_id=group.generation_id,
                     protocol_type=group.protocol_type,
                     protocol_name=group.protocol_name,
@@ -327,7 +328,7 @@ def _update_static_member_and_rebalance(
                 # Pre-v9: answer with the old leader id so a rejoining leader does not think it
                 # leads and run a pointless assignment a Stable group would ignore.
                 response = JoinGroupResponse(
-                    error_code=Errors.NONE,
+                    error_code=ErrorCode.NONE,
                     generation_id=group.generation_id,
                     protocol_type=group.protocol_type,
                     protocol_name=group.protocol_name,

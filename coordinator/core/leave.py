@@ -9,7 +9,6 @@ a per-member reason (KIP-800). Decision procedure: GroupCoordinator.handleLeaveG
 from __future__ import annotations
 
 from coordinator.core.engine import Engine, valid_group_id
-from coordinator.core.errors import Errors
 from coordinator.core.group import ClassicGroup
 from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
@@ -21,6 +20,7 @@ from coordinator.core.messages import (
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.state import DEAD
 from coordinator.core.timers import HeartbeatTimerKey
+from wire.constants import ErrorCode
 
 __all__ = ["handle_leave_group"]
 
@@ -34,7 +34,7 @@ def handle_leave_group(
     else:
         identities = [MemberIdentity(*m) for m in req.members]
     response = _leave(engine, req.group_id, identities, now_ms, fx)
-    if req.api_version < 3 and response.error_code == Errors.NONE and response.members:
+    if req.api_version < 3 and response.error_code == ErrorCode.NONE and response.members:
         response = LeaveGroupResponse(
             error_code=response.members[0].error_code, members=response.members
         )
@@ -45,19 +45,19 @@ def _leave(
     engine: Engine, group_id: str, identities: list[MemberIdentity], now_ms: int, fx: Effects
 ) -> LeaveGroupResponse:
     if not valid_group_id(group_id, allow_empty=False):
-        return LeaveGroupResponse(error_code=Errors.INVALID_GROUP_ID)
+        return LeaveGroupResponse(error_code=ErrorCode.INVALID_GROUP_ID)
     group = engine.groups.get(group_id)
     if group is None:
         return LeaveGroupResponse(
-            error_code=Errors.NONE,
+            error_code=ErrorCode.NONE,
             members=tuple(
                 MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id,
-                               error_code=Errors.UNKNOWN_MEMBER_ID)
+                               error_code=ErrorCode.UNKNOWN_MEMBER_ID)
                 for m in identities
             ),
         )
     if group.state is DEAD:
-        return LeaveGroupResponse(error_code=Errors.COORDINATOR_NOT_AVAILABLE)
+        return LeaveGroupResponse(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
     results = []
     for identity in identities:
         error = _leave_one(engine, group, identity, now_ms, fx)
@@ -65,29 +65,29 @@ def _leave(
             MemberResponse(member_id=identity.member_id,
                            group_instance_id=identity.group_instance_id, error_code=error)
         )
-    return LeaveGroupResponse(error_code=Errors.NONE, members=tuple(results))
+    return LeaveGroupResponse(error_code=ErrorCode.NONE, members=tuple(results))
 
 
 def _leave_one(
     engine: Engine, group: ClassicGroup, identity: MemberIdentity, now_ms: int, fx: Effects
-) -> Errors:
+) -> ErrorCode:
     member_id, instance_id, reason = identity
     if member_id == "":
         # Administrative removal by group.instance.id.
         current = None if instance_id is None else group.static_members.get(instance_id)
         if current is None:
-            return Errors.UNKNOWN_MEMBER_ID
+            return ErrorCode.UNKNOWN_MEMBER_ID
         _remove_current_member(engine, group, current, reason, now_ms, fx)
-        return Errors.NONE
+        return ErrorCode.NONE
     if member_id in group.pending_members:
         fx.cancel(HeartbeatTimerKey(group.group_id, member_id))
         engine.remove_pending_member_and_update_group(group, member_id, now_ms, fx)
-        return Errors.NONE
+        return ErrorCode.NONE
     error = validate_current_member(group, member_id, instance_id)
     if error is not None:
         return error
     _remove_current_member(engine, group, member_id, reason, now_ms, fx)
-    return Errors.NONE
+    return ErrorCode.NONE
 
 
 def _remove_current_member(

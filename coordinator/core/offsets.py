@@ -13,7 +13,6 @@ transactional offsets, so nothing is ever unstable; v8 several groups per reques
 from __future__ import annotations
 
 from coordinator.core.engine import Engine, valid_group_id
-from coordinator.core.errors import Errors
 from coordinator.core.group import ClassicGroup
 from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
@@ -31,7 +30,8 @@ from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from coordinator.core.timers import RetentionTimerKey
-from coordinator.records import OffsetCommitKey, OffsetCommitValue, Record
+from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from wire.constants import ErrorCode
 
 __all__ = ["expire_offsets", "handle_offset_commit", "handle_offset_fetch", "metadata_too_large"]
 
@@ -43,7 +43,7 @@ def metadata_too_large(metadata: str, limit: int) -> bool:
     return not metadata.isascii() and len(metadata.encode("utf-16-le")) // 2 > limit
 
 
-def _all_partitions(req: OffsetCommitRequest, error: Errors) -> OffsetCommitResponse:
+def _all_partitions(req: OffsetCommitRequest, error: ErrorCode) -> OffsetCommitResponse:
     return OffsetCommitResponse(
         topics=tuple(
             OffsetCommitResponseTopic(
@@ -59,11 +59,11 @@ def _all_partitions(req: OffsetCommitRequest, error: Errors) -> OffsetCommitResp
     )
 
 
-def _validate_offset_commit(group: ClassicGroup, req: OffsetCommitRequest) -> Errors | None:
+def _validate_offset_commit(group: ClassicGroup, req: OffsetCommitRequest) -> ErrorCode | None:
     """Kafka's validateOffsetCommit: simple commits to an Empty group skip member checks."""
     state = group.state
     if state is DEAD:
-        return Errors.COORDINATOR_NOT_AVAILABLE
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
     generation = req.generation_id
     if generation < 0 and state is EMPTY:
         return None
@@ -72,10 +72,10 @@ def _validate_offset_commit(group: ClassicGroup, req: OffsetCommitRequest) -> Er
         if error is not None:
             return error
         if generation != group.generation_id:
-            return Errors.ILLEGAL_GENERATION
+            return ErrorCode.ILLEGAL_GENERATION
         return None
     if state is not EMPTY:
-        return Errors.UNKNOWN_MEMBER_ID
+        return ErrorCode.UNKNOWN_MEMBER_ID
     return None
 
 
@@ -85,12 +85,13 @@ def handle_offset_commit(
     """Handle one OffsetCommit."""
     group_id = req.group_id
     if not valid_group_id(group_id, allow_empty=True):
-        fx.reply(token, _all_partitions(req, Errors.INVALID_GROUP_ID))
+        fx.reply(token, _all_partitions(req, ErrorCode.INVALID_GROUP_ID))
         return
     group = engine.groups.get(group_id)
     if group is None:
         if req.generation_id >= 0:
-            error = Errors.GROUP_ID_NOT_FOUND if req.api_version >= 9 else Errors.ILLEGAL_GENERATION
+            error = (ErrorCode.GROUP_ID_NOT_FOUND if req.api_version >= 9
+                     else ErrorCode.ILLEGAL_GENERATION)
             fx.reply(token, _all_partitions(req, error))
             return
         # A "simple" group: Kafka used only for offset storage.
@@ -102,7 +103,7 @@ def handle_offset_commit(
         return
     state = group.state
     if state is COMPLETING_REBALANCE:
-        fx.reply(token, _all_partitions(req, Errors.REBALANCE_IN_PROGRESS))
+        fx.reply(token, _all_partitions(req, ErrorCode.REBALANCE_IN_PROGRESS))
         return
     if state is STABLE or state is PREPARING_REBALANCE:
         # Commits from the previous generation are allowed while preparing; they keep the
@@ -126,7 +127,8 @@ def _store_offsets(
             metadata = p.committed_metadata or ""
             if metadata_too_large(metadata, limit):
                 results.append(OffsetCommitResponsePartition(
-                    partition_index=p.partition_index, error_code=Errors.OFFSET_METADATA_TOO_LARGE))
+                    partition_index=p.partition_index,
+                    error_code=ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
             commit_timestamp = now_ms
             if req.api_version == 1 and p.commit_timestamp != -1:
@@ -140,7 +142,7 @@ def _store_offsets(
             )
             fx.persist(Record(OffsetCommitKey(group_id, topic.name, p.partition_index), value))
             results.append(OffsetCommitResponsePartition(partition_index=p.partition_index,
-                                                         error_code=Errors.NONE))
+                                                         error_code=ErrorCode.NONE))
         topics.append(OffsetCommitResponseTopic(name=topic.name, partitions=tuple(results)))
     return OffsetCommitResponse(topics=tuple(topics))
 
@@ -149,10 +151,10 @@ def _fetched(partition: int, value: OffsetCommitValue | None) -> OffsetFetchResp
     if value is None:
         return OffsetFetchResponsePartition(partition_index=partition, committed_offset=-1,
                                             committed_leader_epoch=-1, metadata="",
-                                            error_code=Errors.NONE)
+                                            error_code=ErrorCode.NONE)
     return OffsetFetchResponsePartition(partition_index=partition, committed_offset=value.offset,
                                         committed_leader_epoch=value.leader_epoch,
-                                        metadata=value.metadata, error_code=Errors.NONE)
+                                        metadata=value.metadata, error_code=ErrorCode.NONE)
 
 
 def handle_offset_fetch(
@@ -162,8 +164,8 @@ def handle_offset_fetch(
     groups = []
     for group_id, topics in req.groups:
         if not valid_group_id(group_id, allow_empty=True):
-            groups.append(OffsetFetchResponseGroup(group_id=group_id,
-                                                   error_code=Errors.INVALID_GROUP_ID, topics=()))
+            groups.append(OffsetFetchResponseGroup(
+                group_id=group_id, error_code=ErrorCode.INVALID_GROUP_ID, topics=()))
             continue
         group = engine.groups.get(group_id)
         offsets = {} if group is not None and group.state is DEAD else (
@@ -182,9 +184,9 @@ def handle_offset_fetch(
                 )
                 for name, partitions in topics
             )
-        groups.append(OffsetFetchResponseGroup(group_id=group_id, error_code=Errors.NONE,
+        groups.append(OffsetFetchResponseGroup(group_id=group_id, error_code=ErrorCode.NONE,
                                                topics=out))
-    error = groups[0].error_code if len(groups) == 1 else Errors.NONE
+    error = groups[0].error_code if len(groups) == 1 else ErrorCode.NONE
     fx.reply(token, OffsetFetchResponse(error_code=error, groups=tuple(groups)))
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from coordinator.core.messages import Response
 from coordinator.core.timers import TimerKey
-from coordinator.records import Record
+from storage.records import Record
 
 __all__ = [
     "EMPTY_RESULT",

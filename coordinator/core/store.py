@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from coordinator.records import (
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,

@@ -9,11 +9,11 @@ CompletingRebalance until the leader's assignment arrives, which is persisted wi
 from __future__ import annotations
 
 from coordinator.core.engine import Engine, valid_group_id
-from coordinator.core.errors import Errors
 from coordinator.core.join import validate_current_member
 from coordinator.core.messages import SyncGroupRequest, SyncGroupResponse
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from wire.constants import ErrorCode
 
 __all__ = ["handle_sync_group"]
 
@@ -27,39 +27,39 @@ def handle_sync_group(
 ) -> None:
     """Handle one SyncGroup; followers' replies are parked until the leader syncs."""
     if not valid_group_id(req.group_id, allow_empty=False):
-        fx.reply(token, SyncGroupResponse(error_code=Errors.INVALID_GROUP_ID))
+        fx.reply(token, SyncGroupResponse(error_code=ErrorCode.INVALID_GROUP_ID))
         return
     group = engine.groups.get(req.group_id)
     if group is None:
-        fx.reply(token, SyncGroupResponse(error_code=Errors.UNKNOWN_MEMBER_ID))
+        fx.reply(token, SyncGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
         return
     member_id = req.member_id
     if group.state is DEAD:
-        error: Errors | None = Errors.COORDINATOR_NOT_AVAILABLE
+        error: ErrorCode | None = ErrorCode.COORDINATOR_NOT_AVAILABLE
     else:
         error = validate_current_member(group, member_id, req.group_instance_id)
         if error is None:
             if req.generation_id != group.generation_id:
-                error = Errors.ILLEGAL_GENERATION
+                error = ErrorCode.ILLEGAL_GENERATION
             elif _inconsistent(req.protocol_type, group.protocol_type) or _inconsistent(
                 req.protocol_name, group.protocol_name
             ):
-                error = Errors.INCONSISTENT_GROUP_PROTOCOL
+                error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     if error is not None:
         fx.reply(token, SyncGroupResponse(error_code=error))
         return
 
     state = group.state
     if state is EMPTY:
-        fx.reply(token, SyncGroupResponse(error_code=Errors.UNKNOWN_MEMBER_ID))
+        fx.reply(token, SyncGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
     elif state is PREPARING_REBALANCE:
-        fx.reply(token, SyncGroupResponse(error_code=Errors.REBALANCE_IN_PROGRESS))
+        fx.reply(token, SyncGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS))
     elif state is COMPLETING_REBALANCE:
         member = group.members[member_id]
         if member.sync_token is not None:
             # Kafka overwrites the older parked SyncGroup; kcoord answers it instead.
             group.complete_sync(
-                member, SyncGroupResponse(error_code=Errors.REBALANCE_IN_PROGRESS), fx
+                member, SyncGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS), fx
             )
         member.sync_token = token
         engine.remove_pending_sync_member(group, member_id, fx)
@@ -79,7 +79,7 @@ def handle_sync_group(
         fx.reply(
             token,
             SyncGroupResponse(
-                error_code=Errors.NONE,
+                error_code=ErrorCode.NONE,
                 protocol_type=group.protocol_type,
                 protocol_name=group.protocol_name,
                 assignment=member.assignment,

@@ -29,6 +29,7 @@ from coordinator.server.connection import Connection, serve_connection
 from coordinator.server.context import BrokerIdentity, Handler
 from coordinator.server.lazy import import_leaf
 from coordinator.server.options import ServeOptions
+from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.runtime import CoordinatorRuntime
@@ -39,7 +40,6 @@ __all__ = ["RunningServer", "Server", "serve"]
 log = logging.getLogger(__name__)
 
 _WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
-API_VERSIONS_KEY = 18
 #: Imported in a worker thread once the listener is up.
 _DEFERRED_MODULES = (
     "coordinator.core",
@@ -247,7 +247,7 @@ async def serve(
         server = Server(
             identity,
             config,
-            {API_VERSIONS_KEY: api_versions.handle},
+            {ApiKey.API_VERSIONS: api_versions.handle},
             max_request_bytes=options.socket_request_max_bytes,
             idle_ms=options.connections_max_idle_ms,
             faults=options.faults,

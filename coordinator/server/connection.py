@@ -33,6 +33,7 @@ import trio
 from coordinator.server.context import Handler, RequestContext
 from wire import (
     NEED_DATA,
+    ApiKey,
     CorruptFrame,
     DecodedRequest,
     FrameReader,
@@ -50,7 +51,6 @@ __all__ = ["MAY_WAIT", "Connection", "serve_connection"]
 
 log = logging.getLogger(__name__)
 
-API_VERSIONS_KEY = 18
 #: APIs whose handler may wait a long time: flush earlier answers before calling them.
 MAY_WAIT = frozenset({0, 1, 11, 14})  # Produce (acks=-1), Fetch, JoinGroup, SyncGroup
 RECEIVE_BYTES = 256 * 1024
@@ -183,7 +183,7 @@ async def _serve(server: Server, conn: Connection) -> None:
         try:
             request = decode_request(payload)
         except UnsupportedVersion as exc:
-            if exc.api_key == API_VERSIONS_KEY and exc.correlation_id is not None:
+            if exc.api_key == ApiKey.API_VERSIONS and exc.correlation_id is not None:
                 out += encode_unsupported_api_versions(exc.correlation_id)
                 continue
             log.warning("closing connection %d from %s: %s", connection_id, peer_host, exc)

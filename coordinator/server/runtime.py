@@ -42,9 +42,9 @@ from coordinator.core import (
     ScheduleTimer,
     TimerKey,
 )
-from coordinator.records import Record
 from coordinator.server.failures import append_failed_response
 from coordinator.server.sink import RecordSink
+from storage.records import Record
 
 __all__ = ["CoordinatorRuntime", "RuntimeClosed"]
 

@@ -16,7 +16,7 @@ from typing import Literal, Protocol
 
 import trio
 
-from coordinator.records import Record
+from storage.records import Record
 
 __all__ = ["FsyncPolicy", "LogSink", "MemorySink", "RecordSink", "open_log_sink"]
 

@@ -36,7 +36,8 @@ from typing import Any
 
 from crc32c import crc32c
 
-from coordinator.records import (
+from storage.record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,
@@ -45,7 +46,6 @@ from coordinator.records import (
     RebalanceEventKey,
     RebalanceEventValue,
 )
-from storage.record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
 from storage.segment import (
     ENTRY_FORMAT_VERSION,
     HEADER_SIZE,

@@ -19,7 +19,9 @@ import random
 import struct
 from dataclasses import dataclass, field
 
-from coordinator.records import (
+from storage.log import Log
+from storage.record_codec import encode_key
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,
@@ -29,8 +31,6 @@ from coordinator.records import (
     RebalanceEventValue,
     Record,
 )
-from storage.log import Log
-from storage.record_codec import encode_key
 from storage.segment import encode_entry, encode_header
 from wire.consumer_protocol import encode_assignment, encode_subscription
 

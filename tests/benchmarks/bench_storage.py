@@ -27,10 +27,10 @@ import trio
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from coordinator.records import OffsetCommitKey, OffsetCommitValue, Record  # noqa: E402
 from storage.async_log import open_async_log  # noqa: E402
 from storage.compaction import compact  # noqa: E402
 from storage.log import FsyncPolicy, Log  # noqa: E402
+from storage.records import OffsetCommitKey, OffsetCommitValue, Record  # noqa: E402
 
 GROUPS, PARTITIONS = 1000, 16
 

@@ -24,7 +24,7 @@ from coordinator.core import (
     DeleteGroupsRequest,
     DescribedGroup,
     DescribeGroupsRequest,
-    Errors,
+    ErrorCode,
     GroupCoordinator,
     HeartbeatRequest,
     HeartbeatTimerKey,
@@ -51,7 +51,7 @@ from coordinator.core import (
     TimerKey,
 )
 from coordinator.core.group import ClassicGroup
-from coordinator.records import Record
+from storage.records import Record
 
 # GroupCoordinatorTest.scala's configuration.
 GROUP_MIN_SESSION_TIMEOUT = 10
@@ -266,7 +266,7 @@ class Harness:
                                      session_timeout, rebalance_timeout, True)
         if member_id == UNKNOWN_MEMBER_ID:
             first: JoinGroupResponse = self.reply(token)
-            if first.error_code != Errors.MEMBER_ID_REQUIRED:
+            if first.error_code != ErrorCode.MEMBER_ID_REQUIRED:
                 return first
             token = self.send_join_group(group_id, first.member_id, protocol_type, protocols,
                                          None, session_timeout, rebalance_timeout, True)
@@ -555,14 +555,14 @@ class Harness:
         self.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
         leader = self.reply(leader_token)
         follower = self.reply(follower_token)
-        assert leader.error_code == Errors.NONE and leader.generation_id == 1
-        assert follower.error_code == Errors.NONE and follower.generation_id == 1
+        assert leader.error_code == ErrorCode.NONE and leader.generation_id == 1
+        assert follower.error_code == ErrorCode.NONE and follower.generation_id == 1
         leader_sync = self.sync_group_leader(group_id, 1, leader.member_id,
                                              {leader.member_id: b""})
-        assert leader_sync.error_code == Errors.NONE
+        assert leader_sync.error_code == ErrorCode.NONE
         assert self.state(group_id) == "Stable"
         follower_sync = self.sync_group_follower(group_id, 1, follower.member_id)
-        assert follower_sync.error_code == Errors.NONE
+        assert follower_sync.error_code == ErrorCode.NONE
         assert self.state(group_id) == "Stable"
         return RebalanceResult(1, leader.member_id, leader_sync.assignment,
                                follower.member_id, follower_sync.assignment)

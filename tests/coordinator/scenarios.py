@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from harness import GROUP_ID, PROTOCOL_TYPE, PROTOCOLS, UNKNOWN_MEMBER_ID, Harness
 
-from coordinator.core import Errors, JoinGroupResponse, LeaveGroupResponse
+from coordinator.core import ErrorCode, JoinGroupResponse, LeaveGroupResponse
 
 __all__ = [
     "check_join_group_result",
@@ -61,7 +61,7 @@ def check_join_group_result(
 
 def verify_leave_group_result(
     result: LeaveGroupResponse,
-    expected_top_level_error: int = Errors.NONE,
+    expected_top_level_error: int = ErrorCode.NONE,
     expected_member_errors: Sequence[int] = (),
 ) -> None:
     """Kafka's verifyLeaveGroupResult."""
@@ -76,7 +76,7 @@ def setup_group_with_pending_member(h: Harness) -> JoinGroupResponse:
     assert h.state() == "CompletingRebalance"
     sync = h.sync_group_leader(GROUP_ID, join1.generation_id, join1.member_id,
                                {join1.member_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     assert h.state() == "Stable"
 
     second_token = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
@@ -86,7 +86,7 @@ def setup_group_with_pending_member(h: Harness) -> JoinGroupResponse:
 
     sync = h.sync_group_leader(GROUP_ID, first.generation_id, join1.member_id,
                                {join1.member_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     assert h.state() == "Stable"
 
     h.send_join_group(GROUP_ID, first.member_id, PROTOCOL_TYPE, PROTOCOLS)

@@ -13,7 +13,7 @@ from harness import (
     Harness,
 )
 
-from coordinator.records import RebalanceEventKey, RebalanceEventValue
+from storage.records import RebalanceEventKey, RebalanceEventValue
 
 
 def _events(h: Harness, start: int = 0) -> list[RebalanceEventValue]:

@@ -14,7 +14,7 @@ from harness import (
     Harness,
 )
 
-from coordinator.core import Errors, HeartbeatTimerKey
+from coordinator.core import ErrorCode, HeartbeatTimerKey
 from coordinator.core.group import ClassicGroup, Member
 from coordinator.core.state import DEAD, EMPTY
 
@@ -23,20 +23,20 @@ def _join_and_sync(h: Harness, session_timeout: int = DEFAULT_SESSION_TIMEOUT,
                    rebalance_timeout: int = DEFAULT_REBALANCE_TIMEOUT) -> tuple[str, int]:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                 session_timeout, rebalance_timeout)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     sync = h.sync_group_leader(GROUP_ID, join.generation_id, join.member_id,
                                {join.member_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     return join.member_id, join.generation_id
 
 
 def test_heartbeat_unknown_group(h: Harness) -> None:
-    assert h.heartbeat(GROUP_ID, MEMBER_ID, -1) == Errors.UNKNOWN_MEMBER_ID
+    assert h.heartbeat(GROUP_ID, MEMBER_ID, -1) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_heartbeat_dead_group(h: Harness) -> None:
     h.add_group(ClassicGroup("deadGroupId", DEAD, 0))
-    assert h.heartbeat("deadGroupId", "memberId", 1) == Errors.COORDINATOR_NOT_AVAILABLE
+    assert h.heartbeat("deadGroupId", "memberId", 1) == ErrorCode.COORDINATOR_NOT_AVAILABLE
 
 
 def test_heartbeat_empty_group(h: Harness) -> None:
@@ -45,36 +45,36 @@ def test_heartbeat_empty_group(h: Harness) -> None:
                     DEFAULT_REBALANCE_TIMEOUT, DEFAULT_SESSION_TIMEOUT, PROTOCOL_TYPE,
                     (("range", b""), ("roundrobin", b"")))
     group.add(member, None)
-    assert h.heartbeat(GROUP_ID, "memberId", 0) == Errors.UNKNOWN_MEMBER_ID
+    assert h.heartbeat(GROUP_ID, "memberId", 0) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_heartbeat_unknown_consumer_existing_group(h: Harness) -> None:
     _join_and_sync(h)
-    assert h.heartbeat(GROUP_ID, "memberId", 1) == Errors.UNKNOWN_MEMBER_ID
+    assert h.heartbeat(GROUP_ID, "memberId", 1) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_heartbeat_rebalance_in_progress(h: Harness) -> None:
     # Despite Kafka's name: in CompletingRebalance a heartbeat is answered NONE.
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     assert h.state() == "CompletingRebalance"
-    assert h.heartbeat(GROUP_ID, join.member_id, 1) == Errors.NONE
+    assert h.heartbeat(GROUP_ID, join.member_id, 1) == ErrorCode.NONE
 
 
 def test_heartbeat_illegal_generation(h: Harness) -> None:
     member_id, _ = _join_and_sync(h)
-    assert h.heartbeat(GROUP_ID, member_id, 2) == Errors.ILLEGAL_GENERATION
+    assert h.heartbeat(GROUP_ID, member_id, 2) == ErrorCode.ILLEGAL_GENERATION
 
 
 def test_valid_heartbeat(h: Harness) -> None:
     member_id, _ = _join_and_sync(h)
-    assert h.heartbeat(GROUP_ID, member_id, 1) == Errors.NONE
+    assert h.heartbeat(GROUP_ID, member_id, 1) == ErrorCode.NONE
 
 
 def test_session_timeout(h: Harness) -> None:
     member_id, _ = _join_and_sync(h)
     h.sleep(DEFAULT_SESSION_TIMEOUT + 100)
-    assert h.heartbeat(GROUP_ID, member_id, 1) == Errors.UNKNOWN_MEMBER_ID
+    assert h.heartbeat(GROUP_ID, member_id, 1) == ErrorCode.UNKNOWN_MEMBER_ID
     assert h.state() == "Empty"
 
 
@@ -82,28 +82,28 @@ def test_heartbeat_maintains_session(h: Harness) -> None:
     session_timeout = 1000
     member_id, _ = _join_and_sync(h, session_timeout, session_timeout)
     h.sleep(session_timeout // 2)
-    assert h.heartbeat(GROUP_ID, member_id, 1) == Errors.NONE
+    assert h.heartbeat(GROUP_ID, member_id, 1) == ErrorCode.NONE
     h.sleep(session_timeout // 2 + 100)
-    assert h.heartbeat(GROUP_ID, member_id, 1) == Errors.NONE
+    assert h.heartbeat(GROUP_ID, member_id, 1) == ErrorCode.NONE
 
 
 def test_session_timeout_during_rebalance(h: Harness) -> None:
     first_id, first_generation = _join_and_sync(h, 1000, 2000)
     other_token = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     h.sleep(500)
-    assert h.heartbeat(GROUP_ID, first_id, first_generation) == Errors.REBALANCE_IN_PROGRESS
+    assert h.heartbeat(GROUP_ID, first_id, first_generation) == ErrorCode.REBALANCE_IN_PROGRESS
     # Letting the session expire drops the member; the rebalance completes without it.
     h.sleep(1100)
-    assert h.heartbeat(GROUP_ID, first_id, first_generation) == Errors.UNKNOWN_MEMBER_ID
-    assert h.reply(other_token).error_code == Errors.NONE
+    assert h.heartbeat(GROUP_ID, first_id, first_generation) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.reply(other_token).error_code == ErrorCode.NONE
 
 
 def test_heartbeat_during_rebalance_causes_rebalance_in_progress(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     assert h.heartbeat(GROUP_ID, join.member_id,
-                       join.generation_id) == Errors.REBALANCE_IN_PROGRESS
+                       join.generation_id) == ErrorCode.REBALANCE_IN_PROGRESS
 
 
 def test_complete_heartbeat_with_group_dead(h: Harness) -> None:
@@ -134,7 +134,7 @@ def test_heartbeat_expiration_should_remove_pending_member() -> None:
     h = Harness(strict=False)
     result = h.reply(h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                        session_timeout=1000, require_known_member_id=True))
-    assert result.error_code == Errors.MEMBER_ID_REQUIRED
+    assert result.error_code == ErrorCode.MEMBER_ID_REQUIRED
     group = h.group()
     assert group.size == 0
     assert len(group.pending_members) == 1
@@ -155,7 +155,7 @@ def test_heartbeat_during_completing_rebalance(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     assert join.generation_id == 1
     assert h.state() == "CompletingRebalance"
-    assert h.heartbeat(GROUP_ID, join.member_id, join.generation_id) == Errors.NONE
+    assert h.heartbeat(GROUP_ID, join.member_id, join.generation_id) == ErrorCode.NONE
     key = HeartbeatTimerKey(GROUP_ID, join.member_id)
     assert h.deadline(key) == h.now + DEFAULT_SESSION_TIMEOUT
 
@@ -164,12 +164,12 @@ def test_heartbeat_in_preparing_rebalance_still_refreshes_session(h: Harness) ->
     member_id, generation = _join_and_sync(h)
     h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     h.sleep(300)
-    assert h.heartbeat(GROUP_ID, member_id, generation) == Errors.REBALANCE_IN_PROGRESS
+    assert h.heartbeat(GROUP_ID, member_id, generation) == ErrorCode.REBALANCE_IN_PROGRESS
     assert h.deadline(HeartbeatTimerKey(GROUP_ID, member_id)) == h.now + DEFAULT_SESSION_TIMEOUT
 
 
 def test_heartbeat_invalid_group_id(h: Harness) -> None:
-    assert h.heartbeat("", MEMBER_ID, 1) == Errors.INVALID_GROUP_ID
+    assert h.heartbeat("", MEMBER_ID, 1) == ErrorCode.INVALID_GROUP_ID
 
 
 def test_members_parked_in_join_count_as_alive(h: Harness) -> None:
@@ -192,7 +192,7 @@ def test_members_parked_in_join_count_as_alive(h: Harness) -> None:
     # A's session passed while it was parked: it survives; B's session expired: it is gone,
     # which lets the join phase complete.
     a = h.reply(a_token)
-    assert a.error_code == Errors.NONE
-    assert h.reply(c_token).error_code == Errors.NONE
+    assert a.error_code == ErrorCode.NONE
+    assert h.reply(c_token).error_code == ErrorCode.NONE
     assert set(h.group().members) == {a_id, h.reply(c_token).member_id}
     assert b.member_id not in h.group().members

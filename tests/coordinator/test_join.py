@@ -22,7 +22,7 @@ from harness import (
 )
 from scenarios import setup_group_with_pending_member
 
-from coordinator.core import NEW_MEMBER_JOIN_TIMEOUT_MS, CoordinatorStateError, Errors
+from coordinator.core import NEW_MEMBER_JOIN_TIMEOUT_MS, CoordinatorStateError, ErrorCode
 from coordinator.core.group import ClassicGroup
 from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE
 
@@ -33,44 +33,44 @@ def _dead_group(h: Harness, group_id: str) -> None:
 
 def _join_and_sync_one(h: Harness) -> tuple[str, int]:
     first = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert first.error_code == Errors.NONE
+    assert first.error_code == ErrorCode.NONE
     assert first.leader == first.member_id
     sync = h.sync_group_leader(GROUP_ID, first.generation_id, first.member_id,
                                {first.member_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     return first.member_id, first.generation_id
 
 
 def test_join_group_session_timeout_too_small(h: Harness) -> None:
     result = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                   session_timeout=GROUP_MIN_SESSION_TIMEOUT - 1)
-    assert result.error_code == Errors.INVALID_SESSION_TIMEOUT
+    assert result.error_code == ErrorCode.INVALID_SESSION_TIMEOUT
     assert h.maybe_group() is None
 
 
 def test_join_group_session_timeout_too_large(h: Harness) -> None:
     result = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                   session_timeout=GROUP_MAX_SESSION_TIMEOUT + 1)
-    assert result.error_code == Errors.INVALID_SESSION_TIMEOUT
+    assert result.error_code == ErrorCode.INVALID_SESSION_TIMEOUT
 
 
 def test_join_group_unknown_consumer_new_group(h: Harness) -> None:
     result = h.dynamic_join_group(GROUP_ID, MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert result.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert result.error_code == ErrorCode.UNKNOWN_MEMBER_ID
     result = h.static_join_group(GROUP_ID, MEMBER_ID, GROUP_INSTANCE_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert result.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert result.error_code == ErrorCode.UNKNOWN_MEMBER_ID
     assert h.maybe_group() is None
 
 
 def test_invalid_group_id(h: Harness) -> None:
     result = h.dynamic_join_group("", UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert result.error_code == Errors.INVALID_GROUP_ID
+    assert result.error_code == ErrorCode.INVALID_GROUP_ID
     assert h.maybe_group("") is None
 
 
 def test_valid_join_group(h: Harness) -> None:
     result = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert result.error_code == Errors.NONE
+    assert result.error_code == ErrorCode.NONE
     assert result.generation_id == 1
     assert result.member_id.startswith("clientId-")
     assert h.state() == "CompletingRebalance"
@@ -78,21 +78,21 @@ def test_valid_join_group(h: Harness) -> None:
 
 def test_join_group_inconsistent_protocol_type(h: Harness) -> None:
     result = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert result.error_code == Errors.NONE
+    assert result.error_code == ErrorCode.NONE
     other = h.reply(h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, "connect", PROTOCOLS))
-    assert other.error_code == Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert other.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
 def test_join_group_with_empty_protocol_type(h: Harness) -> None:
     result = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, "", PROTOCOLS)
-    assert result.error_code == Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert result.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, GROUP_INSTANCE_ID, "", PROTOCOLS)
-    assert result.error_code == Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert result.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
 def test_join_group_with_empty_group_protocol(h: Harness) -> None:
     result = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, [])
-    assert result.error_code == Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert result.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
 def test_new_member_timeout_completion(h: Harness) -> None:
@@ -102,11 +102,11 @@ def test_new_member_timeout_completion(h: Harness) -> None:
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
     join = h.reply(token)
     group = h.group()
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     assert sum(m.is_new for m in group.members.values()) == 0
 
     sync = h.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {join.member_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     assert group.size == 1
 
     h.sleep(NEW_MEMBER_JOIN_TIMEOUT_MS + 100)
@@ -123,7 +123,7 @@ def test_new_member_join_expiration(h: Harness) -> None:
     first = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                  session_timeout, rebalance_timeout)
     assert first.member_id == first.leader
-    assert first.error_code == Errors.NONE
+    assert first.error_code == ErrorCode.NONE
     group = h.group()
     assert sum(m.is_new for m in group.members.values()) == 0
 
@@ -137,7 +137,7 @@ def test_new_member_join_expiration(h: Harness) -> None:
 
     h.sleep(NEW_MEMBER_JOIN_TIMEOUT_MS + 1)
     response = h.reply(token)
-    assert response.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert response.error_code == ErrorCode.UNKNOWN_MEMBER_ID
     assert group.size == 1
     assert sum(m.is_new for m in group.members.values()) == 0
     assert list(group.members) == [first.member_id]
@@ -153,8 +153,8 @@ def test_new_member_failure_after_join_group_completion(h: Harness) -> None:
     first_id, _ = _join_and_sync_one(h)
     other_token = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     join_token = h.send_join_group(GROUP_ID, first_id, PROTOCOL_TYPE, PROTOCOLS)
-    assert h.reply(join_token).error_code == Errors.NONE
-    assert h.reply(other_token).error_code == Errors.NONE
+    assert h.reply(join_token).error_code == ErrorCode.NONE
+    assert h.reply(other_token).error_code == ErrorCode.NONE
     _verify_session_expiration(h)
 
 
@@ -163,44 +163,44 @@ def test_join_group_inconsistent_group_protocol(h: Harness) -> None:
     other = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE,
                                  [("roundrobin", METADATA)])
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
-    assert h.reply(token).error_code == Errors.NONE
-    assert other.error_code == Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert h.reply(token).error_code == ErrorCode.NONE
+    assert other.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
 def test_join_group_unknown_consumer_existing_group(h: Harness) -> None:
     result = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert result.error_code == Errors.NONE
+    assert result.error_code == ErrorCode.NONE
     other = h.reply(h.send_join_group(GROUP_ID, "memberId", PROTOCOL_TYPE, PROTOCOLS))
-    assert other.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert other.error_code == ErrorCode.UNKNOWN_MEMBER_ID
     assert other.generation_id == -1
 
 
 def test_join_group_unknown_consumer_new_dead_group(h: Harness) -> None:
     _dead_group(h, "deadGroupId")
     result = h.dynamic_join_group("deadGroupId", UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert result.error_code == Errors.COORDINATOR_NOT_AVAILABLE
+    assert result.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
 
 
 def test_join_group_second_join_inconsistent_protocol(h: Harness) -> None:
     result = h.reply(h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                        require_known_member_id=True))
-    assert result.error_code == Errors.MEMBER_ID_REQUIRED
+    assert result.error_code == ErrorCode.MEMBER_ID_REQUIRED
     member_id = result.member_id
     # An inconsistent protocol is refused ...
     result = h.reply(h.send_join_group(GROUP_ID, member_id, PROTOCOL_TYPE, [],
                                        require_known_member_id=True))
-    assert result.error_code == Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert result.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     # ... a consistent one accepted.
     token = h.send_join_group(GROUP_ID, member_id, PROTOCOL_TYPE, PROTOCOLS,
                               require_known_member_id=True)
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
-    assert h.reply(token).error_code == Errors.NONE
+    assert h.reply(token).error_code == ErrorCode.NONE
 
 
 def test_join_group_protocol_type_is_not_provided_when_an_error_occurs(h: Harness) -> None:
     result = h.reply(h.send_join_group(GROUP_ID, "fake-id", PROTOCOL_TYPE, PROTOCOL_SUPERSET,
                                        LEADER_INSTANCE_ID, DEFAULT_SESSION_TIMEOUT))
-    assert result.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert result.error_code == ErrorCode.UNKNOWN_MEMBER_ID
     assert result.protocol_type is None
     assert result.protocol_name is None
     assert result.generation_id == -1
@@ -216,7 +216,7 @@ def test_join_group_returns_the_protocol_type(h: Harness) -> None:
     h.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
     for token in (leader, follower):
         result = h.reply(token)
-        assert result.error_code == Errors.NONE
+        assert result.error_code == ErrorCode.NONE
         assert result.protocol_type == PROTOCOL_TYPE
 
 
@@ -225,14 +225,14 @@ def test_rebalance_completes_before_member_joins(h: Harness) -> None:
                                 PROTOCOLS, rebalance_timeout=1200, session_timeout=1000)
     first_id, first_generation = first.member_id, first.generation_id
     assert first.leader == first_id
-    assert first.error_code == Errors.NONE
+    assert first.error_code == ErrorCode.NONE
     sync = h.sync_group_leader(GROUP_ID, first_generation, first_id, {first_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
 
     other_session_timeout = DEFAULT_SESSION_TIMEOUT
     other_token = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     # A couple of heartbeats keep the first member alive while the rebalance runs.
-    for expected in (Errors.REBALANCE_IN_PROGRESS, Errors.REBALANCE_IN_PROGRESS):
+    for expected in (ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.REBALANCE_IN_PROGRESS):
         h.sleep(other_session_timeout)
         assert h.heartbeat(GROUP_ID, first_id, first_generation) == expected
 
@@ -241,26 +241,26 @@ def test_rebalance_completes_before_member_joins(h: Harness) -> None:
     other = h.reply(other_token)
     other_id, other_generation = other.member_id, other.generation_id
     sync = h.sync_group_leader(GROUP_ID, other_generation, other_id, {other_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
 
     # The static member that did not rejoin stays until its session expires.
-    assert other.error_code == Errors.NONE
-    assert h.heartbeat(GROUP_ID, first_id, first_generation) == Errors.ILLEGAL_GENERATION
+    assert other.error_code == ErrorCode.NONE
+    assert h.heartbeat(GROUP_ID, first_id, first_generation) == ErrorCode.ILLEGAL_GENERATION
     assert first_id in h.group().members
 
-    for expected in (Errors.NONE, Errors.NONE, Errors.REBALANCE_IN_PROGRESS):
+    for expected in (ErrorCode.NONE, ErrorCode.NONE, ErrorCode.REBALANCE_IN_PROGRESS):
         h.sleep(other_session_timeout)
         assert h.heartbeat(GROUP_ID, other_id, other_generation) == expected
     assert first_id not in h.group().members
 
     rejoin = h.reply(h.send_join_group(GROUP_ID, other_id, PROTOCOL_TYPE, PROTOCOLS))
-    assert rejoin.error_code == Errors.NONE
+    assert rejoin.error_code == ErrorCode.NONE
     resync = h.sync_group_leader(GROUP_ID, rejoin.generation_id, other_id, {other_id: b""})
-    assert resync.error_code == Errors.NONE
+    assert resync.error_code == ErrorCode.NONE
     # No rebalance sneaks in while the member keeps heartbeating.
     for _ in range(20):
         h.sleep(500)
-        assert h.heartbeat(GROUP_ID, other_id, rejoin.generation_id) == Errors.NONE
+        assert h.heartbeat(GROUP_ID, other_id, rejoin.generation_id) == ErrorCode.NONE
 
 
 def test_join_group_from_unchanged_follower_does_not_rebalance(h: Harness) -> None:
@@ -268,13 +268,13 @@ def test_join_group_from_unchanged_follower_does_not_rebalance(h: Harness) -> No
     other_token = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     join_token = h.send_join_group(GROUP_ID, first_id, PROTOCOL_TYPE, PROTOCOLS)
     join, other = h.reply(join_token), h.reply(other_token)
-    assert join.error_code == other.error_code == Errors.NONE
+    assert join.error_code == other.error_code == ErrorCode.NONE
     assert join.generation_id == other.generation_id
     assert join.leader == other.leader == first_id
     next_generation = join.generation_id
     # Unchanged follower metadata: answered at once with the current generation.
     follower = h.reply(h.send_join_group(GROUP_ID, other.member_id, PROTOCOL_TYPE, PROTOCOLS))
-    assert follower.error_code == Errors.NONE
+    assert follower.error_code == ErrorCode.NONE
     assert follower.generation_id == next_generation
     assert h.state() == "CompletingRebalance"
 
@@ -282,7 +282,7 @@ def test_join_group_from_unchanged_follower_does_not_rebalance(h: Harness) -> No
 def test_join_group_from_unchanged_leader_should_rebalance(h: Harness) -> None:
     first_id, first_generation = _join_and_sync_one(h)
     second = h.reply(h.send_join_group(GROUP_ID, first_id, PROTOCOL_TYPE, PROTOCOLS))
-    assert second.error_code == Errors.NONE
+    assert second.error_code == ErrorCode.NONE
     assert second.generation_id != first_generation
 
 
@@ -296,12 +296,12 @@ def test_second_member_partially_join_and_timeout(h: Harness) -> None:
     assert group.state.value == "Stable"
 
     second = h.join_group_partial(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert second.error_code == Errors.MEMBER_ID_REQUIRED
+    assert second.error_code == ErrorCode.MEMBER_ID_REQUIRED
     assert len(group.pending_members) == 1
     assert group.state.value == "Stable"
 
     h.sleep(300)
-    assert h.heartbeat(GROUP_ID, first_id, 1) == Errors.NONE
+    assert h.heartbeat(GROUP_ID, first_id, 1) == ErrorCode.NONE
     h.sleep(300)
     assert list(group.members) == [first_id]
     assert not group.pending_members
@@ -311,12 +311,12 @@ def test_second_member_partially_join_and_timeout(h: Harness) -> None:
 def test_generation_id_increments_on_rebalance(h: Harness) -> None:
     result = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     assert result.generation_id == 1
-    assert result.error_code == Errors.NONE
+    assert result.error_code == ErrorCode.NONE
     sync = h.sync_group_leader(GROUP_ID, 1, result.member_id, {result.member_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     other = h.reply(h.send_join_group(GROUP_ID, result.member_id, PROTOCOL_TYPE, PROTOCOLS))
     assert other.generation_id == 2
-    assert other.error_code == Errors.NONE
+    assert other.error_code == ErrorCode.NONE
 
 
 # --------------------------------------------------------------------------- pending members
@@ -325,7 +325,7 @@ def test_generation_id_increments_on_rebalance(h: Harness) -> None:
 def test_join_group_completion_when_pending_member_joins(h: Harness) -> None:
     pending = setup_group_with_pending_member(h)
     token = h.send_join_group(GROUP_ID, pending.member_id, PROTOCOL_TYPE, PROTOCOLS)
-    assert h.reply(token).error_code == Errors.NONE
+    assert h.reply(token).error_code == ErrorCode.NONE
     assert h.state() == "CompletingRebalance"
     assert h.group().size == 3
     assert not h.group().pending_members
@@ -345,14 +345,14 @@ def test_join_group_completion_when_pending_member_times_out(h: Harness) -> None
 
 def test_join_group_existing_member_in_empty_state(h: Harness) -> None:
     response = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert response.error_code == Errors.NONE
+    assert response.error_code == ErrorCode.NONE
     group = h.group()
     assert group.state is COMPLETING_REBALANCE
     group.transition_to(PREPARING_REBALANCE, h.now)
     group.transition_to(EMPTY, h.now)
     result = h.reply(h.send_join_group(GROUP_ID, response.member_id, PROTOCOL_TYPE, PROTOCOLS,
                                        require_known_member_id=True))
-    assert result.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert result.error_code == ErrorCode.UNKNOWN_MEMBER_ID
     assert result.generation_id == -1
     assert not h.results[-1].records
 
@@ -363,10 +363,10 @@ def test_existing_member_join_dead_group(h: Harness) -> None:
     h.group().transition_to(DEAD, h.now)
     result = h.reply(h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                        require_known_member_id=True))
-    assert result.error_code == Errors.COORDINATOR_NOT_AVAILABLE
+    assert result.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
     result = h.reply(h.send_join_group(GROUP_ID, response.member_id, PROTOCOL_TYPE, PROTOCOLS,
                                        require_known_member_id=True))
-    assert result.error_code == Errors.COORDINATOR_NOT_AVAILABLE
+    assert result.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
     assert not h.results[-1].records
 
 
@@ -375,7 +375,7 @@ def test_join_group_existing_pending_member_with_group_instance_id_throws_except
 ) -> None:
     result = h.reply(h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                        require_known_member_id=True))
-    assert result.error_code == Errors.MEMBER_ID_REQUIRED
+    assert result.error_code == ErrorCode.MEMBER_ID_REQUIRED
     with pytest.raises(CoordinatorStateError, match="pending member"):
         h.send_join_group(GROUP_ID, result.member_id, PROTOCOL_TYPE, PROTOCOLS,
                           group_instance_id="some-instance")
@@ -385,7 +385,7 @@ def test_complete_join_remove_not_yet_rejoined_dynamic_members() -> None:
     h = Harness(strict=False)
     leader = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                   session_timeout=1000, rebalance_timeout=1000)
-    assert leader.error_code == Errors.NONE
+    assert leader.error_code == ErrorCode.NONE
     group = h.group()
     assert group.generation_id == 1
     token = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
@@ -396,7 +396,7 @@ def test_complete_join_remove_not_yet_rejoined_dynamic_members() -> None:
     # The rebalance timeout expires the leader, which did not rejoin.
     h.sleep(1000)
     response = h.reply(token)
-    assert response.error_code == Errors.NONE
+    assert response.error_code == ErrorCode.NONE
     assert list(group.members) == [response.member_id]
     assert group.generation_id == 2
 

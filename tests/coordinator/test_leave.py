@@ -12,28 +12,28 @@ from harness import (
 )
 from scenarios import setup_group_with_pending_member, verify_leave_group_result
 
-from coordinator.core import Errors, HeartbeatTimerKey, MemberIdentity
+from coordinator.core import ErrorCode, HeartbeatTimerKey, MemberIdentity
 from coordinator.core.group import ClassicGroup
 from coordinator.core.state import DEAD
 
 
 def test_leave_group_unknown_group(h: Harness) -> None:
-    verify_leave_group_result(h.single_leave_group(GROUP_ID, MEMBER_ID), Errors.NONE,
-                              [Errors.UNKNOWN_MEMBER_ID])
+    verify_leave_group_result(h.single_leave_group(GROUP_ID, MEMBER_ID), ErrorCode.NONE,
+                              [ErrorCode.UNKNOWN_MEMBER_ID])
 
 
 def test_leave_group_unknown_consumer_existing_group(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert join.error_code == Errors.NONE
-    verify_leave_group_result(h.single_leave_group(GROUP_ID, "consumerId"), Errors.NONE,
-                              [Errors.UNKNOWN_MEMBER_ID])
+    assert join.error_code == ErrorCode.NONE
+    verify_leave_group_result(h.single_leave_group(GROUP_ID, "consumerId"), ErrorCode.NONE,
+                              [ErrorCode.UNKNOWN_MEMBER_ID])
     assert join.member_id in h.group().members
 
 
 def test_single_leave_dead_group(h: Harness) -> None:
     h.add_group(ClassicGroup("deadGroupId", DEAD, 0))
     result = h.single_leave_group("deadGroupId", MEMBER_ID)
-    verify_leave_group_result(result, Errors.COORDINATOR_NOT_AVAILABLE)
+    verify_leave_group_result(result, ErrorCode.COORDINATOR_NOT_AVAILABLE)
     assert result.members == ()
 
 
@@ -41,15 +41,15 @@ def test_batch_leave_dead_group(h: Harness) -> None:
     h.add_group(ClassicGroup("deadGroupId", DEAD, 0))
     result = h.batch_leave_group("deadGroupId", [MemberIdentity(MEMBER_ID),
                                                  MemberIdentity(MEMBER_ID)])
-    verify_leave_group_result(result, Errors.COORDINATOR_NOT_AVAILABLE)
+    verify_leave_group_result(result, ErrorCode.COORDINATOR_NOT_AVAILABLE)
     assert result.members == ()
 
 
 def test_valid_leave_group(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert join.error_code == Errors.NONE
-    verify_leave_group_result(h.single_leave_group(GROUP_ID, join.member_id), Errors.NONE,
-                              [Errors.NONE])
+    assert join.error_code == ErrorCode.NONE
+    verify_leave_group_result(h.single_leave_group(GROUP_ID, join.member_id), ErrorCode.NONE,
+                              [ErrorCode.NONE])
     assert not h.group().members
     assert h.state() == "Empty"
     assert h.deadline(HeartbeatTimerKey(GROUP_ID, join.member_id)) is None
@@ -69,7 +69,7 @@ def test_pending_member_batch_leave_group(h: Harness) -> None:
     pending = setup_group_with_pending_member(h)
     result = h.batch_leave_group(GROUP_ID, [MemberIdentity("", "unknown-instance"),
                                             MemberIdentity(pending.member_id)])
-    verify_leave_group_result(result, Errors.NONE, [Errors.UNKNOWN_MEMBER_ID, Errors.NONE])
+    verify_leave_group_result(result, ErrorCode.NONE, [ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.NONE])
 
 
 # --------------------------------------------------------------------------- Java-only tests
@@ -80,7 +80,7 @@ def test_joined_member_pending_member_batch_leave_group(h: Harness) -> None:
     joined = next(iter(h.group().members))
     result = h.batch_leave_group(GROUP_ID, [MemberIdentity(joined),
                                             MemberIdentity(pending.member_id)])
-    verify_leave_group_result(result, Errors.NONE, [Errors.NONE, Errors.NONE])
+    verify_leave_group_result(result, ErrorCode.NONE, [ErrorCode.NONE, ErrorCode.NONE])
     group = h.group()
     assert joined not in group.members
     assert not group.pending_members
@@ -95,13 +95,13 @@ def test_joined_member_pending_member_batch_leave_group_with_unknown_member(h: H
     result = h.batch_leave_group(GROUP_ID, [MemberIdentity(joined),
                                             MemberIdentity(pending.member_id),
                                             MemberIdentity("unknown-member")])
-    verify_leave_group_result(result, Errors.NONE,
-                              [Errors.NONE, Errors.NONE, Errors.UNKNOWN_MEMBER_ID])
+    verify_leave_group_result(result, ErrorCode.NONE,
+                              [ErrorCode.NONE, ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID])
 
 
 def test_leave_group_invalid_group(h: Harness) -> None:
     result = h.single_leave_group("", MEMBER_ID)
-    verify_leave_group_result(result, Errors.INVALID_GROUP_ID)
+    verify_leave_group_result(result, ErrorCode.INVALID_GROUP_ID)
 
 
 # --------------------------------------------------------------------------- versions
@@ -109,8 +109,8 @@ def test_leave_group_invalid_group(h: Harness) -> None:
 
 def test_leave_group_v0_copies_member_error_to_top_level(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert h.legacy_leave_group(GROUP_ID, "nobody").error_code == Errors.UNKNOWN_MEMBER_ID
-    assert h.legacy_leave_group(GROUP_ID, join.member_id, 2).error_code == Errors.NONE
+    assert h.legacy_leave_group(GROUP_ID, "nobody").error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.legacy_leave_group(GROUP_ID, join.member_id, 2).error_code == ErrorCode.NONE
     assert h.state() == "Empty"
 
 
@@ -120,7 +120,8 @@ def test_leave_group_answers_parked_join_with_unknown_member(h: Harness) -> None
     h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     second = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     new_id = next(m for m in h.group().members.values() if m.join_token == second).member_id
-    verify_leave_group_result(h.single_leave_group(GROUP_ID, new_id), Errors.NONE, [Errors.NONE])
+    verify_leave_group_result(h.single_leave_group(GROUP_ID, new_id), ErrorCode.NONE,
+                              [ErrorCode.NONE])
     parked = h.reply(second)
-    assert parked.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert parked.error_code == ErrorCode.UNKNOWN_MEMBER_ID
     assert parked.member_id == ""

@@ -17,7 +17,7 @@ from harness import (
 )
 
 from coordinator.config import CoordinatorConfig
-from coordinator.core import Errors
+from coordinator.core import ErrorCode
 from coordinator.core.group import ClassicGroup, Member
 from coordinator.core.state import STABLE
 
@@ -31,11 +31,11 @@ def test_join_group_should_receive_error_if_group_over_max_size(h: Harness) -> N
         if i != 1:
             h.sleep(GROUP_INITIAL_REBALANCE_DELAY)
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
-    assert all(h.reply(t).error_code == Errors.NONE for t in tokens)
+    assert all(h.reply(t).error_code == ErrorCode.NONE for t in tokens)
     # The group is full.
     error = h.reply(h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                       rebalance_timeout=rebalance_timeout))
-    assert error.error_code == Errors.GROUP_MAX_SIZE_REACHED
+    assert error.error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
     assert error.member_id == ""
 
 
@@ -49,8 +49,8 @@ def test_dynamic_members_join_group_with_max_size_and_required_known_member(h: H
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
     errors = [h.reply(t).error_code for t in second]
-    assert errors.count(Errors.NONE) == GROUP_MAX_SIZE
-    assert errors.count(Errors.GROUP_MAX_SIZE_REACHED) == n - GROUP_MAX_SIZE
+    assert errors.count(ErrorCode.NONE) == GROUP_MAX_SIZE
+    assert errors.count(ErrorCode.GROUP_MAX_SIZE_REACHED) == n - GROUP_MAX_SIZE
     # Accepted members can rejoin; the others are still rejected.
     again = [h.send_join_group(GROUP_ID, m, PROTOCOL_TYPE, PROTOCOLS,
                                require_known_member_id=True) for m in member_ids]
@@ -65,8 +65,8 @@ def test_dynamic_members_join_group_with_max_size(h: Harness) -> None:
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
     results = [h.reply(t) for t in tokens]
     errors = [r.error_code for r in results]
-    assert errors.count(Errors.NONE) == GROUP_MAX_SIZE
-    assert errors.count(Errors.GROUP_MAX_SIZE_REACHED) == n - GROUP_MAX_SIZE
+    assert errors.count(ErrorCode.NONE) == GROUP_MAX_SIZE
+    assert errors.count(ErrorCode.GROUP_MAX_SIZE_REACHED) == n - GROUP_MAX_SIZE
     again = [h.send_join_group(GROUP_ID, r.member_id, PROTOCOL_TYPE, PROTOCOLS) for r in results]
     assert [h.reply(t).error_code for t in again] == errors
 
@@ -80,8 +80,8 @@ def test_static_members_join_group_with_max_size(h: Harness) -> None:
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
     results = [h.reply(t) for t in tokens]
     errors = [r.error_code for r in results]
-    assert errors.count(Errors.NONE) == GROUP_MAX_SIZE
-    assert errors.count(Errors.GROUP_MAX_SIZE_REACHED) == n - GROUP_MAX_SIZE
+    assert errors.count(ErrorCode.NONE) == GROUP_MAX_SIZE
+    assert errors.count(ErrorCode.GROUP_MAX_SIZE_REACHED) == n - GROUP_MAX_SIZE
     again = [h.send_join_group(GROUP_ID, r.member_id, PROTOCOL_TYPE, PROTOCOLS, i)
              for i, r in zip(instance_ids, results, strict=True)]
     assert [h.reply(t).error_code for t in again] == errors
@@ -100,8 +100,8 @@ def test_dynamic_members_can_re_join_group_with_max_size_while_rebalancing(h: Ha
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
     errors = [h.reply(t).error_code for t in rejoins]
-    assert errors.count(Errors.NONE) == GROUP_MAX_SIZE
-    assert errors.count(Errors.GROUP_MAX_SIZE_REACHED) == n - GROUP_MAX_SIZE
+    assert errors.count(ErrorCode.NONE) == GROUP_MAX_SIZE
+    assert errors.count(ErrorCode.GROUP_MAX_SIZE_REACHED) == n - GROUP_MAX_SIZE
 
 
 def _stable_group_of(h: Harness, n: int, session_timeout: int) -> list[str]:
@@ -127,8 +127,8 @@ def test_last_joining_members_are_kicked_out_when_re_joining_group_with_max_size
               for m in member_ids]
     h.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
     errors = [h.reply(t).error_code for t in tokens]
-    assert set(errors[:GROUP_MAX_SIZE]) == {Errors.NONE}
-    assert set(errors[GROUP_MAX_SIZE:]) == {Errors.GROUP_MAX_SIZE_REACHED}
+    assert set(errors[:GROUP_MAX_SIZE]) == {ErrorCode.NONE}
+    assert set(errors[GROUP_MAX_SIZE:]) == {ErrorCode.GROUP_MAX_SIZE_REACHED}
     for m in member_ids[GROUP_MAX_SIZE:]:
         assert m not in group.members
 
@@ -161,7 +161,7 @@ def test_on_loaded_exceed_group_max_size_triggers_rebalance() -> None:
     rejoins = [h.send_join_group(GROUP_ID, m, PROTOCOL_TYPE, PROTOCOLS)
                for m in list(group.members)]
     errors = [h.reply(t).error_code for t in rejoins]
-    assert errors == [Errors.NONE] * GROUP_MAX_SIZE + [Errors.GROUP_MAX_SIZE_REACHED]
+    assert errors == [ErrorCode.NONE] * GROUP_MAX_SIZE + [ErrorCode.GROUP_MAX_SIZE_REACHED]
     assert group.size == GROUP_MAX_SIZE
     assert h.state() == "CompletingRebalance"
 
@@ -179,6 +179,6 @@ def test_max_size_admission_counts_members_in_stable(h: Harness) -> None:
     # Existing members are accepted; a newcomer is not.
     follower = next(r for r in results if r.leader != r.member_id)
     assert h.reply(h.send_join_group(GROUP_ID, follower.member_id, PROTOCOL_TYPE,
-                                     PROTOCOLS)).error_code == Errors.NONE
+                                     PROTOCOLS)).error_code == ErrorCode.NONE
     assert h.reply(h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE,
-                                     PROTOCOLS)).error_code == Errors.GROUP_MAX_SIZE_REACHED
+                                     PROTOCOLS)).error_code == ErrorCode.GROUP_MAX_SIZE_REACHED

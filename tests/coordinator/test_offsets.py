@@ -16,7 +16,7 @@ from scenarios import subscription, verify_leave_group_result
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core import (
-    Errors,
+    ErrorCode,
     HeartbeatTimerKey,
     OffsetCommitRequestPartition,
     RetentionTimerKey,
@@ -24,7 +24,7 @@ from coordinator.core import (
 from coordinator.core.group import ClassicGroup
 from coordinator.core.offsets import metadata_too_large
 from coordinator.core.state import DEAD
-from coordinator.records import GroupMetadataKey, OffsetCommitKey, OffsetCommitValue
+from storage.records import GroupMetadataKey, OffsetCommitKey, OffsetCommitValue
 
 TP = ("topic", 0)
 
@@ -33,34 +33,34 @@ def _join_and_sync(h: Harness, session_timeout: int = 500, protocol_type: str = 
                    protocols=PROTOCOLS) -> tuple[str, int]:  # type: ignore[no-untyped-def]
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, protocol_type, protocols,
                                 session_timeout, session_timeout)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     sync = h.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     return join.member_id, join.generation_id
 
 
 def test_offset_commit_dead_group(h: Harness) -> None:
     h.add_group(ClassicGroup("deadGroupId", DEAD, 0))
     result = h.commit_offsets("deadGroupId", "memberId", 1, {TP: 0})
-    assert result == {TP: Errors.COORDINATOR_NOT_AVAILABLE}
+    assert result == {TP: ErrorCode.COORDINATOR_NOT_AVAILABLE}
 
 
 def test_commit_maintains_session(h: Harness) -> None:
     session_timeout = 1000
     member_id, generation = _join_and_sync(h, session_timeout)
     h.sleep(session_timeout // 2)
-    assert h.commit_offsets(GROUP_ID, member_id, generation, {TP: 0}) == {TP: Errors.NONE}
+    assert h.commit_offsets(GROUP_ID, member_id, generation, {TP: 0}) == {TP: ErrorCode.NONE}
     h.sleep(session_timeout // 2 + 100)
-    assert h.heartbeat(GROUP_ID, member_id, 1) == Errors.NONE
+    assert h.heartbeat(GROUP_ID, member_id, 1) == ErrorCode.NONE
 
 
 def test_commit_offset_from_unknown_group(h: Harness) -> None:
-    assert h.commit_offsets(GROUP_ID, MEMBER_ID, 1, {TP: 0}) == {TP: Errors.ILLEGAL_GENERATION}
+    assert h.commit_offsets(GROUP_ID, MEMBER_ID, 1, {TP: 0}) == {TP: ErrorCode.ILLEGAL_GENERATION}
     assert h.maybe_group() is None
 
 
 def test_commit_offset_with_default_generation(h: Harness) -> None:
-    assert h.commit_offsets(GROUP_ID, "", -1, {TP: 0}) == {TP: Errors.NONE}
+    assert h.commit_offsets(GROUP_ID, "", -1, {TP: 0}) == {TP: ErrorCode.NONE}
     group = h.group()
     assert group.state.value == "Empty"
     assert group.protocol_type is None
@@ -68,12 +68,12 @@ def test_commit_offset_with_default_generation(h: Harness) -> None:
 
 def test_commit_offsets_after_group_is_empty(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     verify_leave_group_result(h.single_leave_group(GROUP_ID, join.member_id))
     # The reset-offsets tool commits to the now Empty group.
-    assert h.commit_offsets(GROUP_ID, "", -1, {TP: 0}) == {TP: Errors.NONE}
+    assert h.commit_offsets(GROUP_ID, "", -1, {TP: 0}) == {TP: ErrorCode.NONE}
     error, data = h.fetch_offsets(GROUP_ID, [TP])
-    assert error == Errors.NONE
+    assert error == ErrorCode.NONE
     assert data[TP][0] == 0
 
 
@@ -81,67 +81,67 @@ def test_fetch_offsets(h: Harness) -> None:
     part = OffsetCommitRequestPartition(partition_index=0, committed_offset=97,
                                         committed_leader_epoch=15,
                                         committed_metadata="some metadata")
-    assert h.commit_offsets(GROUP_ID, "", -1, {TP: part}) == {TP: Errors.NONE}
+    assert h.commit_offsets(GROUP_ID, "", -1, {TP: part}) == {TP: ErrorCode.NONE}
     error, data = h.fetch_offsets(GROUP_ID, [TP])
-    assert error == Errors.NONE
-    assert data[TP] == (97, 15, "some metadata", Errors.NONE)
+    assert error == ErrorCode.NONE
+    assert data[TP] == (97, 15, "some metadata", ErrorCode.NONE)
 
 
 def test_commit_and_fetch_offsets_with_empty_group(h: Harness) -> None:
     # "" is allowed for OffsetCommit/OffsetFetch/DescribeGroups/DeleteGroups (back-compat).
-    assert h.commit_offsets("", "", -1, {TP: 0}) == {TP: Errors.NONE}
+    assert h.commit_offsets("", "", -1, {TP: 0}) == {TP: ErrorCode.NONE}
     error, data = h.fetch_offsets("", [TP])
-    assert error == Errors.NONE and data[TP][0] == 0
+    assert error == ErrorCode.NONE and data[TP][0] == 0
     described = h.describe_group("")
-    assert described.error_code == Errors.NONE
+    assert described.error_code == ErrorCode.NONE
     assert described.group_state == "Empty"
-    assert h.delete_groups([""]) == {"": Errors.NONE}
+    assert h.delete_groups([""]) == {"": ErrorCode.NONE}
     error, data = h.fetch_offsets("", [TP])
-    assert error == Errors.NONE and data[TP][0] == -1
+    assert error == ErrorCode.NONE and data[TP][0] == -1
 
 
 def test_fetch_offset_for_unknown_partition(h: Harness) -> None:
     error, data = h.fetch_offsets(GROUP_ID, [TP])
-    assert error == Errors.NONE
-    assert data[TP] == (-1, -1, "", Errors.NONE)
+    assert error == ErrorCode.NONE
+    assert data[TP] == (-1, -1, "", ErrorCode.NONE)
 
 
 def test_fetch_all_offsets(h: Harness) -> None:
-    assert h.fetch_offsets(GROUP_ID, None) == (Errors.NONE, {})
+    assert h.fetch_offsets(GROUP_ID, None) == (ErrorCode.NONE, {})
     offsets = {("topic", 0): 15, ("topic", 1): 16, ("other-topic", 0): 17}
-    assert h.commit_offsets(GROUP_ID, "", -1, offsets) == {tp: Errors.NONE for tp in offsets}
+    assert h.commit_offsets(GROUP_ID, "", -1, offsets) == {tp: ErrorCode.NONE for tp in offsets}
     error, data = h.fetch_offsets(GROUP_ID, None)
-    assert error == Errors.NONE
+    assert error == ErrorCode.NONE
     assert len(data) == 3
-    assert all(v[3] == Errors.NONE for v in data.values())
+    assert all(v[3] == ErrorCode.NONE for v in data.values())
     assert {tp: v[0] for tp, v in data.items()} == offsets
 
 
 def test_commit_offset_in_completing_rebalance(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     result = h.commit_offsets(GROUP_ID, join.member_id, join.generation_id, {TP: 0})
-    assert result == {TP: Errors.REBALANCE_IN_PROGRESS}
+    assert result == {TP: ErrorCode.REBALANCE_IN_PROGRESS}
 
 
 def test_commit_offset_in_completing_rebalance_from_unknown_member_id(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     result = h.commit_offsets(GROUP_ID, UNKNOWN_MEMBER_ID, join.generation_id, {TP: 0})
-    assert result == {TP: Errors.UNKNOWN_MEMBER_ID}
+    assert result == {TP: ErrorCode.UNKNOWN_MEMBER_ID}
 
 
 def test_commit_offset_in_completing_rebalance_from_illegal_generation(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     result = h.commit_offsets(GROUP_ID, join.member_id, join.generation_id + 1, {TP: 0})
-    assert result == {TP: Errors.ILLEGAL_GENERATION}
+    assert result == {TP: ErrorCode.ILLEGAL_GENERATION}
 
 
 def test_manual_commit_offset_should_not_validate_member_id_and_instance_id(h: Harness) -> None:
     result = h.commit_offsets(GROUP_ID, UNKNOWN_MEMBER_ID, -1, {TP: 0}, "instance-id")
-    assert result == {TP: Errors.NONE}
-    assert h.commit_offsets(GROUP_ID, "unknown", -1, {TP: 0}) == {TP: Errors.NONE}
+    assert result == {TP: ErrorCode.NONE}
+    assert h.commit_offsets(GROUP_ID, "unknown", -1, {TP: 0}) == {TP: ErrorCode.NONE}
 
 
 # --------------------------------------------------------------------------- beyond Kafka's names
@@ -149,12 +149,12 @@ def test_manual_commit_offset_should_not_validate_member_id_and_instance_id(h: H
 
 def test_commit_to_missing_group_v9_is_group_id_not_found(h: Harness) -> None:
     result = h.commit_offsets(GROUP_ID, MEMBER_ID, 1, {TP: 0}, api_version=9)
-    assert result == {TP: Errors.GROUP_ID_NOT_FOUND}
+    assert result == {TP: ErrorCode.GROUP_ID_NOT_FOUND}
 
 
 def test_commit_without_member_to_non_empty_group_is_unknown_member(h: Harness) -> None:
     _join_and_sync(h)
-    assert h.commit_offsets(GROUP_ID, "", -1, {TP: 0}) == {TP: Errors.UNKNOWN_MEMBER_ID}
+    assert h.commit_offsets(GROUP_ID, "", -1, {TP: 0}) == {TP: ErrorCode.UNKNOWN_MEMBER_ID}
 
 
 def test_commit_during_preparing_rebalance_from_previous_generation_is_accepted(
@@ -164,7 +164,7 @@ def test_commit_during_preparing_rebalance_from_previous_generation_is_accepted(
     h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     assert h.state() == "PreparingRebalance"
     h.sleep(100)
-    assert h.commit_offsets(GROUP_ID, member_id, generation, {TP: 5}) == {TP: Errors.NONE}
+    assert h.commit_offsets(GROUP_ID, member_id, generation, {TP: 5}) == {TP: ErrorCode.NONE}
     assert h.deadline(HeartbeatTimerKey(GROUP_ID, member_id)) == h.now + 500
 
 
@@ -173,7 +173,7 @@ def test_offset_metadata_too_large_only_fails_that_partition() -> None:
     ok = ("topic", 0)
     big = ("topic", 1)
     result = h.commit_offsets(GROUP_ID, "", -1, {ok: (1, "0123456789"), big: (2, "0123456789x")})
-    assert result == {ok: Errors.NONE, big: Errors.OFFSET_METADATA_TOO_LARGE}
+    assert result == {ok: ErrorCode.NONE, big: ErrorCode.OFFSET_METADATA_TOO_LARGE}
     _, data = h.fetch_offsets(GROUP_ID, [ok, big])
     assert data[ok][0] == 1
     assert data[big][0] == -1
@@ -221,21 +221,21 @@ def test_fetch_offsets_of_several_groups(h: Harness) -> None:
     assert [(t.name, [p.committed_offset for p in t.partitions]) for t in g2.topics] == [
         ("b", [2, 3])]
     assert missing.topics == ()
-    assert all(g.error_code == Errors.NONE for g in response.groups)
+    assert all(g.error_code == ErrorCode.NONE for g in response.groups)
 
 
 def test_fetch_offsets_require_stable_has_no_unstable_offsets(h: Harness) -> None:
     h.commit_offsets(GROUP_ID, "", -1, {TP: 7})
     for require_stable in (True, False):
         error, data = h.fetch_offsets(GROUP_ID, [TP], require_stable=require_stable)
-        assert error == Errors.NONE
-        assert data[TP] == (7, -1, "", Errors.NONE)
+        assert error == ErrorCode.NONE
+        assert data[TP] == (7, -1, "", ErrorCode.NONE)
 
 
 def test_fetch_offsets_invalid_group_id_is_only_null(h: Harness) -> None:
     response = h.fetch_offsets_response([(None, None)])  # type: ignore[list-item]
-    assert response.groups[0].error_code == Errors.INVALID_GROUP_ID
-    assert response.error_code == Errors.INVALID_GROUP_ID
+    assert response.groups[0].error_code == ErrorCode.INVALID_GROUP_ID
+    assert response.error_code == ErrorCode.INVALID_GROUP_ID
 
 
 # --------------------------------------------------------------------------- KIP-211 expiry
@@ -280,7 +280,7 @@ def test_offsets_of_empty_consumer_group_expire_from_when_it_became_empty() -> N
     member_id, generation = _join_and_sync(h, 200_000)
     h.commit_offsets(GROUP_ID, member_id, generation, {TP: 1})
     h.sleep(RETENTION_MS * 2)
-    assert h.heartbeat(GROUP_ID, member_id, generation) == Errors.NONE
+    assert h.heartbeat(GROUP_ID, member_id, generation) == ErrorCode.NONE
     # Stable with an unknown (unparsable) subscription: nothing expires.
     assert TP in h.coordinator.committed_offsets(GROUP_ID)
     verify_leave_group_result(h.single_leave_group(GROUP_ID, member_id))
@@ -306,7 +306,7 @@ def test_offsets_of_stable_consumer_group_expire_only_for_unsubscribed_topics() 
     h.commit_offsets(GROUP_ID, member_id, generation, {("bar", 0): 1, ("foo", 0): 2})
     for _ in range(3):
         h.sleep(25_000)
-        assert h.heartbeat(GROUP_ID, member_id, generation) == Errors.NONE
+        assert h.heartbeat(GROUP_ID, member_id, generation) == ErrorCode.NONE
     assert set(h.coordinator.committed_offsets(GROUP_ID)) == {("bar", 0)}
     assert h.state() == "Stable"
 

@@ -14,8 +14,8 @@ from harness import (
 from scenarios import subscription
 
 from coordinator.config import CoordinatorConfig
-from coordinator.core import Errors, GroupCoordinator, HeartbeatTimerKey, RetentionTimerKey
-from coordinator.records import (
+from coordinator.core import ErrorCode, GroupCoordinator, HeartbeatTimerKey, RetentionTimerKey
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,
@@ -90,7 +90,7 @@ def test_on_loaded_schedules_classic_group_member_heartbeats() -> None:
         assert h.deadline(HeartbeatTimerKey("group-id", f"member-{i}")) == h.now + 4000
     # A loaded member that never heartbeats is expired; the group rebalances without it.
     h.sleep(2000)
-    assert h.heartbeat("group-id", "member-1", 1) == Errors.NONE
+    assert h.heartbeat("group-id", "member-1", 1) == ErrorCode.NONE
     h.sleep(2001)
     group = h.group("group-id")
     assert list(group.members) == ["member-1"]
@@ -176,7 +176,7 @@ def test_restart_keeps_a_stable_group_working(h: Harness) -> None:
     rr = h.static_members_join_and_rebalance()
     h.crash_and_replay()
     assert h.state() == "Stable"
-    assert h.heartbeat(GROUP_ID, rr.leader_id, rr.generation) == Errors.NONE
+    assert h.heartbeat(GROUP_ID, rr.leader_id, rr.generation) == ErrorCode.NONE
     # The follower's session was re-armed on load and expires without heartbeats.
     for _ in range(3):
         h.sleep(300)
@@ -190,4 +190,4 @@ def test_restart_loses_soft_state_but_keeps_the_persisted_generation(h: Harness)
     h.crash_and_replay()
     # Nothing was persisted for the CompletingRebalance generation.
     assert h.maybe_group() is None
-    assert h.heartbeat(GROUP_ID, join.member_id, 1) == Errors.UNKNOWN_MEMBER_ID
+    assert h.heartbeat(GROUP_ID, join.member_id, 1) == ErrorCode.UNKNOWN_MEMBER_ID

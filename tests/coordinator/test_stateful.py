@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from coordinator.config import CoordinatorConfig
-from coordinator.core import Errors, GroupCoordinator, JoinGroupResponse, MemberIdentity
+from coordinator.core import ErrorCode, GroupCoordinator, JoinGroupResponse, MemberIdentity
 from coordinator.core.state import STABLE
 
 GROUPS = ("g1", "g2")
@@ -88,26 +88,27 @@ class CoordinatorMachine(RuleBasedStateMachine):
                 continue
             if kind == "join":
                 assert isinstance(response, JoinGroupResponse)
-                if response.error_code == Errors.NONE:
+                if response.error_code == ErrorCode.NONE:
                     client.member_id = response.member_id
                     client.generation = response.generation_id
                     client.leader_members = tuple(m.member_id for m in response.members)
                     client.needs_sync = True
-                elif response.error_code == Errors.MEMBER_ID_REQUIRED:
+                elif response.error_code == ErrorCode.MEMBER_ID_REQUIRED:
                     client.member_id = response.member_id
-                elif response.error_code in (Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID,
-                                             Errors.GROUP_MAX_SIZE_REACHED):
+                elif response.error_code in (ErrorCode.UNKNOWN_MEMBER_ID,
+                                             ErrorCode.FENCED_INSTANCE_ID,
+                                             ErrorCode.GROUP_MAX_SIZE_REACHED):
                     client.member_id = ""
                     client.generation = -1
             if kind == "sync":
                 client.needs_sync = False
             if kind in ("sync", "heartbeat") and response.error_code in (
-                Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID
+                ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID
             ):
                 client.member_id = ""
                 client.generation = -1
             elif kind in ("sync", "heartbeat") and response.error_code in (
-                Errors.REBALANCE_IN_PROGRESS, Errors.ILLEGAL_GENERATION
+                ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION
             ):
                 client.generation = -1  # rejoin with the same member id
 

@@ -23,9 +23,9 @@ from harness import (
 )
 from scenarios import check_join_group_result, verify_leave_group_result
 
-from coordinator.core import CoordinatorStateError, Errors, MemberIdentity
+from coordinator.core import CoordinatorStateError, ErrorCode, MemberIdentity
 from coordinator.core.state import DEAD, EMPTY, PREPARING_REBALANCE
-from coordinator.records import GroupMetadataKey, GroupMetadataValue
+from storage.records import GroupMetadataKey, GroupMetadataValue
 
 CONSUMER = PROTOCOL_TYPE
 
@@ -42,17 +42,17 @@ def _group_records(h: Harness, start: int) -> list[GroupMetadataValue]:
 def test_static_member_join_as_first_member(h: Harness) -> None:
     result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, GROUP_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOLS)
-    assert result.error_code == Errors.NONE
+    assert result.error_code == ErrorCode.NONE
     assert result.member_id.startswith(GROUP_INSTANCE_ID + "-")
 
 
 def test_static_member_re_join_with_explicit_unknown_member_id(h: Harness) -> None:
     result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, GROUP_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOLS)
-    assert result.error_code == Errors.NONE
+    assert result.error_code == ErrorCode.NONE
     result = h.static_join_group(GROUP_ID, "unknown_member", GROUP_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOLS)
-    assert result.error_code == Errors.FENCED_INSTANCE_ID
+    assert result.error_code == ErrorCode.FENCED_INSTANCE_ID
 
 
 def test_static_member_fence_duplicate_rejoined_follower(h: Harness) -> None:
@@ -68,7 +68,7 @@ def test_static_member_fence_duplicate_rejoined_follower(h: Harness) -> None:
                                   FOLLOWER_INSTANCE_ID)
     h.sleep(1)
     # The old member id is fenced as soon as the duplicate joins.
-    check_join_group_result(h, h.reply(old_follower), Errors.FENCED_INSTANCE_ID, -1, set(),
+    check_join_group_result(h, h.reply(old_follower), ErrorCode.FENCED_INSTANCE_ID, -1, set(),
                             "PreparingRebalance", None)
     assert not h.answered(duplicate)
 
@@ -86,14 +86,14 @@ def test_static_member_fence_duplicate_syncing_follower_after_member_id_changed(
                                            FOLLOWER_INSTANCE_ID)
     h.sleep(1)
     leader = h.reply(leader_token)
-    check_join_group_result(h, leader, Errors.NONE, rr.generation + 1,
+    check_join_group_result(h, leader, ErrorCode.NONE, rr.generation + 1,
                             {LEADER_INSTANCE_ID, FOLLOWER_INSTANCE_ID}, "CompletingRebalance",
                             CONSUMER)
     assert leader.member_id == rr.leader_id
     assert leader.leader == rr.leader_id
 
     old_follower = h.reply(old_follower_token)
-    check_join_group_result(h, old_follower, Errors.NONE, rr.generation + 1, set(),
+    check_join_group_result(h, old_follower, ErrorCode.NONE, rr.generation + 1, set(),
                             "CompletingRebalance", CONSUMER, expected_leader_id=leader.member_id)
     assert old_follower.member_id == rr.follower_id
     assert old_follower.leader == rr.leader_id
@@ -105,14 +105,14 @@ def test_static_member_fence_duplicate_syncing_follower_after_member_id_changed(
     duplicate = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                   FOLLOWER_INSTANCE_ID)
     h.sleep(1)
-    assert h.reply(old_sync).error_code == Errors.FENCED_INSTANCE_ID
+    assert h.reply(old_sync).error_code == ErrorCode.FENCED_INSTANCE_ID
     assert h.group().state is PREPARING_REBALANCE
 
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
     h.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
     result = h.reply(duplicate)
     # The leader's session expired; the new follower id leads alone.
-    check_join_group_result(h, result, Errors.NONE, rr.generation + 2, {FOLLOWER_INSTANCE_ID},
+    check_join_group_result(h, result, ErrorCode.NONE, rr.generation + 2, {FOLLOWER_INSTANCE_ID},
                             "CompletingRebalance", CONSUMER, expected_leader_id=result.member_id)
 
 
@@ -129,32 +129,32 @@ def test_static_member_fence_duplicate_rejoining_follower_after_member_id_change
     h.sleep(1)
     old_follower_token = h.send_join_group(GROUP_ID, rr.follower_id, PROTOCOL_TYPE, PROTOCOLS,
                                            FOLLOWER_INSTANCE_ID)
-    check_join_group_result(h, h.reply(leader_token), Errors.NONE, rr.generation + 1,
+    check_join_group_result(h, h.reply(leader_token), ErrorCode.NONE, rr.generation + 1,
                             {LEADER_INSTANCE_ID, FOLLOWER_INSTANCE_ID}, "CompletingRebalance",
                             CONSUMER)
     duplicate = h.reply(duplicate_token)
-    check_join_group_result(h, duplicate, Errors.NONE, rr.generation + 1, set(),
+    check_join_group_result(h, duplicate, ErrorCode.NONE, rr.generation + 1, set(),
                             "CompletingRebalance", CONSUMER)
     assert duplicate.member_id != rr.follower_id
-    check_join_group_result(h, h.reply(old_follower_token), Errors.FENCED_INSTANCE_ID, -1, set(),
+    check_join_group_result(h, h.reply(old_follower_token), ErrorCode.FENCED_INSTANCE_ID, -1, set(),
                             "CompletingRebalance", None)
 
 
 def test_static_member_rejoin_with_known_member_id(h: Harness) -> None:
     result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, GROUP_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOLS)
-    assert result.error_code == Errors.NONE
+    assert result.error_code == ErrorCode.NONE
     member_id = result.member_id
     # Same metadata during CompletingRebalance: answered at once.
     token = h.send_join_group(GROUP_ID, member_id, PROTOCOL_TYPE, PROTOCOLS, GROUP_INSTANCE_ID)
     h.sleep(1)
     result = h.reply(token)
-    assert result.error_code == Errors.NONE
+    assert result.error_code == ErrorCode.NONE
     assert h.state() == "CompletingRebalance"
     sync = h.send_sync_group(GROUP_ID, result.generation_id, member_id, {member_id: b""},
                              PROTOCOL_TYPE, PROTOCOL_NAME, GROUP_INSTANCE_ID)
     h.sleep(1)
-    assert h.reply(sync).error_code == Errors.NONE
+    assert h.reply(sync).error_code == ErrorCode.NONE
     assert h.state() == "Stable"
 
 
@@ -169,7 +169,7 @@ def test_static_member_rejoin_with_leader_id_and_unknown_member_id(
                                  PROTOCOL_SUPERSET, clock_advance=1,
                                  support_skipping_assignment=support_skipping_assignment)
     check_join_group_result(
-        h, result, Errors.NONE, rr.generation,
+        h, result, ErrorCode.NONE, rr.generation,
         {LEADER_INSTANCE_ID, FOLLOWER_INSTANCE_ID} if support_skipping_assignment else set(),
         "Stable", CONSUMER,
         result.member_id if support_skipping_assignment else rr.leader_id,
@@ -182,12 +182,12 @@ def test_static_member_rejoin_with_leader_id_and_unknown_member_id(
 
     old_leader = h.static_join_group(GROUP_ID, rr.leader_id, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                      PROTOCOL_SUPERSET, clock_advance=1)
-    assert old_leader.error_code == Errors.FENCED_INSTANCE_ID
+    assert old_leader.error_code == ErrorCode.FENCED_INSTANCE_ID
     old_sync = h.sync_group_leader(GROUP_ID, rr.generation, rr.leader_id, {}, None, None,
                                    LEADER_INSTANCE_ID)
-    assert old_sync.error_code == Errors.FENCED_INSTANCE_ID
+    assert old_sync.error_code == ErrorCode.FENCED_INSTANCE_ID
     stale_sync = h.sync_group_leader(GROUP_ID, rr.generation, rr.leader_id, {})
-    assert stale_sync.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert stale_sync.error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_static_member_rejoin_with_leader_id_and_known_member_id(h: Harness) -> None:
@@ -196,7 +196,7 @@ def test_static_member_rejoin_with_leader_id_and_known_member_id(h: Harness) -> 
     result = h.static_join_group(GROUP_ID, rr.leader_id, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET, clock_advance=DEFAULT_REBALANCE_TIMEOUT + 1)
     assert FOLLOWER_INSTANCE_ID not in h.group().static_members
-    check_join_group_result(h, result, Errors.NONE, rr.generation + 1, {LEADER_INSTANCE_ID},
+    check_join_group_result(h, result, ErrorCode.NONE, rr.generation + 1, {LEADER_INSTANCE_ID},
                             "CompletingRebalance", CONSUMER, rr.leader_id, rr.leader_id)
 
 
@@ -205,7 +205,7 @@ def test_static_member_rejoin_with_leader_id_and_unexpected_dead_group(h: Harnes
     h.group().transition_to(DEAD, h.now)
     result = h.static_join_group(GROUP_ID, rr.leader_id, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOLS, clock_advance=1)
-    assert result.error_code == Errors.COORDINATOR_NOT_AVAILABLE
+    assert result.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
 
 
 def test_static_member_rejoin_with_leader_id_and_unexpected_empty_group(h: Harness) -> None:
@@ -214,7 +214,7 @@ def test_static_member_rejoin_with_leader_id_and_unexpected_empty_group(h: Harne
     h.group().transition_to(EMPTY, h.now)
     result = h.static_join_group(GROUP_ID, rr.leader_id, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOLS, clock_advance=1)
-    assert result.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert result.error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_static_member_rejoin_with_follower_id_and_change_of_protocol(h: Harness) -> None:
@@ -226,7 +226,7 @@ def test_static_member_rejoin_with_follower_id_and_change_of_protocol(h: Harness
     assert result.member_id == rr.follower_id
     assert LEADER_INSTANCE_ID in h.group().static_members
     assert h.group().is_leader(rr.follower_id)
-    check_join_group_result(h, result, Errors.NONE, rr.generation + 1,
+    check_join_group_result(h, result, ErrorCode.NONE, rr.generation + 1,
                             {LEADER_INSTANCE_ID, FOLLOWER_INSTANCE_ID}, "CompletingRebalance",
                             CONSUMER, rr.follower_id, rr.follower_id)
 
@@ -240,7 +240,7 @@ def test_static_member_rejoin_with_unknown_member_id_and_change_of_protocol_with
     assert selected not in {name for name, _ in new_protocols}
     result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
                                  new_protocols, clock_advance=DEFAULT_SESSION_TIMEOUT + 1)
-    check_join_group_result(h, result, Errors.NONE, rr.generation + 1,
+    check_join_group_result(h, result, ErrorCode.NONE, rr.generation + 1,
                             {LEADER_INSTANCE_ID, FOLLOWER_INSTANCE_ID}, "CompletingRebalance",
                             CONSUMER)
     assert h.group().is_leader(result.member_id)
@@ -256,12 +256,12 @@ def test_static_member_rejoin_with_updated_session_and_rebalance_timeouts_and_pe
                                    PROTOCOL_TYPE, PROTOCOL_SUPERSET, clock_advance=1,
                                    session_timeout=2 * DEFAULT_SESSION_TIMEOUT,
                                    rebalance_timeout=2 * DEFAULT_REBALANCE_TIMEOUT)
-    check_join_group_result(h, follower, Errors.NONE, rr.generation, set(), "Stable", CONSUMER)
+    check_join_group_result(h, follower, ErrorCode.NONE, rr.generation, set(), "Stable", CONSUMER)
     leader = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET, clock_advance=1,
                                  session_timeout=2 * DEFAULT_SESSION_TIMEOUT,
                                  rebalance_timeout=2 * DEFAULT_REBALANCE_TIMEOUT)
-    check_join_group_result(h, leader, Errors.NONE, rr.generation,
+    check_join_group_result(h, leader, ErrorCode.NONE, rr.generation,
                             {LEADER_INSTANCE_ID, FOLLOWER_INSTANCE_ID}, "Stable", CONSUMER,
                             leader.leader, leader.member_id, expected_skip_assignment=True)
     for member in h.group().members.values():
@@ -280,18 +280,18 @@ def test_static_member_rejoin_with_unknown_member_id_and_change_of_protocol_whil
     new_protocols = [(selected, METADATA)]
     result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
                                  new_protocols, clock_advance=1)
-    check_join_group_result(h, result, Errors.NONE, rr.generation, set(), "Stable", CONSUMER)
+    check_join_group_result(h, result, ErrorCode.NONE, rr.generation, set(), "Stable", CONSUMER)
     # The old member id is fenced everywhere.
     assert result.member_id != rr.follower_id
     old = h.static_join_group(GROUP_ID, rr.follower_id, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
                               new_protocols, clock_advance=1)
-    assert old.error_code == Errors.FENCED_INSTANCE_ID
+    assert old.error_code == ErrorCode.FENCED_INSTANCE_ID
     old_sync = h.sync_group_follower(GROUP_ID, rr.generation, rr.follower_id, None, None,
                                      FOLLOWER_INSTANCE_ID)
-    assert old_sync.error_code == Errors.FENCED_INSTANCE_ID
+    assert old_sync.error_code == ErrorCode.FENCED_INSTANCE_ID
     new_sync = h.sync_group_follower(GROUP_ID, rr.generation, result.member_id, None, None,
                                      FOLLOWER_INSTANCE_ID)
-    assert new_sync.error_code == Errors.NONE
+    assert new_sync.error_code == ErrorCode.NONE
     assert new_sync.assignment == rr.follower_assignment
 
 
@@ -304,17 +304,17 @@ def test_static_member_rejoin_with_known_leader_id_to_trigger_rebalance_and_foll
     follower_token = h.send_join_group(GROUP_ID, rr.follower_id, PROTOCOL_TYPE,
                                        PROTOCOL_SUPERSET, FOLLOWER_INSTANCE_ID)
     h.sleep(1)
-    check_join_group_result(h, h.reply(leader_token), Errors.NONE, rr.generation + 1,
+    check_join_group_result(h, h.reply(leader_token), ErrorCode.NONE, rr.generation + 1,
                             {LEADER_INSTANCE_ID, FOLLOWER_INSTANCE_ID}, "CompletingRebalance",
                             CONSUMER, rr.leader_id, rr.leader_id)
-    check_join_group_result(h, h.reply(follower_token), Errors.NONE, rr.generation + 1, set(),
+    check_join_group_result(h, h.reply(follower_token), ErrorCode.NONE, rr.generation + 1, set(),
                             "CompletingRebalance", CONSUMER, rr.leader_id, rr.follower_id)
     # The follower narrows its protocols: CompletingRebalance -> PreparingRebalance.
     changed = h.send_join_group(GROUP_ID, rr.follower_id, PROTOCOL_TYPE, PROTOCOLS,
                                 FOLLOWER_INSTANCE_ID)
     assert h.group().state is PREPARING_REBALANCE
     h.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
-    check_join_group_result(h, h.reply(changed), Errors.NONE, rr.generation + 2,
+    check_join_group_result(h, h.reply(changed), ErrorCode.NONE, rr.generation + 2,
                             {FOLLOWER_INSTANCE_ID}, "CompletingRebalance", CONSUMER,
                             rr.follower_id, rr.follower_id)
 
@@ -324,10 +324,10 @@ def test_static_member_rejoin_as_follower_with_unknown_member_id(h: Harness) -> 
     result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET, clock_advance=1)
     assert LEADER_INSTANCE_ID in h.group().static_members
-    check_join_group_result(h, result, Errors.NONE, rr.generation, set(), "Stable", CONSUMER)
+    check_join_group_result(h, result, ErrorCode.NONE, rr.generation, set(), "Stable", CONSUMER)
     assert result.member_id != rr.follower_id
     sync = h.sync_group_follower(GROUP_ID, rr.generation, result.member_id)
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     assert sync.assignment == rr.follower_assignment
 
 
@@ -338,7 +338,7 @@ def test_static_member_rejoin_as_follower_with_known_member_id_and_no_protocol_c
     result = h.static_join_group(GROUP_ID, rr.follower_id, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET, clock_advance=1)
     assert LEADER_INSTANCE_ID in h.group().static_members
-    check_join_group_result(h, result, Errors.NONE, rr.generation, set(), "Stable", CONSUMER,
+    check_join_group_result(h, result, ErrorCode.NONE, rr.generation, set(), "Stable", CONSUMER,
                             rr.leader_id, rr.follower_id)
 
 
@@ -346,29 +346,29 @@ def test_static_member_rejoin_as_follower_with_mismatched_member_id(h: Harness) 
     rr = h.static_members_join_and_rebalance()
     result = h.static_join_group(GROUP_ID, rr.follower_id, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET, clock_advance=1)
-    assert result.error_code == Errors.FENCED_INSTANCE_ID
+    assert result.error_code == ErrorCode.FENCED_INSTANCE_ID
 
 
 def test_static_member_rejoin_as_leader_with_mismatched_member_id(h: Harness) -> None:
     rr = h.static_members_join_and_rebalance()
     result = h.static_join_group(GROUP_ID, rr.leader_id, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET, clock_advance=1)
-    assert result.error_code == Errors.FENCED_INSTANCE_ID
+    assert result.error_code == ErrorCode.FENCED_INSTANCE_ID
 
 
 def test_static_member_sync_as_leader_with_invalid_member_id(h: Harness) -> None:
     rr = h.static_members_join_and_rebalance()
     result = h.sync_group_leader(GROUP_ID, rr.generation, "invalid", {}, None, None,
                                  LEADER_INSTANCE_ID)
-    assert result.error_code == Errors.FENCED_INSTANCE_ID
+    assert result.error_code == ErrorCode.FENCED_INSTANCE_ID
 
 
 def test_static_member_heartbeat_leader_with_invalid_member_id(h: Harness) -> None:
     rr = h.static_members_join_and_rebalance()
     assert h.sync_group_leader(GROUP_ID, rr.generation, rr.leader_id, {}).error_code == 0
-    assert h.heartbeat(GROUP_ID, rr.leader_id, rr.generation) == Errors.NONE
+    assert h.heartbeat(GROUP_ID, rr.leader_id, rr.generation) == ErrorCode.NONE
     assert h.heartbeat(GROUP_ID, INVALID_MEMBER_ID, rr.generation,
-                       LEADER_INSTANCE_ID) == Errors.FENCED_INSTANCE_ID
+                       LEADER_INSTANCE_ID) == ErrorCode.FENCED_INSTANCE_ID
 
 
 def test_should_get_different_static_member_id_after_each_rejoin(h: Harness) -> None:
@@ -377,7 +377,7 @@ def test_should_get_different_static_member_id_after_each_rejoin(h: Harness) -> 
     for _ in range(5):
         result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, LEADER_INSTANCE_ID,
                                      PROTOCOL_TYPE, PROTOCOLS, clock_advance=1)
-        assert result.error_code == Errors.NONE
+        assert result.error_code == ErrorCode.NONE
         assert result.member_id.startswith(LEADER_INSTANCE_ID)
         assert result.member_id != last
         last = result.member_id
@@ -390,14 +390,14 @@ def test_static_member_commit_offset_with_invalid_member_id(h: Harness) -> None:
     tp = ("topic", 0)
     assert h.commit_offsets(GROUP_ID, rr.leader_id, rr.generation, {tp: 0}) == {tp: 0}
     assert h.commit_offsets(GROUP_ID, INVALID_MEMBER_ID, rr.generation, {tp: 0},
-                            LEADER_INSTANCE_ID) == {tp: Errors.FENCED_INSTANCE_ID}
+                            LEADER_INSTANCE_ID) == {tp: ErrorCode.FENCED_INSTANCE_ID}
 
 
 def test_static_member_join_with_unknown_instance_id_and_known_member_id(h: Harness) -> None:
     rr = h.static_members_join_and_rebalance()
     result = h.static_join_group(GROUP_ID, rr.leader_id, "unknown_instance", PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET, clock_advance=1)
-    assert result.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert result.error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_static_member_re_join_with_illegal_state_as_unknown_member(h: Harness) -> None:
@@ -421,7 +421,7 @@ def _group_stuck_in_rebalance_timeout_due_to_nonjoined_static_member(h: Harness)
     dynamic = h.reply(token)
     # The new dynamic member is elected leader.
     assert dynamic.leader == dynamic.member_id
-    assert dynamic.error_code == Errors.NONE
+    assert dynamic.error_code == ErrorCode.NONE
     assert len(dynamic.members) == 3
     assert dynamic.generation_id == 2
     assert h.state() == "CompletingRebalance"
@@ -458,7 +458,7 @@ def test_leader_rejoin_before_final_rebalance_timeout_with_long_session_timeout(
     _group_stuck_in_rebalance_timeout_due_to_nonjoined_static_member(h)
     result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOLS)
-    check_join_group_result(h, result, Errors.NONE, 3, {LEADER_INSTANCE_ID},
+    check_join_group_result(h, result, ErrorCode.NONE, 3, {LEADER_INSTANCE_ID},
                             "CompletingRebalance", CONSUMER)
     group = h.group()
     assert set(group.members) == {result.member_id}
@@ -483,11 +483,11 @@ def test_static_member_follower_fail_to_rejoin_before_rebalance_timeout(h: Harne
     assert h.state() == "PreparingRebalance"
     leader = h.static_join_group(GROUP_ID, rr.leader_id, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET, clock_advance=DEFAULT_REBALANCE_TIMEOUT + 1)
-    check_join_group_result(h, leader, Errors.NONE, rr.generation + 1,
+    check_join_group_result(h, leader, ErrorCode.NONE, rr.generation + 1,
                             {LEADER_INSTANCE_ID, FOLLOWER_INSTANCE_ID, "newMember"},
                             "CompletingRebalance", CONSUMER, rr.leader_id, rr.leader_id)
     new_member = h.reply(new_token)
-    check_join_group_result(h, new_member, Errors.NONE, rr.generation + 1, set(),
+    check_join_group_result(h, new_member, ErrorCode.NONE, rr.generation + 1, set(),
                             "CompletingRebalance", CONSUMER, expected_leader_id=rr.leader_id)
 
 
@@ -504,10 +504,10 @@ def test_static_member_leader_fail_to_rejoin_before_rebalance_timeout(h: Harness
         new_leader, new_follower = follower, new_member
     else:
         new_leader, new_follower = new_member, follower
-    check_join_group_result(h, new_leader, Errors.NONE, rr.generation + 1,
+    check_join_group_result(h, new_leader, ErrorCode.NONE, rr.generation + 1,
                             {LEADER_INSTANCE_ID, FOLLOWER_INSTANCE_ID, "newMember"},
                             "CompletingRebalance", CONSUMER)
-    check_join_group_result(h, new_follower, Errors.NONE, rr.generation + 1, set(),
+    check_join_group_result(h, new_follower, ErrorCode.NONE, rr.generation + 1, set(),
                             "CompletingRebalance", CONSUMER,
                             expected_leader_id=new_leader.member_id)
 
@@ -515,19 +515,20 @@ def test_static_member_leader_fail_to_rejoin_before_rebalance_timeout(h: Harness
 def test_leave_group_with_fenced_instance_id(h: Harness) -> None:
     result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET)
-    assert result.error_code == Errors.NONE
+    assert result.error_code == ErrorCode.NONE
     verify_leave_group_result(h.single_leave_group(GROUP_ID, "some_member", LEADER_INSTANCE_ID),
-                              Errors.NONE, [Errors.FENCED_INSTANCE_ID])
+                              ErrorCode.NONE, [ErrorCode.FENCED_INSTANCE_ID])
     assert result.member_id in h.group().members
 
 
 def test_leave_group_static_member_with_unknown_member_id(h: Harness) -> None:
     result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET)
-    assert result.error_code == Errors.NONE
+    assert result.error_code == ErrorCode.NONE
     # An empty member id with an instance id removes the static member (KIP-345 admin path).
     verify_leave_group_result(h.single_leave_group(GROUP_ID, UNKNOWN_MEMBER_ID,
-                                                   LEADER_INSTANCE_ID), Errors.NONE, [Errors.NONE])
+                                                   LEADER_INSTANCE_ID),
+                              ErrorCode.NONE, [ErrorCode.NONE])
     assert result.member_id not in h.group().members
 
 
@@ -535,15 +536,15 @@ def test_static_members_valid_batch_leave_group(h: Harness) -> None:
     h.static_members_join_and_rebalance()
     result = h.batch_leave_group(GROUP_ID, [MemberIdentity("", LEADER_INSTANCE_ID),
                                             MemberIdentity("", FOLLOWER_INSTANCE_ID)])
-    verify_leave_group_result(result, Errors.NONE, [Errors.NONE, Errors.NONE])
+    verify_leave_group_result(result, ErrorCode.NONE, [ErrorCode.NONE, ErrorCode.NONE])
     assert h.state() == "Empty"
 
 
 def test_static_members_unknown_group_batch_leave_group(h: Harness) -> None:
     result = h.batch_leave_group(GROUP_ID, [MemberIdentity("", LEADER_INSTANCE_ID),
                                             MemberIdentity("", FOLLOWER_INSTANCE_ID)])
-    verify_leave_group_result(result, Errors.NONE,
-                              [Errors.UNKNOWN_MEMBER_ID, Errors.UNKNOWN_MEMBER_ID])
+    verify_leave_group_result(result, ErrorCode.NONE,
+                              [ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.UNKNOWN_MEMBER_ID])
 
 
 def test_static_members_fenced_instance_batch_leave_group(h: Harness) -> None:
@@ -551,25 +552,26 @@ def test_static_members_fenced_instance_batch_leave_group(h: Harness) -> None:
     result = h.batch_leave_group(GROUP_ID, [MemberIdentity("", LEADER_INSTANCE_ID),
                                             MemberIdentity("invalid-member",
                                                            FOLLOWER_INSTANCE_ID)])
-    verify_leave_group_result(result, Errors.NONE, [Errors.NONE, Errors.FENCED_INSTANCE_ID])
+    verify_leave_group_result(result, ErrorCode.NONE,
+                              [ErrorCode.NONE, ErrorCode.FENCED_INSTANCE_ID])
 
 
 def test_static_members_unknown_instance_batch_leave_group(h: Harness) -> None:
     h.static_members_join_and_rebalance()
     result = h.batch_leave_group(GROUP_ID, [MemberIdentity("", "unknown-instance"),
                                             MemberIdentity("", FOLLOWER_INSTANCE_ID)])
-    verify_leave_group_result(result, Errors.NONE, [Errors.UNKNOWN_MEMBER_ID, Errors.NONE])
+    verify_leave_group_result(result, ErrorCode.NONE, [ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.NONE])
 
 
 def test_describe_group_stable_for_static_member(h: Harness) -> None:
     join = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                PROTOCOLS)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     sync = h.sync_group_leader(GROUP_ID, join.generation_id, join.member_id,
                                {join.member_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     described = h.describe_group(GROUP_ID)
-    assert described.error_code == Errors.NONE
+    assert described.error_code == ErrorCode.NONE
     assert described.protocol_type == PROTOCOL_TYPE
     assert described.protocol_data == "range"
     assert [m.member_id for m in described.members] == [join.member_id]

@@ -13,8 +13,8 @@ from harness import (
     Harness,
 )
 
-from coordinator.core import Errors
-from coordinator.records import GroupMetadataKey, GroupMetadataValue
+from coordinator.core import ErrorCode
+from storage.records import GroupMetadataKey, GroupMetadataValue
 
 
 def _group_records(h: Harness, start: int) -> list[GroupMetadataValue]:
@@ -28,7 +28,7 @@ def test_replace_static_member_in_stable_state_no_error(h: Harness) -> None:
     before = len(h.records)
     result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET, clock_advance=0)
-    assert result.error_code == Errors.NONE
+    assert result.error_code == ErrorCode.NONE
     assert result.generation_id == rr.generation
     assert not result.skip_assignment
     assert h.group().static_members[FOLLOWER_INSTANCE_ID] == result.member_id
@@ -39,7 +39,7 @@ def test_replace_static_member_in_stable_state_succeeds(h: Harness) -> None:
     rr = h.static_members_join_and_rebalance()
     leader = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, LEADER_INSTANCE_ID, PROTOCOL_TYPE,
                                  PROTOCOL_SUPERSET, clock_advance=0)
-    assert leader.error_code == Errors.NONE
+    assert leader.error_code == ErrorCode.NONE
     assert leader.skip_assignment
     assert leader.leader == leader.member_id
     assert {m.group_instance_id for m in leader.members} == {LEADER_INSTANCE_ID,
@@ -69,8 +69,8 @@ def test_replace_static_member_fences_the_old_member_id(h: Harness) -> None:
                               PROTOCOL_SUPERSET, clock_advance=0)
     assert new.member_id != rr.leader_id
     assert h.heartbeat(GROUP_ID, rr.leader_id, rr.generation,
-                       LEADER_INSTANCE_ID) == Errors.FENCED_INSTANCE_ID
-    assert h.heartbeat(GROUP_ID, rr.leader_id, rr.generation) == Errors.UNKNOWN_MEMBER_ID
+                       LEADER_INSTANCE_ID) == ErrorCode.FENCED_INSTANCE_ID
+    assert h.heartbeat(GROUP_ID, rr.leader_id, rr.generation) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_replace_static_member_in_completing_rebalance_state_triggers_rebalance(

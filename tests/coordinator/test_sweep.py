@@ -12,10 +12,10 @@ from collections.abc import Callable
 import pytest
 from harness import GROUP_ID, PROTOCOL_TYPE, PROTOCOLS, UNKNOWN_MEMBER_ID, Harness
 
-from coordinator.core import Errors, MemberIdentity
+from coordinator.core import ErrorCode, MemberIdentity
 from coordinator.core.state import DEAD
 
-E = Errors
+E = ErrorCode
 PARKED = "parked"
 
 

@@ -18,24 +18,24 @@ from harness import (
     Harness,
 )
 
-from coordinator.core import Errors, SyncTimerKey
+from coordinator.core import ErrorCode, SyncTimerKey
 from coordinator.core.group import ClassicGroup
 from coordinator.core.state import DEAD
-from coordinator.records import GroupMetadataKey, GroupMetadataValue
+from storage.records import GroupMetadataKey, GroupMetadataValue
 
 
 def _two_member_group(h: Harness) -> tuple[str, str, int]:
     """Kafka's recurring setup: join+sync one member, then a second member and a leader rejoin."""
     first = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     assert first.member_id == first.leader
-    assert first.error_code == Errors.NONE
+    assert first.error_code == ErrorCode.NONE
     sync = h.sync_group_leader(GROUP_ID, first.generation_id, first.member_id,
                                {first.member_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     other_token = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     join_token = h.send_join_group(GROUP_ID, first.member_id, PROTOCOL_TYPE, PROTOCOLS)
     join, other = h.reply(join_token), h.reply(other_token)
-    assert join.error_code == other.error_code == Errors.NONE
+    assert join.error_code == other.error_code == ErrorCode.NONE
     assert join.generation_id == other.generation_id
     assert join.leader == other.leader == first.member_id
     return first.member_id, other.member_id, join.generation_id
@@ -46,7 +46,7 @@ def test_new_member_failure_after_sync_group_completion(h: Harness) -> None:
     h.send_sync_group(GROUP_ID, generation, follower_id)
     sync = h.sync_group_leader(GROUP_ID, generation, leader_id,
                                {leader_id: b"", follower_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     h.sleep(DEFAULT_SESSION_TIMEOUT + 1)
     assert h.state() == "Empty"
     assert not h.group().members
@@ -55,7 +55,7 @@ def test_new_member_failure_after_sync_group_completion(h: Harness) -> None:
 def test_sync_dead_group(h: Harness) -> None:
     h.add_group(ClassicGroup("deadGroupId", DEAD, 0))
     result = h.sync_group_follower("deadGroupId", 1, "memberId")
-    assert result.error_code == Errors.COORDINATOR_NOT_AVAILABLE
+    assert result.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
 
 
 def _sync_protocol_type_and_name_with(
@@ -87,128 +87,128 @@ def _sync_protocol_type_and_name_with(
 
 
 def test_sync_group_returns_an_error_when_protocol_type_is_inconsistent(h: Harness) -> None:
-    _sync_protocol_type_and_name_with(h, "whatever", None, Errors.INCONSISTENT_GROUP_PROTOCOL,
+    _sync_protocol_type_and_name_with(h, "whatever", None, ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
                                       None, None)
 
 
 def test_sync_group_returns_an_error_when_protocol_name_is_inconsistent(h: Harness) -> None:
-    _sync_protocol_type_and_name_with(h, None, "whatever", Errors.INCONSISTENT_GROUP_PROTOCOL,
+    _sync_protocol_type_and_name_with(h, None, "whatever", ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
                                       None, None)
 
 
 def test_sync_group_succeed_when_protocol_type_and_name_are_not_provided(h: Harness) -> None:
-    _sync_protocol_type_and_name_with(h, None, None, Errors.NONE, PROTOCOL_TYPE, PROTOCOL_NAME)
+    _sync_protocol_type_and_name_with(h, None, None, ErrorCode.NONE, PROTOCOL_TYPE, PROTOCOL_NAME)
 
 
 def test_sync_group_succeed_when_protocol_type_and_name_are_consistent(h: Harness) -> None:
-    _sync_protocol_type_and_name_with(h, PROTOCOL_TYPE, PROTOCOL_NAME, Errors.NONE,
+    _sync_protocol_type_and_name_with(h, PROTOCOL_TYPE, PROTOCOL_NAME, ErrorCode.NONE,
                                       PROTOCOL_TYPE, PROTOCOL_NAME)
 
 
 def test_sync_group_empty_assignment(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     sync = h.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     assert sync.assignment == b""
-    assert h.heartbeat(GROUP_ID, join.member_id, 1) == Errors.NONE
+    assert h.heartbeat(GROUP_ID, join.member_id, 1) == ErrorCode.NONE
 
 
 def test_sync_group_from_unknown_group(h: Harness) -> None:
-    assert h.sync_group_follower(GROUP_ID, 1, MEMBER_ID).error_code == Errors.UNKNOWN_MEMBER_ID
+    assert h.sync_group_follower(GROUP_ID, 1, MEMBER_ID).error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_sync_group_from_unknown_member(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     sync = h.sync_group_leader(GROUP_ID, join.generation_id, join.member_id,
                                {join.member_id: b""})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     unknown = h.sync_group_follower(GROUP_ID, join.generation_id, "blah")
-    assert unknown.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert unknown.error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_sync_group_from_illegal_generation(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert join.error_code == Errors.NONE
+    assert join.error_code == ErrorCode.NONE
     sync = h.sync_group_leader(GROUP_ID, join.generation_id + 1, join.member_id,
                                {join.member_id: b""})
-    assert sync.error_code == Errors.ILLEGAL_GENERATION
+    assert sync.error_code == ErrorCode.ILLEGAL_GENERATION
 
 
 def test_rebalance_times_out_when_sync_request_is_not_received(h: Harness) -> None:
     results = h.join_with_n_members(3)
-    assert {r.error_code for r in results} == {Errors.NONE}
+    assert {r.error_code for r in results} == {ErrorCode.NONE}
     h.sleep(DEFAULT_REBALANCE_TIMEOUT // 2)
     # Heartbeats do not interfere with the pending-sync deadline.
     for r in results:
-        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == Errors.NONE
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == ErrorCode.NONE
     h.sleep(DEFAULT_REBALANCE_TIMEOUT // 2 + 1)
     for r in results:
-        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == Errors.UNKNOWN_MEMBER_ID
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_rebalance_times_out_when_sync_request_is_not_received_from_followers(
     h: Harness,
 ) -> None:
     results = h.join_with_n_members(3)
-    assert {r.error_code for r in results} == {Errors.NONE}
+    assert {r.error_code for r in results} == {ErrorCode.NONE}
     h.sleep(DEFAULT_REBALANCE_TIMEOUT // 2)
     for r in results:
-        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == Errors.NONE
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == ErrorCode.NONE
     leader = results[0]
     assert leader.leader == leader.member_id
     assignments = {r.member_id: b"" for r in results}
     sync = h.sync_group_leader(GROUP_ID, leader.generation_id, leader.member_id, assignments,
                                PROTOCOL_TYPE, PROTOCOL_NAME)
-    assert sync.error_code == Errors.NONE
-    assert h.heartbeat(GROUP_ID, leader.member_id, leader.generation_id) == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
+    assert h.heartbeat(GROUP_ID, leader.member_id, leader.generation_id) == ErrorCode.NONE
     h.sleep(DEFAULT_REBALANCE_TIMEOUT // 2 + 1)
     assert h.heartbeat(GROUP_ID, leader.member_id,
-                       leader.generation_id) == Errors.REBALANCE_IN_PROGRESS
+                       leader.generation_id) == ErrorCode.REBALANCE_IN_PROGRESS
     for r in results[1:]:
-        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == Errors.UNKNOWN_MEMBER_ID
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_rebalance_times_out_when_sync_request_is_not_received_from_leaders(h: Harness) -> None:
     results = h.join_with_n_members(3)
-    assert {r.error_code for r in results} == {Errors.NONE}
+    assert {r.error_code for r in results} == {ErrorCode.NONE}
     h.sleep(DEFAULT_REBALANCE_TIMEOUT // 2)
     for r in results:
-        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == Errors.NONE
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == ErrorCode.NONE
     followers = [h.send_sync_group(GROUP_ID, r.generation_id, r.member_id, None, PROTOCOL_TYPE,
                                    PROTOCOL_NAME) for r in results[1:]]
     h.sleep(DEFAULT_REBALANCE_TIMEOUT // 2 + 1)
-    assert {h.reply(t).error_code for t in followers} == {Errors.REBALANCE_IN_PROGRESS}
+    assert {h.reply(t).error_code for t in followers} == {ErrorCode.REBALANCE_IN_PROGRESS}
     leader = results[0]
     assert h.heartbeat(GROUP_ID, leader.member_id,
-                       leader.generation_id) == Errors.UNKNOWN_MEMBER_ID
+                       leader.generation_id) == ErrorCode.UNKNOWN_MEMBER_ID
     for r in results[1:]:
         assert h.heartbeat(GROUP_ID, r.member_id,
-                           r.generation_id) == Errors.REBALANCE_IN_PROGRESS
+                           r.generation_id) == ErrorCode.REBALANCE_IN_PROGRESS
 
 
 def test_rebalance_does_not_time_out_when_all_sync_are_received(h: Harness) -> None:
     results = h.join_with_n_members(3)
-    assert {r.error_code for r in results} == {Errors.NONE}
+    assert {r.error_code for r in results} == {ErrorCode.NONE}
     h.sleep(DEFAULT_REBALANCE_TIMEOUT // 2)
     for r in results:
-        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == Errors.NONE
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == ErrorCode.NONE
     leader = results[0]
     assignments = {r.member_id: b"" for r in results}
     sync = h.sync_group_leader(GROUP_ID, leader.generation_id, leader.member_id, assignments,
                                PROTOCOL_TYPE, PROTOCOL_NAME)
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     followers = [h.send_sync_group(GROUP_ID, r.generation_id, r.member_id, None, PROTOCOL_TYPE,
                                    PROTOCOL_NAME) for r in results[1:]]
-    assert {h.reply(t).error_code for t in followers} == {Errors.NONE}
+    assert {h.reply(t).error_code for t in followers} == {ErrorCode.NONE}
     assert h.deadline(SyncTimerKey(GROUP_ID)) is None
     h.sleep(DEFAULT_REBALANCE_TIMEOUT // 2 + 1)
     for r in results:
-        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == Errors.NONE
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == ErrorCode.NONE
     h.sleep(DEFAULT_REBALANCE_TIMEOUT // 2)
     for r in results:
-        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == Errors.NONE
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) == ErrorCode.NONE
 
 
 def test_leader_failure_in_sync_group(h: Harness) -> None:
@@ -216,17 +216,17 @@ def test_leader_failure_in_sync_group(h: Harness) -> None:
     # Without the leader's SyncGroup the follower is eventually told to rejoin.
     follower_sync = h.send_sync_group(GROUP_ID, generation, follower_id)
     h.sleep(DEFAULT_SESSION_TIMEOUT + 100)
-    assert h.reply(follower_sync).error_code == Errors.REBALANCE_IN_PROGRESS
+    assert h.reply(follower_sync).error_code == ErrorCode.REBALANCE_IN_PROGRESS
 
 
 def test_sync_group_follower_after_leader(h: Harness) -> None:
     leader_id, follower_id, generation = _two_member_group(h)
     leader_sync = h.sync_group_leader(GROUP_ID, generation, leader_id,
                                       {leader_id: b"\x00", follower_id: b"\x01"})
-    assert leader_sync.error_code == Errors.NONE
+    assert leader_sync.error_code == ErrorCode.NONE
     assert leader_sync.assignment == b"\x00"
     follower_sync = h.sync_group_follower(GROUP_ID, generation, follower_id)
-    assert follower_sync.error_code == Errors.NONE
+    assert follower_sync.error_code == ErrorCode.NONE
     assert follower_sync.assignment == b"\x01"
 
 
@@ -236,10 +236,10 @@ def test_sync_group_leader_after_follower(h: Harness) -> None:
     assert not h.answered(follower_token)
     leader_sync = h.sync_group_leader(GROUP_ID, generation, leader_id,
                                       {leader_id: b"\x00", follower_id: b"\x01"})
-    assert leader_sync.error_code == Errors.NONE
+    assert leader_sync.error_code == ErrorCode.NONE
     assert leader_sync.assignment == b"\x00"
     follower_sync = h.reply(follower_token)
-    assert follower_sync.error_code == Errors.NONE
+    assert follower_sync.error_code == ErrorCode.NONE
     assert follower_sync.assignment == b"\x01"
 
 
@@ -251,7 +251,7 @@ def test_sync_group_persists_assignment_filling_missing_members(h: Harness) -> N
     before = len(h.records)
     sync = h.sync_group_leader(GROUP_ID, generation, leader_id,
                                {leader_id: b"L", "not-a-member": b"X"})
-    assert sync.error_code == Errors.NONE
+    assert sync.error_code == ErrorCode.NONE
     stored = [r for r in h.records[before:] if isinstance(r.key, GroupMetadataKey)]
     assert len(stored) == 1
     value = stored[0].value
@@ -269,7 +269,7 @@ def test_sync_group_in_preparing_rebalance_is_rebalance_in_progress(h: Harness) 
     h.send_join_group(GROUP_ID, leader_id, PROTOCOL_TYPE, PROTOCOLS)
     assert h.state() == "PreparingRebalance"
     result = h.sync_group_follower(GROUP_ID, generation, follower_id)
-    assert result.error_code == Errors.REBALANCE_IN_PROGRESS
+    assert result.error_code == ErrorCode.REBALANCE_IN_PROGRESS
 
 
 def test_sync_group_in_empty_group_is_unknown_member(h: Harness) -> None:
@@ -280,4 +280,4 @@ def test_sync_group_in_empty_group_is_unknown_member(h: Harness) -> None:
     group.transition_to(PREPARING_REBALANCE, h.now)
     group.transition_to(EMPTY, h.now)
     result = h.sync_group_follower(GROUP_ID, join.generation_id, join.member_id)
-    assert result.error_code == Errors.UNKNOWN_MEMBER_ID
+    assert result.error_code == ErrorCode.UNKNOWN_MEMBER_ID

@@ -14,7 +14,7 @@ from harness import (
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core import (
-    Errors,
+    ErrorCode,
     HeartbeatTimerKey,
     JoinTimerKey,
     RetentionTimerKey,
@@ -30,7 +30,7 @@ def test_should_delay_initial_rebalance_by_group_initial_rebalance_delay_on_empt
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY // 2)
     assert not h.answered(token)
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY // 2 + 1)
-    assert h.reply(token).error_code == Errors.NONE
+    assert h.reply(token).error_code == ErrorCode.NONE
 
 
 def test_should_reset_rebalance_delay_when_new_member_joins_group_in_initial_rebalance(
@@ -48,8 +48,8 @@ def test_should_reset_rebalance_delay_when_new_member_joins_group_in_initial_reb
     assert not h.answered(first)
     assert not h.answered(second)
     h.sleep(GROUP_INITIAL_REBALANCE_DELAY // 2)
-    assert h.reply(first).error_code == Errors.NONE
-    assert h.reply(second).error_code == Errors.NONE
+    assert h.reply(first).error_code == ErrorCode.NONE
+    assert h.reply(second).error_code == ErrorCode.NONE
 
 
 def test_should_delay_rebalance_upto_rebalance_timeout(h: Harness) -> None:
@@ -65,7 +65,7 @@ def test_should_delay_rebalance_upto_rebalance_timeout(h: Harness) -> None:
     assert not any(h.answered(t) for t in (first, second, third))
     # The delay is capped by the rebalance timeout even though a member just arrived.
     h.sleep(1)
-    assert all(h.reply(t).error_code == Errors.NONE for t in (first, second, third))
+    assert all(h.reply(t).error_code == ErrorCode.NONE for t in (first, second, third))
 
 
 # --------------------------------------------------------------------------- Java-only tests
@@ -96,7 +96,7 @@ def test_complete_join_phase_no_members_rejoined_extends_join_phase() -> None:
     assert not h.answered(second)
     first = h.send_join_group(GROUP_ID, first_id, PROTOCOL_TYPE, PROTOCOLS, "first-instance-id",
                               30000, 10000)
-    assert h.reply(first).error_code == h.reply(second).error_code == Errors.NONE
+    assert h.reply(first).error_code == h.reply(second).error_code == ErrorCode.NONE
     group = h.group()
     assert group.size == 2
     assert group.generation_id == 2
@@ -163,7 +163,7 @@ def test_zero_initial_delay_completes_join_at_once() -> None:
     h = Harness(config=CoordinatorConfig(group_min_session_timeout_ms=10,
                                          group_initial_rebalance_delay_ms=0))
     token = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
-    assert h.reply(token).error_code == Errors.NONE
+    assert h.reply(token).error_code == ErrorCode.NONE
     assert h.state() == "CompletingRebalance"
 
 

@@ -50,8 +50,8 @@ from durability_support import (
     wait_for,
 )
 
-from coordinator.records import OffsetCommitKey, OffsetCommitValue, Record
 from storage.layout import EncodedBatch, list_segments
+from storage.records import OffsetCommitKey, OffsetCommitValue, Record
 
 TOPIC = "crash"
 CONNECTIONS = 8

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from coordinator.config import CoordinatorConfig
 from coordinator.core import (
     DeleteGroupsRequest,
-    Errors,
+    ErrorCode,
     GroupCoordinator,
     HeartbeatRequest,
     JoinGroupResponse,
@@ -48,9 +48,9 @@ from coordinator.core import (
     OffsetDeleteRequestTopic,
     Result,
 )
-from coordinator.records import Record
 from storage.compaction import CompactionPolicy, compact
 from storage.log import Log
+from storage.records import Record
 
 T0 = 1_700_000_000_000  # the fake clock starts at a realistic epoch time (ms)
 CONFIG = CoordinatorConfig(
@@ -224,25 +224,25 @@ class Program:
             error = response.error_code
             if kind == "join":
                 assert isinstance(response, JoinGroupResponse)
-                if error == Errors.NONE:
+                if error == ErrorCode.NONE:
                     client.member_id = response.member_id
                     client.generation = response.generation_id
                     client.leader_members = tuple(m.member_id for m in response.members)
                     client.needs_sync = True
-                elif error == Errors.MEMBER_ID_REQUIRED:
+                elif error == ErrorCode.MEMBER_ID_REQUIRED:
                     client.member_id = response.member_id
                 elif error in (
-                    Errors.UNKNOWN_MEMBER_ID,
-                    Errors.FENCED_INSTANCE_ID,
-                    Errors.GROUP_MAX_SIZE_REACHED,
+                    ErrorCode.UNKNOWN_MEMBER_ID,
+                    ErrorCode.FENCED_INSTANCE_ID,
+                    ErrorCode.GROUP_MAX_SIZE_REACHED,
                 ):
                     client.member_id, client.generation = "", -1
             elif kind == "sync":
                 client.needs_sync = False
             if kind in ("sync", "heartbeat"):
-                if error in (Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
+                if error in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID):
                     client.member_id, client.generation = "", -1
-                elif error in (Errors.REBALANCE_IN_PROGRESS, Errors.ILLEGAL_GENERATION):
+                elif error in (ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION):
                     client.generation = -1
 
     def _busy(self, client: Client) -> bool:

@@ -8,7 +8,8 @@ import tempfile
 from typing import Any
 
 from coordinator.core.store import HardState
-from coordinator.records import (
+from storage.log import Log
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,
@@ -18,7 +19,6 @@ from coordinator.records import (
     RebalanceEventValue,
     Record,
 )
-from storage.log import Log
 from wire.consumer_protocol import encode_assignment, encode_subscription
 
 T0 = 1_700_000_000_000

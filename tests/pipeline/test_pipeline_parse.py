@@ -18,7 +18,6 @@ from pipeline_support import (
     write,
 )
 
-from coordinator.records import OffsetCommitKey, OffsetCommitValue
 from storage.dump import iter_directory
 from storage.pipeline import cli
 from storage.pipeline.parse import (
@@ -34,6 +33,7 @@ from storage.pipeline.parse import (
 )
 from storage.pipeline.synthetic import write_commits, write_log
 from storage.record_codec import decode_record, encode_value
+from storage.records import OffsetCommitKey, OffsetCommitValue
 from storage.segment import HEADER_SIZE, scan_entries
 
 

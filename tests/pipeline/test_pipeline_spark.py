@@ -22,9 +22,9 @@ from pipeline_support import (
     write,
 )
 
-from coordinator.records import GroupMetadataKey, GroupMetadataValue, Record
 from storage.pipeline.parse import find_segments, parse_directory, rows
 from storage.pipeline.synthetic import SyntheticLog, write_commits, write_log
+from storage.records import GroupMetadataKey, GroupMetadataValue, Record
 from storage.segment import HEADER_SIZE, scan_entries
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -19,11 +19,11 @@ from coordinator.core import (
     OffsetCommitResponse,
     RetentionTimerKey,
 )
-from coordinator.records import Record
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.options import build_options
 from coordinator.server.runtime import CoordinatorRuntime
 from coordinator.server.sink import MemorySink
+from storage.records import Record
 
 pytestmark = pytest.mark.trio
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from coordinator.records import (
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,

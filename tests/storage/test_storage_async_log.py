@@ -8,11 +8,11 @@ from functools import partial
 import pytest
 import trio
 
-from coordinator.records import OffsetCommitKey, OffsetCommitValue, Record
 from storage.async_log import AsyncLog, open_async_log
 from storage.errors import LogClosedError, LogWriteError
 from storage.fs import FaultPlan, FaultyFileSystem
 from storage.log import Log
+from storage.records import OffsetCommitKey, OffsetCommitValue, Record
 
 
 def commit(task: int, i: int) -> Record:

@@ -20,16 +20,6 @@ from storage_strategies import (
     texts,
 )
 
-from coordinator.records import (
-    GroupMetadataKey,
-    GroupMetadataValue,
-    MemberMetadata,
-    OffsetCommitKey,
-    OffsetCommitValue,
-    RebalanceEventKey,
-    RebalanceEventValue,
-    Record,
-)
 from storage import record_codec as codec
 from storage.record_codec import (
     RecordDecodeError,
@@ -41,6 +31,16 @@ from storage.record_codec import (
     encode_key,
     encode_record,
     encode_value,
+)
+from storage.records import (
+    GroupMetadataKey,
+    GroupMetadataValue,
+    MemberMetadata,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    RebalanceEventKey,
+    RebalanceEventValue,
+    Record,
 )
 
 # ------------------------------------------------------------------------------------

@@ -10,7 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from storage_strategies import overwriting_records
 
-from coordinator.records import (
+from storage.compaction import CompactionPolicy, compact, maybe_compact
+from storage.log import Log
+from storage.record_codec import decode_record, encode_key, encode_record, encode_value
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,
@@ -19,9 +22,6 @@ from coordinator.records import (
     RebalanceEventValue,
     Record,
 )
-from storage.compaction import CompactionPolicy, compact, maybe_compact
-from storage.log import Log
-from storage.record_codec import decode_record, encode_key, encode_record, encode_value
 from storage.segment import encode_entry
 
 DAY_MS = 24 * 60 * 60 * 1000

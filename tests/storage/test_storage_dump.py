@@ -7,7 +7,9 @@ import io
 import json
 import os
 
-from coordinator.records import (
+from storage.dump import main
+from storage.log import Log
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,
@@ -17,8 +19,6 @@ from coordinator.records import (
     RebalanceEventValue,
     Record,
 )
-from storage.dump import main
-from storage.log import Log
 
 MEMBER = MemberMetadata("m1", None, "c1", "/10.0.0.1", 300000, 10000, b"\x00\x01", b"\x02")
 RECORDS = [

@@ -9,7 +9,11 @@ import os
 
 import pytest
 
-from coordinator.records import (
+from storage.compaction import CompactionPolicy, compact
+from storage.errors import LogWriteError
+from storage.fs import FaultPlan, FaultyFileSystem, SimulatedCrash
+from storage.log import Log
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,
@@ -17,10 +21,6 @@ from coordinator.records import (
     RebalanceEventKey,
     Record,
 )
-from storage.compaction import CompactionPolicy, compact
-from storage.errors import LogWriteError
-from storage.fs import FaultPlan, FaultyFileSystem, SimulatedCrash
-from storage.log import Log
 
 
 def commit(i: int) -> Record:

@@ -9,7 +9,9 @@ import shutil
 
 import pytest
 
-from coordinator.records import (
+from storage import record_codec
+from storage.log import Log
+from storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,
@@ -17,8 +19,6 @@ from coordinator.records import (
     OffsetCommitValue,
     Record,
 )
-from storage import record_codec
-from storage.log import Log
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 FIXTURE_DIR = os.path.join(FIXTURES, "v1-log")

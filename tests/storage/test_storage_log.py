@@ -16,15 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from storage_strategies import overwriting_records, records
 
-from coordinator.records import (
-    GroupMetadataKey,
-    GroupMetadataValue,
-    OffsetCommitKey,
-    OffsetCommitValue,
-    RebalanceEventKey,
-    RebalanceEventValue,
-    Record,
-)
 from storage.errors import (
     CorruptLogError,
     LogClosedError,
@@ -34,6 +25,15 @@ from storage.errors import (
 )
 from storage.log import Log, segment_name
 from storage.record_codec import RecordDecodeError, decode_record, encode_record
+from storage.records import (
+    GroupMetadataKey,
+    GroupMetadataValue,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    RebalanceEventKey,
+    RebalanceEventValue,
+    Record,
+)
 from storage.replay import fast_decode
 from storage.segment import HEADER_SIZE, MAX_ENTRY_LENGTH, encode_entry, scan_entries
 

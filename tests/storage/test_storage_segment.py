@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from storage_strategies import records
 
-from coordinator.records import OffsetCommitKey, OffsetCommitValue, Record
 from storage.record_codec import encode_record
+from storage.records import OffsetCommitKey, OffsetCommitValue, Record
 from storage.segment import (
     HEADER_SIZE,
     MAGIC,

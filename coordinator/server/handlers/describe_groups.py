@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import wire
-from coordinator.core import DescribeGroupsRequest, DescribeGroupsResponse, Errors
+from coordinator.core import DescribeGroupsRequest, DescribeGroupsResponse, ErrorCode
 from coordinator.core.messages import NO_AUTHORIZED_OPERATIONS
 from coordinator.server.context import RequestContext
 from coordinator.server.handlers._common import runtime
@@ -35,14 +35,14 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     groups = []
     for g in resp.groups:
         ops = g.authorized_operations
-        if include_ops and ops == NO_AUTHORIZED_OPERATIONS and g.error_code == Errors.NONE:
+        if include_ops and ops == NO_AUTHORIZED_OPERATIONS and g.error_code == ErrorCode.NONE:
             ops = GROUP_AUTHORIZED_OPERATIONS
         groups.append(
             {
                 "error_code": g.error_code,
                 "error_message": (
                     f"Group {g.group_id} not found."
-                    if g.error_code == Errors.GROUP_ID_NOT_FOUND
+                    if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND
                     else None
                 ),
                 "group_id": g.group_id,

@@ -13,7 +13,7 @@ from typing import Any
 
 import wire
 from coordinator.core import (
-    Errors,
+    ErrorCode,
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
@@ -44,9 +44,9 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         for p in topic["partitions"]:
             index = p["partition_index"]
             if name is None:
-                errors[index] = Errors.UNKNOWN_TOPIC_ID
+                errors[index] = ErrorCode.UNKNOWN_TOPIC_ID
             elif count is None or not 0 <= index < count:
-                errors[index] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                errors[index] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 good.append(
                     OffsetCommitRequestPartition(

@@ -11,7 +11,7 @@ from typing import Any
 
 import wire
 from coordinator.core import (
-    Errors,
+    ErrorCode,
     OffsetDeleteRequest,
     OffsetDeleteRequestTopic,
     OffsetDeleteResponse,
@@ -38,7 +38,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                 good.append(index)
             else:
                 bad.append(
-                    {"partition_index": index, "error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
+                    {"partition_index": index, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
                 )
         if bad:
             unknown.append({"name": t["name"], "partitions": bad})
@@ -49,7 +49,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     )
     rt = runtime(ctx)
     resp = await rt.call(rt.coordinator.offset_delete, req, OffsetDeleteResponse)
-    if resp.error_code != Errors.NONE:
+    if resp.error_code != ErrorCode.NONE:
         return {"error_code": resp.error_code, "topics": []}
     out = [
         {
@@ -61,4 +61,4 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         }
         for t in resp.topics
     ]
-    return {"error_code": Errors.NONE, "topics": unknown + out}
+    return {"error_code": ErrorCode.NONE, "topics": unknown + out}

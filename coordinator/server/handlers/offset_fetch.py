@@ -15,7 +15,7 @@ from typing import Any
 
 import wire
 from coordinator.core import (
-    Errors,
+    ErrorCode,
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
     OffsetFetchRequestTopic,
@@ -110,7 +110,7 @@ def _single_group(
 ) -> dict[str, Any]:
     group = resp.groups[0]
     error = group.error_code
-    if version < 2 and error != Errors.NONE:
+    if version < 2 and error != ErrorCode.NONE:
         # No top-level error before v2: Kafka puts the group's error on every partition.
         return {
             "topics": [
@@ -165,7 +165,7 @@ def _group(
                         "committed_offset": -1,
                         "committed_leader_epoch": -1,
                         "metadata": "",
-                        "error_code": Errors.UNKNOWN_TOPIC_ID,
+                        "error_code": ErrorCode.UNKNOWN_TOPIC_ID,
                     }
                     for p in partitions
                 ],
