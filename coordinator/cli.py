@@ -187,7 +187,7 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
 
     faults = None
     if control_port is not None:
-        from coordinator.testing.faults import FaultInjector
+        from coordinator.server.faults import FaultInjector
 
         faults = FaultInjector()
     options = dataclasses.replace(options, on_listening=listening, faults=faults)

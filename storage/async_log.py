@@ -1,10 +1,11 @@
-"""The log for the Trio server: group commit, interval fsync, compaction off the event loop.
+"""The log for the Trio server: writes off the event loop, interval fsync, compaction.
 
-``await alog.append(records)`` returns once the records are written and, under
-``fsync="always"``, fsynced. Appenders that arrive while a write is in flight queue up; the
-next write takes every queued batch at once: one ``write`` and one ``os.fsync`` in a worker
-thread, then every waiter wakes (group commit). Under ``interval`` a background task
-fsyncs every ``fsync_interval_ms``; under ``never`` nothing does (close still fsyncs).
+``await alog.append(records)`` writes the records in one ``write`` (and, under
+``fsync="always"``, one ``os.fsync``) in a worker thread and returns once that is done.
+Appends are serialised, not batched: gathering concurrent requests' records into one
+append is the caller's job (the coordinator runtime's group-commit queue is the only one).
+Under ``interval`` a background task fsyncs every ``fsync_interval_ms``; under ``never``
+nothing does (close still fsyncs).
 """
 
 from __future__ import annotations
@@ -28,67 +29,30 @@ __all__ = ["AsyncLog", "open_async_log"]
 log = logging.getLogger(__name__)
 
 
-class _Pending:
-    """Batches waiting for the next write, and how that write went."""
-
-    __slots__ = ("batches", "done", "error")
-
-    def __init__(self) -> None:
-        self.batches: list[EncodedBatch] = []
-        self.done = trio.Event()
-        self.error: BaseException | None = None
-
-
 class AsyncLog:
     """A :class:`Log` shared by Trio tasks. All disk work runs in worker threads."""
 
     def __init__(self, log_: Log) -> None:
         self.log = log_
         self.appends = 0
-        self.writes = 0
-        self._pending: _Pending | None = None
         self._writer = trio.Lock()
         self._compacting = trio.Lock()
         self._closed = False
 
     async def append(self, records: Sequence[Record]) -> None:
-        """Append ``records``; returns when they are written (and fsynced under
-        ``always``). Raises LogWriteError (nothing of this batch is in the log) or
-        RecordTooLargeError (nothing was queued)."""
+        """Append ``records`` in one write; returns when they are written (and fsynced
+        under ``always``). Raises LogWriteError (nothing of this append is in the log) or
+        RecordTooLargeError (nothing was written)."""
         if not records:
             return
         batch = EncodedBatch.encode(records)
         if self._closed:
             raise LogClosedError("the log is closed")
         self.appends += 1
-        pending = self._pending
-        if pending is None:
-            pending = self._pending = _Pending()
-        pending.batches.append(batch)
-        if not self._writer.locked():
-            # Nobody is writing: this task writes everything queued until the queue is
-            # empty. Shielded, so a cancelled caller cannot strand the others' records.
-            with trio.CancelScope(shield=True):
-                async with self._writer:
-                    await self._drain()
-        await pending.done.wait()
-        error = pending.error
-        if error is not None:
-            if isinstance(error, LogWriteError):
-                raise type(error)(str(error), error.errno) from error
-            raise LogWriteError(f"append failed: {error!r}") from error
-
-    async def _drain(self) -> None:
-        while self._pending is not None:
-            current, self._pending = self._pending, None
-            try:
-                await trio.to_thread.run_sync(
-                    self.log.write_batch, EncodedBatch.concat(current.batches)
-                )
-                self.writes += 1
-            except Exception as exc:  # every waiter of this write hears about it
-                current.error = exc
-            current.done.set()
+        # Shielded: a cancelled caller must not leave a write whose outcome nobody knows.
+        with trio.CancelScope(shield=True):
+            async with self._writer:
+                await trio.to_thread.run_sync(self.log.write_batch, batch)
 
     async def sync(self) -> None:
         """fsync now if anything awaits one."""
@@ -157,12 +121,10 @@ class AsyncLog:
                 )
 
     async def aclose(self) -> None:
-        """Finish queued writes, fsync, close the log and release its lock."""
+        """Wait for the write in progress, fsync, close the log and release its lock."""
         self._closed = True
         with trio.CancelScope(shield=True):
-            async with self._writer:
-                await self._drain()
-            async with self._compacting:
+            async with self._writer, self._compacting:
                 await trio.to_thread.run_sync(self.log.close)
 
 

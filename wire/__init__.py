@@ -15,6 +15,7 @@ from wire.codec import (
     peek_request_header,
 )
 from wire.constants import ApiKey, ErrorCode
+from wire.error_response import error_response
 from wire.errors import CorruptFrame, FrameTooLarge, UnsupportedVersion
 from wire.framing import DEFAULT_MAX_FRAME_BYTES, NEED_DATA, FrameReader, frame
 from wire.registry import ApiSpec, all_apis, lookup
@@ -37,6 +38,7 @@ __all__ = [
     "encode_request",
     "encode_response",
     "encode_unsupported_api_versions",
+    "error_response",
     "frame",
     "lookup",
     "peek_request_header",

@@ -1,10 +1,11 @@
 """ApiVersions (key 18), versions 0-4: the APIs and versions this server implements.
 
-The list is the wire registry's (``wire.api_versions_keys()``), with one deliberate
-difference that Kafka 4 makes too (KAFKA-18659): Produce is advertised from version 0
-although only 3+ is served, because librdkafka only enables compression when Produce v0
-is in the broker's range. Clients always pick the highest common version, so none sends
-v0-2 to a broker that lists v13.
+The list is every API that is both decoded by ``wire`` (its registry's version range) and
+handled (a key of the server's handler table, ``coordinator/server/apis.py``), with one
+deliberate difference that Kafka 4 makes too (KAFKA-18659): Produce is advertised from
+version 0 although only 3+ is served, because librdkafka only enables compression when
+Produce v0 is in the broker's range. Clients always pick the highest common version, so
+none sends v0-2 to a broker that lists v13.
 
 The server answers an ApiVersions request of an unsupported version itself
 (``wire.encode_unsupported_api_versions``); this handler sees only versions 0-4. As in
@@ -15,6 +16,7 @@ Kafka, v3+ requests must name the client software with ``[a-zA-Z0-9](?:[a-zA-Z0-
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 import wire
@@ -23,19 +25,23 @@ from wire import ApiKey, ErrorCode
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["API_KEY", "advertised_api_versions", "handle"]
+__all__ = ["advertised_api_versions", "handle"]
 
-API_KEY = ApiKey.API_VERSIONS
-_PRODUCE_KEY = 0
 _SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
-def advertised_api_versions() -> list[dict[str, int]]:
-    """The ``api_keys`` of a successful answer."""
-    keys = wire.api_versions_keys()
-    for entry in keys:
-        if entry["api_key"] == _PRODUCE_KEY:
-            entry["min_version"] = 0
+def advertised_api_versions(
+    handled: Collection[int], specs: Iterable[wire.ApiSpec] | None = None
+) -> list[dict[str, int]]:
+    """The ``api_keys`` of a successful answer: the decoded (``specs``, default the wire
+    registry) and ``handled`` APIs, by key."""
+    keys = []
+    for spec in wire.all_apis() if specs is None else specs:
+        if spec.api_key not in handled:
+            continue
+        low = 0 if spec.api_key == ApiKey.PRODUCE else spec.min_version  # KAFKA-18659
+        keys.append({"api_key": spec.api_key, "min_version": low,
+                     "max_version": spec.max_version})
     return keys
 
 
@@ -49,6 +55,6 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": [], "throttle_time_ms": 0}
     return {
         "error_code": ErrorCode.NONE,
-        "api_keys": advertised_api_versions(),
+        "api_keys": advertised_api_versions(ctx.state.served_api_keys),
         "throttle_time_ms": 0,
     }

@@ -30,9 +30,8 @@ from wire import ErrorCode
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["API_KEY", "handle"]
+__all__ = ["handle"]
 
-API_KEY = 19
 _DYNAMIC_TOPIC_CONFIG = 1  # DescribeConfigs ConfigSource id
 
 

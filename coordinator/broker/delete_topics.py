@@ -22,9 +22,8 @@ from wire import ErrorCode
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["API_KEY", "handle"]
+__all__ = ["handle"]
 
-API_KEY = 20
 _BY_ID_VERSION = 6
 
 

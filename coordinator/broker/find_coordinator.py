@@ -23,9 +23,8 @@ from wire import ErrorCode
 if TYPE_CHECKING:
     from coordinator.server.context import BrokerIdentity, RequestContext
 
-__all__ = ["API_KEY", "handle"]
+__all__ = ["handle"]
 
-API_KEY = 10
 KEY_TYPE_GROUP = 0
 KEY_TYPE_TRANSACTION = 1
 _BATCHED_VERSION = 4

@@ -23,9 +23,8 @@ from wire import ErrorCode
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["API_KEY", "handle"]
+__all__ = ["handle"]
 
-API_KEY = 22
 _NO_PRODUCER_ID = -1
 _NO_PRODUCER_EPOCH = -1
 

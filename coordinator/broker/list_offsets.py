@@ -34,9 +34,8 @@ from wire import ErrorCode
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["API_KEY", "handle"]
+__all__ = ["handle"]
 
-API_KEY = 2
 LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3

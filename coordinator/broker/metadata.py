@@ -32,9 +32,8 @@ from wire import ErrorCode
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["API_KEY", "handle"]
+__all__ = ["handle"]
 
-API_KEY = 3
 
 
 def _topic_entry(topic: Topic, node_id: int, operations: int) -> dict[str, Any]:

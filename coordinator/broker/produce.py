@@ -32,9 +32,8 @@ from wire.records import ATTR_TRANSACTIONAL
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["API_KEY", "handle"]
+__all__ = ["handle"]
 
-API_KEY = 0
 _TOPIC_ID_VERSION = 13
 _ATTRIBUTES_AT = 21
 _VALID_ACKS = (-1, 0, 1)

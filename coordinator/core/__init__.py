@@ -1,11 +1,17 @@
 """kcoord's coordinator core: Kafka's classic group coordinator, sans-I/O.
 
-Only stdlib, ``storage.records`` and ``coordinator.config`` are imported here: no trio,
-time, random, os, sockets, threads, ``wire`` or ``storage`` (a test walks the imports).
+Only stdlib, ``wire.constants``, ``storage.records`` and ``coordinator.config`` are
+imported here: no trio, time, random, os, sockets, threads (a test walks the imports).
 """
 
-from coordinator.core.coordinator import GroupCoordinator, GroupView, MemberView
+from coordinator.core.coordinator import CoreHandler, GroupCoordinator, GroupView, MemberView
+from coordinator.core.delete_groups import handle_delete_groups
+from coordinator.core.describe_groups import handle_describe_groups
 from coordinator.core.errors import CoordinatorStateError, IllegalTransitionError
+from coordinator.core.heartbeat import handle_heartbeat
+from coordinator.core.join import handle_join_group
+from coordinator.core.leave import handle_leave_group
+from coordinator.core.list_groups import handle_list_groups
 from coordinator.core.messages import (
     DeletableGroupResult,
     DeleteGroupsRequest,
@@ -22,11 +28,12 @@ from coordinator.core.messages import (
     JoinGroupResponseMember,
     LeaveGroupRequest,
     LeaveGroupResponse,
+    LeaveGroupResponseMember,
     ListedGroup,
     ListGroupsRequest,
     ListGroupsResponse,
+    LocalContext,
     MemberIdentity,
-    MemberResponse,
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
@@ -34,6 +41,7 @@ from coordinator.core.messages import (
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
     OffsetDeleteRequest,
+    OffsetDeleteRequestPartition,
     OffsetDeleteRequestTopic,
     OffsetDeleteResponse,
     OffsetDeleteResponsePartition,
@@ -45,14 +53,26 @@ from coordinator.core.messages import (
     OffsetFetchResponseGroup,
     OffsetFetchResponsePartition,
     OffsetFetchResponseTopic,
+    RequestContext,
     Response,
     SyncGroupRequest,
     SyncGroupRequestAssignment,
     SyncGroupResponse,
 )
-from coordinator.core.result import CancelTimer, Reply, ReplyToken, Result, ScheduleTimer
+from coordinator.core.offset_commit import handle_offset_commit
+from coordinator.core.offset_delete import handle_offset_delete
+from coordinator.core.offset_fetch import handle_offset_fetch
+from coordinator.core.result import (
+    AppendCallback,
+    CancelTimer,
+    Reply,
+    ReplyToken,
+    Result,
+    ScheduleTimer,
+)
 from coordinator.core.state import VALID_PREVIOUS_STATES, GroupState
 from coordinator.core.store import HardStateSnapshot
+from coordinator.core.sync import handle_sync_group
 from coordinator.core.timers import (
     NEW_MEMBER_JOIN_TIMEOUT_MS,
     HeartbeatTimerKey,
@@ -66,8 +86,10 @@ from wire.constants import ErrorCode
 __all__ = [
     "NEW_MEMBER_JOIN_TIMEOUT_MS",
     "VALID_PREVIOUS_STATES",
+    "AppendCallback",
     "CancelTimer",
     "CoordinatorStateError",
+    "CoreHandler",
     "DeletableGroupResult",
     "DeleteGroupsRequest",
     "DeleteGroupsResponse",
@@ -91,11 +113,12 @@ __all__ = [
     "JoinTimerKey",
     "LeaveGroupRequest",
     "LeaveGroupResponse",
+    "LeaveGroupResponseMember",
     "ListGroupsRequest",
     "ListGroupsResponse",
     "ListedGroup",
+    "LocalContext",
     "MemberIdentity",
-    "MemberResponse",
     "MemberView",
     "OffsetCommitRequest",
     "OffsetCommitRequestPartition",
@@ -104,6 +127,7 @@ __all__ = [
     "OffsetCommitResponsePartition",
     "OffsetCommitResponseTopic",
     "OffsetDeleteRequest",
+    "OffsetDeleteRequestPartition",
     "OffsetDeleteRequestTopic",
     "OffsetDeleteResponse",
     "OffsetDeleteResponsePartition",
@@ -117,6 +141,7 @@ __all__ = [
     "OffsetFetchResponseTopic",
     "Reply",
     "ReplyToken",
+    "RequestContext",
     "Response",
     "Result",
     "RetentionTimerKey",
@@ -126,4 +151,14 @@ __all__ = [
     "SyncGroupResponse",
     "SyncTimerKey",
     "TimerKey",
+    "handle_delete_groups",
+    "handle_describe_groups",
+    "handle_heartbeat",
+    "handle_join_group",
+    "handle_leave_group",
+    "handle_list_groups",
+    "handle_offset_commit",
+    "handle_offset_delete",
+    "handle_offset_fetch",
+    "handle_sync_group",
 ]

@@ -1,28 +1,32 @@
-"""The sans-I/O group coordinator facade the runtime drives.
+"""The sans-I/O group coordinator the runtime drives.
 
-Every handler takes a typed request, an opaque reply token and ``now_ms`` and returns a
-``Result``: records to append, replies to send (to this token and/or to earlier parked ones)
-and timers to set. ``replay`` rebuilds hard state from the log at startup and ``on_loaded``
-re-arms session timers, rebalances over-capacity groups and starts the retention scan.
+Every handler (``handle_join_group``, ``handle_heartbeat``, ... one module per API) takes
+the coordinator, the request's context, the decoded request, an opaque reply token and
+``now_ms``, and returns a ``Result``: records to append, replies to send (to this token
+and/or to earlier parked ones), timers to set, and callbacks for the append's outcome. The
+runtime appends the records and reports back: ``append_done`` applies them to hard state
+(nothing else does, besides replay) and runs the callbacks; ``append_failed`` runs the
+callbacks' failure branch, which reverts soft state coupled to the write and answers with
+Kafka's mapped error. ``replay`` rebuilds hard state from the log at startup and
+``on_loaded`` builds the groups from it, re-arms session timers, rebalances over-capacity
+groups and starts the retention scan.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from coordinator.config import CoordinatorConfig
-from coordinator.core.admin import (
-    handle_delete_groups,
-    handle_describe_groups,
-    handle_list_groups,
-    handle_offset_delete,
-)
+from coordinator.core.delete_groups import handle_delete_groups
+from coordinator.core.describe_groups import handle_describe_groups
 from coordinator.core.engine import Engine
 from coordinator.core.group import ClassicGroup
 from coordinator.core.heartbeat import handle_heartbeat
 from coordinator.core.join import handle_join_group
 from coordinator.core.leave import handle_leave_group
+from coordinator.core.list_groups import handle_list_groups
 from coordinator.core.messages import (
     DeleteGroupsRequest,
     DescribeGroupsRequest,
@@ -33,15 +37,14 @@ from coordinator.core.messages import (
     OffsetCommitRequest,
     OffsetDeleteRequest,
     OffsetFetchRequest,
+    RequestContext,
     SyncGroupRequest,
 )
-from coordinator.core.offsets import (
-    expire_offsets,
-    handle_offset_commit,
-    handle_offset_fetch,
-    schedule_retention_scan,
-)
-from coordinator.core.result import ReplyToken, Result
+from coordinator.core.offset_commit import handle_offset_commit
+from coordinator.core.offset_delete import handle_offset_delete
+from coordinator.core.offset_expiration import expire_offsets, schedule_retention_scan
+from coordinator.core.offset_fetch import handle_offset_fetch
+from coordinator.core.result import EMPTY_RESULT, ReplyToken, Result
 from coordinator.core.state import EMPTY
 from coordinator.core.store import HardStateSnapshot
 from coordinator.core.sync import handle_sync_group
@@ -52,9 +55,15 @@ from coordinator.core.timers import (
     SyncTimerKey,
     TimerKey,
 )
-from storage.records import GroupMetadataKey, OffsetCommitKey, OffsetCommitValue, Record
+from storage.records import OffsetCommitValue, RebalanceEventKey, Record
+from wire.constants import ErrorCode
 
-__all__ = ["GroupCoordinator", "GroupView", "MemberView"]
+__all__ = ["CoreHandler", "GroupCoordinator", "GroupView", "MemberView"]
+
+RequestT = TypeVar("RequestT")
+
+CoreHandler = Callable[[Engine, RequestContext, RequestT, ReplyToken, int], Result]
+"""A group API's handler: (coordinator, context, request, reply token, now_ms) -> Result."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,158 +99,186 @@ class GroupView:
     current_state_timestamp: int | None
 
 
-class GroupCoordinator:
+class GroupCoordinator(Engine):
     """Kafka's classic group coordinator as a deterministic, sans-I/O state machine."""
 
-    __slots__ = ("_engine",)
+    __slots__ = ()
 
     def __init__(self, config: CoordinatorConfig, new_uuid: Callable[[], str]) -> None:
-        self._engine = Engine(config, new_uuid)
-
-    @property
-    def config(self) -> CoordinatorConfig:
-        """The configuration in force."""
-        return self._engine.config
+        super().__init__(config, new_uuid)
 
     @property
     def engine(self) -> Engine:
-        """Internal state (tests only: lets them force states Kafka's tests force)."""
-        return self._engine
+        """The rebalance machinery and live state (tests force states through it)."""
+        return self
 
-    # ------------------------------------------------------------------ group membership
+    # ------------------------------------------------------------------ the group APIs
 
-    def join_group(self, req: JoinGroupRequest, token: ReplyToken, now_ms: int) -> Result:
+    def handle(
+        self,
+        handler: CoreHandler[RequestT],
+        ctx: RequestContext,
+        request: RequestT,
+        token: ReplyToken,
+        now_ms: int,
+    ) -> Result:
+        """Run one group API handler against this coordinator."""
+        return handler(self, ctx, request, token, now_ms)
+
+    # Kafka's GroupCoordinator interface, for callers that drive the core directly (tests,
+    # benchmarks); the server's handler table names the handlers themselves.
+
+    def join_group(
+        self, ctx: RequestContext, req: JoinGroupRequest, token: ReplyToken, now_ms: int
+    ) -> Result:
         """JoinGroup; the reply may come in a later Result (parked until the join completes)."""
-        fx = self._engine.effects()
-        handle_join_group(self._engine, req, token, now_ms, fx)
-        return fx.result()
+        return handle_join_group(self, ctx, req, token, now_ms)
 
-    def sync_group(self, req: SyncGroupRequest, token: ReplyToken, now_ms: int) -> Result:
-        """SyncGroup; followers' replies are parked until the leader's assignment arrives."""
-        fx = self._engine.effects()
-        handle_sync_group(self._engine, req, token, now_ms, fx)
-        return fx.result()
+    def sync_group(
+        self, ctx: RequestContext, req: SyncGroupRequest, token: ReplyToken, now_ms: int
+    ) -> Result:
+        """SyncGroup; replies are parked until the leader's assignment is in the log."""
+        return handle_sync_group(self, ctx, req, token, now_ms)
 
-    def heartbeat(self, req: HeartbeatRequest, token: ReplyToken, now_ms: int) -> Result:
+    def heartbeat(
+        self, ctx: RequestContext, req: HeartbeatRequest, token: ReplyToken, now_ms: int
+    ) -> Result:
         """Heartbeat (always answered at once)."""
-        return handle_heartbeat(self._engine, req, token, now_ms)
+        return handle_heartbeat(self, ctx, req, token, now_ms)
 
-    def leave_group(self, req: LeaveGroupRequest, token: ReplyToken, now_ms: int) -> Result:
+    def leave_group(
+        self, ctx: RequestContext, req: LeaveGroupRequest, token: ReplyToken, now_ms: int
+    ) -> Result:
         """LeaveGroup."""
-        fx = self._engine.effects()
-        handle_leave_group(self._engine, req, token, now_ms, fx)
-        return fx.result()
+        return handle_leave_group(self, ctx, req, token, now_ms)
 
-    # ------------------------------------------------------------------ offsets
+    def offset_commit(
+        self, ctx: RequestContext, req: OffsetCommitRequest, token: ReplyToken, now_ms: int
+    ) -> Result:
+        """OffsetCommit (answered once the commit records are in the log)."""
+        return handle_offset_commit(self, ctx, req, token, now_ms)
 
-    def offset_commit(self, req: OffsetCommitRequest, token: ReplyToken, now_ms: int) -> Result:
-        """OffsetCommit."""
-        fx = self._engine.effects()
-        handle_offset_commit(self._engine, req, token, now_ms, fx)
-        return fx.result()
-
-    def offset_fetch(self, req: OffsetFetchRequest, token: ReplyToken, now_ms: int) -> Result:
+    def offset_fetch(
+        self, ctx: RequestContext, req: OffsetFetchRequest, token: ReplyToken, now_ms: int
+    ) -> Result:
         """OffsetFetch (one or several groups)."""
-        fx = self._engine.effects()
-        handle_offset_fetch(self._engine, req, token, now_ms, fx)
-        return fx.result()
-
-    # ------------------------------------------------------------------ admin
+        return handle_offset_fetch(self, ctx, req, token, now_ms)
 
     def describe_groups(
-        self, req: DescribeGroupsRequest, token: ReplyToken, now_ms: int
+        self, ctx: RequestContext, req: DescribeGroupsRequest, token: ReplyToken, now_ms: int
     ) -> Result:
         """DescribeGroups."""
-        fx = self._engine.effects()
-        handle_describe_groups(self._engine, req, token, now_ms, fx)
-        return fx.result()
+        return handle_describe_groups(self, ctx, req, token, now_ms)
 
-    def list_groups(self, req: ListGroupsRequest, token: ReplyToken, now_ms: int) -> Result:
+    def list_groups(
+        self, ctx: RequestContext, req: ListGroupsRequest, token: ReplyToken, now_ms: int
+    ) -> Result:
         """ListGroups."""
-        fx = self._engine.effects()
-        handle_list_groups(self._engine, req, token, now_ms, fx)
-        return fx.result()
+        return handle_list_groups(self, ctx, req, token, now_ms)
 
-    def delete_groups(self, req: DeleteGroupsRequest, token: ReplyToken, now_ms: int) -> Result:
+    def delete_groups(
+        self, ctx: RequestContext, req: DeleteGroupsRequest, token: ReplyToken, now_ms: int
+    ) -> Result:
         """DeleteGroups."""
-        fx = self._engine.effects()
-        handle_delete_groups(self._engine, req, token, now_ms, fx)
+        return handle_delete_groups(self, ctx, req, token, now_ms)
+
+    def offset_delete(
+        self, ctx: RequestContext, req: OffsetDeleteRequest, token: ReplyToken, now_ms: int
+    ) -> Result:
+        """OffsetDelete."""
+        return handle_offset_delete(self, ctx, req, token, now_ms)
+
+    # ------------------------------------------------------------------ append outcomes
+
+    def append_done(self, result: Result, now_ms: int) -> Result:
+        """``result.records`` are in the log: apply them to hard state and run the Result's
+        callbacks. The runtime sends ``result.replies`` and then processes what this returns."""
+        apply = self.store.apply
+        for record in result.records:
+            apply(record)
+        if self.pending:
+            self.pending.settle(result.records)
+        if not result.callbacks:
+            return EMPTY_RESULT
+        fx = self.effects()
+        for callback in result.callbacks:
+            callback.appended(now_ms, fx)
         return fx.result()
 
-    def offset_delete(self, req: OffsetDeleteRequest, token: ReplyToken, now_ms: int) -> Result:
-        """OffsetDelete."""
-        fx = self._engine.effects()
-        handle_offset_delete(self._engine, req, token, now_ms, fx)
-        return fx.result()
+    def append_failed(self, result: Result, error: ErrorCode, now_ms: int) -> Result:
+        """Appending ``result.records`` failed with Kafka log-append error ``error``: nothing
+        is applied, soft state coupled to the write is reverted, and the returned Result
+        carries every reply to send instead of ``result.replies`` (a reply whose answer
+        depended on the records now carries the mapped error). RebalanceEvent records are
+        dropped and counted: losing history never fails a request."""
+        self.pending.settle(result.records)
+        self.dropped_events += sum(
+            1 for record in result.records if isinstance(record.key, RebalanceEventKey)
+        )
+        fx = self.effects()
+        for callback in result.callbacks:
+            callback.append_failed(error, now_ms, fx)
+        replaced = {reply.token for reply in fx.replies}
+        kept = [reply for reply in result.replies if reply.token not in replaced]
+        return Result(
+            tuple(fx.records),
+            tuple(kept) + tuple(fx.replies),
+            tuple(fx.timers),
+            tuple(fx.callbacks),
+        )
 
     # ------------------------------------------------------------------ timers
 
     def fire_timer(self, key: TimerKey, now_ms: int) -> Result:
         """A scheduled deadline passed; a key no longer armed for it is ignored."""
-        engine = self._engine
-        fx = engine.effects()
+        fx = self.effects()
         if isinstance(key, HeartbeatTimerKey):
-            engine.expire_heartbeat(key, now_ms, fx)
+            self.expire_heartbeat(key, now_ms, fx)
         elif isinstance(key, JoinTimerKey):
-            engine.expire_join(key, now_ms, fx)
+            self.expire_join(key, now_ms, fx)
         elif isinstance(key, SyncTimerKey):
-            engine.expire_sync(key, now_ms, fx)
+            self.expire_sync(key, now_ms, fx)
         elif isinstance(key, RetentionTimerKey):
-            expire_offsets(engine, now_ms, fx)
+            expire_offsets(self, now_ms, fx)
         return fx.result()
 
     # ------------------------------------------------------------------ loading
 
     def replay(self, record: Record) -> None:
-        """Apply one log record at startup (last record per key wins, tombstones remove).
-
-        A group record with members loads the group Stable, without members Empty; offsets
-        without a group record make an Empty offset-only group. Event records are ignored.
-        """
-        engine = self._engine
-        engine.store.apply(record)
-        key = record.key
-        if isinstance(key, GroupMetadataKey):
-            group_id = key.group
-            persisted = engine.store.groups.get(group_id)
-            if persisted is not None:
-                engine.groups[group_id] = ClassicGroup.from_record(group_id, persisted)
-            elif engine.store.group_offsets(group_id):
-                engine.groups[group_id] = ClassicGroup(group_id, EMPTY, None)
-            else:
-                engine.groups.pop(group_id, None)
-        elif isinstance(key, OffsetCommitKey):
-            group_id = key.group
-            has_offsets = bool(engine.store.group_offsets(group_id))
-            if group_id not in engine.groups:
-                if has_offsets:
-                    engine.groups[group_id] = ClassicGroup(group_id, EMPTY, None)
-            elif not has_offsets and group_id not in engine.store.groups:
-                del engine.groups[group_id]
+        """Apply one log record at startup (last record per key wins, tombstones remove;
+        event records are ignored). Groups are built from the result by ``on_loaded``."""
+        self.store.apply(record)
 
     def on_loaded(self, now_ms: int) -> Result:
-        """After replay: arm every member's session timer, rebalance over-capacity groups and
-        start the offset-retention scan."""
-        engine = self._engine
-        fx = engine.effects()
-        max_size = engine.config.group_max_size
-        for group in list(engine.groups.values()):
+        """After replay: build the groups (a group record with members loads Stable, without
+        members Empty; offsets without a group record make an Empty offset-only group), arm
+        every member's session timer, rebalance over-capacity groups and start the
+        offset-retention scan."""
+        groups = self.groups
+        for group_id, value in self.store.groups.items():
+            groups[group_id] = ClassicGroup.from_record(group_id, value)
+        for group_id in self.store.offsets:
+            if group_id not in groups:
+                groups[group_id] = ClassicGroup(group_id, EMPTY, None)
+        fx = self.effects()
+        max_size = self.config.group_max_size
+        for group in list(groups.values()):
             for member in group.members.values():
-                engine.reschedule_heartbeat(member, now_ms, fx)
+                self.reschedule_heartbeat(member, now_ms, fx)
             if group.size > max_size:
-                engine.prepare_rebalance(group, now_ms, "over capacity on load", fx)
-        schedule_retention_scan(engine, now_ms, fx)
+                self.prepare_rebalance(group, now_ms, "over capacity on load", fx)
+        schedule_retention_scan(self, now_ms, fx)
         return fx.result()
 
     # ------------------------------------------------------------------ read-only views
 
     def group_ids(self) -> list[str]:
         """Ids of the groups currently known (any state)."""
-        return list(self._engine.groups)
+        return list(self.groups)
 
     def describe(self, group_id: str) -> GroupView | None:
         """A snapshot of the group's live state, or None if unknown."""
-        group = self._engine.groups.get(group_id)
+        group = self.groups.get(group_id)
         if group is None:
             return None
         return GroupView(
@@ -274,8 +311,14 @@ class GroupCoordinator:
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], OffsetCommitValue]:
         """The group's committed offsets keyed by (topic, partition)."""
-        return dict(self._engine.store.group_offsets(group_id))
+        return dict(self.store.group_offsets(group_id))
 
     def hard_state(self) -> HardStateSnapshot:
         """A comparable snapshot of persisted state (offsets + last group record per group)."""
-        return self._engine.store.snapshot()
+        return self.store.snapshot()
+
+    def persisted_group_ids(self) -> set[str]:
+        """Groups with persisted state (a group record or committed offsets): exactly the
+        groups a restart would load."""
+        return set(self.store.groups) | set(self.store.offsets)
+

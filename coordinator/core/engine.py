@@ -1,9 +1,11 @@
 """The rebalance machinery shared by every handler (Kafka's GroupCoordinator internals).
 
-``Engine`` owns the live groups, the hard state and the config, and implements the steps
-Kafka's classic coordinator composes its handlers from: prepare a rebalance, complete the join
-phase, propagate assignments, expire heartbeats / joins / pending syncs, persist a group.
-Handlers (join.py, sync.py, ...) are functions over an Engine and an Effects accumulator.
+``Engine`` owns the live groups, the hard state, the writes in flight and the config, and
+implements the steps Kafka's classic coordinator composes its handlers from: prepare a
+rebalance, complete the join phase, propagate assignments, expire heartbeats / joins /
+pending syncs, persist a group, drop a group. Handlers (join.py, sync.py, ...) are functions
+over an Engine returning a ``Result``; ``GroupCoordinator`` (coordinator.py) is an Engine
+with the lifecycle (replay, load, append outcomes) and read-only views added.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Callable, Mapping
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core.group import ClassicGroup, Member
-from coordinator.core.messages import JoinGroupResponse, SyncGroupResponse
+from coordinator.core.messages import SyncGroupResponse, join_group_error, sync_group_error
 from coordinator.core.result import Effects
 from coordinator.core.state import (
     COMPLETING_REBALANCE,
@@ -21,7 +23,7 @@ from coordinator.core.state import (
     PREPARING_REBALANCE,
     STABLE,
 )
-from coordinator.core.store import HardState
+from coordinator.core.store import HardState, PendingWrites, TopicPartition
 from coordinator.core.timers import HeartbeatTimerKey, JoinTimerKey, SyncTimerKey
 from storage.records import (
     GroupMetadataKey,
@@ -43,20 +45,31 @@ def valid_group_id(group_id: str | None, allow_empty: bool) -> bool:
 
 
 class Engine:
-    """Live groups + hard state + config, and the shared rebalance steps."""
+    """Live groups + hard state + writes in flight + config, and the shared rebalance steps."""
 
-    __slots__ = ("config", "groups", "new_uuid", "retention_deadline", "store")
+    __slots__ = (
+        "config",
+        "dropped_events",
+        "groups",
+        "new_uuid",
+        "pending",
+        "retention_deadline",
+        "store",
+    )
 
     def __init__(self, config: CoordinatorConfig, new_uuid: Callable[[], str]) -> None:
         self.config = config
         self.new_uuid = new_uuid
         self.groups: dict[str, ClassicGroup] = {}
         self.store = HardState()
+        self.pending = PendingWrites()
         self.retention_deadline = -1
+        #: RebalanceEvent history records lost to failed appends (they never fail a request).
+        self.dropped_events = 0
 
     def effects(self) -> Effects:
-        """A fresh accumulator whose records apply to this engine's hard state."""
-        return Effects(self.store.apply)
+        """A fresh accumulator whose persisted records count as in flight here."""
+        return Effects(self.pending)
 
     # ------------------------------------------------------------------ records
 
@@ -93,25 +106,48 @@ class Engine:
         """Persist the group's metadata with ``assignment`` (Kafka's storeGroup)."""
         fx.persist(Record(GroupMetadataKey(group.group_id), group.to_record_value(assignment)))
 
+    # ------------------------------------------------------------------ offsets in flight
+
+    def has_offsets(self, group_id: str) -> bool:
+        """Whether the group has committed offsets, counting writes in flight (Kafka's
+        hasOffsets counts pending commits)."""
+        committed = self.store.group_offsets(group_id)
+        if not self.pending:
+            return bool(committed)
+        return self.pending.has_offsets(group_id, committed)
+
+    def offset_keys(self, group_id: str) -> list[TopicPartition]:
+        """Every key of the group that is committed or has a write in flight, sorted."""
+        keys = set(self.store.group_offsets(group_id))
+        keys.update(self.pending.keys(group_id))
+        return sorted(keys)
+
     def delete_offsets(
-        self, group_id: str, partitions: list[tuple[str, int]], fx: Effects
+        self, group_id: str, partitions: list[TopicPartition], fx: Effects
     ) -> None:
-        """Write tombstones for committed offsets of ``partitions`` that exist."""
-        offsets = self.store.group_offsets(group_id)
+        """Tombstone the partitions that are committed or have a write in flight (so a commit
+        landing before the tombstone cannot outlive it)."""
+        committed = self.store.group_offsets(group_id)
+        pending = self.pending
         for topic, partition in partitions:
-            if (topic, partition) in offsets:
+            tp = (topic, partition)
+            if tp in committed or pending.in_flight(group_id, tp):
                 fx.persist(Record(OffsetCommitKey(group_id, topic, partition), None))
+
+    # ------------------------------------------------------------------ dropping groups
 
     def maybe_drop_group(self, group: ClassicGroup, now_ms: int, reason: str, fx: Effects) -> bool:
         """Kafka's cleanupGroupMetadata tail: an Empty group without offsets becomes Dead, is
         forgotten, and gets a tombstone unless it only ever stored offsets (generation 0)."""
-        if group.state is not EMPTY or self.store.group_offsets(group.group_id):
+        if group.state is not EMPTY or self.has_offsets(group.group_id):
             return False
         self.drop_group(group, now_ms, reason, fx)
         return True
 
     def drop_group(self, group: ClassicGroup, now_ms: int, reason: str, fx: Effects) -> None:
-        """Move the group to Dead, write its tombstone if it has a record, and forget it."""
+        """Move the group to Dead, write its tombstone if it has a record, and forget it; if
+        the append fails, the group comes back as it was."""
+        fx.after_append(_RestoreDroppedGroup(self, group))
         group.transition_to(DEAD, now_ms)
         group_id = group.group_id
         if group.generation_id > 0 or group_id in self.store.groups:
@@ -165,10 +201,10 @@ class Engine:
     ) -> None:
         """Remove a member (answering its parked requests) and rebalance or finish the join."""
         unknown = ErrorCode.UNKNOWN_MEMBER_ID
-        group.complete_join(member, JoinGroupResponse(error_code=unknown, member_id=""), fx)
+        group.complete_join(member, join_group_error(unknown), fx)
         # Kafka leaves a removed member's parked SyncGroup unanswered; kcoord answers it so
         # that no reply token is ever stranded.
-        group.complete_sync(member, SyncGroupResponse(error_code=unknown), fx)
+        group.complete_sync(member, sync_group_error(unknown), fx)
         group.remove(member.member_id)
         state = group.state
         if state is STABLE or state is COMPLETING_REBALANCE:
@@ -277,15 +313,8 @@ class Engine:
             leader = group.leader_id or ""
             all_members = group.current_member_metadata()
             for member_id, member in group.members.items():
-                response = JoinGroupResponse(
-                    error_code=ErrorCode.NONE,
-                    generation_id=group.generation_id,
-                    protocol_type=group.protocol_type,
-                    protocol_name=group.protocol_name,
-                    leader=leader,
-                    skip_assignment=False,
-                    member_id=member_id,
-                    members=all_members if member_id == leader else (),
+                response = group.join_response(
+                    member_id, leader=leader, members=all_members if member_id == leader else ()
                 )
                 group.complete_join(member, response, fx)
                 self.reschedule_heartbeat(member, now_ms, fx)
@@ -369,12 +398,12 @@ class Engine:
         for member in group.members.values():
             if member.sync_token is None:
                 continue
-            response = SyncGroupResponse(
-                error_code=error,
-                protocol_type=protocol_type,
-                protocol_name=protocol_name,
-                assignment=member.assignment,
-            )
+            response: SyncGroupResponse = {
+                "error_code": error,
+                "protocol_type": protocol_type,
+                "protocol_name": protocol_name,
+                "assignment": member.assignment,
+            }
             group.complete_sync(member, response, fx)
             self.reschedule_heartbeat(member, now_ms, fx)
 
@@ -384,3 +413,31 @@ class Engine:
         """``clientId-uuid`` for dynamic members, ``instanceId-uuid`` for static ones."""
         prefix = client_id if group_instance_id is None else group_instance_id
         return f"{prefix}-{self.new_uuid()}"
+
+
+class _RestoreDroppedGroup:
+    """Brings a dropped group back if the append of its tombstones fails (Kafka's Java
+    coordinator reverts its timeline), unless a new group took its id meanwhile."""
+
+    __slots__ = ("engine", "group", "previous_state", "state", "timestamp")
+
+    def __init__(self, engine: Engine, group: ClassicGroup) -> None:
+        self.engine = engine
+        self.group = group
+        self.state = group.state
+        self.previous_state = group.previous_state
+        self.timestamp = group.current_state_timestamp
+
+    def appended(self, now_ms: int, fx: Effects) -> None:
+        """The group is gone for good."""
+
+    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
+        """Restore the group object as it was before the drop."""
+        group = self.group
+        if group.group_id in self.engine.groups:
+            return
+        # A revert, not a transition: Dead -> Empty is not a legal move of the state machine.
+        group.state = self.state
+        group.previous_state = self.previous_state
+        group.current_state_timestamp = self.timestamp
+        self.engine.groups[group.group_id] = group

@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from coordinator.core.errors import CoordinatorStateError
-from coordinator.core.messages import JoinGroupResponse, JoinGroupResponseMember, SyncGroupResponse
+from coordinator.core.messages import (
+    JoinGroupResponse,
+    JoinGroupResponseMember,
+    SyncGroupResponse,
+    join_group_error,
+    sync_group_error,
+)
 from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE, parse_subscription_topics
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.state import (
@@ -342,9 +348,8 @@ class ClassicGroup:
         if member is None:
             raise CoordinatorStateError(f"Cannot replace non-existing member id {old_member_id}")
         fenced = ErrorCode.FENCED_INSTANCE_ID
-        fenced_join = JoinGroupResponse(error_code=fenced, member_id=old_member_id)
-        self.complete_join(member, fenced_join, fx)
-        self.complete_sync(member, SyncGroupResponse(error_code=fenced), fx)
+        self.complete_join(member, join_group_error(fenced, old_member_id), fx)
+        self.complete_sync(member, sync_group_error(fenced), fx)
         member.member_id = new_member_id
         member.heartbeat_key = HeartbeatTimerKey(self.group_id, new_member_id)
         member.heartbeat_deadline = -1
@@ -445,6 +450,27 @@ class ClassicGroup:
             )
             for member_id, member in self.members.items()
         )
+
+    def join_response(
+        self,
+        member_id: str,
+        *,
+        leader: str | None,
+        members: tuple[JoinGroupResponseMember, ...] = (),
+        skip_assignment: bool = False,
+        error_code: int = ErrorCode.NONE,
+    ) -> JoinGroupResponse:
+        """A JoinGroup answer carrying the group's current generation and protocol."""
+        return {
+            "error_code": error_code,
+            "generation_id": self.generation_id,
+            "protocol_type": self.protocol_type,
+            "protocol_name": self.protocol_name,
+            "leader": leader or "",
+            "skip_assignment": skip_assignment,
+            "member_id": member_id,
+            "members": members,
+        }
 
     def group_assignment(self) -> dict[str, bytes]:
         """Every member's current assignment."""

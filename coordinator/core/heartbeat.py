@@ -9,14 +9,15 @@ first. This is the hot path: no Effects, responses are shared constants.
 from __future__ import annotations
 
 from coordinator.core.engine import Engine
-from coordinator.core.messages import HeartbeatRequest, HeartbeatResponse
+from coordinator.core.messages import HeartbeatRequest, HeartbeatResponse, RequestContext
 from coordinator.core.result import Reply, ReplyToken, Result, ScheduleTimer
 from coordinator.core.state import DEAD, EMPTY, PREPARING_REBALANCE
 from wire.constants import ErrorCode
 
 __all__ = ["handle_heartbeat"]
 
-_RESPONSES = {error: HeartbeatResponse(error_code=error) for error in ErrorCode}
+# Shared answers: nothing downstream mutates a response.
+_RESPONSES: dict[ErrorCode, HeartbeatResponse] = {e: {"error_code": e} for e in ErrorCode}
 _NONE = _RESPONSES[ErrorCode.NONE]
 _REBALANCE = _RESPONSES[ErrorCode.REBALANCE_IN_PROGRESS]
 
@@ -26,10 +27,10 @@ def _answer(token: ReplyToken, error: ErrorCode) -> Result:
 
 
 def handle_heartbeat(
-    engine: Engine, req: HeartbeatRequest, token: ReplyToken, now_ms: int
+    engine: Engine, ctx: RequestContext, req: HeartbeatRequest, token: ReplyToken, now_ms: int
 ) -> Result:
     """Handle one Heartbeat."""
-    group_id = req.group_id
+    group_id = req["group_id"]
     if not group_id:
         return _answer(token, ErrorCode.INVALID_GROUP_ID)
     group = engine.groups.get(group_id)
@@ -38,8 +39,8 @@ def handle_heartbeat(
     state = group.state
     if state is DEAD:
         return _answer(token, ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    member_id = req.member_id
-    instance_id = req.group_instance_id
+    member_id = req["member_id"]
+    instance_id = req["group_instance_id"]
     if instance_id is not None:
         current = group.static_members.get(instance_id)
         if current is None:
@@ -49,7 +50,7 @@ def handle_heartbeat(
     member = group.members.get(member_id)
     if member is None:
         return _answer(token, ErrorCode.UNKNOWN_MEMBER_ID)
-    if req.generation_id != group.generation_id:
+    if req["generation_id"] != group.generation_id:
         return _answer(token, ErrorCode.ILLEGAL_GENERATION)
     if state is EMPTY:
         return _answer(token, ErrorCode.UNKNOWN_MEMBER_ID)

@@ -13,11 +13,16 @@ doCurrentMemberJoinGroup / updateStaticMemberAndRebalance.
 
 from __future__ import annotations
 
+from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.errors import CoordinatorStateError
 from coordinator.core.group import ClassicGroup, Member, Protocols
-from coordinator.core.messages import JoinGroupRequest, JoinGroupResponse
-from coordinator.core.result import Effects, ReplyToken
+from coordinator.core.messages import (
+    JoinGroupRequest,
+    RequestContext,
+    join_group_error,
+)
+from coordinator.core.result import Effects, ReplyToken, Result
 from coordinator.core.state import (
     COMPLETING_REBALANCE,
     DEAD,
@@ -32,8 +37,7 @@ __all__ = ["handle_join_group", "validate_current_member"]
 
 
 def _error(token: ReplyToken, member_id: str, error: ErrorCode, fx: Effects) -> None:
-    # ErrorCode carry generation -1, leader "" and no protocol (JoinGroupResult.apply).
-    fx.reply(token, JoinGroupResponse(error_code=error, member_id=member_id))
+    fx.reply(token, join_group_error(error, member_id))
 
 
 def validate_current_member(
@@ -69,9 +73,51 @@ def _accept_joining_member(engine: Engine, group: ClassicGroup, member_id: str) 
 
 
 def handle_join_group(
-    engine: Engine, req: JoinGroupRequest, token: ReplyToken, now_ms: int, fx: Effects
-) -> None:
+    engine: Engine, ctx: RequestContext, req: JoinGroupRequest, token: ReplyToken, now_ms: int
+) -> Result:
     """Handle one JoinGroup; the reply may be parked until the join phase completes."""
+    fx = engine.effects()
+    _join_group(engine, _Join(ctx, req), token, now_ms, fx)
+    return fx.result()
+
+
+class _Join:
+    """A JoinGroup with its version quirks resolved."""
+
+    __slots__ = (
+        "client_host",
+        "client_id",
+        "group_id",
+        "group_instance_id",
+        "member_id",
+        "protocol_type",
+        "protocols",
+        "reason",
+        "rebalance_timeout_ms",
+        "session_timeout_ms",
+        "version",
+    )
+
+    def __init__(self, ctx: RequestContext, req: JoinGroupRequest) -> None:
+        self.version = ctx.api_version
+        self.client_id = ctx.client_id or ""
+        self.client_host = ctx.client_host
+        self.group_id = req["group_id"]
+        self.member_id = req["member_id"]
+        self.group_instance_id = req["group_instance_id"]
+        self.protocol_type = req["protocol_type"]
+        self.protocols: Protocols = tuple(
+            (p["name"], bytes(p["metadata"])) for p in req["protocols"]
+        )
+        self.session_timeout_ms = req["session_timeout_ms"]
+        # v0 has no rebalance timeout: Kafka uses the session timeout.
+        self.rebalance_timeout_ms = (
+            req["session_timeout_ms"] if self.version == 0 else req["rebalance_timeout_ms"]
+        )
+        self.reason = req["reason"]
+
+
+def _join_group(engine: Engine, req: _Join, token: ReplyToken, now_ms: int, fx: Effects) -> None:
     group_id = req.group_id
     if not valid_group_id(group_id, allow_empty=False):
         _error(token, req.member_id, ErrorCode.INVALID_GROUP_ID, fx)
@@ -111,23 +157,15 @@ def handle_join_group(
         engine.maybe_complete_join(group, now_ms, fx)
 
 
-def _protocols(req: JoinGroupRequest) -> Protocols:
-    return tuple((name, bytes(metadata)) for name, metadata in req.protocols)
-
-
-def _rebalance_timeout(req: JoinGroupRequest) -> int:
-    return req.session_timeout_ms if req.api_version == 0 else req.rebalance_timeout_ms
-
-
 def _join_new_member(
     engine: Engine,
     group: ClassicGroup,
-    req: JoinGroupRequest,
+    req: _Join,
     token: ReplyToken,
     now_ms: int,
     fx: Effects,
 ) -> None:
-    protocols = _protocols(req)
+    protocols = req.protocols
     if group.state is DEAD:
         _error(token, "", ErrorCode.COORDINATOR_NOT_AVAILABLE, fx)
         return
@@ -145,7 +183,7 @@ def _join_new_member(
         else:
             _add_member_and_rebalance(engine, group, req, protocols, new_member_id, token, now_ms,
                                       fx)
-    elif req.api_version >= 4:
+    elif req.version >= 4:
         # KIP-394: hand out an id and wait for the member to come back with it.
         deadline = now_ms + req.session_timeout_ms
         group.add_pending_member(new_member_id, deadline)
@@ -158,13 +196,13 @@ def _join_new_member(
 def _join_current_member(
     engine: Engine,
     group: ClassicGroup,
-    req: JoinGroupRequest,
+    req: _Join,
     token: ReplyToken,
     now_ms: int,
     fx: Effects,
 ) -> None:
     member_id = req.member_id
-    protocols = _protocols(req)
+    protocols = req.protocols
     if group.state is DEAD:
         _error(token, member_id, ErrorCode.COORDINATOR_NOT_AVAILABLE, fx)
         return
@@ -213,19 +251,8 @@ def _reply_current_generation(
     group: ClassicGroup, member_id: str, token: ReplyToken, fx: Effects, *, with_members: bool
 ) -> None:
     is_leader = group.is_leader(member_id)
-    fx.reply(
-        token,
-        JoinGroupResponse(
-            error_code=ErrorCode.NONE,
-            generation_id=group.generation_id,
-            protocol_type=group.protocol_type,
-            protocol_name=group.protocol_name,
-            leader=group.leader_id or "",
-            skip_assignment=False,
-            member_id=member_id,
-            members=group.current_member_metadata() if with_members and is_leader else (),
-        ),
-    )
+    members = group.current_member_metadata() if with_members and is_leader else ()
+    fx.reply(token, group.join_response(member_id, leader=group.leader_id, members=members))
 
 
 def _park_join(group: ClassicGroup, member: Member, token: ReplyToken, fx: Effects) -> None:
@@ -233,8 +260,7 @@ def _park_join(group: ClassicGroup, member: Member, token: ReplyToken, fx: Effec
     # request; kcoord answers that older request so no reply token is lost.
     if member.join_token is not None:
         group.complete_join(
-            member, JoinGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS,
-                                      member_id=member.member_id), fx
+            member, join_group_error(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id), fx
         )
 
 
@@ -242,7 +268,7 @@ def _update_member_and_rebalance(
     engine: Engine,
     group: ClassicGroup,
     member: Member,
-    req: JoinGroupRequest,
+    req: _Join,
     protocols: Protocols,
     token: ReplyToken,
     now_ms: int,
@@ -250,14 +276,14 @@ def _update_member_and_rebalance(
     fx: Effects,
 ) -> None:
     _park_join(group, member, token, fx)
-    group.update_member(member, protocols, _rebalance_timeout(req), req.session_timeout_ms, token)
+    group.update_member(member, protocols, req.rebalance_timeout_ms, req.session_timeout_ms, token)
     engine.maybe_prepare_rebalance(group, now_ms, reason, fx)
 
 
 def _add_member_and_rebalance(
     engine: Engine,
     group: ClassicGroup,
-    req: JoinGroupRequest,
+    req: _Join,
     protocols: Protocols,
     member_id: str,
     token: ReplyToken,
@@ -270,7 +296,7 @@ def _add_member_and_rebalance(
         req.group_instance_id,
         req.client_id,
         req.client_host,
-        _rebalance_timeout(req),
+        req.rebalance_timeout_ms,
         req.session_timeout_ms,
         req.protocol_type,
         protocols,
@@ -289,7 +315,7 @@ def _add_member_and_rebalance(
 def _update_static_member_and_rebalance(
     engine: Engine,
     group: ClassicGroup,
-    req: JoinGroupRequest,
+    req: _Join,
     protocols: Protocols,
     old_member_id: str,
     new_member_id: str,
@@ -300,43 +326,27 @@ def _update_static_member_and_rebalance(
     instance_id = req.group_instance_id
     assert instance_id is not None
     current_leader = group.leader_id
-    old_member = group.members[old_member_id]
-    engine.cancel_heartbeat(old_member, fx)
-    member = group.replace_static_member(instance_id, old_member_id, new_member_id, fx)
+    member = group.members[old_member_id]
+    old_protocols = member.protocols
+    old_rebalance_timeout_ms = member.rebalance_timeout_ms
+    old_session_timeout_ms = member.session_timeout_ms
+    engine.cancel_heartbeat(member, fx)
+    group.replace_static_member(instance_id, old_member_id, new_member_id, fx)
     engine.reschedule_heartbeat(member, now_ms, fx)
     engine.event(fx, group, "static_replace", now_ms, reason=f"replaced {old_member_id}",
                  member=member)
-    group.update_member(member, protocols, _rebalance_timeout(req), req.session_timeout_ms, token)
+    group.update_member(member, protocols, req.rebalance_timeout_ms, req.session_timeout_ms, token)
     state = group.state
     if state is STABLE:
         if group.protocol_name == group.select_protocol():
-            # Same selected protocol: no rebalance, just persist the new member id.
+            # Same selected protocol: no rebalance, just persist the new member id. The
+            # member's JoinGroup is answered once that record is in the log.
             engine.store_group(group, group.group_assignment(), fx)
-            if req.api_version >= 9:
-                is_leader = group.is_leader(new_member_id)
-                response = JoinGroupResponse(
-                    error_code=ErrorCode.NONE,
-                    generation_id=group.generation_id,
-                    protocol_type=group.protocol_type,
-                    protocol_name=group.protocol_name,
-                    leader=group.leader_id or "",
-                    skip_assignment=is_leader,
-                    member_id=new_member_id,
-                    members=group.current_member_metadata() if is_leader else (),
-                )
-            else:
-                # Pre-v9: answer with the old leader id so a rejoining leader does not think it
-                # leads and run a pointless assignment a Stable group would ignore.
-                response = JoinGroupResponse(
-                    error_code=ErrorCode.NONE,
-                    generation_id=group.generation_id,
-                    protocol_type=group.protocol_type,
-                    protocol_name=group.protocol_name,
-                    leader=current_leader or "",
-                    skip_assignment=False,
-                    member_id=new_member_id,
-                )
-            group.complete_join(member, response, fx)
+            fx.after_append(_PersistedReplacement(
+                engine, group, instance_id, old_member_id, new_member_id, current_leader,
+                (old_protocols, old_rebalance_timeout_ms, old_session_timeout_ms),
+                req.version >= 9,
+            ))
         else:
             engine.maybe_prepare_rebalance(
                 group, now_ms, "static member replaced with protocol change", fx
@@ -349,3 +359,88 @@ def _update_static_member_and_rebalance(
             f"Group {group.group_id} was not supposed to be in the state {state.value} "
             f"when the unknown static member {instance_id} rejoins."
         )
+
+
+class _PersistedReplacement:
+    """The append outcome of a static member's replacement in a Stable group (Kafka's
+    updateStaticMemberAndRebalance callback): answer the JoinGroup, or revert."""
+
+    __slots__ = (
+        "current_leader",
+        "engine",
+        "group",
+        "instance_id",
+        "new_member_id",
+        "old_member",
+        "old_member_id",
+        "skip_assignment_supported",
+    )
+
+    def __init__(
+        self,
+        engine: Engine,
+        group: ClassicGroup,
+        instance_id: str,
+        old_member_id: str,
+        new_member_id: str,
+        current_leader: str | None,
+        old_member: tuple[Protocols, int, int],
+        skip_assignment_supported: bool,
+    ) -> None:
+        self.engine = engine
+        self.group = group
+        self.instance_id = instance_id
+        self.old_member_id = old_member_id
+        self.new_member_id = new_member_id
+        self.current_leader = current_leader
+        self.old_member = old_member
+        self.skip_assignment_supported = skip_assignment_supported
+
+    def _member(self) -> Member | None:
+        """The replacement, if it is still the instance's member of the live group."""
+        group = self.group
+        if self.engine.groups.get(group.group_id) is not group:
+            return None
+        if group.static_members.get(self.instance_id) != self.new_member_id:
+            return None
+        return group.members.get(self.new_member_id)
+
+    def appended(self, now_ms: int, fx: Effects) -> None:
+        """Answer the new member id's JoinGroup."""
+        group = self.group
+        member = self._member()
+        if member is None or member.join_token is None:
+            return  # the member left (its JoinGroup was answered) in the meantime
+        new_member_id = self.new_member_id
+        if self.skip_assignment_supported:
+            is_leader = group.is_leader(new_member_id)
+            response = group.join_response(
+                new_member_id,
+                leader=group.leader_id,
+                members=group.current_member_metadata() if is_leader else (),
+                skip_assignment=is_leader,
+            )
+        else:
+            # Pre-v9: answer with the old leader id so a rejoining leader does not think it
+            # leads and run a pointless assignment a Stable group would ignore.
+            response = group.join_response(new_member_id, leader=self.current_leader)
+        group.complete_join(member, response, fx)
+
+    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
+        """Give the instance its old member id, protocols and timeouts back, re-arm the old
+        id's session, and answer the JoinGroup with the mapped error."""
+        group = self.group
+        member = self._member()
+        if member is None or member.join_token is None:
+            # The replacement left, or a rebalance answered its JoinGroup with the new id:
+            # the client knows that id now, so it stays.
+            return
+        token = member.join_token
+        protocols, rebalance_timeout_ms, session_timeout_ms = self.old_member
+        group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, None)
+        self.engine.cancel_heartbeat(member, fx)
+        group.replace_static_member(self.instance_id, self.new_member_id, self.old_member_id, fx)
+        self.engine.reschedule_heartbeat(member, now_ms, fx)
+        fx.reply(token, group.join_response(
+            "", leader=self.current_leader, error_code=group_metadata_error(error)
+        ))

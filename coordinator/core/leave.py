@@ -8,16 +8,19 @@ a per-member reason (KIP-800). Decision procedure: GroupCoordinator.handleLeaveG
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.group import ClassicGroup
 from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
     LeaveGroupRequest,
     LeaveGroupResponse,
+    LeaveGroupResponseMember,
     MemberIdentity,
-    MemberResponse,
+    RequestContext,
 )
-from coordinator.core.result import Effects, ReplyToken
+from coordinator.core.result import Effects, ReplyToken, Result
 from coordinator.core.state import DEAD
 from coordinator.core.timers import HeartbeatTimerKey
 from wire.constants import ErrorCode
@@ -26,52 +29,70 @@ __all__ = ["handle_leave_group"]
 
 
 def handle_leave_group(
-    engine: Engine, req: LeaveGroupRequest, token: ReplyToken, now_ms: int, fx: Effects
-) -> None:
+    engine: Engine, ctx: RequestContext, req: LeaveGroupRequest, token: ReplyToken, now_ms: int
+) -> Result:
     """Handle one LeaveGroup."""
-    if req.api_version < 3:
-        identities: list[MemberIdentity] = [MemberIdentity(req.member_id, None, None)]
-    else:
-        identities = [MemberIdentity(*m) for m in req.members]
-    response = _leave(engine, req.group_id, identities, now_ms, fx)
-    if req.api_version < 3 and response.error_code == ErrorCode.NONE and response.members:
-        response = LeaveGroupResponse(
-            error_code=response.members[0].error_code, members=response.members
+    fx = engine.effects()
+    legacy = ctx.api_version < 3
+    if legacy:  # v0-2: one member id, no batch
+        identities: Sequence[MemberIdentity] = (
+            {"member_id": req["member_id"], "group_instance_id": None, "reason": None},
         )
+    else:
+        identities = req["members"]
+    response = _leave(engine, req["group_id"], identities, now_ms, fx)
+    if legacy and response["error_code"] == ErrorCode.NONE and response["members"]:
+        # v0-2 answers with the member's error at the top level (LeaveGroupResponse's
+        # constructor does the same).
+        response = {"error_code": response["members"][0]["error_code"],
+                    "members": response["members"]}
     fx.reply(token, response)
+    return fx.result()
 
 
 def _leave(
-    engine: Engine, group_id: str, identities: list[MemberIdentity], now_ms: int, fx: Effects
+    engine: Engine,
+    group_id: str,
+    identities: Sequence[MemberIdentity],
+    now_ms: int,
+    fx: Effects,
 ) -> LeaveGroupResponse:
     if not valid_group_id(group_id, allow_empty=False):
-        return LeaveGroupResponse(error_code=ErrorCode.INVALID_GROUP_ID)
+        return {"error_code": ErrorCode.INVALID_GROUP_ID, "members": ()}
     group = engine.groups.get(group_id)
     if group is None:
-        return LeaveGroupResponse(
-            error_code=ErrorCode.NONE,
-            members=tuple(
-                MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id,
-                               error_code=ErrorCode.UNKNOWN_MEMBER_ID)
+        return {
+            "error_code": ErrorCode.NONE,
+            "members": tuple(
+                LeaveGroupResponseMember(
+                    member_id=m["member_id"],
+                    group_instance_id=m["group_instance_id"],
+                    error_code=ErrorCode.UNKNOWN_MEMBER_ID,
+                )
                 for m in identities
             ),
-        )
+        }
     if group.state is DEAD:
-        return LeaveGroupResponse(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        return {"error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "members": ()}
     results = []
     for identity in identities:
         error = _leave_one(engine, group, identity, now_ms, fx)
         results.append(
-            MemberResponse(member_id=identity.member_id,
-                           group_instance_id=identity.group_instance_id, error_code=error)
+            LeaveGroupResponseMember(
+                member_id=identity["member_id"],
+                group_instance_id=identity["group_instance_id"],
+                error_code=error,
+            )
         )
-    return LeaveGroupResponse(error_code=ErrorCode.NONE, members=tuple(results))
+    return {"error_code": ErrorCode.NONE, "members": tuple(results)}
 
 
 def _leave_one(
     engine: Engine, group: ClassicGroup, identity: MemberIdentity, now_ms: int, fx: Effects
 ) -> ErrorCode:
-    member_id, instance_id, reason = identity
+    member_id = identity["member_id"]
+    instance_id = identity["group_instance_id"]
+    reason = identity["reason"]
     if member_id == "":
         # Administrative removal by group.instance.id.
         current = None if instance_id is None else group.static_members.get(instance_id)

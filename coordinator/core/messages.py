@@ -1,19 +1,24 @@
-"""Typed, version-agnostic inputs and outputs of the coordinator core.
+"""The group APIs as the core reads and writes them: typed views of the wire's messages.
 
-Field names follow Kafka's message schemas in snake_case. ``api_version`` is carried where
-the coordinator's behaviour depends on it; everything else about versions (which fields exist
-on the wire) is the codec's business. Pair-like request items are NamedTuples, so a plain
-``(name, metadata)`` tuple is accepted wherever one is expected.
+A request is the decoded wire message itself (``wire`` decodes a dict holding every field
+of the API, absent ones at their defaults), read through a ``TypedDict`` that names only
+the fields the core uses. A response is a plain dict the wire encodes as is (fields left
+out take the schema's defaults). So a field is named once in ``wire/apis/`` and once here,
+and nothing translates between the two; ``tests/coordinator/test_messages.py`` checks
+every name below against the wire schema.
+
+Version quirks are the core's business where behaviour depends on them (it reads
+``RequestContext.api_version``); the few the broker applies around the core (topic ids,
+OffsetFetch's single-group shape before v8) live in ``coordinator/server/group_apis.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NotRequired, Protocol, TypedDict
 
 __all__ = [
-    "NO_AUTHORIZED_OPERATIONS",
     "DeletableGroupResult",
     "DeleteGroupsRequest",
     "DeleteGroupsResponse",
@@ -29,11 +34,12 @@ __all__ = [
     "JoinGroupResponseMember",
     "LeaveGroupRequest",
     "LeaveGroupResponse",
+    "LeaveGroupResponseMember",
     "ListGroupsRequest",
     "ListGroupsResponse",
     "ListedGroup",
+    "LocalContext",
     "MemberIdentity",
-    "MemberResponse",
     "OffsetCommitRequest",
     "OffsetCommitRequestPartition",
     "OffsetCommitRequestTopic",
@@ -41,6 +47,7 @@ __all__ = [
     "OffsetCommitResponsePartition",
     "OffsetCommitResponseTopic",
     "OffsetDeleteRequest",
+    "OffsetDeleteRequestPartition",
     "OffsetDeleteRequestTopic",
     "OffsetDeleteResponse",
     "OffsetDeleteResponsePartition",
@@ -52,116 +59,129 @@ __all__ = [
     "OffsetFetchResponseGroup",
     "OffsetFetchResponsePartition",
     "OffsetFetchResponseTopic",
+    "RequestContext",
     "Response",
     "SyncGroupRequest",
     "SyncGroupRequestAssignment",
     "SyncGroupResponse",
+    "join_group_error",
+    "sync_group_error",
 ]
 
-# DescribeGroups' AuthorizedOperations when they were not requested (Integer.MIN_VALUE).
-NO_AUTHORIZED_OPERATIONS = -(2**31)
+
+class RequestContext(Protocol):
+    """Who sent a request and at which version (the server's ``RequestContext`` fits)."""
+
+    @property
+    def api_version(self) -> int:
+        """The request's version."""
+
+    @property
+    def client_id(self) -> str | None:
+        """The request header's client id."""
+
+    @property
+    def client_host(self) -> str:
+        """The client's address as Kafka shows it (``InetAddress.toString``: "/127.0.0.1")."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalContext:
+    """A RequestContext for requests that do not come off the wire (tests, the control API)."""
+
+    api_version: int
+    client_id: str | None = None
+    client_host: str = ""
 
 
 # --------------------------------------------------------------------------- JoinGroup (11)
 
 
-class JoinGroupRequestProtocol(NamedTuple):
-    """One protocol a joining member supports (listed in preference order) and its metadata."""
+class JoinGroupRequestProtocol(TypedDict):
+    """One protocol a joining member supports (in preference order) and its metadata."""
 
     name: str
     metadata: bytes
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JoinGroupRequest:
-    """JoinGroup v0-9; v0 has no rebalance timeout (the session timeout is used instead)."""
+class JoinGroupRequest(TypedDict):
+    """JoinGroup v0-9; ``rebalance_timeout_ms`` is -1 in v0 (the session timeout stands in)."""
 
-    api_version: int
     group_id: str
     session_timeout_ms: int
-    rebalance_timeout_ms: int = -1
-    member_id: str = ""
-    group_instance_id: str | None = None
-    protocol_type: str = ""
-    protocols: Sequence[tuple[str, bytes]] = ()  # JoinGroupRequestProtocol or plain pairs
-    client_id: str = ""
-    client_host: str = ""
-    reason: str | None = None
+    rebalance_timeout_ms: int
+    member_id: str
+    group_instance_id: str | None
+    protocol_type: str
+    protocols: Sequence[JoinGroupRequestProtocol]
+    reason: str | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JoinGroupResponseMember:
-    """A member as shown to the leader: its id, instance id and metadata for the chosen protocol."""
+class JoinGroupResponseMember(TypedDict):
+    """A member as the leader sees it: id, instance id, metadata for the chosen protocol."""
 
     member_id: str
     group_instance_id: str | None
     metadata: bytes
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JoinGroupResponse:
-    """JoinGroup answer; errors carry generation -1, leader "" and no protocol type/name."""
+class JoinGroupResponse(TypedDict):
+    """JoinGroup answer; errors carry generation -1, leader "" and no protocol."""
 
     error_code: int
-    generation_id: int = -1
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader: str = ""
-    skip_assignment: bool = False
-    member_id: str = ""
-    members: tuple[JoinGroupResponseMember, ...] = ()
+    generation_id: int
+    protocol_type: str | None
+    protocol_name: str | None
+    leader: str
+    skip_assignment: bool
+    member_id: str
+    members: Sequence[JoinGroupResponseMember]
 
 
 # --------------------------------------------------------------------------- SyncGroup (14)
 
 
-class SyncGroupRequestAssignment(NamedTuple):
+class SyncGroupRequestAssignment(TypedDict):
     """The leader's assignment for one member."""
 
     member_id: str
     assignment: bytes
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SyncGroupRequest:
-    """SyncGroup v0-5; protocol_type/protocol_name are None before v5 (KIP-559)."""
+class SyncGroupRequest(TypedDict):
+    """SyncGroup v0-5; protocol type and name are None before v5 (KIP-559)."""
 
-    api_version: int
     group_id: str
     generation_id: int
     member_id: str
-    group_instance_id: str | None = None
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    assignments: Sequence[tuple[str, bytes]] = ()  # SyncGroupRequestAssignment or pairs
+    group_instance_id: str | None
+    protocol_type: str | None
+    protocol_name: str | None
+    assignments: Sequence[SyncGroupRequestAssignment]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SyncGroupResponse:
-    """SyncGroup answer: the member's assignment (empty bytes on error)."""
+class SyncGroupResponse(TypedDict):
+    """SyncGroup answer: the member's assignment (empty on error)."""
 
     error_code: int
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    assignment: bytes = b""
+    protocol_type: str | None
+    protocol_name: str | None
+    assignment: bytes
 
 
 # --------------------------------------------------------------------------- Heartbeat (12)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HeartbeatRequest:
+class HeartbeatRequest(TypedDict):
     """Heartbeat v0-4 (group_instance_id from v3)."""
 
-    api_version: int
     group_id: str
     generation_id: int
     member_id: str
-    group_instance_id: str | None = None
+    group_instance_id: str | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HeartbeatResponse:
+class HeartbeatResponse(TypedDict):
     """Heartbeat answer."""
 
     error_code: int
@@ -170,175 +190,154 @@ class HeartbeatResponse:
 # --------------------------------------------------------------------------- LeaveGroup (13)
 
 
-class MemberIdentity(NamedTuple):
-    """One leaving member (LeaveGroup v3+); member_id "" + instance id removes by instance id."""
+class MemberIdentity(TypedDict):
+    """One leaving member (v3+); member_id "" with an instance id removes by instance id."""
 
     member_id: str
-    group_instance_id: str | None = None
-    reason: str | None = None
+    group_instance_id: str | None
+    reason: str | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaveGroupRequest:
+class LeaveGroupRequest(TypedDict):
     """LeaveGroup: v0-2 name one ``member_id``; v3+ carry a batch in ``members``."""
 
-    api_version: int
     group_id: str
-    member_id: str = ""
-    members: Sequence[MemberIdentity] = ()
+    member_id: str
+    members: Sequence[MemberIdentity]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MemberResponse:
-    """Per-member LeaveGroup outcome (v3+)."""
+class LeaveGroupResponseMember(TypedDict):
+    """Per-member outcome (v3+)."""
 
     member_id: str
     group_instance_id: str | None
     error_code: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaveGroupResponse:
-    """LeaveGroup answer; for v0-2 the single member's error is copied to ``error_code``."""
+class LeaveGroupResponse(TypedDict):
+    """LeaveGroup answer; for v0-2 the single member's error is the top-level one."""
 
     error_code: int
-    members: tuple[MemberResponse, ...] = ()
+    members: Sequence[LeaveGroupResponseMember]
 
 
 # --------------------------------------------------------------------------- OffsetCommit (8)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitRequestPartition:
-    """One partition's committed offset; commit_timestamp only exists in v1."""
+class OffsetCommitRequestPartition(TypedDict):
+    """One partition's offset; commit_timestamp exists in v1 only (-1 otherwise)."""
 
     partition_index: int
     committed_offset: int
-    committed_leader_epoch: int = -1
-    commit_timestamp: int = -1
-    committed_metadata: str | None = None
+    committed_leader_epoch: int
+    commit_timestamp: int
+    committed_metadata: str | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitRequestTopic:
-    """A topic (by name; the server resolves v10 topic ids) and its partitions."""
+class OffsetCommitRequestTopic(TypedDict):
+    """A topic by name (the broker resolves v10's topic ids first) and its partitions."""
 
     name: str
-    partitions: Sequence[OffsetCommitRequestPartition] = ()
+    partitions: Sequence[OffsetCommitRequestPartition]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitRequest:
-    """OffsetCommit; generation_id is -1 for simple (non-member) commits; retention only v2-4."""
+class OffsetCommitRequest(TypedDict):
+    """OffsetCommit; generation -1 for simple commits; retention_time_ms only in v2-4."""
 
-    api_version: int
     group_id: str
-    generation_id: int = -1
-    member_id: str = ""
-    group_instance_id: str | None = None
-    retention_time_ms: int = -1
-    topics: Sequence[OffsetCommitRequestTopic] = ()
+    generation_id_or_member_epoch: int
+    member_id: str
+    group_instance_id: str | None
+    retention_time_ms: int
+    topics: Sequence[OffsetCommitRequestTopic]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponsePartition:
-    """Per-partition commit outcome."""
+class OffsetCommitResponsePartition(TypedDict):
+    """Per-partition outcome."""
 
     partition_index: int
     error_code: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponseTopic:
-    """Per-topic commit outcomes, in request order."""
+class OffsetCommitResponseTopic(TypedDict):
+    """Per-topic outcomes, in request order (the broker adds v10's topic id)."""
 
     name: str
-    partitions: tuple[OffsetCommitResponsePartition, ...]
+    partitions: Sequence[OffsetCommitResponsePartition]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponse:
+class OffsetCommitResponse(TypedDict):
     """OffsetCommit answer."""
 
-    topics: tuple[OffsetCommitResponseTopic, ...]
+    topics: Sequence[OffsetCommitResponseTopic]
 
 
 # --------------------------------------------------------------------------- OffsetFetch (9)
 
 
-class OffsetFetchRequestTopic(NamedTuple):
+class OffsetFetchRequestTopic(TypedDict):
     """A topic and the partitions whose committed offsets are wanted."""
 
     name: str
     partition_indexes: Sequence[int]
 
 
-class OffsetFetchRequestGroup(NamedTuple):
-    """One group of an OffsetFetch; ``topics`` None means every committed partition (v2+)."""
+class OffsetFetchRequestGroup(TypedDict):
+    """One group (v8+ shape; the broker wraps v0-7's single group in it); topics None means
+    every committed partition."""
 
     group_id: str
-    topics: Sequence[OffsetFetchRequestTopic] | None = None
+    topics: Sequence[OffsetFetchRequestTopic] | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchRequest:
-    """OffsetFetch; before v8 ``groups`` has exactly one entry; require_stable from v7."""
+class OffsetFetchRequest(TypedDict):
+    """OffsetFetch in its v8+ shape: several groups; require_stable from v7."""
 
-    api_version: int
-    groups: Sequence[tuple[str, Sequence[tuple[str, Sequence[int]]] | None]]  # or the NamedTuple
-    require_stable: bool = False
+    groups: Sequence[OffsetFetchRequestGroup]
+    require_stable: bool
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchResponsePartition:
+class OffsetFetchResponsePartition(TypedDict):
     """A committed offset, or -1 / "" when nothing is committed."""
 
     partition_index: int
     committed_offset: int
     committed_leader_epoch: int
-    metadata: str
+    metadata: str | None
     error_code: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchResponseTopic:
+class OffsetFetchResponseTopic(TypedDict):
     """Committed offsets of one topic."""
 
     name: str
-    partitions: tuple[OffsetFetchResponsePartition, ...]
+    partitions: Sequence[OffsetFetchResponsePartition]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchResponseGroup:
+class OffsetFetchResponseGroup(TypedDict):
     """Committed offsets of one group, with its group-level error."""
 
     group_id: str
     error_code: int
-    topics: tuple[OffsetFetchResponseTopic, ...]
+    topics: Sequence[OffsetFetchResponseTopic]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchResponse:
-    """OffsetFetch answer; ``error_code`` is the single group's error (top-level in v2-7)."""
+class OffsetFetchResponse(TypedDict):
+    """OffsetFetch answer in its v8+ shape."""
 
-    error_code: int
-    groups: tuple[OffsetFetchResponseGroup, ...]
+    groups: Sequence[OffsetFetchResponseGroup]
 
 
 # --------------------------------------------------------------------------- DescribeGroups (15)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeGroupsRequest:
+class DescribeGroupsRequest(TypedDict):
     """DescribeGroups v0-6."""
 
-    api_version: int
     groups: Sequence[str]
-    include_authorized_operations: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribedGroupMember:
+class DescribedGroupMember(TypedDict):
     """A member; metadata and assignment are only filled in when the group is Stable."""
 
     member_id: str
@@ -349,40 +348,36 @@ class DescribedGroupMember:
     member_assignment: bytes
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribedGroup:
+class DescribedGroup(TypedDict):
     """One described group; protocol_data is the protocol name when Stable, else ""."""
 
     error_code: int
+    error_message: str | None
     group_id: str
     group_state: str
     protocol_type: str
     protocol_data: str
-    members: tuple[DescribedGroupMember, ...] = ()
-    authorized_operations: int = NO_AUTHORIZED_OPERATIONS
+    members: Sequence[DescribedGroupMember]
+    authorized_operations: NotRequired[int]  # the broker's (an authorizer's) business
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeGroupsResponse:
+class DescribeGroupsResponse(TypedDict):
     """DescribeGroups answer, one entry per requested group in request order."""
 
-    groups: tuple[DescribedGroup, ...]
+    groups: Sequence[DescribedGroup]
 
 
 # --------------------------------------------------------------------------- ListGroups (16)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListGroupsRequest:
+class ListGroupsRequest(TypedDict):
     """ListGroups; states_filter from v4 (case-insensitive), types_filter from v5."""
 
-    api_version: int
-    states_filter: Sequence[str] = ()
-    types_filter: Sequence[str] = ()
+    states_filter: Sequence[str]
+    types_filter: Sequence[str]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListedGroup:
+class ListedGroup(TypedDict):
     """One listed group; every group of this coordinator is of type "classic"."""
 
     group_id: str
@@ -391,82 +386,77 @@ class ListedGroup:
     group_type: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListGroupsResponse:
+class ListGroupsResponse(TypedDict):
     """ListGroups answer."""
 
     error_code: int
-    groups: tuple[ListedGroup, ...]
+    groups: Sequence[ListedGroup]
 
 
 # --------------------------------------------------------------------------- DeleteGroups (42)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteGroupsRequest:
+class DeleteGroupsRequest(TypedDict):
     """DeleteGroups v0-2."""
 
-    api_version: int
     groups_names: Sequence[str]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeletableGroupResult:
+class DeletableGroupResult(TypedDict):
     """One group's deletion outcome."""
 
     group_id: str
     error_code: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteGroupsResponse:
+class DeleteGroupsResponse(TypedDict):
     """DeleteGroups answer, in request order."""
 
-    results: tuple[DeletableGroupResult, ...]
+    results: Sequence[DeletableGroupResult]
 
 
 # --------------------------------------------------------------------------- OffsetDelete (47)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetDeleteRequestTopic:
-    """A topic and the partitions whose offsets should be deleted."""
+class OffsetDeleteRequestPartition(TypedDict):
+    """A partition whose committed offset should be deleted."""
+
+    partition_index: int
+
+
+class OffsetDeleteRequestTopic(TypedDict):
+    """A topic and its partitions."""
 
     name: str
-    partitions: Sequence[int] = ()
+    partitions: Sequence[OffsetDeleteRequestPartition]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetDeleteRequest:
+class OffsetDeleteRequest(TypedDict):
     """OffsetDelete v0 (KIP-496)."""
 
-    api_version: int
     group_id: str
-    topics: Sequence[OffsetDeleteRequestTopic] = ()
+    topics: Sequence[OffsetDeleteRequestTopic]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetDeleteResponsePartition:
-    """Per-partition deletion outcome."""
+class OffsetDeleteResponsePartition(TypedDict):
+    """Per-partition outcome."""
 
     partition_index: int
     error_code: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetDeleteResponseTopic:
-    """Per-topic deletion outcomes."""
+class OffsetDeleteResponseTopic(TypedDict):
+    """Per-topic outcomes."""
 
     name: str
-    partitions: tuple[OffsetDeleteResponsePartition, ...]
+    partitions: Sequence[OffsetDeleteResponsePartition]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetDeleteResponse:
+class OffsetDeleteResponse(TypedDict):
     """OffsetDelete answer; a group-level error leaves ``topics`` empty."""
 
     error_code: int
-    topics: tuple[OffsetDeleteResponseTopic, ...] = ()
+    topics: Sequence[OffsetDeleteResponseTopic]
 
 
 Response = (
@@ -481,3 +471,23 @@ Response = (
     | DeleteGroupsResponse
     | OffsetDeleteResponse
 )
+
+
+def join_group_error(error: int, member_id: str = "") -> JoinGroupResponse:
+    """A JoinGroup error answer (Kafka's JoinGroupResult for an error): generation -1,
+    leader "", no protocol."""
+    return {
+        "error_code": error,
+        "generation_id": -1,
+        "protocol_type": None,
+        "protocol_name": None,
+        "leader": "",
+        "skip_assignment": False,
+        "member_id": member_id,
+        "members": (),
+    }
+
+
+def sync_group_error(error: int) -> SyncGroupResponse:
+    """A SyncGroup error answer: no protocol, empty assignment."""
+    return {"error_code": error, "protocol_type": None, "protocol_name": None, "assignment": b""}

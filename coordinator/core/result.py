@@ -1,22 +1,32 @@
 """What every core entry point returns: records to append, replies to send, timers to set.
 
-The runtime appends ``records`` to the log, then sends ``replies``, then applies ``timers``
-in order (scheduling a key again replaces it). ``Effects`` is the accumulator the handlers
-write into; emitting a record applies it to hard state through the replay code path at once,
-so the live state is the replay of the emitted records by construction.
+The runtime applies ``timers`` at once (scheduling a key again replaces it) and appends
+``records`` to the log. Nothing in hard state changes before that append succeeds: the
+runtime then calls ``GroupCoordinator.append_done`` (which applies the records and runs the
+Result's ``callbacks``) and sends ``replies``; if the append failed it calls
+``GroupCoordinator.append_failed`` instead, whose Result carries the replies to send (the
+callbacks replace the answers that depended on the records, with Kafka's mapped error).
+
+``Effects`` is the accumulator handlers write into. ``persist`` also records the write in
+the core's pending overlay (Kafka's ``pendingOffsetCommits``), so decisions taken before the
+append lands -- by the same handler or by later requests -- see it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Protocol
 
 from coordinator.core.messages import Response
+from coordinator.core.store import PendingWrites
 from coordinator.core.timers import TimerKey
 from storage.records import Record
+from wire.constants import ErrorCode
 
 __all__ = [
     "EMPTY_RESULT",
+    "AppendCallback",
     "CancelTimer",
     "Effects",
     "Reply",
@@ -52,37 +62,56 @@ class CancelTimer:
     key: TimerKey
 
 
+class AppendCallback(Protocol):
+    """Soft state coupled to a write (Kafka's append-future callbacks): run by the core once
+    the runtime reports how the append of the Result's records went."""
+
+    def appended(self, now_ms: int, fx: Effects) -> None:
+        """The records are in the log (and in hard state)."""
+
+    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
+        """The append failed with Kafka log-append error ``error``; nothing was applied.
+        A reply added to ``fx`` for a token of the failed Result replaces that token's."""
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
-    """Outcome of one core call: records to persist, replies to send, timer changes to apply."""
+    """Outcome of one core call: records to persist, replies to send once they are durable,
+    timer changes to apply, and what to do when the append completes."""
 
     records: tuple[Record, ...] = ()
     replies: tuple[Reply, ...] = ()
     timers: tuple[ScheduleTimer | CancelTimer, ...] = ()
+    callbacks: tuple[AppendCallback, ...] = ()
 
 
 EMPTY_RESULT = Result()
 
 
 class Effects:
-    """Accumulates one call's records, replies and timer changes."""
+    """Accumulates one call's records, replies, timer changes and append callbacks."""
 
-    __slots__ = ("_apply", "records", "replies", "timers")
+    __slots__ = ("_pending", "callbacks", "records", "replies", "timers")
 
-    def __init__(self, apply: Callable[[Record], None]) -> None:
-        self._apply = apply
+    def __init__(self, pending: PendingWrites) -> None:
+        self._pending = pending
         self.records: list[Record] = []
         self.replies: list[Reply] = []
         self.timers: list[ScheduleTimer | CancelTimer] = []
+        self.callbacks: list[AppendCallback] = []
 
     def persist(self, record: Record) -> None:
-        """Emit a record and apply it to hard state through the replay path."""
+        """Emit a record of hard state; it counts as pending until its append completes."""
         self.records.append(record)
-        self._apply(record)
+        self._pending.add(record)
 
     def event(self, record: Record) -> None:
-        """Emit a history record that replay ignores."""
+        """Emit a history record (replay ignores it; losing it fails nothing)."""
         self.records.append(record)
+
+    def after_append(self, callback: AppendCallback) -> None:
+        """Run ``callback`` when the append of this call's records completes."""
+        self.callbacks.append(callback)
 
     def reply(self, token: ReplyToken, response: Response) -> None:
         """Answer the request identified by ``token``."""
@@ -98,6 +127,8 @@ class Effects:
 
     def result(self) -> Result:
         """Freeze what was accumulated."""
-        if not (self.records or self.replies or self.timers):
+        if not (self.records or self.replies or self.timers or self.callbacks):
             return EMPTY_RESULT
-        return Result(tuple(self.records), tuple(self.replies), tuple(self.timers))
+        return Result(
+            tuple(self.records), tuple(self.replies), tuple(self.timers), tuple(self.callbacks)
+        )

@@ -1,13 +1,19 @@
-"""Hard state: committed offsets and the last group metadata record per group.
+"""Hard state (committed offsets, the last group metadata record per group) and the writes
+still in flight to the log.
 
-It changes only through ``HardState.apply(record)``, which is both the replay path at
-startup and the path every live handler's emitted record takes, so the two agree by
-construction. kcoord's RebalanceEvent records are history and are ignored here.
+``HardState`` changes only through ``apply(record)``, fed with records that were appended:
+by the runtime once an append succeeds (``GroupCoordinator.append_done``) and by replay at
+startup, so live hard state is the replay of the log by construction. kcoord's
+RebalanceEvent records are history and are ignored here.
+
+``PendingWrites`` is Kafka's ``GroupMetadata.pendingOffsetCommits``: offset records emitted
+but not yet appended, last one per key. Decisions that must count them (does the group still
+have offsets? which keys to tombstone?) read hard state through it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from storage.records import (
@@ -18,7 +24,7 @@ from storage.records import (
     Record,
 )
 
-__all__ = ["HardState", "HardStateSnapshot", "TopicPartition"]
+__all__ = ["HardState", "HardStateSnapshot", "PendingWrites", "TopicPartition"]
 
 TopicPartition = tuple[str, int]
 
@@ -41,7 +47,7 @@ class HardState:
         self.groups: dict[str, GroupMetadataValue] = {}
 
     def apply(self, record: Record) -> None:
-        """Apply one record: last value per key wins, a None value is a tombstone."""
+        """Apply one appended record: last value per key wins, a None value is a tombstone."""
         key = record.key
         value = record.value
         if isinstance(key, OffsetCommitKey):
@@ -71,4 +77,85 @@ class HardState:
         )
 
 
+class _InFlight:
+    """The offset writes in flight for one key: how many, and the latest value (None: a
+    tombstone)."""
+
+    __slots__ = ("count", "value")
+
+    def __init__(self, value: OffsetCommitValue | None) -> None:
+        self.count = 1
+        self.value = value
+
+
+class PendingWrites:
+    """Offset records emitted but not yet appended, per group and key (appends complete in
+    emission order, so the latest value of a key is the one that lands last)."""
+
+    __slots__ = ("_groups",)
+
+    def __init__(self) -> None:
+        self._groups: dict[str, dict[TopicPartition, _InFlight]] = {}
+
+    def add(self, record: Record) -> None:
+        """Count an emitted record (only offset records matter here)."""
+        key = record.key
+        if not isinstance(key, OffsetCommitKey):
+            return
+        value = record.value
+        writes = self._groups.get(key.group)
+        if writes is None:
+            writes = self._groups[key.group] = {}
+        tp = (key.topic, key.partition)
+        entry = writes.get(tp)
+        if entry is None:
+            writes[tp] = _InFlight(value if isinstance(value, OffsetCommitValue) else None)
+        else:
+            entry.count += 1
+            entry.value = value if isinstance(value, OffsetCommitValue) else None
+
+    def settle(self, records: Iterable[Record]) -> None:
+        """These records' appends completed (either way): they are no longer in flight."""
+        groups = self._groups
+        for record in records:
+            key = record.key
+            if not isinstance(key, OffsetCommitKey):
+                continue
+            writes = groups.get(key.group)
+            if writes is None:
+                continue
+            tp = (key.topic, key.partition)
+            entry = writes.get(tp)
+            if entry is None:
+                continue
+            entry.count -= 1
+            if entry.count == 0:
+                del writes[tp]
+                if not writes:
+                    del groups[key.group]
+
+    def __bool__(self) -> bool:
+        return bool(self._groups)
+
+    def has_offsets(self, group_id: str, committed: Mapping[TopicPartition, object]) -> bool:
+        """Whether the group has offsets once every write in flight lands (Kafka's
+        ``hasOffsets``, which counts pending commits)."""
+        writes = self._groups.get(group_id)
+        if writes is None:
+            return bool(committed)
+        if any(entry.value is not None for entry in writes.values()):
+            return True
+        return any(tp not in writes for tp in committed)
+
+    def keys(self, group_id: str) -> Iterable[TopicPartition]:
+        """Keys of the group with a write in flight."""
+        return self._groups.get(group_id, _NO_WRITES).keys()
+
+    def in_flight(self, group_id: str, tp: TopicPartition) -> bool:
+        """Whether a write of this key is in flight."""
+        writes = self._groups.get(group_id)
+        return writes is not None and tp in writes
+
+
 _NO_OFFSETS: dict[TopicPartition, OffsetCommitValue] = {}
+_NO_WRITES: dict[TopicPartition, _InFlight] = {}

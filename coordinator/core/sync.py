@@ -8,10 +8,17 @@ CompletingRebalance until the leader's assignment arrives, which is persisted wi
 
 from __future__ import annotations
 
+from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.group import ClassicGroup
 from coordinator.core.join import validate_current_member
-from coordinator.core.messages import SyncGroupRequest, SyncGroupResponse
-from coordinator.core.result import Effects, ReplyToken
+from coordinator.core.messages import (
+    RequestContext,
+    SyncGroupRequest,
+    SyncGroupResponse,
+    sync_group_error,
+)
+from coordinator.core.result import Effects, ReplyToken, Result
 from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from wire.constants import ErrorCode
 
@@ -23,66 +30,122 @@ def _inconsistent(requested: str | None, current: str | None) -> bool:
 
 
 def handle_sync_group(
+    engine: Engine, ctx: RequestContext, req: SyncGroupRequest, token: ReplyToken, now_ms: int
+) -> Result:
+    """Handle one SyncGroup; followers' replies are parked until the leader's assignment is
+    in the log."""
+    fx = engine.effects()
+    _sync_group(engine, req, token, now_ms, fx)
+    return fx.result()
+
+
+def _sync_group(
     engine: Engine, req: SyncGroupRequest, token: ReplyToken, now_ms: int, fx: Effects
 ) -> None:
-    """Handle one SyncGroup; followers' replies are parked until the leader syncs."""
-    if not valid_group_id(req.group_id, allow_empty=False):
-        fx.reply(token, SyncGroupResponse(error_code=ErrorCode.INVALID_GROUP_ID))
+    group_id = req["group_id"]
+    if not valid_group_id(group_id, allow_empty=False):
+        fx.reply(token, sync_group_error(ErrorCode.INVALID_GROUP_ID))
         return
-    group = engine.groups.get(req.group_id)
+    group = engine.groups.get(group_id)
     if group is None:
-        fx.reply(token, SyncGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
+        fx.reply(token, sync_group_error(ErrorCode.UNKNOWN_MEMBER_ID))
         return
-    member_id = req.member_id
+    member_id = req["member_id"]
+    generation = req["generation_id"]
     if group.state is DEAD:
         error: ErrorCode | None = ErrorCode.COORDINATOR_NOT_AVAILABLE
     else:
-        error = validate_current_member(group, member_id, req.group_instance_id)
+        error = validate_current_member(group, member_id, req["group_instance_id"])
         if error is None:
-            if req.generation_id != group.generation_id:
+            if generation != group.generation_id:
                 error = ErrorCode.ILLEGAL_GENERATION
-            elif _inconsistent(req.protocol_type, group.protocol_type) or _inconsistent(
-                req.protocol_name, group.protocol_name
+            elif _inconsistent(req["protocol_type"], group.protocol_type) or _inconsistent(
+                req["protocol_name"], group.protocol_name
             ):
                 error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     if error is not None:
-        fx.reply(token, SyncGroupResponse(error_code=error))
+        fx.reply(token, sync_group_error(error))
         return
 
     state = group.state
     if state is EMPTY:
-        fx.reply(token, SyncGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
+        fx.reply(token, sync_group_error(ErrorCode.UNKNOWN_MEMBER_ID))
     elif state is PREPARING_REBALANCE:
-        fx.reply(token, SyncGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS))
+        fx.reply(token, sync_group_error(ErrorCode.REBALANCE_IN_PROGRESS))
     elif state is COMPLETING_REBALANCE:
         member = group.members[member_id]
         if member.sync_token is not None:
             # Kafka overwrites the older parked SyncGroup; kcoord answers it instead.
-            group.complete_sync(
-                member, SyncGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS), fx
-            )
+            group.complete_sync(member, sync_group_error(ErrorCode.REBALANCE_IN_PROGRESS), fx)
         member.sync_token = token
         engine.remove_pending_sync_member(group, member_id, fx)
         if group.is_leader(member_id):
             assignment: dict[str, bytes] = {}
-            for assigned_id, data in req.assignments:
-                assignment[assigned_id] = bytes(data)
+            for a in req["assignments"]:
+                assignment[a["member_id"]] = bytes(a["assignment"])
             for other_id in group.members:
                 assignment.setdefault(other_id, b"")
-            # Persist, then (the append being part of this same result) go Stable.
+            # The group stays CompletingRebalance until the assignment is in the log.
             engine.store_group(group, assignment, fx)
-            engine.set_and_propagate_assignment(group, assignment, now_ms, fx)
-            group.transition_to(STABLE, now_ms)
+            fx.after_append(_StoredAssignment(engine, group, generation, member_id, assignment))
     elif state is STABLE:
         engine.remove_pending_sync_member(group, member_id, fx)
         member = group.members[member_id]
-        fx.reply(
-            token,
-            SyncGroupResponse(
-                error_code=ErrorCode.NONE,
-                protocol_type=group.protocol_type,
-                protocol_name=group.protocol_name,
-                assignment=member.assignment,
-            ),
-        )
+        response: SyncGroupResponse = {
+            "error_code": ErrorCode.NONE,
+            "protocol_type": group.protocol_type,
+            "protocol_name": group.protocol_name,
+            "assignment": member.assignment,
+        }
+        fx.reply(token, response)
         engine.reschedule_heartbeat(member, now_ms, fx)
+
+
+class _StoredAssignment:
+    """The append outcome of a leader's assignment (Kafka's doSyncGroup callback). Another
+    member may have joined meanwhile: only a group still CompletingRebalance in the same
+    generation is touched."""
+
+    __slots__ = ("assignment", "engine", "generation", "group", "member_id")
+
+    def __init__(
+        self,
+        engine: Engine,
+        group: ClassicGroup,
+        generation: int,
+        member_id: str,
+        assignment: dict[str, bytes],
+    ) -> None:
+        self.engine = engine
+        self.group = group
+        self.generation = generation
+        self.member_id = member_id
+        self.assignment = assignment
+
+    def _current(self) -> bool:
+        group = self.group
+        return (
+            self.engine.groups.get(group.group_id) is group
+            and group.state is COMPLETING_REBALANCE
+            and group.generation_id == self.generation
+        )
+
+    def appended(self, now_ms: int, fx: Effects) -> None:
+        """Hand every member its assignment and go Stable."""
+        if self._current():
+            self.engine.set_and_propagate_assignment(self.group, self.assignment, now_ms, fx)
+            self.group.transition_to(STABLE, now_ms)
+
+    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
+        """Answer every parked SyncGroup with the mapped error and rebalance."""
+        if not self._current():
+            return
+        code = group_metadata_error(error)
+        self.engine.reset_and_propagate_assignment_error(self.group, code, now_ms, fx)
+        self.engine.maybe_prepare_rebalance(
+            self.group,
+            now_ms,
+            f"Error {code.name} when storing group assignment during SyncGroup "
+            f"(member: {self.member_id})",
+            fx,
+        )

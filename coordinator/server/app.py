@@ -2,8 +2,9 @@
 
 Startup is staged for speed (the budget is 250 ms from process start to the first
 answered ApiVersions): bind, report the address (``options.on_listening``), and answer
-ApiVersions at once, while a worker thread imports the coordinator, the broker surface and
-storage. Then the log is opened (locked, recovered) and replayed into the coordinator;
+ApiVersions at once from the handler table's keys (``apis.SERVED_API_KEYS``), while a worker
+thread imports the handlers (``apis.load_handlers``: the coordinator, the broker surface)
+and storage. Then the log is opened (locked, recovered) and replayed into the coordinator;
 other requests wait for that (``Server.loaded``). ``task_status.started`` reports a fully
 loaded server. Shutdown is cancellation: stop accepting, cancel in-flight requests, then
 flush and close the log.
@@ -18,17 +19,19 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Collection, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import trio
 
+from coordinator.server.apis import SERVED_API_KEYS, load_handlers
 from coordinator.server.connection import Connection, serve_connection
 from coordinator.server.context import BrokerIdentity, Handler
 from coordinator.server.lazy import import_leaf
 from coordinator.server.options import ServeOptions
+from storage.errors import LogLockedError
 from wire.constants import ApiKey
 
 if TYPE_CHECKING:
@@ -40,15 +43,8 @@ __all__ = ["RunningServer", "Server", "serve"]
 log = logging.getLogger(__name__)
 
 _WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
-#: Imported in a worker thread once the listener is up.
-_DEFERRED_MODULES = (
-    "coordinator.core",
-    "coordinator.server.runtime",
-    "coordinator.server.sink",
-    "coordinator.server.handlers",
-    "coordinator.broker",
-    "storage.async_log",
-)
+#: Imported in a worker thread once the listener is up (with the handlers).
+_DEFERRED_MODULES = ("coordinator.server.sink", "storage.async_log")
 
 
 class Server:
@@ -63,15 +59,18 @@ class Server:
         max_request_bytes: int,
         idle_ms: int,
         faults: Any = None,
+        served_api_keys: Collection[int] = SERVED_API_KEYS,
     ) -> None:
         self.identity = identity
-        #: Injected misbehaviour for tests (``coordinator.testing.faults.FaultInjector``).
+        #: Injected misbehaviour for tests (``coordinator.server.faults.FaultInjector``).
         self.faults = faults
         self.config = config
         self.topics: Any = None
         self.groups: Any = None
         #: Updated in place when loading completes (connections hold a reference).
         self.handlers: dict[int, Handler] = dict(handlers)
+        #: The handler table's keys: what ApiVersions advertises, already before loading.
+        self.served_api_keys = served_api_keys
         self.loaded = trio.Event()
         self.max_request_bytes = max_request_bytes
         # Kafka: -1 (or 0) disables the idle check.
@@ -144,26 +143,10 @@ def _advertised_host(options: ServeOptions) -> str:
     return options.host
 
 
-def _import_deferred() -> None:
+def _import_deferred() -> dict[int, Handler]:
+    handlers = load_handlers()
     for name in _DEFERRED_MODULES:
         importlib.import_module(name)
-
-
-def _handlers() -> dict[int, Handler]:
-    """Every served API: the group handlers and the broker surface."""
-    from coordinator.server.handlers import GROUP_HANDLERS
-
-    handlers: dict[int, Handler] = dict(GROUP_HANDLERS)
-    broker: Mapping[int, Handler] | None = getattr(
-        importlib.import_module("coordinator.broker"), "BROKER_HANDLERS", None
-    )
-    if broker is None:
-        log.warning("coordinator.broker has no BROKER_HANDLERS: serving the group APIs only")
-        broker = {}
-    for key, handler in broker.items():
-        if key in handlers:
-            raise ValueError(f"API key {key} has both a broker and a group handler")
-        handlers[key] = handler
     return handlers
 
 
@@ -195,8 +178,6 @@ def _probe_lock(data_dir: str) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        from storage.errors import LogLockedError
-
         raise LogLockedError(
             f"data directory {data_dir} is in use by another kcoord (lock {path}); "
             "stop it or choose another --data-dir"
@@ -258,7 +239,7 @@ async def serve(
             log.info("listening on %s:%d (advertised as %s)", host, port, identity.host)
             if options.on_listening is not None:
                 options.on_listening(host, port)
-            await trio.to_thread.run_sync(_import_deferred)
+            handlers = await trio.to_thread.run_sync(_import_deferred)
             from coordinator.core import GroupCoordinator
             from coordinator.server.runtime import CoordinatorRuntime, wall_clock_ms
 
@@ -273,7 +254,7 @@ async def serve(
                 server.groups = runtime
                 async with trio.open_nursery() as core_nursery:
                     await core_nursery.start(runtime.run)
-                    server.handlers.update(_handlers())
+                    server.handlers.update(handlers)
                     server.loaded.set()
                     task_status.started(RunningServer(host, port, server))
 

@@ -12,7 +12,7 @@ Bad input closes this connection only (Kafka's behaviour): a size prefix outside
 rejects, an unknown API key or an unsupported version -- except ApiVersions, which gets
 Kafka's UNSUPPORTED_VERSION answer in a v0 body so the client can retry lower.
 ``connections.max.idle.ms`` closes a connection that sends nothing for that long (a sweep
-in ``Server``, like Kafka's idle-expiry manager, so the hot path only stamps a time).
+in ``app.Server``, like Kafka's idle-expiry manager, so the hot path only stamps a time).
 
 I/O goes straight to the non-blocking socket and waits with ``trio.lowlevel.wait_readable``
 / ``wait_writable`` only when the kernel has nothing (or no room): one trip through the
@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import logging
 import socket
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
-from coordinator.server.context import Handler, RequestContext
+from coordinator.server.context import Handler, RequestContext, ServerState
 from wire import (
     NEED_DATA,
     ApiKey,
@@ -42,10 +42,8 @@ from wire import (
     decode_request,
     encode_response,
     encode_unsupported_api_versions,
+    error_response,
 )
-
-if TYPE_CHECKING:
-    from coordinator.server.app import Server
 
 __all__ = ["MAY_WAIT", "Connection", "serve_connection"]
 
@@ -64,6 +62,7 @@ class Connection:
 
     __slots__ = (
         "busy",
+        "client_host",
         "connection_id",
         "expired",
         "last_active",
@@ -77,6 +76,8 @@ class Connection:
         self.sock = sock
         self.connection_id = connection_id
         self.peer_host = peer_host
+        # The client's address as Kafka reports it (InetAddress.toString): "/127.0.0.1".
+        self.client_host = "/" + peer_host
         self.last_active = trio.current_time()
         self.last_yield = self.last_active
         self.busy = False
@@ -123,7 +124,9 @@ class Connection:
         self.last_active = trio.current_time()
 
 
-async def serve_connection(server: Server, stream: trio.SocketStream, connection_id: int) -> None:
+async def serve_connection(
+    server: ServerState, stream: trio.SocketStream, connection_id: int
+) -> None:
     """Serve one accepted connection until the peer closes it or it misbehaves."""
     try:
         peer_host = str(stream.socket.getpeername()[0])
@@ -158,7 +161,7 @@ class _Close(Exception):
     """This connection must be closed (after writing what was already answered)."""
 
 
-async def _serve(server: Server, conn: Connection) -> None:
+async def _serve(server: ServerState, conn: Connection) -> None:
     connection_id = conn.connection_id
     peer_host = conn.peer_host
     reader = FrameReader(server.max_request_bytes)
@@ -219,7 +222,7 @@ async def _serve(server: Server, conn: Connection) -> None:
         ctx = RequestContext(
             server,
             connection_id,
-            peer_host,
+            conn.client_host,
             request.client_id,
             request.api_version,
             request.correlation_id,
@@ -266,7 +269,7 @@ async def _serve(server: Server, conn: Connection) -> None:
 
 
 async def _with_fault(
-    server: Server,
+    server: ServerState,
     conn: Connection,
     out: bytearray,
     handler: Handler,
@@ -288,8 +291,6 @@ async def _with_fault(
     if fault.delay_ms:
         await trio.sleep(fault.delay_ms / 1000)
     if fault.error_code is not None:
-        from coordinator.testing.faults import error_response
-
         body: dict[str, Any] | None = error_response(request, fault.error_code)
     else:
         body = await handler(ctx, request)

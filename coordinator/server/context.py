@@ -1,24 +1,25 @@
-"""The contract between the Trio runtime and the per-API handlers.
+"""The contract between the connections, the handler table and the handlers.
 
-Every Kafka API has one handler module (``coordinator/server/handlers/<api>.py`` for the
-group APIs, ``coordinator/broker/<api>.py`` for the broker surface) exporting::
+Every served Kafka API has one entry in ``coordinator/server/apis.py``'s table: a handler::
 
-    API_KEY: int
     async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict | None
 
-It returns the response body as a dict for ``wire.encode_response`` (missing fields take
+returning the response body as a dict for ``wire.encode_response`` (missing fields take
 their defaults), or ``None`` when Kafka sends no response (Produce with acks=0). A handler
 may wait (Fetch long-poll, a parked JoinGroup): the connection answers in request order,
-other connections are not blocked.
+other connections are not blocked. Group APIs are the core's handlers behind
+``runtime.group_api``; broker APIs are ``coordinator/broker/<api>.py``'s ``handle``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    import trio
+
     import wire
 
 __all__ = ["BrokerIdentity", "Handler", "RequestContext", "ServerState"]
@@ -35,22 +36,31 @@ class BrokerIdentity:
 
 
 class ServerState(Protocol):
-    """What handlers may reach: the broker's identity, its config (Kafka names), the topic
-    store (``coordinator.broker.topics.TopicStore``) and the group coordinator runtime."""
+    """The server as connections and handlers see it: identity, config (Kafka names), the
+    topic store (``coordinator.broker.topics.TopicStore``), the group coordinator runtime
+    (``coordinator.server.runtime.CoordinatorRuntime``), the handlers (filled in once
+    loaded) and the keys of the handler table, and the connection limits."""
 
     identity: BrokerIdentity
     config: dict[str, str]
     topics: Any
     groups: Any
+    handlers: dict[int, Handler]
+    served_api_keys: Collection[int]
+    loaded: trio.Event
+    faults: Any
+    max_request_bytes: int
+    idle_seconds: float
+    connections: dict[int, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class RequestContext:
-    """One request's circumstances."""
+    """One request's circumstances (the core's ``RequestContext`` protocol is a subset)."""
 
     state: ServerState
     connection_id: int
-    client_host: str
+    client_host: str  # Kafka's InetAddress.toString form: "/127.0.0.1"
     client_id: str | None
     api_version: int
     correlation_id: int

@@ -70,7 +70,7 @@ class ServeOptions:
     #: Called with (host, port) as soon as the listener is bound, before the coordinator
     #: is loaded (the CLI prints its "listening" line there).
     on_listening: Any = None
-    #: A ``coordinator.testing.faults.FaultInjector`` consulted for every request (tests).
+    #: A ``coordinator.server.faults.FaultInjector`` consulted for every request (tests).
     faults: Any = None
     node_id: int = 0
 

@@ -7,10 +7,13 @@ lock). For each ``Result``:
 1. its timer changes are applied at once (so a later call's reschedule of the same key
    always wins);
 2. its records join a FIFO queue that one persister task writes, every Result queued so
-   far in one append (group commit), so the log holds records in call order; replies are
-   delivered in that same order once their records are durable. A Result without records
-   is delivered at once when nothing is queued or being written, otherwise after it, so no
-   answer ever reveals state the log could still lose;
+   far in one append (group commit: the only batching queue between the core and the
+   disk), so the log holds records in call order. Once the append is durable the core
+   applies the records (``append_done``; nothing changes hard state before) and the
+   replies go out in that same order; if it failed, the core answers instead
+   (``append_failed``: Kafka's mapped error, soft state reverted). A Result without
+   records is delivered at once when nothing is queued or being written, otherwise after
+   it, so no answer ever reveals state the log could still lose;
 3. a reply whose requester went away (connection closed, request cancelled) is dropped.
 
 Time: ``now_ms`` is wall-clock milliseconds *advanced by the Trio clock* (the wall clock is
@@ -32,26 +35,30 @@ from typing import Any, TypeVar
 
 import trio
 
+import wire
 from coordinator.core import (
     CancelTimer,
+    CoreHandler,
     GroupCoordinator,
     Reply,
     ReplyToken,
+    RequestContext,
     Response,
     Result,
     ScheduleTimer,
     TimerKey,
 )
-from coordinator.server.failures import append_failed_response
+from coordinator.server.context import Handler
+from coordinator.server.context import RequestContext as ServerRequestContext
 from coordinator.server.sink import RecordSink
+from storage.errors import append_error_of
 from storage.records import Record
 
-__all__ = ["CoordinatorRuntime", "RuntimeClosed"]
+__all__ = ["CoordinatorRuntime", "RuntimeClosed", "group_api", "wall_clock_ms"]
 
 log = logging.getLogger(__name__)
 
 RequestT = TypeVar("RequestT")
-ResponseT = TypeVar("ResponseT")
 
 # Rebuild the timer heap when stale entries outnumber live ones by this factor (every
 # heartbeat reschedules its member's session timer, leaving the old deadline behind).
@@ -109,6 +116,11 @@ class CoordinatorRuntime:
         self._closed = False
         self.replayed_records = 0
         self.append_failures = 0
+
+    @property
+    def dropped_events(self) -> int:
+        """RebalanceEvent history records lost to failed appends (requests still succeeded)."""
+        return self.coordinator.dropped_events
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -172,13 +184,10 @@ class CoordinatorRuntime:
     # ------------------------------------------------------------------ requests
 
     async def call(
-        self,
-        handler: Callable[[RequestT, ReplyToken, int], Result],
-        request: RequestT,
-        response_type: type[ResponseT],
-    ) -> ResponseT:
-        """Run one core handler (a bound ``GroupCoordinator`` method) and await its reply,
-        which may be parked until a later request or timer completes it."""
+        self, handler: CoreHandler[RequestT], ctx: RequestContext, request: RequestT
+    ) -> Any:
+        """Run one core handler and await its reply, which may be parked until a later
+        request or timer completes it (the response: a dict the wire encodes)."""
         if not self._loaded.is_set():
             await self._loaded.wait()
         if self._closed:
@@ -187,7 +196,7 @@ class CoordinatorRuntime:
         waiter = _Waiter()
         self._waiters[token] = waiter
         try:
-            self._process(handler(request, token, self.now_ms()))
+            self._process(handler(self.coordinator, ctx, request, token, self.now_ms()))
             if waiter.response is None:
                 waiter.event = trio.Event()
                 await waiter.event.wait()
@@ -195,39 +204,55 @@ class CoordinatorRuntime:
                     raise RuntimeClosed("the coordinator runtime has stopped")
         finally:
             del self._waiters[token]
-        response: Any = waiter.response
-        if not isinstance(response, response_type):
-            raise TypeError(f"expected {response_type.__name__}, core answered {response!r}")
-        return response
+        return waiter.response
 
-    def _process(self, result: Result) -> None:
-        """Apply one Result: timers now, records queued in order, replies when durable."""
+    def _process(self, result: Result, *, settled: bool = False) -> None:
+        """Apply one Result: timers now, records queued in order, replies when durable.
+        ``settled``: the Result follows an append that just completed, so replies without
+        records of their own reveal nothing undurable and go out at once."""
         if result.timers:
             self._apply_timers(result.timers)
-        if result.records and not (self._queue or self._writing):
-            # Nothing in flight: a sink that can persist synchronously saves two task
-            # switches (the persister's and the requester's wake-up).
-            try:
-                done = self.sink.append_nowait(result.records)
-            except Exception as exc:
-                self._append_failed(len(result.records), exc)
-                self._deliver(
-                    Reply(r.token, append_failed_response(r.response, exc)) for r in result.replies
-                )
-                return
-            if done:
+        if result.records:
+            if not (self._queue or self._writing):
+                # Nothing in flight: a sink that can persist synchronously saves two task
+                # switches (the persister's and the requester's wake-up).
+                try:
+                    done = self.sink.append_nowait(result.records)
+                except Exception as exc:
+                    self._append_failed(len(result.records), exc)
+                    self._complete(result, exc)
+                    return
+                if done:
+                    self._complete(result, None)
+                    return
+            self._queue.append(result)
+            self._work.set()
+        elif result.replies:
+            if settled or not (self._queue or self._writing):
                 self._deliver(result.replies)
-                return
-        if result.records or self._queue or self._writing:
-            if result.records or result.replies:
+            else:
                 self._queue.append(result)
                 self._work.set()
-        elif result.replies:
-            self._deliver(result.replies)
+
+    def _complete(self, result: Result, error: Exception | None) -> None:
+        """The append of ``result``'s records finished: let the core apply it (or answer
+        the failure), deliver, and process what the core does next."""
+        now = self.now_ms()
+        try:
+            if error is None:
+                follow = self.coordinator.append_done(result, now)
+                self._deliver(result.replies)
+            else:
+                follow = self.coordinator.append_failed(result, append_error_of(error), now)
+        except Exception:
+            log.exception("the coordinator failed completing an append")
+            return
+        if follow.records or follow.replies or follow.timers:
+            self._process(follow, settled=True)
 
     async def _persister(self) -> None:
         """Write queued Results' records in call order, many per append (group commit), then
-        deliver their replies in the same order."""
+        complete them in the same order."""
         while True:
             if not self._queue:
                 self._work = trio.Event()
@@ -253,11 +278,8 @@ class CoordinatorRuntime:
                 finally:
                     self._writing = False
             for result in batch:
-                if error is not None and result.records:
-                    self._deliver(
-                        Reply(r.token, append_failed_response(r.response, error))
-                        for r in result.replies
-                    )
+                if result.records:
+                    self._complete(result, error)
                 else:
                     self._deliver(result.replies)
 
@@ -357,3 +379,16 @@ class CoordinatorRuntime:
                 self._timer_scope = scope
                 await trio.sleep_forever()
             self._timer_scope = None
+
+
+def group_api(handler: CoreHandler[Any]) -> Handler:
+    """The server handler of a group API: the decoded request goes to the core as it is
+    (the core reads it through its TypedDict), and the core's answer back to the wire."""
+
+    async def handle(ctx: ServerRequestContext, request: wire.DecodedRequest) -> Any:
+        runtime: CoordinatorRuntime = ctx.state.groups
+        return await runtime.call(handler, ctx, request.body)
+
+    handle.__name__ = handler.__name__
+    handle.__qualname__ = f"group_api({handler.__name__})"
+    return handle

@@ -16,6 +16,8 @@ from typing import Literal, Protocol
 
 import trio
 
+from storage.async_log import AsyncLog, open_async_log
+from storage.log import EncodedBatch
 from storage.records import Record
 
 __all__ = ["FsyncPolicy", "LogSink", "MemorySink", "RecordSink", "open_log_sink"]
@@ -101,10 +103,7 @@ class LogSink:
 
     blocking_replay = True
 
-    def __init__(self, alog: object, fsync: FsyncPolicy = "always") -> None:
-        from storage.async_log import AsyncLog
-
-        assert isinstance(alog, AsyncLog)
+    def __init__(self, alog: AsyncLog, fsync: FsyncPolicy = "always") -> None:
         self._alog = alog
         self._fsync = fsync
 
@@ -114,7 +113,7 @@ class LogSink:
         return str(self._alog.log.directory)
 
     async def append(self, records: Sequence[Record]) -> None:
-        """Append through the group-committing async log."""
+        """Append in one write (and fsync under ``always``), off the event loop."""
         await self._alog.append(records)
 
     def append_nowait(self, records: Sequence[Record]) -> bool:
@@ -123,8 +122,6 @@ class LogSink:
         fsync (always, or inline once per interval): those go through ``append``."""
         if self._fsync != "never":
             return False
-        from storage.log import EncodedBatch
-
         self._alog.log.write_batch(EncodedBatch.encode(records))
         return True
 
@@ -156,8 +153,6 @@ async def open_log_sink(
     """Open (lock, recover) the log in ``directory``; flush, fsync and unlock on exit.
     ``recover="truncate"`` proceeds past corruption in the middle of a segment (dropping
     what follows it) instead of refusing to start."""
-    from storage.async_log import open_async_log
-
     async with open_async_log(directory, fsync=fsync, recover=recover) as alog:
         for action in alog.log.recovery:
             log.warning("log recovery: %s", action)

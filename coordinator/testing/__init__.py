@@ -12,8 +12,8 @@ __all__ = ["KcoordServer"]
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: the connection loop imports coordinator.testing.faults, which must not pull
-    # in the server (and trio threads) just to check whether faults are armed.
+    # Lazy: the pytest plugin module (coordinator.testing.plugin) is imported by every
+    # pytest run; the server behind KcoordServer only when a test asks for it.
     if name == "KcoordServer":
         from coordinator.testing.double import KcoordServer
 

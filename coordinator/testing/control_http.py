@@ -28,10 +28,15 @@ from typing import Any
 import trio
 import trio.testing
 
-from coordinator.core.messages import DeleteGroupsRequest, DeleteGroupsResponse
+from coordinator.core import (
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+    LocalContext,
+    handle_delete_groups,
+)
 from coordinator.server.app import RunningServer
+from coordinator.server.faults import FaultInjector
 from coordinator.testing.double import describe_view, jump_clock
-from coordinator.testing.faults import FaultInjector
 
 __all__ = ["serve_control"]
 
@@ -171,14 +176,15 @@ class _ControlApi:
             for g in runtime.coordinator.group_ids()
             if (view := runtime.coordinator.describe(g)) is not None and not view.members
         ]
-        response = await runtime.call(
-            runtime.coordinator.delete_groups,
-            DeleteGroupsRequest(api_version=2, groups_names=empty),
-            DeleteGroupsResponse,
+        request: DeleteGroupsRequest = {"groups_names": empty}
+        response: DeleteGroupsResponse = await runtime.call(
+            handle_delete_groups, LocalContext(api_version=2), request
         )
         return {
             "faults": "cleared",
-            "deleted_groups": [r.group_id for r in response.results if r.error_code == 0],
+            "deleted_groups": [
+                r["group_id"] for r in response["results"] if r["error_code"] == 0
+            ],
         }
 
 

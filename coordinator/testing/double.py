@@ -23,8 +23,8 @@ import trio.testing
 
 from coordinator.core.coordinator import GroupView
 from coordinator.server.app import RunningServer, serve
+from coordinator.server.faults import DropWhen, Fault, FaultInjector
 from coordinator.server.options import ServeOptions, build_options
-from coordinator.testing.faults import DropWhen, Fault, FaultInjector
 
 __all__ = ["DEFAULT_TEST_CONFIG", "KcoordServer", "describe_view", "jump_clock"]
 

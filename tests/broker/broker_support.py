@@ -13,8 +13,9 @@ import kio.serial
 from construct import Container
 
 import wire
-from coordinator.broker import BROKER_HANDLERS, TopicStore
-from coordinator.server.context import BrokerIdentity, RequestContext
+from coordinator.broker import TopicStore
+from coordinator.server.apis import ROUTES, SERVED_API_KEYS
+from coordinator.server.context import BrokerIdentity, Handler, RequestContext
 
 with warnings.catch_warnings():
     # kafka-python 3.0.12 reads its schemas with a deprecated importlib.resources call;
@@ -32,6 +33,13 @@ def _served_versions(api_key: int) -> range:
     return range(spec.min_version, spec.max_version + 1)
 
 
+# The broker surface's handlers, from the server's one table.
+BROKER_HANDLERS: dict[int, Handler] = {
+    key: route.resolve()
+    for key, route in ROUTES.items()
+    if route.module.startswith("coordinator.broker.")
+}
+
 # Versions each broker API serves (the wire registry's ranges).
 VERSIONS = {key: _served_versions(key) for key in BROKER_HANDLERS}
 
@@ -46,6 +54,7 @@ class FakeState:
     config: dict[str, str] = field(default_factory=dict)
     topics: TopicStore = field(default_factory=TopicStore)
     groups: Any = None
+    served_api_keys: frozenset[int] = SERVED_API_KEYS
 
 
 def make_batch(
@@ -122,7 +131,7 @@ async def call(
     ctx = RequestContext(
         state=state,
         connection_id=1,
-        client_host="127.0.0.1",
+        client_host="/127.0.0.1",
         client_id=request.client_id,
         api_version=version,
         correlation_id=correlation_id,

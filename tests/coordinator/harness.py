@@ -7,14 +7,21 @@ GroupCoordinatorTest and GroupMetadataManagerTestContext.
   fires due timers in deadline order. By default a timer is due when ``deadline < now``,
   exactly like Kafka's MockTimer (``now > expirationMs``), which is why Kafka's tests advance
   by ``x + 1``; ``strict=False`` gives the Java context's ``deadline <= now``.
-- Records are collected (the core already applied them); ``crash_and_replay()`` rebuilds a
-  coordinator from them, as a restart would.
+- Every Result's records are "appended" at once, as the runtime does, and the core is told
+  (``append_done``), so hard state changes only then; ``fail_appends(error)`` makes the next
+  appends fail instead (``append_failed``), and ``hold_appends()`` keeps them in flight until
+  ``release()`` (Kafka's test context completes its append futures by hand the same way).
+  Appended records are collected; ``crash_and_replay()`` rebuilds a coordinator from them, as
+  a restart would.
+- Responses are dicts (what the wire encodes); the harness hands them out as ``Answer``s,
+  dicts that also read by attribute (``response.error_code``).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,35 +29,28 @@ from coordinator.config import CoordinatorConfig
 from coordinator.core import (
     CancelTimer,
     DeleteGroupsRequest,
-    DescribedGroup,
     DescribeGroupsRequest,
     ErrorCode,
     GroupCoordinator,
     HeartbeatRequest,
     HeartbeatTimerKey,
     JoinGroupRequest,
-    JoinGroupResponse,
     LeaveGroupRequest,
-    LeaveGroupResponse,
-    ListedGroup,
     ListGroupsRequest,
+    LocalContext,
     MemberIdentity,
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
     OffsetDeleteRequest,
-    OffsetDeleteRequestTopic,
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
-    OffsetFetchRequestTopic,
-    OffsetFetchResponse,
     Result,
     ScheduleTimer,
     SyncGroupRequest,
-    SyncGroupResponse,
     TimerKey,
 )
 from coordinator.core.group import ClassicGroup
+from storage.errors import append_error_of
 from storage.records import Record
 
 # GroupCoordinatorTest.scala's configuration.
@@ -88,6 +88,46 @@ Token = str
 Offsets = Mapping[tuple[str, int], int | tuple[int, str] | OffsetCommitRequestPartition]
 
 
+class Answer(dict[str, Any]):
+    """A response dict that also reads by attribute (``answer.error_code``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def answer(value: Any) -> Any:
+    """``value`` with every dict an Answer and every list a tuple (recursively)."""
+    if isinstance(value, dict):
+        return Answer({k: answer(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(answer(v) for v in value)
+    return value
+
+
+def ctx(api_version: int, client_id: str | None = "clientId",
+        client_host: str = "clientHost") -> LocalContext:
+    """A request context at ``api_version``."""
+    return LocalContext(api_version=api_version, client_id=client_id, client_host=client_host)
+
+
+def partition(partition_index: int, committed_offset: int, committed_metadata: str | None = "",
+              committed_leader_epoch: int = -1,
+              commit_timestamp: int = -1) -> OffsetCommitRequestPartition:
+    """One partition of an OffsetCommit (the fields a version lacks at their defaults)."""
+    return {"partition_index": partition_index, "committed_offset": committed_offset,
+            "committed_leader_epoch": committed_leader_epoch,
+            "commit_timestamp": commit_timestamp, "committed_metadata": committed_metadata}
+
+
+def identity(member_id: str, group_instance_id: str | None = None,
+             reason: str | None = None) -> MemberIdentity:
+    """One member of a v3+ LeaveGroup."""
+    return {"member_id": member_id, "group_instance_id": group_instance_id, "reason": reason}
+
+
 @dataclass
 class RebalanceResult:
     """Outcome of ``static_members_join_and_rebalance``."""
@@ -113,6 +153,11 @@ class Harness:
     records: list[Record] = field(default_factory=list)
     results: list[Result] = field(default_factory=list)
     fired: list[TimerKey] = field(default_factory=list)
+    #: Kafka append errors the next appends fail with, in order.
+    append_errors: list[ErrorCode] = field(default_factory=list)
+    #: Results whose append is held in flight (``hold_appends``).
+    in_flight: list[Result] = field(default_factory=list)
+    holding: bool = False
 
     def __post_init__(self) -> None:
         self._uuids = itertools.count(1)
@@ -132,19 +177,75 @@ class Harness:
         return token
 
     def apply(self, result: Result) -> Result:
-        """Do what the runtime does with a Result: log records, send replies, set timers."""
+        """Do what the runtime does with a Result: set timers, append the records and tell
+        the core how that went, send replies (after the append)."""
         self.results.append(result)
-        self.records.extend(result.records)
-        for reply in result.replies:
-            assert reply.token not in self.replies, f"token {reply.token} answered twice"
-            self.replies[reply.token] = reply.response
         for change in result.timers:
             if isinstance(change, ScheduleTimer):
                 self.timers[change.key] = (change.deadline_ms, next(self._timer_seq))
             else:
                 assert isinstance(change, CancelTimer)
                 self.timers.pop(change.key, None)
+        if not (result.records or result.callbacks):
+            self._deliver(result)
+        elif self.holding or self.in_flight:
+            self.in_flight.append(result)
+        else:
+            self._complete(result)
         return result
+
+    def _deliver(self, result: Result) -> None:
+        for reply in result.replies:
+            assert reply.token not in self.replies, f"token {reply.token} answered twice"
+            self.replies[reply.token] = answer(reply.response)
+
+    def write(self, records: Sequence[Record]) -> None:
+        """Persist ``records``; raise to fail the append (a subclass writes to a real log)."""
+
+    def _complete(self, result: Result) -> None:
+        error: ErrorCode | None = None
+        if self.append_errors:
+            error = self.append_errors.pop(0)
+        else:
+            try:
+                self.write(result.records)
+            except Exception as exc:
+                error = append_error_of(exc)
+        if error is not None:
+            self.apply(self.coordinator.append_failed(result, error, self.now))
+            return
+        self.records.extend(result.records)
+        follow = self.coordinator.append_done(result, self.now)
+        self._deliver(result)
+        self.apply(follow)
+
+    def fail_appends(self, error: ErrorCode = ErrorCode.KAFKA_STORAGE_ERROR,
+                     count: int = 1) -> None:
+        """The next ``count`` appends fail with Kafka append error ``error``."""
+        self.append_errors.extend([error] * count)
+
+    @contextmanager
+    def hold_appends(self) -> Iterator[None]:
+        """Keep the appends of Results applied inside the block in flight (``release``)."""
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+
+    def release(self, error: ErrorCode | None = None, count: int | None = None) -> None:
+        """Complete held appends in order -- the first ``count``, or all (and what they
+        lead to) by default -- failing them with ``error`` if given."""
+        n = len(self.in_flight) if count is None else count
+        batch = self.in_flight[:n]
+        del self.in_flight[:n]
+        for result in batch:
+            if error is not None:
+                self.append_errors.insert(0, error)
+            self._complete(result)
+        if count is None and not self.holding:
+            while self.in_flight:
+                self._complete(self.in_flight.pop(0))
 
     def sleep(self, ms: int) -> None:
         """Advance the clock by ``ms`` and fire every due timer in deadline order."""
@@ -206,6 +307,7 @@ class Harness:
             fresh.replay(record)
         self.coordinator = fresh
         self.timers.clear()
+        self.in_flight.clear()
         for token in self.outstanding():
             self.replies[token] = None
         self.apply(fresh.on_loaded(self.now))
@@ -234,20 +336,18 @@ class Harness:
             else:
                 api_version = 9 if require_known_member_id else 3
         token = self.token()
-        request = JoinGroupRequest(
-            api_version=api_version,
-            group_id=group_id,
-            member_id=member_id,
-            group_instance_id=group_instance_id,
-            session_timeout_ms=session_timeout,
-            rebalance_timeout_ms=rebalance_timeout,
-            protocol_type=protocol_type,
-            protocols=tuple(protocols),
-            client_id=client_id,
-            client_host="clientHost",
-            reason=reason,
-        )
-        self.apply(self.coordinator.join_group(request, token, self.now))
+        request: JoinGroupRequest = {
+            "group_id": group_id,
+            "member_id": member_id,
+            "group_instance_id": group_instance_id,
+            "session_timeout_ms": session_timeout,
+            "rebalance_timeout_ms": rebalance_timeout,
+            "protocol_type": protocol_type,
+            "protocols": [{"name": name, "metadata": metadata} for name, metadata in protocols],
+            "reason": reason,
+        }
+        self.apply(self.coordinator.join_group(ctx(api_version, client_id), request, token,
+                                               self.now))
         return token
 
     def dynamic_join_group(
@@ -258,20 +358,20 @@ class Harness:
         protocols: Iterable[tuple[str, bytes]],
         session_timeout: int = DEFAULT_SESSION_TIMEOUT,
         rebalance_timeout: int = DEFAULT_REBALANCE_TIMEOUT,
-    ) -> JoinGroupResponse:
+    ) -> Any:
         """Kafka's dynamicJoinGroup: a v4+ join that bounces on MEMBER_ID_REQUIRED, then waits
         out the initial rebalance delay."""
         protocols = tuple(protocols)
         token = self.send_join_group(group_id, member_id, protocol_type, protocols, None,
                                      session_timeout, rebalance_timeout, True)
         if member_id == UNKNOWN_MEMBER_ID:
-            first: JoinGroupResponse = self.reply(token)
+            first: Any = self.reply(token)
             if first.error_code != ErrorCode.MEMBER_ID_REQUIRED:
                 return first
             token = self.send_join_group(group_id, first.member_id, protocol_type, protocols,
                                          None, session_timeout, rebalance_timeout, True)
         self.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
-        response: JoinGroupResponse = self.reply(token)
+        response: Any = self.reply(token)
         return response
 
     def static_join_group(
@@ -285,13 +385,13 @@ class Harness:
         session_timeout: int = DEFAULT_SESSION_TIMEOUT,
         rebalance_timeout: int = DEFAULT_REBALANCE_TIMEOUT,
         support_skipping_assignment: bool = True,
-    ) -> JoinGroupResponse:
+    ) -> Any:
         """Kafka's staticJoinGroup: join, advance the clock, expect an answer."""
         token = self.send_join_group(group_id, member_id, protocol_type, protocols,
                                      group_instance_id, session_timeout, rebalance_timeout,
                                      support_skipping_assignment=support_skipping_assignment)
         self.sleep(clock_advance)
-        response: JoinGroupResponse = self.reply(token)
+        response: Any = self.reply(token)
         return response
 
     def join_group_partial(
@@ -302,11 +402,11 @@ class Harness:
         protocols: Iterable[tuple[str, bytes]],
         session_timeout: int = DEFAULT_SESSION_TIMEOUT,
         rebalance_timeout: int = DEFAULT_REBALANCE_TIMEOUT,
-    ) -> JoinGroupResponse:
+    ) -> Any:
         """Kafka's joinGroupPartial: one v4+ join, answered at once."""
         token = self.send_join_group(group_id, member_id, protocol_type, protocols, None,
                                      session_timeout, rebalance_timeout, True)
-        response: JoinGroupResponse = self.reply(token)
+        response: Any = self.reply(token)
         return response
 
     # ------------------------------------------------------------------ SyncGroup
@@ -324,17 +424,17 @@ class Harness:
     ) -> Token:
         """Send a SyncGroup; returns its token."""
         token = self.token()
-        request = SyncGroupRequest(
-            api_version=api_version,
-            group_id=group_id,
-            generation_id=generation,
-            member_id=member_id,
-            group_instance_id=group_instance_id,
-            protocol_type=protocol_type,
-            protocol_name=protocol_name,
-            assignments=tuple((assignment or {}).items()),
-        )
-        self.apply(self.coordinator.sync_group(request, token, self.now))
+        request: SyncGroupRequest = {
+            "group_id": group_id,
+            "generation_id": generation,
+            "member_id": member_id,
+            "group_instance_id": group_instance_id,
+            "protocol_type": protocol_type,
+            "protocol_name": protocol_name,
+            "assignments": [{"member_id": m, "assignment": a}
+                            for m, a in (assignment or {}).items()],
+        }
+        self.apply(self.coordinator.sync_group(ctx(api_version), request, token, self.now))
         return token
 
     def sync_group_leader(
@@ -346,11 +446,11 @@ class Harness:
         protocol_type: str | None = None,
         protocol_name: str | None = None,
         group_instance_id: str | None = None,
-    ) -> SyncGroupResponse:
+    ) -> Any:
         """A leader's SyncGroup, expected to be answered at once."""
         token = self.send_sync_group(group_id, generation, member_id, assignment, protocol_type,
                                      protocol_name, group_instance_id)
-        response: SyncGroupResponse = self.reply(token)
+        response: Any = self.reply(token)
         return response
 
     def sync_group_follower(
@@ -361,11 +461,11 @@ class Harness:
         protocol_type: str | None = None,
         protocol_name: str | None = None,
         group_instance_id: str | None = None,
-    ) -> SyncGroupResponse:
+    ) -> Any:
         """A follower's SyncGroup, expected to be answered at once."""
         token = self.send_sync_group(group_id, generation, member_id, None, protocol_type,
                                      protocol_name, group_instance_id)
-        response: SyncGroupResponse = self.reply(token)
+        response: Any = self.reply(token)
         return response
 
     # ------------------------------------------------------------------ Heartbeat / Leave
@@ -376,37 +476,38 @@ class Harness:
     ) -> int:
         """A Heartbeat's error code."""
         token = self.token()
-        request = HeartbeatRequest(api_version=4, group_id=group_id, generation_id=generation,
-                                   member_id=member_id, group_instance_id=group_instance_id)
-        self.apply(self.coordinator.heartbeat(request, token, self.now))
+        request: HeartbeatRequest = {"group_id": group_id, "generation_id": generation,
+                                     "member_id": member_id,
+                                     "group_instance_id": group_instance_id}
+        self.apply(self.coordinator.heartbeat(ctx(4), request, token, self.now))
         error: int = self.reply(token).error_code
         return error
 
     def single_leave_group(
         self, group_id: str, member_id: str, group_instance_id: str | None = None,
-    ) -> LeaveGroupResponse:
+    ) -> Any:
         """Kafka's singleLeaveGroup: a batch (v3+) of one member."""
-        return self.batch_leave_group(group_id, [MemberIdentity(member_id, group_instance_id)])
+        return self.batch_leave_group(group_id, [identity(member_id, group_instance_id)])
 
     def batch_leave_group(
         self, group_id: str, members: Sequence[MemberIdentity], api_version: int = 5
-    ) -> LeaveGroupResponse:
+    ) -> Any:
         """A v3+ LeaveGroup."""
         token = self.token()
-        request = LeaveGroupRequest(api_version=api_version, group_id=group_id,
-                                    members=tuple(members))
-        self.apply(self.coordinator.leave_group(request, token, self.now))
-        response: LeaveGroupResponse = self.reply(token)
+        request: LeaveGroupRequest = {"group_id": group_id, "member_id": "",
+                                      "members": list(members)}
+        self.apply(self.coordinator.leave_group(ctx(api_version), request, token, self.now))
+        response: Any = self.reply(token)
         return response
 
     def legacy_leave_group(self, group_id: str, member_id: str, api_version: int = 1
-                           ) -> LeaveGroupResponse:
+                           ) -> Any:
         """A v0-2 LeaveGroup."""
         token = self.token()
-        request = LeaveGroupRequest(api_version=api_version, group_id=group_id,
-                                    member_id=member_id)
-        self.apply(self.coordinator.leave_group(request, token, self.now))
-        response: LeaveGroupResponse = self.reply(token)
+        request: LeaveGroupRequest = {"group_id": group_id, "member_id": member_id,
+                                      "members": []}
+        self.apply(self.coordinator.leave_group(ctx(api_version), request, token, self.now))
+        response: Any = self.reply(token)
         return response
 
     # ------------------------------------------------------------------ offsets
@@ -423,26 +524,22 @@ class Harness:
     ) -> dict[tuple[str, int], int]:
         """An OffsetCommit; returns each partition's error code."""
         by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
-        for (topic, partition), spec in offsets.items():
-            if isinstance(spec, OffsetCommitRequestPartition):
+        for (topic, index), spec in offsets.items():
+            if isinstance(spec, dict):
                 part = spec
             elif isinstance(spec, tuple):
-                part = OffsetCommitRequestPartition(partition_index=partition,
-                                                    committed_offset=spec[0],
-                                                    committed_metadata=spec[1])
+                part = partition(index, spec[0], spec[1])
             else:
-                part = OffsetCommitRequestPartition(partition_index=partition,
-                                                    committed_offset=spec)
+                part = partition(index, spec)
             by_topic.setdefault(topic, []).append(part)
         token = self.token()
-        request = OffsetCommitRequest(
-            api_version=api_version, group_id=group_id, generation_id=generation,
-            member_id=member_id, group_instance_id=group_instance_id,
-            retention_time_ms=retention_time_ms,
-            topics=tuple(OffsetCommitRequestTopic(name=t, partitions=tuple(ps))
-                         for t, ps in by_topic.items()),
-        )
-        self.apply(self.coordinator.offset_commit(request, token, self.now))
+        request: OffsetCommitRequest = {
+            "group_id": group_id, "generation_id_or_member_epoch": generation,
+            "member_id": member_id, "group_instance_id": group_instance_id,
+            "retention_time_ms": retention_time_ms,
+            "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+        }
+        self.apply(self.coordinator.offset_commit(ctx(api_version), request, token, self.now))
         response = self.reply(token)
         return {(t.name, p.partition_index): p.error_code
                 for t in response.topics for p in t.partitions}
@@ -452,24 +549,23 @@ class Harness:
         groups: Sequence[tuple[str, Sequence[tuple[str, int]] | None]],
         require_stable: bool = True,
         api_version: int = 8,
-    ) -> OffsetFetchResponse:
+    ) -> Any:
         """An OffsetFetch for several groups."""
-        request_groups = []
+        request_groups: list[OffsetFetchRequestGroup] = []
         for group_id, partitions in groups:
             if partitions is None:
-                request_groups.append(OffsetFetchRequestGroup(group_id, None))
+                request_groups.append({"group_id": group_id, "topics": None})
                 continue
             by_topic: dict[str, list[int]] = {}
-            for topic, partition in partitions:
-                by_topic.setdefault(topic, []).append(partition)
-            request_groups.append(OffsetFetchRequestGroup(
-                group_id, tuple(OffsetFetchRequestTopic(t, tuple(ps))
-                                for t, ps in by_topic.items())))
+            for topic, index in partitions:
+                by_topic.setdefault(topic, []).append(index)
+            request_groups.append({"group_id": group_id, "topics": [
+                {"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]})
         token = self.token()
-        request = OffsetFetchRequest(api_version=api_version, groups=tuple(request_groups),
-                                     require_stable=require_stable)
-        self.apply(self.coordinator.offset_fetch(request, token, self.now))
-        response: OffsetFetchResponse = self.reply(token)
+        request: OffsetFetchRequest = {"groups": request_groups,
+                                       "require_stable": require_stable}
+        self.apply(self.coordinator.offset_fetch(ctx(api_version), request, token, self.now))
+        response: Any = self.reply(token)
         return response
 
     def fetch_offsets(
@@ -491,45 +587,42 @@ class Harness:
     ) -> tuple[int, dict[tuple[str, int], int]]:
         """Kafka's handleDeleteOffsets: (group error, {tp: error})."""
         by_topic: dict[str, list[int]] = {}
-        for topic, partition in partitions:
-            by_topic.setdefault(topic, []).append(partition)
+        for topic, index in partitions:
+            by_topic.setdefault(topic, []).append(index)
         token = self.token()
-        request = OffsetDeleteRequest(
-            api_version=0, group_id=group_id,
-            topics=tuple(OffsetDeleteRequestTopic(name=t, partitions=tuple(ps))
-                         for t, ps in by_topic.items()),
-        )
-        self.apply(self.coordinator.offset_delete(request, token, self.now))
+        request: OffsetDeleteRequest = {"group_id": group_id, "topics": [
+            {"name": t, "partitions": [{"partition_index": p} for p in ps]}
+            for t, ps in by_topic.items()]}
+        self.apply(self.coordinator.offset_delete(ctx(0), request, token, self.now))
         response = self.reply(token)
         return response.error_code, {(t.name, p.partition_index): p.error_code
                                      for t in response.topics for p in t.partitions}
 
     # ------------------------------------------------------------------ admin
 
-    def describe_group(self, group_id: str, api_version: int = 5) -> DescribedGroup:
+    def describe_group(self, group_id: str, api_version: int = 5) -> Any:
         """DescribeGroups for one group."""
         token = self.token()
-        request = DescribeGroupsRequest(api_version=api_version, groups=(group_id,))
-        self.apply(self.coordinator.describe_groups(request, token, self.now))
-        described: DescribedGroup = self.reply(token).groups[0]
+        request: DescribeGroupsRequest = {"groups": [group_id]}
+        self.apply(self.coordinator.describe_groups(ctx(api_version), request, token, self.now))
+        described: Any = self.reply(token).groups[0]
         return described
 
     def list_groups(
         self, states: Iterable[str] = (), types: Iterable[str] = ()
-    ) -> tuple[int, tuple[ListedGroup, ...]]:
+    ) -> tuple[int, tuple[Any, ...]]:
         """ListGroups: (error, groups)."""
         token = self.token()
-        request = ListGroupsRequest(api_version=5, states_filter=tuple(states),
-                                    types_filter=tuple(types))
-        self.apply(self.coordinator.list_groups(request, token, self.now))
+        request: ListGroupsRequest = {"states_filter": list(states), "types_filter": list(types)}
+        self.apply(self.coordinator.list_groups(ctx(5), request, token, self.now))
         response = self.reply(token)
         return response.error_code, response.groups
 
     def delete_groups(self, group_ids: Iterable[str]) -> dict[str, int]:
         """DeleteGroups: {group: error}."""
         token = self.token()
-        request = DeleteGroupsRequest(api_version=2, groups_names=tuple(group_ids))
-        self.apply(self.coordinator.delete_groups(request, token, self.now))
+        request: DeleteGroupsRequest = {"groups_names": list(group_ids)}
+        self.apply(self.coordinator.delete_groups(ctx(2), request, token, self.now))
         return {r.group_id: r.error_code for r in self.reply(token).results}
 
     # ------------------------------------------------------------------ composite setups
@@ -567,7 +660,7 @@ class Harness:
         return RebalanceResult(1, leader.member_id, leader_sync.assignment,
                                follower.member_id, follower_sync.assignment)
 
-    def join_with_n_members(self, n: int) -> list[JoinGroupResponse]:
+    def join_with_n_members(self, n: int) -> list[Any]:
         """Kafka's joinWithNMembers: n v4+ members join and complete the join phase."""
         first = [self.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS,
                                       require_known_member_id=True) for _ in range(n)]

@@ -9,10 +9,11 @@ from harness import (
     PROTOCOLS,
     UNKNOWN_MEMBER_ID,
     Harness,
+    identity,
 )
 from scenarios import subscription, verify_leave_group_result
 
-from coordinator.core import ErrorCode, MemberIdentity
+from coordinator.core import ErrorCode
 from coordinator.core.group import ClassicGroup
 from coordinator.core.protocol import parse_subscription_topics
 from coordinator.core.state import DEAD
@@ -242,7 +243,7 @@ def test_classic_group_maybe_delete(h: Harness) -> None:
     assert h.delete_groups(["invalid-group-id"]) == {
         "invalid-group-id": ErrorCode.GROUP_ID_NOT_FOUND}
     assert h.records[before:] == []
-    h.batch_leave_group(GROUP_ID, [MemberIdentity(m) for m in list(h.group().members)])
+    h.batch_leave_group(GROUP_ID, [identity(m) for m in list(h.group().members)])
     assert h.state() == "Empty"
     assert join.member_id not in h.group().members
     before = len(h.records)

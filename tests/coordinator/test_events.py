@@ -11,6 +11,7 @@ from harness import (
     PROTOCOLS,
     UNKNOWN_MEMBER_ID,
     Harness,
+    identity,
 )
 
 from storage.records import RebalanceEventKey, RebalanceEventValue
@@ -66,7 +67,7 @@ def test_static_replace_and_group_deleted_events(h: Harness) -> None:
     assert len(replaced) == 1
     assert replaced[0].group_instance_id == LEADER_INSTANCE_ID
     assert rr.leader_id in replaced[0].reason
-    h.batch_leave_group(GROUP_ID, [("", LEADER_INSTANCE_ID), ("", "follower")])  # type: ignore[list-item]
+    h.batch_leave_group(GROUP_ID, [identity("", LEADER_INSTANCE_ID), identity("", "follower")])
     start = len(h.records)
     h.delete_groups([GROUP_ID])
     assert [e.event for e in _events(h, start)] == ["group_deleted"]

@@ -173,8 +173,8 @@ def test_replace_group_instance() -> None:
     assert group.leader_id == "new"
     assert group.static_members == {"instance": "new"}
     assert list(group.members) == ["new"]
-    assert {r.token: r.response.error_code for r in fx.replies} == {"join-token": 82,
-                                                                    "sync-token": 82}
+    assert {r.token: r.response["error_code"] for r in fx.replies} == {"join-token": 82,
+                                                                       "sync-token": 82}
     assert group.num_awaiting_join == 0
 
 

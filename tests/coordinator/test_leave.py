@@ -9,10 +9,11 @@ from harness import (
     PROTOCOLS,
     UNKNOWN_MEMBER_ID,
     Harness,
+    identity,
 )
 from scenarios import setup_group_with_pending_member, verify_leave_group_result
 
-from coordinator.core import ErrorCode, HeartbeatTimerKey, MemberIdentity
+from coordinator.core import ErrorCode, HeartbeatTimerKey
 from coordinator.core.group import ClassicGroup
 from coordinator.core.state import DEAD
 
@@ -39,8 +40,8 @@ def test_single_leave_dead_group(h: Harness) -> None:
 
 def test_batch_leave_dead_group(h: Harness) -> None:
     h.add_group(ClassicGroup("deadGroupId", DEAD, 0))
-    result = h.batch_leave_group("deadGroupId", [MemberIdentity(MEMBER_ID),
-                                                 MemberIdentity(MEMBER_ID)])
+    result = h.batch_leave_group("deadGroupId", [identity(MEMBER_ID),
+                                                 identity(MEMBER_ID)])
     verify_leave_group_result(result, ErrorCode.COORDINATOR_NOT_AVAILABLE)
     assert result.members == ()
 
@@ -67,8 +68,8 @@ def test_pending_members_leaves_group(h: Harness) -> None:
 
 def test_pending_member_batch_leave_group(h: Harness) -> None:
     pending = setup_group_with_pending_member(h)
-    result = h.batch_leave_group(GROUP_ID, [MemberIdentity("", "unknown-instance"),
-                                            MemberIdentity(pending.member_id)])
+    result = h.batch_leave_group(GROUP_ID, [identity("", "unknown-instance"),
+                                            identity(pending.member_id)])
     verify_leave_group_result(result, ErrorCode.NONE, [ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.NONE])
 
 
@@ -78,8 +79,8 @@ def test_pending_member_batch_leave_group(h: Harness) -> None:
 def test_joined_member_pending_member_batch_leave_group(h: Harness) -> None:
     pending = setup_group_with_pending_member(h)
     joined = next(iter(h.group().members))
-    result = h.batch_leave_group(GROUP_ID, [MemberIdentity(joined),
-                                            MemberIdentity(pending.member_id)])
+    result = h.batch_leave_group(GROUP_ID, [identity(joined),
+                                            identity(pending.member_id)])
     verify_leave_group_result(result, ErrorCode.NONE, [ErrorCode.NONE, ErrorCode.NONE])
     group = h.group()
     assert joined not in group.members
@@ -92,9 +93,9 @@ def test_joined_member_pending_member_batch_leave_group(h: Harness) -> None:
 def test_joined_member_pending_member_batch_leave_group_with_unknown_member(h: Harness) -> None:
     pending = setup_group_with_pending_member(h)
     joined = next(iter(h.group().members))
-    result = h.batch_leave_group(GROUP_ID, [MemberIdentity(joined),
-                                            MemberIdentity(pending.member_id),
-                                            MemberIdentity("unknown-member")])
+    result = h.batch_leave_group(GROUP_ID, [identity(joined),
+                                            identity(pending.member_id),
+                                            identity("unknown-member")])
     verify_leave_group_result(result, ErrorCode.NONE,
                               [ErrorCode.NONE, ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID])
 

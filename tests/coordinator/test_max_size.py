@@ -153,8 +153,8 @@ def test_on_loaded_exceed_group_max_size_triggers_rebalance() -> None:
     # Reload the log with a smaller group.max.size (GroupCoordinatorTest's 4).
     for record in writer.records:
         h.coordinator.replay(record)
-    assert h.state() == "Stable"
     h.apply(h.coordinator.on_loaded(h.now))
+    assert h.group().previous_state is STABLE  # loaded Stable, then over capacity
     assert h.state() == "PreparingRebalance"
     # Members rejoin; the last one is kicked out.
     group = h.group()

@@ -31,6 +31,15 @@ def _fresh(config: CoordinatorConfig | None = None) -> GroupCoordinator:
     return GroupCoordinator(config or CoordinatorConfig(), lambda: "uuid")
 
 
+def _loaded(*records: Record, config: CoordinatorConfig | None = None) -> GroupCoordinator:
+    """A fresh coordinator that replayed ``records`` and built its groups (on_loaded)."""
+    coordinator = _fresh(config)
+    for record in records:
+        coordinator.replay(record)
+    coordinator.on_loaded(0)
+    return coordinator
+
+
 def _members(rebalance_timeout: int = 9000) -> tuple[MemberMetadata, ...]:
     sub = subscription("foo")
     return tuple(
@@ -50,8 +59,7 @@ def _group_record(members: tuple[MemberMetadata, ...], generation: int = 1) -> R
 
 @pytest.mark.parametrize("use_default_rebalance_timeout", [True, False])
 def test_replay_group_metadata_records(use_default_rebalance_timeout: bool) -> None:
-    coordinator = _fresh()
-    coordinator.replay(_group_record(_members(-1 if use_default_rebalance_timeout else 9000)))
+    coordinator = _loaded(_group_record(_members(-1 if use_default_rebalance_timeout else 9000)))
     view = coordinator.describe("group-id")
     assert view is not None
     assert (view.state, view.generation_id, view.protocol_type, view.protocol_name,
@@ -98,15 +106,13 @@ def test_on_loaded_schedules_classic_group_member_heartbeats() -> None:
 
 
 def test_load_group_without_members_is_empty() -> None:
-    coordinator = _fresh()
-    coordinator.replay(_group_record((), generation=5))
+    coordinator = _loaded(_group_record((), generation=5))
     view = coordinator.describe("group-id")
     assert view is not None and view.state == "Empty" and view.generation_id == 5
 
 
 def test_load_offsets_without_group_record_make_an_offset_only_group() -> None:
-    coordinator = _fresh()
-    coordinator.replay(Record(OffsetCommitKey("g", "t", 0), OffsetCommitValue(offset=3)))
+    coordinator = _loaded(Record(OffsetCommitKey("g", "t", 0), OffsetCommitValue(offset=3)))
     view = coordinator.describe("g")
     assert view is not None
     assert (view.state, view.generation_id, view.protocol_type) == ("Empty", 0, None)
@@ -114,26 +120,25 @@ def test_load_offsets_without_group_record_make_an_offset_only_group() -> None:
 
 
 def test_load_last_record_wins_and_tombstones_remove() -> None:
-    coordinator = _fresh()
     key = OffsetCommitKey("g", "t", 0)
-    coordinator.replay(Record(key, OffsetCommitValue(offset=1)))
-    coordinator.replay(Record(key, OffsetCommitValue(offset=2)))
-    assert coordinator.committed_offsets("g")[("t", 0)].offset == 2
-    coordinator.replay(Record(key, None))
+    log = [Record(key, OffsetCommitValue(offset=1)), Record(key, OffsetCommitValue(offset=2))]
+    assert _loaded(*log).committed_offsets("g")[("t", 0)].offset == 2
+    log.append(Record(key, None))
+    coordinator = _loaded(*log)
     assert coordinator.committed_offsets("g") == {}
     assert coordinator.describe("g") is None
-    coordinator.replay(_group_record(_members()))
-    coordinator.replay(_group_record((), generation=2))
-    assert coordinator.describe("group-id").state == "Empty"  # type: ignore[union-attr]
-    coordinator.replay(Record(GroupMetadataKey("group-id"), None))
-    assert coordinator.describe("group-id") is None
+    log += [_group_record(_members()), _group_record((), generation=2)]
+    assert _loaded(*log).describe("group-id").state == "Empty"  # type: ignore[union-attr]
+    log.append(Record(GroupMetadataKey("group-id"), None))
+    assert _loaded(*log).describe("group-id") is None
 
 
 def test_group_tombstone_keeps_an_offset_only_group_when_offsets_remain() -> None:
-    coordinator = _fresh()
-    coordinator.replay(_group_record(_members()))
-    coordinator.replay(Record(OffsetCommitKey("group-id", "t", 0), OffsetCommitValue(offset=1)))
-    coordinator.replay(Record(GroupMetadataKey("group-id"), None))
+    coordinator = _loaded(
+        _group_record(_members()),
+        Record(OffsetCommitKey("group-id", "t", 0), OffsetCommitValue(offset=1)),
+        Record(GroupMetadataKey("group-id"), None),
+    )
     view = coordinator.describe("group-id")
     assert view is not None and view.state == "Empty" and view.generation_id == 0
 
@@ -160,9 +165,7 @@ def _scenario(h: Harness) -> None:
 
 def test_replayed_hard_state_equals_live_hard_state(h: Harness) -> None:
     _scenario(h)
-    replayed = _fresh(h.config)
-    for record in h.records:
-        replayed.replay(record)
+    replayed = _loaded(*h.records, config=h.config)
     assert replayed.hard_state() == h.coordinator.hard_state()
     assert sorted(replayed.group_ids()) == [GROUP_ID]
     live, loaded = h.coordinator.describe(GROUP_ID), replayed.describe(GROUP_ID)

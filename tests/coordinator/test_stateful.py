@@ -18,13 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from harness import Harness
+from harness import Harness, ctx, identity
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from coordinator.config import CoordinatorConfig
-from coordinator.core import ErrorCode, GroupCoordinator, JoinGroupResponse, MemberIdentity
+from coordinator.core import ErrorCode, GroupCoordinator, HeartbeatRequest
 from coordinator.core.state import STABLE
 
 GROUPS = ("g1", "g2")
@@ -87,7 +87,6 @@ class CoordinatorMachine(RuleBasedStateMachine):
             if response is None:  # the connection died in a crash
                 continue
             if kind == "join":
-                assert isinstance(response, JoinGroupResponse)
                 if response.error_code == ErrorCode.NONE:
                     client.member_id = response.member_id
                     client.generation = response.generation_id
@@ -140,12 +139,10 @@ class CoordinatorMachine(RuleBasedStateMachine):
     def heartbeat(self, name: str) -> None:
         client = self.clients[name]
         token = self.h.token()
-        from coordinator.core import HeartbeatRequest
-
-        request = HeartbeatRequest(api_version=4, group_id=client.group,
-                                   generation_id=client.generation, member_id=client.member_id,
-                                   group_instance_id=client.instance_id)
-        self.h.apply(self.h.coordinator.heartbeat(request, token, self.h.now))
+        request: HeartbeatRequest = {"group_id": client.group, "generation_id": client.generation,
+                                     "member_id": client.member_id,
+                                     "group_instance_id": client.instance_id}
+        self.h.apply(self.h.coordinator.heartbeat(ctx(4), request, token, self.h.now))
         self._track(client, "heartbeat", token)
 
     @rule(name=st.sampled_from([c[0] for c in CLIENTS]), by_instance=st.booleans())
@@ -153,7 +150,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         client = self.clients[name]
         member_id = "" if by_instance and client.instance_id else client.member_id
         self.h.batch_leave_group(client.group,
-                                 [MemberIdentity(member_id, client.instance_id)])
+                                 [identity(member_id, client.instance_id)])
         client.member_id = ""
         client.generation = -1
         self._absorb()

@@ -20,10 +20,11 @@ from harness import (
     PROTOCOLS,
     UNKNOWN_MEMBER_ID,
     Harness,
+    identity,
 )
 from scenarios import check_join_group_result, verify_leave_group_result
 
-from coordinator.core import CoordinatorStateError, ErrorCode, MemberIdentity
+from coordinator.core import CoordinatorStateError, ErrorCode
 from coordinator.core.state import DEAD, EMPTY, PREPARING_REBALANCE
 from storage.records import GroupMetadataKey, GroupMetadataValue
 
@@ -295,6 +296,47 @@ def test_static_member_rejoin_with_unknown_member_id_and_change_of_protocol_whil
     assert new_sync.assignment == rr.follower_assignment
 
 
+def test_static_member_rejoin_with_unknown_member_id_and_change_of_protocol_while_select_protocol_unchanged_persistence_failure(  # noqa: E501
+    h: Harness,
+) -> None:
+    rr = h.static_members_join_and_rebalance()
+    selected = h.group().select_protocol()
+    new_protocols = [(selected, METADATA)]
+    h.fail_appends(ErrorCode.MESSAGE_TOO_LARGE)
+    result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
+                                 new_protocols, clock_advance=1)
+    check_join_group_result(h, result, ErrorCode.UNKNOWN_SERVER_ERROR, rr.generation, set(),
+                            "Stable", CONSUMER)
+    # Join with the old member id does not fail: the member id was not updated. (Kafka's
+    # Scala test rejoins with the new protocols because its revert keeps them; kcoord, like
+    # the Java coordinator, restores the old ones, so the unchanged rejoin uses those.)
+    assert result.member_id != rr.follower_id
+    old = h.static_join_group(GROUP_ID, rr.follower_id, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
+                              PROTOCOL_SUPERSET, clock_advance=1)
+    assert old.error_code == ErrorCode.NONE
+    # Sync with the old member id does not fail either.
+    old_sync = h.sync_group_follower(GROUP_ID, rr.generation, rr.follower_id, None, None,
+                                     FOLLOWER_INSTANCE_ID)
+    assert old_sync.error_code == ErrorCode.NONE
+
+
+def test_static_member_rejoin_with_updated_session_and_rebalance_timeouts_but_cannot_persist_change(
+    h: Harness,
+) -> None:
+    rr = h.static_members_join_and_rebalance()
+    h.fail_appends(ErrorCode.MESSAGE_TOO_LARGE)
+    result = h.static_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
+                                 PROTOCOL_SUPERSET, clock_advance=1,
+                                 session_timeout=2 * DEFAULT_SESSION_TIMEOUT,
+                                 rebalance_timeout=2 * DEFAULT_REBALANCE_TIMEOUT)
+    check_join_group_result(h, result, ErrorCode.UNKNOWN_SERVER_ERROR, rr.generation, set(),
+                            "Stable", CONSUMER)
+    assert h.maybe_group() is not None
+    for member in h.group().members.values():
+        assert member.session_timeout_ms == DEFAULT_SESSION_TIMEOUT
+        assert member.rebalance_timeout_ms == DEFAULT_REBALANCE_TIMEOUT
+
+
 def test_static_member_rejoin_with_known_leader_id_to_trigger_rebalance_and_follower_with_change_of_protocol(  # noqa: E501
     h: Harness,
 ) -> None:
@@ -534,23 +576,23 @@ def test_leave_group_static_member_with_unknown_member_id(h: Harness) -> None:
 
 def test_static_members_valid_batch_leave_group(h: Harness) -> None:
     h.static_members_join_and_rebalance()
-    result = h.batch_leave_group(GROUP_ID, [MemberIdentity("", LEADER_INSTANCE_ID),
-                                            MemberIdentity("", FOLLOWER_INSTANCE_ID)])
+    result = h.batch_leave_group(GROUP_ID, [identity("", LEADER_INSTANCE_ID),
+                                            identity("", FOLLOWER_INSTANCE_ID)])
     verify_leave_group_result(result, ErrorCode.NONE, [ErrorCode.NONE, ErrorCode.NONE])
     assert h.state() == "Empty"
 
 
 def test_static_members_unknown_group_batch_leave_group(h: Harness) -> None:
-    result = h.batch_leave_group(GROUP_ID, [MemberIdentity("", LEADER_INSTANCE_ID),
-                                            MemberIdentity("", FOLLOWER_INSTANCE_ID)])
+    result = h.batch_leave_group(GROUP_ID, [identity("", LEADER_INSTANCE_ID),
+                                            identity("", FOLLOWER_INSTANCE_ID)])
     verify_leave_group_result(result, ErrorCode.NONE,
                               [ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.UNKNOWN_MEMBER_ID])
 
 
 def test_static_members_fenced_instance_batch_leave_group(h: Harness) -> None:
     h.static_members_join_and_rebalance()
-    result = h.batch_leave_group(GROUP_ID, [MemberIdentity("", LEADER_INSTANCE_ID),
-                                            MemberIdentity("invalid-member",
+    result = h.batch_leave_group(GROUP_ID, [identity("", LEADER_INSTANCE_ID),
+                                            identity("invalid-member",
                                                            FOLLOWER_INSTANCE_ID)])
     verify_leave_group_result(result, ErrorCode.NONE,
                               [ErrorCode.NONE, ErrorCode.FENCED_INSTANCE_ID])
@@ -558,8 +600,8 @@ def test_static_members_fenced_instance_batch_leave_group(h: Harness) -> None:
 
 def test_static_members_unknown_instance_batch_leave_group(h: Harness) -> None:
     h.static_members_join_and_rebalance()
-    result = h.batch_leave_group(GROUP_ID, [MemberIdentity("", "unknown-instance"),
-                                            MemberIdentity("", FOLLOWER_INSTANCE_ID)])
+    result = h.batch_leave_group(GROUP_ID, [identity("", "unknown-instance"),
+                                            identity("", FOLLOWER_INSTANCE_ID)])
     verify_leave_group_result(result, ErrorCode.NONE, [ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.NONE])
 
 

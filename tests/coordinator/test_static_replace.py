@@ -12,9 +12,11 @@ from harness import (
     UNKNOWN_MEMBER_ID,
     Harness,
 )
+from scenarios import subscription
 
-from coordinator.core import ErrorCode
-from storage.records import GroupMetadataKey, GroupMetadataValue
+from coordinator.core import ErrorCode, HeartbeatTimerKey
+from coordinator.core.state import STABLE
+from storage.records import GroupMetadataKey, GroupMetadataValue, RebalanceEventKey
 
 
 def _group_records(h: Harness, start: int) -> list[GroupMetadataValue]:
@@ -99,3 +101,48 @@ def test_pre_v9_static_leader_rejoin_gets_old_leader_id(h: Harness) -> None:
     assert result.members == ()
     # The group itself knows the new id leads.
     assert h.group().leader_id == result.member_id
+
+
+def test_replace_static_member_in_stable_state_errors() -> None:
+    """If the append fails, the member is not updated: old id, protocols and timeouts back."""
+    h = Harness()
+    first = h.send_join_group("group-id", UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, [("range", METADATA)],
+                              "group-instance-id", session_timeout=3000,
+                              rebalance_timeout=4000, support_skipping_assignment=False)
+    h.sleep(51)  # the initial rebalance delay
+    response = h.reply(first)
+    assert response.error_code == ErrorCode.NONE
+    group = h.group("group-id")
+    assert (group.size, group.generation_id, group.state.value) == (
+        1, 1, "CompletingRebalance")
+    old_member_id = response.member_id
+    group.transition_to(STABLE, h.now)  # simulate a successful sync group phase
+
+    # The static member rejoins with UNKNOWN_MEMBER_ID but the append fails.
+    protocols = [("range", METADATA), ("roundrobin", subscription("bar"))]
+    before = len(h.results)
+    with h.hold_appends():
+        rejoin = h.send_join_group("group-id", UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, protocols,
+                                   "group-instance-id", session_timeout=6000,
+                                   rebalance_timeout=7000, support_skipping_assignment=False)
+    held = [r for result in h.results[before:] for r in result.records]
+    assert [type(r.key) for r in held if not isinstance(r.key, RebalanceEventKey)] == [
+        GroupMetadataKey]
+    assert not h.answered(rejoin)
+    h.release(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)  # a failed write to the log
+    assert h.reply(rejoin) == {
+        "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "generation_id": 1,
+        "protocol_type": "consumer", "protocol_name": "range", "leader": old_member_id,
+        "skip_assignment": False, "member_id": UNKNOWN_MEMBER_ID, "members": ()}
+    reverted = group.members[group.static_members["group-instance-id"]]
+    assert reverted.member_id == old_member_id
+    assert reverted.group_instance_id == "group-instance-id"
+    assert (reverted.rebalance_timeout_ms, reverted.session_timeout_ms) == (4000, 3000)
+    # Kafka's Java test expects the mutated request collection (range + roundrobin) here:
+    # its revert restores the old collection object, which the test had mutated in place.
+    assert reverted.protocols == (("range", METADATA),)
+    assert (group.size, group.generation_id, group.state.value) == (1, 1, "Stable")
+    # The old id's session is armed again; the new id's is not.
+    assert h.deadline(HeartbeatTimerKey("group-id", old_member_id)) == h.now + 3000
+    assert all(k.member_id == old_member_id for k in h.timers
+               if isinstance(k, HeartbeatTimerKey))

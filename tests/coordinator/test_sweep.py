@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from harness import GROUP_ID, PROTOCOL_TYPE, PROTOCOLS, UNKNOWN_MEMBER_ID, Harness
+from harness import GROUP_ID, PROTOCOL_TYPE, PROTOCOLS, UNKNOWN_MEMBER_ID, Harness, identity
 
-from coordinator.core import ErrorCode, MemberIdentity
+from coordinator.core import ErrorCode
 from coordinator.core.state import DEAD
 
 E = ErrorCode
@@ -69,7 +69,7 @@ def _heartbeat(h: Harness, member: str, generation: int) -> object:
 
 
 def _leave(h: Harness, member: str, generation: int) -> object:
-    response = h.batch_leave_group(GROUP_ID, [MemberIdentity(member)])
+    response = h.batch_leave_group(GROUP_ID, [identity(member)])
     return (response.error_code, tuple(m.error_code for m in response.members))
 
 

@@ -243,6 +243,17 @@ def test_sync_group_leader_after_follower(h: Harness) -> None:
     assert follower_sync.assignment == b"\x01"
 
 
+def test_sync_group_as_leader_append_failure_transforms_error(h: Harness) -> None:
+    join = h.static_join_group("group-id", UNKNOWN_MEMBER_ID, "leader-instance-id",
+                               PROTOCOL_TYPE, PROTOCOLS)
+    assert join.error_code == ErrorCode.NONE
+    with h.hold_appends():
+        token = h.send_sync_group("group-id", 1, join.member_id, {})
+    assert not h.answered(token)
+    h.release(ErrorCode.NOT_LEADER_OR_FOLLOWER)  # a failed write to the log
+    assert h.reply(token).error_code == ErrorCode.NOT_COORDINATOR
+
+
 # --------------------------------------------------------------------------- beyond Kafka's names
 
 
@@ -281,3 +292,54 @@ def test_sync_group_in_empty_group_is_unknown_member(h: Harness) -> None:
     group.transition_to(EMPTY, h.now)
     result = h.sync_group_follower(GROUP_ID, join.generation_id, join.member_id)
     assert result.error_code == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_sync_group_leader_waits_for_its_record(h: Harness) -> None:
+    """The group stays CompletingRebalance, and every SyncGroup parked, until the leader's
+    assignment is in the log; then they all get their assignment and the group is Stable."""
+    leader_id, follower_id, generation = _two_member_group(h)
+    follower_token = h.send_sync_group(GROUP_ID, generation, follower_id)
+    with h.hold_appends():
+        leader_token = h.send_sync_group(GROUP_ID, generation, leader_id,
+                                         {leader_id: b"L", follower_id: b"F"})
+    assert h.state() == "CompletingRebalance"
+    assert not h.answered(leader_token) and not h.answered(follower_token)
+    assert GROUP_ID not in h.coordinator.hard_state().groups or (
+        h.coordinator.hard_state().groups[GROUP_ID].generation < generation)
+    h.release()
+    assert h.state() == "Stable"
+    assert h.reply(leader_token).assignment == b"L"
+    assert h.reply(follower_token).assignment == b"F"
+    assert h.coordinator.hard_state().groups[GROUP_ID].generation == generation
+
+
+def test_sync_group_leader_append_failure_rebalances(h: Harness) -> None:
+    """A failed append answers every parked SyncGroup with the mapped error and rebalances;
+    nothing of the assignment is kept."""
+    leader_id, follower_id, generation = _two_member_group(h)
+    follower_token = h.send_sync_group(GROUP_ID, generation, follower_id)
+    persisted = h.coordinator.hard_state()
+    h.fail_appends(ErrorCode.KAFKA_STORAGE_ERROR)
+    leader_token = h.send_sync_group(GROUP_ID, generation, leader_id,
+                                     {leader_id: b"L", follower_id: b"F"})
+    assert h.reply(leader_token).error_code == ErrorCode.NOT_COORDINATOR
+    assert h.reply(follower_token).error_code == ErrorCode.NOT_COORDINATOR
+    assert h.state() == "PreparingRebalance"
+    assert all(m.assignment == b"" for m in h.group().members.values())
+    assert h.coordinator.hard_state() == persisted
+
+
+def test_sync_group_leader_record_landing_after_a_rebalance_changes_nothing(h: Harness) -> None:
+    """Kafka's callback checks the group is still CompletingRebalance in the same generation:
+    a member rejoining while the record is in flight wins (the record still lands)."""
+    leader_id, follower_id, generation = _two_member_group(h)
+    with h.hold_appends():
+        leader_token = h.send_sync_group(GROUP_ID, generation, leader_id,
+                                         {leader_id: b"L", follower_id: b"F"})
+    h.send_join_group(GROUP_ID, follower_id, PROTOCOL_TYPE, PROTOCOL_SUPERSET)  # new metadata
+    assert h.state() == "PreparingRebalance"
+    h.release()
+    assert h.reply(leader_token).error_code == ErrorCode.REBALANCE_IN_PROGRESS
+    assert h.state() == "PreparingRebalance"
+    assert h.coordinator.hard_state().groups[GROUP_ID].generation == generation
+    assert all(m.assignment == b"" for m in h.group().members.values())

@@ -24,11 +24,12 @@ from __future__ import annotations
 import os
 import struct
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from harness import Harness
+from harness import Harness, ctx, identity, partition
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,14 +39,10 @@ from coordinator.core import (
     ErrorCode,
     GroupCoordinator,
     HeartbeatRequest,
-    JoinGroupResponse,
     LeaveGroupRequest,
-    MemberIdentity,
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
     OffsetDeleteRequest,
-    OffsetDeleteRequestTopic,
     Result,
 )
 from storage.compaction import CompactionPolicy, compact
@@ -110,11 +107,8 @@ class LoggedHarness(Harness):
 
     log: Log
 
-    def apply(self, result: Result) -> Result:
-        super().apply(result)
-        if result.records:
-            self.log.append(result.records)
-        return result
+    def write(self, records: Sequence[Record]) -> None:
+        self.log.append(records)
 
 
 # ------------------------------------------------------------------ the program
@@ -223,7 +217,6 @@ class Program:
                 continue
             error = response.error_code
             if kind == "join":
-                assert isinstance(response, JoinGroupResponse)
                 if error == ErrorCode.NONE:
                     client.member_id = response.member_id
                     client.generation = response.generation_id
@@ -288,14 +281,13 @@ class Program:
     def op_heartbeat(self, name: str) -> None:
         client = self.clients[name]
         token = self.h.token()
-        request = HeartbeatRequest(
-            api_version=4,
-            group_id=client.group,
-            generation_id=client.generation,
-            member_id=client.member_id,
-            group_instance_id=client.instance_id,
-        )
-        self.h.apply(self.h.coordinator.heartbeat(request, token, self.h.now))
+        request: HeartbeatRequest = {
+            "group_id": client.group,
+            "generation_id": client.generation,
+            "member_id": client.member_id,
+            "group_instance_id": client.instance_id,
+        }
+        self.h.apply(self.h.coordinator.heartbeat(ctx(4), request, token, self.h.now))
         self._track(client, "heartbeat", token)
 
     def op_poll(self, group: str, rounds: int) -> None:
@@ -318,17 +310,19 @@ class Program:
         client = self.clients[name]
         token = self.h.token()
         if legacy:
-            request = LeaveGroupRequest(
-                api_version=1, group_id=client.group, member_id=client.member_id
-            )
+            version = 1
+            request: LeaveGroupRequest = {
+                "group_id": client.group, "member_id": client.member_id, "members": []
+            }
         else:
+            version = 5
             member_id = "" if by_instance and client.instance_id else client.member_id
-            request = LeaveGroupRequest(
-                api_version=5,
-                group_id=client.group,
-                members=(MemberIdentity(member_id, client.instance_id, "test"),),
-            )
-        self.h.apply(self.h.coordinator.leave_group(request, token, self.h.now))
+            request = {
+                "group_id": client.group,
+                "member_id": "",
+                "members": [identity(member_id, client.instance_id, "test")],
+            }
+        self.h.apply(self.h.coordinator.leave_group(ctx(version), request, token, self.h.now))
         client.member_id, client.generation = "", -1
 
     def op_commit(
@@ -342,50 +336,47 @@ class Program:
         client = self.clients[name]
         member = mode == "member"
         by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
-        for topic, partition, offset, meta, epoch in parts:
+        for topic, index, offset, meta, epoch in parts:
             by_topic.setdefault(topic, []).append(
-                OffsetCommitRequestPartition(
-                    partition_index=partition,
-                    committed_offset=offset,
+                partition(
+                    index,
+                    offset,
                     committed_leader_epoch=epoch if version >= 6 else -1,
                     commit_timestamp=T0 - 5000 * epoch if version == 1 else -1,
                     committed_metadata=meta,
                 )
             )
-        request = OffsetCommitRequest(
-            api_version=version,
-            group_id="simple" if mode == "simple" else client.group,
-            generation_id=client.generation if member else -1,
-            member_id=client.member_id if member else "",
-            group_instance_id=client.instance_id if member and version >= 7 else None,
-            retention_time_ms=retention if 2 <= version <= 4 else -1,
-            topics=tuple(
-                OffsetCommitRequestTopic(name=t, partitions=tuple(ps)) for t, ps in by_topic.items()
-            ),
-        )
+        request: OffsetCommitRequest = {
+            "group_id": "simple" if mode == "simple" else client.group,
+            "generation_id_or_member_epoch": client.generation if member else -1,
+            "member_id": client.member_id if member else "",
+            "group_instance_id": client.instance_id if member and version >= 7 else None,
+            "retention_time_ms": retention if 2 <= version <= 4 else -1,
+            "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+        }
         token = self.h.token()
-        self.h.apply(self.h.coordinator.offset_commit(request, token, self.h.now))
+        self.h.apply(self.h.coordinator.offset_commit(ctx(version), request, token, self.h.now))
         assert self.h.answered(token)
 
     def op_delete(self, group_ids: list[str]) -> None:
         token = self.h.token()
-        request = DeleteGroupsRequest(api_version=2, groups_names=tuple(group_ids))
-        self.h.apply(self.h.coordinator.delete_groups(request, token, self.h.now))
+        request: DeleteGroupsRequest = {"groups_names": group_ids}
+        self.h.apply(self.h.coordinator.delete_groups(ctx(2), request, token, self.h.now))
         assert self.h.answered(token)
 
     def op_offset_delete(self, group: str, parts: list[tuple[str, int]]) -> None:
         by_topic: dict[str, list[int]] = {}
-        for topic, partition in parts:
-            by_topic.setdefault(topic, []).append(partition)
+        for topic, index in parts:
+            by_topic.setdefault(topic, []).append(index)
         token = self.h.token()
-        request = OffsetDeleteRequest(
-            api_version=0,
-            group_id=group,
-            topics=tuple(
-                OffsetDeleteRequestTopic(name=t, partitions=tuple(ps)) for t, ps in by_topic.items()
-            ),
-        )
-        self.h.apply(self.h.coordinator.offset_delete(request, token, self.h.now))
+        request: OffsetDeleteRequest = {
+            "group_id": group,
+            "topics": [
+                {"name": t, "partitions": [{"partition_index": p} for p in ps]}
+                for t, ps in by_topic.items()
+            ],
+        }
+        self.h.apply(self.h.coordinator.offset_delete(ctx(0), request, token, self.h.now))
         assert self.h.answered(token)
 
     def op_advance(self, ms: int) -> None:
@@ -400,20 +391,20 @@ class Program:
     def op_restart(self) -> None:
         """Close the log, reopen it and continue with a coordinator rebuilt from it: parked
         requests die with their connections; timers are whatever on_loaded arms."""
-        fresh = self.check_replay()
+        fresh, loaded = self.check_replay()
         h = self.h
         h.coordinator = fresh
         h.timers.clear()
         for token in h.outstanding():
             h.replies[token] = None
-        h.apply(fresh.on_loaded(h.now))
+        h.apply(loaded)
         self.restarts += 1
 
     # ------------------------------------------------------------------ the property
 
-    def check_replay(self) -> GroupCoordinator:
-        """Close and reopen the log, replay it into a fresh coordinator and compare; returns
-        the fresh coordinator (the log stays open)."""
+    def check_replay(self) -> tuple[GroupCoordinator, Result]:
+        """Close and reopen the log, replay it into a fresh coordinator, load it and compare;
+        returns the fresh coordinator and what its on_loaded asks (the log stays open)."""
         h = self.h
         h.log.close()
         h.log = self._open()
@@ -424,9 +415,11 @@ class Program:
         fresh = GroupCoordinator(CONFIG, h._new_uuid)
         for record in replayed:
             fresh.replay(record)
+        loaded = fresh.on_loaded(h.now)
         assert fresh.hard_state() == h.coordinator.hard_state()
+        assert fresh.persisted_group_ids() <= set(h.coordinator.group_ids())
         self._check_groups(h.coordinator, fresh)
-        return fresh
+        return fresh, loaded
 
     @staticmethod
     def _check_groups(live: GroupCoordinator, loaded: GroupCoordinator) -> None:

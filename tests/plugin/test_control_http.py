@@ -14,9 +14,9 @@ import trio.testing
 
 import wire
 from coordinator.server.app import RunningServer, serve
+from coordinator.server.faults import FaultInjector
 from coordinator.server.options import build_options
 from coordinator.testing.control_http import serve_control
-from coordinator.testing.faults import FaultInjector
 
 JOIN_GROUP, SYNC_GROUP, HEARTBEAT = 11, 14, 12
 

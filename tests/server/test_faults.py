@@ -9,7 +9,7 @@ import pytest
 import trio
 from raw_client import HEARTBEAT, LIST_GROUPS, OFFSET_COMMIT
 
-from coordinator.testing.faults import FaultInjector
+from coordinator.server.faults import FaultInjector
 
 pytestmark = pytest.mark.trio
 

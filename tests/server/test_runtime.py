@@ -13,11 +13,11 @@ from coordinator.config import CoordinatorConfig
 from coordinator.core import (
     GroupCoordinator,
     HeartbeatTimerKey,
+    LocalContext,
     OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-    OffsetCommitResponse,
     RetentionTimerKey,
+    handle_join_group,
+    handle_offset_commit,
 )
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.options import build_options
@@ -28,19 +28,31 @@ from storage.records import Record
 pytestmark = pytest.mark.trio
 
 
+V8 = LocalContext(api_version=8)
+
+
 def _commit(group: str, offset: int) -> OffsetCommitRequest:
-    return OffsetCommitRequest(
-        api_version=8,
-        group_id=group,
-        topics=(
-            OffsetCommitRequestTopic(
-                name="t",
-                partitions=(
-                    OffsetCommitRequestPartition(partition_index=0, committed_offset=offset),
-                ),
-            ),
-        ),
-    )
+    return {
+        "group_id": group,
+        "generation_id_or_member_epoch": -1,
+        "member_id": "",
+        "group_instance_id": None,
+        "retention_time_ms": -1,
+        "topics": [
+            {
+                "name": "t",
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "committed_offset": offset,
+                        "committed_leader_epoch": -1,
+                        "commit_timestamp": -1,
+                        "committed_metadata": "",
+                    }
+                ],
+            }
+        ],
+    }
 
 
 class SlowSink(MemorySink):
@@ -63,10 +75,8 @@ async def test_replies_wait_for_their_records_and_keep_order(nursery: trio.Nurse
     done: list[int] = []
 
     async def commit(offset: int) -> None:
-        resp = await runtime.call(
-            runtime.coordinator.offset_commit, _commit("g", offset), OffsetCommitResponse
-        )
-        assert resp.topics[0].partitions[0].error_code == 0
+        resp = await runtime.call(handle_offset_commit, V8, _commit("g", offset))
+        assert resp["topics"][0]["partitions"][0]["error_code"] == 0
         # Answered only once durable.
         assert any(getattr(r.value, "offset", None) == offset for r in sink.records)
         done.append(offset)
@@ -188,7 +198,7 @@ async def test_timer_heap_stays_bounded(server: RunningServer, connect: Any) -> 
 
 
 async def test_cancelled_requester_reply_is_dropped(nursery: trio.Nursery) -> None:
-    from coordinator.core import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
+    from coordinator.core import JoinGroupRequest
 
     config = CoordinatorConfig(group_initial_rebalance_delay_ms=0)
     ids = iter(range(100))
@@ -196,24 +206,24 @@ async def test_cancelled_requester_reply_is_dropped(nursery: trio.Nursery) -> No
     await nursery.start(runtime.run)
 
     def join(member_id: str = "") -> JoinGroupRequest:
-        return JoinGroupRequest(
-            api_version=3,  # no MEMBER_ID_REQUIRED round trip
-            group_id="g",
-            session_timeout_ms=10_000,
-            rebalance_timeout_ms=10_000,
-            member_id=member_id,
-            protocol_type="consumer",
-            protocols=(JoinGroupRequestProtocol("range", b""),),
-        )
+        return {
+            "group_id": "g",
+            "session_timeout_ms": 10_000,
+            "rebalance_timeout_ms": 10_000,
+            "member_id": member_id,
+            "group_instance_id": None,
+            "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": b""}],
+            "reason": None,
+        }
 
-    first = await runtime.call(runtime.coordinator.join_group, join(), JoinGroupResponse)
+    v3 = LocalContext(api_version=3)  # no MEMBER_ID_REQUIRED round trip
+    first = await runtime.call(handle_join_group, v3, join())
     with trio.move_on_after(0.2):  # a second member's join is parked, then abandoned
-        await runtime.call(runtime.coordinator.join_group, join(), JoinGroupResponse)
+        await runtime.call(handle_join_group, v3, join())
     assert not runtime._waiters
-    rejoined = await runtime.call(
-        runtime.coordinator.join_group, join(first.member_id), JoinGroupResponse
-    )
-    assert rejoined.error_code == 0  # the abandoned member's reply went nowhere, harmlessly
+    rejoined = await runtime.call(handle_join_group, v3, join(first["member_id"]))
+    assert rejoined["error_code"] == 0  # the abandoned member's reply went nowhere, harmlessly
 
 
 class TimerProbe:

@@ -5,12 +5,9 @@ client id) and, for the next ``count`` of them (``None``: until removed), does o
 of: answer with ``error_code`` instead of handling the request, delay the response by
 ``delay_ms``, drop the connection before or after handling, or stall (never answer).
 Like librdkafka's mock-cluster error pushes and franz-go kfake's control hooks, but from
-Python and over HTTP. Every injection and every hit is logged; faults are removable.
-
-The error answer is built from the API's response schema, shaped after the request: the
-top-level ``error_code`` and every per-topic / per-partition / per-group ``error_code`` of
-arrays the request carried (OffsetCommit's partitions, OffsetFetch's groups, ...), as
-Kafka's ``AbstractRequest.getErrorResponse`` does. JoinGroup-style generation fields are -1.
+Python and over HTTP. Every injection and every hit is logged; faults are removable. The
+test double (``coordinator.testing``) and the HTTP control API arm them; the connection
+loop applies them, answering errors with ``wire.error_response``.
 """
 
 from __future__ import annotations
@@ -22,9 +19,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from wire import DecodedRequest
-from wire.schema import Field, Message
 
-__all__ = ["Fault", "FaultInjector", "error_response"]
+__all__ = ["DropWhen", "Fault", "FaultInjector"]
 
 log = logging.getLogger(__name__)
 
@@ -163,43 +159,3 @@ def _group_ids(request: DecodedRequest) -> set[str]:
     for name in body.get("groups_names") or ():
         found.add(name)
     return found
-
-
-_ECHOED = (
-    "name",
-    "topic",
-    "topic_id",
-    "partition_index",
-    "group_id",
-    "member_id",
-    "group_instance_id",
-    "key",
-)
-
-
-def error_response(request: DecodedRequest, error_code: int) -> dict[str, Any]:
-    """A response to ``request`` that carries ``error_code`` wherever the API has one."""
-    return _shape(request.spec.response, request.spec.response.fields, request.body, error_code)
-
-
-def _shape(message: Message, fields: tuple[Field, ...], source: Any, code: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for field in fields:
-        name = field.name
-        if name == "error_code":
-            out[name] = code
-        elif name in ("generation_id", "generation"):
-            out[name] = -1
-        elif name in _ECHOED and isinstance(source, dict) and name in source:
-            out[name] = source[name]
-        elif field.type == "[]" and isinstance(source, dict):
-            items = source.get(name)
-            if items is None and name == "partitions":
-                indexes = source.get("partition_indexes") or ()
-                items = [{"partition_index": i} for i in indexes]
-            if isinstance(items, list):
-                out[name] = [
-                    _shape(message, field.fields, item if isinstance(item, dict) else {}, code)
-                    for item in items
-                ]
-    return out

@@ -1,0 +1,38 @@
+"""ListGroups (API 16), versions 0-5.
+
+Version notes: v4 states filter (KIP-518, case-insensitive), v5 types filter (KIP-848:
+every group here is "classic").
+"""
+
+from __future__ import annotations
+
+from coordinator.core.engine import Engine
+from coordinator.core.messages import (
+    ListedGroup,
+    ListGroupsRequest,
+    ListGroupsResponse,
+    RequestContext,
+)
+from coordinator.core.result import Reply, ReplyToken, Result
+from wire.constants import ErrorCode
+
+__all__ = ["CLASSIC_GROUP_TYPE", "handle_list_groups"]
+
+CLASSIC_GROUP_TYPE = "classic"
+
+
+def handle_list_groups(
+    engine: Engine, ctx: RequestContext, req: ListGroupsRequest, token: ReplyToken, now_ms: int
+) -> Result:
+    """Handle one ListGroups: states compare case-insensitively, types too."""
+    states = {s.lower() for s in req["states_filter"]}
+    types = {t.lower() for t in req["types_filter"]}
+    listed: list[ListedGroup] = []
+    if not types or CLASSIC_GROUP_TYPE in types:
+        for group_id, group in engine.groups.items():
+            if states and group.state.lower_name not in states:
+                continue
+            listed.append({"group_id": group_id, "protocol_type": group.protocol_type or "",
+                           "group_state": group.state.value, "group_type": CLASSIC_GROUP_TYPE})
+    response: ListGroupsResponse = {"error_code": ErrorCode.NONE, "groups": listed}
+    return Result((), (Reply(token, response),))

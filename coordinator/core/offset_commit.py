@@ -1,0 +1,207 @@
+"""OffsetCommit (API 8), versions 0-10.
+
+Version notes: v1 per-partition commit timestamp; v2-4 retention_time_ms (an explicit
+expire timestamp, Kafka's OffsetCommitValue v1); v6 leader epoch; v7 group.instance.id;
+v9+ a commit to a missing group with a generation is GROUP_ID_NOT_FOUND (ILLEGAL_GENERATION
+before). Topics arrive by name: the broker answers unknown topics and resolves v10's topic
+ids first (coordinator/server/group_apis.py).
+
+The answer waits for the commit records; nothing is applied before they are in the log,
+and a failed append answers every partition with the mapped error (Kafka's
+maybeConvertOffsetCommitError).
+"""
+
+from __future__ import annotations
+
+from coordinator.core.append_errors import offset_commit_error
+from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.group import ClassicGroup
+from coordinator.core.join import validate_current_member
+from coordinator.core.messages import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+    RequestContext,
+)
+from coordinator.core.result import Effects, ReplyToken, Result
+from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from wire.constants import ErrorCode
+
+__all__ = ["handle_offset_commit", "metadata_too_large"]
+
+
+def metadata_too_large(metadata: str, limit: int) -> bool:
+    """Kafka compares String.length() (UTF-16 code units) with offset.metadata.max.bytes."""
+    if len(metadata) > limit:
+        return True
+    return not metadata.isascii() and len(metadata.encode("utf-16-le")) // 2 > limit
+
+
+def _all_partitions(req: OffsetCommitRequest, error: ErrorCode) -> OffsetCommitResponse:
+    return {
+        "topics": [
+            {
+                "name": topic["name"],
+                "partitions": [
+                    {"partition_index": p["partition_index"], "error_code": error}
+                    for p in topic["partitions"]
+                ],
+            }
+            for topic in req["topics"]
+        ]
+    }
+
+
+def _validate_offset_commit(group: ClassicGroup, req: OffsetCommitRequest) -> ErrorCode | None:
+    """Kafka's validateOffsetCommit: simple commits to an Empty group skip member checks."""
+    state = group.state
+    if state is DEAD:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    generation = req["generation_id_or_member_epoch"]
+    if generation < 0 and state is EMPTY:
+        return None
+    member_id = req["member_id"]
+    instance_id = req["group_instance_id"]
+    if generation >= 0 or member_id != "" or instance_id is not None:
+        error = validate_current_member(group, member_id, instance_id)
+        if error is not None:
+            return error
+        if generation != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+        return None
+    if state is not EMPTY:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    return None
+
+
+def handle_offset_commit(
+    engine: Engine, ctx: RequestContext, req: OffsetCommitRequest, token: ReplyToken, now_ms: int
+) -> Result:
+    """Handle one OffsetCommit."""
+    fx = engine.effects()
+    group_id = req["group_id"]
+    if not valid_group_id(group_id, allow_empty=True):
+        fx.reply(token, _all_partitions(req, ErrorCode.INVALID_GROUP_ID))
+        return fx.result()
+    group = engine.groups.get(group_id)
+    created = group is None
+    if group is None:
+        if req["generation_id_or_member_epoch"] >= 0:
+            error = (ErrorCode.GROUP_ID_NOT_FOUND if ctx.api_version >= 9
+                     else ErrorCode.ILLEGAL_GENERATION)
+            fx.reply(token, _all_partitions(req, error))
+            return fx.result()
+        # A "simple" group: Kafka used only for offset storage.
+        group = ClassicGroup(group_id, EMPTY, now_ms)
+        engine.groups[group_id] = group
+    validation_error = _validate_offset_commit(group, req)
+    if validation_error is not None:
+        fx.reply(token, _all_partitions(req, validation_error))
+        return fx.result()
+    state = group.state
+    if state is COMPLETING_REBALANCE:
+        fx.reply(token, _all_partitions(req, ErrorCode.REBALANCE_IN_PROGRESS))
+        return fx.result()
+    if state is STABLE or state is PREPARING_REBALANCE:
+        # Commits from the previous generation are allowed while preparing; they keep the
+        # member's session alive.
+        engine.reschedule_heartbeat(group.members[req["member_id"]], now_ms, fx)
+    response = _store_offsets(engine, ctx, req, now_ms, fx)
+    fx.reply(token, response)
+    if fx.records:
+        fx.after_append(_CommitOutcome(engine, group, created, token, response))
+    return fx.result()
+
+
+def _store_offsets(
+    engine: Engine, ctx: RequestContext, req: OffsetCommitRequest, now_ms: int, fx: Effects
+) -> OffsetCommitResponse:
+    limit = engine.config.offset_metadata_max_bytes
+    group_id = req["group_id"]
+    version = ctx.api_version
+    retention = req["retention_time_ms"]
+    # An explicit expiry exists only where the request carries a retention time (v2-4).
+    expire = now_ms + retention if retention != -1 and 2 <= version <= 4 else -1
+    persist = fx.persist
+    topics: list[OffsetCommitResponseTopic] = []
+    for topic in req["topics"]:
+        name = topic["name"]
+        results: list[OffsetCommitResponsePartition] = []
+        for p in topic["partitions"]:
+            index = p["partition_index"]
+            metadata = p["committed_metadata"] or ""
+            if metadata_too_large(metadata, limit):
+                results.append(
+                    {"partition_index": index, "error_code": ErrorCode.OFFSET_METADATA_TOO_LARGE}
+                )
+                continue
+            commit_timestamp = now_ms
+            if version == 1 and p["commit_timestamp"] != -1:  # the v1 per-partition timestamp
+                commit_timestamp = p["commit_timestamp"]
+            value = OffsetCommitValue(
+                offset=p["committed_offset"],
+                leader_epoch=p["committed_leader_epoch"],
+                metadata=metadata,
+                commit_timestamp=commit_timestamp,
+                expire_timestamp=expire,
+            )
+            persist(Record(OffsetCommitKey(group_id, name, index), value))
+            results.append({"partition_index": index, "error_code": ErrorCode.NONE})
+        topics.append({"name": name, "partitions": results})
+    return {"topics": topics}
+
+
+class _CommitOutcome:
+    """A failed commit answers every partition it would have committed with the mapped
+    error, and forgets a group the commit itself created that holds nothing."""
+
+    __slots__ = ("created", "engine", "group", "response", "token")
+
+    def __init__(
+        self,
+        engine: Engine,
+        group: ClassicGroup,
+        created: bool,
+        token: ReplyToken,
+        response: OffsetCommitResponse,
+    ) -> None:
+        self.engine = engine
+        self.group = group
+        self.created = created
+        self.token = token
+        self.response = response
+
+    def appended(self, now_ms: int, fx: Effects) -> None:
+        """Nothing to do: the answer already says NONE."""
+
+    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
+        """Answer with the mapped error; undo the creation of a simple group."""
+        code = offset_commit_error(error)
+        fx.reply(self.token, {
+            "topics": [
+                {
+                    "name": t["name"],
+                    "partitions": [
+                        {"partition_index": p["partition_index"],
+                         "error_code": p["error_code"] or code}
+                        for p in t["partitions"]
+                    ],
+                }
+                for t in self.response["topics"]
+            ]
+        })
+        engine = self.engine
+        group = self.group
+        group_id = group.group_id
+        if (
+            self.created
+            and engine.groups.get(group_id) is group
+            and group.state is EMPTY
+            and group.generation_id == 0
+            and not group.members
+            and group_id not in engine.store.groups
+            and not engine.has_offsets(group_id)
+        ):
+            del engine.groups[group_id]

@@ -1,0 +1,83 @@
+"""Offset expiration (KIP-211): the periodic retention scan.
+
+Every ``offsets.retention.check.interval.ms`` the scan tombstones expired offsets and drops
+Empty groups left without any (Kafka's GroupMetadataManager.cleanupGroupMetadata /
+GroupMetadata.removeExpiredOffsets). A partition with a commit in flight never expires;
+if the tombstones' append fails, nothing was applied and a dropped group comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from coordinator.core.engine import Engine
+from coordinator.core.group import ClassicGroup
+from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE
+from coordinator.core.result import Effects
+from coordinator.core.state import EMPTY, STABLE
+from coordinator.core.store import TopicPartition
+from coordinator.core.timers import RetentionTimerKey
+from storage.records import OffsetCommitValue
+
+__all__ = ["expire_offsets", "schedule_retention_scan"]
+
+
+def _expired_partitions(
+    engine: Engine,
+    group: ClassicGroup,
+    offsets: Mapping[TopicPartition, OffsetCommitValue],
+    now_ms: int,
+    retention_ms: int,
+) -> list[TopicPartition]:
+    """KIP-211 (GroupMetadata.removeExpiredOffsets): which offsets of the group expire now."""
+    protocol_type = group.protocol_type
+    state = group.state
+    skip: frozenset[str] = frozenset()
+    use_state_time = False
+    if protocol_type is not None and state is EMPTY:
+        use_state_time = group.current_state_timestamp is not None
+    elif (protocol_type == CONSUMER_PROTOCOL_TYPE and group.subscribed_topics is not None
+          and state is STABLE):
+        skip = group.subscribed_topics
+    elif protocol_type is not None:
+        return []
+    group_id = group.group_id
+    pending = engine.pending
+    expired = []
+    for tp, value in offsets.items():
+        if tp[0] in skip or pending.in_flight(group_id, tp):
+            continue
+        if value.expire_timestamp != -1:
+            if now_ms >= value.expire_timestamp:
+                expired.append(tp)
+            continue
+        base = value.commit_timestamp
+        if use_state_time:
+            assert group.current_state_timestamp is not None
+            base = group.current_state_timestamp
+        if now_ms - base >= retention_ms:
+            expired.append(tp)
+    return expired
+
+
+def expire_offsets(engine: Engine, now_ms: int, fx: Effects) -> None:
+    """The retention scan: tombstone expired offsets, drop Empty groups left without any,
+    and re-arm the scan."""
+    if engine.retention_deadline == -1 or engine.retention_deadline > now_ms:
+        return
+    retention_ms = engine.config.offsets_retention_ms
+    for group in list(engine.groups.values()):
+        offsets = engine.store.group_offsets(group.group_id)
+        if offsets:
+            expired = _expired_partitions(engine, group, offsets, now_ms, retention_ms)
+            if expired:
+                engine.delete_offsets(group.group_id, expired, fx)
+        engine.maybe_drop_group(group, now_ms, "offsets expired", fx)
+    schedule_retention_scan(engine, now_ms, fx)
+
+
+def schedule_retention_scan(engine: Engine, now_ms: int, fx: Effects) -> None:
+    """Arm the next offset-expiration scan."""
+    deadline = now_ms + engine.config.offsets_retention_check_interval_ms
+    engine.retention_deadline = deadline
+    fx.schedule(RetentionTimerKey(), deadline)

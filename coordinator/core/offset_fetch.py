@@ -1,0 +1,69 @@
+"""OffsetFetch (API 9), versions 0-10, in its v8+ shape (several groups per request).
+
+Version notes: v2 topics None = every committed partition; v5 leader epoch; v7
+require_stable (KIP-447) -- there are no transactional offsets here, so nothing is ever
+unstable; v8 several groups per request. The broker wraps v0-7's single group in the v8
+shape, and resolves v10's topic ids (coordinator/server/group_apis.py). Offsets are read
+from hard state: a commit whose append is still in flight is not visible yet.
+"""
+
+from __future__ import annotations
+
+from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.messages import (
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartition,
+    OffsetFetchResponseTopic,
+    RequestContext,
+)
+from coordinator.core.result import Reply, ReplyToken, Result
+from coordinator.core.state import DEAD
+from storage.records import OffsetCommitValue
+from wire.constants import ErrorCode
+
+__all__ = ["handle_offset_fetch"]
+
+
+def _fetched(partition: int, value: OffsetCommitValue | None) -> OffsetFetchResponsePartition:
+    if value is None:
+        return {"partition_index": partition, "committed_offset": -1,
+                "committed_leader_epoch": -1, "metadata": "", "error_code": ErrorCode.NONE}
+    return {"partition_index": partition, "committed_offset": value.offset,
+            "committed_leader_epoch": value.leader_epoch, "metadata": value.metadata,
+            "error_code": ErrorCode.NONE}
+
+
+def handle_offset_fetch(
+    engine: Engine, ctx: RequestContext, req: OffsetFetchRequest, token: ReplyToken, now_ms: int
+) -> Result:
+    """Handle one OffsetFetch: offsets are returned whatever the group's state."""
+    groups: list[OffsetFetchResponseGroup] = []
+    for requested in req["groups"]:
+        group_id = requested["group_id"]
+        if not valid_group_id(group_id, allow_empty=True):
+            groups.append({"group_id": group_id, "error_code": ErrorCode.INVALID_GROUP_ID,
+                           "topics": ()})
+            continue
+        group = engine.groups.get(group_id)
+        offsets = {} if group is not None and group.state is DEAD else (
+            engine.store.group_offsets(group_id))
+        topics = requested["topics"]
+        out: list[OffsetFetchResponseTopic] = []
+        if topics is None:
+            by_topic: dict[str, list[OffsetFetchResponsePartition]] = {}
+            for (topic, partition), value in sorted(offsets.items(), key=lambda kv: kv[0]):
+                by_topic.setdefault(topic, []).append(_fetched(partition, value))
+            out = [{"name": t, "partitions": ps} for t, ps in by_topic.items()]
+        else:
+            for t in topics:
+                name = t["name"]
+                out.append({
+                    "name": name,
+                    "partitions": [_fetched(p, offsets.get((name, p)))
+                                   for p in t["partition_indexes"]],
+                })
+        groups.append({"group_id": group_id, "error_code": ErrorCode.NONE, "topics": out})
+    response: OffsetFetchResponse = {"groups": groups}
+    return Result((), (Reply(token, response),))

@@ -1,0 +1,285 @@
+"""What the broker does around the group coordinator (Kafka's ``KafkaApis`` for the group
+APIs): the version quirks the core's model leaves out, and the questions only the broker's
+topic store can answer.
+
+- JoinGroup: before v7 the response's protocol_name is not nullable ("" instead of null).
+- OffsetCommit / OffsetDelete: partitions of topics the broker does not have are answered
+  here with UNKNOWN_TOPIC_OR_PARTITION and never reach the coordinator; OffsetCommit v10
+  names topics by id (UNKNOWN_TOPIC_ID when one does not resolve).
+- OffsetFetch: v0-7 carry one group at the top level (the core reads the v8+ shape), v0-1
+  have no top-level error (it goes on every partition), v10 names topics by id.
+- DescribeGroups v3+: authorized operations, an authorizer's business (without one, every
+  group operation is allowed).
+
+Every other group API goes to the core untouched (``runtime.group_api``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+import wire
+from coordinator.core import (
+    ErrorCode,
+    handle_describe_groups,
+    handle_join_group,
+    handle_offset_commit,
+    handle_offset_delete,
+    handle_offset_fetch,
+)
+from coordinator.server.context import RequestContext
+from coordinator.server.runtime import CoordinatorRuntime
+
+__all__ = [
+    "GROUP_AUTHORIZED_OPERATIONS",
+    "TopicView",
+    "describe_groups",
+    "join_group",
+    "offset_commit",
+    "offset_delete",
+    "offset_fetch",
+]
+
+ZERO_UUID = uuid.UUID(int=0)
+
+# Bit set of AclOperation codes: READ (3), DELETE (6), DESCRIBE (8).
+GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+
+_NULLABLE_PROTOCOL_NAME_VERSION = 7  # JoinGroup
+_TOPIC_IDS_VERSION = 10  # OffsetCommit and OffsetFetch
+_GROUPS_VERSION = 8  # OffsetFetch
+_TOP_LEVEL_ERROR_VERSION = 2  # OffsetFetch
+
+
+def _runtime(ctx: RequestContext) -> CoordinatorRuntime:
+    runtime: CoordinatorRuntime = ctx.state.groups
+    return runtime
+
+
+def _replace(body: Any, **fields: Any) -> Any:
+    """The decoded request with some fields replaced (the rest as decoded)."""
+    return {**body, **fields}
+
+
+class TopicView:
+    """The questions the group APIs ask the broker's topic store. With no topic store (a
+    coordinator-only server) every topic and partition exists and no topic id resolves."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def partition_count(self, name: str) -> int | None:
+        """Partitions of topic ``name``; None if it does not exist."""
+        store = self._store
+        if store is None:
+            return 2**31 - 1
+        topic = store.get(name)
+        return None if topic is None else len(topic.partitions)
+
+    def name_of(self, topic_id: uuid.UUID) -> str | None:
+        """The name of the topic with this id, or None."""
+        store = self._store
+        if store is None or topic_id == ZERO_UUID:
+            return None
+        topic = store.by_id(topic_id)
+        return None if topic is None else str(topic.name)
+
+    def id_of(self, name: str) -> uuid.UUID:
+        """The id of topic ``name`` (the zero UUID if unknown)."""
+        store = self._store
+        if store is None:
+            return ZERO_UUID
+        topic = store.get(name)
+        return ZERO_UUID if topic is None else uuid.UUID(str(topic.topic_id))
+
+
+# --------------------------------------------------------------------------- JoinGroup
+
+
+async def join_group(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    """JoinGroup, parked until the join phase completes."""
+    response: dict[str, Any] = await _runtime(ctx).call(handle_join_group, ctx, request.body)
+    if ctx.api_version < _NULLABLE_PROTOCOL_NAME_VERSION and response["protocol_name"] is None:
+        response = {**response, "protocol_name": ""}
+    return response
+
+
+# --------------------------------------------------------------------------- OffsetCommit
+
+
+def _partition_errors(partitions: Iterable[int], error: int) -> list[dict[str, int]]:
+    return [{"partition_index": index, "error_code": error} for index in partitions]
+
+
+async def offset_commit(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    """Commit the partitions the broker has; refuse the others per partition."""
+    body = request.body
+    by_id = ctx.api_version >= _TOPIC_IDS_VERSION
+    view = TopicView(ctx.state.topics)
+    refused: list[dict[str, Any]] = []
+    valid: list[dict[str, Any]] = []
+    untouched = not by_id
+    for topic in body["topics"]:
+        topic_id = topic["topic_id"] if by_id else ZERO_UUID
+        name = view.name_of(topic_id) if by_id else topic["name"]
+        count = None if name is None else view.partition_count(name)
+        good = []
+        bad: list[dict[str, int]] = []
+        for p in topic["partitions"]:
+            index = p["partition_index"]
+            if name is None:
+                bad.append({"partition_index": index, "error_code": ErrorCode.UNKNOWN_TOPIC_ID})
+            elif count is None or not 0 <= index < count:
+                bad.append({"partition_index": index,
+                            "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})
+            else:
+                good.append(p)
+        if bad:
+            untouched = False
+            refused.append({"name": name or "", "topic_id": topic_id, "partitions": bad})
+        if good:
+            valid.append({"name": name, "partitions": good})
+    if untouched and valid:  # the common case: every partition exists, topics by name
+        committed: dict[str, Any] = await _runtime(ctx).call(handle_offset_commit, ctx, body)
+        return committed
+    out = refused
+    if valid:
+        response = await _runtime(ctx).call(handle_offset_commit, ctx, _replace(body, topics=valid))
+        for t in response["topics"]:
+            topic_id = view.id_of(t["name"]) if by_id else ZERO_UUID
+            out.append({"name": t["name"], "topic_id": topic_id,
+                        "partitions": list(t["partitions"])})
+    return {"topics": _merge(out)}
+
+
+def _merge(topics: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per topic (a topic can be split between refused and committed parts)."""
+    merged: dict[tuple[str, Any], dict[str, Any]] = {}
+    for t in topics:
+        key = (t["name"], t["topic_id"])
+        if key in merged:
+            merged[key]["partitions"].extend(t["partitions"])
+        else:
+            merged[key] = t
+    return list(merged.values())
+
+
+# --------------------------------------------------------------------------- OffsetFetch
+
+
+async def offset_fetch(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    """Fetch committed offsets of one group (v0-7) or several (v8+)."""
+    body = request.body
+    version = ctx.api_version
+    if version < _GROUPS_VERSION:
+        group = {"group_id": body["group_id"], "topics": body["topics"]}
+        core = _replace(body, groups=[group])
+        response = await _runtime(ctx).call(handle_offset_fetch, ctx, core)
+        return _single_group(response["groups"][0], version, body["topics"])
+    if version < _TOPIC_IDS_VERSION:
+        fetched: dict[str, Any] = await _runtime(ctx).call(handle_offset_fetch, ctx, body)
+        return fetched
+    view = TopicView(ctx.state.topics)
+    groups = []
+    unknown_by_group: list[list[dict[str, Any]]] = []
+    for g in body["groups"]:
+        unknown: list[dict[str, Any]] = []
+        topics = g["topics"]
+        if topics is not None:
+            known = []
+            for t in topics:
+                name = view.name_of(t["topic_id"])
+                if name is None:
+                    unknown.append(t)
+                else:
+                    known.append({"name": name, "partition_indexes": t["partition_indexes"]})
+            topics = known
+        groups.append({"group_id": g["group_id"], "topics": topics})
+        unknown_by_group.append(unknown)
+    response = await _runtime(ctx).call(handle_offset_fetch, ctx, _replace(body, groups=groups))
+    return {
+        "groups": [
+            _with_topic_ids(group, view, unknown)
+            for group, unknown in zip(response["groups"], unknown_by_group, strict=True)
+        ]
+    }
+
+
+def _unfetched(partition: int, error: int) -> dict[str, Any]:
+    return {"partition_index": partition, "committed_offset": -1, "committed_leader_epoch": -1,
+            "metadata": "", "error_code": error}
+
+
+def _single_group(group: dict[str, Any], version: int, requested: Any) -> dict[str, Any]:
+    error = group["error_code"]
+    if version < _TOP_LEVEL_ERROR_VERSION and error != ErrorCode.NONE:
+        # No top-level error before v2: Kafka puts the group's error on every partition.
+        return {"topics": [
+            {"name": t["name"], "partitions": [_unfetched(p, error)
+                                               for p in t["partition_indexes"]]}
+            for t in requested or ()
+        ]}
+    return {"error_code": error, "topics": group["topics"]}
+
+
+def _with_topic_ids(
+    group: dict[str, Any], view: TopicView, unknown: list[dict[str, Any]]
+) -> dict[str, Any]:
+    topics: list[dict[str, Any]] = [
+        {**t, "topic_id": view.id_of(t["name"])} for t in group["topics"]
+    ]
+    for t in unknown:
+        topics.append({"name": "", "topic_id": t["topic_id"], "partitions": [
+            _unfetched(p, ErrorCode.UNKNOWN_TOPIC_ID) for p in t["partition_indexes"]]})
+    return {**group, "topics": topics}
+
+
+# --------------------------------------------------------------------------- OffsetDelete
+
+
+async def offset_delete(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    """Delete committed offsets of partitions no member of the group consumes."""
+    body = request.body
+    view = TopicView(ctx.state.topics)
+    unknown: list[dict[str, Any]] = []
+    valid: list[dict[str, Any]] = []
+    for t in body["topics"]:
+        count = view.partition_count(t["name"])
+        good = []
+        bad = []
+        for p in t["partitions"]:
+            index = p["partition_index"]
+            if count is not None and 0 <= index < count:
+                good.append(p)
+            else:
+                bad.append(index)
+        if bad:
+            unknown.append({"name": t["name"], "partitions": _partition_errors(
+                bad, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)})
+        if good:
+            valid.append({"name": t["name"], "partitions": good})
+    core = body if not unknown else _replace(body, topics=valid)
+    response: dict[str, Any] = await _runtime(ctx).call(handle_offset_delete, ctx, core)
+    if response["error_code"] != ErrorCode.NONE or not unknown:
+        return response
+    return {"error_code": ErrorCode.NONE, "topics": unknown + list(response["topics"])}
+
+
+# --------------------------------------------------------------------------- DescribeGroups
+
+
+async def describe_groups(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    """Describe groups: state, protocol and members (metadata/assignment when Stable)."""
+    body = request.body
+    response: dict[str, Any] = await _runtime(ctx).call(handle_describe_groups, ctx, body)
+    if not body["include_authorized_operations"]:
+        return response
+    return {"groups": [
+        {**g, "authorized_operations": GROUP_AUTHORIZED_OPERATIONS}
+        if g["error_code"] == ErrorCode.NONE else g
+        for g in response["groups"]
+    ]}
