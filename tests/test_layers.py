@@ -1,15 +1,21 @@
 """The architecture's import boundaries, checked by walking every module's imports (ast).
 
+Floors: ``wire`` (bottom) -> ``storage`` -> ``coordinator`` (top); a lower floor never
+imports a higher one, and no module takes part in an import cycle (every import counts:
+module level, in functions, and under TYPE_CHECKING).
+
 | layer | must never import |
 |---|---|
 | wire/ | trio, coordinator, storage |
 | coordinator/core/, config.py, storage/records.py | trio, time, random, os, socket, threads |
 | storage/ | coordinator; codec modules also trio |
+| coordinator/ outside testing/ (and the CLI) | coordinator.testing (the test double) |
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -80,3 +86,134 @@ def test_checker_sees_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import trio\nfrom coordinator.core import x\n", encoding="utf-8")
     assert len(violations([bad], ("trio", "coordinator"))) == 2
+
+
+def test_production_code_does_not_import_the_test_double() -> None:
+    # The CLI is where the test double is wired in on request (``serve --control-port``
+    # starts its HTTP control API); nothing else reaches it.
+    production = [
+        p for p in modules_under("coordinator")
+        if "testing" not in p.parts and p != ROOT / "coordinator" / "cli.py"
+    ]
+    assert violations(production, ("coordinator.testing",)) == []
+
+
+# --------------------------------------------------------------------------- import cycles
+
+FLOORS = ("wire", "storage", "coordinator")
+
+
+def module_names(root: Path, packages: Iterable[str]) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of ``packages`` under ``root``."""
+    found = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Which first-party modules each module imports (relative imports resolved; ``from
+    pkg import sub`` is an edge to the submodule; a package's own submodules importing their
+    parent implicitly do not count)."""
+
+    def known(name: str) -> str | None:
+        while name:
+            if name in modules:
+                return name
+            name = name.rpartition(".")[0]
+        return None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                edges.update(m for a in node.names if (m := known(a.name)))
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package
+                    for _ in range(node.level - 1):
+                        parent = parent.rpartition(".")[0]
+                    base = f"{parent}.{base}" if base else parent
+                for alias in node.names:
+                    target = f"{base}.{alias.name}"
+                    resolved = target if target in modules else known(base)
+                    if resolved:
+                        edges.add(resolved)
+        edges.discard(name)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle() -> None:
+    graph = import_graph(module_names(ROOT, FLOORS))
+    assert len(graph) > 100
+    assert cycles(graph) == []
+
+
+def test_no_floor_imports_a_higher_one() -> None:
+    graph = import_graph(module_names(ROOT, FLOORS))
+    rank = {floor: i for i, floor in enumerate(FLOORS)}
+    upward = [
+        f"{name} imports {target}"
+        for name, targets in graph.items()
+        for target in targets
+        if rank[target.split(".")[0]] > rank[name.split(".")[0]]
+    ]
+    assert upward == []
+
+
+def test_cycle_checker_sees_a_cycle(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "a.py").write_text("from pkg import b\n", encoding="utf-8")
+    (pkg / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import x\n",
+        encoding="utf-8",
+    )
+    (pkg / "c.py").write_text("import pkg.a\n", encoding="utf-8")
+    graph = import_graph(module_names(tmp_path, ["pkg"]))
+    assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.a"}
+    assert cycles(graph) == [["pkg.a", "pkg.b"]]

@@ -234,7 +234,7 @@ def test_fetch_offsets_invalid_group_id_is_only_null(h: Harness) -> None:
     response = h.fetch_offsets_response([(None, None)])  # type: ignore[list-item]
     assert response.groups[0].error_code == ErrorCode.INVALID_GROUP_ID
     # (v0-7's top-level copy of the single group's error is the broker's:
-    # tests/server/test_groups.py::test_offset_fetch_v7_invalid_group_id_is_top_level)
+    # tests/server/test_groups.py::test_offset_fetch_single_group_error_placement)
 
 
 # --------------------------------------------------------------------------- KIP-211 expiry

@@ -7,7 +7,8 @@ Invariants after every step:
 - a group's generation never decreases while the coordinator lives; after a crash it comes
   back at the last persisted generation (Kafka does not persist CompletingRebalance);
 - every transition is legal (asserted inside the core: an illegal one raises);
-- replaying the records emitted so far gives the live hard state;
+- replaying the records appended so far gives the live hard state, and every group with
+  persisted state is live -- also after appends that failed (a rule fails the next one);
 - every unanswered reply token is parked on a live member (none is stranded), and at the end
   letting time run answers every one of them;
 - a Stable group's members all hold the assignment the leader gave them.
@@ -195,6 +196,12 @@ class CoordinatorMachine(RuleBasedStateMachine):
         self.h.sleep(ms)
         self._absorb()
 
+    @rule(error=st.sampled_from([ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.MESSAGE_TOO_LARGE,
+                                 ErrorCode.NOT_LEADER_OR_FOLLOWER]))
+    def fail_next_append(self, error: ErrorCode) -> None:
+        """The next append (whatever it carries) fails with ``error``."""
+        self.h.fail_appends(error)
+
     @rule()
     def crash_and_replay(self) -> None:
         before = {g: grp.generation_id for g, grp in self.h.coordinator.engine.groups.items()}
@@ -249,7 +256,11 @@ class CoordinatorMachine(RuleBasedStateMachine):
         replayed = GroupCoordinator(CONFIG, lambda: "x")
         for record in self.h.records:
             replayed.replay(record)
-        assert replayed.hard_state() == self.h.coordinator.hard_state()
+        replayed.on_loaded(self.h.now)
+        live = self.h.coordinator
+        assert replayed.hard_state() == live.hard_state()
+        assert replayed.persisted_group_ids() == live.persisted_group_ids()
+        assert live.persisted_group_ids() <= set(live.group_ids())
 
     @invariant()
     def no_stranded_reply_tokens(self) -> None:

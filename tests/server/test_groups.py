@@ -215,3 +215,18 @@ async def test_offset_fetch_all_topics_and_old_versions(
             for t in fetched.topics
             for p in t.partitions
         ] == [("t", 1, version)]
+
+
+async def test_offset_fetch_single_group_error_placement() -> None:
+    """v2-7 copy the single group's error to the top level (the core answers in v8's shape);
+    v0-1 have no top-level error and put it on every requested partition."""
+    from coordinator.server.group_apis import _single_group
+
+    group = {"group_id": "g", "error_code": 24, "topics": []}
+    requested = [{"name": "t", "partition_indexes": [0, 2]}]
+    assert _single_group(group, 7, requested) == {"error_code": 24, "topics": []}
+    assert _single_group(group, 2, requested) == {"error_code": 24, "topics": []}
+    v1 = _single_group(group, 1, requested)
+    assert "error_code" not in v1
+    assert [(p["partition_index"], p["committed_offset"], p["error_code"])
+            for p in v1["topics"][0]["partitions"]] == [(0, -1, 24), (2, -1, 24)]

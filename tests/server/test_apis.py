@@ -1,0 +1,82 @@
+"""The one handler table: every route resolves, keys are unique, and ApiVersions advertises
+exactly what is both decoded by wire and handled."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from raw_client import API_VERSIONS
+
+import wire
+from coordinator.broker.api_versions import advertised_api_versions
+from coordinator.server.apis import ROUTES, SERVED_API_KEYS, Route, load_handlers, routes
+from wire import ApiKey
+
+
+def test_every_route_resolves_to_a_handler_for_a_decoded_api() -> None:
+    handlers = load_handlers()
+    assert handlers.keys() == ROUTES.keys() == SERVED_API_KEYS
+    for key, handler in handlers.items():
+        assert callable(handler), key
+        assert wire.lookup(key) is not None, key
+
+
+def test_group_and_broker_apis_share_the_table() -> None:
+    group = {ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP,
+             ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS,
+             ApiKey.LIST_GROUPS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE}
+    broker = {ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.METADATA,
+              ApiKey.FIND_COORDINATOR, ApiKey.API_VERSIONS, ApiKey.CREATE_TOPICS,
+              ApiKey.DELETE_TOPICS, ApiKey.INIT_PRODUCER_ID}
+    assert group | broker == SERVED_API_KEYS
+
+
+def test_a_key_given_twice_is_refused() -> None:
+    heartbeat = ROUTES[ApiKey.HEARTBEAT]
+    with pytest.raises(ValueError, match="two handlers"):
+        routes([heartbeat, replace(heartbeat, function="something_else")])
+
+
+def test_a_key_wire_cannot_decode_is_refused() -> None:
+    with pytest.raises(ValueError, match="no wire codec"):
+        routes([Route(ApiKey.ALTER_PARTITION, "coordinator.broker.metadata", "handle")])
+
+
+def _ranges(keys: list[dict[str, int]]) -> dict[int, tuple[int, int]]:
+    return {k["api_key"]: (k["min_version"], k["max_version"]) for k in keys}
+
+
+def test_api_versions_advertises_exactly_the_decoded_and_handled_versions() -> None:
+    advertised = _ranges(advertised_api_versions(SERVED_API_KEYS))
+    decoded = {s.api_key: (s.min_version, s.max_version) for s in wire.all_apis()}
+    assert advertised.keys() == decoded.keys() & SERVED_API_KEYS
+    for key, versions in advertised.items():
+        if key == ApiKey.PRODUCE:  # KAFKA-18659: Produce is advertised from v0
+            assert versions == (0, decoded[key][1])
+        else:
+            assert versions == decoded[key]
+
+
+def test_an_api_wire_decodes_without_a_handler_is_not_advertised() -> None:
+    heartbeat = wire.lookup(ApiKey.HEARTBEAT)
+    assert heartbeat is not None
+    unhandled = replace(heartbeat, api_key=ApiKey.SASL_HANDSHAKE, name="SaslHandshake")
+    specs = [*wire.all_apis(), unhandled]
+    advertised = _ranges(advertised_api_versions(SERVED_API_KEYS, specs))
+    assert ApiKey.SASL_HANDSHAKE not in advertised
+    assert ApiKey.HEARTBEAT in advertised
+    # ... and one handled without a wire codec is not either.
+    assert ApiKey.ALTER_PARTITION not in _ranges(
+        advertised_api_versions({*SERVED_API_KEYS, ApiKey.ALTER_PARTITION}))
+
+
+@pytest.mark.trio
+async def test_the_server_answers_api_versions_from_the_table(server: Any, connect: Any) -> None:
+    client = await connect(server.port)
+    response = await client.request(API_VERSIONS, 3, {"client_software_name": "raw",
+                                                      "client_software_version": "1"})
+    assert response.error_code == 0
+    got = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+    assert got == _ranges(advertised_api_versions(SERVED_API_KEYS))
