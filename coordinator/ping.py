@@ -21,6 +21,8 @@ import time
 from collections.abc import Sequence
 from typing import NoReturn
 
+import wire
+
 __all__ = ["ATTEMPT_SECONDS", "DEFAULT_TIMEOUT", "RETRY_SECONDS", "main", "parse_bootstrap"]
 
 DEFAULT_TIMEOUT = 10.0
@@ -91,8 +93,6 @@ class _NoAnswer(Exception):
 
 def _ask(host: str, port: int, correlation_id: int, budget: float) -> None:
     """One ApiVersions v0 round trip within ``budget`` seconds; _NoAnswer unless error 0."""
-    import wire
-
     deadline = time.monotonic() + budget
     request = wire.encode_request(API_VERSIONS, 0, correlation_id, CLIENT_ID, {})
     reader = wire.FrameReader(max_frame_bytes=1 << 20)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from coordinator.config import KNOWN_KEYS as COORDINATOR_KEYS
 from coordinator.config import ConfigError, CoordinatorConfig
+from coordinator.server.lazy import import_leaf
 
 __all__ = [
     "DEFAULT_CONNECTIONS_MAX_IDLE_MS",
@@ -87,8 +88,6 @@ def _int_value(key: str, raw: str, low: int, high: int) -> int:
 
 def _validate_broker(props: dict[str, str]) -> dict[str, str]:
     """The broker keys normalised (defaults filled in); ConfigError for unknown/bad ones."""
-    from coordinator.server.lazy import import_leaf
-
     broker_config = import_leaf("coordinator.broker.config")
     known: Mapping[str, str] = broker_config.BROKER_CONFIG_DEFAULTS
     for key in props:

@@ -25,6 +25,7 @@ from coordinator.core.coordinator import GroupView
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.faults import DropWhen, Fault, FaultInjector
 from coordinator.server.options import ServeOptions, build_options
+from wire.consumer_protocol import decode_assignment
 
 __all__ = ["DEFAULT_TEST_CONFIG", "KcoordServer", "describe_view", "jump_clock"]
 
@@ -260,8 +261,6 @@ def _decode_assignment(data: bytes) -> list[tuple[str, int]] | None:
     if not data:
         return []
     try:
-        from wire.consumer_protocol import decode_assignment
-
         _, assignment = decode_assignment(data)
     except Exception:
         return None
