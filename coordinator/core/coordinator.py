@@ -193,11 +193,13 @@ class GroupCoordinator(Engine):
     def append_done(self, result: Result, now_ms: int) -> Result:
         """``result.records`` are in the log: apply them to hard state and run the Result's
         callbacks. The runtime sends ``result.replies`` and then processes what this returns."""
+        records = result.records
         apply = self.store.apply
-        for record in result.records:
-            apply(record)
+        for record in records:
+            if type(record.key) is not RebalanceEventKey:  # history: nothing to apply
+                apply(record)
         if self.pending:
-            self.pending.settle(result.records)
+            self.pending.settle(records)
         if not result.callbacks:
             return EMPTY_RESULT
         fx = self.effects()

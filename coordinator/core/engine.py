@@ -128,10 +128,10 @@ class Engine:
         """Tombstone the partitions that are committed or have a write in flight (so a commit
         landing before the tombstone cannot outlive it)."""
         committed = self.store.group_offsets(group_id)
-        pending = self.pending
+        in_flight = self.pending.keys(group_id)
         for topic, partition in partitions:
             tp = (topic, partition)
-            if tp in committed or pending.in_flight(group_id, tp):
+            if tp in committed or tp in in_flight:
                 fx.persist(Record(OffsetCommitKey(group_id, topic, partition), None))
 
     # ------------------------------------------------------------------ dropping groups

@@ -41,11 +41,10 @@ def _expired_partitions(
         skip = group.subscribed_topics
     elif protocol_type is not None:
         return []
-    group_id = group.group_id
-    pending = engine.pending
+    in_flight = engine.pending.keys(group.group_id)
     expired = []
     for tp, value in offsets.items():
-        if tp[0] in skip or pending.in_flight(group_id, tp):
+        if tp[0] in skip or tp in in_flight:
             continue
         if value.expire_timestamp != -1:
             if now_ms >= value.expire_timestamp:

@@ -13,6 +13,7 @@ have offsets? which keys to tombstone?) read hard state through it.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -77,85 +78,66 @@ class HardState:
         )
 
 
-class _InFlight:
-    """The offset writes in flight for one key: how many, and the latest value (None: a
-    tombstone)."""
-
-    __slots__ = ("count", "value")
-
-    def __init__(self, value: OffsetCommitValue | None) -> None:
-        self.count = 1
-        self.value = value
-
-
 class PendingWrites:
-    """Offset records emitted but not yet appended, per group and key (appends complete in
-    emission order, so the latest value of a key is the one that lands last)."""
+    """Offset records emitted but not yet appended, per group, in emission order (appends
+    complete in that order, so the last record of a key is the one that lands last).
+    Recording and settling are the commit hot path, so they only queue and dequeue; the
+    questions below replay the (short) queue when a rarer decision needs them."""
 
     __slots__ = ("_groups",)
 
     def __init__(self) -> None:
-        self._groups: dict[str, dict[TopicPartition, _InFlight]] = {}
+        self._groups: dict[str, deque[Record]] = {}
 
     def add(self, record: Record) -> None:
         """Count an emitted record (only offset records matter here)."""
         key = record.key
-        if not isinstance(key, OffsetCommitKey):
-            return
-        value = record.value
-        writes = self._groups.get(key.group)
-        if writes is None:
-            writes = self._groups[key.group] = {}
-        tp = (key.topic, key.partition)
-        entry = writes.get(tp)
-        if entry is None:
-            writes[tp] = _InFlight(value if isinstance(value, OffsetCommitValue) else None)
-        else:
-            entry.count += 1
-            entry.value = value if isinstance(value, OffsetCommitValue) else None
+        if type(key) is OffsetCommitKey:
+            queue = self._groups.get(key.group)
+            if queue is None:
+                queue = self._groups[key.group] = deque()
+            queue.append(record)
 
     def settle(self, records: Iterable[Record]) -> None:
-        """These records' appends completed (either way): they are no longer in flight."""
+        """These records' appends completed (either way), in emission order."""
         groups = self._groups
         for record in records:
             key = record.key
-            if not isinstance(key, OffsetCommitKey):
-                continue
-            writes = groups.get(key.group)
-            if writes is None:
-                continue
-            tp = (key.topic, key.partition)
-            entry = writes.get(tp)
-            if entry is None:
-                continue
-            entry.count -= 1
-            if entry.count == 0:
-                del writes[tp]
-                if not writes:
-                    del groups[key.group]
+            if type(key) is OffsetCommitKey:
+                queue = groups.get(key.group)
+                if queue:
+                    queue.popleft()
+                    if not queue:
+                        del groups[key.group]
 
     def __bool__(self) -> bool:
         return bool(self._groups)
 
+    def latest(self, group_id: str) -> dict[TopicPartition, OffsetCommitValue | None]:
+        """The last value in flight per key of the group (None: a tombstone)."""
+        out: dict[TopicPartition, OffsetCommitValue | None] = {}
+        for record in self._groups.get(group_id, ()):
+            key = record.key
+            assert isinstance(key, OffsetCommitKey)
+            value = record.value
+            out[(key.topic, key.partition)] = (
+                value if isinstance(value, OffsetCommitValue) else None
+            )
+        return out
+
     def has_offsets(self, group_id: str, committed: Mapping[TopicPartition, object]) -> bool:
         """Whether the group has offsets once every write in flight lands (Kafka's
         ``hasOffsets``, which counts pending commits)."""
-        writes = self._groups.get(group_id)
-        if writes is None:
+        if group_id not in self._groups:
             return bool(committed)
-        if any(entry.value is not None for entry in writes.values()):
+        latest = self.latest(group_id)
+        if any(value is not None for value in latest.values()):
             return True
-        return any(tp not in writes for tp in committed)
+        return any(tp not in latest for tp in committed)
 
-    def keys(self, group_id: str) -> Iterable[TopicPartition]:
+    def keys(self, group_id: str) -> set[TopicPartition]:
         """Keys of the group with a write in flight."""
-        return self._groups.get(group_id, _NO_WRITES).keys()
-
-    def in_flight(self, group_id: str, tp: TopicPartition) -> bool:
-        """Whether a write of this key is in flight."""
-        writes = self._groups.get(group_id)
-        return writes is not None and tp in writes
+        return set(self.latest(group_id)) if group_id in self._groups else set()
 
 
 _NO_OFFSETS: dict[TopicPartition, OffsetCommitValue] = {}
-_NO_WRITES: dict[TopicPartition, _InFlight] = {}

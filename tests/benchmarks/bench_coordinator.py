@@ -9,7 +9,9 @@ Prints a table of medians over several runs:
   with tracemalloc.
 Targets from issue 3: >= 200,000 heartbeats/s and <= 2 KiB per member.
 Throughput is measured in process CPU time (``time.process_time``), so a busy shared machine
-does not skew it; each call includes building the Result the runtime would consume.
+does not skew it; each call includes building the Result the runtime would consume and, when
+it carries records, the core's ``append_done`` once they are "appended" (applying them to hard
+state: persist, then apply).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -30,18 +33,19 @@ from coordinator.core import (
     GroupCoordinator,
     HeartbeatRequest,
     JoinGroupRequest,
-    JoinGroupResponse,
     JoinTimerKey,
+    LocalContext,
     OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
+    Reply,
     Result,
     SyncGroupRequest,
 )
 
 RUNS = 5
 CONFIG = CoordinatorConfig(group_initial_rebalance_delay_ms=3000)
-PROTOCOLS = (("range", b"\x00\x03\x00\x00\x00\x01\x00\x05topic\xff\xff\xff\xff"),)
+PROTOCOLS = [{"name": "range",
+              "metadata": b"\x00\x03\x00\x00\x00\x01\x00\x05topic\xff\xff\xff\xff"}]
+V3, V4, V5, V8 = (LocalContext(api_version=v, client_id="c", client_host="h") for v in (3, 4, 5, 8))
 
 
 def _coordinator() -> GroupCoordinator:
@@ -49,77 +53,104 @@ def _coordinator() -> GroupCoordinator:
     return GroupCoordinator(CONFIG, lambda: f"{next(counter):032x}")
 
 
-def _replies(result: Result) -> dict[object, object]:
-    return {r.token: r.response for r in result.replies}
+def _run(coordinator: GroupCoordinator, result: Result, now: int) -> list[Reply]:
+    """What the runtime does with a Result whose append succeeded: the core applies the
+    records (``append_done``); the replies of both are sent."""
+    replies = list(result.replies)
+    if result.records:
+        replies += coordinator.append_done(result, now).replies
+    return replies
+
+
+def _replies(coordinator: GroupCoordinator, result: Result, now: int) -> dict[object, object]:
+    return {r.token: r.response for r in _run(coordinator, result, now)}
+
+
+def _join(group_id: str, member_id: str = "") -> JoinGroupRequest:
+    return {"group_id": group_id, "session_timeout_ms": 30_000, "rebalance_timeout_ms": 60_000,
+            "member_id": member_id, "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": PROTOCOLS, "reason": None}
+
+
+def _sync(group_id: str, generation: int, member_id: str,
+          assignments: list[tuple[str, bytes]]) -> SyncGroupRequest:
+    return {"group_id": group_id, "generation_id": generation, "member_id": member_id,
+            "group_instance_id": None, "protocol_type": None, "protocol_name": None,
+            "assignments": [{"member_id": m, "assignment": a} for m, a in assignments]}
+
+
+def _commit(group_id: str, generation: int, member_id: str,
+            offsets: list[tuple[int, int]]) -> OffsetCommitRequest:
+    return {"group_id": group_id, "generation_id_or_member_epoch": generation,
+            "member_id": member_id, "group_instance_id": None, "retention_time_ms": -1,
+            "topics": [{"name": "topic", "partitions": [
+                {"partition_index": p, "committed_offset": o, "committed_leader_epoch": -1,
+                 "commit_timestamp": -1, "committed_metadata": ""} for p, o in offsets]}]}
 
 
 def stable_group(coordinator: GroupCoordinator, group_id: str, size: int,
                  now: int = 0) -> tuple[list[str], int]:
     """Join ``size`` members, let the initial delay expire, sync: a Stable group."""
-    answers: dict[object, object] = {}
+    answers: dict[object, Any] = {}
     for i in range(size):
-        request = JoinGroupRequest(api_version=3, group_id=group_id, session_timeout_ms=30_000,
-                                   rebalance_timeout_ms=60_000, protocol_type="consumer",
-                                   protocols=PROTOCOLS, client_id=f"c{i}", client_host="h")
-        answers.update(_replies(coordinator.join_group(request, ("j", group_id, i), now)))
+        result = coordinator.join_group(V3, _join(group_id), ("j", group_id, i), now)
+        answers.update(_replies(coordinator, result, now))
     while ("j", group_id, 0) not in answers:  # the initial delay extends while members arrive
         now += CONFIG.group_initial_rebalance_delay_ms
-        answers.update(_replies(coordinator.fire_timer(JoinTimerKey(group_id), now)))
+        answers.update(_replies(coordinator, coordinator.fire_timer(JoinTimerKey(group_id), now),
+                                now))
     responses = [answers[("j", group_id, i)] for i in range(size)]
-    assert all(isinstance(r, JoinGroupResponse) and r.error_code == 0 for r in responses)
-    member_ids = [r.member_id for r in responses]  # type: ignore[union-attr]
-    generation = responses[0].generation_id  # type: ignore[union-attr]
-    leader = responses[0].leader  # type: ignore[union-attr]
+    assert all(r["error_code"] == 0 for r in responses)
+    member_ids = [r["member_id"] for r in responses]
+    generation = responses[0]["generation_id"]
+    leader = responses[0]["leader"]
     _sync_all(coordinator, group_id, member_ids, leader, generation, now)
     return member_ids, generation
 
 
 def _sync_all(coordinator: GroupCoordinator, group_id: str, member_ids: list[str], leader: str,
               generation: int, now: int) -> None:
-    assignment = tuple((m, b"a") for m in member_ids)
-    coordinator.sync_group(SyncGroupRequest(api_version=5, group_id=group_id,
-                                            generation_id=generation, member_id=leader,
-                                            assignments=assignment), ("s", leader), now)
+    assignment = [(m, b"a") for m in member_ids]
+    _run(coordinator, coordinator.sync_group(V5, _sync(group_id, generation, leader, assignment),
+                                             ("s", leader), now), now)
     for member_id in member_ids:
         if member_id != leader:
-            coordinator.sync_group(SyncGroupRequest(api_version=5, group_id=group_id,
-                                                    generation_id=generation,
-                                                    member_id=member_id), ("s", member_id), now)
+            coordinator.sync_group(V5, _sync(group_id, generation, member_id, []),
+                                   ("s", member_id), now)
 
 
 def bench_heartbeats(members: int = 100, rounds: int = 2000) -> float:
     coordinator = _coordinator()
     member_ids, generation = stable_group(coordinator, "hb", members)
-    requests = [HeartbeatRequest(api_version=4, group_id="hb", generation_id=generation,
-                                 member_id=m) for m in member_ids]
+    requests: list[HeartbeatRequest] = [
+        {"group_id": "hb", "generation_id": generation, "member_id": m, "group_instance_id": None}
+        for m in member_ids
+    ]
     heartbeat = coordinator.heartbeat
     now = 10_000
     start = time.process_time()
     for _ in range(rounds):
         for request in requests:
-            heartbeat(request, 1, now)
+            heartbeat(V4, request, 1, now)
         now += 1
     elapsed = time.process_time() - start
-    assert heartbeat(requests[0], 1, now).replies[0].response.error_code == 0  # type: ignore[union-attr]
+    assert heartbeat(V4, requests[0], 1, now).replies[0].response["error_code"] == 0  # type: ignore[typeddict-item]
     return members * rounds / elapsed
 
 
 def bench_join_sync(members: int, cycles: int) -> float:
     coordinator = _coordinator()
     member_ids, _ = stable_group(coordinator, "js", members)
-    joins = [JoinGroupRequest(api_version=5, group_id="js", member_id=m, session_timeout_ms=30_000,
-                              rebalance_timeout_ms=60_000, protocol_type="consumer",
-                              protocols=PROTOCOLS, client_id="c", client_host="h")
-             for m in member_ids]
+    joins = [_join("js", m) for m in member_ids]
     now = 10_000
     start = time.process_time()
     for _ in range(cycles):
-        answers: dict[object, object] = {}
+        answers: dict[object, Any] = {}
         for i, request in enumerate(joins):
-            answers.update(_replies(coordinator.join_group(request, i, now)))
+            answers.update(_replies(coordinator, coordinator.join_group(V5, request, i, now), now))
         first = answers[0]
-        assert isinstance(first, JoinGroupResponse) and first.error_code == 0
-        _sync_all(coordinator, "js", member_ids, first.leader, first.generation_id, now)
+        assert first["error_code"] == 0
+        _sync_all(coordinator, "js", member_ids, first["leader"], first["generation_id"], now)
         now += 1
     elapsed = time.process_time() - start
     assert coordinator.describe("js").state == "Stable"  # type: ignore[union-attr]
@@ -129,17 +160,14 @@ def bench_join_sync(members: int, cycles: int) -> float:
 def bench_commits(partitions: int = 32, requests: int = 5000) -> float:
     coordinator = _coordinator()
     member_ids, generation = stable_group(coordinator, "oc", 1)
-    request = OffsetCommitRequest(
-        api_version=8, group_id="oc", generation_id=generation, member_id=member_ids[0],
-        topics=(OffsetCommitRequestTopic(name="topic", partitions=tuple(
-            OffsetCommitRequestPartition(partition_index=p, committed_offset=p * 10)
-            for p in range(partitions))),),
-    )
+    request = _commit("oc", generation, member_ids[0], [(p, p * 10) for p in range(partitions)])
     commit = coordinator.offset_commit
+    append_done = coordinator.append_done
     start = time.process_time()
     for i in range(requests):
-        commit(request, i, 10_000 + i)
+        append_done(commit(V8, request, i, 10_000 + i), 10_000 + i)
     elapsed = time.process_time() - start
+    assert coordinator.committed_offsets("oc")[("topic", 1)].offset == 10
     return requests / elapsed
 
 
@@ -156,12 +184,9 @@ def memory_per_member(groups: int = 10_000, members: int = 10) -> tuple[float, f
     gc.collect()
     after_groups = tracemalloc.get_traced_memory()[0]
     for g, (member_id, generation) in enumerate(ids):
-        coordinator.offset_commit(OffsetCommitRequest(
-            api_version=8, group_id=f"group-{g}", generation_id=generation, member_id=member_id,
-            topics=(OffsetCommitRequestTopic(name="topic", partitions=tuple(
-                OffsetCommitRequestPartition(partition_index=p, committed_offset=1000 + p)
-                for p in range(members))),),
-        ), g, 20_000)
+        request = _commit(f"group-{g}", generation, member_id,
+                          [(p, 1000 + p) for p in range(members)])
+        coordinator.append_done(coordinator.offset_commit(V8, request, g, 20_000), 20_000)
     gc.collect()
     after_offsets = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
