@@ -69,7 +69,10 @@ class Engine:
 
     def effects(self) -> Effects:
         """A fresh accumulator whose persisted records count as in flight here."""
-        return Effects(self.pending)
+        pending = self.pending
+        if pending.unreturned:  # left by a call that raised (a bug) before returning
+            pending.discard_unreturned()
+        return Effects(pending)
 
     # ------------------------------------------------------------------ records
 

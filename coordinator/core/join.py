@@ -77,81 +77,61 @@ def handle_join_group(
 ) -> Result:
     """Handle one JoinGroup; the reply may be parked until the join phase completes."""
     fx = engine.effects()
-    _join_group(engine, _Join(ctx, req), token, now_ms, fx)
+    _join_group(engine, ctx, req, token, now_ms, fx)
     return fx.result()
 
 
-class _Join:
-    """A JoinGroup with its version quirks resolved."""
-
-    __slots__ = (
-        "client_host",
-        "client_id",
-        "group_id",
-        "group_instance_id",
-        "member_id",
-        "protocol_type",
-        "protocols",
-        "reason",
-        "rebalance_timeout_ms",
-        "session_timeout_ms",
-        "version",
-    )
-
-    def __init__(self, ctx: RequestContext, req: JoinGroupRequest) -> None:
-        self.version = ctx.api_version
-        self.client_id = ctx.client_id or ""
-        self.client_host = ctx.client_host
-        self.group_id = req["group_id"]
-        self.member_id = req["member_id"]
-        self.group_instance_id = req["group_instance_id"]
-        self.protocol_type = req["protocol_type"]
-        self.protocols: Protocols = tuple(
-            (p["name"], bytes(p["metadata"])) for p in req["protocols"]
-        )
-        self.session_timeout_ms = req["session_timeout_ms"]
-        # v0 has no rebalance timeout: Kafka uses the session timeout.
-        self.rebalance_timeout_ms = (
-            req["session_timeout_ms"] if self.version == 0 else req["rebalance_timeout_ms"]
-        )
-        self.reason = req["reason"]
+def _protocols(req: JoinGroupRequest) -> Protocols:
+    return tuple((p["name"], bytes(p["metadata"])) for p in req["protocols"])
 
 
-def _join_group(engine: Engine, req: _Join, token: ReplyToken, now_ms: int, fx: Effects) -> None:
-    group_id = req.group_id
+def _rebalance_timeout(ctx: RequestContext, req: JoinGroupRequest) -> int:
+    # v0 has no rebalance timeout: Kafka uses the session timeout.
+    return req["session_timeout_ms"] if ctx.api_version == 0 else req["rebalance_timeout_ms"]
+
+
+def _join_group(
+    engine: Engine,
+    ctx: RequestContext,
+    req: JoinGroupRequest,
+    token: ReplyToken,
+    now_ms: int,
+    fx: Effects,
+) -> None:
+    group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=False):
-        _error(token, req.member_id, ErrorCode.INVALID_GROUP_ID, fx)
+        _error(token, req["member_id"], ErrorCode.INVALID_GROUP_ID, fx)
         return
     config = engine.config
-    session_timeout = req.session_timeout_ms
+    session_timeout = req["session_timeout_ms"]
     if not (
         config.group_min_session_timeout_ms
         <= session_timeout
         <= config.group_max_session_timeout_ms
     ):
-        _error(token, req.member_id, ErrorCode.INVALID_SESSION_TIMEOUT, fx)
+        _error(token, req["member_id"], ErrorCode.INVALID_SESSION_TIMEOUT, fx)
         return
-    is_unknown = req.member_id == ""
+    is_unknown = req["member_id"] == ""
     group = engine.groups.get(group_id)
     if group is None:
         if not is_unknown:
-            _error(token, req.member_id, ErrorCode.UNKNOWN_MEMBER_ID, fx)
+            _error(token, req["member_id"], ErrorCode.UNKNOWN_MEMBER_ID, fx)
             return
         group = ClassicGroup(group_id, EMPTY, now_ms)
         engine.groups[group_id] = group
 
-    if not _accept_joining_member(engine, group, req.member_id):
-        member = group.members.get(req.member_id)
-        group.remove(req.member_id)
+    if not _accept_joining_member(engine, group, req["member_id"]):
+        member = group.members.get(req["member_id"])
+        group.remove(req["member_id"])
         if member is not None:
             engine.cancel_heartbeat(member, fx)
             engine.event(fx, group, "member_leave", now_ms, reason="group max size reached",
                          member=member)
         _error(token, "", ErrorCode.GROUP_MAX_SIZE_REACHED, fx)
     elif is_unknown:
-        _join_new_member(engine, group, req, token, now_ms, fx)
+        _join_new_member(engine, group, ctx, req, token, now_ms, fx)
     else:
-        _join_current_member(engine, group, req, token, now_ms, fx)
+        _join_current_member(engine, group, ctx, req, token, now_ms, fx)
 
     if group.state is PREPARING_REBALANCE:
         engine.maybe_complete_join(group, now_ms, fx)
@@ -160,86 +140,90 @@ def _join_group(engine: Engine, req: _Join, token: ReplyToken, now_ms: int, fx: 
 def _join_new_member(
     engine: Engine,
     group: ClassicGroup,
-    req: _Join,
+    ctx: RequestContext,
+    req: JoinGroupRequest,
     token: ReplyToken,
     now_ms: int,
     fx: Effects,
 ) -> None:
-    protocols = req.protocols
+    protocols = _protocols(req)
     if group.state is DEAD:
         _error(token, "", ErrorCode.COORDINATOR_NOT_AVAILABLE, fx)
         return
-    if not group.supports_protocols(req.protocol_type, (name for name, _ in protocols)):
+    if not group.supports_protocols(req["protocol_type"], (name for name, _ in protocols)):
         _error(token, "", ErrorCode.INCONSISTENT_GROUP_PROTOCOL, fx)
         return
-    instance_id = req.group_instance_id
-    new_member_id = engine.new_member_id(req.client_id, instance_id)
+    instance_id = req["group_instance_id"]
+    new_member_id = engine.new_member_id(ctx.client_id or "", instance_id)
     if instance_id is not None:
         old_member_id = group.static_members.get(instance_id)
         if old_member_id is not None:
             _update_static_member_and_rebalance(
-                engine, group, req, protocols, old_member_id, new_member_id, token, now_ms, fx
+                engine, group, ctx, req, protocols, old_member_id, new_member_id, token, now_ms, fx
             )
         else:
-            _add_member_and_rebalance(engine, group, req, protocols, new_member_id, token, now_ms,
-                                      fx)
-    elif req.version >= 4:
+            _add_member_and_rebalance(engine, group, ctx, req, protocols, new_member_id, token,
+                                      now_ms, fx)
+    elif ctx.api_version >= 4:
         # KIP-394: hand out an id and wait for the member to come back with it.
-        deadline = now_ms + req.session_timeout_ms
+        deadline = now_ms + req["session_timeout_ms"]
         group.add_pending_member(new_member_id, deadline)
         fx.schedule(HeartbeatTimerKey(group.group_id, new_member_id), deadline)
         _error(token, new_member_id, ErrorCode.MEMBER_ID_REQUIRED, fx)
     else:
-        _add_member_and_rebalance(engine, group, req, protocols, new_member_id, token, now_ms, fx)
+        _add_member_and_rebalance(engine, group, ctx, req, protocols, new_member_id, token,
+                                  now_ms, fx)
 
 
 def _join_current_member(
     engine: Engine,
     group: ClassicGroup,
-    req: _Join,
+    ctx: RequestContext,
+    req: JoinGroupRequest,
     token: ReplyToken,
     now_ms: int,
     fx: Effects,
 ) -> None:
-    member_id = req.member_id
-    protocols = req.protocols
+    member_id = req["member_id"]
+    protocols = _protocols(req)
     if group.state is DEAD:
         _error(token, member_id, ErrorCode.COORDINATOR_NOT_AVAILABLE, fx)
         return
-    if not group.supports_protocols(req.protocol_type, (name for name, _ in protocols)):
+    if not group.supports_protocols(req["protocol_type"], (name for name, _ in protocols)):
         _error(token, member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL, fx)
         return
     if member_id in group.pending_members:
-        if req.group_instance_id is not None:
+        instance_id = req["group_instance_id"]
+        if instance_id is not None:
             raise CoordinatorStateError(
-                f"Received unexpected JoinGroup with groupInstanceId={req.group_instance_id} "
+                f"Received unexpected JoinGroup with groupInstanceId={instance_id} "
                 f"for pending member with memberId={member_id}"
             )
-        _add_member_and_rebalance(engine, group, req, protocols, member_id, token, now_ms, fx)
+        _add_member_and_rebalance(engine, group, ctx, req, protocols, member_id, token, now_ms, fx)
         return
-    error = validate_current_member(group, member_id, req.group_instance_id)
+    error = validate_current_member(group, member_id, req["group_instance_id"])
     if error is not None:
         _error(token, member_id, error, fx)
         return
     member = group.members[member_id]
     state = group.state
     if state is PREPARING_REBALANCE:
-        _update_member_and_rebalance(engine, group, member, req, protocols, token, now_ms,
+        _update_member_and_rebalance(engine, group, member, ctx, req, protocols, token, now_ms,
                                      "member join", fx)
     elif state is COMPLETING_REBALANCE:
         if member.matches(protocols):
             # Same metadata (the member probably lost the first answer): resend the generation.
             _reply_current_generation(group, member_id, token, fx, with_members=True)
         else:
-            _update_member_and_rebalance(engine, group, member, req, protocols, token, now_ms,
+            _update_member_and_rebalance(engine, group, member, ctx, req, protocols, token, now_ms,
                                          "member metadata changed", fx)
     elif state is STABLE:
         if group.is_leader(member_id):
             # A leader rejoin forces a rebalance so it can react to metadata changes.
-            _update_member_and_rebalance(engine, group, member, req, protocols, token, now_ms,
+            _update_member_and_rebalance(engine, group, member, ctx, req, protocols, token, now_ms,
                                          "leader rejoin", fx)
         elif not member.matches(protocols):
-            _update_member_and_rebalance(engine, group, member, req, protocols, token, now_ms,
+            _update_member_and_rebalance(engine, group, member, ctx, req, protocols, token, now_ms,
                                          "member metadata changed", fx)
         else:
             _reply_current_generation(group, member_id, token, fx, with_members=False)
@@ -268,7 +252,8 @@ def _update_member_and_rebalance(
     engine: Engine,
     group: ClassicGroup,
     member: Member,
-    req: _Join,
+    ctx: RequestContext,
+    req: JoinGroupRequest,
     protocols: Protocols,
     token: ReplyToken,
     now_ms: int,
@@ -276,14 +261,17 @@ def _update_member_and_rebalance(
     fx: Effects,
 ) -> None:
     _park_join(group, member, token, fx)
-    group.update_member(member, protocols, req.rebalance_timeout_ms, req.session_timeout_ms, token)
+    group.update_member(
+        member, protocols, _rebalance_timeout(ctx, req), req["session_timeout_ms"], token
+    )
     engine.maybe_prepare_rebalance(group, now_ms, reason, fx)
 
 
 def _add_member_and_rebalance(
     engine: Engine,
     group: ClassicGroup,
-    req: _Join,
+    ctx: RequestContext,
+    req: JoinGroupRequest,
     protocols: Protocols,
     member_id: str,
     token: ReplyToken,
@@ -293,12 +281,12 @@ def _add_member_and_rebalance(
     member = Member(
         group.group_id,
         member_id,
-        req.group_instance_id,
-        req.client_id,
-        req.client_host,
-        req.rebalance_timeout_ms,
-        req.session_timeout_ms,
-        req.protocol_type,
+        req["group_instance_id"],
+        ctx.client_id or "",
+        ctx.client_host,
+        _rebalance_timeout(ctx, req),
+        req["session_timeout_ms"],
+        req["protocol_type"],
         protocols,
     )
     member.is_new = True
@@ -308,14 +296,15 @@ def _add_member_and_rebalance(
     group.add(member, token)
     # New members cannot heartbeat yet; their parked JoinGroup expires after 5 minutes.
     engine.reschedule_heartbeat(member, now_ms, fx, NEW_MEMBER_JOIN_TIMEOUT_MS)
-    engine.event(fx, group, "member_join", now_ms, reason=req.reason or "", member=member)
+    engine.event(fx, group, "member_join", now_ms, reason=req["reason"] or "", member=member)
     engine.maybe_prepare_rebalance(group, now_ms, "member join", fx)
 
 
 def _update_static_member_and_rebalance(
     engine: Engine,
     group: ClassicGroup,
-    req: _Join,
+    ctx: RequestContext,
+    req: JoinGroupRequest,
     protocols: Protocols,
     old_member_id: str,
     new_member_id: str,
@@ -323,7 +312,7 @@ def _update_static_member_and_rebalance(
     now_ms: int,
     fx: Effects,
 ) -> None:
-    instance_id = req.group_instance_id
+    instance_id = req["group_instance_id"]
     assert instance_id is not None
     current_leader = group.leader_id
     member = group.members[old_member_id]
@@ -335,7 +324,9 @@ def _update_static_member_and_rebalance(
     engine.reschedule_heartbeat(member, now_ms, fx)
     engine.event(fx, group, "static_replace", now_ms, reason=f"replaced {old_member_id}",
                  member=member)
-    group.update_member(member, protocols, req.rebalance_timeout_ms, req.session_timeout_ms, token)
+    group.update_member(
+        member, protocols, _rebalance_timeout(ctx, req), req["session_timeout_ms"], token
+    )
     state = group.state
     if state is STABLE:
         if group.protocol_name == group.select_protocol():
@@ -345,7 +336,7 @@ def _update_static_member_and_rebalance(
             fx.after_append(_PersistedReplacement(
                 engine, group, instance_id, old_member_id, new_member_id, current_leader,
                 (old_protocols, old_rebalance_timeout_ms, old_session_timeout_ms),
-                req.version >= 9,
+                ctx.api_version >= 9,
             ))
         else:
             engine.maybe_prepare_rebalance(

@@ -127,7 +127,10 @@ class Effects:
 
     def result(self) -> Result:
         """Freeze what was accumulated."""
-        if not (self.records or self.replies or self.timers or self.callbacks):
+        if self.records:
+            if self._pending.unreturned:
+                self._pending.seal()
+        elif not (self.replies or self.timers or self.callbacks):
             return EMPTY_RESULT
         return Result(
             tuple(self.records), tuple(self.replies), tuple(self.timers), tuple(self.callbacks)

@@ -84,10 +84,12 @@ class PendingWrites:
     Recording and settling are the commit hot path, so they only queue and dequeue; the
     questions below replay the (short) queue when a rarer decision needs them."""
 
-    __slots__ = ("_groups",)
+    __slots__ = ("_groups", "unreturned")
 
     def __init__(self) -> None:
         self._groups: dict[str, deque[Record]] = {}
+        #: Offset records of the call in progress, until its Result is returned (``seal``).
+        self.unreturned: list[Record] = []
 
     def add(self, record: Record) -> None:
         """Count an emitted record (only offset records matter here)."""
@@ -97,6 +99,23 @@ class PendingWrites:
             if queue is None:
                 queue = self._groups[key.group] = deque()
             queue.append(record)
+            self.unreturned.append(record)
+
+    def seal(self) -> None:
+        """The call's Result is returned: its records are on their way to the log."""
+        self.unreturned.clear()
+
+    def discard_unreturned(self) -> None:
+        """A call raised before returning its Result: its records will never be appended
+        (they are the newest of their queues)."""
+        for record in reversed(self.unreturned):
+            key = record.key
+            assert isinstance(key, OffsetCommitKey)
+            queue = self._groups[key.group]
+            queue.pop()
+            if not queue:
+                del self._groups[key.group]
+        self.unreturned.clear()
 
     def settle(self, records: Iterable[Record]) -> None:
         """These records' appends completed (either way), in emission order."""

@@ -358,3 +358,26 @@ def test_group_metadata_key_is_what_fails_in_a_sync(d: DiskHarness) -> None:
     kinds = {type(r.key) for result in d.in_flight for r in result.records}
     assert GroupMetadataKey in kinds
     d.release()
+
+
+def test_a_call_that_raises_leaves_no_write_in_flight(d: DiskHarness) -> None:
+    """Records of a call that never returned its Result will not be appended: the next
+    call does not count them (they would otherwise keep a group alive forever)."""
+    fx = d.coordinator.effects()
+    fx.persist(Record(OffsetCommitKey("ghost", "t", 0), None))
+    fx.persist(Record(OffsetCommitKey("ghost", "t", 0), _value(3)))
+    assert d.coordinator.has_offsets("ghost")  # the call in progress sees its own writes
+    # ... and raises here, never returning its Result. The next call starts clean:
+    d.coordinator.effects()
+    assert not d.coordinator.has_offsets("ghost")
+    assert d.coordinator.offset_keys("ghost") == []
+    assert d.commit_offsets("ghost", "", -1, {("t", 0): 4}) == {("t", 0): ErrorCode.NONE}
+    assert d.coordinator.committed_offsets("ghost")[("t", 0)].offset == 4
+    assert not d.coordinator.pending  # settled: nothing left in flight
+    assert_live_equals_replay(d)
+
+
+def _value(offset: int) -> Any:
+    from storage.records import OffsetCommitValue
+
+    return OffsetCommitValue(offset=offset)
