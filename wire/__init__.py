@@ -15,7 +15,6 @@ from wire.codec import (
     peek_request_header,
 )
 from wire.constants import ApiKey, ErrorCode
-from wire.error_response import error_response
 from wire.errors import CorruptFrame, FrameTooLarge, UnsupportedVersion
 from wire.framing import DEFAULT_MAX_FRAME_BYTES, NEED_DATA, FrameReader, frame
 from wire.registry import ApiSpec, all_apis, lookup
@@ -38,7 +37,6 @@ __all__ = [
     "encode_request",
     "encode_response",
     "encode_unsupported_api_versions",
-    "error_response",
     "frame",
     "lookup",
     "peek_request_header",

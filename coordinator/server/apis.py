@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wire import ApiKey, lookup
 
@@ -32,9 +31,9 @@ if TYPE_CHECKING:
 __all__ = ["ROUTES", "SERVED_API_KEYS", "Route", "load_handlers", "routes"]
 
 
-@dataclass(frozen=True, slots=True)
-class Route:
-    """``api_key`` is answered by ``module.function`` (a core handler when ``core``)."""
+class Route(NamedTuple):
+    """``api_key`` is answered by ``module.function`` (a core handler when ``core``).
+    A NamedTuple, not a dataclass: this module is imported before the listener binds."""
 
     api_key: ApiKey
     module: str

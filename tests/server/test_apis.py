@@ -36,7 +36,7 @@ def test_group_and_broker_apis_share_the_table() -> None:
 def test_a_key_given_twice_is_refused() -> None:
     heartbeat = ROUTES[ApiKey.HEARTBEAT]
     with pytest.raises(ValueError, match="two handlers"):
-        routes([heartbeat, replace(heartbeat, function="something_else")])
+        routes([heartbeat, heartbeat._replace(function="something_else")])
 
 
 def test_a_key_wire_cannot_decode_is_refused() -> None:
