@@ -400,8 +400,10 @@ class _PersistedReplacement:
         """Answer the new member id's JoinGroup."""
         group = self.group
         member = self._member()
-        if member is None or member.join_token is None:
-            return  # the member left (its JoinGroup was answered) in the meantime
+        if member is None or member.join_token is None or group.state is not STABLE:
+            # The member left, or a rebalance started meanwhile: the rebalance answers its
+            # parked JoinGroup with the next generation.
+            return
         new_member_id = self.new_member_id
         if self.skip_assignment_supported:
             is_leader = group.is_leader(new_member_id)

@@ -146,3 +146,25 @@ def test_replace_static_member_in_stable_state_errors() -> None:
     assert h.deadline(HeartbeatTimerKey("group-id", old_member_id)) == h.now + 3000
     assert all(k.member_id == old_member_id for k in h.timers
                if isinstance(k, HeartbeatTimerKey))
+
+
+def test_replacement_record_landing_during_a_rebalance_leaves_the_answer_to_it(
+    h: Harness,
+) -> None:
+    """The replacement's record lands after a new member started a rebalance: the parked
+    JoinGroup is answered by the rebalance (next generation), not with the old one."""
+    rr = h.static_members_join_and_rebalance()
+    with h.hold_appends():
+        token = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOL_SUPERSET,
+                                  FOLLOWER_INSTANCE_ID)
+        newcomer = h.send_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE,
+                                     PROTOCOL_SUPERSET, api_version=3)
+    assert h.state() == "PreparingRebalance"  # the leader has not rejoined yet
+    h.release()
+    assert not h.answered(token)  # still parked: the record's landing did not answer it
+    leader = h.send_join_group(GROUP_ID, rr.leader_id, PROTOCOL_TYPE, PROTOCOL_SUPERSET,
+                               LEADER_INSTANCE_ID)
+    for t in (token, newcomer, leader):
+        assert h.reply(t).error_code == ErrorCode.NONE
+        assert h.reply(t).generation_id == rr.generation + 1
+    assert h.state() == "CompletingRebalance"
