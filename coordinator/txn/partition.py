@@ -267,12 +267,16 @@ class PartitionTransactions:
 
     @classmethod
     def from_data(
-        cls, data: dict[str, Any], partition: str = "", producer_id_expiration_ms: int = 86_400_000
+        cls,
+        data: dict[str, Any],
+        partition: str = "",
+        producer_id_expiration_ms: int = 86_400_000,
+        now_ms: int | None = None,
     ) -> PartitionTransactions:
-        """Rebuild from :meth:`to_data`'s output."""
+        """Rebuild from :meth:`to_data`'s output (``now_ms``: drop expired producers)."""
         state = cls(partition, data["log_start_offset"], producer_id_expiration_ms)
         state.log_end_offset = data["log_end_offset"]
         state.high_watermark = data["high_watermark"]
-        state.producers.load_data(data["producer_state"])
+        state.producers.load_data(data["producer_state"], now_ms)
         state.aborted = TransactionIndex(tuple(AbortedTxn(*t) for t in data["aborted"]))
         return state

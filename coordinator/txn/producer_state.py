@@ -500,15 +500,17 @@ class ProducerStateManager:
 
     def remove_expired_producers(self, now_ms: int) -> list[int]:
         """Forget producers idle for producer.id.expiration.ms with no open transaction."""
-        expired = [
-            pid
-            for pid, entry in self.producers.items()
-            if entry.current_txn_first_offset is None
-            and now_ms - entry.last_timestamp >= self.expiration_ms
-        ]
+        expired = [pid for pid, entry in self.producers.items() if self._is_expired(entry, now_ms)]
         for pid in expired:
             del self.producers[pid]
         return expired
+
+    def _is_expired(self, entry: ProducerStateEntry, now_ms: int) -> bool:
+        # A producer with an open transaction is kept: its transaction must still end.
+        return (
+            entry.current_txn_first_offset is None
+            and now_ms - entry.last_timestamp >= self.expiration_ms
+        )
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Forget everything (the log was emptied and restarts at ``offset``)."""
@@ -530,11 +532,14 @@ class ProducerStateManager:
             ],
         }
 
-    def load_data(self, data: dict[str, Any]) -> None:
-        """Replace the state with :meth:`to_data`'s output."""
+    def load_data(self, data: dict[str, Any], now_ms: int | None = None) -> None:
+        """Replace the state with :meth:`to_data`'s output; with ``now_ms``, producers that
+        expired meanwhile are left out (as Kafka does loading a snapshot)."""
         self.truncate_fully_and_start_at(data["map_end_offset"])
         for entry_data in data["producers"]:
             entry = ProducerStateEntry.from_data(entry_data)
+            if now_ms is not None and self._is_expired(entry, now_ms):
+                continue
             self.producers[entry.producer_id] = entry
             if entry.current_txn_first_offset is not None:
                 first = entry.current_txn_first_offset

@@ -728,3 +728,10 @@ def test_not_owning_a_partition_while_others_are_owned() -> None:
     d = Driver(owned_partitions=[0])
     assert d.init(other, TIMEOUT).error_code == E.NOT_COORDINATOR
     assert d.init(mine, TIMEOUT).error_code == E.NONE
+
+
+def test_the_previous_producer_id_is_accepted_only_at_an_exhausted_epoch(d: Driver) -> None:
+    new_pid = _rotated(d)
+    # The old id with the new id's epoch is not a retry of the rotation: fenced.
+    assert d.init(TXN_ID, TIMEOUT, PRODUCER_ID, 0) == InitProducerIdResponse(E.PRODUCER_FENCED)
+    assert d.init(TXN_ID, TIMEOUT, new_pid, 0) == InitProducerIdResponse(E.NONE, new_pid, 1)

@@ -30,12 +30,23 @@ def test_should_throw_exception_write_invalid_txn() -> None:
 
 
 def test_should_read_write_messages() -> None:
-    states = {0: S.EMPTY, 1: S.ONGOING, 2: S.PREPARE_COMMIT, 3: S.COMPLETE_COMMIT,
-              4: S.PREPARE_ABORT, 5: S.COMPLETE_ABORT}  # fmt: skip
+    states = {
+        0: S.EMPTY,
+        1: S.ONGOING,
+        2: S.PREPARE_COMMIT,
+        3: S.COMPLETE_COMMIT,
+        4: S.PREPARE_ABORT,
+        5: S.COMPLETE_ABORT,
+    }
     names = ["zero", "one", "two", "three", "four", "five"]
     for pid, txn_id in enumerate(names):
-        m = meta(states[pid], transactional_id=txn_id, producer_id=pid, producer_epoch=0,
-                 txn_timeout_ms=1000)  # fmt: skip
+        m = meta(
+            states[pid],
+            transactional_id=txn_id,
+            producer_id=pid,
+            producer_epoch=0,
+            txn_timeout_ms=1000,
+        )
         if m.state != S.EMPTY:
             m.add_partitions(PARTITIONS)
         value = value_from_transit(m.prepare_no_transit(), 1)
@@ -48,8 +59,9 @@ def test_should_read_write_messages() -> None:
             assert value.transaction_partitions is None
         else:
             assert value.transaction_partitions == (
-                TxnPartitions("topic1", (0, 1)), TxnPartitions("topic2", (0, 1, 2)),
-            )  # fmt: skip
+                TxnPartitions("topic1", (0, 1)),
+                TxnPartitions("topic2", (0, 1, 2)),
+            )
 
 
 def _transit() -> TxnTransitMetadata:
@@ -71,11 +83,14 @@ def test_serialize_transaction_log_value_to_flexible_version() -> None:
 
 def test_deserialize_highest_supported_transaction_log_value() -> None:
     value = TransactionLogValue(
-        producer_id=100, producer_epoch=50, transaction_timeout_ms=500,
+        producer_id=100,
+        producer_epoch=50,
+        transaction_timeout_ms=500,
         transaction_status=int(S.COMPLETE_COMMIT),
         transaction_partitions=(TxnPartitions("topic", (0,)),),
-        transaction_last_update_timestamp_ms=1000, transaction_start_timestamp_ms=750,
-    )  # fmt: skip
+        transaction_last_update_timestamp_ms=1000,
+        transaction_start_timestamp_ms=750,
+    )
     m = metadata_from_value("transactionId", value)
     assert (m.producer_id, m.producer_epoch, m.state) == (100, 50, S.COMPLETE_COMMIT)
     assert (m.txn_start_timestamp, m.txn_last_update_timestamp, m.txn_timeout_ms) == (
@@ -93,8 +108,11 @@ def test_producer_ids_come_in_blocks_recorded_before_use() -> None:
     out = [ids.generate() for _ in range(4)]
     assert [pid for pid, _ in out] == [0, 1, 2, 3]
     assert [rec for _, rec in out] == [
-        ProducerIdsRecord(0, -1, 3), None, None, ProducerIdsRecord(0, -1, 6),
-    ]  # fmt: skip
+        ProducerIdsRecord(0, -1, 3),
+        None,
+        None,
+        ProducerIdsRecord(0, -1, 6),
+    ]
 
 
 def test_producer_ids_never_repeat_after_replay() -> None:
