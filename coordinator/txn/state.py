@@ -10,9 +10,10 @@ no other transition can be prepared: that is where CONCURRENT_TRANSACTIONS comes
 Followed: ``core/.../coordinator/transaction/TransactionMetadata.scala`` of Kafka 4.0-dev
 (October 2024), which supports transaction versions 0-2 (``clientTransactionVersion``).
 Kafka later ported it to Java (``transaction-coordinator/.../TransactionMetadata.java``);
-for versions 0 and 1 the two agree. The Java port differs in: a fence at epoch 32767
-(logged there, refused here), completion overwriting every field (here only the fields the
-target state owns, as in Scala) and the KIP-939 two-phase-commit additions.
+for versions 0 and 1 they agree except that the port's completion takes every field from
+the transit, which is followed here (so the live metadata is what a reload of the log
+yields). Not followed from the port: a fence at epoch 32767 (logged there, refused here)
+and the KIP-939 two-phase-commit additions.
 """
 
 from __future__ import annotations
@@ -435,72 +436,67 @@ class TransactionMetadata:
     # -------------------------------------------------------------------- complete
 
     def complete_transition_to(self, transit: TxnTransitMetadata) -> None:
-        """Apply a prepared transition once its record is in the log."""
+        """Apply a prepared transition once its record is in the log.
+
+        The transit is checked against the current metadata as Kafka checks it, then every
+        persisted field is taken from it (as Kafka's Java port does; the Scala original kept
+        some fields, e.g. the start time after InitProducerId, that a reload would reset).
+        The last epoch, which the log does not carry, changes as in the Scala original.
+        """
         target = self.pending_state
         if target is None:
             raise IllegalTransitionError(
                 f"completing {transit.txn_state.name} for {self.transactional_id} with "
                 "nothing pending"
             )
-        if target != transit.txn_state:
+        if target != transit.txn_state or not self._consistent(target, transit):
             self._refuse(transit)
-        if target == _S.EMPTY:
-            # InitProducerId: same epoch (a retry), the next one, or epoch 0 of a new id.
-            if (
-                (transit.producer_epoch != self.producer_epoch and not self._valid_bump(transit))
-                or transit.topic_partitions
-                or transit.txn_start_timestamp != -1
-            ):
-                self._refuse(transit)
-            self.txn_timeout_ms = transit.txn_timeout_ms
-            self.producer_epoch = transit.producer_epoch
+        if target == _S.EMPTY or (
+            transit.client_transaction_version >= 2 and target in _PREPARED | _COMPLETE
+        ):
             self.last_producer_epoch = transit.last_producer_epoch
-            self.producer_id = transit.producer_id
-            self.prev_producer_id = transit.prev_producer_id
-        elif target == _S.ONGOING:
-            if (
-                not self._valid_epoch(transit)
-                or not self.topic_partitions <= transit.topic_partitions
-                or self.txn_timeout_ms != transit.txn_timeout_ms
-            ):
-                self._refuse(transit)
-            self.txn_start_timestamp = transit.txn_start_timestamp
-            self.topic_partitions |= transit.topic_partitions
-        elif target in _PREPARED:
-            if (
-                not self._valid_epoch(transit)
-                or self.topic_partitions != transit.topic_partitions
-                or self.txn_timeout_ms != transit.txn_timeout_ms
-                or self.txn_start_timestamp != transit.txn_start_timestamp
-            ):
-                self._refuse(transit)
-            if transit.client_transaction_version >= 2:
-                self.producer_epoch = transit.producer_epoch
-                self.last_producer_epoch = transit.last_producer_epoch
-                self.next_producer_id = transit.next_producer_id
-        elif target in _COMPLETE:
-            if (
-                not self._valid_epoch(transit)
-                or self.txn_timeout_ms != transit.txn_timeout_ms
-                or transit.txn_start_timestamp == -1
-            ):
-                self._refuse(transit)
-            self.txn_start_timestamp = transit.txn_start_timestamp
-            self.topic_partitions.clear()
-            if transit.client_transaction_version >= 2:
-                self.producer_epoch = transit.producer_epoch
-                self.last_producer_epoch = transit.last_producer_epoch
-                self.prev_producer_id = transit.prev_producer_id
-                self.producer_id = transit.producer_id
-                self.next_producer_id = transit.next_producer_id
-        else:
-            # PrepareEpochFence is replaced by PrepareAbort before anything is written, and
-            # Dead ends in removal from the cache, never in a completed transition.
-            self._refuse(transit)
+        self.producer_id = transit.producer_id
+        self.prev_producer_id = transit.prev_producer_id
+        self.next_producer_id = transit.next_producer_id
+        self.producer_epoch = transit.producer_epoch
+        self.txn_timeout_ms = transit.txn_timeout_ms
+        self.topic_partitions = set(transit.topic_partitions)
+        self.txn_start_timestamp = transit.txn_start_timestamp
         self.client_transaction_version = transit.client_transaction_version
         self.txn_last_update_timestamp = transit.txn_last_update_timestamp
         self.pending_state = None
         self.state = target
+
+    def _consistent(self, target: TransactionState, transit: TxnTransitMetadata) -> bool:
+        if target == _S.EMPTY:
+            # InitProducerId: same epoch (a retry), the next one, or epoch 0 of a new id.
+            return (
+                (transit.producer_epoch == self.producer_epoch or self._valid_bump(transit))
+                and not transit.topic_partitions
+                and transit.txn_start_timestamp == -1
+            )
+        if target == _S.ONGOING:
+            return (
+                self._valid_epoch(transit)
+                and self.topic_partitions <= transit.topic_partitions
+                and self.txn_timeout_ms == transit.txn_timeout_ms
+            )
+        if target in _PREPARED:
+            return (
+                self._valid_epoch(transit)
+                and self.topic_partitions == transit.topic_partitions
+                and self.txn_timeout_ms == transit.txn_timeout_ms
+                and self.txn_start_timestamp == transit.txn_start_timestamp
+            )
+        if target in _COMPLETE:
+            return (
+                self._valid_epoch(transit)
+                and self.txn_timeout_ms == transit.txn_timeout_ms
+                and transit.txn_start_timestamp != -1
+            )
+        # PrepareEpochFence is replaced by PrepareAbort before anything is written, and
+        # Dead ends in removal from the cache, never in a completed transition.
+        return False
 
     def _valid_epoch(self, transit: TxnTransitMetadata) -> bool:
         version2 = transit.client_transaction_version >= 2

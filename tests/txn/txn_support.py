@@ -9,8 +9,10 @@ from coordinator.txn import (
     TopicPartition,
     TransactionCoordinator,
     TransactionMetadata,
+    TransactionResult,
     TransactionState,
     TxnConfig,
+    TxnRecord,
     TxnResult,
 )
 from coordinator.txn.messages import (
@@ -19,6 +21,14 @@ from coordinator.txn.messages import (
     EndTxnRequest,
     InitProducerIdRequest,
     TxnResponse,
+)
+from coordinator.txn.partition import PartitionTransactions
+from coordinator.txn.producer_state import (
+    NO_SEQUENCE,
+    AppendOrigin,
+    BatchInfo,
+    ControlType,
+    ProducerStateError,
 )
 from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
@@ -62,11 +72,23 @@ def meta(
 class Driver:
     """A loaded coordinator, a clock and one-line request helpers returning the response."""
 
-    def __init__(self, config: TxnConfig | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        config: TxnConfig | None = None,
+        replay: tuple[TxnRecord, ...] = (),
+        now: int = 0,
+        **kwargs: Any,
+    ) -> None:
+        """A coordinator that replays ``replay`` (a restart), then loads at ``now``."""
         self.coordinator = TransactionCoordinator(config, **kwargs)
-        self.now = 0
+        for record in replay:
+            self.coordinator.replay(record)
+        self.now = now
         self.tokens = itertools.count()
-        self.results: list[TxnResult] = [self.coordinator.on_loaded(self.now)]
+        self.results: list[TxnResult] = [
+            TxnResult(records=replay),
+            self.coordinator.on_loaded(self.now),
+        ]
 
     @property
     def last(self) -> TxnResult:
@@ -148,3 +170,52 @@ class Driver:
     def records(self) -> list[Any]:
         """Every record emitted so far, in order."""
         return [r for result in self.results for r in result.records]
+
+
+class Cluster:
+    """A coordinator driver plus real partition states: markers become control batches."""
+
+    def __init__(self, config: TxnConfig | None = None) -> None:
+        self.config = config
+        self.driver = Driver(config)
+        self.partitions: dict[TopicPartition, PartitionTransactions] = {}
+
+    def partition(self, tp: TopicPartition) -> PartitionTransactions:
+        return self.partitions.setdefault(tp, PartitionTransactions(f"{tp.topic}-{tp.partition}"))
+
+    def produce(self, tp: TopicPartition, pid: int, epoch: int, seq: int, txn: bool = True) -> Any:
+        """One single-record batch; the AppendCheck, or the ProducerStateError raised."""
+        batch = BatchInfo(pid, epoch, seq, 0, self.driver.now, is_transactional=txn)
+        try:
+            return self.partition(tp).append(batch)
+        except ProducerStateError as refused:
+            return refused
+
+    def deliver_markers(self) -> None:
+        """Write every pending marker as a control batch, then report it written."""
+        coordinator = self.driver.coordinator
+        for txn_id, marker in coordinator.pending_markers().items():
+            control = (
+                ControlType.COMMIT
+                if marker.result == TransactionResult.COMMIT
+                else (ControlType.ABORT)
+            )
+            for tp in marker.partitions:
+                batch = BatchInfo(
+                    marker.producer_id,
+                    marker.producer_epoch,
+                    NO_SEQUENCE,
+                    0,
+                    self.driver.now,
+                    True,
+                    control,
+                    marker.coordinator_epoch,
+                )
+                self.partition(tp).append(batch, AppendOrigin.COORDINATOR)
+            result = coordinator.markers_written(txn_id, marker.partitions, self.driver.now)
+            self.driver.results.append(result)
+
+    def restart(self) -> TxnResult:
+        """A new coordinator replaying every record written so far; its on_loaded Result."""
+        self.driver = Driver(self.config, tuple(self.driver.records()), self.driver.now)
+        return self.driver.last
