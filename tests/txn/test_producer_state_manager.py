@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from coordinator.txn.partition import AbortedTxn, TransactionIndex
+from coordinator.txn.partition import AbortedTxn, PartitionTransactions, TransactionIndex
 from coordinator.txn.producer_state import (
     NO_SEQUENCE,
     AppendOrigin,
@@ -510,3 +510,17 @@ def test_truncate() -> None:
     assert index.collect(0, 100) == aborted[:3]
     index.truncate_to(0)
     assert index.collect(0, 100) == []
+
+
+def test_aborted_txn_serde() -> None:
+    txn = AbortedTxn(983493, 137, 299, 200)
+    assert (txn.producer_id, txn.first_offset, txn.last_offset, txn.last_stable_offset) == (
+        983493,
+        137,
+        299,
+        200,
+    )
+    p = PartitionTransactions()
+    p.aborted.append(txn)
+    restored = PartitionTransactions.from_data(json.loads(json.dumps(p.to_data())))
+    assert restored.aborted.all() == [txn]

@@ -21,6 +21,7 @@ from coordinator.txn import (
 )
 from coordinator.txn.log import value_from_transit
 from coordinator.txn.manager import TransactionStateManager, TxnIdAndEpoch
+from coordinator.txn.messages import AddPartitionsToTxnRequest
 from wire.constants import ErrorCode as E
 
 S = TransactionState
@@ -347,3 +348,43 @@ def test_transaction_version_in_transaction_manager() -> None:
         assert value_from_transit(transit, written).version == level
     with pytest.raises(ValueError):
         TxnConfig(transaction_version=2)
+
+
+def test_complete_transition_when_append_succeeded() -> None:
+    coordinator = TransactionCoordinator(CONFIG)
+    coordinator.on_loaded(NOW)
+    m1 = _m(TXN1, 1)
+    coordinator.manager.put_transaction_state_if_not_exists(m1)
+    (record,) = coordinator.add_partitions_to_txn(
+        AddPartitionsToTxnRequest(TXN1, 1, 0, (TopicPartition("topic1", 0),)), "t", NOW
+    ).records
+    assert isinstance(record, TransactionLogRecord) and record.value is not None
+    assert coordinator.manager.get_transaction_state(TXN1) == (0, m1)
+    assert (m1.state, m1.pending_state) == (S.ONGOING, None)
+
+
+def test_transaction_expiration_should_not_fail_with_uninitialized_transaction_metadata() -> None:
+    coordinator = TransactionCoordinator(CONFIG)
+    coordinator.on_loaded(NOW)
+    # Created by an InitProducerId whose append failed: epoch -1, never written.
+    fresh = meta(
+        S.EMPTY,
+        transactional_id="id",
+        producer_id=1,
+        producer_epoch=-1,
+        txn_timeout_ms=TIMEOUT,
+        last_update=NOW,
+    )
+    coordinator.manager.put_transaction_state_if_not_exists(fresh)
+    later = NOW + CONFIG.transactional_id_expiration_ms + 1
+    result = coordinator.fire_timer(REMOVE_EXPIRED_TRANSACTIONAL_IDS, later)
+    assert TransactionLogRecord(TransactionLogKey("id"), None) in result.records
+    assert coordinator.manager.get_transaction_state("id") == (0, None)
+
+
+def test_load_transaction_metadata_with_corrupted_log() -> None:
+    # Nothing readable in the partition: the load still completes and owns it.
+    manager = TransactionStateManager(CONFIG)
+    manager.begin_loading(0, 0)
+    assert manager.complete_loading(0, 0, NOW) == []
+    assert (manager.loading_epochs(), manager.owned_partitions) == ({}, {0: 0})

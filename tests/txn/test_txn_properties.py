@@ -53,7 +53,14 @@ MARKERS = st.tuples(st.just("markers"))
 # The client's own requests are drawn most often; time, expiry and restarts less.
 OPS = st.lists(
     st.one_of(
-        INIT, ADD, END, MARKERS, INIT, ADD, END, MARKERS,
+        INIT,
+        ADD,
+        END,
+        MARKERS,
+        INIT,
+        ADD,
+        END,
+        MARKERS,
         st.tuples(st.just("offsets"), st.sampled_from(IDS), PICK),
         st.tuples(st.just("tick"), st.integers(0, 4000)),
         st.tuples(st.just("expire"), st.integers(0, 30_000)),
@@ -61,7 +68,7 @@ OPS = st.lists(
     ),
     min_size=10,
     max_size=80,
-)  # fmt: skip
+)
 
 
 def persisted(m: TransactionMetadata) -> tuple[Any, ...]:
