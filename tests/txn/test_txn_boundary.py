@@ -1,0 +1,58 @@
+"""coordinator/txn stays pure: the standard library, wire.constants and itself only (no
+trio, clock, randomness, files or sockets, and none of the coordinator modules being
+rewritten), and every module stays under 600 lines."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+TXN = Path(__file__).resolve().parents[2] / "coordinator" / "txn"
+FORBIDDEN = {
+    "trio",
+    "time",
+    "random",
+    "os",
+    "socket",
+    "threading",
+    "asyncio",
+    "selectors",
+    "subprocess",
+    "datetime",
+    "uuid",
+    "io",
+    "pathlib",
+}
+
+
+def _imports(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def test_txn_imports_stay_inside_the_boundary() -> None:
+    files = sorted(TXN.glob("*.py"))
+    assert len(files) >= 10
+    for path in files:
+        for name in _imports(path):
+            top = name.split(".")[0]
+            assert top not in FORBIDDEN, f"{path.name} imports {name}"
+            if top in ("coordinator", "wire", "storage"):
+                assert name == "wire.constants" or name.startswith("coordinator.txn"), (
+                    f"{path.name} imports {name}"
+                )
+            else:
+                assert top in sys.stdlib_module_names or top == "__future__", (
+                    f"{path.name} imports non-stdlib {name}"
+                )
+
+
+def test_txn_modules_are_small() -> None:
+    for path in TXN.glob("*.py"):
+        assert len(path.read_text().splitlines()) < 600, path.name

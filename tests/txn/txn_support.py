@@ -1,0 +1,221 @@
+"""Shared helpers for the transaction tests: metadata builders and a coordinator driver."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from coordinator.txn import (
+    TopicPartition,
+    TransactionCoordinator,
+    TransactionMetadata,
+    TransactionResult,
+    TransactionState,
+    TxnConfig,
+    TxnRecord,
+    TxnResult,
+)
+from coordinator.txn.messages import (
+    AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    InitProducerIdRequest,
+    TxnResponse,
+)
+from coordinator.txn.partition import PartitionTransactions
+from coordinator.txn.producer_state import (
+    NO_SEQUENCE,
+    AppendOrigin,
+    BatchInfo,
+    ControlType,
+    ProducerStateError,
+)
+from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+
+TXN_ID = "known"
+PRODUCER_ID = 10
+PRODUCER_EPOCH = 1
+TP1 = TopicPartition("topic1", 0)
+TP2 = TopicPartition("topic2", 0)
+
+
+def meta(
+    state: TransactionState = TransactionState.EMPTY,
+    *,
+    transactional_id: str = TXN_ID,
+    producer_id: int = PRODUCER_ID,
+    producer_epoch: int = PRODUCER_EPOCH,
+    last_producer_epoch: int = NO_PRODUCER_EPOCH,
+    prev_producer_id: int = NO_PRODUCER_ID,
+    txn_timeout_ms: int = 30_000,
+    partitions: set[TopicPartition] | None = None,
+    start: int = -1,
+    last_update: int = 0,
+    version: int = 0,
+) -> TransactionMetadata:
+    """A TransactionMetadata with the fields Kafka's tests pass, named."""
+    return TransactionMetadata(
+        transactional_id,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        txn_timeout_ms=txn_timeout_ms,
+        state=state,
+        txn_last_update_timestamp=last_update,
+        prev_producer_id=prev_producer_id,
+        last_producer_epoch=last_producer_epoch,
+        topic_partitions=partitions,
+        txn_start_timestamp=start,
+        client_transaction_version=version,
+    )
+
+
+class Driver:
+    """A loaded coordinator, a clock and one-line request helpers returning the response."""
+
+    def __init__(
+        self,
+        config: TxnConfig | None = None,
+        replay: tuple[TxnRecord, ...] = (),
+        now: int = 0,
+        **kwargs: Any,
+    ) -> None:
+        """A coordinator that replays ``replay`` (a restart), then loads at ``now``."""
+        self.coordinator = TransactionCoordinator(config, **kwargs)
+        for record in replay:
+            self.coordinator.replay(record)
+        self.now = now
+        self.tokens = itertools.count()
+        self.results: list[TxnResult] = [
+            TxnResult(records=replay),
+            self.coordinator.on_loaded(self.now),
+        ]
+
+    @property
+    def last(self) -> TxnResult:
+        return self.results[-1]
+
+    def _answer(self, result: TxnResult) -> TxnResponse:
+        self.results.append(result)
+        assert len(result.replies) == 1, result
+        return result.replies[0].response
+
+    def place(self, metadata: TransactionMetadata) -> TransactionMetadata:
+        """Put metadata in the cache as Kafka's tests do with their mocked state manager."""
+        placed = self.coordinator.manager.put_transaction_state_if_not_exists(metadata)
+        assert isinstance(placed, tuple) and placed[1] is metadata
+        return metadata
+
+    def init(
+        self,
+        txn_id: str | None = TXN_ID,
+        timeout: int = 1000,
+        producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
+        version: int = 4,
+    ) -> Any:
+        req = InitProducerIdRequest(txn_id, timeout, producer_id, producer_epoch, version)
+        return self._answer(self.coordinator.init_producer_id(req, next(self.tokens), self.now))
+
+    def add(
+        self,
+        partitions: tuple[TopicPartition, ...] = (TP1,),
+        txn_id: str = TXN_ID,
+        producer_id: int = PRODUCER_ID,
+        producer_epoch: int = PRODUCER_EPOCH,
+        version: int = 3,
+        verify_only: bool = False,
+    ) -> dict[TopicPartition, int]:
+        req = AddPartitionsToTxnRequest(
+            txn_id, producer_id, producer_epoch, partitions, version, verify_only
+        )
+        response = self._answer(
+            self.coordinator.add_partitions_to_txn(req, next(self.tokens), self.now)
+        )
+        return response.errors  # type: ignore[union-attr]
+
+    def add_offsets(
+        self,
+        group_id: str,
+        txn_id: str = TXN_ID,
+        producer_id: int = PRODUCER_ID,
+        producer_epoch: int = PRODUCER_EPOCH,
+        version: int = 3,
+    ) -> int:
+        req = AddOffsetsToTxnRequest(txn_id, producer_id, producer_epoch, group_id, version)
+        response = self._answer(
+            self.coordinator.add_offsets_to_txn(req, next(self.tokens), self.now)
+        )
+        return response.error_code  # type: ignore[union-attr]
+
+    def end(
+        self,
+        commit: bool = True,
+        txn_id: str = TXN_ID,
+        producer_id: int = PRODUCER_ID,
+        producer_epoch: int = PRODUCER_EPOCH,
+        version: int = 3,
+    ) -> Any:
+        req = EndTxnRequest(txn_id, producer_id, producer_epoch, commit, version)
+        return self._answer(self.coordinator.end_txn(req, next(self.tokens), self.now))
+
+    def write_markers(self) -> TxnResult:
+        """Report every pending marker written; the completions' Result."""
+        records = []
+        for txn_id, marker in self.coordinator.pending_markers().items():
+            result = self.coordinator.markers_written(txn_id, marker.partitions, self.now)
+            records.extend(result.records)
+            self.results.append(result)
+        return TxnResult(records=tuple(records))
+
+    def records(self) -> list[Any]:
+        """Every record emitted so far, in order."""
+        return [r for result in self.results for r in result.records]
+
+
+class Cluster:
+    """A coordinator driver plus real partition states: markers become control batches."""
+
+    def __init__(self, config: TxnConfig | None = None) -> None:
+        self.config = config
+        self.driver = Driver(config)
+        self.partitions: dict[TopicPartition, PartitionTransactions] = {}
+
+    def partition(self, tp: TopicPartition) -> PartitionTransactions:
+        return self.partitions.setdefault(tp, PartitionTransactions(f"{tp.topic}-{tp.partition}"))
+
+    def produce(self, tp: TopicPartition, pid: int, epoch: int, seq: int, txn: bool = True) -> Any:
+        """One single-record batch; the AppendCheck, or the ProducerStateError raised."""
+        batch = BatchInfo(pid, epoch, seq, 0, self.driver.now, is_transactional=txn)
+        try:
+            return self.partition(tp).append(batch)
+        except ProducerStateError as refused:
+            return refused
+
+    def deliver_markers(self) -> None:
+        """Write every pending marker as a control batch, then report it written."""
+        coordinator = self.driver.coordinator
+        for txn_id, marker in coordinator.pending_markers().items():
+            control = (
+                ControlType.COMMIT
+                if marker.result == TransactionResult.COMMIT
+                else (ControlType.ABORT)
+            )
+            for tp in marker.partitions:
+                batch = BatchInfo(
+                    marker.producer_id,
+                    marker.producer_epoch,
+                    NO_SEQUENCE,
+                    0,
+                    self.driver.now,
+                    True,
+                    control,
+                    marker.coordinator_epoch,
+                )
+                self.partition(tp).append(batch, AppendOrigin.COORDINATOR)
+            result = coordinator.markers_written(txn_id, marker.partitions, self.driver.now)
+            self.driver.results.append(result)
+
+    def restart(self) -> TxnResult:
+        """A new coordinator replaying every record written so far; its on_loaded Result."""
+        self.driver = Driver(self.config, tuple(self.driver.records()), self.driver.now)
+        return self.driver.last
