@@ -20,9 +20,10 @@ import trio
 
 from storage.records import Record
 
+from .batch import EncodedBatch
 from .compaction import CompactionPolicy, CompactionResult, compact, maybe_compact
 from .errors import LogClosedError, LogWriteError, StorageError
-from .log import EncodedBatch, Log
+from .log import Log
 
 __all__ = ["AsyncLog", "open_async_log"]
 

@@ -29,10 +29,16 @@ from dataclasses import dataclass
 
 from storage.records import RebalanceEventKey, RebalanceEventValue
 
+from .directory import Segment
 from .errors import CompactionError, LogWriteError
-from .layout import EVENT_KEY_PREFIX
-from .log import Log, Segment
-from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
+from .log import Log
+from .record_codec import (
+    EVENT_KEY_PREFIX,
+    RecordDecodeError,
+    UnknownKey,
+    decode_key,
+    decode_value,
+)
 from .segment import HEADER_SIZE, encode_header
 
 __all__ = ["CompactionPolicy", "CompactionResult", "compact", "maybe_compact"]

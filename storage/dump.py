@@ -25,7 +25,7 @@ from storage.records import (
     RecordValue,
 )
 
-from .layout import SWAP_RE, list_segments
+from .directory import find_segments
 from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
 from .segment import HEADER_SIZE, SegmentHeaderError, decode_header, scan_entries
 
@@ -44,14 +44,12 @@ class DumpedEntry:
 
 
 def iter_directory(directory: str, problems: list[str]) -> Iterator[DumpedEntry]:
-    """Every valid entry of every segment in ``directory``; what stops a segment early is
-    appended to ``problems``."""
-    names = os.listdir(directory)
-    for name in sorted(n for n in names if SWAP_RE.match(n)):
-        problems.append(f"{name}: compaction output not yet swapped in (open completes it)")
-    for base, name in list_segments(names):
-        path = os.path.join(directory, name)
-        with open(path, "rb") as f:
+    """Every valid entry of every segment in ``directory`` (a committed compaction output
+    read in place of the segments it replaces, as the next open makes it); what stops a
+    segment early is appended to ``problems``."""
+    for seg in find_segments(directory):
+        name, base = seg.name, seg.base
+        with open(seg.path, "rb") as f:
             data = f.read()
         try:
             decode_header(data)

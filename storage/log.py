@@ -17,59 +17,29 @@ import os
 import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
-from typing import Literal
 
 from storage.records import Record, RecordKey
 
-from .errors import (
-    CorruptLogError,
-    LogClosedError,
-    LogLockedError,
-    LogWriteError,
-    UnsupportedFormatError,
-)
+from .batch import EncodedBatch
+from .directory import LOCK_NAME, RecoveryAction, Segment, segment_name
+from .errors import CorruptLogError, LogClosedError, LogLockedError, LogWriteError
+from .fast_decode import fast_decode
 from .fs import FileHandle, FileSystem, OsFileSystem
-from .layout import (
-    EVENT_KEY_PREFIX,
-    LOCK_NAME,
-    SWAP_RE,
-    TEMP_SUFFIXES,
-    EncodedBatch,
-    RecoveryAction,
-    Segment,
-    list_segments,
-    segment_name,
-)
-from .record_codec import RecordDecodeError, decode_record
-from .replay import fast_decode
+from .policy import FSYNC_POLICIES, FsyncPolicy, RecoverMode
+from .record_codec import EVENT_KEY_PREFIX, RecordDecodeError, decode_record
+from .recovery import recover_directory
 from .segment import (
     ENTRY_OVERHEAD,
     HEADER_SIZE,
     ScanResult,
-    SegmentHeaderError,
-    StopReason,
-    decode_header,
     encode_header,
-    find_next_valid_entry,
     scan_entries,
 )
 
-__all__ = [
-    "DEFAULT_SEGMENT_BYTES",
-    "EncodedBatch",
-    "FsyncPolicy",
-    "Log",
-    "RecoverMode",
-    "RecoveryAction",
-    "Segment",
-    "list_segments",
-    "segment_name",
-]
+__all__ = ["DEFAULT_SEGMENT_BYTES", "Log"]
 
 log = logging.getLogger(__name__)
 
-FsyncPolicy = Literal["always", "interval", "never"]
-RecoverMode = Literal["fail", "truncate"]
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 
 
@@ -128,7 +98,7 @@ class Log:
         fs: FileSystem | None = None,
     ) -> Log:
         """Lock ``directory`` (created if missing), recover it and open it for appends."""
-        if fsync not in ("always", "interval", "never"):
+        if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync policy must be always, interval or never: {fsync!r}")
         if recover not in ("fail", "truncate"):
             raise ValueError(f"recover must be 'fail' or 'truncate': {recover!r}")
@@ -169,36 +139,13 @@ class Log:
         return os.path.join(self.directory, name)
 
     def _recover(self) -> None:
-        fs = self.fs
-        names = fs.listdir(self.directory)
-        for name in names:
-            if name.endswith(TEMP_SUFFIXES):
-                log.warning("removing %s left by an interrupted write", name)
-                fs.unlink(self._path(name))
-        swaps = sorted(n for n in names if SWAP_RE.match(n))
-        for name in swaps:
-            self._finish_swap(name)
-        if swaps:
-            names = fs.listdir(self.directory)
-        found = list_segments(names)
-        for i, (base, name) in enumerate(found):
-            seg = self._check_segment(base, self._path(name), last=i == len(found) - 1)
-            if seg is None:
-                continue
-            if self.segments:
-                prev = self.segments[-1]
-                if seg.base < prev.base + prev.count:
-                    raise CorruptLogError(
-                        seg.path,
-                        0,
-                        f"base index {seg.base} overlaps {prev.name} "
-                        f"({prev.count} entries from {prev.base})",
-                    )
-            self.segments.append(seg)
+        self.segments, self.recovery = recover_directory(
+            self.fs, self.directory, self.recover_mode
+        )
         if not self.segments:
             self._active = self._create_segment(0)
         else:
-            self._active = fs.open_append(self.segments[-1].path)
+            self._active = self.fs.open_append(self.segments[-1].path)
         for action in self.recovery:
             log.warning(
                 "recovery: %s at byte %d of %s: dropped %d bytes, kept %d entries before it",
@@ -208,78 +155,6 @@ class Log:
                 action.dropped_bytes,
                 action.entries_kept,
             )
-
-    def _finish_swap(self, name: str) -> None:
-        """Complete a compaction whose output was committed (renamed to .swap)."""
-        m = SWAP_RE.match(name)
-        assert m is not None
-        lo, hi = int(m.group(1)), int(m.group(2))
-        path = self._path(name)
-        data = self.fs.read_bytes(path)
-        try:
-            base = decode_header(data)
-        except SegmentHeaderError as exc:
-            raise CorruptLogError(path, 0, f"compaction output: {exc}") from None
-        scan = scan_entries(data, HEADER_SIZE)
-        if base != lo or scan.stop is not None:
-            raise CorruptLogError(
-                path, HEADER_SIZE + scan.valid_bytes, "compaction output is damaged"
-            )
-        for seg_base, seg_name in list_segments(self.fs.listdir(self.directory)):
-            if lo <= seg_base < hi:
-                self.fs.unlink(self._path(seg_name))
-        self.fs.rename(path, self._path(segment_name(lo)))
-        self.fs.fsync_dir(self.directory)
-        log.warning("finished an interrupted compaction of entries [%d, %d)", lo, hi)
-
-    def _check_segment(self, base: int, path: str, *, last: bool) -> Segment | None:
-        data = self.fs.read_bytes(path)
-        try:
-            header_base = decode_header(data)
-            if header_base != base:
-                raise SegmentHeaderError(f"header names base {header_base}, file name {base}")
-        except SegmentHeaderError as exc:
-            if self.recover_mode != "truncate":
-                raise CorruptLogError(path, 0, f"bad segment header: {exc}") from None
-            aside = path + ".corrupt"
-            self.fs.rename(path, aside)
-            self.fs.fsync_dir(self.directory)
-            self.recovery.append(
-                RecoveryAction(path, 0, len(data), f"bad header ({exc}); moved to {aside}")
-            )
-            return None
-        scan = scan_entries(data, HEADER_SIZE, collect=False)
-        size = len(data)
-        if scan.stop is not None:
-            bad = HEADER_SIZE + scan.valid_bytes
-            if scan.stop is StopReason.UNSUPPORTED_FORMAT:
-                raise UnsupportedFormatError(
-                    f"{path} byte {bad}: {scan.stop.value} ({scan.stop_detail}); "
-                    "written by a newer kcoord?"
-                )
-            reason = f"{scan.stop.value} ({scan.stop_detail})"
-            after = find_next_valid_entry(data, bad)
-            torn_tail = last and after is None
-            if not torn_tail and self.recover_mode != "truncate":
-                where = "in the middle of the log" if not last else "followed by valid entries"
-                if after is not None:
-                    where = f"followed by a valid entry at byte {after}"
-                raise CorruptLogError(path, bad, f"{reason}, {where}")
-            self._truncate_file(path, bad)
-            kind = "torn tail" if torn_tail else "corruption (recover=truncate)"
-            self.recovery.append(
-                RecoveryAction(path, bad, size - bad, f"{kind}: {reason}", len(scan.positions))
-            )
-            size = bad
-        return Segment(base, path, size, len(scan.positions), verified=size)
-
-    def _truncate_file(self, path: str, size: int) -> None:
-        handle = self.fs.open_append(path)
-        try:
-            handle.truncate(size)
-            handle.fsync()
-        finally:
-            handle.close()
 
     def _create_segment(self, base: int) -> FileHandle:
         """Create a segment atomically (header written and fsynced under a temporary name,

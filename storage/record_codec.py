@@ -46,6 +46,7 @@ from .schemas import (
 )
 
 __all__ = [
+    "EVENT_KEY_PREFIX",
     "GROUP_METADATA_KEY_VERSION",
     "OFFSET_COMMIT_KEY_VERSIONS",
     "REBALANCE_EVENT_KEY_VERSION",
@@ -67,6 +68,8 @@ OFFSET_COMMIT_KEY_VERSIONS = (0, 1)
 GROUP_METADATA_KEY_VERSION = 2
 #: kcoord's RebalanceEvent key version: far above Kafka's record types (0-15 in Kafka 4.x).
 REBALANCE_EVENT_KEY_VERSION = 100
+#: The first bytes of every RebalanceEvent key (its version): history, not state.
+EVENT_KEY_PREFIX = struct.pack(">h", REBALANCE_EVENT_KEY_VERSION)
 
 OFFSET_COMMIT_VALUE_MAX = 4
 GROUP_METADATA_VALUE_MAX = 4

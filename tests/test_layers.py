@@ -71,13 +71,14 @@ def test_coordinator_core_is_sans_io(part: tuple[str, ...]) -> None:
     assert violations(paths, forbidden, ("storage.records",)) == []
 
 
-def test_storage_codec_needs_no_trio_or_coordinator_internals() -> None:
+def test_storage_needs_no_trio_or_coordinator() -> None:
+    # Trio only in the async writer; the pipeline runs in Spark's workers.
     codec = [
         p
         for p in modules_under("storage")
-        if p.name in {"segment.py", "record_codec.py", "schemas.py", "replay.py", "dump.py"}
+        if p.name != "async_log.py" and "pipeline" not in p.parts
     ]
-    assert codec, "storage codec modules are missing"
+    assert len(codec) > 10, "storage modules are missing"
     assert violations(codec, ("trio",)) == []
     assert violations(modules_under("storage"), ("coordinator",)) == []
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from coordinator.config import KNOWN_KEYS as COORDINATOR_KEYS
 from coordinator.config import ConfigError, CoordinatorConfig
 from coordinator.server.lazy import import_leaf
+from storage.policy import FsyncPolicy, RecoverMode
 
 __all__ = [
     "DEFAULT_CONNECTIONS_MAX_IDLE_MS",
@@ -39,7 +40,6 @@ SERVER_KEYS: dict[str, tuple[int, int]] = {
     "connections.max.idle.ms": (-1, _LONG_MAX),
 }
 
-FsyncPolicy = Literal["always", "interval", "never"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class ServeOptions:
     fsync: FsyncPolicy = "always"
     #: What to do with corruption in the middle of the log: "fail" (refuse to start) or
     #: "truncate" (drop from the corruption on, and report it).
-    recover: str = "fail"
+    recover: RecoverMode = "fail"
     socket_request_max_bytes: int = DEFAULT_SOCKET_REQUEST_MAX_BYTES
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
     #: A record sink to use instead of a data directory (tests: ``MemorySink``).

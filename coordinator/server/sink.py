@@ -12,19 +12,19 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Literal, Protocol
+from typing import Protocol
 
 import trio
 
 from storage.async_log import AsyncLog, open_async_log
-from storage.log import EncodedBatch
+from storage.batch import EncodedBatch
+from storage.policy import FsyncPolicy, RecoverMode
 from storage.records import Record
 
-__all__ = ["FsyncPolicy", "LogSink", "MemorySink", "RecordSink", "open_log_sink"]
+__all__ = ["LogSink", "MemorySink", "RecordSink", "open_log_sink"]
 
 log = logging.getLogger(__name__)
 
-FsyncPolicy = Literal["always", "interval", "never"]
 
 # How often the log sink asks storage whether compaction is worth it.
 COMPACTION_CHECK_INTERVAL_S = 60.0
@@ -148,7 +148,7 @@ class LogSink:
 
 @asynccontextmanager
 async def open_log_sink(
-    directory: str, fsync: FsyncPolicy = "always", recover: str = "fail"
+    directory: str, fsync: FsyncPolicy = "always", recover: RecoverMode = "fail"
 ) -> AsyncIterator[LogSink]:
     """Open (lock, recover) the log in ``directory``; flush, fsync and unlock on exit.
     ``recover="truncate"`` proceeds past corruption in the middle of a segment (dropping

@@ -7,8 +7,10 @@
   ``groups_summary`` (DataFrame API).
 - ``report``: Parquet outputs, plots, ``report.md`` / ``report.html``.
 - ``cli``: ``kcoord pipeline --input DIR [DIR ...] --output DIR``.
-- ``session``: a SparkSession pinned to loopback; ``synthetic``: generated logs.
+- ``session``: a SparkSession pinned to loopback.
 
-Everything but ``parse`` and ``synthetic`` needs the ``pipeline`` extra
-(``pip install 'kcoord[pipeline]'``: pyspark[sql], pandas < 3, matplotlib) and Java 17.
+Segments are found and read through storage itself (``storage.directory.find_segments``,
+``storage.segment.scan_entries``, ``storage.record_codec``). Everything but ``parse`` needs
+the ``pipeline`` extra (``pip install 'kcoord[pipeline]'``: pyspark[sql], pandas < 3,
+matplotlib) and Java 17.
 """

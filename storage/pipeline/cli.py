@@ -25,7 +25,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from .parse import CORRUPT, TORN_TAIL, find_segments
+from storage.directory import find_segments
+
+from .parse import CORRUPT, TORN_TAIL
 
 __all__ = ["main", "parse_time"]
 

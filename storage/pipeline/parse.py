@@ -27,15 +27,13 @@ Besides records, the parser emits *problem* rows (``record_type`` ``torn_tail`` 
 
 from __future__ import annotations
 
-import os
-import re
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from crc32c import crc32c
 
+from storage.directory import SegmentFile, find_segments
 from storage.record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
 from storage.records import (
     GroupMetadataKey,
@@ -69,7 +67,6 @@ __all__ = [
     "PipelineInputError",
     "SegmentFile",
     "decode_assigned",
-    "find_segments",
     "parse_directory",
     "parse_segment",
     "parse_segment_chunks",
@@ -140,8 +137,6 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 
-SEGMENT_RE = re.compile(r"^(\d{20})\.log$")
-SWAP_RE = re.compile(r"^(\d{20})-(\d{20})\.swap$")
 DEFAULT_CHUNK_ENTRIES = 65536
 
 
@@ -153,43 +148,6 @@ class PipelineInputError(ValueError):
         self.path = path
         self.offset = offset
         self.reason = reason
-
-
-@dataclass(frozen=True, slots=True)
-class SegmentFile:
-    """One segment of a data directory, and whether it is the directory's last (only the
-    last may have a torn tail)."""
-
-    data_dir: str
-    name: str
-    base: int
-    last: bool
-
-    @property
-    def path(self) -> str:
-        return os.path.join(self.data_dir, self.name)
-
-
-def find_segments(data_dir: str) -> list[SegmentFile]:
-    """The segments to read in ``data_dir``, by base index (FORMAT.md section 1): the
-    ``*.log`` files, except that a committed compaction output ``L-H.swap`` replaces the
-    segments whose base is in [L, H). Raises FileNotFoundError / NotADirectoryError."""
-    directory = os.path.abspath(data_dir)
-    names = os.listdir(directory)
-    found: dict[int, str] = {}
-    for name in names:
-        m = SEGMENT_RE.match(name)
-        if m:
-            found[int(m.group(1))] = name
-    for name in sorted(names):
-        m = SWAP_RE.match(name)
-        if m:
-            lo, hi = int(m.group(1)), int(m.group(2))
-            for base in [b for b in found if lo <= b < hi]:
-                del found[base]
-            found[lo] = name
-    bases = sorted(found)
-    return [SegmentFile(directory, found[b], b, i == len(bases) - 1) for i, b in enumerate(bases)]
 
 
 _ASSIGNED_CACHE: dict[bytes, list[dict[str, Any]] | None] = {}

@@ -36,6 +36,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from storage.directory import SegmentFile, find_segments
+
 from .parse import (
     COLUMNS,
     DEFAULT_CHUNK_ENTRIES,
@@ -43,8 +45,6 @@ from .parse import (
     OFFSET_COMMIT,
     Chunk,
     Columns,
-    SegmentFile,
-    find_segments,
     parse_segment_chunks,
 )
 

@@ -31,12 +31,15 @@ import time
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+for path in (ROOT, os.path.join(ROOT, "tests", "pipeline")):
+    if path not in sys.path:
+        sys.path.insert(0, path)
 
+from synthetic import write_commits  # noqa: E402
+
+from storage.directory import find_segments  # noqa: E402
 from storage.log import Log  # noqa: E402
-from storage.pipeline.parse import find_segments, parse_segment_chunks  # noqa: E402
-from storage.pipeline.synthetic import write_commits  # noqa: E402
+from storage.pipeline.parse import parse_segment_chunks  # noqa: E402
 
 
 def log_dir(workdir: str, records: int, segments: int, part: int = 0) -> str:

@@ -29,7 +29,8 @@ sys.path.insert(0, ROOT)
 
 from storage.async_log import open_async_log  # noqa: E402
 from storage.compaction import compact  # noqa: E402
-from storage.log import FsyncPolicy, Log  # noqa: E402
+from storage.log import Log  # noqa: E402
+from storage.policy import FsyncPolicy  # noqa: E402
 from storage.records import OffsetCommitKey, OffsetCommitValue, Record  # noqa: E402
 
 GROUPS, PARTITIONS = 1000, 16

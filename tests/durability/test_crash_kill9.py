@@ -50,7 +50,8 @@ from durability_support import (
     wait_for,
 )
 
-from storage.layout import EncodedBatch, list_segments
+from storage.batch import EncodedBatch
+from storage.directory import list_segments
 from storage.records import OffsetCommitKey, OffsetCommitValue, Record
 
 TOPIC = "crash"

@@ -17,7 +17,9 @@ from pipeline_support import (
     replay_offsets,
     write,
 )
+from synthetic import write_commits, write_log
 
+from storage.directory import find_segments
 from storage.dump import iter_directory
 from storage.pipeline import cli
 from storage.pipeline.parse import (
@@ -26,12 +28,10 @@ from storage.pipeline.parse import (
     TORN_TAIL,
     PipelineInputError,
     decode_assigned,
-    find_segments,
     parse_directory,
     parse_segment_chunks,
     rows,
 )
-from storage.pipeline.synthetic import write_commits, write_log
 from storage.record_codec import decode_record, encode_value
 from storage.records import OffsetCommitKey, OffsetCommitValue
 from storage.segment import HEADER_SIZE, scan_entries

@@ -21,9 +21,10 @@ from pipeline_support import (
     replay_offsets,
     write,
 )
+from synthetic import SyntheticLog, write_commits, write_log
 
-from storage.pipeline.parse import find_segments, parse_directory, rows
-from storage.pipeline.synthetic import SyntheticLog, write_commits, write_log
+from storage.directory import find_segments
+from storage.pipeline.parse import parse_directory, rows
 from storage.records import GroupMetadataKey, GroupMetadataValue, Record
 from storage.segment import HEADER_SIZE, scan_entries
 

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from storage_strategies import overwriting_records, records
 
+from storage.directory import segment_name
 from storage.errors import (
     CorruptLogError,
     LogClosedError,
@@ -23,7 +24,8 @@ from storage.errors import (
     RecordTooLargeError,
     UnsupportedFormatError,
 )
-from storage.log import Log, segment_name
+from storage.fast_decode import fast_decode
+from storage.log import Log
 from storage.record_codec import RecordDecodeError, decode_record, encode_record
 from storage.records import (
     GroupMetadataKey,
@@ -34,7 +36,6 @@ from storage.records import (
     RebalanceEventValue,
     Record,
 )
-from storage.replay import fast_decode
 from storage.segment import HEADER_SIZE, MAX_ENTRY_LENGTH, encode_entry, scan_entries
 
 
@@ -118,7 +119,7 @@ def test_undecodable_record_is_a_clear_error(data_dir: str) -> None:
 
 
 def test_record_too_large(data_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import storage.layout as log_mod
+    import storage.batch as log_mod
 
     big = Record(GroupMetadataKey("g"), GroupMetadataValue("c", 1, None, None, -1, ()))
     monkeypatch.setattr(log_mod, "MAX_ENTRY_LENGTH", 10)

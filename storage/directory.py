@@ -1,0 +1,109 @@
+"""What a data directory holds, and the one view of it every reader shares.
+
+File names (segments, compaction output, temporary files, the lock), the bookkeeping of an
+open log's segments, and :func:`find_segments`: the segments to read in log order, where a
+committed compaction output (``L-H.swap``) stands in for the segments it replaces, as
+recovery would make it (FORMAT.md section 1). ``kcoord log dump`` and the pipeline read
+through it; ``Log.open`` completes the swap on disk instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .segment import HEADER_SIZE
+
+__all__ = [
+    "LOCK_NAME",
+    "SEGMENT_RE",
+    "SWAP_RE",
+    "TEMP_SUFFIXES",
+    "RecoveryAction",
+    "Segment",
+    "SegmentFile",
+    "find_segments",
+    "list_segments",
+    "segment_name",
+]
+
+LOCK_NAME = ".lock"
+SEGMENT_RE = re.compile(r"^(\d{20})\.log$")
+SWAP_RE = re.compile(r"^(\d{20})-(\d{20})\.swap$")
+#: Temporary files: a segment being created, compaction output not yet committed.
+TEMP_SUFFIXES = (".log.new", ".cleaned")
+
+
+def segment_name(base: int) -> str:
+    """``00000000000000000042.log``: the file of the segment whose first entry is 42."""
+    return f"{base:020d}.log"
+
+
+def list_segments(names: Sequence[str]) -> list[tuple[int, str]]:
+    """(base, name) of the segment files among ``names``, by base."""
+    found = [(int(m.group(1)), n) for n in names if (m := SEGMENT_RE.match(n))]
+    return sorted(found)
+
+
+@dataclass
+class Segment:
+    """One segment file: its first entry index, path, valid size and entry count."""
+
+    base: int
+    path: str
+    size: int
+    count: int
+    #: bytes from the start of the file whose entries open() checked (CRC included)
+    verified: int = HEADER_SIZE
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryAction:
+    """Something ``open`` repaired: which file, where, how many bytes, and why."""
+
+    path: str
+    offset: int
+    dropped_bytes: int
+    reason: str
+    #: valid entries left in the file before ``offset``
+    entries_kept: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentFile:
+    """One segment file to read, and whether it is its directory's last (only the last
+    may have a torn tail)."""
+
+    data_dir: str
+    name: str
+    base: int
+    last: bool
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.data_dir, self.name)
+
+
+def find_segments(data_dir: str) -> list[SegmentFile]:
+    """The segments to read in ``data_dir``, by base index: the ``*.log`` files, except that
+    a committed compaction output ``L-H.swap`` replaces the segments whose base is in
+    [L, H). Raises FileNotFoundError / NotADirectoryError."""
+    directory = os.path.abspath(data_dir)
+    names = os.listdir(directory)
+    found = dict(list_segments(names))
+    for name in sorted(names):
+        m = SWAP_RE.match(name)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            for base in [b for b in found if lo <= b < hi]:
+                del found[base]
+            found[lo] = name
+    bases = sorted(found)
+    return [SegmentFile(directory, found[b], b, i == len(bases) - 1) for i, b in enumerate(bases)]
+

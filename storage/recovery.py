@@ -1,0 +1,151 @@
+"""Opening a data directory: finish or discard interrupted work, check every segment.
+
+``recover_directory`` removes temporary files an interrupted write left, completes a
+committed compaction (``L-H.swap``), checks each segment's header and entries, truncates a
+torn tail of the last segment (and reports it), and refuses corruption anywhere else unless
+the mode is ``truncate``. It returns the segments, in order, and what it repaired.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from .directory import (
+    SWAP_RE,
+    TEMP_SUFFIXES,
+    RecoveryAction,
+    Segment,
+    list_segments,
+    segment_name,
+)
+from .errors import CorruptLogError, UnsupportedFormatError
+from .fs import FileSystem
+from .policy import RecoverMode
+from .segment import (
+    HEADER_SIZE,
+    SegmentHeaderError,
+    StopReason,
+    decode_header,
+    find_next_valid_entry,
+    scan_entries,
+)
+
+__all__ = ["recover_directory"]
+
+log = logging.getLogger(__name__)
+
+
+def recover_directory(
+    fs: FileSystem, directory: str, mode: RecoverMode
+) -> tuple[list[Segment], list[RecoveryAction]]:
+    """The directory's segments after recovery, and the repairs made."""
+    names = fs.listdir(directory)
+    for name in names:
+        if name.endswith(TEMP_SUFFIXES):
+            log.warning("removing %s left by an interrupted write", name)
+            fs.unlink(os.path.join(directory, name))
+    swaps = sorted(n for n in names if SWAP_RE.match(n))
+    for name in swaps:
+        _finish_swap(fs, directory, name)
+    if swaps:
+        names = fs.listdir(directory)
+    found = list_segments(names)
+    segments: list[Segment] = []
+    actions: list[RecoveryAction] = []
+    for i, (base, name) in enumerate(found):
+        path = os.path.join(directory, name)
+        seg = _check_segment(fs, directory, base, path, mode, actions, last=i == len(found) - 1)
+        if seg is None:
+            continue
+        if segments:
+            prev = segments[-1]
+            if seg.base < prev.base + prev.count:
+                raise CorruptLogError(
+                    seg.path,
+                    0,
+                    f"base index {seg.base} overlaps {prev.name} "
+                    f"({prev.count} entries from {prev.base})",
+                )
+        segments.append(seg)
+    return segments, actions
+
+
+def _finish_swap(fs: FileSystem, directory: str, name: str) -> None:
+    """Complete a compaction whose output was committed (renamed to .swap)."""
+    m = SWAP_RE.match(name)
+    assert m is not None
+    lo, hi = int(m.group(1)), int(m.group(2))
+    path = os.path.join(directory, name)
+    data = fs.read_bytes(path)
+    try:
+        base = decode_header(data)
+    except SegmentHeaderError as exc:
+        raise CorruptLogError(path, 0, f"compaction output: {exc}") from None
+    scan = scan_entries(data, HEADER_SIZE)
+    if base != lo or scan.stop is not None:
+        raise CorruptLogError(path, HEADER_SIZE + scan.valid_bytes, "compaction output is damaged")
+    for seg_base, seg_name in list_segments(fs.listdir(directory)):
+        if lo <= seg_base < hi:
+            fs.unlink(os.path.join(directory, seg_name))
+    fs.rename(path, os.path.join(directory, segment_name(lo)))
+    fs.fsync_dir(directory)
+    log.warning("finished an interrupted compaction of entries [%d, %d)", lo, hi)
+
+
+def _check_segment(
+    fs: FileSystem,
+    directory: str,
+    base: int,
+    path: str,
+    mode: RecoverMode,
+    actions: list[RecoveryAction],
+    *,
+    last: bool,
+) -> Segment | None:
+    data = fs.read_bytes(path)
+    try:
+        header_base = decode_header(data)
+        if header_base != base:
+            raise SegmentHeaderError(f"header names base {header_base}, file name {base}")
+    except SegmentHeaderError as exc:
+        if mode != "truncate":
+            raise CorruptLogError(path, 0, f"bad segment header: {exc}") from None
+        aside = path + ".corrupt"
+        fs.rename(path, aside)
+        fs.fsync_dir(directory)
+        actions.append(RecoveryAction(path, 0, len(data), f"bad header ({exc}); moved to {aside}"))
+        return None
+    scan = scan_entries(data, HEADER_SIZE, collect=False)
+    size = len(data)
+    if scan.stop is not None:
+        bad = HEADER_SIZE + scan.valid_bytes
+        if scan.stop is StopReason.UNSUPPORTED_FORMAT:
+            raise UnsupportedFormatError(
+                f"{path} byte {bad}: {scan.stop.value} ({scan.stop_detail}); "
+                "written by a newer kcoord?"
+            )
+        reason = f"{scan.stop.value} ({scan.stop_detail})"
+        after = find_next_valid_entry(data, bad)
+        torn_tail = last and after is None
+        if not torn_tail and mode != "truncate":
+            where = "in the middle of the log" if not last else "followed by valid entries"
+            if after is not None:
+                where = f"followed by a valid entry at byte {after}"
+            raise CorruptLogError(path, bad, f"{reason}, {where}")
+        _truncate_file(fs, path, bad)
+        kind = "torn tail" if torn_tail else "corruption (recover=truncate)"
+        actions.append(
+            RecoveryAction(path, bad, size - bad, f"{kind}: {reason}", len(scan.positions))
+        )
+        size = bad
+    return Segment(base, path, size, len(scan.positions), verified=size)
+
+
+def _truncate_file(fs: FileSystem, path: str, size: int) -> None:
+    handle = fs.open_append(path)
+    try:
+        handle.truncate(size)
+        handle.fsync()
+    finally:
+        handle.close()
