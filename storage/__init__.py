@@ -1,9 +1,20 @@
 """kcoord storage: the append-only, checksummed record log behind the coordinator.
 
-Modules: ``record_codec`` and ``schemas`` (Kafka's ``__consumer_offsets`` key/value
-schemas), ``segment`` (entry framing, segment header), ``layout`` (file names, batches),
-``log`` (the file log: recovery, appends, replay), ``replay`` (the replay fast path),
-``async_log`` (Trio wrapper: group commit, interval fsync), ``compaction``, ``fs`` (file
-system interface with fault injection for tests), ``errors`` (exceptions and their Kafka
-error codes), ``dump`` (``kcoord log dump``). The byte format is in ``FORMAT.md``.
+Modules, bottom up:
+
+- ``records``: the record types (frozen dataclasses); ``record_schemas``: their byte layout,
+  declared with wire's schema DSL; ``record_mapping``: the generic mapping between the two;
+  ``record_codec``: records <-> bytes (the record-type table, and fast paths for commits).
+- ``segment``: the segment header and entry framing, and the one entry scanner every reader
+  uses (``scan_entries``); ``fast_decode``: the fused scan-and-decode loop replay runs first.
+- ``directory``: file names and the one view of a data directory's segments
+  (``find_segments``); ``batch``: records framed for one write; ``policy``: the fsync and
+  recovery policies.
+- ``recovery`` (what ``Log.open`` repairs), ``log`` (the file log: appends, replay),
+  ``async_log`` (the Trio side: writes and fsyncs off the event loop, interval flushing,
+  compaction), ``compaction``, ``fs`` (file-system interface with fault injection for
+  tests), ``errors`` (exceptions and the Kafka append error each stands for), ``dump``
+  (``kcoord log dump``), and ``pipeline`` (the PySpark jobs).
+
+The byte format is in ``FORMAT.md``.
 """

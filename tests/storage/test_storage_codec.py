@@ -128,14 +128,14 @@ GROUP_VALUE = GroupMetadataValue("consumer", 7, "range", "m1", 1_700_000_000_000
 def test_golden_offset_commit_key() -> None:
     key = OffsetCommitKey("g1", "t", 7)
     assert encode_key(key) == OFFSET_COMMIT_KEY_V1
-    assert codec.encode_key_construct(key) == OFFSET_COMMIT_KEY_V1
+    assert codec.encode_key_by_schema(key) == OFFSET_COMMIT_KEY_V1
     assert decode_key(OFFSET_COMMIT_KEY_V1) == key
 
 
 def test_golden_offset_commit_value_v3() -> None:
     value = OffsetCommitValue(42, 5, "md", 1_700_000_000_000)
     assert encode_value(value) == OFFSET_COMMIT_VALUE_V3  # writer picks v3: no expire
-    assert codec.encode_value_construct(value, 3) == OFFSET_COMMIT_VALUE_V3
+    assert codec.encode_value_by_schema(value, 3) == OFFSET_COMMIT_VALUE_V3
     assert decode_value(OffsetCommitKey("g", "t", 0), OFFSET_COMMIT_VALUE_V3) == value
 
 
@@ -183,14 +183,14 @@ def test_record_round_trip(record: Record) -> None:
 def test_offset_commit_key_versions(version: int, key: OffsetCommitKey) -> None:
     data = encode_key(key, version)
     assert data[:2] == version.to_bytes(2, "big")
-    assert data == codec.encode_key_construct(key, version)
+    assert data == codec.encode_key_by_schema(key, version)
     assert decode_key(data) == key
 
 
 @given(key=st.one_of(group_keys, event_keys))
 def test_group_and_event_keys(key: GroupMetadataKey | RebalanceEventKey) -> None:
     data = encode_key(key)
-    assert data == codec.encode_key_construct(key)
+    assert data == codec.encode_key_by_schema(key)
     assert decode_key(data) == key
 
 
@@ -210,12 +210,12 @@ def _expected_offset_value(value: OffsetCommitValue, version: int) -> OffsetComm
 def test_offset_commit_value_versions(version: int, value: OffsetCommitValue) -> None:
     data = encode_value(value, version)
     assert data is not None
-    assert data == codec.encode_value_construct(value, version)
+    assert data == codec.encode_value_by_schema(value, version)
     key = OffsetCommitKey("g", "t", 0)
     decoded = decode_value(key, data)
     assert decoded == _expected_offset_value(value, version)
-    # The construct path and the struct fast path agree.
-    assert codec._parse_offset_commit_value(data, version) == decoded
+    # The schema path and the struct fast path agree.
+    assert codec.decode_value_by_schema(OffsetCommitKey("g", "t", 0), data) == decoded
 
 
 def _expected_group_value(value: GroupMetadataValue, version: int) -> GroupMetadataValue:
@@ -337,9 +337,11 @@ def test_bad_offset_commit_values(data: bytes) -> None:
 
 
 @given(texts, texts, int64s)
-def test_fast_path_matches_construct_on_keys(group: str, topic: str, n: int) -> None:
+def test_fast_path_matches_schema_on_keys(group: str, topic: str, n: int) -> None:
     key = OffsetCommitKey(group, topic, n % 2**31)
-    assert codec._decode_offset_commit_key(encode_key(key), 1) == key
+    data = encode_key(key)
+    assert data == codec.encode_key_by_schema(key)
+    assert codec._decode_offset_commit_key_fast(data) == codec.decode_key_by_schema(data) == key
 
 
 def test_encode_errors() -> None:
