@@ -16,7 +16,7 @@ import dataclasses
 import gc
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, overload
 
 from crc32c import crc32c
 
@@ -31,7 +31,10 @@ from storage.records import (
 from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
 from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH
 
-__all__ = ["fast_decode"]
+__all__ = ["CommitTuple", "fast_decode"]
+
+#: An offset commit as (key, offset, leader epoch, metadata, commit timestamp).
+CommitTuple = tuple[RecordKey, int, int, str, int]
 
 _HEAD = struct.Struct(">IIHi")  # length, crc, entry format, key length
 _I32 = struct.Struct(">i")
@@ -59,6 +62,36 @@ _RECORD_SET = _slot_setters(Record, ("key", "value"))
 _OCV_SET = _slot_setters(OffsetCommitValue, _OCV_FIELDS)
 
 
+@overload
+def fast_decode(
+    data: bytes,
+    start: int,
+    end: int,
+    live: dict[bytes, int],
+    keys: dict[bytes, RecordKey],
+    *,
+    verify: bool = ...,
+    limit: int = ...,
+    positions: list[int] | None = ...,
+    commit_tuples: Literal[False] = ...,
+) -> tuple[list[Record], int, int]: ...
+
+
+@overload
+def fast_decode(
+    data: bytes,
+    start: int,
+    end: int,
+    live: dict[bytes, int],
+    keys: dict[bytes, RecordKey],
+    *,
+    verify: bool = ...,
+    limit: int = ...,
+    positions: list[int] | None = ...,
+    commit_tuples: Literal[True],
+) -> tuple[list[Record | CommitTuple], int, int]: ...
+
+
 def fast_decode(
     data: bytes,
     start: int,
@@ -68,12 +101,17 @@ def fast_decode(
     *,
     verify: bool = True,
     limit: int = 8192,
-) -> tuple[list[Record], int, int]:
+    positions: list[int] | None = None,
+    commit_tuples: bool = False,
+) -> tuple[list[Any], int, int]:
     """Decode up to ``limit`` entries of ``data[start:end]``: (records, where decoding
     stopped, bytes of RebalanceEvent entries). ``live`` maps key bytes to the size of the
     key's newest entry (tombstones remove the key) and ``keys`` caches decoded keys; both
     are updated as entries go by. ``verify=False`` skips the CRC check (for bytes that were
-    checked since they were read).
+    checked since they were read). ``positions``, when given, gets each record's entry
+    position (every record is one entry: nothing is skipped). ``commit_tuples`` gives the
+    common offset commit (value v3) as a :data:`CommitTuple` instead of a Record, for
+    readers that want columns, not objects (the pipeline).
 
     Stops early, at the first entry it does not handle, rather than raising. The cyclic
     garbage collector is paused meanwhile: the loop allocates only acyclic records, and
@@ -81,7 +119,7 @@ def fast_decode(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _decode(data, start, end, live, keys, verify, limit)
+        return _decode(data, start, end, live, keys, verify, limit, positions, commit_tuples)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -95,8 +133,10 @@ def _decode(
     keys: dict[bytes, RecordKey],
     verify: bool,
     limit: int,
-) -> tuple[list[Record], int, int]:
-    records: list[Record] = []
+    positions: list[int] | None,
+    commit_tuples: bool,
+) -> tuple[list[Record | CommitTuple], int, int]:
+    records: list[Record | CommitTuple] = []
     append = records.append
     head = _HEAD.unpack_from
     i32 = _I32.unpack_from
@@ -145,6 +185,13 @@ def _decode(
                         (ts,) = i64(data, kend + 20 + mlen)
                     else:
                         meta = ""
+                    if commit_tuples:
+                        append((key, offset, epoch, meta, ts))
+                        if positions is not None:
+                            positions.append(pos)
+                        live[kb] = stop - pos
+                        pos = stop
+                        continue
                     if fast_objects:
                         value = new(oc_value)
                         v_off(value, offset)
@@ -158,6 +205,8 @@ def _decode(
                     else:  # pragma: no cover - only if records.py changes shape
                         record = Record(key, oc_value(offset, epoch, meta, ts, -1))
                     append(record)
+                    if positions is not None:
+                        positions.append(pos)
                     live[kb] = stop - pos
                     pos = stop
                     continue
@@ -175,6 +224,8 @@ def _decode(
                     event_bytes += stop - pos
                 else:
                     live[kb] = stop - pos
+            if positions is not None:
+                positions.append(pos)
             pos = stop
     except (RecordDecodeError, UnicodeDecodeError):
         pass

@@ -120,12 +120,20 @@ def encode_entry(key: bytes, value: bytes | None) -> bytes:
 
 
 def scan_entries(
-    data: bytes, start: int = 0, end: int | None = None, *, collect: bool = True
+    data: bytes,
+    start: int = 0,
+    end: int | None = None,
+    *,
+    collect: bool = True,
+    limit: int | None = None,
 ) -> ScanResult:
-    """Decode entries from ``data[start:end]`` until its end or the first bad entry.
+    """Decode entries from ``data[start:end]`` until its end, the first bad entry, or
+    ``limit`` entries (then ``stop`` is None and ``valid_bytes`` says where to go on).
 
-    Never raises for any input; ``valid_bytes`` counts from ``start``. With
-    ``collect=False`` only positions are gathered (a cheaper check of a segment).
+    The one reader of the entry framing: replay (after its fast path), recovery,
+    compaction, ``kcoord log dump`` and the pipeline all scan through it. Never raises for
+    any input; ``valid_bytes`` counts from ``start``. With ``collect=False`` only positions
+    are gathered (a cheaper check of a segment).
     """
     entries: list[Entry] = []
     positions: list[int] = []
@@ -139,7 +147,9 @@ def scan_entries(
     detail = ""
     min_entry, min_length, max_length = _MIN_ENTRY, _MIN_LENGTH, MAX_ENTRY_LENGTH
     fmt_version = ENTRY_FORMAT_VERSION
-    while pos < n:
+    remaining = -1 if limit is None else limit
+    while pos < n and remaining != 0:
+        remaining -= 1
         if n - pos < min_entry:
             stop, detail = _short_tail(data, pos, n)
             break

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from storage.directory import find_segments
 
-from .parse import CORRUPT, TORN_TAIL
+from .columns import CORRUPT, TORN_TAIL
 
 __all__ = ["main", "parse_time"]
 
@@ -257,7 +257,7 @@ def _run(
     try:
         from pyspark import StorageLevel
 
-        from . import jobs, report
+        from . import jobs, report, report_data
 
         df = (
             spark.read.format("kcoord-log")
@@ -289,9 +289,9 @@ def _run(
                 )
         progress.say(f"read {total - len(problems):,} records")
         recs = jobs.apply_window(raw, since, until)
-        datasets, paths = report.write_datasets(recs, raw, output, since, progress.say)
+        datasets, paths = report_data.write_datasets(recs, raw, output, since, progress.say)
         progress.say("collecting the report")
-        data = report.collect(datasets, recs, inputs, segments, paths, (since, until))
+        data = report_data.collect(datasets, recs, inputs, segments, paths, (since, until))
         data.elapsed_s = time.monotonic() - progress.t0
         files = report.render(data, output)
         progress.say("done")

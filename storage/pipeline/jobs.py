@@ -27,7 +27,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from .parse import CORRUPT, GROUP_METADATA, OFFSET_COMMIT, REBALANCE_EVENT, TORN_TAIL
+from .columns import CORRUPT, GROUP_METADATA, OFFSET_COMMIT, REBALANCE_EVENT, TORN_TAIL
 
 __all__ = [
     "OFFSET_KEY",

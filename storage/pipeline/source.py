@@ -38,15 +38,9 @@ from pyspark.sql.types import (
 
 from storage.directory import SegmentFile, find_segments
 
-from .parse import (
-    COLUMNS,
-    DEFAULT_CHUNK_ENTRIES,
-    MEMBER_FIELDS,
-    OFFSET_COMMIT,
-    Chunk,
-    Columns,
-    parse_segment_chunks,
-)
+from .chunk import Chunk
+from .columns import COLUMNS, MEMBER_FIELDS, OFFSET_COMMIT, Columns
+from .parse import DEFAULT_CHUNK_ENTRIES, parse_segment_chunks
 
 __all__ = [
     "FORMAT_NAME",

@@ -22,12 +22,9 @@ from synthetic import write_commits, write_log
 from storage.directory import find_segments
 from storage.dump import iter_directory
 from storage.pipeline import cli
+from storage.pipeline.columns import COLUMN_NAMES, CORRUPT, TORN_TAIL, decode_assigned
 from storage.pipeline.parse import (
-    COLUMN_NAMES,
-    CORRUPT,
-    TORN_TAIL,
     PipelineInputError,
-    decode_assigned,
     parse_directory,
     parse_segment_chunks,
     rows,

@@ -1,0 +1,131 @@
+"""The pipeline's schema: the columns every parsed entry becomes, the record-type names,
+and the decoding of consumer-protocol assignments into readable rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from storage.records import MemberMetadata
+from wire.consumer_protocol import decode_assignment
+
+__all__ = [
+    "COLUMNS",
+    "COLUMN_NAMES",
+    "CORRUPT",
+    "GROUP_METADATA",
+    "MEMBER_FIELDS",
+    "OFFSET_COMMIT",
+    "REBALANCE_EVENT",
+    "RECORD_TYPES",
+    "TORN_TAIL",
+    "Columns",
+    "decode_assigned",
+    "member_row",
+]
+
+#: One chunk: column name -> values, every list as long as the chunk.
+Columns = dict[str, list[Any]]
+
+OFFSET_COMMIT = "offset_commit"
+GROUP_METADATA = "group_metadata"
+REBALANCE_EVENT = "rebalance_event"
+TORN_TAIL = "torn_tail"
+CORRUPT = "corrupt"
+RECORD_TYPES = (OFFSET_COMMIT, GROUP_METADATA, REBALANCE_EVENT, TORN_TAIL, CORRUPT)
+
+#: Fields of one element of ``members`` (Spark SQL types).
+MEMBER_FIELDS: tuple[tuple[str, str], ...] = (
+    ("member_id", "string"),
+    ("group_instance_id", "string"),
+    ("client_id", "string"),
+    ("client_host", "string"),
+    ("session_timeout", "int"),
+    ("rebalance_timeout", "int"),
+    ("assigned", "array<struct<topic:string,partition:int>>"),
+)
+
+#: The pipeline's schema: (column, Spark SQL type). Timestamps are epoch milliseconds as
+#: written (-1 = none, as in Kafka's records). Keys and values are exactly the record's.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    # origin
+    ("data_dir", "string"),  # the data directory (absolute path): one kcoord instance
+    ("segment", "string"),  # segment file name
+    ("position", "bigint"),  # byte offset of the entry in the segment file
+    ("log_index", "bigint"),  # entry index (segment base + ordinal): the log order
+    ("record_type", "string"),  # one of RECORD_TYPES
+    ("tombstone", "boolean"),
+    ("timestamp", "bigint"),  # commit / state / event timestamp; null for tombstones
+    # keys
+    ("group", "string"),
+    ("topic", "string"),
+    ("partition", "int"),
+    # OffsetCommitValue
+    ("offset", "bigint"),
+    ("leader_epoch", "int"),
+    ("metadata", "string"),
+    ("commit_timestamp", "bigint"),
+    ("expire_timestamp", "bigint"),
+    # GroupMetadataValue (and the event's generation)
+    ("generation", "int"),
+    ("protocol_type", "string"),
+    ("protocol", "string"),
+    ("leader", "string"),
+    ("state_timestamp", "bigint"),
+    (
+        "members",
+        "array<struct<" + ",".join(f"{n}:{t}" for n, t in MEMBER_FIELDS) + ">>",
+    ),
+    # RebalanceEventValue
+    ("event", "string"),
+    ("reason", "string"),
+    ("event_member_id", "string"),
+    ("event_instance_id", "string"),
+    ("event_members", "array<string>"),
+    ("event_timestamp", "bigint"),
+    # torn_tail / corrupt rows
+    ("problem", "string"),
+)
+COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
+
+_ASSIGNED_CACHE: dict[bytes, list[dict[str, Any]] | None] = {}
+
+
+def decode_assigned(assignment: bytes) -> list[dict[str, Any]] | None:
+    """A consumer-protocol assignment as [{topic, partition}] (sorted); None when the bytes
+    are not a ConsumerProtocolAssignment. An empty assignment is []."""
+    cached = _ASSIGNED_CACHE.get(assignment, False)
+    if cached is not False:
+        return cached  # type: ignore[return-value]
+    result: list[dict[str, Any]] | None
+    if not assignment:
+        result = []
+    else:
+        try:
+            _, body = decode_assignment(assignment)
+            result = sorted(
+                (
+                    {"topic": str(tp.topic), "partition": int(p)}
+                    for tp in body.assigned_partitions
+                    for p in tp.partitions
+                ),
+                key=lambda d: (d["topic"], d["partition"]),
+            )
+        except Exception:  # not the consumer protocol (e.g. Connect): no decoded assignment
+            result = None
+    if len(_ASSIGNED_CACHE) > 4096:
+        _ASSIGNED_CACHE.clear()
+    _ASSIGNED_CACHE[assignment] = result
+    return result
+
+
+def member_row(m: MemberMetadata, consumer: bool) -> dict[str, Any]:
+    """One element of the ``members`` column."""
+    return {
+        "member_id": m.member_id,
+        "group_instance_id": m.group_instance_id,
+        "client_id": m.client_id,
+        "client_host": m.client_host,
+        "session_timeout": m.session_timeout,
+        "rebalance_timeout": m.rebalance_timeout,
+        "assigned": decode_assigned(m.assignment) if consumer else None,
+    }

@@ -1,0 +1,297 @@
+"""The pipeline's outputs: Parquet datasets, plots, and a report (Markdown and HTML).
+
+Layout of the output directory::
+
+    offsets_latest/            Parquet, one file
+    offset_commits/group=<g>/  Parquet, partitioned by group (the large dataset)
+    commit_rates/              Parquet
+    rebalances/                Parquet
+    groups_summary/            Parquet
+    problems/                  Parquet (torn tails, corrupt inputs)
+    plots/*.png                rebalances by trigger, rebalance timeline, durations,
+                               commit rate over time
+    report.md, report.html
+
+The plots and tables are drawn from small aggregates collected to the driver (at most
+:data:`TOP_GROUPS` groups get a line or a row of their own).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "DASH",
+    "RATE_BUCKETS_MS",
+    "TOP_GROUPS",
+    "TRIGGER_COLORS",
+    "TRIGGER_ORDER",
+    "ReportData",
+    "collect",
+    "duration_text",
+    "group_label",
+    "ms_to_datetime",
+    "write_datasets",
+]
+
+TOP_GROUPS = 12
+DASH = "\N{EN DASH}"  # an empty cell
+#: time buckets of the commit-rate plot: the first giving at most 240 points
+RATE_BUCKETS_MS = (
+    1_000,
+    5_000,
+    10_000,
+    30_000,
+    60_000,
+    300_000,
+    600_000,
+    1_800_000,
+    3_600_000,
+    21_600_000,
+    86_400_000,
+)
+TRIGGER_ORDER = (
+    "join",
+    "leave",
+    "session_expiry",
+    "static_replacement",
+    "metadata_change",
+    "other",
+    "unknown",
+)
+TRIGGER_COLORS = {
+    "join": "#2b8a3e",
+    "leave": "#1971c2",
+    "session_expiry": "#e03131",
+    "static_replacement": "#ae3ec9",
+    "metadata_change": "#f08c00",
+    "other": "#868e96",
+    "unknown": "#ced4da",
+}
+
+#: dataset -> Parquet partition columns
+PARTITIONING: dict[str, tuple[str, ...]] = {  # in the order they are written
+    "offsets_latest": (),
+    "offset_commits": ("group",),
+    "commit_rates": (),
+    "rebalances": (),
+    "groups_summary": (),
+    "problems": (),
+}
+
+
+def write_datasets(
+    recs: Any,
+    raw: Any,
+    output: str,
+    since_ms: int | None = None,
+    progress: Callable[[str], None] = lambda _msg: None,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Compute every dataset from ``recs`` (records, :func:`jobs.apply_window` applied)
+    and ``raw`` (the Data Source's rows, for the problems), write each as Parquet under
+    ``output`` and read it back, so later jobs and the report start from the written
+    files instead of recomputing. Returns (dataset -> DataFrame, dataset -> path)."""
+    from . import jobs
+
+    spark = recs.sparkSession
+    frames: dict[str, Any] = {}
+    paths: dict[str, str] = {}
+
+    def save(name: str, df: Any) -> Any:
+        path = os.path.join(output, name)
+        progress(f"writing {name} -> {path}")
+        partition_by = PARTITIONING[name]
+        if partition_by:
+            df.repartition(*partition_by).write.mode("overwrite").partitionBy(
+                *partition_by
+            ).parquet(path)
+        else:
+            df.coalesce(1).write.mode("overwrite").parquet(path)
+        paths[name] = path
+        frames[name] = spark.read.parquet(path)
+        return frames[name]
+
+    latest = save("offsets_latest", jobs.offsets_latest(recs))
+    commits = save("offset_commits", jobs.offset_commits(recs, since_ms))
+    save("commit_rates", jobs.commit_rates(commits))
+    reb = save("rebalances", jobs.rebalances(recs, since_ms))
+    save("groups_summary", jobs.groups_summary(recs, reb, latest))
+    save("problems", jobs.problems(raw))
+    return frames, paths
+
+
+@dataclass
+class ReportData:
+    """What the report shows, collected from the datasets (plain Python values)."""
+
+    inputs: list[str]
+    segments: int
+    record_counts: dict[str, int]
+    groups: list[dict[str, Any]]
+    rebalances: list[dict[str, Any]]
+    triggers: list[dict[str, Any]]
+    #: commits per (data_dir, group, bucket_ms) for the busiest groups
+    commit_rates: list[dict[str, Any]]
+    problems: list[dict[str, Any]]
+    live_offsets: int
+    offset_sample: list[dict[str, Any]]
+    durations: list[dict[str, Any]] = field(default_factory=list)
+    rate_bucket_ms: int = 60_000
+    datasets: dict[str, str] = field(default_factory=dict)
+    window: tuple[int | None, int | None] = (None, None)
+    elapsed_s: float = 0.0
+    generated_at: str = ""
+
+
+def collect(
+    datasets: dict[str, Any],
+    recs: Any,
+    inputs: Sequence[str],
+    segments: int,
+    paths: dict[str, str],
+    window: tuple[int | None, int | None] = (None, None),
+) -> ReportData:
+    """Collect the report's aggregates (small results only) from the datasets and the
+    records (``recs``, for the counts)."""
+    from pyspark.sql import functions as F
+
+    counts: dict[str, int] = {}
+    for row in recs.groupBy("record_type", "tombstone").count().collect():
+        key = row["record_type"] + (" (tombstone)" if row["tombstone"] else "")
+        counts[key] = int(row["count"])
+    summary = datasets["groups_summary"]
+    groups = [
+        r.asDict()
+        for r in summary.orderBy(F.desc("rebalances"), F.desc("commits"), "data_dir", "group")
+        .limit(200)
+        .collect()
+    ]
+    top = [(g["data_dir"], g["group"]) for g in groups[:TOP_GROUPS]]
+    reb = datasets["rebalances"]
+    top_df = reb.sparkSession.createDataFrame(top, "data_dir string, group string")
+    rebalances = [
+        r.asDict()
+        for r in reb.join(top_df, ["data_dir", "group"])
+        .select(
+            "data_dir",
+            "group",
+            "incarnation",
+            "generation",
+            "start_ms",
+            "end_ms",
+            "duration_ms",
+            "reason",
+            "trigger",
+            "members_before",
+            "members_after",
+            "partitions_moved",
+        )
+        .orderBy("data_dir", "group", "incarnation", "generation")
+        .limit(20000)
+        .collect()
+    ]
+    triggers = [
+        r.asDict()
+        for r in reb.where(F.col("has_events"))
+        .groupBy(F.coalesce("trigger", F.lit("unknown")).alias("trigger"))
+        .agg(
+            F.count(F.lit(1)).alias("rebalances"),
+            F.percentile("duration_ms", F.lit(0.5)).alias("p50_ms"),
+            F.percentile("duration_ms", F.lit(0.95)).alias("p95_ms"),
+            F.max("duration_ms").alias("max_ms"),
+            F.sum(F.when(F.col("any_partition_moved"), 1).otherwise(0)).alias("moved"),
+        )
+        .collect()
+    ]
+    durations = [
+        r.asDict()
+        for r in reb.where(F.col("duration_ms").isNotNull())
+        .select("duration_ms", F.coalesce("trigger", F.lit("unknown")).alias("trigger"))
+        .limit(200000)
+        .collect()
+    ]
+    commits = datasets["offset_commits"]
+    top_commit = [
+        (r["data_dir"], r["group"])
+        for r in summary.where(F.col("commits") > 0)
+        .orderBy(F.desc("commits"), "data_dir", "group")
+        .limit(8)
+        .collect()
+    ]
+    span = commits.agg(
+        F.min("commit_timestamp").alias("lo"), F.max("commit_timestamp").alias("hi")
+    ).first()
+    bucket_ms = 60_000
+    if span is not None and span["lo"] is not None:
+        width = int(span["hi"]) - int(span["lo"])
+        bucket_ms = next((b for b in RATE_BUCKETS_MS if width / b <= 240), RATE_BUCKETS_MS[-1])
+    commit_rates = [
+        r.asDict()
+        for r in commits.join(
+            commits.sparkSession.createDataFrame(top_commit, "data_dir string, group string"),
+            ["data_dir", "group"],
+        )
+        .where(F.col("commit_timestamp") >= 0)
+        .groupBy(
+            "data_dir",
+            "group",
+            (F.floor(F.col("commit_timestamp") / bucket_ms) * bucket_ms).alias("bucket_ms"),
+        )
+        .agg(F.count(F.lit(1)).alias("commits"))
+        .orderBy("data_dir", "group", "bucket_ms")
+        .limit(50000)
+        .collect()
+    ]
+    problems = [r.asDict() for r in datasets["problems"].limit(1000).collect()]
+    latest = datasets["offsets_latest"]
+    live = latest.count()
+    sample = [
+        r.asDict()
+        for r in latest.orderBy("data_dir", "group", "topic", "partition").limit(50).collect()
+    ]
+    data = ReportData(
+        inputs=list(inputs),
+        segments=segments,
+        record_counts=counts,
+        groups=groups,
+        rebalances=rebalances,
+        triggers=sorted(triggers, key=lambda t: -int(t["rebalances"])),
+        commit_rates=commit_rates,
+        rate_bucket_ms=bucket_ms,
+        problems=problems,
+        live_offsets=live,
+        offset_sample=sample,
+        durations=durations,
+        datasets=paths,
+        window=window,
+        generated_at=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+    )
+    return data
+
+
+def group_label(data_dir: str, group: str, many_dirs: bool) -> str:
+    """A group's name in plots and tables (with its directory when there are several)."""
+    if not many_dirs:
+        return group
+    return f"{os.path.basename(data_dir.rstrip(os.sep)) or data_dir}/{group}"
+
+
+def duration_text(ms: Any) -> str:
+    """A duration in milliseconds, readable."""
+    if ms is None:
+        return DASH
+    seconds = float(ms) / 1000
+    if seconds < 120:
+        return f"{seconds:.2f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def ms_to_datetime(value: int) -> dt.datetime:
+    """Epoch milliseconds as a naive UTC datetime."""
+    return dt.datetime.fromtimestamp(value / 1000, dt.UTC).replace(tzinfo=None)
