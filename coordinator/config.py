@@ -31,10 +31,25 @@ class CoordinatorConfig:
     offsets_retention_minutes: int = 10080
     offsets_retention_check_interval_ms: int = 600_000
     offset_metadata_max_bytes: int = 4096
+    # The consumer group protocol (KIP-848), GroupCoordinatorConfig's names and defaults.
+    group_consumer_session_timeout_ms: int = 45_000
+    group_consumer_min_session_timeout_ms: int = 45_000
+    group_consumer_max_session_timeout_ms: int = 60_000
+    group_consumer_heartbeat_interval_ms: int = 5_000
+    group_consumer_min_heartbeat_interval_ms: int = 5_000
+    group_consumer_max_heartbeat_interval_ms: int = 15_000
+    group_consumer_max_size: int = _INT_MAX
+    group_consumer_assignors: str = "uniform,range"
+    group_consumer_migration_policy: str = "bidirectional"
+    group_consumer_regex_refresh_interval_ms: int = 600_000
+    group_coordinator_rebalance_protocols: str = "classic,consumer"
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name in _CHOICES:
+                _check_choices(f.name, value)
+                continue
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ConfigError(f"{_key(f.name)} must be an integer, got {value!r}")
             low, high = _RANGES[f.name]
@@ -44,6 +59,35 @@ class CoordinatorConfig:
             raise ConfigError(
                 "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms"
             )
+        _check_bounded("group.consumer.session.timeout.ms", self.group_consumer_session_timeout_ms,
+                       self.group_consumer_min_session_timeout_ms,
+                       self.group_consumer_max_session_timeout_ms)
+        _check_bounded("group.consumer.heartbeat.interval.ms",
+                       self.group_consumer_heartbeat_interval_ms,
+                       self.group_consumer_min_heartbeat_interval_ms,
+                       self.group_consumer_max_heartbeat_interval_ms)
+        if self.group_consumer_heartbeat_interval_ms >= self.group_consumer_session_timeout_ms:
+            raise ConfigError(
+                "group.consumer.heartbeat.interval.ms must be less than "
+                "group.consumer.session.timeout.ms"
+            )
+        if "classic" not in self.rebalance_protocols:
+            raise ConfigError("group.coordinator.rebalance.protocols must contain classic")
+
+    @property
+    def consumer_assignors(self) -> tuple[str, ...]:
+        """The server-side assignors' names; the first is the default."""
+        return _names(self.group_consumer_assignors)
+
+    @property
+    def rebalance_protocols(self) -> tuple[str, ...]:
+        """group.coordinator.rebalance.protocols as names."""
+        return _names(self.group_coordinator_rebalance_protocols)
+
+    @property
+    def consumer_protocol_enabled(self) -> bool:
+        """Whether ConsumerGroupHeartbeat is served (``consumer`` is a rebalance protocol)."""
+        return "consumer" in self.rebalance_protocols
 
     @property
     def offsets_retention_ms(self) -> int:
@@ -53,18 +97,21 @@ class CoordinatorConfig:
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> CoordinatorConfig:
         """Build a config from Kafka property names; raise ConfigError on unknown keys/values."""
-        kwargs: dict[str, int] = {}
+        kwargs: dict[str, int | str] = {}
         for key, raw in props.items():
             name = _FIELD_BY_KEY.get(key)
             if name is None:
                 raise ConfigError(f"unknown configuration key {key!r}")
             text = str(raw).strip()
+            if name in _CHOICES:
+                kwargs[name] = text
+                continue
             try:
                 value = int(text, 10)
             except ValueError:
                 raise ConfigError(f"{key} must be an integer, got {raw!r}") from None
             kwargs[name] = value
-        return cls(**kwargs)
+        return cls(**kwargs)  # type: ignore[arg-type]
 
     def to_properties(self) -> dict[str, str]:
         """The config as Kafka property names and string values."""
@@ -75,7 +122,45 @@ def _key(field_name: str) -> str:
     return field_name.replace("_", ".")
 
 
+def _names(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _check_choices(name: str, value: object) -> None:
+    allowed, many = _CHOICES[name]
+    if not isinstance(value, str):
+        raise ConfigError(f"{_key(name)} must be a string, got {value!r}")
+    picked = _names(value) if many else (value.strip(),)
+    if not picked or any(p not in allowed for p in picked):
+        raise ConfigError(f"{_key(name)}={value!r}: expected {'a list of ' if many else ''}"
+                          f"{', '.join(allowed)}")
+
+
+def _check_bounded(key: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        prefix = key.removesuffix(".session.timeout.ms").removesuffix(".heartbeat.interval.ms")
+        what = key[len(prefix) + 1 :]
+        raise ConfigError(f"{key}={value} must be within {prefix}.min.{what} ({low}) and "
+                          f"{prefix}.max.{what} ({high})")
+
+
+# String settings: (allowed values, whether a comma-separated list).
+_CHOICES: dict[str, tuple[tuple[str, ...], bool]] = {
+    "group_consumer_assignors": (("uniform", "range"), True),
+    "group_consumer_migration_policy": (("disabled", "upgrade", "downgrade", "bidirectional"),
+                                        False),
+    "group_coordinator_rebalance_protocols": (("classic", "consumer"), True),
+}
+
 _RANGES: dict[str, tuple[int, int]] = {
+    "group_consumer_session_timeout_ms": (1, _INT_MAX),
+    "group_consumer_min_session_timeout_ms": (1, _INT_MAX),
+    "group_consumer_max_session_timeout_ms": (1, _INT_MAX),
+    "group_consumer_heartbeat_interval_ms": (1, _INT_MAX),
+    "group_consumer_min_heartbeat_interval_ms": (1, _INT_MAX),
+    "group_consumer_max_heartbeat_interval_ms": (1, _INT_MAX),
+    "group_consumer_max_size": (1, _INT_MAX),
+    "group_consumer_regex_refresh_interval_ms": (1, _INT_MAX),
     "group_min_session_timeout_ms": (0, _INT_MAX),
     "group_max_session_timeout_ms": (0, _INT_MAX),
     "group_initial_rebalance_delay_ms": (0, _INT_MAX),

@@ -10,6 +10,7 @@ import base64
 import json
 import os
 import sys
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -27,6 +28,7 @@ from storage.records import (
 
 from .directory import find_segments
 from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
+from .record_mapping import to_fields
 from .segment import HEADER_SIZE, SegmentHeaderError, decode_header, scan_entries
 
 __all__ = ["DumpedEntry", "iter_directory", "main"]
@@ -72,8 +74,10 @@ def _text(value: object) -> str:
         return "null"
     if isinstance(value, bytes):
         return value.hex()
-    if isinstance(value, tuple):
+    if isinstance(value, tuple | list):
         return "[" + ";".join(_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}={_text(v)}" for k, v in value.items()) + "}"
     return str(value)
 
 
@@ -84,7 +88,12 @@ def _key_fields(key: RecordKey | UnknownKey) -> tuple[str, dict[str, Any]]:
         return "group_metadata", {"group": key.group}
     if isinstance(key, RebalanceEventKey):
         return "rebalance_event", {"group": key.group}
-    return "unknown", {"version": key.version, "raw": key.raw.hex()}
+    if isinstance(key, UnknownKey):
+        return "unknown", {"version": key.version, "raw": key.raw.hex()}
+    # Kafka 4's consumer group records: snake_case of the key's name, every field as is.
+    name = type(key).__name__.removesuffix("Key")
+    kind = "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+    return kind, to_fields(key)
 
 
 def _value_fields(value: RecordValue) -> dict[str, Any]:
@@ -117,7 +126,8 @@ def _value_fields(value: RecordValue) -> dict[str, Any]:
                 for m in value.members
             ],
         }
-    assert isinstance(value, RebalanceEventValue)
+    if not isinstance(value, RebalanceEventValue):  # a consumer group record
+        return to_fields(value)
     return {
         "event": value.event,
         "timestamp": value.timestamp,
@@ -157,6 +167,8 @@ def _describe(entry: DumpedEntry) -> dict[str, Any]:
 
 
 def _json_default(obj: object) -> str:
+    if isinstance(obj, uuid.UUID):
+        return str(obj)
     if isinstance(obj, bytes):
         return base64.b64encode(obj).decode("ascii")
     raise TypeError(f"cannot serialise {type(obj).__name__}")

@@ -26,6 +26,16 @@ from wire.schema import Message, message_struct
 
 from .record_mapping import from_fields, to_fields
 from .record_schemas import (
+    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+    CONSUMER_GROUP_MEMBER_METADATA_KEY,
+    CONSUMER_GROUP_MEMBER_METADATA_VALUE,
+    CONSUMER_GROUP_METADATA_KEY,
+    CONSUMER_GROUP_METADATA_VALUE,
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
     GROUP_METADATA_KEY,
     GROUP_METADATA_VALUE,
     OFFSET_COMMIT_KEY,
@@ -34,6 +44,16 @@ from .record_schemas import (
     REBALANCE_EVENT_VALUE,
 )
 from .records import (
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupCurrentMemberAssignmentValue,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMemberMetadataValue,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupMetadataValue,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMemberValue,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataValue,
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,
@@ -111,6 +131,10 @@ class RecordType:
         return self.value_schema.version_range.stop - 1
 
 
+def _v0(value: Any) -> int:
+    return 0
+
+
 OFFSET_COMMIT_KEY_VERSIONS = (0, 1)
 GROUP_METADATA_KEY_VERSION = 2
 #: kcoord's RebalanceEvent key version: far above Kafka's record types (0-15 in Kafka 4.x).
@@ -143,6 +167,28 @@ _TYPES = (
         REBALANCE_EVENT_VALUE,
         RebalanceEventValue,
         lambda value: 0,
+    ),
+    # Kafka 4's consumer group records: the key version is the record type; value v0.
+    *(
+        RecordType((record_type,), key_schema, key_type, value_schema, value_type, _v0)
+        for record_type, key_schema, key_type, value_schema, value_type in (
+            (3, CONSUMER_GROUP_METADATA_KEY, ConsumerGroupMetadataKey,
+             CONSUMER_GROUP_METADATA_VALUE, ConsumerGroupMetadataValue),
+            (5, CONSUMER_GROUP_MEMBER_METADATA_KEY, ConsumerGroupMemberMetadataKey,
+             CONSUMER_GROUP_MEMBER_METADATA_VALUE, ConsumerGroupMemberMetadataValue),
+            (6, CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+             ConsumerGroupTargetAssignmentMetadataKey,
+             CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+             ConsumerGroupTargetAssignmentMetadataValue),
+            (7, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+             ConsumerGroupTargetAssignmentMemberKey,
+             CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+             ConsumerGroupTargetAssignmentMemberValue),
+            (8, CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+             ConsumerGroupCurrentMemberAssignmentKey,
+             CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+             ConsumerGroupCurrentMemberAssignmentValue),
+        )
     ),
 )
 

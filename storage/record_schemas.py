@@ -17,6 +17,16 @@ from wire.schema import Field as F
 from wire.schema import Message
 
 __all__ = [
+    "CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY",
+    "CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE",
+    "CONSUMER_GROUP_MEMBER_METADATA_KEY",
+    "CONSUMER_GROUP_MEMBER_METADATA_VALUE",
+    "CONSUMER_GROUP_METADATA_KEY",
+    "CONSUMER_GROUP_METADATA_VALUE",
+    "CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY",
+    "CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE",
+    "CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY",
+    "CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE",
     "GROUP_METADATA_KEY",
     "GROUP_METADATA_VALUE",
     "OFFSET_COMMIT_KEY",
@@ -108,5 +118,96 @@ REBALANCE_EVENT_VALUE = Message(
         F("group_instance_id", "string", "0+", nullable="0+", default="null"),
         F("reason", "string", "0+"),
         F("members", "[]string", "0+"),
+    ),
+)
+
+
+# ------------------------------------------------------------------ consumer groups (KIP-848)
+# Kafka 4's coordinator records (group-coordinator/src/main/resources/common/message/
+# ConsumerGroup*Key/Value.json): the key's int16 version is the record type ("apiKey"), its
+# fields those of version 0; values are flexible from version 0. Tagged fields Kafka added
+# later (CreationTimeMs, AssignmentTimestamp, AssignmentEpochs,
+# ClassicMemberMetadata) are not written; when read they are kept as unknown tags.
+
+
+def _group_key(name: str, record_type: int, *, member: bool) -> Message:
+    at = str(record_type)
+    fields: tuple[F, ...] = (F("group", "string", at),)
+    if member:
+        fields += (F("member_id", "string", at),)
+    return Message(name, api_key=_RECORD, valid=at, flexible="none", fields=fields)
+
+
+_TOPIC_PARTITIONS = (
+    F("topic_id", "uuid", "0+"),
+    F("partitions", "[]int32", "0+"),
+)
+
+CONSUMER_GROUP_METADATA_KEY = _group_key("ConsumerGroupMetadataKey", 3, member=False)
+CONSUMER_GROUP_METADATA_VALUE = Message(
+    "ConsumerGroupMetadataValue",
+    api_key=_RECORD,
+    valid="0",
+    flexible="0+",
+    fields=(
+        F("epoch", "int32", "0+"),
+        F("metadata_hash", "int64", "0+", default=0, tag=0, tagged="0+"),
+    ),
+)
+
+CONSUMER_GROUP_MEMBER_METADATA_KEY = _group_key("ConsumerGroupMemberMetadataKey", 5, member=True)
+CONSUMER_GROUP_MEMBER_METADATA_VALUE = Message(
+    "ConsumerGroupMemberMetadataValue",
+    api_key=_RECORD,
+    valid="0",
+    flexible="0+",
+    fields=(
+        F("instance_id", "string", "0+", nullable="0+"),
+        F("rack_id", "string", "0+", nullable="0+"),
+        F("client_id", "string", "0+"),
+        F("client_host", "string", "0+"),
+        F("subscribed_topic_names", "[]string", "0+"),
+        F("subscribed_topic_regex", "string", "0+", nullable="0+"),
+        F("rebalance_timeout_ms", "int32", "0+", default=-1),
+        F("server_assignor", "string", "0+", nullable="0+"),
+    ),
+)
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _group_key(
+    "ConsumerGroupTargetAssignmentMetadataKey", 6, member=False
+)
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message(
+    "ConsumerGroupTargetAssignmentMetadataValue",
+    api_key=_RECORD,
+    valid="0",
+    flexible="0+",
+    fields=(F("assignment_epoch", "int32", "0+"),),
+)
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _group_key(
+    "ConsumerGroupTargetAssignmentMemberKey", 7, member=True
+)
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message(
+    "ConsumerGroupTargetAssignmentMemberValue",
+    api_key=_RECORD,
+    valid="0",
+    flexible="0+",
+    fields=(F("topic_partitions", "[]", "0+", fields=_TOPIC_PARTITIONS),),
+)
+
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = _group_key(
+    "ConsumerGroupCurrentMemberAssignmentKey", 8, member=True
+)
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message(
+    "ConsumerGroupCurrentMemberAssignmentValue",
+    api_key=_RECORD,
+    valid="0",
+    flexible="0+",
+    fields=(
+        F("member_epoch", "int32", "0+"),
+        F("previous_member_epoch", "int32", "0+"),
+        F("state", "int8", "0+"),
+        F("assigned_partitions", "[]", "0+", fields=_TOPIC_PARTITIONS),
+        F("partitions_pending_revocation", "[]", "0+", fields=_TOPIC_PARTITIONS),
     ),
 )

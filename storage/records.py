@@ -12,9 +12,23 @@ them for correctness.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 __all__ = [
+    "CONSUMER_GROUP_KEY_TYPES",
+    "ConsumerGroupCurrentMemberAssignmentKey",
+    "ConsumerGroupCurrentMemberAssignmentValue",
+    "ConsumerGroupKey",
+    "ConsumerGroupMemberMetadataKey",
+    "ConsumerGroupMemberMetadataValue",
+    "ConsumerGroupMetadataKey",
+    "ConsumerGroupMetadataValue",
+    "ConsumerGroupTargetAssignmentMemberKey",
+    "ConsumerGroupTargetAssignmentMemberValue",
+    "ConsumerGroupTargetAssignmentMetadataKey",
+    "ConsumerGroupTargetAssignmentMetadataValue",
+    "ConsumerGroupValue",
     "GroupMetadataKey",
     "GroupMetadataValue",
     "MemberMetadata",
@@ -25,6 +39,7 @@ __all__ = [
     "Record",
     "RecordKey",
     "RecordValue",
+    "TopicPartitions",
 ]
 
 
@@ -106,8 +121,131 @@ class RebalanceEventValue:
     members: tuple[str, ...] = ()
 
 
-RecordKey = OffsetCommitKey | GroupMetadataKey | RebalanceEventKey
-RecordValue = OffsetCommitValue | GroupMetadataValue | RebalanceEventValue
+# ------------------------------------------------------------------ consumer groups (KIP-848)
+# Kafka 4's records of a consumer group, key types 3, 5, 6, 7 and 8 (ConsumerGroupMetadata,
+# ConsumerGroupMemberMetadata, ConsumerGroupTargetAssignmentMetadata,
+# ConsumerGroupTargetAssignmentMember, ConsumerGroupCurrentMemberAssignment). A member's three
+# records are tombstoned when it leaves, the group's two when the group is deleted.
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMetadataKey:
+    """Key of a consumer group's epoch record."""
+
+    group: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMetadataValue:
+    """The group epoch (bumped by every change of membership, subscriptions or topics) and
+    the hash of the subscribed topics' metadata it was computed for (Kafka 4.1, KIP-1101)."""
+
+    epoch: int
+    metadata_hash: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMemberMetadataKey:
+    """Key of one consumer-protocol member's metadata."""
+
+    group: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMemberMetadataValue:
+    """What the member told the coordinator: its ids, subscription and assignor."""
+
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed_topic_names: tuple[str, ...]
+    subscribed_topic_regex: str | None
+    rebalance_timeout_ms: int
+    server_assignor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartitions:
+    """Partitions of one topic, by topic id (Kafka's TopicPartitions struct)."""
+
+    topic_id: uuid.UUID
+    partitions: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupTargetAssignmentMetadataKey:
+    """Key of a consumer group's target assignment epoch."""
+
+    group: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupTargetAssignmentMetadataValue:
+    """The epoch of the group's target assignment."""
+
+    assignment_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupTargetAssignmentMemberKey:
+    """Key of one member's target assignment."""
+
+    group: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupTargetAssignmentMemberValue:
+    """The partitions the assignor gave the member."""
+
+    topic_partitions: tuple[TopicPartitions, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupCurrentMemberAssignmentKey:
+    """Key of one member's reconciliation state."""
+
+    group: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupCurrentMemberAssignmentValue:
+    """The member's epochs, state (Kafka's MemberState values) and partitions."""
+
+    member_epoch: int
+    previous_member_epoch: int
+    state: int
+    assigned_partitions: tuple[TopicPartitions, ...]
+    partitions_pending_revocation: tuple[TopicPartitions, ...]
+
+
+ConsumerGroupKey = (
+    ConsumerGroupMetadataKey
+    | ConsumerGroupMemberMetadataKey
+    | ConsumerGroupTargetAssignmentMetadataKey
+    | ConsumerGroupTargetAssignmentMemberKey
+    | ConsumerGroupCurrentMemberAssignmentKey
+)
+ConsumerGroupValue = (
+    ConsumerGroupMetadataValue
+    | ConsumerGroupMemberMetadataValue
+    | ConsumerGroupTargetAssignmentMetadataValue
+    | ConsumerGroupTargetAssignmentMemberValue
+    | ConsumerGroupCurrentMemberAssignmentValue
+)
+CONSUMER_GROUP_KEY_TYPES: tuple[type, ...] = (
+    ConsumerGroupMetadataKey,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupCurrentMemberAssignmentKey,
+)
+
+RecordKey = OffsetCommitKey | GroupMetadataKey | RebalanceEventKey | ConsumerGroupKey
+RecordValue = OffsetCommitValue | GroupMetadataValue | RebalanceEventValue | ConsumerGroupValue
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from construct import (
     Construct,
     Container,
     Float64b,
+    If,
     Int8sb,
     Int16sb,
     Int16ub,
@@ -34,6 +35,7 @@ from construct import (
     Int32ub,
     Int64sb,
     Struct,
+    this,
 )
 
 from wire.primitives import (
@@ -135,7 +137,7 @@ class Field:
     def default_value(self) -> Any:
         """The value a decoded message holds when the field is absent (a fresh copy)."""
         if self.type == "struct":
-            return _struct_defaults(self.fields)
+            return None if self.default == "null" else _struct_defaults(self.fields)
         if self.type.startswith("[]"):
             return None if self.default == "null" else []
         if self.default == "null":
@@ -187,7 +189,8 @@ def field_construct(field: Field, version: int, flexible: bool) -> Construct:
     flexible = flexible and field.compact
     kind = field.type
     if kind == "struct":
-        return KafkaStruct(field.fields, version, flexible)
+        struct = KafkaStruct(field.fields, version, flexible)
+        return KafkaNullableStruct(struct) if nullable else struct
     if kind.startswith("[]"):
         element_type = kind[2:]
         if element_type:
@@ -329,6 +332,50 @@ class KafkaStruct(Adapter):  # type: ignore[misc]
         lines.append("    return objdict")
         code.append("from wire.schema import read_tagged_fields, write_tagged_fields")
         code.append("\n".join(lines) + "\n")
+        return f"{fname}(obj, io, this)"
+
+
+class KafkaNullableStruct(Adapter):  # type: ignore[misc]
+    """A nullable struct (Kafka's ``nullableVersions`` on a struct field): an int8 marker,
+    -1 for null and 1 for present, then the struct."""
+
+    def __init__(self, inner: KafkaStruct) -> None:
+        super().__init__(Struct("present" / Int8sb, "value" / If(this.present >= 0, inner)))
+        self.inner = inner
+
+    def _decode(self, obj: Any, context: Any, path: Any) -> Any:
+        return None if obj["present"] < 0 else obj["value"]
+
+    def _encode(self, obj: Any, context: Any, path: Any) -> dict[str, Any]:
+        return {"present": -1, "value": None} if obj is None else {"present": 1, "value": obj}
+
+    def _emitparse(self, code: Any) -> str:
+        ensure_fast_imports(code)
+        fname = f"parse_kafka_nullable_struct_{code.allocateId()}"
+        code.append(
+            f"def {fname}(io, this):\n"
+            f"    marker = io.read(1)\n"
+            f"    if len(marker) != 1:\n"
+            f"        raise WireDecodeError('nullable struct marker missing')\n"
+            f"    if marker[0] >= 0x80:\n"
+            f"        return None\n"
+            f"    return {self.inner._compileparse(code)}\n"
+        )
+        code.append("from wire.primitives import WireDecodeError")
+        return f"{fname}(io, this)"
+
+    def _emitbuild(self, code: Any) -> str:
+        ensure_fast_imports(code)
+        fname = f"build_kafka_nullable_struct_{code.allocateId()}"
+        code.append(
+            f"def {fname}(obj, io, this):\n"
+            f"    if obj is None:\n"
+            f"        io.write(b'\\xff')\n"
+            f"        return obj\n"
+            f"    io.write(b'\\x01')\n"
+            f"    {self.inner._compilebuild(code)}\n"
+            f"    return obj\n"
+        )
         return f"{fname}(obj, io, this)"
 
 

@@ -296,6 +296,8 @@ class TopicStore:
         self._new_topic_id = topic_id_factory
         self._next_producer_id = 0
         self._changed = trio.Event()
+        #: Bumped by every topic creation and deletion (consumer groups compare it).
+        self.version = 0
 
     # -- topics -----------------------------------------------------------------------
 
@@ -357,6 +359,7 @@ class TopicStore:
         self._topics[name] = topic
         self._by_id[topic_id] = topic
         self._collision_keys[_collision_key(name)] = name
+        self.version += 1
         self.notify()
         return topic
 
@@ -375,6 +378,7 @@ class TopicStore:
             )
         del self._by_id[topic.topic_id]
         self._collision_keys.pop(_collision_key(name), None)
+        self.version += 1
         self.notify()
         return topic
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from coordinator.config import CoordinatorConfig
+from coordinator.core.consumer_group import ConsumerGroup
+from coordinator.core.consumer_records import expire_consumer_member
 from coordinator.core.delete_groups import handle_delete_groups
 from coordinator.core.describe_groups import handle_describe_groups
 from coordinator.core.engine import Engine
@@ -49,6 +51,8 @@ from coordinator.core.state import EMPTY
 from coordinator.core.store import HardStateSnapshot
 from coordinator.core.sync import handle_sync_group
 from coordinator.core.timers import (
+    ConsumerRebalanceTimerKey,
+    ConsumerSessionTimerKey,
     HeartbeatTimerKey,
     JoinTimerKey,
     RetentionTimerKey,
@@ -242,6 +246,8 @@ class GroupCoordinator(Engine):
             self.expire_sync(key, now_ms, fx)
         elif isinstance(key, RetentionTimerKey):
             expire_offsets(self, now_ms, fx)
+        elif isinstance(key, ConsumerSessionTimerKey | ConsumerRebalanceTimerKey):
+            expire_consumer_member(self, key, fx)
         return fx.result()
 
     # ------------------------------------------------------------------ loading
@@ -259,10 +265,19 @@ class GroupCoordinator(Engine):
         groups = self.groups
         for group_id, value in self.store.groups.items():
             groups[group_id] = ClassicGroup.from_record(group_id, value)
+        for group_id, records in self.store.consumer.items():
+            self.consumer_groups[group_id] = ConsumerGroup.from_records(
+                group_id, records.values()
+            )
         for group_id in self.store.offsets:
-            if group_id not in groups:
+            if group_id not in groups and group_id not in self.consumer_groups:
                 groups[group_id] = ClassicGroup(group_id, EMPTY, None)
         fx = self.effects()
+        session_ms = self.config.group_consumer_session_timeout_ms
+        for consumer_group in self.consumer_groups.values():
+            for member_id in consumer_group.members:
+                fx.schedule(ConsumerSessionTimerKey(consumer_group.group_id, member_id),
+                            now_ms + session_ms)
         max_size = self.config.group_max_size
         for group in list(groups.values()):
             for member in group.members.values():
@@ -275,8 +290,8 @@ class GroupCoordinator(Engine):
     # ------------------------------------------------------------------ read-only views
 
     def group_ids(self) -> list[str]:
-        """Ids of the groups currently known (any state)."""
-        return list(self.groups)
+        """Ids of the groups currently known (any state, both group types)."""
+        return list(self.groups) + list(self.consumer_groups)
 
     def describe(self, group_id: str) -> GroupView | None:
         """A snapshot of the group's live state, or None if unknown."""
@@ -320,7 +335,16 @@ class GroupCoordinator(Engine):
         return self.store.snapshot()
 
     def persisted_group_ids(self) -> set[str]:
-        """Groups with persisted state (a group record or committed offsets): exactly the
-        groups a restart would load."""
-        return set(self.store.groups) | set(self.store.offsets)
+        """Groups with persisted state (a group record, consumer group records or committed
+        offsets): exactly the groups a restart would load."""
+        return set(self.store.groups) | set(self.store.offsets) | set(self.store.consumer)
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """The live consumer group (KIP-848), or None (read-only by convention)."""
+        return self.consumer_groups.get(group_id)
+
+    def replayed_consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """The consumer group as a restart would rebuild it from the log."""
+        records = self.store.consumer.get(group_id)
+        return None if not records else ConsumerGroup.from_records(group_id, records.values())
 

@@ -20,6 +20,9 @@ from coordinator.core.result import Effects, ReplyToken, Result
 from coordinator.core.state import DEAD, EMPTY
 from wire.constants import ErrorCode
 
+from .consumer_group import ConsumerGroup
+from .consumer_records import drop_empty_consumer_group
+
 __all__ = ["handle_delete_groups"]
 
 
@@ -42,6 +45,9 @@ def handle_delete_groups(
 def _delete_group(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> ErrorCode:
     if not valid_group_id(group_id, allow_empty=True):
         return ErrorCode.INVALID_GROUP_ID
+    consumer_group = engine.consumer_groups.get(group_id)
+    if consumer_group is not None:
+        return _delete_consumer_group(engine, consumer_group, fx)
     group = engine.groups.get(group_id)
     if group is None or group.state is DEAD:
         return ErrorCode.GROUP_ID_NOT_FOUND
@@ -49,6 +55,17 @@ def _delete_group(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> Er
         return ErrorCode.NON_EMPTY_GROUP
     engine.delete_offsets(group_id, engine.offset_keys(group_id), fx)
     engine.drop_group(group, now_ms, "group deleted", fx)
+    return ErrorCode.NONE
+
+
+def _delete_consumer_group(engine: Engine, group: ConsumerGroup, fx: Effects) -> ErrorCode:
+    """An empty consumer group goes with its offsets: tombstones for its target assignment
+    and group epoch records (Kafka's ConsumerGroup.createGroupTombstoneRecords)."""
+    if group.members:
+        return ErrorCode.NON_EMPTY_GROUP
+    group_id = group.group_id
+    engine.delete_offsets(group_id, engine.offset_keys(group_id), fx)
+    drop_empty_consumer_group(engine, group, fx)
     return ErrorCode.NONE
 
 

@@ -20,6 +20,8 @@ from coordinator.core.result import Reply, ReplyToken, Result
 from coordinator.core.state import DEAD, STABLE
 from wire.constants import ErrorCode
 
+from .consumer_describe import describe_as_classic
+
 __all__ = ["describe_group", "handle_describe_groups"]
 
 
@@ -69,6 +71,10 @@ def handle_describe_groups(
             described.append(_unknown(group_id, ErrorCode.INVALID_GROUP_ID))
             continue
         group = engine.groups.get(group_id)
+        consumer_group = engine.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            described.append(describe_as_classic(consumer_group, engine))
+            continue
         if group is None:
             if ctx.api_version >= 6:
                 described.append(_unknown(group_id, ErrorCode.GROUP_ID_NOT_FOUND,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from coordinator.config import CoordinatorConfig
+from coordinator.core.consumer_group import ConsumerGroup
 from coordinator.core.group import ClassicGroup, Member
 from coordinator.core.messages import SyncGroupResponse, join_group_error, sync_group_error
 from coordinator.core.result import Effects
@@ -25,6 +26,7 @@ from coordinator.core.state import (
 )
 from coordinator.core.store import HardState, PendingWrites, TopicPartition
 from coordinator.core.timers import HeartbeatTimerKey, JoinTimerKey, SyncTimerKey
+from coordinator.core.topics_image import EMPTY_IMAGE
 from storage.records import (
     GroupMetadataKey,
     OffsetCommitKey,
@@ -49,18 +51,25 @@ class Engine:
 
     __slots__ = (
         "config",
+        "consumer_groups",
         "dropped_events",
         "groups",
         "new_uuid",
         "pending",
         "retention_deadline",
         "store",
+        "topics_image",
     )
 
     def __init__(self, config: CoordinatorConfig, new_uuid: Callable[[], str]) -> None:
         self.config = config
         self.new_uuid = new_uuid
         self.groups: dict[str, ClassicGroup] = {}
+        #: Consumer groups (KIP-848), built from their records; a group id is in at most one
+        #: of ``groups`` and ``consumer_groups``.
+        self.consumer_groups: dict[str, ConsumerGroup] = {}
+        #: The broker's topics, as the consumer group protocol reads them.
+        self.topics_image = EMPTY_IMAGE
         self.store = HardState()
         self.pending = PendingWrites()
         self.retention_deadline = -1

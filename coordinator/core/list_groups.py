@@ -1,7 +1,7 @@
 """ListGroups (API 16), versions 0-5.
 
 Version notes: v4 states filter (KIP-518, case-insensitive), v5 types filter (KIP-848:
-every group here is "classic").
+"classic" or "consumer").
 """
 
 from __future__ import annotations
@@ -34,5 +34,12 @@ def handle_list_groups(
                 continue
             listed.append({"group_id": group_id, "protocol_type": group.protocol_type or "",
                            "group_state": group.state.value, "group_type": CLASSIC_GROUP_TYPE})
+    if not types or "consumer" in types:
+        for group_id, consumer_group in engine.consumer_groups.items():
+            state = consumer_group.state
+            if states and state.lower() not in states:
+                continue
+            listed.append({"group_id": group_id, "protocol_type": "consumer",
+                           "group_state": state, "group_type": "consumer"})
     response: ListGroupsResponse = {"error_code": ErrorCode.NONE, "groups": listed}
     return Result((), (Reply(token, response),))

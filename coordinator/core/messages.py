@@ -18,6 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NotRequired, Protocol, TypedDict
 
+from coordinator.core.consumer_messages import (
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupHeartbeatResponse,
+)
+
 __all__ = [
     "DeletableGroupResult",
     "DeleteGroupsRequest",
@@ -470,6 +475,8 @@ Response = (
     | ListGroupsResponse
     | DeleteGroupsResponse
     | OffsetDeleteResponse
+    | ConsumerGroupHeartbeatResponse
+    | ConsumerGroupDescribeResponse
 )
 
 

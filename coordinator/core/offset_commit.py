@@ -14,6 +14,7 @@ maybeConvertOffsetCommitError).
 from __future__ import annotations
 
 from coordinator.core.append_errors import offset_commit_error
+from coordinator.core.consumer_group import ConsumerGroup
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.group import ClassicGroup
 from coordinator.core.join import validate_current_member
@@ -29,7 +30,9 @@ from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_
 from storage.records import OffsetCommitKey, OffsetCommitValue, Record
 from wire.constants import ErrorCode
 
-__all__ = ["handle_offset_commit", "metadata_too_large"]
+__all__ = ["handle_offset_commit", "metadata_too_large", "validate_consumer_commit"]
+
+_MEMBER_EPOCH_VERSION = 9  # OffsetCommit/OffsetFetch: the first for consumer groups
 
 
 def metadata_too_large(metadata: str, limit: int) -> bool:
@@ -76,6 +79,25 @@ def _validate_offset_commit(group: ClassicGroup, req: OffsetCommitRequest) -> Er
     return None
 
 
+def validate_consumer_commit(
+    group: ConsumerGroup, req: OffsetCommitRequest, version: int
+) -> ErrorCode | None:
+    """Kafka's ConsumerGroup.validateOffsetCommit: an admin commit (negative epoch) to an
+    empty group passes; otherwise the member must exist, commit with v9+ and its exact
+    epoch."""
+    epoch = req["generation_id_or_member_epoch"]
+    if epoch < 0 and not group.members:
+        return None
+    member = group.members.get(req["member_id"])
+    if member is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if version < _MEMBER_EPOCH_VERSION:
+        return ErrorCode.UNSUPPORTED_VERSION
+    if epoch != member.member_epoch:
+        return ErrorCode.STALE_MEMBER_EPOCH
+    return None
+
+
 def handle_offset_commit(
     engine: Engine, ctx: RequestContext, req: OffsetCommitRequest, token: ReplyToken, now_ms: int
 ) -> Result:
@@ -84,6 +106,17 @@ def handle_offset_commit(
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=True):
         fx.reply(token, _all_partitions(req, ErrorCode.INVALID_GROUP_ID))
+        return fx.result()
+    consumer_group = engine.consumer_groups.get(group_id)
+    if consumer_group is not None:
+        error = validate_consumer_commit(consumer_group, req, ctx.api_version)
+        if error is not None:
+            fx.reply(token, _all_partitions(req, error))
+            return fx.result()
+        response = _store_offsets(engine, ctx, req, now_ms, fx)
+        fx.reply(token, response)
+        if fx.records:
+            fx.after_append(_CommitOutcome(engine, None, False, token, response))
         return fx.result()
     group = engine.groups.get(group_id)
     created = group is None
@@ -162,7 +195,7 @@ class _CommitOutcome:
     def __init__(
         self,
         engine: Engine,
-        group: ClassicGroup,
+        group: ClassicGroup | None,
         created: bool,
         token: ReplyToken,
         response: OffsetCommitResponse,
@@ -194,6 +227,8 @@ class _CommitOutcome:
         })
         engine = self.engine
         group = self.group
+        if group is None:
+            return
         group_id = group.group_id
         if (
             self.created

@@ -10,6 +10,7 @@ the client hears the mapped error at the top level.
 from __future__ import annotations
 
 from coordinator.core.append_errors import offset_commit_error
+from coordinator.core.consumer_records import regex_of
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.messages import (
     OffsetDeleteRequest,
@@ -47,17 +48,34 @@ def _delete(
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=False):
         return _error(ErrorCode.INVALID_GROUP_ID)
+    consumer_group = engine.consumer_groups.get(group_id)
     group = engine.groups.get(group_id)
-    if group is None or group.state is DEAD:
+    if consumer_group is not None:
+        # Kafka's ConsumerGroup.validateOffsetDelete: any state; subscribed topics refused.
+        check_subscription = bool(consumer_group.members)
+        image = engine.topics_image
+        subscribed_ids = frozenset().union(*(
+            image.resolve(m.subscribed_topic_names, regex_of(m))
+            for m in consumer_group.members.values()
+        ))
+        subscribed_names = {image.by_id[t] for t in subscribed_ids} | {
+            name for m in consumer_group.members.values() for name in m.subscribed_topic_names
+        }
+        def is_subscribed(name: str) -> bool:
+            return name in subscribed_names
+
+    elif group is None or group.state is DEAD:
         return _error(ErrorCode.GROUP_ID_NOT_FOUND)
-    if group.state is not EMPTY and not group.is_consumer_group():
+    elif group.state is not EMPTY and not group.is_consumer_group():
         return _error(ErrorCode.NON_EMPTY_GROUP)
-    check_subscription = group.state is not EMPTY
+    else:
+        check_subscription = group.state is not EMPTY
+        is_subscribed = group.is_subscribed_to_topic  # type: ignore[assignment]
     eligible: list[TopicPartition] = []
     topics: list[OffsetDeleteResponseTopic] = []
     for topic in req["topics"]:
         name = topic["name"]
-        subscribed = check_subscription and group.is_subscribed_to_topic(name)
+        subscribed = check_subscription and is_subscribed(name)
         error = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if subscribed else ErrorCode.NONE
         partitions: list[OffsetDeleteResponsePartition] = []
         for p in topic["partitions"]:
@@ -68,7 +86,8 @@ def _delete(
         topics.append({"name": name, "partitions": partitions})
     if eligible:
         engine.delete_offsets(group_id, eligible, fx)
-        engine.maybe_drop_group(group, now_ms, "offsets deleted", fx)
+        if consumer_group is None and group is not None:
+            engine.maybe_drop_group(group, now_ms, "offsets deleted", fx)
     return {"error_code": ErrorCode.NONE, "topics": topics}
 
 

@@ -9,6 +9,9 @@ from hard state: a commit whose append is still in flight is not visible yet.
 
 from __future__ import annotations
 
+from typing import Any
+
+from coordinator.core.consumer_group import ConsumerGroup
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.messages import (
     OffsetFetchRequest,
@@ -35,6 +38,21 @@ def _fetched(partition: int, value: OffsetCommitValue | None) -> OffsetFetchResp
             "error_code": ErrorCode.NONE}
 
 
+def _validate_consumer_fetch(group: ConsumerGroup, requested: Any) -> ErrorCode | None:
+    """Kafka's ConsumerGroup.validateOffsetFetch: a fetch naming no member (an admin's)
+    passes; a member's must carry its current epoch."""
+    member_id = requested.get("member_id")
+    epoch = requested.get("member_epoch", -1)
+    if member_id is None and epoch < 0:
+        return None
+    member = group.members.get(member_id or "")
+    if member is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if epoch != member.member_epoch:
+        return ErrorCode.STALE_MEMBER_EPOCH
+    return None
+
+
 def handle_offset_fetch(
     engine: Engine, ctx: RequestContext, req: OffsetFetchRequest, token: ReplyToken, now_ms: int
 ) -> Result:
@@ -46,6 +64,12 @@ def handle_offset_fetch(
             groups.append({"group_id": group_id, "error_code": ErrorCode.INVALID_GROUP_ID,
                            "topics": ()})
             continue
+        consumer_group = engine.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            error = _validate_consumer_fetch(consumer_group, requested)
+            if error is not None:
+                groups.append({"group_id": group_id, "error_code": error, "topics": ()})
+                continue
         group = engine.groups.get(group_id)
         offsets = {} if group is not None and group.state is DEAD else (
             engine.store.group_offsets(group_id))

@@ -16,8 +16,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from storage.records import (
+    CONSUMER_GROUP_KEY_TYPES,
+    ConsumerGroupKey,
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,
@@ -36,16 +39,19 @@ class HardStateSnapshot:
 
     offsets: Mapping[str, Mapping[TopicPartition, OffsetCommitValue]]
     groups: Mapping[str, GroupMetadataValue]
+    consumer: Mapping[str, Mapping[ConsumerGroupKey, Record]]
 
 
 class HardState:
     """Committed offsets and persisted group metadata, as the log says (last record wins)."""
 
-    __slots__ = ("groups", "offsets")
+    __slots__ = ("consumer", "groups", "offsets")
 
     def __init__(self) -> None:
         self.offsets: dict[str, dict[TopicPartition, OffsetCommitValue]] = {}
         self.groups: dict[str, GroupMetadataValue] = {}
+        #: Consumer groups' (KIP-848) live records per group, last per key, in log order.
+        self.consumer: dict[str, dict[ConsumerGroupKey, Record]] = {}
 
     def apply(self, record: Record) -> None:
         """Apply one appended record: last value per key wins, a None value is a tombstone."""
@@ -65,6 +71,21 @@ class HardState:
                 self.groups.pop(key.group, None)
             elif isinstance(value, GroupMetadataValue):
                 self.groups[key.group] = value
+        elif isinstance(key, CONSUMER_GROUP_KEY_TYPES):
+            self._apply_consumer(cast(ConsumerGroupKey, key), record)
+
+    def _apply_consumer(self, key: ConsumerGroupKey, record: Record) -> None:
+        records = self.consumer.get(key.group)
+        if record.value is None:
+            if records is not None:
+                records.pop(key, None)
+                if not records:
+                    del self.consumer[key.group]
+            return
+        if records is None:
+            records = self.consumer[key.group] = {}
+        records.pop(key, None)  # keep log order: the newest record goes last
+        records[key] = record
 
     def group_offsets(self, group_id: str) -> dict[TopicPartition, OffsetCommitValue]:
         """The group's committed offsets (a live view; do not mutate)."""
@@ -75,6 +96,7 @@ class HardState:
         return HardStateSnapshot(
             offsets={gid: dict(offsets) for gid, offsets in self.offsets.items()},
             groups=dict(self.groups),
+            consumer={gid: dict(records) for gid, records in self.consumer.items()},
         )
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 __all__ = [
     "NEW_MEMBER_JOIN_TIMEOUT_MS",
+    "ConsumerRebalanceTimerKey",
+    "ConsumerSessionTimerKey",
     "HeartbeatTimerKey",
     "JoinTimerKey",
     "RetentionTimerKey",
@@ -51,4 +53,29 @@ class RetentionTimerKey:
     """The periodic offset-expiration scan (offsets.retention.check.interval.ms)."""
 
 
-TimerKey = HeartbeatTimerKey | JoinTimerKey | SyncTimerKey | RetentionTimerKey
+@dataclass(frozen=True, slots=True)
+class ConsumerSessionTimerKey:
+    """A consumer-protocol member's session expiry (Kafka's consumer-group-session-timeout)."""
+
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerRebalanceTimerKey:
+    """A consumer-protocol member's deadline to revoke partitions at ``member_epoch``
+    (Kafka's consumer-group-rebalance-timeout)."""
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+
+
+TimerKey = (
+    HeartbeatTimerKey
+    | JoinTimerKey
+    | SyncTimerKey
+    | RetentionTimerKey
+    | ConsumerSessionTimerKey
+    | ConsumerRebalanceTimerKey
+)

@@ -90,6 +90,8 @@ ROUTES: Mapping[int, Route] = routes([
     Route(ApiKey.LIST_GROUPS, f"{_CORE}.list_groups", "handle_list_groups", core=True),
     Route(ApiKey.DELETE_GROUPS, f"{_CORE}.delete_groups", "handle_delete_groups", core=True),
     Route(ApiKey.OFFSET_DELETE, _GLUE, "offset_delete"),
+    Route(ApiKey.CONSUMER_GROUP_HEARTBEAT, _GLUE, "consumer_group_heartbeat"),
+    Route(ApiKey.CONSUMER_GROUP_DESCRIBE, _GLUE, "consumer_group_describe"),
 ])
 
 SERVED_API_KEYS: frozenset[int] = frozenset(ROUTES)

@@ -10,6 +10,9 @@ topic store can answer.
   have no top-level error (it goes on every partition), v10 names topics by id.
 - DescribeGroups v3+: authorized operations, an authorizer's business (without one, every
   group operation is allowed).
+- ConsumerGroupHeartbeat / ConsumerGroupDescribe: the core reads the broker's topics from a
+  ``TopicsImage`` (names, ids, partition counts); it is refreshed here whenever the topic
+  store's version moved (Kafka hands its coordinator each new MetadataImage the same way).
 
 Every other group API goes to the core untouched (``runtime.group_api``).
 """
@@ -29,12 +32,17 @@ from coordinator.core import (
     handle_offset_delete,
     handle_offset_fetch,
 )
+from coordinator.core.consumer_describe import handle_consumer_group_describe
+from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
+from coordinator.core.topics_image import EMPTY_IMAGE, TopicsImage
 from coordinator.server.context import RequestContext
 from coordinator.server.runtime import CoordinatorRuntime
 
 __all__ = [
     "GROUP_AUTHORIZED_OPERATIONS",
     "TopicView",
+    "consumer_group_describe",
+    "consumer_group_heartbeat",
     "describe_groups",
     "join_group",
     "offset_commit",
@@ -283,3 +291,43 @@ async def describe_groups(ctx: RequestContext, request: wire.DecodedRequest) -> 
         if g["error_code"] == ErrorCode.NONE else g
         for g in response["groups"]
     ]}
+
+
+# --------------------------------------------------------------------------- KIP-848
+
+
+def refresh_topics_image(ctx: RequestContext) -> None:
+    """Give the core the broker's topics if they changed since it last saw them."""
+    store = ctx.state.topics
+    if store is None:
+        return
+    engine = _runtime(ctx).coordinator
+    if engine.topics_image.version == store.version and engine.topics_image is not EMPTY_IMAGE:
+        return
+    engine.topics_image = TopicsImage(
+        ((name, store.get(name).topic_id, len(store.get(name).partitions))
+         for name in store.names()),
+        version=store.version,
+    )
+
+
+async def consumer_group_heartbeat(
+    ctx: RequestContext, request: wire.DecodedRequest
+) -> dict[str, Any]:
+    """ConsumerGroupHeartbeat against the broker's current topics."""
+    refresh_topics_image(ctx)
+    response: dict[str, Any] = await _runtime(ctx).call(
+        handle_consumer_group_heartbeat, ctx, request.body
+    )
+    return response
+
+
+async def consumer_group_describe(
+    ctx: RequestContext, request: wire.DecodedRequest
+) -> dict[str, Any]:
+    """ConsumerGroupDescribe (topic names come from the broker's current topics)."""
+    refresh_topics_image(ctx)
+    response: dict[str, Any] = await _runtime(ctx).call(
+        handle_consumer_group_describe, ctx, request.body
+    )
+    return response

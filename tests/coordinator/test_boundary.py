@@ -9,7 +9,9 @@ from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[2] / "coordinator" / "core"
 FORBIDDEN = {"trio", "time", "random", "os", "socket", "threading", "asyncio",
-             "selectors", "subprocess", "datetime", "uuid"}
+             "selectors", "subprocess", "datetime"}
+# uuid is allowed for the UUID type (topic ids); making one up is the runtime's business.
+UUID_MAKERS = {"uuid1", "uuid3", "uuid4", "uuid5", "getnode"}
 ALLOWED_FIRST_PARTY = {"storage.records", "coordinator.config", "wire.constants"}
 
 
@@ -39,6 +41,16 @@ def test_core_imports_stay_inside_the_boundary() -> None:
             else:
                 assert top in sys.stdlib_module_names or top == "__future__", (
                     f"{path.name} imports non-stdlib {name}")
+
+
+def test_core_never_makes_up_uuids() -> None:
+    for path in sorted(CORE.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                assert not (node.value.id == "uuid" and node.attr in UUID_MAKERS), path.name
+            if isinstance(node, ast.ImportFrom) and node.module == "uuid":
+                assert not {a.name for a in node.names} & UUID_MAKERS, path.name
 
 
 def test_core_modules_are_small() -> None:

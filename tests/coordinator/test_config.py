@@ -17,6 +17,17 @@ def test_defaults_are_kafkas() -> None:
         "offsets.retention.minutes": "10080",
         "offsets.retention.check.interval.ms": "600000",
         "offset.metadata.max.bytes": "4096",
+        "group.consumer.session.timeout.ms": "45000",
+        "group.consumer.min.session.timeout.ms": "45000",
+        "group.consumer.max.session.timeout.ms": "60000",
+        "group.consumer.heartbeat.interval.ms": "5000",
+        "group.consumer.min.heartbeat.interval.ms": "5000",
+        "group.consumer.max.heartbeat.interval.ms": "15000",
+        "group.consumer.max.size": "2147483647",
+        "group.consumer.assignors": "uniform,range",
+        "group.consumer.migration.policy": "bidirectional",
+        "group.consumer.regex.refresh.interval.ms": "600000",
+        "group.coordinator.rebalance.protocols": "classic,consumer",
     }
     assert config.offsets_retention_ms == 7 * 24 * 3600 * 1000
 
@@ -30,10 +41,33 @@ def test_offsets_retention_ms_integer_overflow() -> None:
     assert config.offsets_retention_ms == (2**31 - 1) * 60 * 1000
 
 
+_STRING_VALUES = {
+    "group.consumer.assignors": "range",
+    "group.consumer.migration.policy": "upgrade",
+    "group.coordinator.rebalance.protocols": "classic",
+}
+
+
 def test_from_properties_parses_every_key() -> None:
-    props = {key: "7" for key in KNOWN_KEYS}
+    props = {key: _STRING_VALUES.get(key, "7") for key in KNOWN_KEYS}
+    # The session timeout must stay above the heartbeat interval.
+    props["group.consumer.session.timeout.ms"] = "8"
+    props["group.consumer.max.session.timeout.ms"] = "8"
     config = CoordinatorConfig.from_properties(props)
-    assert all(v == "7" for v in config.to_properties().values())
+    assert config.to_properties() == props
+
+
+def test_consumer_minimums_can_be_lowered_for_tests() -> None:
+    config = CoordinatorConfig.from_properties({
+        "group.consumer.heartbeat.interval.ms": "500",
+        "group.consumer.min.heartbeat.interval.ms": "500",
+        "group.consumer.session.timeout.ms": "3000",
+        "group.consumer.min.session.timeout.ms": "3000",
+    })
+    assert (config.group_consumer_heartbeat_interval_ms,
+            config.group_consumer_session_timeout_ms) == (500, 3000)
+    assert config.consumer_assignors == ("uniform", "range")
+    assert config.consumer_protocol_enabled
 
 
 @pytest.mark.parametrize(
@@ -49,6 +83,11 @@ def test_from_properties_parses_every_key() -> None:
         ({"group.initial.rebalance.delay.ms": "-1"}, "out of range"),
         ({"group.min.session.timeout.ms": "10", "group.max.session.timeout.ms": "5"},
          "must not exceed"),
+        ({"group.consumer.heartbeat.interval.ms": "500"}, "must be within"),
+        ({"group.consumer.session.timeout.ms": "90000"}, "must be within"),
+        ({"group.consumer.assignors": "sticky"}, "expected a list of uniform, range"),
+        ({"group.consumer.migration.policy": "sideways"}, "expected disabled"),
+        ({"group.coordinator.rebalance.protocols": "consumer"}, "must contain classic"),
     ],
 )
 def test_from_properties_rejects_bad_input(props: dict[str, str], message: str) -> None:

@@ -285,13 +285,13 @@ def test_defaults_for_old_versions() -> None:
 
 
 def test_unknown_key_version_is_skipped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    key = bytes.fromhex("0003 0002 6733")  # version 3: a KIP-848 record
-    assert decode_key(key) == UnknownKey(3, key)
-    codec._warned_key_versions.discard(3)
+    key = bytes.fromhex("0004 0002 6733")  # version 4: ConsumerGroupPartitionMetadata (unused)
+    assert decode_key(key) == UnknownKey(4, key)
+    codec._warned_key_versions.discard(4)
     with caplog.at_level(logging.WARNING, logger="storage.record_codec"):
         assert decode_record(key, b"\x00\x00anything") is None
         assert decode_record(key, None) is None
-    assert [r.message for r in caplog.records] == ["skipping records with unknown key version 3"]
+    assert [r.message for r in caplog.records] == ["skipping records with unknown key version 4"]
 
 
 def test_key_versions_negative_and_large_are_unknown() -> None:

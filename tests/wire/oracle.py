@@ -157,7 +157,7 @@ def wire_project(obj: Any, fields: tuple[Field, ...], version: int) -> dict[str,
     out: dict[str, Any] = {}
     for f in present(fields, version):
         value = obj[f.name]
-        if f.type == "struct":
+        if f.type == "struct" and value is not None:
             value = wire_project(value, f.fields, version)
         elif _is_struct_array(f) and value is not None:
             value = [wire_project(v, f.fields, version) for v in value]
@@ -178,7 +178,7 @@ def assert_absent_at_defaults(obj: Any, fields: tuple[Field, ...], version: int)
             assert to_plain(value) == to_plain(f.default_value()), (
                 f"absent field {f.name!r} is {value!r}, not its default"
             )
-        elif f.type == "struct":
+        elif f.type == "struct" and value is not None:
             assert_absent_at_defaults(value, f.fields, version)
         elif _is_struct_array(f) and value is not None:
             for v in value:
@@ -231,7 +231,8 @@ def wire_strategy(
     for f in present(fields, version):
         nullable = f.nullable_in(version)
         if f.type == "struct":
-            parts[f.name] = wire_strategy(f.fields, version, flexible, unknown_tags=unknown_tags)
+            inner = wire_strategy(f.fields, version, flexible, unknown_tags=unknown_tags)
+            parts[f.name] = st.one_of(st.none(), inner) if nullable else inner
         elif f.type.startswith("[]"):
             if f.type == "[]":
                 element = wire_strategy(f.fields, version, flexible, unknown_tags=unknown_tags)
@@ -545,7 +546,7 @@ def kio_implicit_default(kf: dataclasses.Field[Any]) -> Any:
     if isinstance(shape, EntityTupleField | PrimitiveTupleField):
         return ()
     if isinstance(shape, EntityField):
-        return kio_minimal_sample(shape.type_)
+        return kio_default_entity(shape.type_)
     return {
         "bool": False,
         "string": "",
@@ -557,6 +558,19 @@ def kio_implicit_default(kf: dataclasses.Field[Any]) -> Any:
         "timedelta_i64": i64Timedelta.parse(datetime.timedelta(0)),
         "datetime_i64": None,
     }.get(kind or "", 0)
+
+
+def kio_default_entity(cls: type[Any]) -> Any:
+    """A struct with every field at its (explicit or implicit) default: arrays empty."""
+    kwargs: dict[str, Any] = {}
+    for kf in dataclasses.fields(cls):
+        if kf.default is not MISSING:
+            kwargs[kf.name] = kf.default
+        elif kf.default_factory is not MISSING:
+            kwargs[kf.name] = kf.default_factory()
+        else:
+            kwargs[kf.name] = kio_implicit_default(kf)
+    return cls(**kwargs)
 
 
 def kio_minimal_sample(cls: type[Any]) -> Any:

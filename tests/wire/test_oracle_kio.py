@@ -222,6 +222,11 @@ def test_defaults_match_kio(case: Case) -> None:
         default = kf.default
         if default is MISSING and kf.default_factory is not MISSING:
             default = kf.default_factory()
+        if default is MISSING and wf.default == "null" and wf.nullable_in(case.version):
+            # Kafka's explicit "default": "null" on a nullable array or struct: kio's
+            # generated class has no default for it at all.
+            assert wf.default_value() is None, path
+            continue
         if default is MISSING:
             default = kio_implicit_default(kf)
         expected = kio_value(kf, wf, default, case.version)

@@ -2,6 +2,8 @@
 
 from wire.apis import (
     api_versions,
+    consumer_group_describe,
+    consumer_group_heartbeat,
     create_topics,
     delete_groups,
     delete_topics,
@@ -24,6 +26,8 @@ from wire.apis import (
 
 __all__ = [
     "api_versions",
+    "consumer_group_describe",
+    "consumer_group_heartbeat",
     "create_topics",
     "delete_groups",
     "delete_topics",

@@ -19,6 +19,8 @@ EXPECTED = {
     "CommonAssignorTests": (2, 2),
     "RangeAssignorTest": (13, 13),
     "ConsumerGroupTest": (7, 34),
+    "GroupMetadataManagerTest": (15, 15),
+    "OffsetMetadataManagerTest": (4, 4),
 }
 
 

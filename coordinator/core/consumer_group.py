@@ -1,0 +1,314 @@
+"""A consumer group (KIP-848) as its records say: Kafka's ConsumerGroup and
+ConsumerGroupMember, built only by replaying Kafka 4's consumer group records.
+
+The handlers never set these fields directly: they emit records and feed each one to
+``ConsumerGroup.replay`` at once (Kafka's coordinator replays its own writes into its
+in-memory timeline the same way), and the runtime answers only once the records are in the
+log. The store keeps the appended records (``HardState.consumer``), so a restart -- or an
+append that failed -- rebuilds exactly this from them (``ConsumerGroup.from_records``).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+from coordinator.core.consumer import (
+    EMPTY_ASSIGNMENT,
+    CurrentMemberAssignment,
+    MemberState,
+    PartitionEpochs,
+)
+from coordinator.core.topics_image import TopicsImage, compile_regex
+from storage.records import (
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupCurrentMemberAssignmentValue,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMemberMetadataValue,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupMetadataValue,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMemberValue,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataValue,
+    Record,
+    TopicPartitions,
+)
+
+__all__ = [
+    "ASSIGNING",
+    "CONSUMER_EMPTY",
+    "CONSUMER_STABLE",
+    "RECONCILING",
+    "ConsumerGroup",
+    "ConsumerMember",
+    "PartitionMap",
+    "from_topic_partitions",
+    "to_topic_partitions",
+]
+
+# topic id -> partitions
+PartitionMap = Mapping[uuid.UUID, frozenset[int]]
+
+# Kafka's ConsumerGroupState names (ListGroups and DescribeGroups show them).
+CONSUMER_EMPTY = "Empty"
+ASSIGNING = "Assigning"
+RECONCILING = "Reconciling"
+CONSUMER_STABLE = "Stable"
+
+_NO_MEMBER_EPOCH: CurrentMemberAssignment[uuid.UUID] = CurrentMemberAssignment(
+    MemberState.STABLE, 0, 0
+)
+
+
+def to_topic_partitions(partitions: PartitionMap) -> tuple[TopicPartitions, ...]:
+    """A partition map as records carry it (sorted, for stable bytes)."""
+    return tuple(
+        TopicPartitions(topic_id, tuple(sorted(parts)))
+        for topic_id, parts in sorted(partitions.items())
+        if parts
+    )
+
+
+def from_topic_partitions(items: Iterable[TopicPartitions]) -> PartitionMap:
+    """A record's topic partitions as a partition map."""
+    out: dict[uuid.UUID, frozenset[int]] = {}
+    for item in items:
+        if item.partitions:
+            out[item.topic_id] = out.get(item.topic_id, frozenset()) | frozenset(item.partitions)
+    return MappingProxyType(out) if out else EMPTY_ASSIGNMENT
+
+
+def _compiled(regex: str | None) -> re.Pattern[str] | None:
+    if regex is None:
+        return None
+    try:
+        return compile_regex(regex)
+    except re.error:  # persisted by a writer that accepted it; it matches nothing here
+        return None
+
+
+class ConsumerMember:
+    """One consumer-protocol member: its metadata record and its current assignment."""
+
+    __slots__ = (
+        "client_host",
+        "client_id",
+        "current",
+        "instance_id",
+        "member_id",
+        "rack_id",
+        "rebalance_timeout_ms",
+        "server_assignor",
+        "subscribed_topic_names",
+        "subscribed_topic_regex",
+    )
+
+    def __init__(self, member_id: str) -> None:
+        self.member_id = member_id
+        self.instance_id: str | None = None
+        self.rack_id: str | None = None
+        self.client_id = ""
+        self.client_host = ""
+        self.subscribed_topic_names: tuple[str, ...] = ()
+        self.subscribed_topic_regex: str | None = None
+        self.rebalance_timeout_ms = -1
+        self.server_assignor: str | None = None
+        self.current: CurrentMemberAssignment[uuid.UUID] = _NO_MEMBER_EPOCH
+
+    @property
+    def member_epoch(self) -> int:
+        """The epoch the member must heartbeat with."""
+        return self.current.member_epoch
+
+    def metadata_value(self) -> ConsumerGroupMemberMetadataValue:
+        """The member's metadata record value."""
+        return ConsumerGroupMemberMetadataValue(
+            instance_id=self.instance_id,
+            rack_id=self.rack_id,
+            client_id=self.client_id,
+            client_host=self.client_host,
+            subscribed_topic_names=self.subscribed_topic_names,
+            subscribed_topic_regex=self.subscribed_topic_regex,
+            rebalance_timeout_ms=self.rebalance_timeout_ms,
+            server_assignor=self.server_assignor,
+        )
+
+
+def current_value(
+    current: CurrentMemberAssignment[uuid.UUID],
+) -> ConsumerGroupCurrentMemberAssignmentValue:
+    """A reconciliation state as its record value."""
+    return ConsumerGroupCurrentMemberAssignmentValue(
+        member_epoch=current.member_epoch,
+        previous_member_epoch=current.previous_member_epoch,
+        state=int(current.state),
+        assigned_partitions=to_topic_partitions(current.assigned_partitions),
+        partitions_pending_revocation=to_topic_partitions(current.partitions_pending_revocation),
+    )
+
+
+class ConsumerGroup:
+    """Kafka's ConsumerGroup: epochs, members, the target assignment and who holds what."""
+
+    __slots__ = (
+        "_resolved",
+        "_resolved_image",
+        "assignment_epoch",
+        "group_epoch",
+        "group_id",
+        "ledger",
+        "members",
+        "metadata_hash",
+        "static_members",
+        "target",
+    )
+
+    def __init__(self, group_id: str) -> None:
+        self.group_id = group_id
+        self.group_epoch = 0
+        self.metadata_hash = 0
+        self.assignment_epoch = 0
+        self.members: dict[str, ConsumerMember] = {}
+        self.target: dict[str, PartitionMap] = {}
+        self.static_members: dict[str, str] = {}
+        self.ledger = PartitionEpochs[uuid.UUID]()
+        self._resolved_image: TopicsImage | None = None
+        self._resolved: tuple[dict[str, frozenset[uuid.UUID]], int] = ({}, 0)
+
+    @classmethod
+    def from_records(cls, group_id: str, records: Iterable[Record]) -> ConsumerGroup:
+        """The group the records describe (in log order)."""
+        group = cls(group_id)
+        for record in records:
+            group.replay(record)
+        return group
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def state(self) -> str:
+        """Kafka's ConsumerGroup.State: Empty, Assigning, Reconciling or Stable."""
+        if not self.members:
+            return CONSUMER_EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ASSIGNING
+        for member in self.members.values():
+            current = member.current
+            if current.member_epoch != self.assignment_epoch or (
+                current.state is not MemberState.STABLE
+            ):
+                return RECONCILING
+        return CONSUMER_STABLE
+
+    def preferred_assignor(self, default: str) -> str:
+        """The server assignor most members ask for (Kafka's computePreferredServerAssignor),
+        ties broken by name; ``default`` when none asks."""
+        counts: dict[str, int] = {}
+        for member in self.members.values():
+            if member.server_assignor is not None:
+                counts[member.server_assignor] = counts.get(member.server_assignor, 0) + 1
+        if not counts:
+            return default
+        return min(counts, key=lambda name: (-counts[name], name))
+
+    def subscriptions(
+        self, image: TopicsImage
+    ) -> tuple[dict[str, frozenset[uuid.UUID]], int]:
+        """(each member's subscribed topic ids, the subscribed topics' metadata hash) against
+        ``image``; cached until the image or a member's metadata changes (the hot path of a
+        heartbeat that changes nothing)."""
+        if self._resolved_image is image:
+            return self._resolved
+        subscribed = {
+            mid: image.resolve(m.subscribed_topic_names, _compiled(m.subscribed_topic_regex))
+            for mid, m in self.members.items()
+        }
+        self._resolved = (subscribed, image.metadata_hash(frozenset().union(*subscribed.values())))
+        self._resolved_image = image
+        return self._resolved
+
+    def target_of(self, member_id: str) -> PartitionMap:
+        """The member's target assignment (empty when it has none)."""
+        return self.target.get(member_id, EMPTY_ASSIGNMENT)
+
+    # ------------------------------------------------------------------ replay
+
+    def replay(self, record: Record) -> None:
+        """Apply one consumer group record of this group (a None value is a tombstone)."""
+        key = record.key
+        value = record.value
+        if isinstance(key, ConsumerGroupMetadataKey):
+            if isinstance(value, ConsumerGroupMetadataValue):
+                self.group_epoch = value.epoch
+                self.metadata_hash = value.metadata_hash
+            elif value is None:
+                self.group_epoch = 0
+                self.metadata_hash = 0
+        elif isinstance(key, ConsumerGroupTargetAssignmentMetadataKey):
+            if isinstance(value, ConsumerGroupTargetAssignmentMetadataValue):
+                self.assignment_epoch = value.assignment_epoch
+            elif value is None:
+                self.assignment_epoch = 0
+        elif isinstance(key, ConsumerGroupTargetAssignmentMemberKey):
+            if isinstance(value, ConsumerGroupTargetAssignmentMemberValue):
+                self.target[key.member_id] = from_topic_partitions(value.topic_partitions)
+            elif value is None:
+                self.target.pop(key.member_id, None)
+        elif isinstance(key, ConsumerGroupMemberMetadataKey):
+            self._replay_member(key.member_id, value)
+        elif isinstance(key, ConsumerGroupCurrentMemberAssignmentKey):
+            self._replay_current(key.member_id, value)
+
+    def _replay_member(self, member_id: str, value: object) -> None:
+        self._resolved_image = None
+        member = self.members.get(member_id)
+        if value is None:
+            if member is not None:
+                self.ledger.update_member(member.current, None)
+                del self.members[member_id]
+                instance_id = member.instance_id
+                if instance_id is not None and self.static_members.get(instance_id) == member_id:
+                    del self.static_members[instance_id]
+            return
+        assert isinstance(value, ConsumerGroupMemberMetadataValue)
+        if member is None:
+            member = self.members[member_id] = ConsumerMember(member_id)
+            self.ledger.update_member(None, member.current)
+        if member.instance_id is not None and member.instance_id != value.instance_id:
+            self.static_members.pop(member.instance_id, None)
+        member.instance_id = value.instance_id
+        member.rack_id = value.rack_id
+        member.client_id = value.client_id
+        member.client_host = value.client_host
+        member.subscribed_topic_names = value.subscribed_topic_names
+        member.subscribed_topic_regex = value.subscribed_topic_regex
+        member.rebalance_timeout_ms = value.rebalance_timeout_ms
+        member.server_assignor = value.server_assignor
+        if value.instance_id is not None:
+            self.static_members[value.instance_id] = member_id
+
+    def _replay_current(self, member_id: str, value: object) -> None:
+        member = self.members.get(member_id)
+        if member is None:
+            if value is None:
+                return
+            member = self.members[member_id] = ConsumerMember(member_id)
+            self.ledger.update_member(None, member.current)
+        if value is None:
+            new = _NO_MEMBER_EPOCH
+        else:
+            assert isinstance(value, ConsumerGroupCurrentMemberAssignmentValue)
+            new = CurrentMemberAssignment(
+                state=MemberState.from_value(value.state),
+                member_epoch=value.member_epoch,
+                previous_member_epoch=value.previous_member_epoch,
+                assigned_partitions=from_topic_partitions(value.assigned_partitions),
+                partitions_pending_revocation=from_topic_partitions(
+                    value.partitions_pending_revocation
+                ),
+            )
+        self.ledger.update_member(member.current, new)
+        member.current = new

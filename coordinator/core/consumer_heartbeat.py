@@ -1,0 +1,520 @@
+"""ConsumerGroupHeartbeat (API 68), versions 0-1: Kafka's GroupMetadataManager
+``consumerGroupHeartbeat`` and ``consumerGroupLeave``.
+
+One heartbeat: validate the request (INVALID_REQUEST by Kafka's rules), find or create the
+group and the member (checking its epoch), update the member's metadata, bump the group
+epoch when membership, subscriptions or the subscribed topics changed, recompute the target
+assignment when the group epoch is ahead of it, and reconcile the member towards its target
+(``coordinator.core.consumer.reconcile``). Every change is a record, replayed into the group
+at once and answered once in the log; a failed append rebuilds the group from what the log
+holds. v0: the coordinator makes up a joining member's id; v1 (KIP-1082): the client does,
+and may subscribe by regex.
+
+Not modelled: classic-protocol members inside a consumer group and the online migration of
+non-empty groups (an empty classic group becomes a consumer group, and back, whatever the
+policy), rack-aware assignment, and KIP-1251's per-partition assignment epochs.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+
+from coordinator.core.consumer import (
+    ASSIGNORS,
+    CurrentMemberAssignment,
+    GroupSpec,
+    MemberState,
+    MemberSubscription,
+    PartitionAssignorError,
+    TopicMetadata,
+    reconcile,
+)
+from coordinator.core.consumer_group import ConsumerGroup, ConsumerMember, current_value
+from coordinator.core.consumer_messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    HeartbeatTopicPartitions,
+)
+from coordinator.core.consumer_records import (
+    RebuildOnFailure,
+    RecordWriter,
+    fence_member,
+    remove_member_records,
+)
+from coordinator.core.engine import Engine
+from coordinator.core.messages import RequestContext
+from coordinator.core.result import Effects, ReplyToken, Result
+from coordinator.core.state import EMPTY
+from coordinator.core.timers import ConsumerRebalanceTimerKey, ConsumerSessionTimerKey
+from coordinator.core.topics_image import compile_regex
+from storage.records import (
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMemberMetadataValue,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupMetadataValue,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMemberValue,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataValue,
+    GroupMetadataKey,
+    Record,
+)
+from wire.constants import ErrorCode
+
+from .consumer_group import to_topic_partitions
+
+__all__ = [
+    "LEAVE_GROUP_MEMBER_EPOCH",
+    "LEAVE_GROUP_STATIC_MEMBER_EPOCH",
+    "HeartbeatError",
+    "handle_consumer_group_heartbeat",
+]
+
+LEAVE_GROUP_MEMBER_EPOCH = -1
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+_MEMBER_ID_REQUIRED_VERSION = 1  # KIP-1082: the client generates its member id
+
+
+class HeartbeatError(Exception):
+    """A Kafka error answer (code and message); raised before any record is emitted."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _invalid(message: str) -> HeartbeatError:
+    return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
+
+
+def handle_consumer_group_heartbeat(
+    engine: Engine,
+    ctx: RequestContext,
+    req: ConsumerGroupHeartbeatRequest,
+    token: ReplyToken,
+    now_ms: int,
+) -> Result:
+    """Handle one ConsumerGroupHeartbeat."""
+    fx = engine.effects()
+    group_id = req["group_id"]
+    try:
+        response = _heartbeat(engine, ctx, req, now_ms, fx)
+    except HeartbeatError as exc:
+        assert not fx.records, "a heartbeat error after records were emitted"
+        response = {"error_code": exc.code, "error_message": exc.message, "member_epoch": -1}
+    fx.reply(token, response)
+    if fx.records:
+        fx.after_append(RebuildOnFailure(engine, group_id, token))
+    return fx.result()
+
+
+def _heartbeat(
+    engine: Engine,
+    ctx: RequestContext,
+    req: ConsumerGroupHeartbeatRequest,
+    now_ms: int,
+    fx: Effects,
+) -> ConsumerGroupHeartbeatResponse:
+    config = engine.config
+    if not config.consumer_protocol_enabled:
+        raise HeartbeatError(ErrorCode.UNSUPPORTED_VERSION,
+                             "The consumer group protocol is disabled.")
+    regex = _validate(req, ctx.api_version, config.consumer_assignors)
+    epoch = req["member_epoch"]
+    if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+        return _leave(engine, req, now_ms, fx)
+    group = _group_for_join(engine, req["group_id"], epoch, fx)
+    writer = RecordWriter(group, fx)
+    member, replaced = _member(engine, group, req, ctx, writer)
+    old = member.current
+    names = req["subscribed_topic_names"]
+    regex_text = req["subscribed_topic_regex"]
+    new_member = member.member_id not in group.members
+    updated = _updated_metadata(member, req, ctx, new_member and replaced is None)
+    subscription_changed = (new_member and replaced is None) or (
+        updated.subscribed_topic_names != member.subscribed_topic_names
+        or updated.subscribed_topic_regex != member.subscribed_topic_regex
+    )
+    if replaced is not None:
+        _replace_static_member(group, replaced, member.member_id, writer)
+    if new_member or updated != member.metadata_value():
+        writer.write(ConsumerGroupMemberMetadataKey(group.group_id, member.member_id), updated)
+        member = group.members[member.member_id]
+    if regex is None and member.subscribed_topic_regex is not None:
+        regex = compile_regex(member.subscribed_topic_regex)
+
+    subscribed, metadata_hash = group.subscriptions(engine.topics_image)
+    if subscription_changed or metadata_hash != group.metadata_hash:
+        writer.write(ConsumerGroupMetadataKey(group.group_id),
+                     ConsumerGroupMetadataValue(group.group_epoch + 1, metadata_hash))
+    if group.group_epoch > group.assignment_epoch:
+        _assign(engine, group, subscribed, writer)
+
+    owned = _owned(req["topic_partitions"])
+    current = reconcile(
+        member.current,
+        target_epoch=group.assignment_epoch,
+        target=group.target_of(member.member_id),
+        partition_epoch=group.ledger.epoch_of,
+        owned=owned,
+        subscribed_topic_ids=subscribed[member.member_id],
+        subscription_changed=subscription_changed,
+    )
+    if current != member.current:
+        writer.write(ConsumerGroupCurrentMemberAssignmentKey(group.group_id, member.member_id),
+                     current_value(current))
+    _schedule_timers(engine, group, member, old, now_ms, fx)
+
+    response: ConsumerGroupHeartbeatResponse = {
+        "error_code": ErrorCode.NONE,
+        "member_id": member.member_id,
+        "member_epoch": member.member_epoch,
+        "heartbeat_interval_ms": config.group_consumer_heartbeat_interval_ms,
+    }
+    full = epoch == 0 or (
+        req["rebalance_timeout_ms"] != -1
+        and (names is not None or regex_text is not None)
+        and owned is not None
+    )
+    if full or member.current.assigned_partitions != old.assigned_partitions:
+        response["assignment"] = {"topic_partitions": [
+            {"topic_id": tp.topic_id, "partitions": list(tp.partitions)}
+            for tp in to_topic_partitions(member.current.assigned_partitions)
+        ]}
+    return response
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _validate(
+    req: ConsumerGroupHeartbeatRequest, version: int, assignors: Sequence[str]
+) -> re.Pattern[str] | None:
+    """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid; the compiled regex, if any."""
+    epoch = req["member_epoch"]
+    if req["group_id"] == "":
+        raise _invalid("GroupId can't be empty.")
+    if req["instance_id"] == "":
+        raise _invalid("InstanceId can't be empty.")
+    if req["rack_id"] == "":
+        raise _invalid("RackId can't be empty.")
+    if req["member_id"] == "" and (
+        version >= _MEMBER_ID_REQUIRED_VERSION or epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH
+    ):
+        raise _invalid("MemberId can't be empty.")
+    if epoch == 0:
+        if req["rebalance_timeout_ms"] == -1:
+            raise _invalid("RebalanceTimeoutMs must be provided in first request.")
+        if req["topic_partitions"] is None or len(req["topic_partitions"]) > 0:
+            raise _invalid("TopicPartitions must be empty when (re-)joining.")
+        if req["subscribed_topic_names"] is None and req["subscribed_topic_regex"] is None:
+            raise _invalid(
+                "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+            )
+    elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if req["instance_id"] is None:
+            raise _invalid("InstanceId can't be null.")
+    elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        raise _invalid(f"MemberEpoch is invalid: {epoch}.")
+    assignor = req["server_assignor"]
+    if assignor is not None and assignor not in assignors:
+        raise HeartbeatError(
+            ErrorCode.UNSUPPORTED_ASSIGNOR,
+            f"ServerAssignor {assignor} is not supported. "
+            f"Supported assignors: {', '.join(assignors)}.",
+        )
+    regex = req["subscribed_topic_regex"]
+    if regex is None:
+        return None
+    try:
+        return compile_regex(regex)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION,
+                             f"SubscribedTopicRegex `{regex}` is not a valid regular "
+                             f"expression: {exc}.") from None
+
+
+# --------------------------------------------------------------------------- group & member
+
+
+def _group_for_join(engine: Engine, group_id: str, epoch: int, fx: Effects) -> ConsumerGroup:
+    """The consumer group; created on a join (epoch 0), converting an empty classic group."""
+    group = engine.consumer_groups.get(group_id)
+    if group is not None:
+        return group
+    classic = engine.groups.get(group_id)
+    if classic is not None and not (classic.state is EMPTY and not classic.members):
+        raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
+                             f"Group {group_id} is not a consumer group.")
+    if epoch != 0:
+        raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
+                             f"Consumer group {group_id} not found.")
+    if classic is not None:
+        # An empty classic group becomes a consumer group; its offsets stay.
+        del engine.groups[group_id]
+        if group_id in engine.store.groups:
+            fx.persist(Record(GroupMetadataKey(group_id), None))
+    group = ConsumerGroup(group_id)
+    engine.consumer_groups[group_id] = group
+    return group
+
+
+def _member(
+    engine: Engine,
+    group: ConsumerGroup,
+    req: ConsumerGroupHeartbeatRequest,
+    ctx: RequestContext,
+    writer: RecordWriter,
+) -> tuple[ConsumerMember, ConsumerMember | None]:
+    """(the member, the static member it replaces or None), checking ids and epochs."""
+    epoch = req["member_epoch"]
+    member_id = req["member_id"]
+    instance_id = req["instance_id"]
+    if epoch == 0:
+        if member_id == "":  # v0: the coordinator names the member
+            member_id = engine.new_uuid()
+        replaced = None
+        if instance_id is not None:
+            owner_id = group.static_members.get(instance_id)
+            if owner_id is not None and owner_id != member_id:
+                owner = group.members[owner_id]
+                if owner.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                    raise HeartbeatError(
+                        ErrorCode.UNRELEASED_INSTANCE_ID,
+                        f"Static member {member_id} with instance id {instance_id} cannot "
+                        f"join the group because the instance id is owned by {owner_id} "
+                        "member.",
+                    )
+                replaced = owner
+        member = group.members.get(member_id)
+        if member is None:
+            if replaced is None and len(group.members) >= engine.config.group_consumer_max_size:
+                raise HeartbeatError(
+                    ErrorCode.GROUP_MAX_SIZE_REACHED,
+                    f"The consumer group has reached its maximum capacity of "
+                    f"{engine.config.group_consumer_max_size} members.",
+                )
+            member = ConsumerMember(member_id)
+            if replaced is not None:
+                _copy_metadata(replaced, member)
+        return member, replaced
+    member = group.members.get(member_id)
+    if member is None:
+        raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                             f"Member {member_id} is not a member of group {group.group_id}.")
+    if instance_id is not None and group.static_members.get(instance_id) != member_id:
+        raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                             f"Static member {member_id} with instance id {instance_id} was "
+                             "fenced by another member.")
+    current = member.current
+    if epoch > current.member_epoch:
+        raise HeartbeatError(
+            ErrorCode.FENCED_MEMBER_EPOCH,
+            f"The consumer group member has a greater member epoch ({epoch}) than the one "
+            f"known by the group coordinator ({current.member_epoch}). The member must "
+            "abandon all its partitions and rejoin.",
+        )
+    if epoch < current.member_epoch and (
+        epoch != current.previous_member_epoch
+        or not _is_subset(req["topic_partitions"], current.assigned_partitions)
+    ):
+        raise HeartbeatError(
+            ErrorCode.FENCED_MEMBER_EPOCH,
+            f"The consumer group member has a smaller member epoch ({epoch}) than the one "
+            f"known by the group coordinator ({current.member_epoch}). The member must "
+            "abandon all its partitions and rejoin.",
+        )
+    return member, None
+
+
+def _copy_metadata(source: ConsumerMember, target: ConsumerMember) -> None:
+    for name in ("instance_id", "rack_id", "client_id", "client_host",
+                 "subscribed_topic_names", "subscribed_topic_regex", "rebalance_timeout_ms",
+                 "server_assignor"):
+        setattr(target, name, getattr(source, name))
+
+
+def _is_subset(
+    owned: Sequence[HeartbeatTopicPartitions] | None,
+    assigned: Mapping[uuid.UUID, frozenset[int]],
+) -> bool:
+    """Kafka's isSubset: every owned partition is assigned (a null list is not a subset)."""
+    if owned is None:
+        return False
+    for tp in owned:
+        parts = assigned.get(tp["topic_id"])
+        if parts is None or not parts.issuperset(tp["partitions"]):
+            return False
+    return True
+
+
+def _owned(
+    items: Sequence[HeartbeatTopicPartitions] | None,
+) -> dict[uuid.UUID, frozenset[int]] | None:
+    if items is None:
+        return None
+    out: dict[uuid.UUID, frozenset[int]] = {}
+    for tp in items:
+        out[tp["topic_id"]] = out.get(tp["topic_id"], frozenset()) | frozenset(tp["partitions"])
+    return out
+
+
+def _updated_metadata(
+    member: ConsumerMember, req: ConsumerGroupHeartbeatRequest, ctx: RequestContext, new: bool
+) -> ConsumerGroupMemberMetadataValue:
+    """The member's metadata with the request's non-null fields applied."""
+    value = member.metadata_value()
+    names = req["subscribed_topic_names"]
+    regex = req["subscribed_topic_regex"]
+    timeout = req["rebalance_timeout_ms"]
+    return ConsumerGroupMemberMetadataValue(
+        instance_id=req["instance_id"] if req["instance_id"] is not None else value.instance_id,
+        rack_id=req["rack_id"] if req["rack_id"] is not None else value.rack_id,
+        client_id=(ctx.client_id or "") if new else value.client_id,
+        client_host=ctx.client_host if new else value.client_host,
+        subscribed_topic_names=(
+            tuple(sorted(names)) if names is not None else value.subscribed_topic_names
+        ),
+        subscribed_topic_regex=(
+            (regex or None) if regex is not None else value.subscribed_topic_regex
+        ),
+        rebalance_timeout_ms=timeout if timeout != -1 else value.rebalance_timeout_ms,
+        server_assignor=(
+            req["server_assignor"] if req["server_assignor"] is not None
+            else value.server_assignor
+        ),
+    )
+
+
+def _replace_static_member(
+    group: ConsumerGroup, old: ConsumerMember, new_member_id: str, writer: RecordWriter
+) -> None:
+    """A new member takes a temporarily departed static member's place (Kafka's
+    replaceMember): the old member's records are tombstoned, the new one inherits its
+    target assignment and starts at epoch 0 with the old member's partitions."""
+    target = group.target_of(old.member_id)
+    current = old.current
+    remove_member_records(group, old.member_id, writer)
+    gid = group.group_id
+    writer.write(ConsumerGroupMemberMetadataKey(gid, new_member_id), old.metadata_value())
+    writer.write(ConsumerGroupTargetAssignmentMemberKey(gid, new_member_id),
+                 ConsumerGroupTargetAssignmentMemberValue(to_topic_partitions(target)))
+    writer.write(
+        ConsumerGroupCurrentMemberAssignmentKey(gid, new_member_id),
+        current_value(type(current)(MemberState.STABLE, 0, 0, current.assigned_partitions)),
+    )
+
+
+# --------------------------------------------------------------------------- assignment
+
+
+def _assign(
+    engine: Engine,
+    group: ConsumerGroup,
+    subscribed: Mapping[str, frozenset[uuid.UUID]],
+    writer: RecordWriter,
+) -> None:
+    """Recompute the target assignment at the group epoch (Kafka's updateTargetAssignment)."""
+    image = engine.topics_image
+    topics = {}
+    for ids in subscribed.values():
+        for topic_id in ids:
+            name = image.by_id[topic_id]
+            topics[topic_id] = TopicMetadata(name, image.by_name[name][1])
+    spec = GroupSpec(
+        members={
+            mid: MemberSubscription(
+                subscribed_topic_ids=subscribed[mid],
+                assignment=group.target_of(mid),
+                instance_id=m.instance_id,
+                rack_id=m.rack_id,
+            )
+            for mid, m in group.members.items()
+        },
+        topics=topics,
+    )
+    assignor = ASSIGNORS[group.preferred_assignor(engine.config.consumer_assignors[0])]
+    try:
+        new_target = assignor.assign(spec)
+    except PartitionAssignorError as exc:
+        raise AssertionError(f"assignor {assignor.name} failed: {exc}") from exc
+    gid = group.group_id
+    for mid in group.members:
+        assignment = new_target.get(mid, {})
+        if dict(assignment) != dict(group.target_of(mid)) or mid not in group.target:
+            writer.write(ConsumerGroupTargetAssignmentMemberKey(gid, mid),
+                         ConsumerGroupTargetAssignmentMemberValue(to_topic_partitions(assignment)))
+    writer.write(ConsumerGroupTargetAssignmentMetadataKey(gid),
+                 ConsumerGroupTargetAssignmentMetadataValue(group.group_epoch))
+
+
+# --------------------------------------------------------------------------- timers
+
+
+def _schedule_timers(
+    engine: Engine,
+    group: ConsumerGroup,
+    member: ConsumerMember,
+    old: CurrentMemberAssignment[uuid.UUID],
+    now_ms: int,
+    fx: Effects,
+) -> None:
+    gid = group.group_id
+    mid = member.member_id
+    fx.schedule(ConsumerSessionTimerKey(gid, mid),
+                now_ms + engine.config.group_consumer_session_timeout_ms)
+    current = member.current
+    if current is old:
+        return
+    if old.state is MemberState.UNREVOKED_PARTITIONS:
+        fx.cancel(ConsumerRebalanceTimerKey(gid, mid, old.member_epoch))
+    if current.state is MemberState.UNREVOKED_PARTITIONS:
+        fx.schedule(ConsumerRebalanceTimerKey(gid, mid, current.member_epoch),
+                    now_ms + max(member.rebalance_timeout_ms, 0))
+
+
+# --------------------------------------------------------------------------- leaving
+
+
+def _leave(
+    engine: Engine, req: ConsumerGroupHeartbeatRequest, now_ms: int, fx: Effects
+) -> ConsumerGroupHeartbeatResponse:
+    """Kafka's consumerGroupLeave: -1 leaves for good, -2 is a static member's temporary
+    leave (it keeps its partitions until its session expires or a replacement joins)."""
+    group_id = req["group_id"]
+    group = engine.consumer_groups.get(group_id)
+    if group is None:
+        raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+    epoch = req["member_epoch"]
+    instance_id = req["instance_id"]
+    member_id = req["member_id"]
+    if instance_id is not None:
+        owner_id = group.static_members.get(instance_id)
+        if owner_id is None:
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                 f"Instance id {instance_id} is unknown.")
+        if owner_id != member_id:
+            raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                                 f"Static member {member_id} with instance id {instance_id} "
+                                 "was fenced by another member.")
+    member = group.members.get(member_id)
+    if member is None:
+        raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                             f"Member {member_id} is not a member of group {group_id}.")
+    if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        current = member.current
+        RecordWriter(group, fx).write(
+            ConsumerGroupCurrentMemberAssignmentKey(group_id, member_id),
+            current_value(type(current)(
+                current.state, LEAVE_GROUP_STATIC_MEMBER_EPOCH, current.member_epoch,
+                current.assigned_partitions, current.partitions_pending_revocation,
+            )),
+        )
+    else:
+        fence_member(engine, group, member, fx)
+    return {"error_code": ErrorCode.NONE, "member_id": member_id, "member_epoch": epoch,
+            "heartbeat_interval_ms": 0}

@@ -1,0 +1,73 @@
+"""The topics a consumer group can subscribe to, as the coordinator sees them (Kafka's
+MetadataImage, reduced to what the consumer group protocol reads): name, id and partition
+count per topic. The broker hands the core a new image whenever its topics change; the core
+never reads the broker's topic store itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+__all__ = ["EMPTY_IMAGE", "TopicsImage", "compile_regex"]
+
+
+class TopicsImage:
+    """An immutable snapshot of the broker's topics. ``version`` orders images (it is the
+    broker's topic-store version), so the core can tell whether anything changed."""
+
+    __slots__ = ("by_id", "by_name", "version")
+
+    def __init__(self, topics: Iterable[tuple[str, uuid.UUID, int]] = (), version: int = 0):
+        self.by_name: Mapping[str, tuple[uuid.UUID, int]] = MappingProxyType(
+            {name: (topic_id, partitions) for name, topic_id, partitions in topics}
+        )
+        self.by_id: Mapping[uuid.UUID, str] = MappingProxyType(
+            {topic_id: name for name, (topic_id, _) in self.by_name.items()}
+        )
+        self.version = version
+
+    def resolve(
+        self, names: Iterable[str], regex: re.Pattern[str] | None
+    ) -> frozenset[uuid.UUID]:
+        """Ids of the existing topics among ``names`` or whose whole name ``regex`` matches."""
+        by_name = self.by_name
+        ids = {by_name[name][0] for name in names if name in by_name}
+        if regex is not None:
+            ids.update(by_name[name][0] for name in by_name if regex.fullmatch(name))
+        return frozenset(ids)
+
+    def metadata_hash(self, topic_ids: Iterable[uuid.UUID]) -> int:
+        """A stable 64-bit hash of the topics' names, ids and partition counts (Kafka's
+        group metadata hash, KIP-1101, in spirit: a change means the group must rebalance).
+        0 for no topics."""
+        lines = []
+        for topic_id in sorted(topic_ids):
+            name = self.by_id.get(topic_id)
+            if name is not None:
+                lines.append(f"{name}\0{topic_id}\0{self.by_name[name][1]}")
+        if not lines:
+            return 0
+        digest = hashlib.blake2b("\n".join(lines).encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "big", signed=True)
+
+
+EMPTY_IMAGE = TopicsImage()
+
+_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def compile_regex(pattern: str) -> re.Pattern[str]:
+    """The compiled subscription regex (re.error when it does not compile). Kafka compiles
+    with RE2/J; Python's ``re`` accepts a superset of RE2's syntax (backreferences and
+    lookaround too), which kcoord does not reject."""
+    compiled = _REGEX_CACHE.get(pattern)
+    if compiled is None:
+        compiled = re.compile(pattern)
+        if len(_REGEX_CACHE) > 1024:
+            _REGEX_CACHE.clear()
+        _REGEX_CACHE[pattern] = compiled
+    return compiled

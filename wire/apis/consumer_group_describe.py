@@ -1,0 +1,73 @@
+"""ConsumerGroupDescribe: versions 0-1 (KIP-848).
+
+Request versions (Kafka's schema notes):
+    Version 1 adds MemberType field to ConsumerGroupDescribeResponse (KIP-1099).
+    For ConsumerGroupDescribeRequest, version 1 is same as version 0.
+
+Response: every version is flexible; version 1 adds each member's MemberType (-1 unknown,
+0 classic, 1 consumer). Errors: GROUP_AUTHORIZATION_FAILED, NOT_COORDINATOR,
+COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, INVALID_REQUEST, INVALID_GROUP_ID,
+GROUP_ID_NOT_FOUND.
+"""
+
+from __future__ import annotations
+
+from wire.registry import ApiSpec, register
+from wire.schema import Field as F
+from wire.schema import Message
+
+_ASSIGNMENT = (
+    F("topic_partitions", "[]", "0+", fields=(
+        F("topic_id", "uuid", "0+"),
+        F("topic_name", "string", "0+"),
+        F("partitions", "[]int32", "0+"),
+    )),
+)
+
+REQUEST = Message(
+    "ConsumerGroupDescribeRequest",
+    api_key=69,
+    valid="0-1",
+    flexible="0+",
+    fields=(
+        F("group_ids", "[]string", "0+"),
+        F("include_authorized_operations", "bool", "0+"),
+    ),
+)
+
+RESPONSE = Message(
+    "ConsumerGroupDescribeResponse",
+    api_key=69,
+    valid="0-1",
+    flexible="0+",
+    fields=(
+        F("throttle_time_ms", "int32", "0+"),
+        F("groups", "[]", "0+", fields=(
+            F("error_code", "int16", "0+"),
+            F("error_message", "string", "0+", nullable="0+", default="null"),
+            F("group_id", "string", "0+"),
+            F("group_state", "string", "0+"),
+            F("group_epoch", "int32", "0+"),
+            F("assignment_epoch", "int32", "0+"),
+            F("assignor_name", "string", "0+"),
+            F("members", "[]", "0+", fields=(
+                F("member_id", "string", "0+"),
+                F("instance_id", "string", "0+", nullable="0+", default="null"),
+                F("rack_id", "string", "0+", nullable="0+", default="null"),
+                F("member_epoch", "int32", "0+"),
+                F("client_id", "string", "0+"),
+                F("client_host", "string", "0+"),
+                F("subscribed_topic_names", "[]string", "0+"),
+                F("subscribed_topic_regex", "string", "0+", nullable="0+", default="null"),
+                F("assignment", "struct", "0+", fields=_ASSIGNMENT),
+                F("target_assignment", "struct", "0+", fields=_ASSIGNMENT),
+                F("member_type", "int8", "1+", default=-1),
+            )),
+            F("authorized_operations", "int32", "0+", default=-2147483648),
+        )),
+    ),
+)
+
+API = register(
+    ApiSpec(api_key=69, name="ConsumerGroupDescribe", request=REQUEST, response=RESPONSE)
+)
