@@ -162,6 +162,7 @@ class ConsumerGroup:
         "ledger",
         "members",
         "metadata_hash",
+        "stable_epoch",
         "static_members",
         "target",
     )
@@ -174,6 +175,8 @@ class ConsumerGroup:
         self.members: dict[str, ConsumerMember] = {}
         self.target: dict[str, PartitionMap] = {}
         self.static_members: dict[str, str] = {}
+        #: The assignment epoch a rebalance_end was recorded for (history only).
+        self.stable_epoch = -1
         self.ledger = PartitionEpochs[uuid.UUID]()
         self._resolved_image: TopicsImage | None = None
         self._resolved: tuple[dict[str, frozenset[uuid.UUID]], int] = ({}, 0)
@@ -229,6 +232,11 @@ class ConsumerGroup:
         self._resolved = (subscribed, image.metadata_hash(frozenset().union(*subscribed.values())))
         self._resolved_image = image
         return self._resolved
+
+    def is_current(self, image: TopicsImage) -> bool:
+        """Whether the group's subscriptions were last resolved against ``image`` and its
+        target assignment is at the group epoch (nothing to recompute)."""
+        return self._resolved_image is image and self.group_epoch == self.assignment_epoch
 
     def target_of(self, member_id: str) -> PartitionMap:
         """The member's target assignment (empty when it has none)."""

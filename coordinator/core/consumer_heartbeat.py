@@ -40,12 +40,14 @@ from coordinator.core.consumer_messages import (
 from coordinator.core.consumer_records import (
     RebuildOnFailure,
     RecordWriter,
+    emit_event,
     fence_member,
+    note_if_stable,
     remove_member_records,
 )
 from coordinator.core.engine import Engine
 from coordinator.core.messages import RequestContext
-from coordinator.core.result import Effects, ReplyToken, Result
+from coordinator.core.result import Effects, Reply, ReplyToken, Result, ScheduleTimer
 from coordinator.core.state import EMPTY
 from coordinator.core.timers import ConsumerRebalanceTimerKey, ConsumerSessionTimerKey
 from coordinator.core.topics_image import compile_regex
@@ -99,6 +101,9 @@ def handle_consumer_group_heartbeat(
     now_ms: int,
 ) -> Result:
     """Handle one ConsumerGroupHeartbeat."""
+    steady = _steady(engine, req, token, now_ms)
+    if steady is not None:
+        return steady
     fx = engine.effects()
     group_id = req["group_id"]
     try:
@@ -110,6 +115,53 @@ def handle_consumer_group_heartbeat(
     if fx.records:
         fx.after_append(RebuildOnFailure(engine, group_id, token))
     return fx.result()
+
+
+def _steady(
+    engine: Engine, req: ConsumerGroupHeartbeatRequest, token: ReplyToken, now_ms: int
+) -> Result | None:
+    """The hot path: a heartbeat that changes nothing (every optional field null) from a
+    member that is Stable at the group's epoch, topics unchanged. It only re-arms the
+    session, exactly what the full path would conclude; None sends it the full way."""
+    if (
+        req["topic_partitions"] is not None
+        or req["subscribed_topic_names"] is not None
+        or req["subscribed_topic_regex"] is not None
+        or req["rebalance_timeout_ms"] != -1
+        or req["instance_id"] is not None
+        or req["rack_id"] is not None
+        or req["server_assignor"] is not None
+    ):
+        return None
+    group = engine.consumer_groups.get(req["group_id"])
+    if group is None or not group.is_current(engine.topics_image):
+        return None
+    member_id = req["member_id"]
+    member = group.members.get(member_id)
+    if member is None:
+        return None
+    current = member.current
+    epoch = req["member_epoch"]
+    if (
+        epoch <= 0
+        or current.member_epoch != epoch
+        or epoch != group.group_epoch
+        or current.state is not MemberState.STABLE
+    ):
+        return None
+    config = engine.config
+    if not config.consumer_protocol_enabled:
+        return None
+    response: ConsumerGroupHeartbeatResponse = {
+        "error_code": ErrorCode.NONE,
+        "member_id": member_id,
+        "member_epoch": epoch,
+        "heartbeat_interval_ms": config.group_consumer_heartbeat_interval_ms,
+    }
+    return Result((), (Reply(token, response),), (ScheduleTimer(
+        ConsumerSessionTimerKey(group.group_id, member_id),
+        now_ms + config.group_consumer_session_timeout_ms,
+    ),))
 
 
 def _heartbeat(
@@ -151,6 +203,14 @@ def _heartbeat(
     if subscription_changed or metadata_hash != group.metadata_hash:
         writer.write(ConsumerGroupMetadataKey(group.group_id),
                      ConsumerGroupMetadataValue(group.group_epoch + 1, metadata_hash))
+        if new_member and replaced is None:
+            reason = "member join"
+            emit_event(fx, group, "member_join", now_ms, member=member)
+        elif subscription_changed:
+            reason = "member metadata changed"
+        else:
+            reason = "topic metadata changed"
+        emit_event(fx, group, "rebalance_start", now_ms, reason=reason)
     if group.group_epoch > group.assignment_epoch:
         _assign(engine, group, subscribed, writer)
 
@@ -168,6 +228,7 @@ def _heartbeat(
         writer.write(ConsumerGroupCurrentMemberAssignmentKey(group.group_id, member.member_id),
                      current_value(current))
     _schedule_timers(engine, group, member, old, now_ms, fx)
+    note_if_stable(group, now_ms, fx)
 
     response: ConsumerGroupHeartbeatResponse = {
         "error_code": ErrorCode.NONE,
@@ -429,7 +490,7 @@ def _assign(
         members={
             mid: MemberSubscription(
                 subscribed_topic_ids=subscribed[mid],
-                assignment=group.target_of(mid),
+                assignment=_existing(group.target_of(mid), topics),
                 instance_id=m.instance_id,
                 rack_id=m.rack_id,
             )
@@ -450,6 +511,22 @@ def _assign(
                          ConsumerGroupTargetAssignmentMemberValue(to_topic_partitions(assignment)))
     writer.write(ConsumerGroupTargetAssignmentMetadataKey(gid),
                  ConsumerGroupTargetAssignmentMetadataValue(group.group_epoch))
+
+
+def _existing(
+    target: Mapping[uuid.UUID, frozenset[int]], topics: Mapping[uuid.UUID, TopicMetadata]
+) -> Mapping[uuid.UUID, frozenset[int]]:
+    """The partitions of a previous target that still exist (a topic can be deleted, and a
+    partition count only grows in Kafka, but a hand-made image may shrink one)."""
+    kept = {}
+    for topic_id, partitions in target.items():
+        topic = topics.get(topic_id)
+        if topic is None:
+            continue
+        alive = frozenset(p for p in partitions if p < topic.partition_count)
+        if alive:
+            kept[topic_id] = alive
+    return kept
 
 
 # --------------------------------------------------------------------------- timers
@@ -515,6 +592,6 @@ def _leave(
             )),
         )
     else:
-        fence_member(engine, group, member, fx)
+        fence_member(engine, group, member, fx, now_ms, "member_leave", "member leave")
     return {"error_code": ErrorCode.NONE, "member_id": member_id, "member_epoch": epoch,
             "heartbeat_interval_ms": 0}

@@ -9,7 +9,7 @@ import re
 
 from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_group import ConsumerGroup, ConsumerMember
+from coordinator.core.consumer_group import CONSUMER_STABLE, ConsumerGroup, ConsumerMember
 from coordinator.core.engine import Engine
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.timers import ConsumerRebalanceTimerKey, ConsumerSessionTimerKey
@@ -21,15 +21,25 @@ from storage.records import (
     ConsumerGroupMetadataValue,
     ConsumerGroupTargetAssignmentMemberKey,
     ConsumerGroupTargetAssignmentMetadataKey,
+    RebalanceEventKey,
+    RebalanceEventValue,
     Record,
     RecordKey,
     RecordValue,
 )
 from wire.constants import ErrorCode
 
-__all__ = ["RebuildOnFailure", "RecordWriter", "drop_empty_consumer_group",
-           "expire_consumer_member", "fence_member",
-           "regex_of", "remove_member_records"]
+__all__ = [
+    "RebuildOnFailure",
+    "RecordWriter",
+    "drop_empty_consumer_group",
+    "emit_event",
+    "expire_consumer_member",
+    "fence_member",
+    "note_if_stable",
+    "regex_of",
+    "remove_member_records",
+]
 
 
 def drop_empty_consumer_group(engine: Engine, group: ConsumerGroup, fx: Effects) -> None:
@@ -42,8 +52,45 @@ def drop_empty_consumer_group(engine: Engine, group: ConsumerGroup, fx: Effects)
     fx.after_append(RebuildOnFailure(engine, group.group_id, None))
 
 
+def emit_event(
+    fx: Effects,
+    group: ConsumerGroup,
+    event: str,
+    now_ms: int,
+    *,
+    reason: str = "",
+    member: ConsumerMember | None = None,
+) -> None:
+    """A RebalanceEvent history record for a consumer group: the generation is the group
+    epoch (the assignment epoch for rebalance_end), members the current member ids."""
+    ending = event == "rebalance_end" and group.members
+    generation = group.assignment_epoch if ending else group.group_epoch
+    fx.event(Record(
+        RebalanceEventKey(group.group_id),
+        RebalanceEventValue(
+            event=event,
+            timestamp=now_ms,
+            generation=generation,
+            member_id="" if member is None else member.member_id,
+            group_instance_id=None if member is None else member.instance_id,
+            reason=reason,
+            members=tuple(group.members) if event == "rebalance_end" else (),
+        ),
+    ))
+
+
+def note_if_stable(group: ConsumerGroup, now_ms: int, fx: Effects) -> None:
+    """rebalance_end, once per assignment epoch, when every member has reconciled."""
+    if group.stable_epoch != group.assignment_epoch and group.state == CONSUMER_STABLE:
+        group.stable_epoch = group.assignment_epoch
+        emit_event(fx, group, "rebalance_end", now_ms)
+
+
 def expire_consumer_member(
-    engine: Engine, key: ConsumerSessionTimerKey | ConsumerRebalanceTimerKey, fx: Effects
+    engine: Engine,
+    key: ConsumerSessionTimerKey | ConsumerRebalanceTimerKey,
+    fx: Effects,
+    now_ms: int,
 ) -> None:
     """A member's session expired, or it did not revoke within its rebalance timeout (the
     key's epoch still being its epoch, in UNREVOKED_PARTITIONS): fence it."""
@@ -56,7 +103,9 @@ def expire_consumer_member(
         and member.member_epoch == key.member_epoch
     ):
         return
-    fence_member(engine, group, member, fx)
+    reason = ("session timeout" if isinstance(key, ConsumerSessionTimerKey)
+              else "rebalance timeout")
+    fence_member(engine, group, member, fx, now_ms, "member_expired", reason)
     fx.after_append(RebuildOnFailure(engine, group.group_id, None))
 
 
@@ -77,18 +126,27 @@ def remove_member_records(group: ConsumerGroup, member_id: str, writer: RecordWr
     writer.write(ConsumerGroupMemberMetadataKey(gid, member_id), None)
 
 
-def fence_member(engine: Engine, group: ConsumerGroup, member: ConsumerMember, fx: Effects) -> None:
+def fence_member(
+    engine: Engine,
+    group: ConsumerGroup,
+    member: ConsumerMember,
+    fx: Effects,
+    now_ms: int,
+    event: str,
+    reason: str,
+) -> None:
     """Remove the member and bump the group epoch (Kafka's removeMember + fence): its
-    partitions go back to the pool at the next assignment."""
+    partitions go back to the pool at the next assignment. ``event`` (member_leave or
+    member_expired) and a rebalance_start go to the history."""
     writer = RecordWriter(group, fx)
     remove_member_records(group, member.member_id, writer)
-    image = engine.topics_image
-    subscribed = frozenset().union(*(
-        image.resolve(m.subscribed_topic_names, regex_of(m)) for m in group.members.values()
-    ))
+    _, metadata_hash = group.subscriptions(engine.topics_image)
     writer.write(ConsumerGroupMetadataKey(group.group_id),
-                 ConsumerGroupMetadataValue(group.group_epoch + 1,
-                                            image.metadata_hash(subscribed)))
+                 ConsumerGroupMetadataValue(group.group_epoch + 1, metadata_hash))
+    emit_event(fx, group, event, now_ms, reason=reason, member=member)
+    emit_event(fx, group, "rebalance_start", now_ms, reason=reason)
+    if not group.members:  # the last member left: the group is Empty, nothing to reconcile
+        emit_event(fx, group, "rebalance_end", now_ms)
     fx.cancel(ConsumerSessionTimerKey(group.group_id, member.member_id))
     if member.current.state is MemberState.UNREVOKED_PARTITIONS:
         fx.cancel(ConsumerRebalanceTimerKey(group.group_id, member.member_id,

@@ -247,7 +247,7 @@ class GroupCoordinator(Engine):
         elif isinstance(key, RetentionTimerKey):
             expire_offsets(self, now_ms, fx)
         elif isinstance(key, ConsumerSessionTimerKey | ConsumerRebalanceTimerKey):
-            expire_consumer_member(self, key, fx)
+            expire_consumer_member(self, key, fx, now_ms)
         return fx.result()
 
     # ------------------------------------------------------------------ loading

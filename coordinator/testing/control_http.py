@@ -36,7 +36,7 @@ from coordinator.core import (
 )
 from coordinator.server.app import RunningServer
 from coordinator.server.faults import FaultInjector
-from coordinator.testing.double import describe_view, jump_clock
+from coordinator.testing.double import describe_any, jump_clock
 
 __all__ = ["serve_control"]
 
@@ -152,21 +152,21 @@ class _ControlApi:
         coordinator = self.running.runtime.coordinator
         out = []
         for group_id in sorted(coordinator.group_ids()):
-            view = coordinator.describe(group_id)
-            if view is not None:
+            described = describe_any(coordinator, group_id)
+            if described is not None:
                 out.append(
                     {
                         "group_id": group_id,
-                        "state": view.state,
-                        "generation_id": view.generation_id,
-                        "members": len(view.members),
+                        "type": described["type"],
+                        "state": described["state"],
+                        "generation_id": described["generation_id"],
+                        "members": len(described["members"]),
                     }
                 )
         return out
 
     def group(self, group_id: str) -> dict[str, Any] | None:
-        view = self.running.runtime.coordinator.describe(group_id)
-        return None if view is None else describe_view(view)
+        return describe_any(self.running.runtime.coordinator, group_id)
 
     async def reset(self) -> dict[str, Any]:
         self.faults.clear()

@@ -21,20 +21,28 @@ from typing import Any, TypeVar
 import trio
 import trio.testing
 
-from coordinator.core.coordinator import GroupView
+from coordinator.core.consumer_group import ConsumerGroup
+from coordinator.core.coordinator import GroupCoordinator, GroupView
+from coordinator.core.topics_image import TopicsImage
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.faults import DropWhen, Fault, FaultInjector
 from coordinator.server.options import ServeOptions, build_options
 from wire.consumer_protocol import decode_assignment
 
-__all__ = ["DEFAULT_TEST_CONFIG", "KcoordServer", "describe_view", "jump_clock"]
+__all__ = ["DEFAULT_TEST_CONFIG", "KcoordServer", "describe_any", "describe_consumer_group",
+           "describe_view", "jump_clock"]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 #: Test-friendly defaults: no initial rebalance delay (Kafka's own test setting).
-DEFAULT_TEST_CONFIG: dict[str, str] = {"group.initial.rebalance.delay.ms": "0"}
+DEFAULT_TEST_CONFIG: dict[str, str] = {
+    "group.initial.rebalance.delay.ms": "0",
+    # KIP-848 consumers heartbeat every 500 ms in tests (Kafka's minimum is 5 s).
+    "group.consumer.heartbeat.interval.ms": "500",
+    "group.consumer.min.heartbeat.interval.ms": "500",
+}
 
 _START_TIMEOUT_S = 30.0
 _STOP_TIMEOUT_S = 30.0
@@ -179,8 +187,7 @@ class KcoordServer:
         """The group straight from the coordinator: state, generation, members (with their
         decoded assignments for consumer groups), leader, protocol; None if unknown."""
         running = self._require()
-        view = self._call(lambda: running.runtime.coordinator.describe(group_id))
-        return None if view is None else describe_view(view)
+        return self._call(lambda: describe_any(running.runtime.coordinator, group_id))
 
     def committed(self, group_id: str) -> dict[tuple[str, int], int]:
         """The group's committed offsets: {(topic, partition): offset}."""
@@ -236,10 +243,52 @@ async def jump_clock(clock: trio.testing.MockClock, seconds: float) -> None:
         await trio.testing.wait_all_tasks_blocked()
 
 
+def describe_any(coordinator: GroupCoordinator, group_id: str) -> dict[str, Any] | None:
+    """Either group type as a JSON-friendly snapshot; None if unknown."""
+    view = coordinator.describe(group_id)
+    if view is not None:
+        return describe_view(view)
+    group = coordinator.consumer_group(group_id)
+    return None if group is None else describe_consumer_group(group, coordinator.topics_image)
+
+
+def describe_consumer_group(group: ConsumerGroup, image: TopicsImage) -> dict[str, Any]:
+    """A consumer group (KIP-848): epochs, and per member its epoch, reconciliation state,
+    assignment and target as sorted (topic, partition) pairs. ``generation_id`` is the
+    group epoch."""
+
+    def pairs(partitions: Mapping[Any, frozenset[int]]) -> list[tuple[str, int]]:
+        return sorted((image.by_id.get(t, str(t)), p) for t, ps in partitions.items()
+                      for p in ps)
+
+    return {
+        "group_id": group.group_id,
+        "type": "consumer",
+        "state": group.state,
+        "generation_id": group.group_epoch,
+        "group_epoch": group.group_epoch,
+        "assignment_epoch": group.assignment_epoch,
+        "protocol_type": "consumer",
+        "members": [
+            {
+                "member_id": member.member_id,
+                "group_instance_id": member.instance_id,
+                "client_id": member.client_id,
+                "member_epoch": member.member_epoch,
+                "member_state": member.current.state.name,
+                "assignment": pairs(member.current.assigned_partitions),
+                "target_assignment": pairs(group.target_of(member.member_id)),
+            }
+            for member in group.members.values()
+        ],
+    }
+
+
 def describe_view(view: GroupView) -> dict[str, Any]:
     """A JSON-friendly group snapshot, assignments decoded for consumer groups."""
     return {
         "group_id": view.group_id,
+        "type": "classic",
         "state": view.state,
         "generation_id": view.generation_id,
         "protocol_type": view.protocol_type,

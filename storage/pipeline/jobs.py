@@ -57,6 +57,8 @@ TRIGGERS: dict[str, str] = {
     "static member replaced": "static_replacement",
     "static member replaced with protocol change": "static_replacement",
     "member metadata changed": "metadata_change",
+    # consumer groups (KIP-848): a subscribed topic was created, deleted or grew
+    "topic metadata changed": "metadata_change",
 }
 
 

@@ -34,6 +34,7 @@ from storage.directory import SegmentFile, find_segments
 from storage.fast_decode import CommitTuple, fast_decode
 from storage.record_codec import RecordDecodeError, decode_value
 from storage.records import (
+    CONSUMER_GROUP_KEY_TYPES,
     GroupMetadataValue,
     OffsetCommitValue,
     RebalanceEventValue,
@@ -181,6 +182,7 @@ def _add_records(
     c_meta, c_exp = chunk.c_meta, chunk.c_exp
     commits = chunk.c_pos
     oc_value = OffsetCommitValue
+    consumer_keys = CONSUMER_GROUP_KEY_TYPES
     for epos, record in zip(positions, records, strict=True):
         if type(record) is tuple:  # the common commit, as columns
             key, offset, epoch, meta, ts = record
@@ -199,6 +201,9 @@ def _add_records(
             continue
         assert isinstance(record, Record)
         key = record.key
+        if type(key) in consumer_keys:  # consumer group state: not in the datasets (yet)
+            index += 1
+            continue
         kid = by_object.get(id(key))
         if kid is None:
             kid = id_of(key)

@@ -1,5 +1,8 @@
-"""The consumer group protocol in the core: steady-state ConsumerGroupHeartbeat/s beside the
-classic Heartbeat/s in the same run, and memory per consumer-protocol member.
+"""The consumer group protocol: steady-state ConsumerGroupHeartbeat/s in the core, memory per
+consumer-protocol member, the raw ConsumerGroupHeartbeat rows over TCP beside the classic
+Heartbeat rows in the same run and server (1x1, 1x32, 8x1), and the formation time of 1 and
+16 confluent-kafka consumers with ``group.protocol=consumer`` (heartbeat interval 500 ms).
+Tansu and librdkafka's mock are not compared: Tansu has no KIP-848, the mock no server side.
 
 ``python tests/benchmarks/bench_consumer_protocol.py [--members 100] [--seconds 2]``
 """
@@ -14,11 +17,23 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "coordinator" / "consumer"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from consumer_harness import ConsumerHarness  # noqa: E402
+import statistics
+import tempfile
 
-from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat  # noqa: E402
-from coordinator.core.messages import LocalContext  # noqa: E402
+from bench_server import (
+    ROWS,
+    drive,
+    heartbeat_frame,
+    kcoord_broker,
+    negotiate,
+    setup_group,
+)
+from consumer_harness import ConsumerHarness
+
+from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
+from coordinator.core.messages import LocalContext
 
 
 def steady_heartbeats(members: int, seconds: float) -> float:
@@ -66,14 +81,137 @@ def memory_per_member(members: int) -> float:
     return (after - before) / members
 
 
+def consumer_heartbeat_frame(port: int) -> tuple[bytes, object]:
+    """Join one KIP-848 member over the wire; the frame of its steady-state heartbeat."""
+    from bench_server import Session
+
+    from wire import decode_response, encode_request
+
+    session = Session(port)
+    joined = session.call(68, 1, {
+        "group_id": "bench-848", "member_id": "bench-member-0001", "member_epoch": 0,
+        "rebalance_timeout_ms": 60000, "subscribed_topic_names": ["bench"],
+        "topic_partitions": []})
+    assert joined.error_code == 0, joined
+    owned = [{"topic_id": tp.topic_id, "partitions": list(tp.partitions)}
+             for tp in joined.assignment.topic_partitions]
+    acked = session.call(68, 1, {
+        "group_id": "bench-848", "member_id": "bench-member-0001",
+        "member_epoch": joined.member_epoch, "topic_partitions": owned})
+    assert acked.error_code == 0, acked
+    session.close()
+    frame = encode_request(68, 1, 0, "bench", {
+        "group_id": "bench-848", "member_id": "bench-member-0001",
+        "member_epoch": acked.member_epoch})
+
+    def ok(payload: bytes) -> bool:
+        return bool(decode_response(68, 1, payload)[1].error_code == 0)
+
+    return frame, ok
+
+
+def server_rows(seconds: float, repeats: int) -> None:
+    """Classic Heartbeat and ConsumerGroupHeartbeat rows, alternating, one kcoord."""
+    broker = kcoord_broker(tempfile.mkdtemp(prefix="kcoord-bench-848-"), "never")
+    broker.argv += ["-c", "group.consumer.session.timeout.ms=600000",
+                    "-c", "group.consumer.max.session.timeout.ms=600000"]
+    broker.start()
+    try:
+        versions = negotiate(broker.port)
+        member = setup_group(broker.port, versions, "bench-group")
+        classic = heartbeat_frame(versions, member)
+        modern = consumer_heartbeat_frame(broker.port)
+        shapes = [(label, conns, inflight) for label, kind, _, conns, inflight in ROWS
+                  if kind == "hb"]
+        print("| shape | Heartbeat req/s (p50/p99 ms) | ConsumerGroupHeartbeat req/s "
+              "(p50/p99 ms) | ratio |")
+        print("|---|---|---|---|")
+        for label, conns, inflight in shapes:
+            runs: dict[str, list[object]] = {"classic": [], "modern": []}
+            for _ in range(repeats):
+                for name, (frame, ok) in (("classic", classic), ("modern", modern)):
+                    runs[name].append(drive(broker.port, frame, connections=conns,
+                                            inflight=inflight, seconds=seconds,
+                                            check=ok))  # type: ignore[arg-type]
+            cells = []
+            rates = []
+            for name in ("classic", "modern"):
+                rs = runs[name]
+                rate = statistics.median(r.rate for r in rs)  # type: ignore[attr-defined]
+                p50 = statistics.median(r.p50_ms for r in rs)  # type: ignore[attr-defined]
+                p99 = statistics.median(r.p99_ms for r in rs)  # type: ignore[attr-defined]
+                errors = sum(r.errors for r in rs)  # type: ignore[attr-defined]
+                rates.append(rate)
+                cells.append(f"{rate:,.0f} ({p50:.2f}/{p99:.2f})"
+                             + (f" {errors} errors" if errors else ""))
+            print(f"| {label} | {cells[0]} | {cells[1]} | {rates[1] / rates[0]:.2f}x |")
+    finally:
+        broker.stop()
+
+
+def formation(sizes: list[int]) -> None:
+    """Seconds from the first subscribe until n confluent-kafka consumers cover 12
+    partitions exactly (median of 3)."""
+    import confluent_kafka
+
+    for n in sizes:
+        took = []
+        for attempt in range(3):
+            broker = kcoord_broker(tempfile.mkdtemp(prefix="kcoord-form-"), "always")
+            broker.argv += ["-c", "group.consumer.heartbeat.interval.ms=500",
+                            "-c", "group.consumer.min.heartbeat.interval.ms=500"]
+            broker.start()
+            assigned: list[set[int]] = []
+            consumers = []
+            try:
+                began = time.perf_counter()
+                for _ in range(n):
+                    owned: set[int] = set()
+                    assigned.append(owned)
+                    c = confluent_kafka.Consumer({
+                        "bootstrap.servers": f"127.0.0.1:{broker.port}",
+                        "group.id": f"form-{n}-{attempt}", "group.protocol": "consumer"})
+
+                    def on_assign(_: object, parts: list, owned: set[int] = owned) -> None:  # type: ignore[type-arg]
+                        owned.update(p.partition for p in parts)
+
+                    def on_revoke(_: object, parts: list, owned: set[int] = owned) -> None:  # type: ignore[type-arg]
+                        owned.difference_update(p.partition for p in parts)
+
+                    c.subscribe(["bench"], on_assign=on_assign, on_revoke=on_revoke)
+                    consumers.append(c)
+                want = min(n, 32)
+                while True:
+                    for c in consumers:
+                        c.poll(0.01)
+                    held = [p for a in assigned for p in a]
+                    if (len(held) == 32 == len(set(held))
+                            and sum(1 for a in assigned if a) == want):
+                        break
+                    if time.perf_counter() - began > 60:
+                        raise RuntimeError("group did not form in 60 s")
+                took.append(time.perf_counter() - began)
+            finally:
+                for c in consumers:
+                    c.close()
+                broker.stop()
+        print(f"| formation, {n} consumer(s), 32 partitions | "
+              f"{statistics.median(took):.2f} s (runs: {', '.join(f'{t:.2f}' for t in took)}) |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--members", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--core-only", action="store_true")
     args = parser.parse_args()
     rate = steady_heartbeats(args.members, args.seconds)
     print(f"ConsumerGroupHeartbeat/s, {args.members} members, steady: {rate:,.0f}")
     print(f"memory per consumer-protocol member (1000 members): {memory_per_member(1000):,.0f} B")
+    if not args.core_only:
+        server_rows(args.seconds, args.repeats)
+        formation([1, 16])
     return 0
 
 

@@ -5,11 +5,14 @@ subscription picks up a topic created later."""
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import pytest
 from conftest import StartKcoord
 from e2e_support import exact_cover, wait_until
+
+import wire
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 confluent_admin = pytest.importorskip("confluent_kafka.admin")
@@ -139,3 +142,157 @@ def test_regex_subscription_picks_up_a_topic_created_later(start_kcoord: StartKc
         assert "ev-b" in topics_seen
     finally:
         consumer.close()
+
+
+def _poll_until(consumers: list[Any], condition: Any, timeout: float = 30,
+                what: Any = "") -> None:
+    def step() -> bool:
+        for consumer in consumers:
+            consumer.poll(0.02)
+        return bool(condition())
+
+    try:
+        wait_until(step, timeout=timeout, interval=0)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: {what() if callable(what) else what}") from None
+
+
+def test_join_and_leave_rebalance_incrementally_without_overlap(
+    start_kcoord: StartKcoord,
+) -> None:
+    """Every assignment callback sees each partition owned by at most one consumer, and the
+    group always comes back to an exact cover of the 12 partitions."""
+    server = start_kcoord(topics=["t12:12"], config=FAST)
+    assigned: dict[str, set[int]] = {}
+    overlaps: list[str] = []
+
+    def check() -> None:
+        owners = [p for parts in assigned.values() for p in parts]
+        if len(owners) != len(set(owners)):
+            overlaps.append(repr(assigned))
+
+    def consumer(name: str) -> Any:
+        c = confluent_kafka.Consumer({
+            "bootstrap.servers": server.bootstrap, "group.id": "g-inc",
+            "group.protocol": "consumer", "auto.offset.reset": "earliest"})
+        assigned[name] = set()
+
+        def on_assign(_: Any, parts: list[Any]) -> None:
+            assigned[name].update(p.partition for p in parts)
+            check()
+
+        def on_revoke(_: Any, parts: list[Any]) -> None:
+            assigned[name].difference_update(p.partition for p in parts)
+            check()
+
+        c.subscribe(["t12"], on_assign=on_assign, on_revoke=on_revoke)
+        return c
+
+    running = {name: consumer(name) for name in ("a", "b")}
+    try:
+        _poll_until(list(running.values()),
+                    lambda: exact_cover(assigned.values(), set(range(12)))
+                    and len(assigned["b"]) == 6)
+        kept_by_a = set(assigned["a"])
+        running["c"] = consumer("c")
+        _poll_until(list(running.values()),
+                    lambda: exact_cover(assigned.values(), set(range(12)))
+                    and len(assigned["c"]) == 4)
+        # incremental: a only lost partitions, it gained none
+        assert assigned["a"] <= kept_by_a
+        running.pop("b").close()
+        assigned.pop("b")
+        _poll_until(list(running.values()),
+                    lambda: exact_cover(assigned.values(), set(range(12)))
+                    and len(assigned["c"]) == 6)
+        assert sorted(len(p) for p in assigned.values()) == [6, 6]
+        assert overlaps == []
+    finally:
+        for c in running.values():
+            c.close()
+
+
+def test_static_member_restarts_with_its_partitions(start_kcoord: StartKcoord) -> None:
+    server = start_kcoord(topics=["s6:6"], config=FAST)
+    assigned: dict[str, set[int]] = {}
+    static = {"group.instance.id": "worker-1"}
+    first = _consumer(server.bootstrap, "g-static", assigned, "s1", ["s6"], **static)
+    other = _consumer(server.bootstrap, "g-static", assigned, "o", ["s6"])
+    try:
+        _poll_until([first, other], lambda: exact_cover(assigned.values(), set(range(6)))
+                    and len(assigned["o"]) == 3)
+        before = set(assigned["s1"])
+        admin = confluent_admin.AdminClient({"bootstrap.servers": server.bootstrap})
+        SERVER_ADDRESS[:] = [server.bootstrap]
+        epoch_before = server_group_epoch(admin, "g-static")
+        assert epoch_before >= 2
+        first.close()  # a static member leaves temporarily (epoch -2): no rebalance
+        assigned.pop("s1")
+        second = _consumer(server.bootstrap, "g-static", assigned, "s2", ["s6"], **static)
+        try:
+            _poll_until([second, other], lambda: assigned["s2"] == before,
+                        what=lambda: f"{before=} {assigned=}")
+            assert assigned["o"].isdisjoint(before)
+            assert server_group_epoch(admin, "g-static") == epoch_before
+        finally:
+            second.close()
+    finally:
+        other.close()
+
+
+def server_group_epoch(admin: Any, group: str) -> int:
+    """The group's epoch, from a raw ConsumerGroupDescribe (no client exposes it)."""
+    del admin
+    host, port = SERVER_ADDRESS[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(wire.encode_request(69, 1, 1, "epoch-probe", {
+            "group_ids": [group], "include_authorized_operations": False}))
+        reader = wire.FrameReader()
+        while (payload := reader.next_frame()) is wire.NEED_DATA:
+            data = sock.recv(65536)
+            assert data, "connection closed"
+            reader.receive_data(data)
+        assert isinstance(payload, bytes)
+        _, response = wire.decode_response(69, 1, payload)
+    (described,) = response.groups
+    assert described.error_code == 0
+    epoch: int = described.group_epoch
+    return epoch
+
+
+SERVER_ADDRESS: list[str] = []
+
+
+def test_classic_group_runs_beside_a_consumer_protocol_group(start_kcoord: StartKcoord) -> None:
+    from kafka import KafkaConsumer
+
+    server = start_kcoord(topics=["mix:4"], config=FAST)
+    _produce(server.bootstrap, "mix", 40, 4)
+    assigned: dict[str, set[int]] = {}
+    modern = _consumer(server.bootstrap, "g-modern", assigned, "m", ["mix"])
+    classic = KafkaConsumer(bootstrap_servers=server.bootstrap, group_id="g-classic",
+                            auto_offset_reset="earliest", session_timeout_ms=6000,
+                            heartbeat_interval_ms=500)
+    classic.subscribe(["mix"])
+    try:
+        got_modern: list[bytes] = []
+        got_classic: list[bytes] = []
+
+        def both_consumed() -> bool:
+            message = modern.poll(0.05)
+            if message is not None and not message.error():
+                got_modern.append(message.value())
+            for records in classic.poll(timeout_ms=50).values():
+                got_classic.extend(r.value for r in records)
+            return len(got_modern) == 40 and len(got_classic) == 40
+
+        wait_until(both_consumed, timeout=30, interval=0,
+                   what=f"both groups to consume 40 ({len(got_modern)}, {len(got_classic)})")
+        admin = confluent_admin.AdminClient({"bootstrap.servers": server.bootstrap})
+        listed = admin.list_consumer_groups().result(timeout=10)
+        types = {g.group_id: g.type for g in listed.valid}
+        assert types["g-modern"] == confluent_kafka.ConsumerGroupType.CONSUMER
+        assert types["g-classic"] == confluent_kafka.ConsumerGroupType.CLASSIC
+    finally:
+        modern.close()
+        classic.close()

@@ -151,3 +151,43 @@ async def test_time_advance_faults_and_reset_over_http(
             assert status == 404
             await client.stream.aclose()
             nursery.cancel_scope.cancel()
+
+
+CONSUMER_GROUP_HEARTBEAT = 68
+
+
+async def test_consumer_groups_show_over_http_and_expire_with_coordinator_time(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    """A KIP-848 member joins over the wire; ``GET /groups/{id}`` shows the consumer group
+    with its epochs and the member's assignment; ``POST /time/advance`` past the session
+    timeout (45 s by default) fences the member."""
+    mock_clock.rate = 1.0
+    faults = FaultInjector()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            running, port = await start(nursery, faults)
+            running.server.topics.ensure_topic("t", 3)
+            client = RawClient(await trio.open_tcp_stream("127.0.0.1", running.port))
+            joined = await client.request(CONSUMER_GROUP_HEARTBEAT, 1, {
+                "group_id": "cg", "member_id": "member-1", "member_epoch": 0,
+                "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["t"],
+                "topic_partitions": [],
+            })
+            assert (joined.error_code, joined.member_epoch) == (0, 1)
+            assert [sorted(tp.partitions) for tp in joined.assignment.topic_partitions] == [
+                [0, 1, 2]]
+            status, group = await call(port, "GET", "/groups/cg")
+            assert status == 200
+            assert (group["type"], group["state"], group["group_epoch"]) == (
+                "consumer", "Stable", 1)
+            (member,) = group["members"]
+            assert member["member_epoch"] == 1
+            assert member["assignment"] == [["t", 0], ["t", 1], ["t", 2]]
+            status, groups = await call(port, "GET", "/groups")
+            assert [(g["group_id"], g["type"]) for g in groups] == [("cg", "consumer")]
+            status, _ = await call(port, "POST", "/time/advance", {"seconds": 46})
+            status, group = await call(port, "GET", "/groups/cg")
+            assert (group["state"], group["members"], group["group_epoch"]) == ("Empty", [], 2)
+            await client.stream.aclose()
+            nursery.cancel_scope.cancel()

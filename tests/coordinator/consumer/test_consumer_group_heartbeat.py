@@ -345,3 +345,18 @@ def test_consumer_group_offset_commit_from_admin_client(h: ConsumerHarness) -> N
     h.consumer_heartbeat("m1", -1)
     answer = h.commit_offsets(GROUP, "", -1, {("foo", 0): 7}, api_version=9)
     assert answer == {("foo", 0): ErrorCode.NONE}
+
+
+def test_steady_heartbeat_fast_path_answers_as_the_full_path(
+    h: ConsumerHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coordinator.core import consumer_heartbeat
+
+    a1 = h.join("m1", ["foo"])
+    h.consumer_heartbeat("m1", 1, topic_partitions=owned(a1))
+    fast = h.consumer_heartbeat("m1", 1)
+    records = len(h.records)
+    monkeypatch.setattr(consumer_heartbeat, "_steady", lambda *args: None)
+    full = h.consumer_heartbeat("m1", 1)
+    assert fast == full
+    assert len(h.records) == records  # neither wrote anything
