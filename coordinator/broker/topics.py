@@ -20,13 +20,17 @@ import uuid
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
 from coordinator.broker.batches import record_timestamps
 from coordinator.broker.errors import BrokerError
 from wire import ErrorCode
-from wire.records import RecordBatchHeader, with_base_offset
+from wire.records import RecordBatchHeader, parse_batches, with_base_offset
+
+if TYPE_CHECKING:
+    from coordinator.broker.topic_files import TopicFiles
 
 __all__ = [
     "FetchTarget",
@@ -123,21 +127,48 @@ class PartitionLog:
 
     # -- writes -----------------------------------------------------------------------
 
-    def append(self, batch: bytes, header: RecordBatchHeader) -> int:
+    def append(
+        self,
+        batch: bytes,
+        header: RecordBatchHeader,
+        persist: Callable[[int, bytes], None] | None = None,
+    ) -> int:
         """Append one validated batch; its base offset (an earlier one for a duplicate
-        of an idempotent producer's recent batch). BrokerError for sequence errors."""
+        of an idempotent producer's recent batch). BrokerError for sequence errors.
+        ``persist(base_offset, data)`` writes the batch first; if it raises, nothing
+        changes."""
         duplicate = self._check_producer(header)
         if duplicate is not None:
             return duplicate
         base_offset = self.log_end_offset
         data = with_base_offset(batch[: header.size], base_offset)
         data = data[:12] + _NO_LEADER_EPOCH + data[16:]
+        if persist is not None:
+            persist(base_offset, data)
+        self._take(data, header, base_offset)
+        return base_offset
+
+    def restore(self, data: bytes) -> None:
+        """Take back a batch read from the data directory (its base offset as stored)."""
+        (header,) = parse_batches(data, verify_crc=False)
+        if header.base_offset < self.log_end_offset:
+            raise ValueError(f"batch at offset {header.base_offset} overlaps the partition's "
+                             f"end {self.log_end_offset}")
+        if not self.batches:
+            self.log_start_offset = header.base_offset
+        self._take(data, header, header.base_offset)
+
+    def _take(self, data: bytes, header: RecordBatchHeader, base_offset: int) -> None:
         last_offset = base_offset + header.last_offset_delta
         self.batches.append(StoredBatch(base_offset, last_offset, header.max_timestamp, data))
         self.log_end_offset = last_offset + 1
         self.size_bytes += len(data)
         self._record_producer(header, base_offset)
-        return base_offset
+
+    @property
+    def producer_ids(self) -> list[int]:
+        """Producers with state here."""
+        return list(self._producers)
 
     def _check_producer(self, header: RecordBatchHeader) -> int | None:
         if header.producer_id < 0:
@@ -298,6 +329,29 @@ class TopicStore:
         self._changed = trio.Event()
         #: Bumped by every topic creation and deletion (consumer groups compare it).
         self.version = 0
+        #: Where topics persist (``topic_files.TopicFiles``); None: in memory only.
+        self.files: TopicFiles | None = None
+
+    def restore(self, files: TopicFiles) -> int:
+        """Bring back every topic of ``files`` (ids, partitions, configs, batches), then
+        persist new ones there; the number of batches restored."""
+        restored = 0
+        for loaded in files.load():
+            topic = Topic(loaded.name, loaded.topic_id,
+                          [PartitionLog(i) for i in range(loaded.partitions)], loaded.configs)
+            for index, batches in loaded.batches.items():
+                partition = topic.partitions[index]
+                for data in batches:
+                    partition.restore(data)
+                restored += len(batches)
+                for producer_id in partition.producer_ids:
+                    self._next_producer_id = max(self._next_producer_id, producer_id + 1)
+            self._topics[loaded.name] = topic
+            self._by_id[loaded.topic_id] = topic
+            self._collision_keys[_collision_key(loaded.name)] = loaded.name
+        self.version += 1
+        self.files = files
+        return restored
 
     # -- topics -----------------------------------------------------------------------
 
@@ -353,6 +407,8 @@ class TopicStore:
         topic_id = self._new_topic_id()
         while topic_id.int == 0 or topic_id in self._by_id:
             topic_id = uuid.uuid4()
+        if self.files is not None:
+            self.files.created(name, topic_id, num_partitions, configs or {})
         topic = Topic(
             name, topic_id, [PartitionLog(i) for i in range(num_partitions)], dict(configs or {})
         )
@@ -370,12 +426,15 @@ class TopicStore:
 
     def delete_topic(self, name: str) -> Topic:
         """Remove a topic and its data (BrokerError UNKNOWN_TOPIC_OR_PARTITION if absent)."""
-        topic = self._topics.pop(name, None)
+        topic = self._topics.get(name)
         if topic is None:
             raise BrokerError(
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 "This server does not host this topic-partition.",
             )
+        if self.files is not None:
+            self.files.deleted(topic.topic_id)
+        del self._topics[name]
         del self._by_id[topic.topic_id]
         self._collision_keys.pop(_collision_key(name), None)
         self.version += 1
@@ -393,7 +452,14 @@ class TopicStore:
                 "This server does not host this topic-partition.",
             )
         end = partition.log_end_offset
-        base_offset = partition.append(batch, header)
+        persist = None
+        if self.files is not None:
+            files, topic_id = self.files, self._topics[name].topic_id
+
+            def persist(base: int, data: bytes) -> None:
+                files.appended(topic_id, index, base, data)
+
+        base_offset = partition.append(batch, header, persist)
         if partition.log_end_offset != end:
             self.notify()
         return base_offset

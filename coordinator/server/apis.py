@@ -28,7 +28,8 @@ from wire import ApiKey, lookup
 if TYPE_CHECKING:
     from coordinator.server.context import Handler
 
-__all__ = ["ROUTES", "SERVED_API_KEYS", "Route", "load_handlers", "routes"]
+__all__ = ["CONSUMER_PROTOCOL_API_KEYS", "ROUTES", "SERVED_API_KEYS", "Route", "load_handlers",
+           "routes"]
 
 
 class Route(NamedTuple):
@@ -96,6 +97,11 @@ ROUTES: Mapping[int, Route] = routes([
 
 SERVED_API_KEYS: frozenset[int] = frozenset(ROUTES)
 """What ApiVersions advertises (intersected with what wire decodes)."""
+
+CONSUMER_PROTOCOL_API_KEYS: frozenset[int] = frozenset(
+    {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
+)
+"""Not advertised when ``group.coordinator.rebalance.protocols`` leaves out ``consumer``."""
 
 
 def load_handlers(table: Mapping[int, Route] = ROUTES) -> dict[int, Handler]:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from coordinator.server.apis import SERVED_API_KEYS, load_handlers
+from coordinator.server.apis import CONSUMER_PROTOCOL_API_KEYS, SERVED_API_KEYS, load_handlers
 from coordinator.server.connection import Connection, serve_connection
 from coordinator.server.context import BrokerIdentity, Handler
 from coordinator.server.lazy import import_leaf
@@ -157,6 +157,11 @@ def _topic_store(options: ServeOptions) -> Any:
     from coordinator.broker.topics import TopicStore
 
     store = TopicStore()
+    if options.sink is None and options.data_dir is not None:
+        from coordinator.broker.topic_files import TopicFiles
+
+        restored = store.restore(TopicFiles(options.data_dir, options.fsync, options.recover))
+        log.info("topics loaded: %d topics, %d batches", len(store), restored)
     default_partitions = num_partitions(options.broker_config)
     for name, partitions in options.topics:
         store.ensure_topic(name, partitions or default_partitions)
@@ -235,6 +240,10 @@ async def serve(
             max_request_bytes=options.socket_request_max_bytes,
             idle_ms=options.connections_max_idle_ms,
             faults=options.faults,
+            served_api_keys=(
+                SERVED_API_KEYS if options.coordinator_config.consumer_protocol_enabled
+                else SERVED_API_KEYS - CONSUMER_PROTOCOL_API_KEYS
+            ),
         )
         async with trio.open_nursery() as nursery:
             await nursery.start(trio.serve_listeners, server.handle_stream, listeners)
@@ -254,6 +263,8 @@ async def serve(
                     coordinator, sink, clock_ms=options.clock_ms or wall_clock_ms
                 )
                 server.topics = _topic_store(options)
+                if server.topics.files is not None:
+                    stack.callback(server.topics.files.close)
                 server.groups = runtime
                 async with trio.open_nursery() as core_nursery:
                     await core_nursery.start(runtime.run)

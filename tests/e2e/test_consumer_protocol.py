@@ -6,10 +6,10 @@ subscription picks up a topic created later."""
 from __future__ import annotations
 
 import socket
+import time
 from typing import Any
 
 import pytest
-from conftest import StartKcoord
 from e2e_support import exact_cover, wait_until
 
 import wire
@@ -52,7 +52,7 @@ def _produce(bootstrap: str, topic: str, count: int, partitions: int) -> None:
 
 
 def test_three_consumers_consume_every_record_once_and_commit(
-    start_kcoord: StartKcoord,
+    start_kcoord: Any,
 ) -> None:
     server = start_kcoord(topics=["t12:12"], config=FAST)
     bootstrap = server.bootstrap
@@ -86,7 +86,7 @@ def test_three_consumers_consume_every_record_once_and_commit(
 
 
 @pytest.mark.parametrize("assignor", ["range", "uniform"])
-def test_remote_assignor_is_honoured(start_kcoord: StartKcoord, assignor: str) -> None:
+def test_remote_assignor_is_honoured(start_kcoord: Any, assignor: str) -> None:
     server = start_kcoord(topics=["r4:4"], config=FAST)
     assigned: dict[str, set[int]] = {}
     consumers = [
@@ -113,7 +113,7 @@ def test_remote_assignor_is_honoured(start_kcoord: StartKcoord, assignor: str) -
             consumer.close()
 
 
-def test_regex_subscription_picks_up_a_topic_created_later(start_kcoord: StartKcoord) -> None:
+def test_regex_subscription_picks_up_a_topic_created_later(start_kcoord: Any) -> None:
     server = start_kcoord(topics=["ev-a:2"], config=FAST)
     bootstrap = server.bootstrap
     consumer = confluent_kafka.Consumer({
@@ -158,7 +158,7 @@ def _poll_until(consumers: list[Any], condition: Any, timeout: float = 30,
 
 
 def test_join_and_leave_rebalance_incrementally_without_overlap(
-    start_kcoord: StartKcoord,
+    start_kcoord: Any,
 ) -> None:
     """Every assignment callback sees each partition owned by at most one consumer, and the
     group always comes back to an exact cover of the 12 partitions."""
@@ -212,7 +212,7 @@ def test_join_and_leave_rebalance_incrementally_without_overlap(
             c.close()
 
 
-def test_static_member_restarts_with_its_partitions(start_kcoord: StartKcoord) -> None:
+def test_static_member_restarts_with_its_partitions(start_kcoord: Any) -> None:
     server = start_kcoord(topics=["s6:6"], config=FAST)
     assigned: dict[str, set[int]] = {}
     static = {"group.instance.id": "worker-1"}
@@ -222,9 +222,7 @@ def test_static_member_restarts_with_its_partitions(start_kcoord: StartKcoord) -
         _poll_until([first, other], lambda: exact_cover(assigned.values(), set(range(6)))
                     and len(assigned["o"]) == 3)
         before = set(assigned["s1"])
-        admin = confluent_admin.AdminClient({"bootstrap.servers": server.bootstrap})
-        SERVER_ADDRESS[:] = [server.bootstrap]
-        epoch_before = server_group_epoch(admin, "g-static")
+        epoch_before = describe_members(server.bootstrap, "g-static")[0]
         assert epoch_before >= 2
         first.close()  # a static member leaves temporarily (epoch -2): no rebalance
         assigned.pop("s1")
@@ -233,37 +231,14 @@ def test_static_member_restarts_with_its_partitions(start_kcoord: StartKcoord) -
             _poll_until([second, other], lambda: assigned["s2"] == before,
                         what=lambda: f"{before=} {assigned=}")
             assert assigned["o"].isdisjoint(before)
-            assert server_group_epoch(admin, "g-static") == epoch_before
+            assert describe_members(server.bootstrap, "g-static")[0] == epoch_before
         finally:
             second.close()
     finally:
         other.close()
 
 
-def server_group_epoch(admin: Any, group: str) -> int:
-    """The group's epoch, from a raw ConsumerGroupDescribe (no client exposes it)."""
-    del admin
-    host, port = SERVER_ADDRESS[0].rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(wire.encode_request(69, 1, 1, "epoch-probe", {
-            "group_ids": [group], "include_authorized_operations": False}))
-        reader = wire.FrameReader()
-        while (payload := reader.next_frame()) is wire.NEED_DATA:
-            data = sock.recv(65536)
-            assert data, "connection closed"
-            reader.receive_data(data)
-        assert isinstance(payload, bytes)
-        _, response = wire.decode_response(69, 1, payload)
-    (described,) = response.groups
-    assert described.error_code == 0
-    epoch: int = described.group_epoch
-    return epoch
-
-
-SERVER_ADDRESS: list[str] = []
-
-
-def test_classic_group_runs_beside_a_consumer_protocol_group(start_kcoord: StartKcoord) -> None:
+def test_classic_group_runs_beside_a_consumer_protocol_group(start_kcoord: Any) -> None:
     from kafka import KafkaConsumer
 
     server = start_kcoord(topics=["mix:4"], config=FAST)
@@ -296,3 +271,51 @@ def test_classic_group_runs_beside_a_consumer_protocol_group(start_kcoord: Start
     finally:
         modern.close()
         classic.close()
+
+
+def test_members_keep_ids_epochs_and_partitions_across_sigkill(
+    start_kcoord: Any, tmp_path: Any
+) -> None:
+    """kcoord is SIGKILLed under a Stable consumer group and restarted on the same port and
+    data directory: the members go on heartbeating with the same ids and epochs, keep their
+    partitions, and the group epoch does not move (no rebalance)."""
+    data = tmp_path / "kip848-restart"
+    server = start_kcoord(data_dir=data, topics=["r6:6"], config=FAST)
+    port = server.port
+    assigned: dict[str, set[int]] = {}
+    consumers = [_consumer(server.bootstrap, "g-restart", assigned, n, ["r6"]) for n in "ab"]
+    try:
+        _poll_until(consumers, lambda: exact_cover(assigned.values(), set(range(6)))
+                    and all(len(p) == 3 for p in assigned.values()))
+        before = describe_members(server.bootstrap, "g-restart")
+        snapshot = {name: set(parts) for name, parts in assigned.items()}
+        server.kill()
+        restarted = start_kcoord(data_dir=data, topics=["r6:6"], config=FAST, port=port)
+        deadline = time.monotonic() + 4  # several heartbeat intervals against the new process
+        while time.monotonic() < deadline:
+            for consumer in consumers:
+                consumer.poll(0.05)
+        assert describe_members(restarted.bootstrap, "g-restart") == before
+        assert assigned == snapshot
+    finally:
+        for consumer in consumers:
+            consumer.close()
+
+
+def describe_members(bootstrap: str, group: str) -> tuple[int, list[tuple[str, int]]]:
+    """(group epoch, sorted (member id, member epoch)) from a raw ConsumerGroupDescribe."""
+    host, port = bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(wire.encode_request(69, 1, 1, "probe", {
+            "group_ids": [group], "include_authorized_operations": False}))
+        reader = wire.FrameReader()
+        while (payload := reader.next_frame()) is wire.NEED_DATA:
+            data = sock.recv(65536)
+            assert data, "connection closed"
+            reader.receive_data(data)
+        assert isinstance(payload, bytes)
+        _, response = wire.decode_response(69, 1, payload)
+    (described,) = response.groups
+    assert described.error_code == 0
+    return described.group_epoch, sorted((m.member_id, m.member_epoch)
+                                         for m in described.members)

@@ -206,9 +206,12 @@ def test_committed_offsets_survive_a_restart(
 
     kcoord.restart()
     assert kcoord.committed("g") == expected
-    kcoord.create_topic(TOPIC, PARTITIONS)  # topic data lives in memory
     fresh = KafkaConsumer(
         bootstrap_servers=kcoord.bootstrap, group_id="g", enable_auto_commit=False
     )
     consumers.append(fresh)
     assert fresh.committed(TopicPartition(TOPIC, 1)) == 5
+    # The topic and its records came back too (durable topics, issue 12).
+    assert fresh.partitions_for_topic(TOPIC) == set(range(PARTITIONS))
+    ends = fresh.end_offsets([TopicPartition(TOPIC, p) for p in range(PARTITIONS)])
+    assert sorted(ends.values()) == [5] * PARTITIONS

@@ -81,3 +81,33 @@ async def test_the_server_answers_api_versions_from_the_table(server: Any, conne
     assert response.error_code == 0
     got = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
     assert got == _ranges(advertised_api_versions(SERVED_API_KEYS))
+
+
+async def test_consumer_protocol_apis_are_not_advertised_when_disabled() -> None:
+    """group.coordinator.rebalance.protocols=classic: no ConsumerGroupHeartbeat (as Kafka)."""
+    import trio
+
+    import wire
+    from coordinator.server.app import RunningServer, serve
+    from coordinator.server.options import build_options
+
+    async def advertised(config: dict[str, str]) -> set[int]:
+        async with trio.open_nursery() as nursery:
+            options = build_options(config, port=0, data_dir=None)
+            running: RunningServer = await nursery.start(serve, options)
+            stream = await trio.open_tcp_stream("127.0.0.1", running.port)
+            await stream.send_all(wire.encode_request(18, 3, 1, "t", {
+                "client_software_name": "t", "client_software_version": "1"}))
+            reader = wire.FrameReader()
+            while (payload := reader.next_frame()) is wire.NEED_DATA:
+                reader.receive_data(await stream.receive_some(65536))
+            assert isinstance(payload, bytes)
+            _, response = wire.decode_response(18, 3, payload)
+            await stream.aclose()
+            nursery.cancel_scope.cancel()
+        return {k.api_key for k in response.api_keys}
+
+    with trio.fail_after(30):
+        assert {68, 69} <= await advertised({})
+        keys = await advertised({"group.coordinator.rebalance.protocols": "classic"})
+        assert not {68, 69} & keys and 12 in keys

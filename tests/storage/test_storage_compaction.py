@@ -191,3 +191,47 @@ def test_compaction_waits_for_a_replay_in_progress(data_dir: str) -> None:
         assert list(replay) == [commit(i, 0) for i in range(1, 5)]
         assert compact(log) is not None
         assert list(log.replay()) == [commit(4, 0)]
+
+
+def test_compaction_keeps_the_newest_consumer_group_records(data_dir: str) -> None:
+    """Kafka 4's consumer group records compact like the others: per key, newest wins, and
+    a departed member's tombstones remove its three records."""
+    import uuid
+
+    from storage.records import (
+        ConsumerGroupCurrentMemberAssignmentKey,
+        ConsumerGroupCurrentMemberAssignmentValue,
+        ConsumerGroupMemberMetadataKey,
+        ConsumerGroupMemberMetadataValue,
+        ConsumerGroupMetadataKey,
+        ConsumerGroupMetadataValue,
+        TopicPartitions,
+    )
+
+    topic = uuid.UUID(int=7)
+
+    def member(mid: str) -> Record:
+        return Record(ConsumerGroupMemberMetadataKey("cg", mid), ConsumerGroupMemberMetadataValue(
+            None, None, "client", "/127.0.0.1", ("t",), None, 30000, None))
+
+    def current(mid: str, epoch: int, parts: tuple[int, ...]) -> Record:
+        return Record(ConsumerGroupCurrentMemberAssignmentKey("cg", mid),
+                      ConsumerGroupCurrentMemberAssignmentValue(
+                          epoch, epoch - 1, 0, (TopicPartitions(topic, parts),), ()))
+
+    recs = [
+        member("a"), Record(ConsumerGroupMetadataKey("cg"), ConsumerGroupMetadataValue(1, 42)),
+        current("a", 1, (0, 1)), member("b"),
+        Record(ConsumerGroupMetadataKey("cg"), ConsumerGroupMetadataValue(2, 42)),
+        current("a", 2, (0,)), current("b", 2, (1,)),
+        Record(ConsumerGroupCurrentMemberAssignmentKey("cg", "b"), None),
+        Record(ConsumerGroupMemberMetadataKey("cg", "b"), None),
+    ]
+    with Log.open(data_dir, segment_bytes=300) as log:
+        for r in recs:
+            log.append([r])
+        assert compact(log, CompactionPolicy(tombstone_retention_ms=DAY_MS)) is not None
+        after = list(log.replay())
+    assert state(after) == state(recs)
+    assert Record(ConsumerGroupMetadataKey("cg"), ConsumerGroupMetadataValue(2, 42)) in after
+    assert current("a", 2, (0,)) in after and current("a", 1, (0, 1)) not in after

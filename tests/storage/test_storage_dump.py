@@ -128,3 +128,31 @@ def test_unknown_and_undecodable_records(data_dir: str) -> None:
 
 def test_help_exits_zero(capsys: object) -> None:
     assert main(["--help"]) == 0
+
+
+def test_dump_shows_consumer_group_records(tmp_path: object) -> None:
+    import uuid
+
+    from storage.records import (
+        ConsumerGroupTargetAssignmentMemberKey,
+        ConsumerGroupTargetAssignmentMemberValue,
+        TopicPartitions,
+    )
+
+    data_dir = os.path.join(str(tmp_path), "d")
+    topic = uuid.UUID(int=9)
+    with Log.open(data_dir) as log:
+        log.append([Record(ConsumerGroupTargetAssignmentMemberKey("cg", "m1"),
+                           ConsumerGroupTargetAssignmentMemberValue(
+                               (TopicPartitions(topic, (0, 2)),)))])
+    out, err = io.StringIO(), io.StringIO()
+    assert main([data_dir], out, err) == 0
+    line = out.getvalue().splitlines()[0]
+    assert "key: consumer_group_target_assignment_member::group=cg,member_id=m1" in line
+    assert f"topic_partitions=[{{topic_id={topic},partitions=[0;2]}}]" in line
+    out = io.StringIO()
+    assert main([data_dir, "--json"], out, err) == 0
+    entry = json.loads(out.getvalue().splitlines()[0])
+    assert entry["type"] == "consumer_group_target_assignment_member"
+    assert entry["key_version"] == 7
+    assert entry["value"]["topic_partitions"] == [{"topic_id": str(topic), "partitions": [0, 2]}]

@@ -1,0 +1,177 @@
+"""Durable topics: each topic's metadata and record batches in the data directory.
+
+Layout, under ``DATA_DIR/topics/``:
+
+- ``<topic id>/topic.json``: name, id, partition count and configs, written atomically
+  (temporary file, fsync, rename, fsync of the directory) before the topic exists for
+  clients.
+- ``<topic id>/<partition>/``: the partition's batches, as received with their base offsets
+  assigned, in storage's own segment log (``storage.log.Log``: the same entry framing, CRC,
+  recovery and fsync policy as the metadata log). One entry per batch: the key is the base
+  offset (int64), the value the batch.
+
+A batch is written to the OS before the partition takes it (and fsynced first with
+``--fsync always``), so an acknowledged record survives SIGKILL; a torn tail is truncated
+and reported as in the metadata log. At startup every topic comes back with its id,
+partition count, configs and batches; feeding the batches through the partition again
+rebuilds offsets and the idempotent producers' sequence state. A deleted topic's directory
+is renamed aside before it is removed, so a crash mid-delete never resurrects it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import struct
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from coordinator.broker.errors import BrokerError
+from storage.batch import EncodedBatch
+from storage.errors import StorageError
+from storage.log import Log
+from storage.policy import FsyncPolicy, RecoverMode
+from storage.segment import encode_entry
+from wire import ErrorCode
+
+__all__ = ["TOPICS_DIR", "LoadedTopic", "TopicFiles"]
+
+log = logging.getLogger(__name__)
+
+TOPICS_DIR = "topics"
+_METADATA = "topic.json"
+_DELETED_SUFFIX = ".deleted"
+_OFFSET = struct.Struct(">q")
+
+
+@dataclass(slots=True)
+class LoadedTopic:
+    """A topic as the data directory holds it: batches per partition, in offset order."""
+
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    configs: dict[str, str]
+    batches: dict[int, list[bytes]] = field(default_factory=dict)
+
+
+class TopicFiles:
+    """The ``topics/`` directory of one data directory."""
+
+    def __init__(self, data_dir: str, fsync: FsyncPolicy, recover: RecoverMode) -> None:
+        self.root = os.path.join(data_dir, TOPICS_DIR)
+        self.fsync: FsyncPolicy = fsync
+        self.recover: RecoverMode = recover
+        self._logs: dict[tuple[uuid.UUID, int], Log] = {}
+
+    # -- loading ------------------------------------------------------------------------
+
+    def load(self) -> Iterator[LoadedTopic]:
+        """Every topic of the directory (finishing deletions a crash interrupted)."""
+        if not os.path.isdir(self.root):
+            return
+        for entry in sorted(os.listdir(self.root)):
+            path = os.path.join(self.root, entry)
+            if entry.endswith(_DELETED_SUFFIX):
+                shutil.rmtree(path, ignore_errors=True)
+                continue
+            metadata = os.path.join(path, _METADATA)
+            if not os.path.isfile(metadata):
+                continue  # a creation that never completed: no client ever saw the topic
+            with open(metadata, encoding="utf-8") as f:
+                spec = json.load(f)
+            topic = LoadedTopic(spec["name"], uuid.UUID(spec["topic_id"]),
+                                int(spec["partitions"]), dict(spec.get("configs", {})))
+            for index in range(topic.partitions):
+                if os.path.isdir(os.path.join(path, str(index))):
+                    topic.batches[index] = list(self._read_partition(topic, index))
+            yield topic
+
+    def _read_partition(self, topic: LoadedTopic, index: int) -> Iterator[bytes]:
+        partition_log = self._open(topic.topic_id, index)
+        for action in partition_log.recovery:
+            log.warning("topic %s partition %d: %s", topic.name, index, action)
+        for segment in list(partition_log.segments):
+            _, scan = partition_log.read_segment(segment)
+            for _, value in scan.entries:
+                if value is not None:
+                    yield value
+
+    # -- writes -------------------------------------------------------------------------
+
+    def created(self, name: str, topic_id: uuid.UUID, partitions: int,
+                configs: Mapping[str, str]) -> None:
+        """Persist a new topic's metadata (before it exists for clients)."""
+        directory = os.path.join(self.root, str(topic_id))
+        try:
+            os.makedirs(directory, exist_ok=True)
+            tmp = os.path.join(directory, _METADATA + ".tmp")
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"name": name, "topic_id": str(topic_id), "partitions": partitions,
+                           "configs": dict(configs)}, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, os.path.join(directory, _METADATA))
+            _fsync_dir(directory)
+            _fsync_dir(self.root)
+        except OSError as exc:
+            raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
+                              f"cannot persist topic {name}: {exc.strerror or exc}") from exc
+
+    def deleted(self, topic_id: uuid.UUID) -> None:
+        """Forget a topic's files: closed, renamed aside (atomic), then removed."""
+        for key in [k for k in self._logs if k[0] == topic_id]:
+            self._logs.pop(key).close()
+        directory = os.path.join(self.root, str(topic_id))
+        if not os.path.isdir(directory):
+            return
+        aside = directory + _DELETED_SUFFIX
+        try:
+            os.replace(directory, aside)
+            _fsync_dir(self.root)
+        except OSError as exc:
+            raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
+                              f"cannot delete topic {topic_id}: {exc.strerror or exc}") from exc
+        shutil.rmtree(aside, ignore_errors=True)
+
+    def appended(self, topic_id: uuid.UUID, index: int, base_offset: int, data: bytes) -> None:
+        """Write one batch (base offset assigned) to the partition's log, fsynced per the
+        policy; KAFKA_STORAGE_ERROR if it cannot be written (nothing is then applied)."""
+        entry = encode_entry(_OFFSET.pack(base_offset), data)
+        try:
+            self._open(topic_id, index).write_batch(EncodedBatch(entry, 1))
+        except (StorageError, OSError) as exc:
+            raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
+                              f"cannot append to partition {index}: {exc}") from exc
+
+    def sync(self) -> None:
+        """Flush every partition log with unsynced writes (the interval policy's tick)."""
+        for partition_log in self._logs.values():
+            if partition_log.dirty:
+                partition_log.sync()
+
+    def close(self) -> None:
+        """Flush and close every partition log."""
+        for partition_log in self._logs.values():
+            partition_log.close()
+        self._logs.clear()
+
+    def _open(self, topic_id: uuid.UUID, index: int) -> Log:
+        key = (topic_id, index)
+        partition_log = self._logs.get(key)
+        if partition_log is None:
+            directory = os.path.join(self.root, str(topic_id), str(index))
+            partition_log = Log.open(directory, fsync=self.fsync, recover=self.recover)
+            self._logs[key] = partition_log
+        return partition_log
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

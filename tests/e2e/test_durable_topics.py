@@ -1,0 +1,97 @@
+"""Durable topics (issue 12) with real clients over TCP: after SIGKILL, a restarted kcoord
+has the same topics (ids, partitions), every acknowledged record and the high watermarks,
+and a consumer group resumes from its committed offsets and reads exactly the rest."""
+
+from __future__ import annotations
+
+import socket
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_support import wait_until
+
+import wire
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+
+
+def topic_id(bootstrap: str, name: str) -> uuid.UUID:
+    """The topic's id from a raw Metadata v12 request."""
+    host, port = bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(wire.encode_request(3, 12, 1, "probe", {
+            "topics": [{"name": name, "topic_id": uuid.UUID(int=0)}],
+            "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}))
+        reader = wire.FrameReader()
+        while (payload := reader.next_frame()) is wire.NEED_DATA:
+            data = sock.recv(65536)
+            assert data, "connection closed"
+            reader.receive_data(data)
+        assert isinstance(payload, bytes)
+        _, response = wire.decode_response(3, 12, payload)
+    (topic,) = response.topics
+    assert topic.error_code == 0
+    found: uuid.UUID = topic.topic_id
+    return found
+
+
+def consume(bootstrap: str, group: str, want: int, timeout: float = 30) -> list[int]:
+    consumer = confluent_kafka.Consumer({
+        "bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+        "enable.auto.commit": False})
+    consumer.subscribe(["d3"])
+    got: list[int] = []
+    try:
+        def enough() -> bool:
+            message = consumer.poll(0.1)
+            if message is not None and not message.error():
+                got.append(int(message.value()))
+            return len(got) >= want
+
+        wait_until(enough, timeout=timeout, interval=0, what=f"{want} records")
+        consumer.commit(asynchronous=False)
+        # nothing beyond what was asked for is there
+        end = time.monotonic() + 1.5
+        while time.monotonic() < end:
+            message = consumer.poll(0.1)
+            if message is not None and not message.error():
+                got.append(int(message.value()))
+    finally:
+        consumer.close()
+    return got
+
+
+def test_topics_and_records_survive_sigkill(start_kcoord: Any, tmp_path: Path) -> None:
+    data = tmp_path / "durable"
+    server = start_kcoord(data_dir=data, topics=["d3:3"])
+    producer = confluent_kafka.Producer({"bootstrap.servers": server.bootstrap, "acks": "all",
+                                         "linger.ms": 5})
+    for i in range(300):
+        producer.produce("d3", value=str(i).encode(), partition=i % 3)
+    assert producer.flush(20) == 0  # every record acknowledged
+    before_id = topic_id(server.bootstrap, "d3")
+    first = consume(server.bootstrap, "g-d", 300)
+    assert sorted(first) == list(range(300))
+    server.kill()  # SIGKILL: no flush, no close
+
+    restarted = start_kcoord(data_dir=data)  # no --topic: the topic comes from disk
+    assert topic_id(restarted.bootstrap, "d3") == before_id
+    consumer: Any = confluent_kafka.Consumer({"bootstrap.servers": restarted.bootstrap,
+                                             "group.id": "probe"})
+    try:
+        ends = [consumer.get_watermark_offsets(confluent_kafka.TopicPartition("d3", p),
+                                               timeout=10)[1] for p in range(3)]
+    finally:
+        consumer.close()
+    assert ends == [100, 100, 100]
+    producer = confluent_kafka.Producer({"bootstrap.servers": restarted.bootstrap})
+    for i in range(300, 310):
+        producer.produce("d3", value=str(i).encode(), partition=i % 3)
+    assert producer.flush(20) == 0
+    # the group resumes where it committed: exactly the 10 new records
+    assert sorted(consume(restarted.bootstrap, "g-d", 10)) == list(range(300, 310))
+    # a new group reads everything, old and new
+    assert sorted(consume(restarted.bootstrap, "g-new", 310)) == list(range(310))
