@@ -45,6 +45,7 @@ __all__ = [
     "ConsumerGroup",
     "ConsumerMember",
     "PartitionMap",
+    "compiled_regex",
     "from_topic_partitions",
     "to_topic_partitions",
 ]
@@ -81,7 +82,8 @@ def from_topic_partitions(items: Iterable[TopicPartitions]) -> PartitionMap:
     return MappingProxyType(out) if out else EMPTY_ASSIGNMENT
 
 
-def _compiled(regex: str | None) -> re.Pattern[str] | None:
+def compiled_regex(regex: str | None) -> re.Pattern[str] | None:
+    """A member's persisted subscription regex compiled (None: no regex)."""
     if regex is None:
         return None
     try:
@@ -226,7 +228,7 @@ class ConsumerGroup:
         if self._resolved_image is image:
             return self._resolved
         subscribed = {
-            mid: image.resolve(m.subscribed_topic_names, _compiled(m.subscribed_topic_regex))
+            mid: image.resolve(m.subscribed_topic_names, compiled_regex(m.subscribed_topic_regex))
             for mid, m in self.members.items()
         }
         self._resolved = (subscribed, image.metadata_hash(frozenset().union(*subscribed.values())))

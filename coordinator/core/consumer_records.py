@@ -9,11 +9,15 @@ import re
 
 from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_group import CONSUMER_STABLE, ConsumerGroup, ConsumerMember
+from coordinator.core.consumer_group import (
+    CONSUMER_STABLE,
+    ConsumerGroup,
+    ConsumerMember,
+    compiled_regex,
+)
 from coordinator.core.engine import Engine
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.timers import ConsumerRebalanceTimerKey, ConsumerSessionTimerKey
-from coordinator.core.topics_image import compile_regex
 from storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupMemberMetadataKey,
@@ -110,13 +114,8 @@ def expire_consumer_member(
 
 
 def regex_of(member: ConsumerMember) -> re.Pattern[str] | None:
-    text = member.subscribed_topic_regex
-    if text is None:
-        return None
-    try:
-        return compile_regex(text)
-    except re.error:  # persisted by a writer that accepted it; it matches nothing here
-        return None
+    """The member's subscription regex, compiled."""
+    return compiled_regex(member.subscribed_topic_regex)
 
 
 def remove_member_records(group: ConsumerGroup, member_id: str, writer: RecordWriter) -> None:

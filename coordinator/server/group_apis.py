@@ -311,23 +311,21 @@ def refresh_topics_image(ctx: RequestContext) -> None:
     )
 
 
-async def consumer_group_heartbeat(
-    ctx: RequestContext, request: wire.DecodedRequest
-) -> dict[str, Any]:
-    """ConsumerGroupHeartbeat against the broker's current topics."""
-    refresh_topics_image(ctx)
-    response: dict[str, Any] = await _runtime(ctx).call(
-        handle_consumer_group_heartbeat, ctx, request.body
-    )
-    return response
+def _with_topics(handler: Any, doc: str) -> Any:
+    """A KIP-848 API: the core sees the broker's current topics, then answers."""
+
+    async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+        refresh_topics_image(ctx)
+        response: dict[str, Any] = await _runtime(ctx).call(handler, ctx, request.body)
+        return response
+
+    handle.__doc__ = doc
+    return handle
 
 
-async def consumer_group_describe(
-    ctx: RequestContext, request: wire.DecodedRequest
-) -> dict[str, Any]:
-    """ConsumerGroupDescribe (topic names come from the broker's current topics)."""
-    refresh_topics_image(ctx)
-    response: dict[str, Any] = await _runtime(ctx).call(
-        handle_consumer_group_describe, ctx, request.body
-    )
-    return response
+consumer_group_heartbeat = _with_topics(
+    handle_consumer_group_heartbeat, "ConsumerGroupHeartbeat against the broker's current topics."
+)
+consumer_group_describe = _with_topics(
+    handle_consumer_group_describe, "ConsumerGroupDescribe (topic names from the broker's topics)."
+)

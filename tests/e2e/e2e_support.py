@@ -147,3 +147,22 @@ def exact_cover(assignments: Iterable[Iterable[Any]], expected: set[Any]) -> boo
     """Every expected partition owned by exactly one consumer."""
     seen: list[Any] = [tp for a in assignments for tp in a]
     return len(seen) == len(set(seen)) and set(seen) == expected
+
+
+def raw_request(bootstrap: str, api_key: int, version: int, body: dict[str, Any]) -> Any:
+    """One request over a fresh TCP connection, decoded with kcoord's own codec (for what
+    no client exposes: topic ids, group and member epochs)."""
+    import socket
+
+    import wire
+
+    host, port = bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(wire.encode_request(api_key, version, 1, "e2e-probe", body))
+        reader = wire.FrameReader()
+        while (payload := reader.next_frame()) is wire.NEED_DATA:
+            data = sock.recv(65536)
+            assert data, "connection closed"
+            reader.receive_data(data)
+        assert isinstance(payload, bytes)
+        return wire.decode_response(api_key, version, payload)[1]

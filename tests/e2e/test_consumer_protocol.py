@@ -5,14 +5,11 @@ subscription picks up a topic created later."""
 
 from __future__ import annotations
 
-import socket
 import time
 from typing import Any
 
 import pytest
-from e2e_support import exact_cover, wait_until
-
-import wire
+from e2e_support import exact_cover, raw_request, wait_until
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 confluent_admin = pytest.importorskip("confluent_kafka.admin")
@@ -304,17 +301,8 @@ def test_members_keep_ids_epochs_and_partitions_across_sigkill(
 
 def describe_members(bootstrap: str, group: str) -> tuple[int, list[tuple[str, int]]]:
     """(group epoch, sorted (member id, member epoch)) from a raw ConsumerGroupDescribe."""
-    host, port = bootstrap.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(wire.encode_request(69, 1, 1, "probe", {
-            "group_ids": [group], "include_authorized_operations": False}))
-        reader = wire.FrameReader()
-        while (payload := reader.next_frame()) is wire.NEED_DATA:
-            data = sock.recv(65536)
-            assert data, "connection closed"
-            reader.receive_data(data)
-        assert isinstance(payload, bytes)
-        _, response = wire.decode_response(69, 1, payload)
+    response = raw_request(bootstrap, 69, 1, {
+        "group_ids": [group], "include_authorized_operations": False})
     (described,) = response.groups
     assert described.error_code == 0
     return described.group_epoch, sorted((m.member_id, m.member_epoch)

@@ -4,34 +4,22 @@ and a consumer group resumes from its committed offsets and reads exactly the re
 
 from __future__ import annotations
 
-import socket
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import wait_until
-
-import wire
+from e2e_support import raw_request, wait_until
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
 
 def topic_id(bootstrap: str, name: str) -> uuid.UUID:
     """The topic's id from a raw Metadata v12 request."""
-    host, port = bootstrap.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(wire.encode_request(3, 12, 1, "probe", {
-            "topics": [{"name": name, "topic_id": uuid.UUID(int=0)}],
-            "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}))
-        reader = wire.FrameReader()
-        while (payload := reader.next_frame()) is wire.NEED_DATA:
-            data = sock.recv(65536)
-            assert data, "connection closed"
-            reader.receive_data(data)
-        assert isinstance(payload, bytes)
-        _, response = wire.decode_response(3, 12, payload)
+    response = raw_request(bootstrap, 3, 12, {
+        "topics": [{"name": name, "topic_id": uuid.UUID(int=0)}],
+        "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
     (topic,) = response.topics
     assert topic.error_code == 0
     found: uuid.UUID = topic.topic_id
