@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable, Mapping
-from types import MappingProxyType
 
 from coordinator.core.consumer import (
     EMPTY_ASSIGNMENT,
@@ -79,7 +78,7 @@ def from_topic_partitions(items: Iterable[TopicPartitions]) -> PartitionMap:
     for item in items:
         if item.partitions:
             out[item.topic_id] = out.get(item.topic_id, frozenset()) | frozenset(item.partitions)
-    return MappingProxyType(out) if out else EMPTY_ASSIGNMENT
+    return out if out else EMPTY_ASSIGNMENT  # read-only by convention
 
 
 def compiled_regex(regex: str | None) -> re.Pattern[str] | None:
@@ -227,13 +226,29 @@ class ConsumerGroup:
         heartbeat that changes nothing)."""
         if self._resolved_image is image:
             return self._resolved
-        subscribed = {
-            mid: image.resolve(m.subscribed_topic_names, compiled_regex(m.subscribed_topic_regex))
-            for mid, m in self.members.items()
-        }
+        # Members with the same subscription share one resolved set (memory per member).
+        shared: dict[tuple[tuple[str, ...], str | None], frozenset[uuid.UUID]] = {}
+        subscribed = {}
+        for mid, m in self.members.items():
+            key = (m.subscribed_topic_names, m.subscribed_topic_regex)
+            ids = shared.get(key)
+            if ids is None:
+                ids = shared[key] = image.resolve(
+                    m.subscribed_topic_names, compiled_regex(m.subscribed_topic_regex)
+                )
+            subscribed[mid] = ids
         self._resolved = (subscribed, image.metadata_hash(frozenset().union(*subscribed.values())))
         self._resolved_image = image
         return self._resolved
+
+    def subscribed_topic_names(self, image: TopicsImage) -> set[str]:
+        """Every topic a member subscribes to, by name or regex (Kafka's
+        isSubscribedToTopic): its offsets neither expire nor can be deleted."""
+        subscribed, _ = self.subscriptions(image)
+        names = {image.by_id[t] for ids in subscribed.values() for t in ids if t in image.by_id}
+        for member in self.members.values():
+            names.update(member.subscribed_topic_names)
+        return names
 
     def is_current(self, image: TopicsImage) -> bool:
         """Whether the group's subscriptions were last resolved against ``image`` and its

@@ -10,7 +10,6 @@ the client hears the mapped error at the top level.
 from __future__ import annotations
 
 from coordinator.core.append_errors import offset_commit_error
-from coordinator.core.consumer_records import regex_of
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.messages import (
     OffsetDeleteRequest,
@@ -53,14 +52,8 @@ def _delete(
     if consumer_group is not None:
         # Kafka's ConsumerGroup.validateOffsetDelete: any state; subscribed topics refused.
         check_subscription = bool(consumer_group.members)
-        image = engine.topics_image
-        subscribed_ids = frozenset().union(*(
-            image.resolve(m.subscribed_topic_names, regex_of(m))
-            for m in consumer_group.members.values()
-        ))
-        subscribed_names = {image.by_id[t] for t in subscribed_ids} | {
-            name for m in consumer_group.members.values() for name in m.subscribed_topic_names
-        }
+        subscribed_names = consumer_group.subscribed_topic_names(engine.topics_image)
+
         def is_subscribed(name: str) -> bool:
             return name in subscribed_names
 

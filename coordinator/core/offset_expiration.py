@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from coordinator.core.consumer_group import ConsumerGroup
+from coordinator.core.consumer_records import drop_empty_consumer_group
 from coordinator.core.engine import Engine
 from coordinator.core.group import ClassicGroup
 from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE
@@ -72,7 +74,32 @@ def expire_offsets(engine: Engine, now_ms: int, fx: Effects) -> None:
             if expired:
                 engine.delete_offsets(group.group_id, expired, fx)
         engine.maybe_drop_group(group, now_ms, "offsets expired", fx)
+    for consumer_group in list(engine.consumer_groups.values()):
+        _expire_consumer_group(engine, consumer_group, now_ms, retention_ms, fx)
     schedule_retention_scan(engine, now_ms, fx)
+
+
+def _expire_consumer_group(
+    engine: Engine, group: ConsumerGroup, now_ms: int, retention_ms: int, fx: Effects
+) -> None:
+    """Kafka 4's consumer groups: offsets of topics no member subscribes to expire by their
+    commit timestamp (or explicit expiry); an empty group left without offsets is deleted."""
+    group_id = group.group_id
+    offsets = engine.store.group_offsets(group_id)
+    if offsets:
+        subscribed = group.subscribed_topic_names(engine.topics_image)
+        in_flight = engine.pending.keys(group_id)
+        expired = [
+            tp for tp, value in offsets.items()
+            if tp[0] not in subscribed and tp not in in_flight and (
+                now_ms >= value.expire_timestamp if value.expire_timestamp != -1
+                else now_ms - value.commit_timestamp >= retention_ms
+            )
+        ]
+        if expired:
+            engine.delete_offsets(group_id, expired, fx)
+    if not group.members and not engine.has_offsets(group_id):
+        drop_empty_consumer_group(engine, group, fx)
 
 
 def schedule_retention_scan(engine: Engine, now_ms: int, fx: Effects) -> None:

@@ -360,3 +360,21 @@ def test_steady_heartbeat_fast_path_answers_as_the_full_path(
     full = h.consumer_heartbeat("m1", 1)
     assert fast == full
     assert len(h.records) == records  # neither wrote anything
+
+
+def test_consumer_group_offsets_expire_unless_subscribed_and_the_empty_group_goes() -> None:
+    config = dataclasses.replace(CONFIG, offsets_retention_minutes=1,
+                                 offsets_retention_check_interval_ms=10_000)
+    h = ConsumerHarness(config=config)
+    h.apply(h.coordinator.on_loaded(0))  # arms the retention scan
+    h.join("m1", ["foo"])
+    assert h.commit_offsets(GROUP, "m1", 1, {("foo", 0): 1, ("bar", 0): 2}, api_version=9) == {
+        ("foo", 0): ErrorCode.NONE, ("bar", 0): ErrorCode.NONE}
+    h.sleep(70_000)
+    # "bar" is not subscribed: expired; "foo" is: kept.
+    assert set(h.coordinator.committed_offsets(GROUP)) == {("foo", 0)}
+    h.consumer_heartbeat("m1", -1)
+    h.sleep(70_000)
+    assert h.coordinator.committed_offsets(GROUP) == {}
+    assert GROUP not in h.coordinator.consumer_groups
+    h.assert_live_equals_replay()
