@@ -307,3 +307,53 @@ def describe_members(bootstrap: str, group: str) -> tuple[int, list[tuple[str, i
     assert described.error_code == 0
     return described.group_epoch, sorted((m.member_id, m.member_epoch)
                                          for m in described.members)
+
+
+def test_a_sigkilled_member_is_fenced_and_its_partitions_move(start_kcoord: Any) -> None:
+    """A consumer process dies (SIGKILL): after its session timeout (6 s here) the
+    coordinator fences it and the survivor takes its partitions, with no overlap on the way."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    server = start_kcoord(topics=["k4:4"], config=FAST)
+    assigned: dict[str, set[int]] = {}
+    survivor = _consumer(server.bootstrap, "g-kill", assigned, "s", ["k4"])
+    script = Path(__file__).with_name("ck_consumer_proc.py")
+    victim = subprocess.Popen([sys.executable, str(script), server.bootstrap, "g-kill", "k4"],
+                              stdout=subprocess.PIPE, text=True)
+    lines: list[set[int]] = [set()]
+
+    def victim_owns() -> set[int]:
+        return lines[-1]
+
+    try:
+        import selectors
+
+        selector = selectors.DefaultSelector()
+        assert victim.stdout is not None
+        selector.register(victim.stdout, selectors.EVENT_READ)
+
+        def balanced() -> bool:
+            survivor.poll(0.02)
+            while selector.select(timeout=0):
+                line = victim.stdout.readline()  # type: ignore[union-attr]
+                if not line:
+                    break
+                lines.append(set(json.loads(line)["assignment"]))
+            owned = [*assigned["s"], *victim_owns()]
+            return len(owned) == 4 == len(set(owned)) and len(assigned["s"]) == 2
+
+        wait_until(balanced, timeout=30, interval=0, what="two members with two each")
+        victim.kill()
+        victim.wait(5)
+        # fenced after the 6 s session: the survivor ends with all four
+        _poll_until([survivor], lambda: assigned["s"] == set(range(4)), timeout=20)
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.wait(5)
+        if victim.stdout is not None:
+            victim.stdout.close()
+        survivor.close()
