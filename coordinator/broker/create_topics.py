@@ -4,7 +4,8 @@
 - a name given twice: INVALID_REQUEST "Duplicate topic name." (after the other results);
 - an illegal or colliding name ('.' vs '_'): INVALID_TOPIC_EXCEPTION; an existing one:
   TOPIC_ALREADY_EXISTS; a config with a null value: INVALID_CONFIG;
-- ``num_partitions`` -1 takes ``num.partitions``; 0 or below -1: INVALID_PARTITIONS;
+- ``num_partitions`` -1 takes ``num.partitions``; 0 or below -1, or above 10,000 (the
+  records Kafka's controller takes in one operation): INVALID_PARTITIONS;
 - ``replication_factor`` -1 means 1; 0 or below -1, or more than the one broker:
   INVALID_REPLICATION_FACTOR;
 - manual ``assignments`` need both counts at -1 (else INVALID_REQUEST), consecutive
@@ -26,6 +27,8 @@ from coordinator.broker import config as broker_config
 from coordinator.broker.common import ZERO_UUID, store_of
 from coordinator.broker.errors import BrokerError
 from wire import ErrorCode
+
+MAX_PARTITIONS_PER_TOPIC = 10_000
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
@@ -146,6 +149,14 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                 partitions = (
                     default_partitions if topic.num_partitions == -1 else topic.num_partitions
                 )
+                if partitions > MAX_PARTITIONS_PER_TOPIC:
+                    # Kafka's controller caps the records of one operation (10,000); this
+                    # also keeps a 47-byte request from building 2^31 partitions on the loop.
+                    raise BrokerError(
+                        ErrorCode.INVALID_PARTITIONS,
+                        f"Number of partitions {partitions} exceeds the maximum of "
+                        f"{MAX_PARTITIONS_PER_TOPIC} per topic.",
+                    )
             if body.validate_only:
                 topic_id = ZERO_UUID
             else:

@@ -421,3 +421,16 @@ async def test_init_producer_id_checks_the_given_id_and_epoch(
     body["producer_epoch"] = 3
     got = await call(state, 22, version, body)
     assert got is not None and (got.error_code, got.producer_epoch) == (0, 0)
+
+
+async def test_create_topics_refuses_a_huge_partition_count_at_once(state: FakeState) -> None:
+    """Issue 15 item 1: 2^31-1 partitions in one 47-byte request is refused without building
+    anything (it used to block the event loop for 29 s and take 4 GiB)."""
+    request = {"topics": [_creatable("huge", 2**31 - 1), _creatable("edge", 10_000),
+                          _creatable("over", 10_001)], "timeout_ms": 1000}
+    got = await call(state, 19, 7, request)
+    assert got is not None
+    assert [t.error_code for t in got.topics] == [
+        ErrorCode.INVALID_PARTITIONS, 0, ErrorCode.INVALID_PARTITIONS]
+    assert "exceeds the maximum of 10000" in got.topics[0].error_message
+    assert state.topics.get("huge") is None and state.topics.get("over") is None
