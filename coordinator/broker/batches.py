@@ -22,6 +22,7 @@ __all__ = [
     "COMPRESSION_GZIP",
     "COMPRESSION_NONE",
     "COMPRESSION_ZSTD",
+    "check_record_framing",
     "compression_codec",
     "record_timestamps",
     "validate_produced_batch",
@@ -90,6 +91,7 @@ def validate_produced_batch(
             ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt (stored crc = {batch.crc})"
         )
     _check_client_batch(batch)
+    check_record_framing(records, batch)
     return batch
 
 
@@ -150,9 +152,13 @@ def record_timestamps(batch: bytes) -> list[tuple[int, int]] | None:
     log_append_time = bool(header.attributes & _ATTR_LOG_APPEND_TIME)
     out: list[tuple[int, int]] = []
     position = 0
+    if header.record_count > len(body):  # every record takes at least a byte
+        return None
     try:
         for _ in range(header.record_count):
             length, start = _read_varint(body, position)
+            if length <= 0 or start + length > len(body):
+                return None  # the walk must always advance, inside the batch
             # attributes (one byte), then timestampDelta and offsetDelta
             timestamp_delta, after = _read_varint(body, start + 1)
             offset_delta, _ = _read_varint(body, after)
@@ -164,3 +170,29 @@ def record_timestamps(batch: bytes) -> list[tuple[int, int]] | None:
     except ValueError:
         return None
     return out
+
+
+def check_record_framing(batch: bytes, header: RecordBatchHeader) -> None:
+    """Kafka's LogValidator on an uncompressed batch: exactly ``record_count`` records, each
+    with a sane length, filling the batch (CORRUPT_MESSAGE otherwise). Compressed batches
+    are checked when they are read (``record_timestamps``)."""
+    if compression_codec(header) != COMPRESSION_NONE:
+        return
+    body = batch[BATCH_OVERHEAD : header.size]
+    if header.record_count > len(body):
+        raise BrokerError(ErrorCode.CORRUPT_MESSAGE,
+                          f"Found invalid record count {header.record_count} in a batch of "
+                          f"{len(body)} bytes of records")
+    position = 0
+    try:
+        for _ in range(header.record_count):
+            length, start = _read_varint(body, position)
+            if length <= 0 or start + length > len(body):
+                raise ValueError(f"invalid record length {length}")
+            position = start + length
+    except ValueError as exc:
+        raise BrokerError(ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt: {exc}") from None
+    if position != len(body):
+        raise BrokerError(ErrorCode.CORRUPT_MESSAGE,
+                          f"{len(body) - position} bytes after the batch's "
+                          f"{header.record_count} records")

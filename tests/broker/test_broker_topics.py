@@ -395,3 +395,43 @@ def test_broker_config_rejects_bad_values(key: str, value: str) -> None:
     with pytest.raises(ValueError, match=key) as info:
         validate_broker_config({key: value})
     assert "\n" not in str(info.value)
+
+
+def test_a_batch_claiming_more_records_than_it_holds_is_corrupt() -> None:
+    """Issue 15 item 2: a CRC-valid batch claiming 2^31-1 records around one record of
+    length -1 is refused at Produce (CORRUPT_MESSAGE), and the timestamp walker stops on it
+    instead of looping."""
+    import struct
+
+    import crc32c
+
+    good = make_batch([b"v"])
+    body = bytearray(good)
+    # record count (the last int32 of the header) -> 2^31 - 1, last offset delta to match
+    struct.pack_into(">i", body, 57, 2**31 - 1)
+    struct.pack_into(">i", body, 23, 2**31 - 2)
+    # the one record's length varint -> -1 (zig-zag 1)
+    body[61] = 0x01
+    struct.pack_into(">I", body, 17, crc32c.crc32c(bytes(body[21:])))
+    forged = bytes(body)
+    with pytest.raises(BrokerError) as info:
+        validate_produced_batch(forged, 9, 1 << 20)
+    assert info.value.code == ErrorCode.CORRUPT_MESSAGE
+    assert record_timestamps(forged) is None
+    # one record, of length -1: the walkers must not step backwards
+    negative = bytearray(good)
+    negative[61] = 0x01
+    struct.pack_into(">I", negative, 17, crc32c.crc32c(bytes(negative[21:])))
+    with pytest.raises(BrokerError) as info:
+        validate_produced_batch(bytes(negative), 9, 1 << 20)
+    assert "invalid record length -1" in info.value.message
+    assert record_timestamps(bytes(negative)) is None
+    # trailing garbage after the last record is corrupt too
+    padded = bytearray(good + b"\x00")
+    struct.pack_into(">i", padded, 8, len(padded) - 12)
+    struct.pack_into(">I", padded, 17, crc32c.crc32c(bytes(padded[21:])))
+    with pytest.raises(BrokerError) as info:
+        validate_produced_batch(bytes(padded), 9, 1 << 20)
+    assert info.value.code == ErrorCode.CORRUPT_MESSAGE
+    # and the honest batch still passes
+    assert validate_produced_batch(good, 9, 1 << 20).record_count == 1
