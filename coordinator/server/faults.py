@@ -14,17 +14,41 @@ from __future__ import annotations
 
 import itertools
 import logging
+import re
 import threading
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from wire import DecodedRequest
+from wire import ApiKey, DecodedRequest, ErrorCode
 
 __all__ = ["DropWhen", "Fault", "FaultInjector"]
 
 log = logging.getLogger(__name__)
 
 DropWhen = Literal["before", "after"]
+
+#: The longest delay a fault injects (an hour).
+MAX_DELAY_MS = 3_600_000
+
+
+def resolve_api_key(api_key: int | str) -> int:
+    """An API key from a key or a Kafka API name ("OffsetCommit", "offset_commit"); it must
+    be one kcoord serves (ValueError otherwise)."""
+    from coordinator.server.apis import SERVED_API_KEYS
+
+    if isinstance(api_key, str):
+        name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", api_key).upper()
+        try:
+            key = int(ApiKey[name])
+        except KeyError:
+            raise ValueError(f"unknown Kafka API {api_key!r}") from None
+    elif isinstance(api_key, bool) or not isinstance(api_key, int):
+        raise ValueError(f"api_key must be a Kafka API key or name, got {api_key!r}")
+    else:
+        key = api_key
+    if key not in SERVED_API_KEYS:
+        raise ValueError(f"API key {key} is not served by kcoord")
+    return key
 
 
 @dataclass
@@ -57,7 +81,7 @@ class FaultInjector:
 
     def add(
         self,
-        api_key: int,
+        api_key: int | str,
         *,
         error_code: int | None = None,
         count: int | None = 1,
@@ -67,7 +91,21 @@ class FaultInjector:
         group_id: str | None = None,
         client_id: str | None = None,
     ) -> Fault:
-        """Register a fault; returns it (its ``id`` removes it)."""
+        """Register a fault; returns it (its ``id`` removes it). ``api_key`` is a key or a
+        Kafka API name ("OffsetCommit"); it must be an API kcoord serves, and
+        ``error_code`` a Kafka error code (ValueError otherwise)."""
+        api_key = resolve_api_key(api_key)
+        if error_code is not None:
+            if isinstance(error_code, bool) or not isinstance(error_code, int):
+                raise ValueError(f"error_code must be an integer, got {error_code!r}")
+            try:
+                ErrorCode(error_code)
+            except ValueError:
+                raise ValueError(f"error_code {error_code} is not a Kafka error code") from None
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
+            raise ValueError(f"count must be an integer, got {count!r}")
+        if isinstance(delay_ms, bool) or not isinstance(delay_ms, int) or delay_ms > MAX_DELAY_MS:
+            raise ValueError(f"delay_ms must be an integer of at most {MAX_DELAY_MS}")
         if count is not None and count < 1:
             raise ValueError("count must be at least 1 (or None for until removed)")
         if delay_ms < 0:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from http import HTTPStatus
 from typing import Any
 
@@ -45,6 +46,9 @@ log = logging.getLogger(__name__)
 _MAX_REQUEST_BYTES = 65536
 _READ_TIMEOUT_S = 10.0
 
+
+#: The largest jump one ``POST /time/advance`` makes (ten years of coordinator time).
+MAX_ADVANCE_SECONDS = 10 * 365 * 24 * 3600
 
 class _HttpError(Exception):
     def __init__(self, status: HTTPStatus, message: str) -> None:
@@ -126,7 +130,12 @@ class _ControlApi:
     async def advance(self, body: Any) -> dict[str, Any]:
         if not isinstance(body, dict) or not isinstance(body.get("seconds"), int | float):
             raise _HttpError(HTTPStatus.BAD_REQUEST, 'body must be {"seconds": <number>}')
+        if isinstance(body["seconds"], bool):
+            raise _HttpError(HTTPStatus.BAD_REQUEST, 'body must be {"seconds": <number>}')
         seconds = float(body["seconds"])
+        if not math.isfinite(seconds) or seconds > MAX_ADVANCE_SECONDS:
+            raise _HttpError(HTTPStatus.BAD_REQUEST,
+                             f"seconds must be finite and at most {MAX_ADVANCE_SECONDS}")
         if seconds < 0:
             raise _HttpError(HTTPStatus.BAD_REQUEST, "time only moves forward")
         clock = trio.lowlevel.current_clock()
@@ -136,8 +145,9 @@ class _ControlApi:
         return {"advanced_seconds": seconds, "now_ms": self.running.runtime.now_ms()}
 
     def add_fault(self, body: Any) -> dict[str, Any]:
-        if not isinstance(body, dict) or not isinstance(body.get("api_key"), int):
-            raise _HttpError(HTTPStatus.BAD_REQUEST, "body must be a JSON object with api_key")
+        if not isinstance(body, dict) or not isinstance(body.get("api_key"), int | str):
+            raise _HttpError(HTTPStatus.BAD_REQUEST,
+                             "body must be a JSON object with api_key (a key or an API name)")
         allowed = {"error_code", "count", "delay_ms", "drop", "stall", "group_id", "client_id"}
         unknown = set(body) - allowed - {"api_key"}
         if unknown:

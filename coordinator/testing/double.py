@@ -207,7 +207,7 @@ class KcoordServer:
 
     def inject(
         self,
-        api_key: int,
+        api_key: int | str,
         *,
         error_code: int | None = None,
         count: int | None = 1,

@@ -191,3 +191,30 @@ async def test_consumer_groups_show_over_http_and_expire_with_coordinator_time(
             assert (group["state"], group["members"], group["group_epoch"]) == ("Empty", [], 2)
             await client.stream.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def test_bad_control_requests_get_a_4xx_and_the_server_lives(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    """Issue 15 items 9 and 11: an infinite or huge time jump, an unknown API, an unknown
+    error code and a zero count are refused with 400; an API name works."""
+    mock_clock.rate = 1.0
+    faults = FaultInjector()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            _, port = await start(nursery, faults)
+            for body in ({"seconds": 1e308}, {"seconds": float("1e400")}, {"seconds": True}):
+                status, answer = await call(port, "POST", "/time/advance", body)
+                assert status == 400, (body, answer)
+            for body in ({"api_key": 999, "error_code": 27},
+                         {"api_key": "NoSuchApi", "error_code": 27},
+                         {"api_key": 8, "error_code": 99999},
+                         {"api_key": 8, "error_code": 27, "count": 0}):
+                status, answer = await call(port, "POST", "/faults", body)
+                assert status == 400, (body, answer)
+            status, fault = await call(port, "POST", "/faults",
+                                       {"api_key": "OffsetCommit", "error_code": 27})
+            assert status == 201 and fault["api_key"] == 8
+            status, moved = await call(port, "POST", "/time/advance", {"seconds": 1})
+            assert status == 200  # still serving
+            nursery.cancel_scope.cancel()
