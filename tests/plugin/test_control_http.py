@@ -215,6 +215,6 @@ async def test_bad_control_requests_get_a_4xx_and_the_server_lives(
             status, fault = await call(port, "POST", "/faults",
                                        {"api_key": "OffsetCommit", "error_code": 27})
             assert status == 201 and fault["api_key"] == 8
-            status, moved = await call(port, "POST", "/time/advance", {"seconds": 1})
+            status, _ = await call(port, "POST", "/time/advance", {"seconds": 1})
             assert status == 200  # still serving
             nursery.cancel_scope.cancel()
