@@ -43,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="kcoord",
         description="A Kafka-compatible consumer-group coordinator emulator.",
     )
+    parser.add_argument("-V", "--version", action="store_true",
+                        help="print kcoord's version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = commands.add_parser(
         "serve",
@@ -248,6 +250,9 @@ def _single_leaf(exc: BaseException) -> BaseException:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``kcoord`` and ``python -m coordinator``; returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list in (["--version"], ["-V"]):
+        print(f"kcoord {_version()}")
+        return 0
     if args_list[:2] == ["log", "dump"]:
         from storage.dump import main as dump_main
 
@@ -269,14 +274,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ping_main(args_list[1:]))
     try:
         args = _parser().parse_args(args_list)
+        if args.version:
+            print(f"kcoord {_version()}")
+            return 0
         if args.command == "serve":
             return _run_serve(args)
         if args.command == "log":
             raise _UsageError("usage: kcoord log dump DIR [--json]")
-        raise _UsageError("a command is required: serve or log dump (see kcoord --help)")
+        raise _UsageError(
+            "a command is required: serve, ping, log dump or pipeline (see kcoord --help)"
+        )
     except _UsageError as exc:
         print(f"kcoord: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kcoord")
+    except PackageNotFoundError:  # running from a checkout without installing
+        return "unknown"
 
 
 def run() -> None:

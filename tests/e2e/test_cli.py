@@ -61,6 +61,25 @@ def test_bad_usage_is_one_line_on_stderr_and_exit_2(
     assert err.startswith("kcoord: error: ")
 
 
+def test_no_command_names_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from coordinator.cli import main
+
+    assert main([]) == 2
+    _, err = capsys.readouterr()
+    for command in ("serve", "ping", "log dump", "pipeline"):
+        assert command in err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    from coordinator.cli import main
+
+    assert main(["--version"]) == 0
+    out, err = capsys.readouterr()
+    assert (out, err) == (f"kcoord {version('kcoord')}\n", "")
+
+
 def test_bad_usage_in_a_real_process() -> None:
     result = run_cli("serve", "-c", "no.such.key=1")
     assert result.returncode == 2
