@@ -80,6 +80,7 @@ ROUTES: Mapping[int, Route] = routes([
     Route(ApiKey.CREATE_TOPICS, "coordinator.broker.create_topics", "handle"),
     Route(ApiKey.DELETE_TOPICS, "coordinator.broker.delete_topics", "handle"),
     Route(ApiKey.INIT_PRODUCER_ID, "coordinator.broker.init_producer_id", "handle"),
+    Route(ApiKey.SASL_HANDSHAKE, "coordinator.broker.sasl_handshake", "handle"),
     # The group coordinator.
     Route(ApiKey.JOIN_GROUP, _GLUE, "join_group"),
     Route(ApiKey.SYNC_GROUP, f"{_CORE}.sync", "handle_sync_group", core=True),

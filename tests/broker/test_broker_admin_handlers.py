@@ -20,7 +20,7 @@ NOT_REQUESTED = -(2**31)
 
 
 def test_every_handler_is_registered_with_its_api_key() -> None:
-    assert sorted(BROKER_HANDLERS) == [0, 1, 2, 3, 10, 18, 19, 20, 22]
+    assert sorted(BROKER_HANDLERS) == [0, 1, 2, 3, 10, 17, 18, 19, 20, 22]
     for key in BROKER_HANDLERS:
         assert wire.lookup(key) is not None
 
@@ -434,3 +434,13 @@ async def test_create_topics_refuses_a_huge_partition_count_at_once(state: FakeS
         ErrorCode.INVALID_PARTITIONS, 0, ErrorCode.INVALID_PARTITIONS]
     assert "exceeds the maximum of 10000" in got.topics[0].error_message
     assert state.topics.get("huge") is None and state.topics.get("over") is None
+
+
+@pytest.mark.parametrize("version", [0, 1])
+async def test_sasl_handshake_on_a_plaintext_listener_is_illegal_sasl_state(
+    state: FakeState, version: int
+) -> None:
+    """Issue 15 item 15: answered as a Kafka PLAINTEXT listener answers it, not dropped."""
+    got = await call(state, 17, version, {"mechanism": "PLAIN"})
+    assert got is not None
+    assert (got.error_code, list(got.mechanisms)) == (ErrorCode.ILLEGAL_SASL_STATE, [])

@@ -21,6 +21,7 @@ from wire.apis import (
     offset_delete,
     offset_fetch,
     produce,
+    sasl_handshake,
     sync_group,
 )
 
@@ -45,5 +46,6 @@ __all__ = [
     "offset_delete",
     "offset_fetch",
     "produce",
+    "sasl_handshake",
     "sync_group",
 ]
