@@ -52,7 +52,7 @@ from coordinator.server.context import Handler
 from coordinator.server.context import RequestContext as ServerRequestContext
 from coordinator.server.sink import RecordSink
 from storage.errors import append_error_of
-from storage.records import Record
+from storage.records import RebalanceEventKey, RebalanceEventValue, Record
 
 __all__ = ["CoordinatorRuntime", "RuntimeClosed", "group_api", "wall_clock_ms"]
 
@@ -242,6 +242,8 @@ class CoordinatorRuntime:
             if error is None:
                 follow = self.coordinator.append_done(result, now)
                 self._deliver(result.replies)
+                if log.isEnabledFor(logging.INFO):
+                    log_group_events(result.records)
             else:
                 follow = self.coordinator.append_failed(result, append_error_of(error), now)
         except Exception:
@@ -379,6 +381,33 @@ class CoordinatorRuntime:
                 self._timer_scope = scope
                 await trio.sleep_forever()
             self._timer_scope = None
+
+
+_EVENT_LOG = {
+    "rebalance_start": "Preparing to rebalance group %s in generation %d (reason: %s).",
+    "member_expired": "Member %s in group %s has been removed (reason: %s).",
+    "rebalance_end": "Stabilized group %s generation %d with %d members.",
+    "group_deleted": "Group %s deleted.",
+}
+
+
+def log_group_events(records: Iterable[Record]) -> None:
+    """The group lifecycle at INFO, as Kafka's coordinator logs it, from the history records
+    that just reached the log (rebalance start and end, expired members, deletions)."""
+    for record in records:
+        key, value = record.key, record.value
+        if not isinstance(key, RebalanceEventKey) or not isinstance(value, RebalanceEventValue):
+            continue
+        event = value.event
+        if event == "rebalance_start":
+            log.info(_EVENT_LOG[event], key.group, value.generation, value.reason or "unknown")
+        elif event in ("member_expired", "member_leave"):
+            log.info(_EVENT_LOG["member_expired"], value.member_id, key.group,
+                     value.reason or "left the group")
+        elif event == "rebalance_end":
+            log.info(_EVENT_LOG[event], key.group, value.generation, len(value.members))
+        elif event == "group_deleted":
+            log.info(_EVENT_LOG[event], key.group)
 
 
 def group_api(handler: CoreHandler[Any]) -> Handler:

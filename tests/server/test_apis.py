@@ -111,3 +111,28 @@ async def test_consumer_protocol_apis_are_not_advertised_when_disabled() -> None
         assert {68, 69} <= await advertised({})
         keys = await advertised({"group.coordinator.rebalance.protocols": "classic"})
         assert not {68, 69} & keys and 12 in keys
+
+
+def test_group_lifecycle_is_logged_at_info(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 15 item 16: what Kafka's coordinator logs, from the appended history records."""
+    import logging
+
+    from coordinator.server.runtime import log_group_events
+    from storage.records import RebalanceEventKey, RebalanceEventValue, Record
+
+    def event(name: str, **kw: object) -> Record:
+        return Record(RebalanceEventKey("g"), RebalanceEventValue(name, 0, 3, **kw))  # type: ignore[arg-type]
+
+    with caplog.at_level(logging.INFO, logger="coordinator.server.runtime"):
+        log_group_events([
+            event("rebalance_start", reason="member join"),
+            event("member_expired", member_id="m1", reason="session timeout"),
+            event("rebalance_end", members=("m2", "m3")),
+            event("group_deleted"),
+        ])
+    assert [r.getMessage() for r in caplog.records] == [
+        "Preparing to rebalance group g in generation 3 (reason: member join).",
+        "Member m1 in group g has been removed (reason: session timeout).",
+        "Stabilized group g generation 3 with 2 members.",
+        "Group g deleted.",
+    ]
