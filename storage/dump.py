@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import datetime
 import json
 import os
 import sys
@@ -25,6 +26,7 @@ from storage.records import (
     RecordKey,
     RecordValue,
 )
+from wire.consumer_protocol import decode_assignment, decode_subscription
 
 from .directory import find_segments
 from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
@@ -96,6 +98,21 @@ def _key_fields(key: RecordKey | UnknownKey) -> tuple[str, dict[str, Any]]:
     return kind, to_fields(key)
 
 
+def _decoded(protocol_type: str, kind: str, data: bytes) -> Any:
+    """A consumer-protocol member's subscription (its topics) or assignment (topic ->
+    partitions), as ``describe_group`` shows them; other protocols' bytes as they are."""
+    if protocol_type != "consumer" or not data:
+        return data
+    try:
+        if kind == "subscription":
+            _, subscription = decode_subscription(data)
+            return {"topics": list(subscription["topics"])}
+        _, assignment = decode_assignment(data)
+        return {tp["topic"]: list(tp["partitions"]) for tp in assignment["assigned_partitions"]}
+    except Exception:  # not what the consumer protocol writes: show the bytes
+        return data
+
+
 def _value_fields(value: RecordValue) -> dict[str, Any]:
     if isinstance(value, OffsetCommitValue):
         return {
@@ -120,8 +137,9 @@ def _value_fields(value: RecordValue) -> dict[str, Any]:
                     "client_host": m.client_host,
                     "rebalance_timeout": m.rebalance_timeout,
                     "session_timeout": m.session_timeout,
-                    "subscription": m.subscription,
-                    "assignment": m.assignment,
+                    "subscription": _decoded(value.protocol_type, "subscription",
+                                             m.subscription),
+                    "assignment": _decoded(value.protocol_type, "assignment", m.assignment),
                 }
                 for m in value.members
             ],
@@ -174,6 +192,12 @@ def _json_default(obj: object) -> str:
     raise TypeError(f"cannot serialise {type(obj).__name__}")
 
 
+def _iso(ms: int) -> str:
+    """Epoch milliseconds as ISO-8601 UTC (the text dump's timestamps)."""
+    stamp = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _line(d: dict[str, Any]) -> str:
     head = f"offset: {d['offset']} segment: {d['segment']} pos: {d['pos']}"
     if d["type"] == "undecodable":
@@ -188,6 +212,8 @@ def _line(d: dict[str, Any]) -> str:
         return f"{text} payload: <undecodable: {d['error']}> value_hex: {d['value_hex']}"
     fields = []
     for k, v in d["value"].items():
+        if k.endswith("timestamp") and isinstance(v, int) and v >= 0:
+            v = _iso(v)
         if k == "members" and d["type"] == "group_metadata":
             v = (
                 "["
@@ -215,6 +241,11 @@ def main(
     )
     parser.add_argument("directory", metavar="DIR", help="the data directory (--data-dir)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument("--group", action="append", default=[], metavar="GROUP",
+                        help="only records of this group (repeatable)")
+    parser.add_argument("--type", action="append", default=[], metavar="TYPE", dest="types",
+                        help="only records of this type: offset_commit, group_metadata, "
+                        "rebalance_event, consumer_group_metadata, ... (repeatable)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -223,10 +254,18 @@ def main(
     if not os.path.isdir(directory):
         print(f"kcoord log dump: {directory}: not a directory", file=err)
         return 2
+    if not find_segments(directory):
+        print(f"kcoord log dump: {directory}: no kcoord log here (no segment files)", file=err)
+        return 2
+    groups, types = set(args.group), set(args.types)
     problems: list[str] = []
     try:
         for entry in iter_directory(directory, problems):
             d = _describe(entry)
+            if groups and d.get("key", {}).get("group") not in groups:
+                continue
+            if types and d["type"] not in types:
+                continue
             if args.json:
                 out.write(json.dumps(d, default=_json_default, ensure_ascii=False) + "\n")
             else:

@@ -48,14 +48,15 @@ def test_text_output(data_dir: str) -> None:
     assert lines[0] == (
         "offset: 0 segment: 00000000000000000000.log pos: 24 "
         "key: offset_commit::group=g1,topic=t,partition=0 "
-        "payload: offset=5,leader_epoch=-1,metadata=,commit_timestamp=1700000000000,"
+        "payload: offset=5,leader_epoch=-1,metadata=,commit_timestamp=2023-11-14T22:13:20.000Z,"
         "expire_timestamp=-1"
     )
     assert lines[1].startswith("offset: 1 segment: 00000000000000000000.log pos: 79 ")
     assert "key: group_metadata::group=g1 payload: protocol_type=consumer,generation=1," in lines[1]
     assert "members=[{member_id=m1,group_instance_id=null,client_id=c1," in lines[1]
     assert "subscription=0001,assignment=02}]" in lines[1]
-    assert "key: rebalance_event::group=g1 payload: event=rebalance_end,timestamp=9" in lines[2]
+    assert ("key: rebalance_event::group=g1 payload: event=rebalance_end,"
+            "timestamp=1970-01-01T00:00:00.009Z") in lines[2]
     assert lines[3].endswith("key: offset_commit::group=g1,topic=t,partition=0 payload: <DELETE>")
 
 
@@ -156,3 +157,30 @@ def test_dump_shows_consumer_group_records(tmp_path: object) -> None:
     assert entry["type"] == "consumer_group_target_assignment_member"
     assert entry["key_version"] == 7
     assert entry["value"]["topic_partitions"] == [{"topic_id": str(topic), "partitions": [0, 2]}]
+
+
+def test_filters_decoded_members_and_an_empty_directory(data_dir: str, tmp_path: object) -> None:
+    """Issue 15 item 18: --group and --type filter; a consumer-protocol member's subscription
+    and assignment are decoded; a directory without a log is an error, not silence."""
+    from wire.consumer_protocol import encode_assignment, encode_subscription
+
+    subscription = encode_subscription(0, {"topics": ["t"], "user_data": None})
+    assignment = encode_assignment(0, {"assigned_partitions": [
+        {"topic": "t", "partitions": [0, 2]}], "user_data": None})
+    member = MemberMetadata("m9", None, "c9", "/h", 300, 100, subscription, assignment)
+    with Log.open(data_dir) as log:
+        log.append([
+            Record(OffsetCommitKey("g1", "t", 0), OffsetCommitValue(5, -1, "", 1)),
+            Record(OffsetCommitKey("g2", "t", 0), OffsetCommitValue(6, -1, "", 1)),
+            Record(GroupMetadataKey("g2"),
+                   GroupMetadataValue("consumer", 1, "range", "m9", 1, (member,))),
+        ])
+    code, out, _ = run([data_dir, "--group", "g2"])
+    assert code == 0 and len(out.splitlines()) == 2
+    code, out, _ = run([data_dir, "--group", "g2", "--type", "group_metadata"])
+    (line,) = out.splitlines()
+    assert "subscription={topics=[t]},assignment={t=[0;2]}" in line
+    empty = os.path.join(str(tmp_path), "empty")
+    os.makedirs(empty)
+    code, out, err = run([empty])
+    assert code == 2 and out == "" and "no kcoord log here" in err
