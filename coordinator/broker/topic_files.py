@@ -149,7 +149,7 @@ class TopicFiles:
 
     def sync(self) -> None:
         """Flush every partition log with unsynced writes (the interval policy's tick)."""
-        for partition_log in self._logs.values():
+        for partition_log in list(self._logs.values()):  # may run in a worker thread
             if partition_log.dirty:
                 partition_log.sync()
 

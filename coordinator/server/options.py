@@ -58,7 +58,7 @@ class ServeOptions:
     properties: Mapping[str, str] = field(default_factory=dict)
     #: The broker keys as ``validate_broker_config`` normalised them (defaults filled in).
     broker_config: Mapping[str, str] = field(default_factory=dict)
-    fsync: FsyncPolicy = "always"
+    fsync: FsyncPolicy = "interval"
     #: What to do with corruption in the middle of the log: "fail" (refuse to start) or
     #: "truncate" (drop from the corruption on, and report it).
     recover: RecoverMode = "fail"

@@ -54,7 +54,7 @@ class ServerProcess:
         self,
         data_dir: Path,
         *,
-        fsync: str = "always",
+        fsync: str | None = "always",
         topics: Sequence[str] = (),
         config: dict[str, str] | None = None,
         log_level: str = "info",
@@ -75,9 +75,10 @@ class ServerProcess:
     def argv(self) -> list[str]:
         args = [
             sys.executable, "-m", "coordinator", "serve", "--port", "0",
-            "--data-dir", str(self.data_dir), "--fsync", self.fsync,
-            "--log-level", self.log_level,
+            "--data-dir", str(self.data_dir), "--log-level", self.log_level,
         ]  # fmt: skip
+        if self.fsync is not None:  # None: kcoord's default policy
+            args += ["--fsync", self.fsync]
         for topic in self.topics:
             args += ["--topic", topic]
         for key, value in self.config.items():
