@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
@@ -219,6 +220,7 @@ def _run_serve(args: argparse.Namespace) -> int:
         options = _options(args)
     except ConfigError as exc:
         raise _UsageError(str(exc)) from None
+    _check_data_dir(args.data_dir)
     _configure_logging(args.log_level)
     import trio
 
@@ -240,6 +242,22 @@ def _run_serve(args: argparse.Namespace) -> int:
             return EXIT_FAILURE
         raise
     return 0
+
+
+def _check_data_dir(path: str) -> None:
+    """The data directory must be a directory kcoord can write (checked before anything
+    binds, so "listening" is never printed for a server that cannot start)."""
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise _UsageError(f"--data-dir {path}: not a directory")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise _UsageError(f"--data-dir {path}: not writable")
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise _UsageError(f"--data-dir {path}: cannot be created in {parent}")
 
 
 def _single_leaf(exc: BaseException) -> BaseException:

@@ -61,6 +61,18 @@ def test_bad_usage_is_one_line_on_stderr_and_exit_2(
     assert err.startswith("kcoord: error: ")
 
 
+def test_a_data_dir_that_cannot_be_one_is_refused_before_listening(tmp_path: Path) -> None:
+    """Issue 15 item 12: one line naming the path, exit 2, and no "listening" line."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a directory")
+    for data_dir, why in ((a_file, "not a directory"), (a_file / "sub", "cannot be created")):
+        result = run_cli("serve", "--port", "0", "--data-dir", str(data_dir))
+        assert result.returncode == 2
+        assert result.stdout == ""
+        assert result.stderr == f"kcoord: error: --data-dir {data_dir}: {why}" + (
+            f" in {a_file}\n" if why == "cannot be created" else "\n")
+
+
 def test_no_command_names_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     from coordinator.cli import main
 
