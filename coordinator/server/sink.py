@@ -117,10 +117,11 @@ class LogSink:
         await self._alog.append(records)
 
     def append_nowait(self, records: Sequence[Record]) -> bool:
-        """Under ``--fsync never`` an append is one ``write`` into the page cache: do it on
-        the event loop rather than paying a worker-thread round trip. Other policies
-        fsync (always, or inline once per interval): those go through ``append``."""
-        if self._fsync != "never":
+        """Under ``--fsync never`` and ``interval`` an append is one ``write`` into the page
+        cache: do it on the event loop rather than paying a worker-thread round trip (the
+        interval's fsync runs in the flusher's worker thread; the log's lock orders the
+        two). Under ``always`` every append fsyncs: that goes through ``append``."""
+        if self._fsync == "always":
             return False
         self._alog.log.write_batch(EncodedBatch.encode(records))
         return True
