@@ -346,9 +346,7 @@ class TopicStore:
                 restored += len(batches)
                 for producer_id in partition.producer_ids:
                     self._next_producer_id = max(self._next_producer_id, producer_id + 1)
-            self._topics[loaded.name] = topic
-            self._by_id[loaded.topic_id] = topic
-            self._collision_keys[_collision_key(loaded.name)] = loaded.name
+            self._register(topic)
         self.version += 1
         self.files = files
         return restored
@@ -412,12 +410,15 @@ class TopicStore:
         topic = Topic(
             name, topic_id, [PartitionLog(i) for i in range(num_partitions)], dict(configs or {})
         )
-        self._topics[name] = topic
-        self._by_id[topic_id] = topic
-        self._collision_keys[_collision_key(name)] = name
+        self._register(topic)
         self.version += 1
         self.notify()
         return topic
+
+    def _register(self, topic: Topic) -> None:
+        self._topics[topic.name] = topic
+        self._by_id[topic.topic_id] = topic
+        self._collision_keys[_collision_key(topic.name)] = topic.name
 
     def ensure_topic(self, name: str, num_partitions: int) -> Topic:
         """The topic, auto-created with ``num_partitions`` if it does not exist."""

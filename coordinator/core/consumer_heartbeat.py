@@ -175,13 +175,13 @@ def _heartbeat(
     if not config.consumer_protocol_enabled:
         raise HeartbeatError(ErrorCode.UNSUPPORTED_VERSION,
                              "The consumer group protocol is disabled.")
-    regex = _validate(req, ctx.api_version, config.consumer_assignors)
+    _validate(req, ctx.api_version, config.consumer_assignors)
     epoch = req["member_epoch"]
     if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
         return _leave(engine, req, now_ms, fx)
     group = _group_for_join(engine, req["group_id"], epoch, fx)
     writer = RecordWriter(group, fx)
-    member, replaced = _member(engine, group, req, ctx, writer)
+    member, replaced = _member(engine, group, req)
     old = member.current
     names = req["subscribed_topic_names"]
     regex_text = req["subscribed_topic_regex"]
@@ -196,8 +196,6 @@ def _heartbeat(
     if new_member or updated != member.metadata_value():
         writer.write(ConsumerGroupMemberMetadataKey(group.group_id, member.member_id), updated)
         member = group.members[member.member_id]
-    if regex is None and member.subscribed_topic_regex is not None:
-        regex = compile_regex(member.subscribed_topic_regex)
 
     subscribed, metadata_hash = group.subscriptions(engine.topics_image)
     if subscription_changed or metadata_hash != group.metadata_hash:
@@ -254,8 +252,8 @@ def _heartbeat(
 
 def _validate(
     req: ConsumerGroupHeartbeatRequest, version: int, assignors: Sequence[str]
-) -> re.Pattern[str] | None:
-    """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid; the compiled regex, if any."""
+) -> None:
+    """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, and a regex that compiles."""
     epoch = req["member_epoch"]
     if req["group_id"] == "":
         raise _invalid("GroupId can't be empty.")
@@ -290,9 +288,9 @@ def _validate(
         )
     regex = req["subscribed_topic_regex"]
     if regex is None:
-        return None
+        return
     try:
-        return compile_regex(regex)
+        compile_regex(regex)
     except (re.error, RecursionError, OverflowError) as exc:
         raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION,
                              f"SubscribedTopicRegex `{regex}` is not a valid regular "
@@ -325,11 +323,7 @@ def _group_for_join(engine: Engine, group_id: str, epoch: int, fx: Effects) -> C
 
 
 def _member(
-    engine: Engine,
-    group: ConsumerGroup,
-    req: ConsumerGroupHeartbeatRequest,
-    ctx: RequestContext,
-    writer: RecordWriter,
+    engine: Engine, group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest
 ) -> tuple[ConsumerMember, ConsumerMember | None]:
     """(the member, the static member it replaces or None), checking ids and epochs."""
     epoch = req["member_epoch"]

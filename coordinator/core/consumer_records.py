@@ -5,16 +5,9 @@ group epoch (``fence_member``: a leave, a session or rebalance timeout)."""
 
 from __future__ import annotations
 
-import re
-
 from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_group import (
-    CONSUMER_STABLE,
-    ConsumerGroup,
-    ConsumerMember,
-    compiled_regex,
-)
+from coordinator.core.consumer_group import CONSUMER_STABLE, ConsumerGroup, ConsumerMember
 from coordinator.core.engine import Engine
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.timers import ConsumerRebalanceTimerKey, ConsumerSessionTimerKey
@@ -41,14 +34,14 @@ __all__ = [
     "expire_consumer_member",
     "fence_member",
     "note_if_stable",
-    "regex_of",
     "remove_member_records",
 ]
 
 
 def drop_empty_consumer_group(engine: Engine, group: ConsumerGroup, fx: Effects) -> None:
-    """An empty consumer group turns classic (a classic JoinGroup): its epoch and target
-    records are tombstoned, its offsets stay."""
+    """Forget an empty consumer group (a classic JoinGroup takes the id, DeleteGroups, or
+    offset expiry left it without offsets): its epoch and target records are tombstoned;
+    offsets are the caller's business."""
     writer = RecordWriter(group, fx)
     writer.write(ConsumerGroupTargetAssignmentMetadataKey(group.group_id), None)
     writer.write(ConsumerGroupMetadataKey(group.group_id), None)
@@ -111,11 +104,6 @@ def expire_consumer_member(
               else "rebalance timeout")
     fence_member(engine, group, member, fx, now_ms, "member_expired", reason)
     fx.after_append(RebuildOnFailure(engine, group.group_id, None))
-
-
-def regex_of(member: ConsumerMember) -> re.Pattern[str] | None:
-    """The member's subscription regex, compiled."""
-    return compiled_regex(member.subscribed_topic_regex)
 
 
 def remove_member_records(group: ConsumerGroup, member_id: str, writer: RecordWriter) -> None:

@@ -55,7 +55,9 @@ class TopicsImage:
         return int.from_bytes(digest, "big", signed=True)
 
 
-EMPTY_IMAGE = TopicsImage()
+#: What the core sees before the broker hands it topics; its version matches no topic store's
+#: (those start at 0), so the first request always installs the broker's image.
+EMPTY_IMAGE = TopicsImage(version=-1)
 
 _REGEX_CACHE: dict[str, re.Pattern[str]] = {}
 

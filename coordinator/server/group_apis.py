@@ -34,7 +34,7 @@ from coordinator.core import (
 )
 from coordinator.core.consumer_describe import handle_consumer_group_describe
 from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
-from coordinator.core.topics_image import EMPTY_IMAGE, TopicsImage
+from coordinator.core.topics_image import TopicsImage
 from coordinator.server.context import RequestContext
 from coordinator.server.runtime import CoordinatorRuntime
 
@@ -302,11 +302,11 @@ def refresh_topics_image(ctx: RequestContext) -> None:
     if store is None:
         return
     engine = _runtime(ctx).coordinator
-    if engine.topics_image.version == store.version and engine.topics_image is not EMPTY_IMAGE:
+    if engine.topics_image.version == store.version:
         return
+    topics = (store.get(name) for name in store.names())
     engine.topics_image = TopicsImage(
-        ((name, store.get(name).topic_id, len(store.get(name).partitions))
-         for name in store.names()),
+        ((topic.name, topic.topic_id, len(topic.partitions)) for topic in topics),
         version=store.version,
     )
 
