@@ -15,8 +15,10 @@
   partitions carry -1 offsets and empty records, as Kafka's.
 - Long-poll: without an error, the answer waits up to ``max_wait_ms`` for ``min_bytes``
   to become readable, woken by Produce (and topic creation/deletion).
-- ``isolation_level`` 1 (read_committed) reads up to the last stable offset (= the high
-  watermark: there are no transactions) and reports ``aborted_transactions`` [];
+- ``isolation_level`` 1 (read_committed) reads up to the last stable offset (the first
+  offset of the earliest open transaction) and lists the aborted transactions that
+  overlap the returned batches (``producer_id``, ``first_offset``), so the client drops
+  their records; control batches (markers) are returned like any batch.
   read_uncommitted reports null.
 - ``records`` is never null: b"" when there is nothing (librdkafka needs that).
 """
@@ -32,8 +34,9 @@ import trio
 import wire
 from coordinator.broker import config as broker_config
 from coordinator.broker.common import store_of
-from coordinator.broker.topics import FetchTarget, TopicStore
+from coordinator.broker.topics import FetchTarget, PartitionLog, TopicStore
 from wire import ErrorCode
+from wire.records import parse_batches
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
@@ -93,6 +96,18 @@ def _failed(index: int, code: ErrorCode) -> dict[str, Any]:
     }
 
 
+def _aborted(partition: PartitionLog, fetch_offset: int, batches: list[bytes]) -> list[Any]:
+    """The aborted transactions overlapping what a read_committed fetch returns (Kafka's
+    ``collectAbortedTransactions`` up to the offset after the last returned batch)."""
+    if not batches:
+        return []
+    (last,) = parse_batches(batches[-1], verify_crc=False)
+    return [
+        {"producer_id": t.producer_id, "first_offset": t.first_offset}
+        for t in partition.aborted_transactions(fetch_offset, last.last_offset + 1)
+    ]
+
+
 class _Reader:
     """Reads partitions in request order, sharing the response's byte budget."""
 
@@ -132,7 +147,9 @@ class _Reader:
             "high_watermark": partition.high_watermark,
             "last_stable_offset": partition.last_stable_offset,
             "log_start_offset": partition.log_start_offset,
-            "aborted_transactions": [] if self.read_committed else None,
+            "aborted_transactions": (
+                _aborted(partition, wanted.fetch_offset, batches) if self.read_committed else None
+            ),
             "records": records,
         }
 

@@ -2,10 +2,9 @@
 
 - key_type 0 (group): this broker. v0-3 carry one ``key``; v4+ batch ``coordinator_keys``
   into ``coordinators[]``.
-- key_type 1 (transaction): kcoord has no transaction coordinator. A Kafka broker whose
-  ``__transaction_state`` topic is unavailable answers COORDINATOR_NOT_AVAILABLE; so does
-  kcoord. The error is retriable: a transactional producer keeps looking until its own
-  timeout and then fails with a timeout, without touching the connection.
+- key_type 1 (transaction): this broker, which runs the transaction coordinator. A server
+  without one (no topic store) answers COORDINATOR_NOT_AVAILABLE, as a Kafka broker whose
+  ``__transaction_state`` topic is unavailable does.
 - key_type 2 (share, KIP-932) and unknown key types: INVALID_REQUEST, as Kafka does without
   a share coordinator.
 
@@ -29,13 +28,15 @@ KEY_TYPE_GROUP = 0
 KEY_TYPE_TRANSACTION = 1
 _BATCHED_VERSION = 4
 
-_TRANSACTIONS_MESSAGE = "The coordinator is not available: kcoord does not implement transactions."
+_TRANSACTIONS_MESSAGE = "The coordinator is not available."
 
 
-def _lookup(key_type: int) -> tuple[ErrorCode, str | None]:
+def _lookup(key_type: int, transactions: bool) -> tuple[ErrorCode, str | None]:
     if key_type == KEY_TYPE_GROUP:
         return ErrorCode.NONE, None
     if key_type == KEY_TYPE_TRANSACTION:
+        if transactions:
+            return ErrorCode.NONE, None
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, _TRANSACTIONS_MESSAGE
     return ErrorCode.INVALID_REQUEST, f"Unsupported coordinator key type {key_type}."
 
@@ -50,7 +51,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     """Name the coordinator of each key."""
     body = request.body
     identity = ctx.state.identity
-    error, message = _lookup(body.key_type)
+    error, message = _lookup(body.key_type, getattr(ctx.state, "transactions", None) is not None)
     if request.api_version >= _BATCHED_VERSION:
         return {
             "throttle_time_ms": 0,

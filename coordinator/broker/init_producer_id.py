@@ -1,15 +1,11 @@
-"""InitProducerId (key 22), versions 0-5: producer ids for idempotent producers.
+"""InitProducerId (key 22), versions 0-5: producer ids.
 
 As Kafka's ``TransactionCoordinator.handleInitProducerId`` does for a null
 ``transactional_id``: a fresh producer id with epoch 0 every time (v3+ ``producer_id`` /
 ``producer_epoch`` are checked for consistency, then ignored: given one without the other
-is INVALID_REQUEST).
-
-kcoord has no transaction coordinator. An empty ``transactional_id`` is INVALID_REQUEST as
-in Kafka; any other gets NOT_COORDINATOR, Kafka's answer from a broker that does not own
-the transactional id's ``__transaction_state`` partition. Clients treat it as retriable
-and look the coordinator up again, which FindCoordinator refuses with
-COORDINATOR_NOT_AVAILABLE, so a transactional producer ends in its own timeout.
+is INVALID_REQUEST). A transactional id goes to the transaction coordinator
+(``coordinator/server/txn_apis.py``): the id's producer id and next epoch, fencing the
+previous producer; an empty one is INVALID_REQUEST as in Kafka.
 """
 
 from __future__ import annotations
@@ -46,7 +42,9 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     if body.transactional_id is not None:
         if body.transactional_id == "":
             return _error(ErrorCode.INVALID_REQUEST)
-        return _error(ErrorCode.NOT_COORDINATOR)
+        from coordinator.server.txn_apis import init_producer_id
+
+        return await init_producer_id(ctx, request)
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,

@@ -9,9 +9,11 @@ UNSUPPORTED_COMPRESSION_TYPE); ``acks`` other than 0, 1, -1 is INVALID_REQUIRED_
 Idempotent producers' sequences are checked per partition (OUT_OF_ORDER_SEQUENCE_NUMBER,
 INVALID_PRODUCER_EPOCH) and a retried batch gets its first append's offset back.
 
-There are no transactions: transactional batches without a ``transactional_id`` are
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the whole request (as Kafka), and with one they
-are INVALID_TXN_STATE (the partition was never added to a transaction).
+Transactional batches without a ``transactional_id`` are
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the whole request (as Kafka). With one, a batch
+that would open a transaction on a partition the transaction coordinator does not have in
+the producer's transaction is INVALID_TXN_STATE (Kafka's transaction verification,
+``transaction.partition.verification.enable``, on by default).
 
 ``acks=0`` appends and returns None: Kafka sends no response.
 """
@@ -25,7 +27,9 @@ from coordinator.broker import config as broker_config
 from coordinator.broker.batches import validate_produced_batch
 from coordinator.broker.common import store_of
 from coordinator.broker.errors import BrokerError
-from coordinator.broker.topics import Topic, TopicStore
+from coordinator.broker.topics import Topic
+from coordinator.server.txn_apis import transactions_of
+from coordinator.txn import TopicPartition
 from wire import ErrorCode
 from wire.records import ATTR_TRANSACTIONAL
 
@@ -57,25 +61,33 @@ def _is_transactional(records: bytes | None) -> bool:
 
 
 def _append(
-    store: TopicStore,
+    ctx: RequestContext,
     topic: Topic,
     index: int,
     records: bytes | None,
-    version: int,
+    transactional_id: str | None,
     max_message_bytes: int,
 ) -> dict[str, Any]:
     partition = topic.partition(index)
     if partition is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     try:
-        header = validate_produced_batch(records, version, max_message_bytes)
+        header = validate_produced_batch(records, ctx.api_version, max_message_bytes)
+        verified = True
         if header.is_transactional:
-            raise BrokerError(
-                ErrorCode.INVALID_TXN_STATE,
-                "Transactional records are not supported: kcoord does not implement transactions.",
+            runtime = transactions_of(ctx)
+            verified = (
+                runtime is not None
+                and transactional_id is not None
+                and runtime.in_transaction(
+                    transactional_id, header.producer_id, header.producer_epoch,
+                    TopicPartition(topic.name, index),
+                )
             )
         assert records is not None
-        base_offset = store.append(topic.name, index, records, header)
+        base_offset = store_of(ctx).append(
+            topic.name, index, records, header, verified=verified
+        )
     except BrokerError as exc:
         return _failed(index, exc.code, exc.message)
     return {
@@ -118,7 +130,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                 partitions.append(_failed(data.index, unknown))
             else:
                 partitions.append(
-                    _append(store, topic, data.index, data.records, version, max_message_bytes)
+                    _append(ctx, topic, data.index, data.records, body.transactional_id,
+                            max_message_bytes)
                 )
         responses.append(
             {

@@ -2,9 +2,10 @@
 
 A topic has a stable random topic id and partitions; a partition is a list of magic-v2
 record batches whose base offsets the store assigns by rewriting them on append (the CRC
-does not cover the base offset, so the client's CRC stays valid). There are no
-transactions, so the last stable offset is the high watermark, and with one replica the
-high watermark is the log end offset.
+does not cover the base offset, so the client's CRC stays valid). Each partition's
+producer state, open transactions, last stable offset and aborted-transaction index are
+``coordinator.txn.partition.PartitionTransactions`` (Kafka's ProducerStateManager and
+transaction index); with one replica the high watermark is the log end offset.
 
 Everything is plain methods, testable without Trio, except :meth:`TopicStore.wait_for_data`,
 the Fetch long-poll: every change (append, create, delete) sets the store's current
@@ -25,7 +26,10 @@ from typing import TYPE_CHECKING
 import trio
 
 from coordinator.broker.batches import record_timestamps
+from coordinator.broker.control_batches import batch_info, control_batch
 from coordinator.broker.errors import BrokerError
+from coordinator.txn.partition import AbortedTxn, PartitionTransactions
+from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
 from wire import ErrorCode
 from wire.records import RecordBatchHeader, parse_batches, with_base_offset
 
@@ -44,8 +48,6 @@ __all__ = [
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 _NO_LEADER_EPOCH = struct.pack(">i", -1)
-_BATCHES_TO_RETAIN = 5  # Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
-_INT32_MAX = 2**31 - 1
 
 
 def validate_topic_name(name: str) -> None:
@@ -83,23 +85,6 @@ class StoredBatch:
     data: bytes
 
 
-@dataclass(slots=True)
-class _ProducerEntry:
-    epoch: int
-    # (first sequence, last sequence, base offset) of the last few batches
-    batches: list[tuple[int, int, int]] = field(default_factory=list)
-
-
-def _last_sequence(base_sequence: int, delta: int) -> int:
-    if base_sequence > _INT32_MAX - delta:
-        return delta - (_INT32_MAX - base_sequence) - 1
-    return base_sequence + delta
-
-
-def _in_sequence(last: int, following: int) -> bool:
-    return following == last + 1 or (following == 0 and last == _INT32_MAX)
-
-
 class PartitionLog:
     """One partition's batches and offsets."""
 
@@ -109,7 +94,8 @@ class PartitionLog:
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.size_bytes = 0
-        self._producers: dict[int, _ProducerEntry] = {}
+        #: Producer state, open transactions, the LSO and the aborted-transaction index.
+        self.txn = PartitionTransactions(str(index))
 
     @property
     def high_watermark(self) -> int:
@@ -118,12 +104,16 @@ class PartitionLog:
 
     @property
     def last_stable_offset(self) -> int:
-        """No transactions: nothing is pending."""
-        return self.high_watermark
+        """The first offset of the earliest open transaction, else the high watermark."""
+        return self.txn.last_stable_offset
 
     def fetchable_offset(self, read_committed: bool) -> int:
         """Where reads stop: the LSO for read_committed, else the high watermark."""
         return self.last_stable_offset if read_committed else self.high_watermark
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound) (read_committed)."""
+        return self.txn.aborted_transactions(fetch_offset, upper_bound)
 
     # -- writes -----------------------------------------------------------------------
 
@@ -132,20 +122,29 @@ class PartitionLog:
         batch: bytes,
         header: RecordBatchHeader,
         persist: Callable[[int, bytes], None] | None = None,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
+        verified: bool = True,
     ) -> int:
         """Append one validated batch; its base offset (an earlier one for a duplicate
-        of an idempotent producer's recent batch). BrokerError for sequence errors.
-        ``persist(base_offset, data)`` writes the batch first; if it raises, nothing
-        changes."""
-        duplicate = self._check_producer(header)
-        if duplicate is not None:
-            return duplicate
+        of an idempotent producer's recent batch). BrokerError for producer-state errors
+        (sequence, epoch, transaction state). ``persist(base_offset, data)`` writes the
+        batch first; if it raises, nothing changes. ``verified`` False: the transaction
+        coordinator does not know this partition in the producer's transaction, so a
+        transactional batch that would open one is INVALID_TXN_STATE."""
+        try:
+            check = self.txn.check_append(batch_info(header, batch), origin, verified)
+        except ProducerStateError as exc:
+            raise BrokerError(exc.code, str(exc)) from None
+        if check.duplicate is not None:
+            return check.duplicate.first_offset
         base_offset = self.log_end_offset
         data = with_base_offset(batch[: header.size], base_offset)
         data = data[:12] + _NO_LEADER_EPOCH + data[16:]
         if persist is not None:
             persist(base_offset, data)
         self._take(data, header, base_offset)
+        self.txn.apply_append(check)
+        self.txn.update_high_watermark(self.log_end_offset)
         return base_offset
 
     def restore(self, data: bytes) -> None:
@@ -156,65 +155,24 @@ class PartitionLog:
                              f"end {self.log_end_offset}")
         if not self.batches:
             self.log_start_offset = header.base_offset
+            self.txn = PartitionTransactions(str(self.index), header.base_offset)
+        self.txn.log_end_offset = header.base_offset
+        self.txn.producers.map_end_offset = header.base_offset
+        check = self.txn.check_append(batch_info(header, data), AppendOrigin.REPLICATION)
         self._take(data, header, header.base_offset)
+        self.txn.apply_append(check)
+        self.txn.update_high_watermark(self.log_end_offset)
 
     def _take(self, data: bytes, header: RecordBatchHeader, base_offset: int) -> None:
         last_offset = base_offset + header.last_offset_delta
         self.batches.append(StoredBatch(base_offset, last_offset, header.max_timestamp, data))
         self.log_end_offset = last_offset + 1
         self.size_bytes += len(data)
-        self._record_producer(header, base_offset)
 
     @property
     def producer_ids(self) -> list[int]:
         """Producers with state here."""
-        return list(self._producers)
-
-    def _check_producer(self, header: RecordBatchHeader) -> int | None:
-        if header.producer_id < 0:
-            return None
-        entry = self._producers.get(header.producer_id)
-        if entry is None:
-            return None  # no state (new producer): any sequence is accepted, as in Kafka
-        first = header.base_sequence
-        last = _last_sequence(first, header.last_offset_delta)
-        if header.producer_epoch < entry.epoch:
-            raise BrokerError(
-                ErrorCode.INVALID_PRODUCER_EPOCH,
-                f"Epoch of producer {header.producer_id} is {header.producer_epoch}, which is "
-                f"smaller than the last seen epoch {entry.epoch}",
-            )
-        if header.producer_epoch != entry.epoch:
-            if first != 0:
-                raise BrokerError(
-                    ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                    f"Invalid sequence number for new epoch of producer {header.producer_id}: "
-                    f"{header.producer_epoch} (request epoch), {first} (seq. number), "
-                    f"{entry.epoch} (current producer epoch)",
-                )
-            return None
-        for seen_first, seen_last, seen_offset in entry.batches:
-            if (seen_first, seen_last) == (first, last):
-                return seen_offset
-        current_last = entry.batches[-1][1] if entry.batches else -1
-        if not _in_sequence(current_last, first):
-            raise BrokerError(
-                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                f"Out of order sequence number for producer {header.producer_id}: {first} "
-                f"(incoming seq. number), {current_last} (current end sequence number)",
-            )
-        return None
-
-    def _record_producer(self, header: RecordBatchHeader, base_offset: int) -> None:
-        if header.producer_id < 0:
-            return
-        entry = self._producers.get(header.producer_id)
-        if entry is None or entry.epoch != header.producer_epoch:
-            entry = _ProducerEntry(header.producer_epoch)
-            self._producers[header.producer_id] = entry
-        last = _last_sequence(header.base_sequence, header.last_offset_delta)
-        entry.batches.append((header.base_sequence, last, base_offset))
-        del entry.batches[:-_BATCHES_TO_RETAIN]
+        return list(self.txn.producers.producers)
 
     # -- reads ------------------------------------------------------------------------
 
@@ -444,7 +402,15 @@ class TopicStore:
 
     # -- produce ----------------------------------------------------------------------
 
-    def append(self, name: str, index: int, batch: bytes, header: RecordBatchHeader) -> int:
+    def append(
+        self,
+        name: str,
+        index: int,
+        batch: bytes,
+        header: RecordBatchHeader,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
+        verified: bool = True,
+    ) -> int:
         """Append a validated batch to a partition; its base offset. Wakes waiting fetches."""
         partition = self.partition(name, index)
         if partition is None:
@@ -460,10 +426,29 @@ class TopicStore:
             def persist(base: int, data: bytes) -> None:
                 files.appended(topic_id, index, base, data)
 
-        base_offset = partition.append(batch, header, persist)
+        base_offset = partition.append(batch, header, persist, origin, verified)
         if partition.log_end_offset != end:
             self.notify()
         return base_offset
+
+    def write_marker(
+        self,
+        name: str,
+        index: int,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        timestamp: int,
+    ) -> None:
+        """End ``producer_id``'s transaction on a partition with a COMMIT or ABORT marker
+        (Kafka's WriteTxnMarkers). A partition that no longer exists is skipped, as Kafka's
+        marker channel drops markers for deleted partitions."""
+        if self.partition(name, index) is None:
+            return
+        data = control_batch(producer_id, producer_epoch, coordinator_epoch, commit, timestamp)
+        (header,) = parse_batches(data)
+        self.append(name, index, data, header, AppendOrigin.COORDINATOR)
 
     def next_producer_id(self) -> int:
         """A producer id never handed out before by this store (InitProducerId)."""

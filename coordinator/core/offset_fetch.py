@@ -1,10 +1,11 @@
 """OffsetFetch (API 9), versions 0-10, in its v8+ shape (several groups per request).
 
 Version notes: v2 topics None = every committed partition; v5 leader epoch; v7
-require_stable (KIP-447) -- there are no transactional offsets here, so nothing is ever
-unstable; v8 several groups per request. The broker wraps v0-7's single group in the v8
-shape, and resolves v10's topic ids (coordinator/server/group_apis.py). Offsets are read
-from hard state: a commit whose append is still in flight is not visible yet.
+require_stable (KIP-447): a partition with a transaction's offset still pending answers
+UNSTABLE_OFFSET_COMMIT and offset -1 (the client retries until the marker); v8 several
+groups per request. The broker wraps v0-7's single group in the v8 shape, and resolves v10's
+topic ids (coordinator/server/group_apis.py). Offsets are read from hard state: a commit
+whose append is still in flight is not visible yet.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from coordinator.core.messages import (
 )
 from coordinator.core.result import Reply, ReplyToken, Result
 from coordinator.core.state import DEAD
+from coordinator.core.txn_offsets import has_pending_offset
 from storage.records import OffsetCommitValue
 from wire.constants import ErrorCode
 
@@ -88,6 +90,25 @@ def handle_offset_fetch(
                     "partitions": [_fetched(p, offsets.get((name, p)))
                                    for p in t["partition_indexes"]],
                 })
+        if req["require_stable"] and engine.pending_txn_offsets:
+            out = _unstable_marked(engine, group_id, out)
         groups.append({"group_id": group_id, "error_code": ErrorCode.NONE, "topics": out})
     response: OffsetFetchResponse = {"groups": groups}
     return Result((), (Reply(token, response),))
+
+
+def _unstable_marked(
+    engine: Engine, group_id: str, topics: list[OffsetFetchResponseTopic]
+) -> list[OffsetFetchResponseTopic]:
+    """Partitions with a pending transactional offset: UNSTABLE_OFFSET_COMMIT, offset -1."""
+    out: list[OffsetFetchResponseTopic] = []
+    for t in topics:
+        name = t["name"]
+        partitions: list[OffsetFetchResponsePartition] = []
+        for p in t["partitions"]:
+            if has_pending_offset(engine, group_id, name, p["partition_index"]):
+                p = {**_fetched(p["partition_index"], None),
+                     "error_code": ErrorCode.UNSTABLE_OFFSET_COMMIT}
+            partitions.append(p)
+        out.append({"name": name, "partitions": partitions})
+    return out

@@ -68,6 +68,7 @@ def routes(entries: Iterable[Route]) -> Mapping[int, Route]:
 
 _CORE = "coordinator.core"
 _GLUE = "coordinator.server.group_apis"
+_TXN = "coordinator.server.txn_apis"
 
 ROUTES: Mapping[int, Route] = routes([
     # The broker surface.
@@ -92,6 +93,11 @@ ROUTES: Mapping[int, Route] = routes([
     Route(ApiKey.LIST_GROUPS, f"{_CORE}.list_groups", "handle_list_groups", core=True),
     Route(ApiKey.DELETE_GROUPS, f"{_CORE}.delete_groups", "handle_delete_groups", core=True),
     Route(ApiKey.OFFSET_DELETE, _GLUE, "offset_delete"),
+    # Transactions (the transaction coordinator; TxnOffsetCommit reaches the groups').
+    Route(ApiKey.ADD_PARTITIONS_TO_TXN, _TXN, "add_partitions_to_txn"),
+    Route(ApiKey.ADD_OFFSETS_TO_TXN, _TXN, "add_offsets_to_txn"),
+    Route(ApiKey.END_TXN, _TXN, "end_txn"),
+    Route(ApiKey.TXN_OFFSET_COMMIT, _TXN, "txn_offset_commit"),
     Route(ApiKey.CONSUMER_GROUP_HEARTBEAT, _GLUE, "consumer_group_heartbeat"),
     Route(ApiKey.CONSUMER_GROUP_DESCRIBE, _GLUE, "consumer_group_describe"),
 ])

@@ -69,6 +69,8 @@ class Server:
         self.config = config
         self.topics: Any = None
         self.groups: Any = None
+        #: The transaction runtime (``coordinator.server.txn_runtime.TransactionRuntime``).
+        self.transactions: Any = None
         #: Updated in place when loading completes (connections hold a reference).
         self.handlers: dict[int, Handler] = dict(handlers)
         #: The handler table's keys: what ApiVersions advertises, already before loading.
@@ -268,11 +270,28 @@ async def serve(
                 server.groups = runtime
                 async with trio.open_nursery() as core_nursery:
                     await core_nursery.start(runtime.run)
+                    server.transactions = await _start_transactions(
+                        core_nursery, server, runtime, options
+                    )
                     if server.topics.files is not None and options.fsync == "interval":
                         core_nursery.start_soon(_flush_topics, server.topics.files)
                     server.handlers.update(handlers)
                     server.loaded.set()
                     task_status.started(RunningServer(host, port, server))
+
+
+async def _start_transactions(
+    nursery: trio.Nursery, server: Server, runtime: CoordinatorRuntime, options: ServeOptions
+) -> Any:
+    """The transaction coordinator, once the group coordinator has loaded (open
+    transactions the restored topic data holds are aborted first)."""
+    from coordinator.server.txn_runtime import TransactionRuntime, txn_config
+
+    transactions = TransactionRuntime(
+        server.topics, runtime, txn_config(server.config, options.node_id), runtime.now_ms
+    )
+    await nursery.start(transactions.run)
+    return transactions
 
 
 async def _flush_topics(files: Any, interval_s: float = 1.0) -> None:

@@ -45,6 +45,7 @@ class ServerState(Protocol):
     config: dict[str, str]
     topics: Any
     groups: Any
+    transactions: Any
     handlers: dict[int, Handler]
     served_api_keys: Collection[int]
     loaded: trio.Event

@@ -84,7 +84,9 @@ class TransactionCoordinator:
     """InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, DescribeTransactions,
     ListTransactions, marker completion, timeouts, expiration and loading."""
 
-    __slots__ = ("_config", "_manager", "_partition_exists", "_pending", "_producer_ids")
+    __slots__ = (
+        "_config", "_manager", "_new_producer_id", "_partition_exists", "_pending", "_producer_ids"
+    )
 
     def __init__(
         self,
@@ -92,17 +94,21 @@ class TransactionCoordinator:
         partition_exists: Callable[[TopicPartition], bool] | None = None,
         owned_partitions: Iterable[int] | None = None,
         coordinator_epoch: int = 0,
+        new_producer_id: Callable[[], int] | None = None,
     ) -> None:
         """``partition_exists`` answers whether a topic partition exists (AddPartitionsToTxn's
         UNKNOWN_TOPIC_OR_PARTITION check; everything exists when omitted).
         ``owned_partitions`` (default: all) start loading at ``coordinator_epoch``; replay
-        their records, then call :meth:`on_loaded`."""
+        their records, then call :meth:`on_loaded`. ``new_producer_id``, when given, hands out
+        producer ids instead of the coordinator's own block allocator (a broker whose
+        idempotent producers draw from the same source)."""
         self._config = config or TxnConfig()
         self._manager = TransactionStateManager(self._config)
         self._producer_ids = ProducerIdManager(
             self._config.broker_id, self._config.producer_id_block_size
         )
         self._partition_exists = partition_exists
+        self._new_producer_id = new_producer_id
         self._pending: dict[str, PendingCompletion] = {}
         owned = (
             range(self._config.transaction_state_log_num_partitions)
@@ -190,6 +196,8 @@ class TransactionCoordinator:
         return InitProducerIdResponse(_E.NONE, prepared.producer_id, prepared.producer_epoch)
 
     def _generate_producer_id(self, fx: Effects) -> int:
+        if self._new_producer_id is not None:
+            return self._new_producer_id()
         producer_id, block = self._producer_ids.generate()
         if block is not None:
             fx.records.append(block)

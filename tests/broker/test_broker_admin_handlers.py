@@ -400,9 +400,9 @@ async def test_init_producer_id_for_idempotent_producers(state: FakeState, versi
 @pytest.mark.parametrize("version", VERSIONS[22])
 @pytest.mark.parametrize(
     ("transactional_id", "code"),
-    [("tx-1", ErrorCode.NOT_COORDINATOR), ("", ErrorCode.INVALID_REQUEST)],
+    [("tx-1", ErrorCode.COORDINATOR_NOT_AVAILABLE), ("", ErrorCode.INVALID_REQUEST)],
 )
-async def test_init_producer_id_refuses_transactions(
+async def test_init_producer_id_without_a_transaction_coordinator(
     state: FakeState, version: int, transactional_id: str, code: int
 ) -> None:
     body = {"transactional_id": transactional_id, "transaction_timeout_ms": 60000}

@@ -31,7 +31,9 @@ def test_group_and_broker_apis_share_the_table() -> None:
     broker = {ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.METADATA,
               ApiKey.FIND_COORDINATOR, ApiKey.API_VERSIONS, ApiKey.CREATE_TOPICS,
               ApiKey.DELETE_TOPICS, ApiKey.INIT_PRODUCER_ID, ApiKey.SASL_HANDSHAKE}
-    assert group | broker == SERVED_API_KEYS
+    transactions = {ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN,
+                    ApiKey.TXN_OFFSET_COMMIT}
+    assert group | broker | transactions == SERVED_API_KEYS
 
 
 def test_a_key_given_twice_is_refused() -> None:

@@ -1,6 +1,8 @@
 """One module per Kafka API; importing this package registers them all."""
 
 from wire.apis import (
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
@@ -8,6 +10,7 @@ from wire.apis import (
     delete_groups,
     delete_topics,
     describe_groups,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -23,9 +26,12 @@ from wire.apis import (
     produce,
     sasl_handshake,
     sync_group,
+    txn_offset_commit,
 )
 
 __all__ = [
+    "add_offsets_to_txn",
+    "add_partitions_to_txn",
     "api_versions",
     "consumer_group_describe",
     "consumer_group_heartbeat",
@@ -33,6 +39,7 @@ __all__ = [
     "delete_groups",
     "delete_topics",
     "describe_groups",
+    "end_txn",
     "fetch",
     "find_coordinator",
     "heartbeat",
@@ -48,4 +55,5 @@ __all__ = [
     "produce",
     "sasl_handshake",
     "sync_group",
+    "txn_offset_commit",
 ]

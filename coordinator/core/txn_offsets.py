@@ -1,0 +1,176 @@
+"""TxnOffsetCommit (API 28) and the end of a transaction in the group coordinator.
+
+Kafka's OffsetMetadataManager keeps a transaction's offsets *pending* per producer id until
+the transaction's marker reaches the group's ``__consumer_offsets`` partition: a COMMIT
+moves them into the committed offsets, an ABORT drops them. While any are pending for a
+partition, OffsetFetch with ``require_stable`` answers UNSTABLE_OFFSET_COMMIT for it.
+
+Validation (``validateTransactionalOffsetCommit``): a missing group is created as a simple
+group when the generation is negative and is ILLEGAL_GENERATION otherwise; then the group's
+own commit validation in its transactional form, where a stale member epoch of a consumer
+group is ILLEGAL_GENERATION, and a classic group's rebalance state does not matter.
+
+Pending offsets are soft state: they are not written to the log until the commit marker
+(then as ordinary offset commit records, persisted before they are applied). A restart
+drops them, which is what the transaction's abort would do; the broker aborts every
+transaction left open when it starts, since it does not persist transaction state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from coordinator.core.consumer_group import ConsumerGroup
+from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.group import ClassicGroup
+from coordinator.core.join import validate_current_member
+from coordinator.core.messages import (
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+    RequestContext,
+)
+from coordinator.core.offset_commit import metadata_too_large
+from coordinator.core.result import Reply, ReplyToken, Result
+from coordinator.core.state import DEAD, EMPTY
+from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from wire.constants import ErrorCode
+
+__all__ = [
+    "TxnMarkerRequest",
+    "handle_txn_marker",
+    "handle_txn_offset_commit",
+    "has_pending_offset",
+]
+
+class TxnMarkerRequest(TypedDict):
+    """A transaction's marker reaching a ``__consumer_offsets`` partition: ``group_ids`` are
+    the groups of that partition (the runtime places them)."""
+
+    producer_id: int
+    group_ids: Sequence[str]
+    committed: bool
+
+
+def _all_partitions(topics: Sequence[Any], error: ErrorCode) -> OffsetCommitResponse:
+    return {
+        "topics": [
+            {
+                "name": t["name"],
+                "partitions": [
+                    {"partition_index": p["partition_index"], "error_code": error}
+                    for p in t["partitions"]
+                ],
+            }
+            for t in topics
+        ]
+    }
+
+
+def _validate_classic(group: ClassicGroup, req: Mapping[str, Any]) -> ErrorCode | None:
+    if group.state is DEAD:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    generation = req["generation_id"]
+    if generation < 0 and group.state is EMPTY:
+        return None
+    member_id, instance_id = req["member_id"], req["group_instance_id"]
+    if generation >= 0 or member_id != "" or instance_id is not None:
+        error = validate_current_member(group, member_id, instance_id)
+        if error is not None:
+            return error
+        if generation != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+    return None
+
+
+def _validate_consumer(group: ConsumerGroup, req: Mapping[str, Any]) -> ErrorCode | None:
+    epoch = req["generation_id"]
+    if epoch < 0 and not group.members:
+        return None
+    member = group.members.get(req["member_id"])
+    if member is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if epoch != member.member_epoch:
+        return ErrorCode.ILLEGAL_GENERATION
+    return None
+
+
+def _validate(engine: Engine, req: Mapping[str, Any], now_ms: int) -> ErrorCode | None:
+    group_id = req["group_id"]
+    if not valid_group_id(group_id, allow_empty=True):
+        return ErrorCode.INVALID_GROUP_ID
+    consumer_group = engine.consumer_groups.get(group_id)
+    if consumer_group is not None:
+        return _validate_consumer(consumer_group, req)
+    group = engine.groups.get(group_id)
+    if group is None:
+        if req["generation_id"] >= 0:
+            return ErrorCode.ILLEGAL_GENERATION
+        group = ClassicGroup(group_id, EMPTY, now_ms)
+        engine.groups[group_id] = group
+    return _validate_classic(group, req)
+
+
+def handle_txn_offset_commit(
+    engine: Engine, ctx: RequestContext, req: Any, token: ReplyToken, now_ms: int
+) -> Result:
+    """Stage a transaction's offsets until its marker."""
+    error = _validate(engine, req, now_ms)
+    if error is not None:
+        return Result((), (Reply(token, _all_partitions(req["topics"], error)),))
+    group_id = req["group_id"]
+    limit = engine.config.offset_metadata_max_bytes
+    staged = engine.pending_txn_offsets.setdefault(req["producer_id"], {}).setdefault(
+        group_id, {}
+    )
+    topics: list[OffsetCommitResponseTopic] = []
+    for topic in req["topics"]:
+        name = topic["name"]
+        results: list[OffsetCommitResponsePartition] = []
+        for p in topic["partitions"]:
+            index = p["partition_index"]
+            metadata = p["committed_metadata"] or ""
+            if metadata_too_large(metadata, limit):
+                results.append(
+                    {"partition_index": index, "error_code": ErrorCode.OFFSET_METADATA_TOO_LARGE}
+                )
+                continue
+            staged[(name, index)] = OffsetCommitValue(
+                offset=p["committed_offset"],
+                leader_epoch=p["committed_leader_epoch"],
+                metadata=metadata,
+                commit_timestamp=now_ms,
+                expire_timestamp=-1,
+            )
+            results.append({"partition_index": index, "error_code": ErrorCode.NONE})
+        topics.append({"name": name, "partitions": results})
+    return Result((), (Reply(token, {"topics": topics}),))
+
+
+def handle_txn_marker(
+    engine: Engine, ctx: RequestContext, req: TxnMarkerRequest, token: ReplyToken, now_ms: int
+) -> Result:
+    """The marker of ``producer_id``'s transaction on an offsets partition: commit (write
+    the staged offsets of the partition's groups) or abort (drop them)."""
+    fx = engine.effects()
+    by_group = engine.pending_txn_offsets.get(req["producer_id"], {})
+    for group_id in req["group_ids"]:
+        staged = by_group.pop(group_id, None)
+        if staged is None:
+            continue
+        if req["committed"]:
+            for (topic, partition), value in staged.items():
+                fx.persist(Record(OffsetCommitKey(group_id, topic, partition), value))
+    if not by_group:
+        engine.pending_txn_offsets.pop(req["producer_id"], None)
+    fx.reply(token, {"topics": ()})
+    return fx.result()
+
+
+def has_pending_offset(engine: Engine, group_id: str, topic: str, partition: int) -> bool:
+    """Whether an open transaction holds an offset for the partition (require_stable)."""
+    return any(
+        (topic, partition) in groups.get(group_id, ())
+        for groups in engine.pending_txn_offsets.values()
+    )

@@ -1,0 +1,166 @@
+"""The transaction APIs between the wire and the transaction runtime: InitProducerId for a
+transactional id (22), AddPartitionsToTxn v0-3 (24), AddOffsetsToTxn (25), EndTxn (26) and
+TxnOffsetCommit (28), the last through the group coordinator, as in Kafka.
+
+A server without a transaction runtime (no topic store) answers the coordinator APIs with
+COORDINATOR_NOT_AVAILABLE, Kafka's answer while ``__transaction_state`` is unavailable.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import wire
+from coordinator.core.txn_offsets import handle_txn_offset_commit
+from coordinator.server.group_apis import TopicView
+from coordinator.txn import TopicPartition
+from coordinator.txn.messages import (
+    AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    InitProducerIdRequest,
+)
+from wire import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.server.context import RequestContext
+    from coordinator.server.txn_runtime import TransactionRuntime
+
+__all__ = [
+    "add_offsets_to_txn",
+    "add_partitions_to_txn",
+    "end_txn",
+    "init_producer_id",
+    "transactions_of",
+    "txn_offset_commit",
+]
+
+
+def transactions_of(ctx: RequestContext) -> TransactionRuntime | None:
+    """The server's transaction runtime, if it has one."""
+    runtime: TransactionRuntime | None = getattr(ctx.state, "transactions", None)
+    return runtime
+
+
+async def init_producer_id(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    """A transactional producer's id and next epoch (fencing the previous one)."""
+    body = request.body
+    runtime = transactions_of(ctx)
+    if runtime is None:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                "producer_id": -1, "producer_epoch": -1}
+    req = InitProducerIdRequest(
+        transactional_id=body.transactional_id,
+        transaction_timeout_ms=body.transaction_timeout_ms,
+        producer_id=body.producer_id,
+        producer_epoch=body.producer_epoch,
+        version=request.api_version,
+    )
+    response = await runtime.call(runtime.coordinator.init_producer_id, req)
+    return {"throttle_time_ms": 0, "error_code": response.error_code,
+            "producer_id": response.producer_id, "producer_epoch": response.producer_epoch}
+
+
+async def add_partitions_to_txn(
+    ctx: RequestContext, request: wire.DecodedRequest
+) -> dict[str, Any]:
+    """Add partitions to the producer's transaction; one error per partition."""
+    body = request.body
+    topics = [(t.name, list(t.partitions)) for t in body.v3_and_below_topics]
+    runtime = transactions_of(ctx)
+    if runtime is None:
+        errors = {TopicPartition(name, p): ErrorCode.COORDINATOR_NOT_AVAILABLE
+                  for name, parts in topics for p in parts}
+    else:
+        req = AddPartitionsToTxnRequest(
+            transactional_id=body.v3_and_below_transactional_id,
+            producer_id=body.v3_and_below_producer_id,
+            producer_epoch=body.v3_and_below_producer_epoch,
+            partitions=tuple(TopicPartition(name, p) for name, parts in topics for p in parts),
+            version=request.api_version,
+        )
+        response = await runtime.call(runtime.coordinator.add_partitions_to_txn, req)
+        errors = response.errors
+    return {
+        "throttle_time_ms": 0,
+        "results_by_topic_v3_and_below": [
+            {
+                "name": name,
+                "results_by_partition": [
+                    {"partition_index": p,
+                     "partition_error_code": errors[TopicPartition(name, p)]}
+                    for p in parts
+                ],
+            }
+            for name, parts in topics
+        ],
+    }
+
+
+async def add_offsets_to_txn(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    """Add the group's offsets partition to the producer's transaction."""
+    body = request.body
+    runtime = transactions_of(ctx)
+    if runtime is None:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE}
+    req = AddOffsetsToTxnRequest(
+        transactional_id=body.transactional_id,
+        producer_id=body.producer_id,
+        producer_epoch=body.producer_epoch,
+        group_id=body.group_id,
+        version=request.api_version,
+    )
+    response = await runtime.call(runtime.coordinator.add_offsets_to_txn, req)
+    return {"throttle_time_ms": 0, "error_code": response.error_code}
+
+
+async def end_txn(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    """Commit or abort the producer's transaction (markers written before the answer)."""
+    body = request.body
+    runtime = transactions_of(ctx)
+    if runtime is None:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE}
+    req = EndTxnRequest(
+        transactional_id=body.transactional_id,
+        producer_id=body.producer_id,
+        producer_epoch=body.producer_epoch,
+        committed=bool(body.committed),
+        version=request.api_version,
+    )
+    response = await runtime.call(runtime.coordinator.end_txn, req)
+    return {"throttle_time_ms": 0, "error_code": response.error_code}
+
+
+async def txn_offset_commit(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    """Stage a transaction's offsets in the group coordinator; partitions of unknown topics
+    are UNKNOWN_TOPIC_OR_PARTITION, as KafkaApis answers them."""
+    body = request.body
+    view = TopicView(ctx.state.topics)
+    refused: list[dict[str, Any]] = []
+    valid: list[dict[str, Any]] = []
+    for topic in body["topics"]:
+        count = view.partition_count(topic["name"])
+        good = [p for p in topic["partitions"]
+                if count is not None and 0 <= p["partition_index"] < count]
+        bad = [{"partition_index": p["partition_index"],
+                "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+               for p in topic["partitions"]
+               if count is None or not 0 <= p["partition_index"] < count]
+        if bad:
+            refused.append({"name": topic["name"], "partitions": bad})
+        if good:
+            valid.append({"name": topic["name"], "partitions": good})
+    topics: list[dict[str, Any]] = []
+    if valid:
+        response = await ctx.state.groups.call(
+            handle_txn_offset_commit, ctx, {**body, "topics": valid}
+        )
+        topics.extend({"name": t["name"], "partitions": list(t["partitions"])}
+                      for t in response["topics"])
+    for t in refused:
+        same = next((o for o in topics if o["name"] == t["name"]), None)
+        if same is None:
+            topics.append(t)
+        else:
+            same["partitions"].extend(t["partitions"])
+    return {"throttle_time_ms": 0, "topics": topics}

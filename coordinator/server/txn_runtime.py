@@ -1,0 +1,218 @@
+"""The transaction runtime: the one owner of the sans-I/O ``TransactionCoordinator`` in a
+server, and the marker writer between it, the topic store and the group coordinator.
+
+Each call runs the coordinator synchronously on the Trio thread, then carries out its
+Result: timers are (re-)armed; markers are written at once, a COMMIT or ABORT control batch
+on each data partition (``TopicStore.write_marker``, persisted before it is applied) and,
+for the group's ``__consumer_offsets`` partition, the staged transactional offsets
+committed or dropped through the group coordinator runtime (their records persisted before
+they are applied); ``markers_written`` then completes the transaction; the replies go to
+their callers.
+
+Transaction state lives in memory: the coordinator's log records are not persisted. So
+that a restart never leaves a partition's last stable offset stuck behind a transaction
+nobody remembers, :meth:`TransactionRuntime.abort_orphans` writes an ABORT marker for every
+transaction the restored topic data holds open, as the coordinator would on its timeout.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import trio
+
+from coordinator.broker.topics import TopicStore
+from coordinator.core.txn_offsets import TxnMarkerRequest, handle_txn_marker
+from coordinator.txn import (
+    OFFSETS_TOPIC,
+    ReplyToken,
+    ScheduleTimer,
+    TopicPartition,
+    TransactionCoordinator,
+    TransactionResult,
+    TxnConfig,
+    TxnMarker,
+    TxnResult,
+    TxnTimerKey,
+    partition_for,
+)
+from coordinator.txn.messages import TxnResponse
+
+__all__ = ["TransactionRuntime", "txn_config"]
+
+log = logging.getLogger(__name__)
+
+RequestT = TypeVar("RequestT")
+ResponseT = TypeVar("ResponseT", bound=TxnResponse)
+
+_CONFIG_KEYS = {
+    "transaction_max_timeout_ms": "transaction.max.timeout.ms",
+    "transactional_id_expiration_ms": "transactional.id.expiration.ms",
+    "abort_timed_out_transaction_cleanup_interval_ms": (
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+    ),
+    "remove_expired_transactional_id_cleanup_interval_ms": (
+        "transaction.remove.expired.transaction.cleanup.interval.ms"
+    ),
+}
+
+
+def txn_config(properties: dict[str, str], node_id: int = 0) -> TxnConfig:
+    """The transaction coordinator's settings from the server's Kafka-named properties."""
+    values: dict[str, int] = {"broker_id": node_id}
+    for field_name, key in _CONFIG_KEYS.items():
+        if key in properties:
+            values[field_name] = int(properties[key])
+    return TxnConfig(**values)
+
+
+class TransactionRuntime:
+    """Feeds transaction requests and timer expiries to the coordinator; writes markers."""
+
+    def __init__(
+        self,
+        topics: TopicStore,
+        groups: Any,
+        config: TxnConfig,
+        now_ms: Callable[[], int],
+    ) -> None:
+        self.topics = topics
+        self.groups = groups  # coordinator.server.runtime.CoordinatorRuntime
+        self._now_ms = now_ms
+        # Producer ids come from the topic store, like idempotent producers' (it never hands
+        # out one that restored topic data holds).
+        self.coordinator = TransactionCoordinator(
+            config, self._partition_exists, new_producer_id=topics.next_producer_id
+        )
+        self._tokens = itertools.count(1)
+        self._replies: dict[ReplyToken, TxnResponse] = {}
+        self._timers: dict[TxnTimerKey, int] = {}
+        self._timers_changed = trio.Event()
+
+    def _partition_exists(self, tp: TopicPartition) -> bool:
+        return tp.topic == OFFSETS_TOPIC or self.topics.has_partition(tp.topic, tp.partition)
+
+    def in_transaction(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, tp: TopicPartition
+    ) -> bool:
+        """Whether ``tp`` was added to the producer's ongoing transaction (Produce's
+        transaction verification, KIP-890's ``transaction.partition.verification.enable``)."""
+        metadata = self.coordinator.transaction_metadata(transactional_id)
+        return (
+            metadata is not None
+            and metadata.producer_id == producer_id
+            and metadata.producer_epoch == producer_epoch
+            and tp in metadata.topic_partitions
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Load (abort orphaned transactions, arm the periodic jobs), then fire timers."""
+        await self.abort_orphans()
+        await self._process(self.coordinator.on_loaded(self._now_ms()))
+        task_status.started()
+        while True:
+            now = self._now_ms()
+            for key, deadline in sorted(self._timers.items(), key=lambda kv: kv[1]):
+                if deadline <= now:
+                    del self._timers[key]
+                    try:
+                        await self._process(self.coordinator.fire_timer(key, now))
+                    except Exception:
+                        log.exception("the transaction coordinator failed handling %r", key)
+            wait_s = (min(self._timers.values(), default=now + 60_000) - self._now_ms()) / 1000
+            with trio.move_on_after(max(wait_s, 0.0) + 0.0005):
+                await self._timers_changed.wait()
+            self._timers_changed = trio.Event()
+
+    async def abort_orphans(self) -> None:
+        """Abort the transactions restored topic data holds open (their coordinator state
+        did not survive the restart); staged offsets are gone with them."""
+        now = self._now_ms()
+        for name in self.topics.names():
+            topic = self.topics.get(name)
+            assert topic is not None
+            for partition in topic.partitions:
+                for txn in partition.txn.producers.ongoing_transactions():
+                    entry = partition.txn.producers.last_entry(txn.producer_id)
+                    epoch = entry.producer_epoch if entry is not None else 0
+                    log.warning(
+                        "aborting producer %d's open transaction on %s-%d (started at offset "
+                        "%d): transaction state does not survive a restart",
+                        txn.producer_id, name, partition.index, txn.first_offset,
+                    )
+                    self.topics.write_marker(
+                        name, partition.index, txn.producer_id, epoch, 0, False, now
+                    )
+
+    # ------------------------------------------------------------------ requests
+
+    async def call(
+        self,
+        method: Callable[[RequestT, ReplyToken, int], TxnResult],
+        request: RequestT,
+    ) -> Any:
+        """Run one coordinator handler; its reply once the markers it started are written."""
+        token = next(self._tokens)
+        await self._process(method(request, token, self._now_ms()))
+        return self._replies.pop(token)
+
+    async def _process(self, result: TxnResult) -> None:
+        for change in result.timers:
+            if isinstance(change, ScheduleTimer):
+                self._timers[change.key] = change.deadline_ms
+            else:
+                self._timers.pop(change.key, None)
+        if result.timers:
+            self._timers_changed.set()
+        for reply in result.replies:
+            self._replies[reply.token] = reply.response
+        for marker in result.markers:
+            await self._write_markers(marker)
+
+    async def _write_markers(self, marker: TxnMarker) -> None:
+        commit = marker.result == TransactionResult.COMMIT
+        now = self._now_ms()
+        written: list[TopicPartition] = []
+        for tp in sorted(marker.partitions):
+            try:
+                if tp.topic == OFFSETS_TOPIC:
+                    await self._offsets_marker(marker.producer_id, tp.partition, commit)
+                else:
+                    self.topics.write_marker(
+                        tp.topic, tp.partition, marker.producer_id, marker.producer_epoch,
+                        marker.coordinator_epoch, commit, now,
+                    )
+            except Exception:
+                log.exception("writing the %s marker of %s to %s-%d failed",
+                              marker.result.name, marker.transactional_id, tp.topic, tp.partition)
+                continue
+            written.append(tp)
+        await self._process(
+            self.coordinator.markers_written(marker.transactional_id, written, self._now_ms())
+        )
+
+
+    async def _offsets_marker(self, producer_id: int, partition: int, commit: bool) -> None:
+        """Commit or drop the producer's staged offsets of the groups on ``partition``."""
+        staged = self.groups.coordinator.pending_txn_offsets.get(producer_id, {})
+        partitions = self.coordinator.config.offsets_topic_num_partitions
+        group_ids = [g for g in staged if partition_for(g, partitions) == partition]
+        if group_ids:
+            request: TxnMarkerRequest = {
+                "producer_id": producer_id, "group_ids": group_ids, "committed": commit
+            }
+            await self.groups.call(handle_txn_marker, _MarkerContext(), request)
+
+
+class _MarkerContext:
+    """The request context of a marker the broker itself sends to the group coordinator."""
+
+    api_version = 0
+    client_id = "kcoord-txn-marker"
+    client_host = "/127.0.0.1"
+    connection_id = -1

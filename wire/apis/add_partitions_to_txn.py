@@ -1,0 +1,69 @@
+"""AddPartitionsToTxn: versions 0-3 (the client versions; v4+ batch transactions for
+broker-to-broker verification, KIP-890, and are not served).
+
+Request versions (Kafka's schema notes):
+    Version 1 is the same as version 0.
+    Version 2 adds the support for new error code PRODUCER_FENCED.
+    Version 3 enables flexible versions.
+
+Response versions:
+    Starting in version 1, on quota violation brokers send out responses before throttling.
+    Version 2 adds the support for new error code PRODUCER_FENCED.
+    Version 3 enables flexible versions.
+"""
+
+from __future__ import annotations
+
+from wire.registry import ApiSpec, register
+from wire.schema import Field as F
+from wire.schema import Message
+
+REQUEST = Message(
+    "AddPartitionsToTxnRequest",
+    api_key=24,
+    valid="0-3",
+    flexible="3+",
+    fields=(
+        F("v3_and_below_transactional_id", "string", "0-3"),
+        F("v3_and_below_producer_id", "int64", "0-3"),
+        F("v3_and_below_producer_epoch", "int16", "0-3"),
+        F(
+            "v3_and_below_topics",
+            "[]",
+            "0-3",
+            fields=(
+                F("name", "string", "0+"),
+                F("partitions", "[]int32", "0+"),
+            ),
+        ),
+    ),
+)
+
+RESPONSE = Message(
+    "AddPartitionsToTxnResponse",
+    api_key=24,
+    valid="0-3",
+    flexible="3+",
+    fields=(
+        F("throttle_time_ms", "int32", "0+"),
+        F(
+            "results_by_topic_v3_and_below",
+            "[]",
+            "0-3",
+            fields=(
+                F("name", "string", "0+"),
+                F(
+                    "results_by_partition",
+                    "[]",
+                    "0+",
+                    fields=(
+                        F("partition_index", "int32", "0+"),
+                        F("partition_error_code", "int16", "0+"),
+                    ),
+                ),
+            ),
+        ),
+    ),
+)
+
+API = register(ApiSpec(api_key=24, name="AddPartitionsToTxn", request=REQUEST, response=RESPONSE))
