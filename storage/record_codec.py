@@ -42,6 +42,10 @@ from .record_schemas import (
     OFFSET_COMMIT_VALUE,
     REBALANCE_EVENT_KEY,
     REBALANCE_EVENT_VALUE,
+    TRANSACTION_STATE_KEY,
+    TRANSACTION_STATE_VALUE,
+    TXN_OFFSET_COMMIT_KEY,
+    TXN_OFFSET_COMMIT_VALUE,
 )
 from .records import (
     ConsumerGroupCurrentMemberAssignmentKey,
@@ -64,6 +68,14 @@ from .records import (
     Record,
     RecordKey,
     RecordValue,
+)
+from .txn_records import (
+    TRANSACTION_STATE_KEY_VERSION,
+    TXN_OFFSET_COMMIT_KEY_VERSION,
+    TransactionStateKey,
+    TransactionStateValue,
+    TxnOffsetCommitKey,
+    TxnOffsetCommitValue,
 )
 
 __all__ = [
@@ -188,6 +200,11 @@ _TYPES = (
              ConsumerGroupCurrentMemberAssignmentKey,
              CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
              ConsumerGroupCurrentMemberAssignmentValue),
+            # kcoord's transaction records (storage/txn_records.py).
+            (TRANSACTION_STATE_KEY_VERSION, TRANSACTION_STATE_KEY, TransactionStateKey,
+             TRANSACTION_STATE_VALUE, TransactionStateValue),
+            (TXN_OFFSET_COMMIT_KEY_VERSION, TXN_OFFSET_COMMIT_KEY, TxnOffsetCommitKey,
+             TXN_OFFSET_COMMIT_VALUE, TxnOffsetCommitValue),
         )
     ),
 )

@@ -33,6 +33,10 @@ __all__ = [
     "OFFSET_COMMIT_VALUE",
     "REBALANCE_EVENT_KEY",
     "REBALANCE_EVENT_VALUE",
+    "TRANSACTION_STATE_KEY",
+    "TRANSACTION_STATE_VALUE",
+    "TXN_OFFSET_COMMIT_KEY",
+    "TXN_OFFSET_COMMIT_VALUE",
 ]
 
 _RECORD = -1  # Message.api_key of records: they belong to no API
@@ -209,5 +213,68 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message(
         F("state", "int8", "0+"),
         F("assigned_partitions", "[]", "0+", fields=_TOPIC_PARTITIONS),
         F("partitions_pending_revocation", "[]", "0+", fields=_TOPIC_PARTITIONS),
+    ),
+)
+
+
+# ------------------------------------------------------------------ transactions (kcoord's)
+# storage/txn_records.py: the transaction coordinator's state (Kafka's TransactionLogValue
+# v1 fields, partitions never null) and offsets staged by open transactions.
+
+TRANSACTION_STATE_KEY = Message(
+    "TransactionStateKey",
+    api_key=_RECORD,
+    valid="101",
+    flexible="none",
+    fields=(F("transactional_id", "string", "101"),),
+)
+TRANSACTION_STATE_VALUE = Message(
+    "TransactionStateValue",
+    api_key=_RECORD,
+    valid="0",
+    flexible="0+",
+    fields=(
+        F("producer_id", "int64", "0+"),
+        F("producer_epoch", "int16", "0+"),
+        F("transaction_timeout_ms", "int32", "0+"),
+        F("transaction_status", "int8", "0+"),
+        F(
+            "transaction_partitions",
+            "[]",
+            "0+",
+            fields=(
+                F("topic", "string", "0+"),
+                F("partition_ids", "[]int32", "0+"),
+            ),
+        ),
+        F("transaction_last_update_timestamp_ms", "int64", "0+"),
+        F("transaction_start_timestamp_ms", "int64", "0+"),
+        F("previous_producer_id", "int64", "0+", default=-1),
+        F("next_producer_id", "int64", "0+", default=-1),
+        F("client_transaction_version", "int16", "0+", default=0),
+    ),
+)
+TXN_OFFSET_COMMIT_KEY = Message(
+    "TxnOffsetCommitKey",
+    api_key=_RECORD,
+    valid="102",
+    flexible="none",
+    fields=(
+        F("producer_id", "int64", "102"),
+        F("group", "string", "102"),
+        F("topic", "string", "102"),
+        F("partition", "int32", "102"),
+    ),
+)
+TXN_OFFSET_COMMIT_VALUE = Message(
+    "TxnOffsetCommitValue",
+    api_key=_RECORD,
+    valid="0",
+    flexible="0+",
+    fields=(
+        F("offset", "int64", "0+"),
+        F("leader_epoch", "int32", "0+", default=-1),
+        F("metadata", "string", "0+"),
+        F("commit_timestamp", "int64", "0+"),
     ),
 )

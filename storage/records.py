@@ -15,8 +15,18 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from storage.txn_records import (
+    TRANSACTION_KEY_TYPES,
+    TransactionStateKey,
+    TransactionStateValue,
+    TxnOffsetCommitKey,
+    TxnOffsetCommitValue,
+    TxnTopicPartitions,
+)
+
 __all__ = [
     "CONSUMER_GROUP_KEY_TYPES",
+    "TRANSACTION_KEY_TYPES",
     "ConsumerGroupCurrentMemberAssignmentKey",
     "ConsumerGroupCurrentMemberAssignmentValue",
     "ConsumerGroupKey",
@@ -40,6 +50,11 @@ __all__ = [
     "RecordKey",
     "RecordValue",
     "TopicPartitions",
+    "TransactionStateKey",
+    "TransactionStateValue",
+    "TxnOffsetCommitKey",
+    "TxnOffsetCommitValue",
+    "TxnTopicPartitions",
 ]
 
 
@@ -244,8 +259,22 @@ CONSUMER_GROUP_KEY_TYPES: tuple[type, ...] = (
     ConsumerGroupCurrentMemberAssignmentKey,
 )
 
-RecordKey = OffsetCommitKey | GroupMetadataKey | RebalanceEventKey | ConsumerGroupKey
-RecordValue = OffsetCommitValue | GroupMetadataValue | RebalanceEventValue | ConsumerGroupValue
+RecordKey = (
+    OffsetCommitKey
+    | GroupMetadataKey
+    | RebalanceEventKey
+    | ConsumerGroupKey
+    | TransactionStateKey
+    | TxnOffsetCommitKey
+)
+RecordValue = (
+    OffsetCommitValue
+    | GroupMetadataValue
+    | RebalanceEventValue
+    | ConsumerGroupValue
+    | TransactionStateValue
+    | TxnOffsetCommitValue
+)
 
 
 @dataclass(frozen=True, slots=True)

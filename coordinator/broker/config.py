@@ -26,6 +26,11 @@ AUTO_CREATE_TOPICS_ENABLE = "auto.create.topics.enable"
 NUM_PARTITIONS = "num.partitions"
 MESSAGE_MAX_BYTES = "message.max.bytes"
 FETCH_MAX_BYTES = "fetch.max.bytes"
+# The transaction coordinator's (coordinator/server/txn_runtime.py reads them).
+TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms"
+TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms"
+TRANSACTION_ABORT_INTERVAL_MS = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+TRANSACTION_REMOVE_INTERVAL_MS = "transaction.remove.expired.transaction.cleanup.interval.ms"
 
 BROKER_CONFIG_DEFAULTS: dict[str, str] = {
     AUTO_CREATE_TOPICS_ENABLE: "true",
@@ -33,9 +38,21 @@ BROKER_CONFIG_DEFAULTS: dict[str, str] = {
     # Kafka's defaults: 1 MiB + 12 bytes of batch overhead; 55 MiB per fetch response.
     MESSAGE_MAX_BYTES: "1048588",
     FETCH_MAX_BYTES: "57671680",
+    TRANSACTION_MAX_TIMEOUT_MS: "900000",
+    TRANSACTIONAL_ID_EXPIRATION_MS: "604800000",
+    TRANSACTION_ABORT_INTERVAL_MS: "10000",
+    TRANSACTION_REMOVE_INTERVAL_MS: "3600000",
 }
 
-_INT_MINIMUM = {NUM_PARTITIONS: 1, MESSAGE_MAX_BYTES: 0, FETCH_MAX_BYTES: 1024}
+_INT_MINIMUM = {
+    NUM_PARTITIONS: 1,
+    MESSAGE_MAX_BYTES: 0,
+    FETCH_MAX_BYTES: 1024,
+    TRANSACTION_MAX_TIMEOUT_MS: 1,
+    TRANSACTIONAL_ID_EXPIRATION_MS: 1,
+    TRANSACTION_ABORT_INTERVAL_MS: 1,
+    TRANSACTION_REMOVE_INTERVAL_MS: 1,
+}
 _INT32_MAX = 2**31 - 1
 
 

@@ -450,6 +450,11 @@ class TopicStore:
         (header,) = parse_batches(data)
         self.append(name, index, data, header, AppendOrigin.COORDINATOR)
 
+    def reserve_producer_id(self, producer_id: int) -> None:
+        """``producer_id`` is in use (the transaction coordinator's state holds it): never
+        hand it out again."""
+        self._next_producer_id = max(self._next_producer_id, producer_id + 1)
+
     def next_producer_id(self) -> int:
         """A producer id never handed out before by this store (InitProducerId)."""
         producer_id = self._next_producer_id

@@ -30,7 +30,6 @@ from coordinator.core.topics_image import EMPTY_IMAGE
 from storage.records import (
     GroupMetadataKey,
     OffsetCommitKey,
-    OffsetCommitValue,
     RebalanceEventKey,
     RebalanceEventValue,
     Record,
@@ -57,7 +56,6 @@ class Engine:
         "groups",
         "new_uuid",
         "pending",
-        "pending_txn_offsets",
         "retention_deadline",
         "store",
         "topics_image",
@@ -75,10 +73,6 @@ class Engine:
         self.store = HardState()
         self.pending = PendingWrites()
         self.retention_deadline = -1
-        #: Transactional offsets awaiting their marker: producer id -> group -> partition.
-        self.pending_txn_offsets: dict[
-            int, dict[str, dict[tuple[str, int], OffsetCommitValue]]
-        ] = {}
         #: RebalanceEvent history records lost to failed appends (they never fail a request).
         self.dropped_events = 0
 

@@ -90,7 +90,7 @@ def handle_offset_fetch(
                     "partitions": [_fetched(p, offsets.get((name, p)))
                                    for p in t["partition_indexes"]],
                 })
-        if req["require_stable"] and engine.pending_txn_offsets:
+        if req["require_stable"] and engine.store.pending_txn:
             out = _unstable_marked(engine, group_id, out)
         groups.append({"group_id": group_id, "error_code": ErrorCode.NONE, "topics": out})
     response: OffsetFetchResponse = {"groups": groups}

@@ -26,6 +26,8 @@ from storage.records import (
     OffsetCommitKey,
     OffsetCommitValue,
     Record,
+    TxnOffsetCommitKey,
+    TxnOffsetCommitValue,
 )
 
 __all__ = ["HardState", "HardStateSnapshot", "PendingWrites", "TopicPartition"]
@@ -40,18 +42,21 @@ class HardStateSnapshot:
     offsets: Mapping[str, Mapping[TopicPartition, OffsetCommitValue]]
     groups: Mapping[str, GroupMetadataValue]
     consumer: Mapping[str, Mapping[ConsumerGroupKey, Record]]
+    pending_txn: Mapping[int, Mapping[str, Mapping[TopicPartition, TxnOffsetCommitValue]]]
 
 
 class HardState:
     """Committed offsets and persisted group metadata, as the log says (last record wins)."""
 
-    __slots__ = ("consumer", "groups", "offsets")
+    __slots__ = ("consumer", "groups", "offsets", "pending_txn")
 
     def __init__(self) -> None:
         self.offsets: dict[str, dict[TopicPartition, OffsetCommitValue]] = {}
         self.groups: dict[str, GroupMetadataValue] = {}
         #: Consumer groups' (KIP-848) live records per group, last per key, in log order.
         self.consumer: dict[str, dict[ConsumerGroupKey, Record]] = {}
+        #: Offsets staged by open transactions: producer id -> group -> partition.
+        self.pending_txn: dict[int, dict[str, dict[TopicPartition, TxnOffsetCommitValue]]] = {}
 
     def apply(self, record: Record) -> None:
         """Apply one appended record: last value per key wins, a None value is a tombstone."""
@@ -73,6 +78,25 @@ class HardState:
                 self.groups[key.group] = value
         elif isinstance(key, CONSUMER_GROUP_KEY_TYPES):
             self._apply_consumer(cast(ConsumerGroupKey, key), record)
+        elif isinstance(key, TxnOffsetCommitKey):
+            self._apply_pending_txn(key, value)
+
+    def _apply_pending_txn(self, key: TxnOffsetCommitKey, value: object) -> None:
+        by_group = self.pending_txn.get(key.producer_id)
+        if isinstance(value, TxnOffsetCommitValue):
+            if by_group is None:
+                by_group = self.pending_txn[key.producer_id] = {}
+            by_group.setdefault(key.group, {})[(key.topic, key.partition)] = value
+            return
+        if by_group is None:
+            return
+        staged = by_group.get(key.group)
+        if staged is not None:
+            staged.pop((key.topic, key.partition), None)
+            if not staged:
+                del by_group[key.group]
+        if not by_group:
+            del self.pending_txn[key.producer_id]
 
     def _apply_consumer(self, key: ConsumerGroupKey, record: Record) -> None:
         records = self.consumer.get(key.group)
@@ -97,6 +121,10 @@ class HardState:
             offsets={gid: dict(offsets) for gid, offsets in self.offsets.items()},
             groups=dict(self.groups),
             consumer={gid: dict(records) for gid, records in self.consumer.items()},
+            pending_txn={
+                pid: {gid: dict(staged) for gid, staged in by_group.items()}
+                for pid, by_group in self.pending_txn.items()
+            },
         )
 
 

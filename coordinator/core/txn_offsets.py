@@ -10,10 +10,10 @@ group when the generation is negative and is ILLEGAL_GENERATION otherwise; then 
 own commit validation in its transactional form, where a stale member epoch of a consumer
 group is ILLEGAL_GENERATION, and a classic group's rebalance state does not matter.
 
-Pending offsets are soft state: they are not written to the log until the commit marker
-(then as ordinary offset commit records, persisted before they are applied). A restart
-drops them, which is what the transaction's abort would do; the broker aborts every
-transaction left open when it starts, since it does not persist transaction state.
+Staged offsets are hard state, persisted before they are applied: a ``TxnOffsetCommitKey``
+record per partition (storage/txn_records.py), so an open transaction's offsets survive a
+restart. The COMMIT marker writes the ordinary offset commit records and tombstones the
+staged ones; the ABORT marker only tombstones them.
 """
 
 from __future__ import annotations
@@ -34,7 +34,13 @@ from coordinator.core.messages import (
 from coordinator.core.offset_commit import metadata_too_large
 from coordinator.core.result import Reply, ReplyToken, Result
 from coordinator.core.state import DEAD, EMPTY
-from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from storage.records import (
+    OffsetCommitKey,
+    OffsetCommitValue,
+    Record,
+    TxnOffsetCommitKey,
+    TxnOffsetCommitValue,
+)
 from wire.constants import ErrorCode
 
 __all__ = [
@@ -115,15 +121,14 @@ def _validate(engine: Engine, req: Mapping[str, Any], now_ms: int) -> ErrorCode 
 def handle_txn_offset_commit(
     engine: Engine, ctx: RequestContext, req: Any, token: ReplyToken, now_ms: int
 ) -> Result:
-    """Stage a transaction's offsets until its marker."""
+    """Stage a transaction's offsets until its marker (answered once they are in the log)."""
     error = _validate(engine, req, now_ms)
     if error is not None:
         return Result((), (Reply(token, _all_partitions(req["topics"], error)),))
     group_id = req["group_id"]
+    producer_id = req["producer_id"]
     limit = engine.config.offset_metadata_max_bytes
-    staged = engine.pending_txn_offsets.setdefault(req["producer_id"], {}).setdefault(
-        group_id, {}
-    )
+    fx = engine.effects()
     topics: list[OffsetCommitResponseTopic] = []
     for topic in req["topics"]:
         name = topic["name"]
@@ -136,34 +141,35 @@ def handle_txn_offset_commit(
                     {"partition_index": index, "error_code": ErrorCode.OFFSET_METADATA_TOO_LARGE}
                 )
                 continue
-            staged[(name, index)] = OffsetCommitValue(
-                offset=p["committed_offset"],
-                leader_epoch=p["committed_leader_epoch"],
-                metadata=metadata,
-                commit_timestamp=now_ms,
-                expire_timestamp=-1,
-            )
+            fx.persist(Record(
+                TxnOffsetCommitKey(producer_id, group_id, name, index),
+                TxnOffsetCommitValue(p["committed_offset"], p["committed_leader_epoch"],
+                                     metadata, now_ms),
+            ))
             results.append({"partition_index": index, "error_code": ErrorCode.NONE})
         topics.append({"name": name, "partitions": results})
-    return Result((), (Reply(token, {"topics": topics}),))
+    fx.reply(token, {"topics": topics})
+    return fx.result()
 
 
 def handle_txn_marker(
     engine: Engine, ctx: RequestContext, req: TxnMarkerRequest, token: ReplyToken, now_ms: int
 ) -> Result:
     """The marker of ``producer_id``'s transaction on an offsets partition: commit (write
-    the staged offsets of the partition's groups) or abort (drop them)."""
+    the staged offsets of the partition's groups) or abort (drop them); either way the
+    staged records are tombstoned."""
     fx = engine.effects()
-    by_group = engine.pending_txn_offsets.get(req["producer_id"], {})
+    producer_id = req["producer_id"]
+    by_group = engine.store.pending_txn.get(producer_id, {})
     for group_id in req["group_ids"]:
-        staged = by_group.pop(group_id, None)
-        if staged is None:
-            continue
-        if req["committed"]:
-            for (topic, partition), value in staged.items():
-                fx.persist(Record(OffsetCommitKey(group_id, topic, partition), value))
-    if not by_group:
-        engine.pending_txn_offsets.pop(req["producer_id"], None)
+        for (topic, partition), staged in by_group.get(group_id, {}).items():
+            if req["committed"]:
+                fx.persist(Record(
+                    OffsetCommitKey(group_id, topic, partition),
+                    OffsetCommitValue(staged.offset, staged.leader_epoch, staged.metadata,
+                                      staged.commit_timestamp, -1),
+                ))
+            fx.persist(Record(TxnOffsetCommitKey(producer_id, group_id, topic, partition), None))
     fx.reply(token, {"topics": ()})
     return fx.result()
 
@@ -172,5 +178,5 @@ def has_pending_offset(engine: Engine, group_id: str, topic: str, partition: int
     """Whether an open transaction holds an offset for the partition (require_stable)."""
     return any(
         (topic, partition) in groups.get(group_id, ())
-        for groups in engine.pending_txn_offsets.values()
+        for groups in engine.store.pending_txn.values()
     )

@@ -30,7 +30,7 @@ import heapq
 import itertools
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import trio
@@ -39,6 +39,7 @@ import wire
 from coordinator.core import (
     CancelTimer,
     CoreHandler,
+    ErrorCode,
     GroupCoordinator,
     Reply,
     ReplyToken,
@@ -48,11 +49,12 @@ from coordinator.core import (
     ScheduleTimer,
     TimerKey,
 )
+from coordinator.core.result import Effects
 from coordinator.server.context import Handler
 from coordinator.server.context import RequestContext as ServerRequestContext
 from coordinator.server.sink import RecordSink
 from storage.errors import append_error_of
-from storage.records import RebalanceEventKey, RebalanceEventValue, Record
+from storage.records import RebalanceEventKey, RebalanceEventValue, Record, TransactionStateKey
 
 __all__ = ["CoordinatorRuntime", "RuntimeClosed", "group_api", "wall_clock_ms"]
 
@@ -70,6 +72,23 @@ _HEAP_MIN_REBUILD = 4096
 
 class RuntimeClosed(Exception):
     """The runtime stopped before the request could be answered."""
+
+
+class _AppendWaiter:
+    """The completion of an ``append_records`` call (an AppendCallback)."""
+
+    __slots__ = ("done", "error")
+
+    def __init__(self) -> None:
+        self.done = trio.Event()
+        self.error: ErrorCode | None = None
+
+    def appended(self, now_ms: int, fx: Effects) -> None:
+        self.done.set()
+
+    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
+        self.error = error
+        self.done.set()
 
 
 class _Waiter:
@@ -116,6 +135,9 @@ class CoordinatorRuntime:
         self._closed = False
         self.replayed_records = 0
         self.append_failures = 0
+        #: The transaction coordinator's records met during replay, in log order (the
+        #: transaction runtime takes them once the groups are loaded).
+        self.transaction_records: list[Record] = []
 
     @property
     def dropped_events(self) -> int:
@@ -128,6 +150,10 @@ class CoordinatorRuntime:
     def loaded(self) -> bool:
         """Whether replay finished and requests are being served."""
         return self._loaded.is_set()
+
+    async def wait_loaded(self) -> None:
+        """Return once replay has finished."""
+        await self._loaded.wait()
 
     def now_ms(self) -> int:
         """The coordinator's notion of now (see the module docstring)."""
@@ -175,11 +201,25 @@ class CoordinatorRuntime:
 
     def _replay_all(self, records: Iterable[Record]) -> int:
         replay = self.coordinator.replay
+        transaction_records = self.transaction_records
         count = 0
         for record in records:
-            replay(record)
+            if type(record.key) is TransactionStateKey:
+                transaction_records.append(record)
+            else:
+                replay(record)
             count += 1
         return count
+
+    async def append_records(self, records: Sequence[Record]) -> None:
+        """Persist records no group decided on (the transaction coordinator's), in order with
+        the group records, through the same queue and group commit; raises the storage error
+        when the append failed."""
+        waiter = _AppendWaiter()
+        self._process(Result(tuple(records), (), (), (waiter,)))
+        await waiter.done.wait()
+        if waiter.error is not None:
+            raise RuntimeError(f"appending records failed: {waiter.error.name}")
 
     # ------------------------------------------------------------------ requests
 

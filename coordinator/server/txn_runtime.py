@@ -9,10 +9,15 @@ committed or dropped through the group coordinator runtime (their records persis
 they are applied); ``markers_written`` then completes the transaction; the replies go to
 their callers.
 
-Transaction state lives in memory: the coordinator's log records are not persisted. So
-that a restart never leaves a partition's last stable offset stuck behind a transaction
-nobody remembers, :meth:`TransactionRuntime.abort_orphans` writes an ABORT marker for every
-transaction the restored topic data holds open, as the coordinator would on its timeout.
+The coordinator's records (Kafka's transaction log records, as storage's
+``TransactionStateKey`` records) go into the group coordinator's log through its runtime,
+in order with the group records, before any reply or marker of the call: the coordinator's
+state is what a replay rebuilds. At start the records the group runtime met during replay
+are replayed here; transactions left in PrepareCommit/PrepareAbort get their markers again,
+open ones keep running (a client may still commit them) until their timeout aborts them.
+So that a partition's last stable offset never stays stuck behind a transaction no
+coordinator knows (topic data from before transaction state was kept, say),
+:meth:`TransactionRuntime.abort_orphans` writes an ABORT marker for those.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any, TypeVar
 
 import trio
 
+from coordinator.broker import config as broker_config
 from coordinator.broker.topics import TopicStore
 from coordinator.core.txn_offsets import TxnMarkerRequest, handle_txn_marker
 from coordinator.txn import (
@@ -39,7 +45,19 @@ from coordinator.txn import (
     TxnTimerKey,
     partition_for,
 )
+from coordinator.txn.log import (
+    TransactionLogKey,
+    TransactionLogRecord,
+    TransactionLogValue,
+    TxnPartitions,
+)
 from coordinator.txn.messages import TxnResponse
+from storage.records import (
+    Record,
+    TransactionStateKey,
+    TransactionStateValue,
+    TxnTopicPartitions,
+)
 
 __all__ = ["TransactionRuntime", "txn_config"]
 
@@ -49,13 +67,11 @@ RequestT = TypeVar("RequestT")
 ResponseT = TypeVar("ResponseT", bound=TxnResponse)
 
 _CONFIG_KEYS = {
-    "transaction_max_timeout_ms": "transaction.max.timeout.ms",
-    "transactional_id_expiration_ms": "transactional.id.expiration.ms",
-    "abort_timed_out_transaction_cleanup_interval_ms": (
-        "transaction.abort.timed.out.transaction.cleanup.interval.ms"
-    ),
+    "transaction_max_timeout_ms": broker_config.TRANSACTION_MAX_TIMEOUT_MS,
+    "transactional_id_expiration_ms": broker_config.TRANSACTIONAL_ID_EXPIRATION_MS,
+    "abort_timed_out_transaction_cleanup_interval_ms": broker_config.TRANSACTION_ABORT_INTERVAL_MS,
     "remove_expired_transactional_id_cleanup_interval_ms": (
-        "transaction.remove.expired.transaction.cleanup.interval.ms"
+        broker_config.TRANSACTION_REMOVE_INTERVAL_MS
     ),
 }
 
@@ -111,9 +127,17 @@ class TransactionRuntime:
     # ------------------------------------------------------------------ lifecycle
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Load (abort orphaned transactions, arm the periodic jobs), then fire timers."""
-        await self.abort_orphans()
+        """Load (re-send pending markers, arm the periodic jobs, abort orphaned transactions),
+        then fire timers."""
+        await self.groups.wait_loaded()
+        for record in self.groups.transaction_records:
+            replayed = transaction_record(record)
+            if replayed.value is not None:
+                self.topics.reserve_producer_id(replayed.value.producer_id)
+            self.coordinator.replay(replayed)
+        self.groups.transaction_records = []
         await self._process(self.coordinator.on_loaded(self._now_ms()))
+        await self.abort_orphans()
         task_status.started()
         while True:
             now = self._now_ms()
@@ -129,20 +153,32 @@ class TransactionRuntime:
                 await self._timers_changed.wait()
             self._timers_changed = trio.Event()
 
+    def _known_open(self) -> set[tuple[int, TopicPartition]]:
+        """(producer id, partition) of every transaction the coordinator has not ended."""
+        known: set[tuple[int, TopicPartition]] = set()
+        for txn_id in self.coordinator.transactional_ids():
+            metadata = self.coordinator.transaction_metadata(txn_id)
+            if metadata is not None:
+                known.update((metadata.producer_id, tp) for tp in metadata.topic_partitions)
+        return known
+
     async def abort_orphans(self) -> None:
-        """Abort the transactions restored topic data holds open (their coordinator state
-        did not survive the restart); staged offsets are gone with them."""
+        """Abort the transactions restored topic data holds open that no transactional id
+        of the coordinator's state holds (their state was never persisted)."""
         now = self._now_ms()
+        known = self._known_open()
         for name in self.topics.names():
             topic = self.topics.get(name)
             assert topic is not None
             for partition in topic.partitions:
                 for txn in partition.txn.producers.ongoing_transactions():
+                    if (txn.producer_id, TopicPartition(name, partition.index)) in known:
+                        continue
                     entry = partition.txn.producers.last_entry(txn.producer_id)
                     epoch = entry.producer_epoch if entry is not None else 0
                     log.warning(
                         "aborting producer %d's open transaction on %s-%d (started at offset "
-                        "%d): transaction state does not survive a restart",
+                        "%d): no transactional id holds it",
                         txn.producer_id, name, partition.index, txn.first_offset,
                     )
                     self.topics.write_marker(
@@ -162,6 +198,10 @@ class TransactionRuntime:
         return self._replies.pop(token)
 
     async def _process(self, result: TxnResult) -> None:
+        records = [storage_record(r) for r in result.records
+                   if isinstance(r, TransactionLogRecord)]
+        if records:
+            await self.groups.append_records(records)
         for change in result.timers:
             if isinstance(change, ScheduleTimer):
                 self._timers[change.key] = change.deadline_ms
@@ -199,7 +239,7 @@ class TransactionRuntime:
 
     async def _offsets_marker(self, producer_id: int, partition: int, commit: bool) -> None:
         """Commit or drop the producer's staged offsets of the groups on ``partition``."""
-        staged = self.groups.coordinator.pending_txn_offsets.get(producer_id, {})
+        staged = self.groups.coordinator.store.pending_txn.get(producer_id, {})
         partitions = self.coordinator.config.offsets_topic_num_partitions
         group_ids = [g for g in staged if partition_for(g, partitions) == partition]
         if group_ids:
@@ -207,6 +247,52 @@ class TransactionRuntime:
                 "producer_id": producer_id, "group_ids": group_ids, "committed": commit
             }
             await self.groups.call(handle_txn_marker, _MarkerContext(), request)
+
+
+def storage_record(record: TransactionLogRecord) -> Record:
+    """A transaction log record as the log stores it."""
+    key = TransactionStateKey(record.key.transactional_id)
+    value = record.value
+    if value is None:
+        return Record(key, None)
+    return Record(key, TransactionStateValue(
+        producer_id=value.producer_id,
+        producer_epoch=value.producer_epoch,
+        transaction_timeout_ms=value.transaction_timeout_ms,
+        transaction_status=value.transaction_status,
+        transaction_partitions=tuple(
+            TxnTopicPartitions(p.topic, p.partition_ids)
+            for p in value.transaction_partitions or ()
+        ),
+        transaction_last_update_timestamp_ms=value.transaction_last_update_timestamp_ms,
+        transaction_start_timestamp_ms=value.transaction_start_timestamp_ms,
+        previous_producer_id=value.previous_producer_id,
+        next_producer_id=value.next_producer_id,
+        client_transaction_version=value.client_transaction_version,
+    ))
+
+
+def transaction_record(record: Record) -> TransactionLogRecord:
+    """A stored record back as the transaction coordinator's."""
+    assert isinstance(record.key, TransactionStateKey)
+    key = TransactionLogKey(record.key.transactional_id)
+    value = record.value
+    if not isinstance(value, TransactionStateValue):
+        return TransactionLogRecord(key, None)
+    return TransactionLogRecord(key, TransactionLogValue(
+        producer_id=value.producer_id,
+        producer_epoch=value.producer_epoch,
+        transaction_timeout_ms=value.transaction_timeout_ms,
+        transaction_status=value.transaction_status,
+        transaction_partitions=tuple(
+            TxnPartitions(p.topic, p.partition_ids) for p in value.transaction_partitions
+        ) or None,
+        transaction_last_update_timestamp_ms=value.transaction_last_update_timestamp_ms,
+        transaction_start_timestamp_ms=value.transaction_start_timestamp_ms,
+        previous_producer_id=value.previous_producer_id,
+        next_producer_id=value.next_producer_id,
+        client_transaction_version=value.client_transaction_version,
+    ))
 
 
 class _MarkerContext:

@@ -14,6 +14,8 @@ from storage.records import (
     OffsetCommitKey,
     RebalanceEventValue,
     RecordKey,
+    TransactionStateKey,
+    TxnOffsetCommitKey,
 )
 
 from .columns import (
@@ -49,6 +51,8 @@ class KeyTable:
         kid = self.by_object.get(id(key))
         if kid is not None:
             return kid
+        if isinstance(key, TransactionStateKey):
+            raise ValueError("transaction state records are not in the datasets")
         kid = len(self.kind)
         if isinstance(key, OffsetCommitKey):
             self.kind.append(_OC)
@@ -68,8 +72,8 @@ class KeyTable:
         key = self.cache.get(raw)
         if key is None:
             decoded = decode_key(raw)
-            if isinstance(decoded, UnknownKey):
-                return -1
+            if isinstance(decoded, UnknownKey | TransactionStateKey | TxnOffsetCommitKey):
+                return -1  # unknown, or transaction state: not in the datasets
             key = self.cache[raw] = decoded
         return self.id_of(key)
 

@@ -35,6 +35,7 @@ from storage.fast_decode import CommitTuple, fast_decode
 from storage.record_codec import RecordDecodeError, decode_value
 from storage.records import (
     CONSUMER_GROUP_KEY_TYPES,
+    TRANSACTION_KEY_TYPES,
     GroupMetadataValue,
     OffsetCommitValue,
     RebalanceEventValue,
@@ -182,7 +183,7 @@ def _add_records(
     c_meta, c_exp = chunk.c_meta, chunk.c_exp
     commits = chunk.c_pos
     oc_value = OffsetCommitValue
-    consumer_keys = CONSUMER_GROUP_KEY_TYPES
+    skipped_keys = CONSUMER_GROUP_KEY_TYPES + TRANSACTION_KEY_TYPES
     for epos, record in zip(positions, records, strict=True):
         if type(record) is tuple:  # the common commit, as columns
             key, offset, epoch, meta, ts = record
@@ -201,7 +202,7 @@ def _add_records(
             continue
         assert isinstance(record, Record)
         key = record.key
-        if type(key) in consumer_keys:  # consumer group state: not in the datasets (yet)
+        if type(key) in skipped_keys:  # consumer group, transaction state: not in the datasets
             index += 1
             continue
         kid = by_object.get(id(key))

@@ -20,7 +20,7 @@ EXPECTED = {
     "RangeAssignorTest": (13, 13),
     "ConsumerGroupTest": (7, 34),
     "GroupMetadataManagerTest": (15, 15),
-    "OffsetMetadataManagerTest": (4, 4),
+    "OffsetMetadataManagerTest": (14, 14),
 }
 
 

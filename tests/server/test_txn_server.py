@@ -280,3 +280,12 @@ async def test_a_transaction_past_its_timeout_is_aborted(
     # The producer was fenced by the abort's epoch bump (INVALID_PRODUCER_EPOCH before v2).
     assert await txn.end(True, version=2) == ErrorCode.PRODUCER_FENCED
     assert await txn.end(True, version=1) == ErrorCode.INVALID_PRODUCER_EPOCH
+
+
+async def test_transaction_max_timeout_bounds_the_producer_timeout(
+    start_server: Any, connect: Any
+) -> None:
+    server = await start_server({"transaction.max.timeout.ms": "5000"})
+    txn = TxnClient(await connect(server.port), "bounded")
+    assert (await txn.init(timeout_ms=60_000)).error_code == ErrorCode.INVALID_TRANSACTION_TIMEOUT
+    assert (await txn.init(timeout_ms=5_000)).error_code == 0
