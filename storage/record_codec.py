@@ -68,10 +68,6 @@ from .records import (
     Record,
     RecordKey,
     RecordValue,
-)
-from .txn_records import (
-    TRANSACTION_STATE_KEY_VERSION,
-    TXN_OFFSET_COMMIT_KEY_VERSION,
     TransactionStateKey,
     TransactionStateValue,
     TxnOffsetCommitKey,
@@ -151,6 +147,9 @@ OFFSET_COMMIT_KEY_VERSIONS = (0, 1)
 GROUP_METADATA_KEY_VERSION = 2
 #: kcoord's RebalanceEvent key version: far above Kafka's record types (0-15 in Kafka 4.x).
 REBALANCE_EVENT_KEY_VERSION = 100
+#: kcoord's transaction records (storage/records.py): the coordinator's state, staged offsets.
+TRANSACTION_STATE_KEY_VERSION = 101
+TXN_OFFSET_COMMIT_KEY_VERSION = 102
 #: The first bytes of every RebalanceEvent key (its version): history, not state.
 EVENT_KEY_PREFIX = struct.pack(">h", REBALANCE_EVENT_KEY_VERSION)
 
@@ -200,7 +199,7 @@ _TYPES = (
              ConsumerGroupCurrentMemberAssignmentKey,
              CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
              ConsumerGroupCurrentMemberAssignmentValue),
-            # kcoord's transaction records (storage/txn_records.py).
+            # kcoord's transaction records (storage/records.py).
             (TRANSACTION_STATE_KEY_VERSION, TRANSACTION_STATE_KEY, TransactionStateKey,
              TRANSACTION_STATE_VALUE, TransactionStateValue),
             (TXN_OFFSET_COMMIT_KEY_VERSION, TXN_OFFSET_COMMIT_KEY, TxnOffsetCommitKey,

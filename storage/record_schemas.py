@@ -218,7 +218,7 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message(
 
 
 # ------------------------------------------------------------------ transactions (kcoord's)
-# storage/txn_records.py: the transaction coordinator's state (Kafka's TransactionLogValue
+# storage/records.py: the transaction coordinator's state (Kafka's TransactionLogValue
 # v1 fields, partitions never null) and offsets staged by open transactions.
 
 TRANSACTION_STATE_KEY = Message(

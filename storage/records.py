@@ -8,21 +8,26 @@ encodes them with Kafka's key/value schemas; the coordinator only ever sees thes
 kcoord also writes its own *event* records (``RebalanceEvent``): history for the data
 pipeline that Kafka's record set does not carry. Replay ignores them; nothing depends on
 them for correctness.
+
+The transaction coordinator's records live in the same log. Kafka keeps transaction state
+in its own topic, ``__transaction_state`` (``TransactionLogKey`` / ``TransactionLogValue``),
+and writes transactional offsets to ``__consumer_offsets`` as offset commit records inside a
+transactional batch, applied when the transaction's marker arrives. kcoord's log has no
+batches of its own, so both are record types of their own, with key versions far above
+Kafka's record types (as RebalanceEvent's 100):
+
+- ``TransactionStateKey`` (101): one transactional id's metadata, the fields of Kafka's
+  ``TransactionLogValue`` version 1 (a tombstone: the id expired). The partition list is
+  empty, not null, outside a transaction.
+- ``TxnOffsetCommitKey`` (102): an offset a transaction staged for a group partition, until
+  the marker: a COMMIT writes the ordinary offset commit record and tombstones this one, an
+  ABORT only tombstones it.
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-
-from storage.txn_records import (
-    TRANSACTION_KEY_TYPES,
-    TransactionStateKey,
-    TransactionStateValue,
-    TxnOffsetCommitKey,
-    TxnOffsetCommitValue,
-    TxnTopicPartitions,
-)
 
 __all__ = [
     "CONSUMER_GROUP_KEY_TYPES",
@@ -258,6 +263,60 @@ CONSUMER_GROUP_KEY_TYPES: tuple[type, ...] = (
     ConsumerGroupTargetAssignmentMemberKey,
     ConsumerGroupCurrentMemberAssignmentKey,
 )
+
+@dataclass(frozen=True, slots=True)
+class TransactionStateKey:
+    """Key of a transactional id's state."""
+
+    transactional_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class TxnTopicPartitions:
+    """One topic's partitions in a transaction (Kafka's ``PartitionsSchema``)."""
+
+    topic: str
+    partition_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionStateValue:
+    """A transactional id's metadata (Kafka's ``TransactionLogValue`` v1 fields)."""
+
+    producer_id: int
+    producer_epoch: int
+    transaction_timeout_ms: int
+    transaction_status: int
+    transaction_partitions: tuple[TxnTopicPartitions, ...]
+    transaction_last_update_timestamp_ms: int
+    transaction_start_timestamp_ms: int
+    previous_producer_id: int
+    next_producer_id: int
+    client_transaction_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class TxnOffsetCommitKey:
+    """Key of an offset staged by producer ``producer_id``'s open transaction."""
+
+    producer_id: int
+    group: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class TxnOffsetCommitValue:
+    """The staged offset (what the commit marker turns into an OffsetCommitValue)."""
+
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp: int
+
+
+TRANSACTION_KEY_TYPES: tuple[type, ...] = (TransactionStateKey, TxnOffsetCommitKey)
+
 
 RecordKey = (
     OffsetCommitKey

@@ -11,7 +11,7 @@ own commit validation in its transactional form, where a stale member epoch of a
 group is ILLEGAL_GENERATION, and a classic group's rebalance state does not matter.
 
 Staged offsets are hard state, persisted before they are applied: a ``TxnOffsetCommitKey``
-record per partition (storage/txn_records.py), so an open transaction's offsets survive a
+record per partition (storage/records.py), so an open transaction's offsets survive a
 restart. The COMMIT marker writes the ordinary offset commit records and tombstones the
 staged ones; the ABORT marker only tombstones them.
 """
