@@ -98,6 +98,8 @@ ROUTES: Mapping[int, Route] = routes([
     Route(ApiKey.ADD_OFFSETS_TO_TXN, _TXN, "add_offsets_to_txn"),
     Route(ApiKey.END_TXN, _TXN, "end_txn"),
     Route(ApiKey.TXN_OFFSET_COMMIT, _TXN, "txn_offset_commit"),
+    Route(ApiKey.DESCRIBE_TRANSACTIONS, _TXN, "describe_transactions"),
+    Route(ApiKey.LIST_TRANSACTIONS, _TXN, "list_transactions"),
     Route(ApiKey.CONSUMER_GROUP_HEARTBEAT, _GLUE, "consumer_group_heartbeat"),
     Route(ApiKey.CONSUMER_GROUP_DESCRIBE, _GLUE, "consumer_group_describe"),
 ])

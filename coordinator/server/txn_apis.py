@@ -1,6 +1,7 @@
 """The transaction APIs between the wire and the transaction runtime: InitProducerId for a
-transactional id (22), AddPartitionsToTxn v0-3 (24), AddOffsetsToTxn (25), EndTxn (26) and
-TxnOffsetCommit (28), the last through the group coordinator, as in Kafka.
+transactional id (22), AddPartitionsToTxn v0-3 (24), AddOffsetsToTxn (25), EndTxn (26),
+TxnOffsetCommit (28, through the group coordinator, as in Kafka), and the admin APIs
+DescribeTransactions (65) and ListTransactions (66).
 
 A server without a transaction runtime (no topic store) answers the coordinator APIs with
 COORDINATOR_NOT_AVAILABLE, Kafka's answer while ``__transaction_state`` is unavailable.
@@ -17,8 +18,10 @@ from coordinator.txn import TopicPartition
 from coordinator.txn.messages import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
+    DescribeTransactionsRequest,
     EndTxnRequest,
     InitProducerIdRequest,
+    ListTransactionsRequest,
 )
 from wire import ErrorCode
 
@@ -29,8 +32,10 @@ if TYPE_CHECKING:
 __all__ = [
     "add_offsets_to_txn",
     "add_partitions_to_txn",
+    "describe_transactions",
     "end_txn",
     "init_producer_id",
+    "list_transactions",
     "transactions_of",
     "txn_offset_commit",
 ]
@@ -164,3 +169,55 @@ async def txn_offset_commit(ctx: RequestContext, request: wire.DecodedRequest) -
         else:
             same["partitions"].extend(t["partitions"])
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+async def describe_transactions(
+    ctx: RequestContext, request: wire.DecodedRequest
+) -> dict[str, Any]:
+    """Each transactional id's state, producer, timeout and partitions."""
+    ids = tuple(request.body.transactional_ids)
+    runtime = transactions_of(ctx)
+    if runtime is None:
+        return {"throttle_time_ms": 0, "transaction_states": [
+            {"error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactional_id": txn_id}
+            for txn_id in ids]}
+    response = await runtime.call(
+        runtime.coordinator.describe_transactions, DescribeTransactionsRequest(ids)
+    )
+    return {"throttle_time_ms": 0, "transaction_states": [
+        {
+            "error_code": d.error_code,
+            "transactional_id": d.transactional_id,
+            "transaction_state": d.transaction_state,
+            "transaction_timeout_ms": d.transaction_timeout_ms,
+            "transaction_start_time_ms": d.transaction_start_time_ms,
+            "producer_id": d.producer_id,
+            "producer_epoch": d.producer_epoch,
+            "topics": [{"topic": t, "partitions": list(ps)} for t, ps in d.topics],
+        }
+        for d in response.transaction_states
+    ]}
+
+
+async def list_transactions(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    """Transactional ids by state, producer id and (v1) open duration."""
+    body = request.body
+    runtime = transactions_of(ctx)
+    if runtime is None:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE}
+    req = ListTransactionsRequest(
+        state_filters=tuple(body.state_filters),
+        producer_id_filters=tuple(body.producer_id_filters),
+        duration_filter=body.duration_filter if request.api_version >= 1 else -1,
+    )
+    response = await runtime.call(runtime.coordinator.list_transactions, req)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": response.error_code,
+        "unknown_state_filters": list(response.unknown_state_filters),
+        "transaction_states": [
+            {"transactional_id": t.transactional_id, "producer_id": t.producer_id,
+             "transaction_state": t.transaction_state}
+            for t in response.transaction_states
+        ],
+    }

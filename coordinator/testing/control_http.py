@@ -10,6 +10,8 @@
 ``DELETE /faults/{id}``      remove one fault; ``DELETE /faults`` removes all
 ``GET /groups``              every group: id, state, generation, member count
 ``GET /groups/{id}``         one group straight from the coordinator (404 if unknown)
+``GET /transactions``        every transactional id: state, producer id and epoch,
+                             timeout, partitions, offsets staged by its open transaction
 ``POST /reset``              remove every fault and delete every group without members
                              (DeleteGroups semantics: their offsets are tombstoned)
 ==========================  =========================================================
@@ -37,7 +39,7 @@ from coordinator.core import (
 )
 from coordinator.server.app import RunningServer
 from coordinator.server.faults import FaultInjector
-from coordinator.testing.double import describe_any, jump_clock
+from coordinator.testing.double import describe_any, describe_transactions, jump_clock
 
 __all__ = ["serve_control"]
 
@@ -123,6 +125,8 @@ class _ControlApi:
             if group is None:
                 raise _HttpError(HTTPStatus.NOT_FOUND, f"no group {parts[1]!r}")
             return HTTPStatus.OK, group
+        if parts == ["transactions"] and method == "GET":
+            return HTTPStatus.OK, describe_transactions(self.running.server)
         if parts == ["reset"] and method == "POST":
             return HTTPStatus.OK, await self.reset()
         raise _HttpError(HTTPStatus.NOT_FOUND, f"no route {method} {path}")

@@ -189,6 +189,13 @@ class KcoordServer:
         running = self._require()
         return self._call(lambda: describe_any(running.runtime.coordinator, group_id))
 
+    def describe_transactions(self) -> list[dict[str, Any]]:
+        """Every transactional id the transaction coordinator holds: state, producer id and
+        epoch, timeout, partitions in the transaction, and offsets its open transaction
+        staged."""
+        running = self._require()
+        return self._call(lambda: describe_transactions(running.server))
+
     def committed(self, group_id: str) -> dict[tuple[str, int], int]:
         """The group's committed offsets: {(topic, partition): offset}."""
         running = self._require()
@@ -241,6 +248,34 @@ async def jump_clock(clock: trio.testing.MockClock, seconds: float) -> None:
     clock.jump(seconds)
     for _ in range(3):
         await trio.testing.wait_all_tasks_blocked()
+
+
+def describe_transactions(server: Any) -> list[dict[str, Any]]:
+    """The transaction coordinator's ids as JSON-friendly snapshots (empty without one)."""
+    transactions = server.transactions
+    if transactions is None:
+        return []
+    coordinator = transactions.coordinator
+    staged = server.groups.coordinator.store.pending_txn
+    out: list[dict[str, Any]] = []
+    for txn_id in coordinator.transactional_ids():
+        metadata = coordinator.transaction_metadata(txn_id)
+        if metadata is None:
+            continue
+        offsets = staged.get(metadata.producer_id, {})
+        out.append({
+            "transactional_id": txn_id,
+            "state": metadata.state.kafka_name,
+            "producer_id": metadata.producer_id,
+            "producer_epoch": metadata.producer_epoch,
+            "timeout_ms": metadata.txn_timeout_ms,
+            "partitions": sorted([tp.topic, tp.partition] for tp in metadata.topic_partitions),
+            "staged_offsets": {
+                group: sorted([t, p, v.offset] for (t, p), v in by_tp.items())
+                for group, by_tp in sorted(offsets.items())
+            },
+        })
+    return out
 
 
 def describe_any(coordinator: GroupCoordinator, group_id: str) -> dict[str, Any] | None:

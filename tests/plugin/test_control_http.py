@@ -218,3 +218,31 @@ async def test_bad_control_requests_get_a_4xx_and_the_server_lives(
             status, _ = await call(port, "POST", "/time/advance", {"seconds": 1})
             assert status == 200  # still serving
             nursery.cancel_scope.cancel()
+
+
+async def test_transactions_show_over_http(mock_clock: trio.testing.MockClock) -> None:
+    mock_clock.rate = 1.0
+    faults = FaultInjector()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            running, port = await start(nursery, faults)
+            running.server.topics.ensure_topic("t", 2)
+            client = RawClient(await trio.open_tcp_stream("127.0.0.1", running.port))
+            init = await client.request(22, 4, {
+                "transactional_id": "http-tx", "transaction_timeout_ms": 30_000,
+                "producer_id": -1, "producer_epoch": -1})
+            assert init.error_code == 0
+            added = await client.request(24, 3, {
+                "v3_and_below_transactional_id": "http-tx",
+                "v3_and_below_producer_id": init.producer_id,
+                "v3_and_below_producer_epoch": init.producer_epoch,
+                "v3_and_below_topics": [{"name": "t", "partitions": [1]}]})
+            assert added.results_by_topic_v3_and_below[0].results_by_partition[0] \
+                .partition_error_code == 0
+            status, body = await call(port, "GET", "/transactions")
+            assert status == 200
+            assert body == [{
+                "transactional_id": "http-tx", "state": "Ongoing",
+                "producer_id": init.producer_id, "producer_epoch": init.producer_epoch,
+                "timeout_ms": 30_000, "partitions": [["t", 1]], "staged_offsets": {}}]
+            nursery.cancel_scope.cancel()

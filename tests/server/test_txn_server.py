@@ -289,3 +289,26 @@ async def test_transaction_max_timeout_bounds_the_producer_timeout(
     txn = TxnClient(await connect(server.port), "bounded")
     assert (await txn.init(timeout_ms=60_000)).error_code == ErrorCode.INVALID_TRANSACTION_TIMEOUT
     assert (await txn.init(timeout_ms=5_000)).error_code == 0
+
+
+async def test_describe_and_list_transactions(
+    server: RunningServer, connect: Any, producer: TxnClient
+) -> None:
+    admin = await connect(server.port)
+    assert await producer.add("t", 3, 4) == {3: 0, 4: 0}
+    described = await admin.request(65, 0, {"transactional_ids": ["tx-a", "nobody", ""]})
+    ongoing, unknown, empty = described.transaction_states
+    assert (ongoing.error_code, ongoing.transaction_state, ongoing.producer_id,
+            ongoing.producer_epoch, ongoing.transaction_timeout_ms) == (
+        0, "Ongoing", producer.producer_id, producer.epoch, 60_000)
+    assert [(t.topic, list(t.partitions)) for t in ongoing.topics] == [("t", [3, 4])]
+    assert unknown.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+    assert empty.error_code == ErrorCode.INVALID_REQUEST
+    listed = await admin.request(66, 1, {"state_filters": ["Ongoing", "Bogus"],
+                                         "producer_id_filters": [], "duration_filter": -1})
+    assert list(listed.unknown_state_filters) == ["Bogus"]
+    assert [(t.transactional_id, t.transaction_state) for t in listed.transaction_states] == [
+        ("tx-a", "Ongoing")]
+    assert await producer.end(True) == 0
+    after = await admin.request(66, 0, {"state_filters": ["Ongoing"], "producer_id_filters": []})
+    assert list(after.transaction_states) == []

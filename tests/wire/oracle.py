@@ -579,7 +579,11 @@ def kio_minimal_sample(cls: type[Any]) -> Any:
     kwargs: dict[str, Any] = {}
     for kf in dataclasses.fields(cls):
         shape = classify_field(kf)
-        if is_optional(kf) and get_field_tag(kf) is None:
+        if _kafka_type(kf) == "datetime_i64" and get_field_tag(kf) is None:
+            # kio reads a -1 timestamp as a null datetime but cannot write None back
+            # (DescribeTransactions' TransactionStartTimeMs): the epoch stands in.
+            kwargs[kf.name] = EPOCH
+        elif is_optional(kf) and get_field_tag(kf) is None:
             kwargs[kf.name] = None
         elif isinstance(shape, EntityTupleField):
             kwargs[kf.name] = (kio_minimal_sample(shape.type_),)
