@@ -9,13 +9,11 @@ commit would leave in the group's offsets."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from consumer_harness import GROUP, ConsumerHarness
-from harness import GROUP_ID, PROTOCOL_TYPE, PROTOCOLS, UNKNOWN_MEMBER_ID, Harness, ctx
+from harness import GROUP_ID, PROTOCOL_TYPE, PROTOCOLS, UNKNOWN_MEMBER_ID, Harness
+from txn_support import txn_commit_offsets, txn_completion
 
 from coordinator.core import ErrorCode
-from coordinator.core.txn_offsets import handle_txn_marker, handle_txn_offset_commit
 from storage.records import (
     OffsetCommitKey,
     OffsetCommitValue,
@@ -30,28 +28,13 @@ PRODUCER = 10
 def txn_commit(h: Harness, group_id: str, member_id: str, generation: int,
                offsets: dict[tuple[str, int], int], producer_id: int = PRODUCER) -> dict[
                    tuple[str, int], int]:
-    by_topic: dict[str, list[dict[str, Any]]] = {}
-    for (topic, index), offset in offsets.items():
-        by_topic.setdefault(topic, []).append({
-            "partition_index": index, "committed_offset": offset,
-            "committed_leader_epoch": 10, "committed_metadata": "metadata"})
-    request = {
-        "transactional_id": "txn", "group_id": group_id, "producer_id": producer_id,
-        "producer_epoch": 0, "generation_id": generation, "member_id": member_id,
-        "group_instance_id": None,
-        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
-    token = h.token()
-    h.apply(handle_txn_offset_commit(h.coordinator, ctx(3), request, token, h.now))
-    return {(t.name, p.partition_index): p.error_code for t in h.reply(token).topics
-            for p in t.partitions}
+    return txn_commit_offsets(h, group_id, producer_id, offsets, member_id=member_id,
+                              generation=generation)
 
 
 def marker(h: Harness, committed: bool, group_id: str = GROUP_ID,
            producer_id: int = PRODUCER) -> None:
-    token = h.token()
-    request = {"producer_id": producer_id, "group_ids": [group_id], "committed": committed}
-    h.apply(handle_txn_marker(h.coordinator, ctx(0), request, token, h.now))  # type: ignore[arg-type]
-    h.reply(token)
+    txn_completion(h, producer_id, [group_id], committed)
 
 
 def stable_classic_member(h: Harness) -> tuple[str, int]:
