@@ -221,3 +221,42 @@ def test_a_hung_transaction_is_aborted_by_its_timeout_across_a_restart(
         hung.produce("hung", value=b"zombie")
         hung.commit_transaction(15)
     assert read_all(again.bootstrap, "hung", 1, "read_committed", 1) == [b"after-restart"]
+
+
+def test_a_read_committed_consumer_waits_for_staged_offsets(start_kcoord: Any) -> None:
+    """librdkafka's read_committed consumers fetch offsets with RequireStable: while a
+    transaction holds the group's offsets the answer is UNSTABLE_OFFSET_COMMIT and the
+    consumer waits; after the commit it starts at the transaction's offsets."""
+    server = start_kcoord(topics=["stable:1"])
+    source = producer(server.bootstrap)
+    for i in range(10):
+        source.produce("stable", value=b"%d" % i)
+    assert source.flush(10) == 0
+    txn = producer(server.bootstrap, **{"transactional.id": "stable-tx"})
+    txn.init_transactions(15)
+    txn.begin_transaction()
+    group = confluent_kafka.Consumer({"bootstrap.servers": server.bootstrap,
+                                      "group.id": "stable-group"})
+    txn.send_offsets_to_transaction([TopicPartition("stable", 0, 6)],
+                                    group.consumer_group_metadata(), 15)
+    group.close()
+
+    consumer = confluent_kafka.Consumer({
+        "bootstrap.servers": server.bootstrap, "group.id": "stable-group",
+        "isolation.level": "read_committed", "auto.offset.reset": "earliest",
+        "enable.auto.commit": False})
+    consumer.subscribe(["stable"])
+    try:
+        early = [m for m in consumer.consume(10, 3.0) if not m.error()]
+        assert early == []  # the offset fetch is retried while the transaction is open
+        txn.commit_transaction(15)
+        got: list[bytes] = []
+
+        def polled() -> bool:
+            got.extend(m.value() for m in consumer.consume(10, 0.2) if not m.error())
+            return len(got) >= 4
+
+        wait_until(polled, timeout=30, interval=0, what="the records after offset 6")
+        assert got == [b"6", b"7", b"8", b"9"]
+    finally:
+        consumer.close()
