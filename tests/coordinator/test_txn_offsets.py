@@ -16,7 +16,7 @@ from harness import (
     UNKNOWN_MEMBER_ID,
     Harness,
 )
-from txn_support import txn_commit_offsets, txn_completion
+from txn_offset_support import txn_commit_offsets, txn_completion
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core import ErrorCode

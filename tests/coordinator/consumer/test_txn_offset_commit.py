@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from consumer_harness import GROUP, ConsumerHarness
 from harness import GROUP_ID, PROTOCOL_TYPE, PROTOCOLS, UNKNOWN_MEMBER_ID, Harness
-from txn_support import txn_commit_offsets, txn_completion
+from txn_offset_support import txn_commit_offsets, txn_completion
 
 from coordinator.core import ErrorCode
 from storage.records import (

@@ -1,0 +1,195 @@
+"""One partition's log in memory: its batches (base offsets assigned), offsets, and the
+transactional state of ``coordinator.txn.partition.PartitionTransactions`` (producer state,
+last stable offset, aborted-transaction index). Plain methods, no I/O: the topic store
+persists a batch (``persist``) before the partition takes it."""
+
+from __future__ import annotations
+
+import struct
+from bisect import bisect_left
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from coordinator.broker.batches import record_timestamps
+from coordinator.broker.control_batches import batch_info
+from coordinator.broker.errors import BrokerError
+from coordinator.txn.partition import AbortedTxn, PartitionTransactions
+from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
+from wire.records import RecordBatchHeader, parse_batches, with_base_offset
+
+__all__ = ["PartitionLog", "StoredBatch"]
+
+_NO_LEADER_EPOCH = struct.pack(">i", -1)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBatch:
+    """One appended batch: its bytes (base offset rewritten) and what reads need of it."""
+
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    data: bytes
+
+
+class PartitionLog:
+    """One partition's batches and offsets."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.batches: list[StoredBatch] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+        self.size_bytes = 0
+        #: Producer state, open transactions, the LSO and the aborted-transaction index.
+        self.txn = PartitionTransactions(str(index))
+
+    @property
+    def high_watermark(self) -> int:
+        """One replica: everything appended is replicated."""
+        return self.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The first offset of the earliest open transaction, else the high watermark."""
+        return self.txn.last_stable_offset
+
+    def fetchable_offset(self, read_committed: bool) -> int:
+        """Where reads stop: the LSO for read_committed, else the high watermark."""
+        return self.last_stable_offset if read_committed else self.high_watermark
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound) (read_committed)."""
+        return self.txn.aborted_transactions(fetch_offset, upper_bound)
+
+    # -- writes -----------------------------------------------------------------------
+
+    def append(
+        self,
+        batch: bytes,
+        header: RecordBatchHeader,
+        persist: Callable[[int, bytes], None] | None = None,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
+        verified: bool = True,
+    ) -> int:
+        """Append one validated batch; its base offset (an earlier one for a duplicate
+        of an idempotent producer's recent batch). BrokerError for producer-state errors
+        (sequence, epoch, transaction state). ``persist(base_offset, data)`` writes the
+        batch first; if it raises, nothing changes. ``verified`` False: the transaction
+        coordinator does not know this partition in the producer's transaction, so a
+        transactional batch that would open one is INVALID_TXN_STATE."""
+        try:
+            check = self.txn.check_append(batch_info(header, batch), origin, verified)
+        except ProducerStateError as exc:
+            raise BrokerError(exc.code, str(exc)) from None
+        if check.duplicate is not None:
+            return check.duplicate.first_offset
+        base_offset = self.log_end_offset
+        data = with_base_offset(batch[: header.size], base_offset)
+        data = data[:12] + _NO_LEADER_EPOCH + data[16:]
+        if persist is not None:
+            persist(base_offset, data)
+        self._take(data, header, base_offset)
+        self.txn.apply_append(check)
+        self.txn.update_high_watermark(self.log_end_offset)
+        return base_offset
+
+    def restore(self, data: bytes) -> None:
+        """Take back a batch read from the data directory (its base offset as stored)."""
+        (header,) = parse_batches(data, verify_crc=False)
+        if header.base_offset < self.log_end_offset:
+            raise ValueError(f"batch at offset {header.base_offset} overlaps the partition's "
+                             f"end {self.log_end_offset}")
+        if not self.batches:
+            self.log_start_offset = header.base_offset
+            self.txn = PartitionTransactions(str(self.index), header.base_offset)
+        self.txn.log_end_offset = header.base_offset
+        self.txn.producers.map_end_offset = header.base_offset
+        check = self.txn.check_append(batch_info(header, data), AppendOrigin.REPLICATION)
+        self._take(data, header, header.base_offset)
+        self.txn.apply_append(check)
+        self.txn.update_high_watermark(self.log_end_offset)
+
+    def _take(self, data: bytes, header: RecordBatchHeader, base_offset: int) -> None:
+        last_offset = base_offset + header.last_offset_delta
+        self.batches.append(StoredBatch(base_offset, last_offset, header.max_timestamp, data))
+        self.log_end_offset = last_offset + 1
+        self.size_bytes += len(data)
+
+    @property
+    def producer_ids(self) -> list[int]:
+        """Producers with state here."""
+        return list(self.txn.producers.producers)
+
+    # -- reads ------------------------------------------------------------------------
+
+    def offset_in_range(self, offset: int) -> bool:
+        """Kafka's fetch range check: log start offset <= offset <= log end offset."""
+        return self.log_start_offset <= offset <= self.log_end_offset
+
+    def _first_batch_at(self, offset: int) -> int:
+        """Index of the first batch whose last offset is >= ``offset``."""
+        return bisect_left(self.batches, offset, key=lambda b: b.last_offset)
+
+    def read(
+        self, fetch_offset: int, max_bytes: int, min_one: bool, max_offset: int
+    ) -> list[bytes]:
+        """Whole batches from the one holding ``fetch_offset``, below ``max_offset``, up to
+        ``max_bytes``; with ``min_one`` the first batch is returned even when larger."""
+        out: list[bytes] = []
+        total = 0
+        for position in range(self._first_batch_at(fetch_offset), len(self.batches)):
+            batch = self.batches[position]
+            if batch.last_offset >= max_offset:
+                break
+            size = len(batch.data)
+            if total + size > max_bytes and not (min_one and not out):
+                break
+            out.append(batch.data)
+            total += size
+        return out
+
+    def bytes_available(self, fetch_offset: int, max_offset: int, limit: int = 2**63) -> int:
+        """Bytes a fetch from ``fetch_offset`` could read below ``max_offset``, counted
+        until ``limit`` is reached (the long-poll's min_bytes test)."""
+        total = 0
+        for position in range(self._first_batch_at(fetch_offset), len(self.batches)):
+            batch = self.batches[position]
+            if batch.last_offset >= max_offset or total >= limit:
+                break
+            total += len(batch.data)
+        return total
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(timestamp, offset) of the first record with timestamp >= ``timestamp``.
+
+        Kafka looks in the first batch whose max timestamp is >= the target; for a batch
+        whose records this broker cannot decode (snappy, lz4, zstd) the batch's base
+        offset and max timestamp are returned instead (never past the wanted record).
+        """
+        for batch in self.batches:
+            if batch.max_timestamp < timestamp or batch.last_offset < self.log_start_offset:
+                continue
+            records = record_timestamps(batch.data)
+            if records is None:
+                return batch.max_timestamp, max(batch.base_offset, self.log_start_offset)
+            for offset, record_timestamp in records:
+                if record_timestamp >= timestamp and offset >= self.log_start_offset:
+                    return record_timestamp, offset
+        return None
+
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """(timestamp, offset) of the earliest record holding the partition's largest
+        timestamp (ListOffsets -3), or None when the log is empty."""
+        best: StoredBatch | None = None
+        for batch in self.batches:
+            if best is None or batch.max_timestamp > best.max_timestamp:
+                best = batch
+        if best is None:
+            return None
+        records = record_timestamps(best.data)
+        if records is not None:
+            for offset, record_timestamp in records:
+                if record_timestamp == best.max_timestamp:
+                    return record_timestamp, offset
+        return best.max_timestamp, best.last_offset
