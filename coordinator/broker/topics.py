@@ -208,6 +208,18 @@ class TopicStore:
         topic = self._topics.get(name)
         return topic if topic is not None else self.create_topic(name, num_partitions)
 
+    def add_partitions(self, name: str, count: int) -> Topic:
+        """Grow topic ``name`` to ``count`` partitions (the new count persisted first)."""
+        topic = self._topics[name]
+        if count <= len(topic.partitions):
+            raise ValueError(f"{name} has {len(topic.partitions)} partitions already")
+        if self.files is not None:
+            self.files.created(name, topic.topic_id, count, topic.configs)
+        topic.partitions.extend(PartitionLog(i) for i in range(len(topic.partitions), count))
+        self.version += 1
+        self.notify()
+        return topic
+
     def delete_topic(self, name: str) -> Topic:
         """Remove a topic and its data (BrokerError UNKNOWN_TOPIC_OR_PARTITION if absent)."""
         topic = self._topics.get(name)

@@ -1,0 +1,65 @@
+"""Topic administration with real clients (issue 12): CreatePartitions through
+confluent-kafka's AdminClient, noticed by a classic consumer group and by a KIP-848 group,
+and kept across a restart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_support import wait_until
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+admin_module = pytest.importorskip("confluent_kafka.admin")
+
+FAST = {
+    "group.consumer.heartbeat.interval.ms": "500",
+    "group.consumer.min.heartbeat.interval.ms": "500",
+    "group.consumer.session.timeout.ms": "6000",
+    "group.consumer.min.session.timeout.ms": "3000",
+}
+
+
+def subscribed(bootstrap: str, group: str, protocol: str, owned: set[int]) -> Any:
+    consumer = confluent_kafka.Consumer({
+        "bootstrap.servers": bootstrap, "group.id": group, "group.protocol": protocol,
+        "topic.metadata.refresh.interval.ms": 500, "enable.auto.commit": False})
+
+    def on_assign(_: Any, parts: list[Any]) -> None:
+        owned.update(p.partition for p in parts)
+
+    def on_revoke(_: Any, parts: list[Any]) -> None:
+        owned.difference_update(p.partition for p in parts)
+
+    consumer.subscribe(["grow"], on_assign=on_assign, on_revoke=on_revoke)
+    return consumer
+
+
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_consumer_groups_take_new_partitions(
+    start_kcoord: Any, tmp_path: Path, protocol: str
+) -> None:
+    data = tmp_path / f"grow-{protocol}"
+    server = start_kcoord(data_dir=data, topics=["grow:2"], config=FAST)
+    owned: set[int] = set()
+    consumer = subscribed(server.bootstrap, f"grow-{protocol}", protocol, owned)
+    try:
+        wait_until(lambda: consumer.poll(0.1) is None and owned == {0, 1}, timeout=30,
+                   interval=0, what="the first two partitions")
+        admin = admin_module.AdminClient({"bootstrap.servers": server.bootstrap})
+        (future,) = admin.create_partitions([admin_module.NewPartitions("grow", 5)]).values()
+        future.result(10)
+        wait_until(lambda: consumer.poll(0.1) is None and owned == {0, 1, 2, 3, 4},
+                   timeout=30, interval=0, what="the grown topic's partitions")
+        (shrink,) = admin.create_partitions([admin_module.NewPartitions("grow", 3)]).values()
+        with pytest.raises(confluent_kafka.KafkaException) as refused:
+            shrink.result(10)
+        assert refused.value.args[0].code() == confluent_kafka.KafkaError.INVALID_PARTITIONS
+    finally:
+        consumer.close()
+    server.kill()
+    again = start_kcoord(data_dir=data, topics=["grow:2"], config=FAST)
+    metadata = admin_module.AdminClient({"bootstrap.servers": again.bootstrap}).list_topics(
+        "grow", timeout=10)
+    assert len(metadata.topics["grow"].partitions) == 5
