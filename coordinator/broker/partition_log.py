@@ -110,6 +110,19 @@ class PartitionLog:
         self.txn.apply_append(check)
         self.txn.update_high_watermark(self.log_end_offset)
 
+    def advance_log_start(self, offset: int) -> None:
+        """Move the log start offset up to ``offset`` (DeleteRecords; at most the high
+        watermark): records below it are gone for readers, and whole batches below it leave
+        memory. A lower offset changes nothing."""
+        offset = min(offset, self.high_watermark)
+        if offset <= self.log_start_offset:
+            return
+        self.txn.increment_log_start_offset(offset)
+        self.log_start_offset = offset
+        keep = bisect_left(self.batches, offset, key=lambda b: b.last_offset)
+        self.size_bytes -= sum(len(b.data) for b in self.batches[:keep])
+        del self.batches[:keep]
+
     def _take(self, data: bytes, header: RecordBatchHeader, base_offset: int) -> None:
         last_offset = base_offset + header.last_offset_delta
         self.batches.append(StoredBatch(base_offset, last_offset, header.max_timestamp, data))

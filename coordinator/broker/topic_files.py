@@ -8,7 +8,8 @@ Layout, under ``DATA_DIR/topics/``:
 - ``<topic id>/<partition>/``: the partition's batches, as received with their base offsets
   assigned, in storage's own segment log (``storage.log.Log``: the same entry framing, CRC,
   recovery and fsync policy as the metadata log). One entry per batch: the key is the base
-  offset (int64), the value the batch.
+  offset (int64), the value the batch. DeleteRecords moving the log start offset is an
+  entry of its own: key ``b"L"`` + the new log start offset (int64), no value.
 
 A batch is written to the OS before the partition takes it (and fsynced first with
 ``--fsync always``), so an acknowledged record survives SIGKILL; a torn tail is truncated
@@ -45,6 +46,7 @@ TOPICS_DIR = "topics"
 _METADATA = "topic.json"
 _DELETED_SUFFIX = ".deleted"
 _OFFSET = struct.Struct(">q")
+_LOG_START = b"L"
 
 
 @dataclass(slots=True)
@@ -56,6 +58,8 @@ class LoadedTopic:
     partitions: int
     configs: dict[str, str]
     batches: dict[int, list[bytes]] = field(default_factory=dict)
+    #: Log start offsets DeleteRecords moved (partitions without one start at their data).
+    log_starts: dict[int, int] = field(default_factory=dict)
 
 
 class TopicFiles:
@@ -87,18 +91,21 @@ class TopicFiles:
                                 int(spec["partitions"]), dict(spec.get("configs", {})))
             for index in range(topic.partitions):
                 if os.path.isdir(os.path.join(path, str(index))):
-                    topic.batches[index] = list(self._read_partition(topic, index))
+                    self._read_partition(topic, index)
             yield topic
 
-    def _read_partition(self, topic: LoadedTopic, index: int) -> Iterator[bytes]:
+    def _read_partition(self, topic: LoadedTopic, index: int) -> None:
         partition_log = self._open(topic.topic_id, index)
         for action in partition_log.recovery:
             log.warning("topic %s partition %d: %s", topic.name, index, action)
+        batches = topic.batches[index] = []
         for segment in list(partition_log.segments):
             _, scan = partition_log.read_segment(segment)
-            for _, value in scan.entries:
+            for key, value in scan.entries:
                 if value is not None:
-                    yield value
+                    batches.append(value)
+                elif key[:1] == _LOG_START and len(key) == 1 + _OFFSET.size:
+                    (topic.log_starts[index],) = _OFFSET.unpack_from(key, 1)
 
     # -- writes -------------------------------------------------------------------------
 
@@ -146,6 +153,15 @@ class TopicFiles:
         except (StorageError, OSError) as exc:
             raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
                               f"cannot append to partition {index}: {exc}") from exc
+
+    def log_start_moved(self, topic_id: uuid.UUID, index: int, log_start_offset: int) -> None:
+        """Record a partition's new log start offset (DeleteRecords) before it takes effect."""
+        entry = encode_entry(_LOG_START + _OFFSET.pack(log_start_offset), None)
+        try:
+            self._open(topic_id, index).write_batch(EncodedBatch(entry, 1))
+        except (StorageError, OSError) as exc:
+            raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
+                              f"cannot record the log start of partition {index}: {exc}") from exc
 
     def sync(self) -> None:
         """Flush every partition log with unsynced writes (the interval policy's tick)."""

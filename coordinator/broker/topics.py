@@ -127,6 +127,8 @@ class TopicStore:
                 for data in batches:
                     partition.restore(data)
                 restored += len(batches)
+                if index in loaded.log_starts:
+                    partition.advance_log_start(loaded.log_starts[index])
                 for producer_id in partition.producer_ids:
                     self._next_producer_id = max(self._next_producer_id, producer_id + 1)
             self._register(topic)
@@ -219,6 +221,37 @@ class TopicStore:
         self.version += 1
         self.notify()
         return topic
+
+    def delete_records(self, name: str, index: int, offset: int) -> int:
+        """Move a partition's log start offset to ``offset`` (-1: the high watermark), the
+        move persisted first; the new low watermark. BrokerError as Kafka answers:
+        UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE, POLICY_VIOLATION (compact only)."""
+        topic = self._topics.get(name)
+        partition = topic.partition(index) if topic is not None else None
+        if topic is None or partition is None:
+            raise BrokerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                              "This server does not host this topic-partition.")
+        policies = topic.configs.get("cleanup.policy", "delete").replace(" ", "").split(",")
+        if "delete" not in policies:
+            raise BrokerError(
+                ErrorCode.POLICY_VIOLATION,
+                f"Records of partition {name}-{index} can not be deleted due to the "
+                "configured policy",
+            )
+        target = partition.high_watermark if offset == -1 else offset
+        if target < 0 or target > partition.high_watermark:
+            raise BrokerError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"Cannot increment the log start offset to {target} of partition {name}-"
+                f"{index} since it is larger than the high watermark "
+                f"{partition.high_watermark}",
+            )
+        if target > partition.log_start_offset:
+            if self.files is not None:
+                self.files.log_start_moved(topic.topic_id, index, target)
+            partition.advance_log_start(target)
+            self.notify()
+        return partition.log_start_offset
 
     def delete_topic(self, name: str) -> Topic:
         """Remove a topic and its data (BrokerError UNKNOWN_TOPIC_OR_PARTITION if absent)."""

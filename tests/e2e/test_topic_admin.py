@@ -63,3 +63,33 @@ def test_consumer_groups_take_new_partitions(
     metadata = admin_module.AdminClient({"bootstrap.servers": again.bootstrap}).list_topics(
         "grow", timeout=10)
     assert len(metadata.topics["grow"].partitions) == 5
+
+
+def test_delete_records_moves_where_consumers_start(start_kcoord: Any, tmp_path: Path) -> None:
+    data = tmp_path / "trim"
+    server = start_kcoord(data_dir=data, topics=["trim:1"])
+    producer = confluent_kafka.Producer({"bootstrap.servers": server.bootstrap})
+    for i in range(10):
+        producer.produce("trim", value=b"%d" % i, partition=0)
+    assert producer.flush(10) == 0
+    admin = admin_module.AdminClient({"bootstrap.servers": server.bootstrap})
+    (future,) = admin.delete_records([confluent_kafka.TopicPartition("trim", 0, 4)]).values()
+    assert future.result(10).low_watermark == 4
+    server.kill()
+
+    again = start_kcoord(data_dir=data, topics=["trim:1"])
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": again.bootstrap,
+                                         "group.id": "trim", "auto.offset.reset": "earliest"})
+    consumer.subscribe(["trim"])
+    got: list[bytes] = []
+    try:
+        def polled() -> bool:
+            message = consumer.poll(0.1)
+            if message is not None and not message.error():
+                got.append(message.value())
+            return len(got) >= 6
+
+        wait_until(polled, timeout=30, interval=0, what="the records from offset 4")
+    finally:
+        consumer.close()
+    assert got == [b"%d" % i for i in range(4, 10)]
