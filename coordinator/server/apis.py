@@ -82,6 +82,7 @@ ROUTES: Mapping[int, Route] = routes([
     Route(ApiKey.DELETE_TOPICS, "coordinator.broker.delete_topics", "handle"),
     Route(ApiKey.CREATE_PARTITIONS, "coordinator.broker.create_partitions", "handle"),
     Route(ApiKey.DELETE_RECORDS, "coordinator.broker.delete_records", "handle"),
+    Route(ApiKey.DESCRIBE_CONFIGS, "coordinator.broker.describe_configs", "handle"),
     Route(ApiKey.INIT_PRODUCER_ID, "coordinator.broker.init_producer_id", "handle"),
     Route(ApiKey.SASL_HANDSHAKE, "coordinator.broker.sasl_handshake", "handle"),
     # The group coordinator.

@@ -71,6 +71,8 @@ class Server:
         self.groups: Any = None
         #: The transaction runtime (``coordinator.server.txn_runtime.TransactionRuntime``).
         self.transactions: Any = None
+        #: Config keys the user gave (DescribeConfigs: STATIC_BROKER_CONFIG, not a default).
+        self.explicit_config_keys: frozenset[str] = frozenset()
         #: Updated in place when loading completes (connections hold a reference).
         self.handlers: dict[int, Handler] = dict(handlers)
         #: The handler table's keys: what ApiVersions advertises, already before loading.
@@ -247,6 +249,7 @@ async def serve(
                 else SERVED_API_KEYS - CONSUMER_PROTOCOL_API_KEYS
             ),
         )
+        server.explicit_config_keys = frozenset(options.properties)
         async with trio.open_nursery() as nursery:
             await nursery.start(trio.serve_listeners, server.handle_stream, listeners)
             nursery.start_soon(server.sweep_idle_connections)

@@ -93,3 +93,29 @@ def test_delete_records_moves_where_consumers_start(start_kcoord: Any, tmp_path:
     finally:
         consumer.close()
     assert got == [b"%d" % i for i in range(4, 10)]
+
+
+def test_admin_clients_read_back_topic_configs(start_kcoord: Any) -> None:
+    server = start_kcoord(config={"message.max.bytes": "2000000"})
+    admin = admin_module.AdminClient({"bootstrap.servers": server.bootstrap})
+    (created,) = admin.create_topics([admin_module.NewTopic(
+        "configured", 1, 1, config={"retention.ms": "3600000"})]).values()
+    created.result(10)
+    resource = admin_module.ConfigResource(admin_module.ResourceType.TOPIC, "configured")
+    (future,) = admin.describe_configs([resource]).values()
+    configs = future.result(10)
+    assert configs["retention.ms"].value == "3600000"
+    assert configs["retention.ms"].source == admin_module.ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert configs["max.message.bytes"].value == "2000000"
+    assert configs["cleanup.policy"].is_default
+
+    import kafka.admin
+
+    kp = kafka.admin.KafkaAdminClient(bootstrap_servers=server.bootstrap)
+    try:
+        described = kp.describe_configs([kafka.admin.ConfigResource(
+            kafka.admin.ConfigResourceType.BROKER, "0")], config_filter="all")
+    finally:
+        kp.close()
+    broker = described["broker"]["0"]
+    assert broker["message.max.bytes"]["value"] == "2000000"
