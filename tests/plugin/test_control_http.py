@@ -245,4 +245,5 @@ async def test_transactions_show_over_http(mock_clock: trio.testing.MockClock) -
                 "transactional_id": "http-tx", "state": "Ongoing",
                 "producer_id": init.producer_id, "producer_epoch": init.producer_epoch,
                 "timeout_ms": 30_000, "partitions": [["t", 1]], "staged_offsets": {}}]
+            await client.stream.aclose()
             nursery.cancel_scope.cancel()

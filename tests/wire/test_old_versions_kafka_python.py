@@ -311,6 +311,42 @@ GOLDEN = [
         "ffff",  # topics[1].error_message null
     ),
     Golden(
+        "DescribeConfigs-v0-request",
+        admin.DescribeConfigsRequest_v0,
+        {"resources": [{"resource_type": 2, "resource_name": "t",
+                        "configuration_keys": ["retention.ms"]}]},
+        "00000001"  # resources: 1
+        "02"  # resources[0].resource_type TOPIC (2)
+        "0001" "74"  # resources[0].resource_name "t"
+        "00000001"  # resources[0].configuration_keys: 1
+        "000c" "726574656e74696f6e2e6d73",  # "retention.ms"
+    ),
+    Golden(
+        "DescribeConfigs-v0-response",
+        admin.DescribeConfigsResponse_v0,
+        {
+            "throttle_time_ms": 0,
+            "results": [{
+                "error_code": 0, "error_message": None, "resource_type": 2,
+                "resource_name": "t",
+                "configs": [{"name": "retention.ms", "value": "1000", "read_only": False,
+                             "is_default": False, "is_sensitive": False}],
+            }],
+        },
+        "00000000"  # throttle_time_ms 0
+        "00000001"  # results: 1
+        "0000"  # results[0].error_code NONE
+        "ffff"  # results[0].error_message null
+        "02"  # results[0].resource_type TOPIC (2)
+        "0001" "74"  # results[0].resource_name "t"
+        "00000001"  # results[0].configs: 1
+        "000c" "726574656e74696f6e2e6d73"  # configs[0].name "retention.ms"
+        "0004" "31303030"  # configs[0].value "1000"
+        "00"  # configs[0].read_only false
+        "00"  # configs[0].is_default false
+        "00",  # configs[0].is_sensitive false
+    ),
+    Golden(
         "DeleteTopics-v0-request",
         admin.DeleteTopicsRequest_v0,
         {"topic_names": ["a", "bc"], "timeout_ms": 15_000},
