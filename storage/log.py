@@ -453,6 +453,21 @@ class Log:
             self.segments = sorted([Segment(lo, final, size, count), *keep], key=lambda s: s.base)
             self.event_bytes = max(0, self.event_bytes - dropped_event_bytes)
 
+    def delete_oldest(self, count: int) -> list[Segment]:
+        """Delete the ``count`` oldest segments (retention; never the active one), files
+        unlinked and the directory fsynced; the segments deleted."""
+        with self.lock:
+            if count <= 0:
+                return []
+            if count >= len(self.segments):
+                raise ValueError("retention must not delete the active segment")
+            doomed = self.segments[:count]
+            for seg in doomed:
+                self.fs.unlink(seg.path)
+            self.fs.fsync_dir(self.directory)
+            self.segments = self.segments[count:]
+            return doomed
+
     # ----------------------------------------------------------------------------------
     # Closing
 

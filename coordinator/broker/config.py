@@ -15,10 +15,15 @@ __all__ = [
     "FETCH_MAX_BYTES",
     "MESSAGE_MAX_BYTES",
     "NUM_PARTITIONS",
+    "OPTIONAL_KEYS",
     "auto_create_topics_enable",
     "fetch_max_bytes",
     "message_max_bytes",
     "num_partitions",
+    "retention_bytes",
+    "retention_check_interval_ms",
+    "retention_ms",
+    "segment_bytes",
     "validate_broker_config",
 ]
 
@@ -31,6 +36,19 @@ TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms"
 TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms"
 TRANSACTION_ABORT_INTERVAL_MS = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
 TRANSACTION_REMOVE_INTERVAL_MS = "transaction.remove.expired.transaction.cleanup.interval.ms"
+# Retention and segments of topic data (a topic's retention.ms / retention.bytes /
+# segment.bytes override them).
+LOG_RETENTION_HOURS = "log.retention.hours"
+LOG_RETENTION_MINUTES = "log.retention.minutes"
+LOG_RETENTION_MS = "log.retention.ms"
+LOG_RETENTION_BYTES = "log.retention.bytes"
+LOG_SEGMENT_BYTES = "log.segment.bytes"
+LOG_RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms"
+#: Known keys without a default: Kafka falls back to the next coarser one.
+OPTIONAL_KEYS = frozenset({LOG_RETENTION_MINUTES, LOG_RETENTION_MS})
+_INT64_MAX = 2**63 - 1
+#: Keys whose values are Kafka longs (the others are ints).
+_LONG_KEYS = frozenset({LOG_RETENTION_MS, LOG_RETENTION_BYTES, LOG_RETENTION_CHECK_INTERVAL_MS})
 
 BROKER_CONFIG_DEFAULTS: dict[str, str] = {
     AUTO_CREATE_TOPICS_ENABLE: "true",
@@ -42,6 +60,10 @@ BROKER_CONFIG_DEFAULTS: dict[str, str] = {
     TRANSACTIONAL_ID_EXPIRATION_MS: "604800000",
     TRANSACTION_ABORT_INTERVAL_MS: "10000",
     TRANSACTION_REMOVE_INTERVAL_MS: "3600000",
+    LOG_RETENTION_HOURS: "168",
+    LOG_RETENTION_BYTES: "-1",
+    LOG_SEGMENT_BYTES: "1073741824",
+    LOG_RETENTION_CHECK_INTERVAL_MS: "300000",
 }
 
 _INT_MINIMUM = {
@@ -52,6 +74,12 @@ _INT_MINIMUM = {
     TRANSACTIONAL_ID_EXPIRATION_MS: 1,
     TRANSACTION_ABORT_INTERVAL_MS: 1,
     TRANSACTION_REMOVE_INTERVAL_MS: 1,
+    LOG_RETENTION_HOURS: -1,
+    LOG_RETENTION_MINUTES: -1,
+    LOG_RETENTION_MS: -1,
+    LOG_RETENTION_BYTES: -1,
+    LOG_SEGMENT_BYTES: 64,
+    LOG_RETENTION_CHECK_INTERVAL_MS: 1,
 }
 _INT32_MAX = 2**31 - 1
 
@@ -71,7 +99,7 @@ def _parse_int(key: str, value: str) -> int:
     except ValueError:
         raise ValueError(f"invalid value {value!r} for {key}: expected an integer") from None
     minimum = _INT_MINIMUM[key]
-    if not minimum <= number <= _INT32_MAX:
+    if not minimum <= number <= (_INT64_MAX if key in _LONG_KEYS else _INT32_MAX):
         raise ValueError(f"invalid value {value!r} for {key}: must be at least {minimum}")
     return number
 
@@ -80,7 +108,7 @@ def validate_broker_config(props: Mapping[str, str]) -> dict[str, str]:
     """The broker keys of ``props`` normalised, defaults filled in; other keys are ignored.
     Raises ValueError with a one-line message for a bad value."""
     out = dict(BROKER_CONFIG_DEFAULTS)
-    for key in BROKER_CONFIG_DEFAULTS:
+    for key in (*BROKER_CONFIG_DEFAULTS, *sorted(OPTIONAL_KEYS)):
         if key not in props:
             continue
         value = props[key]
@@ -113,3 +141,29 @@ def message_max_bytes(config: Mapping[str, str]) -> int:
 def fetch_max_bytes(config: Mapping[str, str]) -> int:
     """``fetch.max.bytes``: the broker's cap on one Fetch response's records."""
     return _parse_int(FETCH_MAX_BYTES, _get(config, FETCH_MAX_BYTES))
+
+
+def retention_ms(config: Mapping[str, str]) -> int:
+    """Kafka's broker retention: ``log.retention.ms``, else minutes, else hours (-1: none)."""
+    if LOG_RETENTION_MS in config:
+        return int(config[LOG_RETENTION_MS])
+    if LOG_RETENTION_MINUTES in config:
+        minutes = int(config[LOG_RETENTION_MINUTES])
+        return -1 if minutes < 0 else minutes * 60_000
+    hours = int(_get(config, LOG_RETENTION_HOURS))
+    return -1 if hours < 0 else hours * 3_600_000
+
+
+def retention_bytes(config: Mapping[str, str]) -> int:
+    """``log.retention.bytes`` (-1: no size limit)."""
+    return int(_get(config, LOG_RETENTION_BYTES))
+
+
+def segment_bytes(config: Mapping[str, str]) -> int:
+    """``log.segment.bytes``."""
+    return int(_get(config, LOG_SEGMENT_BYTES))
+
+
+def retention_check_interval_ms(config: Mapping[str, str]) -> int:
+    """``log.retention.check.interval.ms``."""
+    return int(_get(config, LOG_RETENTION_CHECK_INTERVAL_MS))

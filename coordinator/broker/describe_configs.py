@@ -2,7 +2,9 @@
 the broker's configuration, as Kafka's ``ConfigHelper`` answers.
 
 - Topic (resource type 2): every topic-level config Kafka lists, with Kafka's defaults
-  (``max.message.bytes`` follows the broker's ``message.max.bytes``); one the topic was
+  (``max.message.bytes``, ``retention.ms``, ``retention.bytes`` and ``segment.bytes``
+  follow the broker's ``message.max.bytes``, ``log.retention.*`` and
+  ``log.segment.bytes``); one the topic was
   created with is source DYNAMIC_TOPIC_CONFIG (1), the others DEFAULT_CONFIG (5). An
   illegal name is INVALID_TOPIC_EXCEPTION, an unknown topic UNKNOWN_TOPIC_OR_PARTITION.
 - Broker (resource type 4), named by this broker's node id: the server's configuration
@@ -96,8 +98,11 @@ def _topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[
         raise BrokerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                           "The topic does not exist or this server does not host it.")
     defaults = dict(TOPIC_CONFIG_DEFAULTS)
-    defaults["max.message.bytes"] = (
-        str(broker_config.message_max_bytes(ctx.state.config)), _INT)
+    broker = ctx.state.config
+    defaults["max.message.bytes"] = (str(broker_config.message_max_bytes(broker)), _INT)
+    defaults["retention.ms"] = (str(broker_config.retention_ms(broker)), _LONG)
+    defaults["retention.bytes"] = (str(broker_config.retention_bytes(broker)), _LONG)
+    defaults["segment.bytes"] = (str(broker_config.segment_bytes(broker)), _INT)
     out = []
     for key in sorted(set(defaults) | set(topic.configs)):
         config_type = defaults.get(key, ("", _STRING))[1]

@@ -11,6 +11,13 @@ Layout, under ``DATA_DIR/topics/``:
   offset (int64), the value the batch. DeleteRecords moving the log start offset is an
   entry of its own: key ``b"L"`` + the new log start offset (int64), no value.
 
+A partition log rolls to a new segment at the topic's ``segment.bytes`` (else the broker's
+``log.segment.bytes``). Retention deletes a partition's oldest closed segments, whole, as
+Kafka does: those whose newest record is older than ``retention.ms``, and those a size above
+``retention.bytes`` can do without; the partition's log start offset moves to the first
+offset kept. For that, each segment's first and last batch offsets and largest timestamp
+are kept in memory (read at startup, updated on append).
+
 A batch is written to the OS before the partition takes it (and fsynced first with
 ``--fsync always``), so an acknowledged record survives SIGKILL; a torn tail is truncated
 and reported as in the metadata log. At startup every topic comes back with its id,
@@ -32,10 +39,11 @@ from dataclasses import dataclass, field
 
 from coordinator.broker.errors import BrokerError
 from storage.batch import EncodedBatch
+from storage.directory import Segment
 from storage.errors import StorageError
 from storage.log import Log
 from storage.policy import FsyncPolicy, RecoverMode
-from storage.segment import encode_entry
+from storage.segment import HEADER_SIZE, encode_entry
 from wire import ErrorCode
 
 __all__ = ["TOPICS_DIR", "LoadedTopic", "TopicFiles"]
@@ -47,6 +55,9 @@ _METADATA = "topic.json"
 _DELETED_SUFFIX = ".deleted"
 _OFFSET = struct.Struct(">q")
 _LOG_START = b"L"
+_LAST_OFFSET_DELTA = struct.Struct(">i")  # at byte 23 of a batch
+_MAX_TIMESTAMP = struct.Struct(">q")  # at byte 35 of a batch
+_DEFAULT_SEGMENT_BYTES = 1_073_741_824  # log.segment.bytes
 
 
 @dataclass(slots=True)
@@ -62,14 +73,35 @@ class LoadedTopic:
     log_starts: dict[int, int] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class _SegmentSpan:
+    """The batches of one segment: first and last offsets, largest timestamp."""
+
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+
+
+def _span_of(data: bytes, base_offset: int) -> _SegmentSpan:
+    (delta,) = _LAST_OFFSET_DELTA.unpack_from(data, 23)
+    (max_timestamp,) = _MAX_TIMESTAMP.unpack_from(data, 35)
+    return _SegmentSpan(base_offset, base_offset + delta, max_timestamp)
+
+
 class TopicFiles:
     """The ``topics/`` directory of one data directory."""
 
-    def __init__(self, data_dir: str, fsync: FsyncPolicy, recover: RecoverMode) -> None:
+    def __init__(self, data_dir: str, fsync: FsyncPolicy, recover: RecoverMode,
+                 segment_bytes: int = _DEFAULT_SEGMENT_BYTES) -> None:
         self.root = os.path.join(data_dir, TOPICS_DIR)
         self.fsync: FsyncPolicy = fsync
         self.recover: RecoverMode = recover
+        #: ``log.segment.bytes``: the segment size of topics without ``segment.bytes``.
+        self.segment_bytes = segment_bytes
         self._logs: dict[tuple[uuid.UUID, int], Log] = {}
+        self._topic_segment_bytes: dict[uuid.UUID, int] = {}
+        #: Per partition log: each segment's batches, by the segment's first entry index.
+        self._spans: dict[tuple[uuid.UUID, int], dict[int, _SegmentSpan]] = {}
 
     # -- loading ------------------------------------------------------------------------
 
@@ -89,6 +121,7 @@ class TopicFiles:
                 spec = json.load(f)
             topic = LoadedTopic(spec["name"], uuid.UUID(spec["topic_id"]),
                                 int(spec["partitions"]), dict(spec.get("configs", {})))
+            self._remember_segment_bytes(topic.topic_id, topic.configs)
             for index in range(topic.partitions):
                 if os.path.isdir(os.path.join(path, str(index))):
                     self._read_partition(topic, index)
@@ -99,11 +132,13 @@ class TopicFiles:
         for action in partition_log.recovery:
             log.warning("topic %s partition %d: %s", topic.name, index, action)
         batches = topic.batches[index] = []
+        spans = self._spans.setdefault((topic.topic_id, index), {})
         for segment in list(partition_log.segments):
             _, scan = partition_log.read_segment(segment)
             for key, value in scan.entries:
                 if value is not None:
                     batches.append(value)
+                    self._widen(spans, segment.base, value, _OFFSET.unpack(key)[0])
                 elif key[:1] == _LOG_START and len(key) == 1 + _OFFSET.size:
                     (topic.log_starts[index],) = _OFFSET.unpack_from(key, 1)
 
@@ -112,6 +147,7 @@ class TopicFiles:
     def created(self, name: str, topic_id: uuid.UUID, partitions: int,
                 configs: Mapping[str, str]) -> None:
         """Persist a new topic's metadata (before it exists for clients)."""
+        self._remember_segment_bytes(topic_id, configs)
         directory = os.path.join(self.root, str(topic_id))
         try:
             os.makedirs(directory, exist_ok=True)
@@ -132,6 +168,7 @@ class TopicFiles:
         """Forget a topic's files: closed, renamed aside (atomic), then removed."""
         for key in [k for k in self._logs if k[0] == topic_id]:
             self._logs.pop(key).close()
+            self._spans.pop(key, None)
         directory = os.path.join(self.root, str(topic_id))
         if not os.path.isdir(directory):
             return
@@ -148,11 +185,66 @@ class TopicFiles:
         """Write one batch (base offset assigned) to the partition's log, fsynced per the
         policy; KAFKA_STORAGE_ERROR if it cannot be written (nothing is then applied)."""
         entry = encode_entry(_OFFSET.pack(base_offset), data)
+        partition_log = self._open(topic_id, index)
         try:
-            self._open(topic_id, index).write_batch(EncodedBatch(entry, 1))
+            partition_log.write_batch(EncodedBatch(entry, 1))
         except (StorageError, OSError) as exc:
             raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
                               f"cannot append to partition {index}: {exc}") from exc
+        spans = self._spans.setdefault((topic_id, index), {})
+        self._widen(spans, partition_log.segments[-1].base, data, base_offset)
+
+    @staticmethod
+    def _widen(spans: dict[int, _SegmentSpan], segment: int, data: bytes, base: int) -> None:
+        span = _span_of(data, base)
+        known = spans.get(segment)
+        if known is None:
+            spans[segment] = span
+        else:
+            known.last_offset = span.last_offset
+            known.max_timestamp = max(known.max_timestamp, span.max_timestamp)
+
+    def expire(self, topic_id: uuid.UUID, index: int, retention_ms: int, retention_bytes: int,
+               now_ms: int) -> int | None:
+        """Delete the partition's oldest closed segments that retention lets go (-1: no
+        limit); the first offset kept after them, or None when nothing was deleted."""
+        key = (topic_id, index)
+        partition_log = self._logs.get(key)
+        if partition_log is None:
+            return None
+        spans = self._spans.get(key, {})
+        closed = partition_log.segments[:-1]
+        doomed: list[Segment] = []
+        if retention_ms >= 0:
+            for segment in closed:
+                span = spans.get(segment.base)
+                if span is not None and span.max_timestamp >= now_ms - retention_ms:
+                    break
+                doomed.append(segment)
+        if retention_bytes >= 0:
+            size = sum(s.size - HEADER_SIZE for s in partition_log.segments)
+            size -= sum(s.size - HEADER_SIZE for s in doomed)
+            for segment in closed[len(doomed):]:
+                if size - (segment.size - HEADER_SIZE) < retention_bytes:
+                    break
+                doomed.append(segment)
+                size -= segment.size - HEADER_SIZE
+        if not doomed:
+            return None
+        try:
+            partition_log.delete_oldest(len(doomed))
+        except (StorageError, OSError) as exc:
+            log.error("retention of partition %d of %s failed: %s", index, topic_id, exc)
+            return None
+        kept = [spans.pop(s.base) for s in doomed if s.base in spans]
+        return kept[-1].last_offset + 1 if kept else None
+
+    def _remember_segment_bytes(self, topic_id: uuid.UUID, configs: Mapping[str, str]) -> None:
+        try:
+            size = int(configs.get("segment.bytes", self.segment_bytes))
+        except ValueError:
+            size = self.segment_bytes
+        self._topic_segment_bytes[topic_id] = max(size, HEADER_SIZE + 1)
 
     def log_start_moved(self, topic_id: uuid.UUID, index: int, log_start_offset: int) -> None:
         """Record a partition's new log start offset (DeleteRecords) before it takes effect."""
@@ -180,7 +272,9 @@ class TopicFiles:
         partition_log = self._logs.get(key)
         if partition_log is None:
             directory = os.path.join(self.root, str(topic_id), str(index))
-            partition_log = Log.open(directory, fsync=self.fsync, recover=self.recover)
+            segment_bytes = self._topic_segment_bytes.get(topic_id, self.segment_bytes)
+            partition_log = Log.open(directory, fsync=self.fsync, recover=self.recover,
+                                     segment_bytes=max(segment_bytes, HEADER_SIZE + 1))
             self._logs[key] = partition_log
         return partition_log
 

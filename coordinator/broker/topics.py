@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from coordinator.broker import config as broker_config
 from coordinator.broker.control_batches import control_batch
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.partition_log import PartitionLog, StoredBatch
@@ -252,6 +253,34 @@ class TopicStore:
             partition.advance_log_start(target)
             self.notify()
         return partition.log_start_offset
+
+    def enforce_retention(self, now_ms: int, broker: Mapping[str, str]) -> list[str]:
+        """Apply every ``cleanup.policy=delete`` topic's retention (its ``retention.ms`` and
+        ``retention.bytes``, else the broker's ``log.retention.*``): whole old segments are
+        deleted and the log start offsets move; one line per partition that changed."""
+        if self.files is None:
+            return []
+        changed: list[str] = []
+        for topic in list(self._topics.values()):
+            configs = topic.configs
+            if "delete" not in configs.get("cleanup.policy", "delete").replace(" ", "").split(","):
+                continue
+            try:
+                by_time = int(configs.get("retention.ms", broker_config.retention_ms(broker)))
+                by_size = int(configs.get("retention.bytes",
+                                          broker_config.retention_bytes(broker)))
+            except ValueError:
+                continue
+            for partition in topic.partitions:
+                start = self.files.expire(topic.topic_id, partition.index, by_time, by_size,
+                                          now_ms)
+                if start is not None and start > partition.log_start_offset:
+                    partition.advance_log_start(start)
+                    changed.append(f"{topic.name}-{partition.index}: log start offset now "
+                                   f"{partition.log_start_offset}")
+        if changed:
+            self.notify()
+        return changed
 
     def delete_topic(self, name: str) -> Topic:
         """Remove a topic and its data (BrokerError UNKNOWN_TOPIC_OR_PARTITION if absent)."""

@@ -157,14 +157,16 @@ def _import_deferred() -> dict[int, Handler]:
 
 
 def _topic_store(options: ServeOptions) -> Any:
-    from coordinator.broker.config import num_partitions
+    from coordinator.broker.config import num_partitions, segment_bytes
     from coordinator.broker.topics import TopicStore
 
     store = TopicStore()
     if options.sink is None and options.data_dir is not None:
         from coordinator.broker.topic_files import TopicFiles
 
-        restored = store.restore(TopicFiles(options.data_dir, options.fsync, options.recover))
+        files = TopicFiles(options.data_dir, options.fsync, options.recover,
+                           segment_bytes(options.broker_config))
+        restored = store.restore(files)
         log.info("topics loaded: %d topics, %d batches", len(store), restored)
     default_partitions = num_partitions(options.broker_config)
     for name, partitions in options.topics:
@@ -278,6 +280,8 @@ async def serve(
                     )
                     if server.topics.files is not None and options.fsync == "interval":
                         core_nursery.start_soon(_flush_topics, server.topics.files)
+                    if server.topics.files is not None:
+                        core_nursery.start_soon(_enforce_retention, server, runtime)
                     server.handlers.update(handlers)
                     server.loaded.set()
                     task_status.started(RunningServer(host, port, server))
@@ -295,6 +299,23 @@ async def _start_transactions(
     )
     await nursery.start(transactions.run)
     return transactions
+
+
+async def _enforce_retention(server: Server, runtime: CoordinatorRuntime) -> None:
+    """Topic retention every ``log.retention.check.interval.ms`` (on the event loop: it
+    moves partitions' log start offsets; deleting segment files is a few unlinks)."""
+    from coordinator.broker.config import retention_check_interval_ms
+
+    interval_s = retention_check_interval_ms(server.config) / 1000
+    while True:
+        await trio.sleep(interval_s)
+        try:
+            changed = server.topics.enforce_retention(runtime.now_ms(), server.config)
+        except Exception:
+            log.exception("topic retention failed (it runs again at the next check)")
+            continue
+        for line in changed:
+            log.info("retention: %s", line)
 
 
 async def _flush_topics(files: Any, interval_s: float = 1.0) -> None:

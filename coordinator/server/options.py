@@ -90,8 +90,9 @@ def _validate_broker(props: dict[str, str]) -> dict[str, str]:
     """The broker keys normalised (defaults filled in); ConfigError for unknown/bad ones."""
     broker_config = import_leaf("coordinator.broker.config")
     known: Mapping[str, str] = broker_config.BROKER_CONFIG_DEFAULTS
+    optional: frozenset[str] = broker_config.OPTIONAL_KEYS
     for key in props:
-        if key not in known:
+        if key not in known and key not in optional:
             raise ConfigError(f"unknown configuration key {key!r}")
     try:
         return dict(broker_config.validate_broker_config(props))

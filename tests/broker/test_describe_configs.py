@@ -71,3 +71,11 @@ async def test_errors(state: FakeState) -> None:
     assert missing.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     assert illegal.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
     assert unsupported.error_code == ErrorCode.INVALID_REQUEST
+
+
+async def test_topic_defaults_follow_the_broker(state: FakeState) -> None:
+    state.config.update({"log.retention.minutes": "5", "log.segment.bytes": "4096"})
+    state.topics.create_topic("t", 1)
+    (result,) = await describe(state, 4, (2, "t", ["retention.ms", "segment.bytes"]))
+    assert {c.name: c.value for c in result.configs} == {
+        "retention.ms": "300000", "segment.bytes": "4096"}
