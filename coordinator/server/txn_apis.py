@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
     from coordinator.server.txn_runtime import TransactionRuntime
 
+_BATCHED_TXN_VERSION = 4  # AddPartitionsToTxn v4+: several transactions, from brokers
+
 __all__ = [
     "add_offsets_to_txn",
     "add_partitions_to_txn",
@@ -66,40 +68,64 @@ async def init_producer_id(ctx: RequestContext, request: wire.DecodedRequest) ->
             "producer_id": response.producer_id, "producer_epoch": response.producer_epoch}
 
 
+def _partition_results(topics: list[tuple[str, list[int]]],
+                       errors: dict[TopicPartition, int]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": name,
+            "results_by_partition": [
+                {"partition_index": p, "partition_error_code": errors[TopicPartition(name, p)]}
+                for p in parts
+            ],
+        }
+        for name, parts in topics
+    ]
+
+
+async def _add_partitions(
+    runtime: TransactionRuntime | None, version: int, transactional_id: str, producer_id: int,
+    producer_epoch: int, topics: list[tuple[str, list[int]]], verify_only: bool,
+) -> dict[TopicPartition, int]:
+    if runtime is None:
+        return {TopicPartition(name, p): ErrorCode.COORDINATOR_NOT_AVAILABLE
+                for name, parts in topics for p in parts}
+    req = AddPartitionsToTxnRequest(
+        transactional_id=transactional_id,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        partitions=tuple(TopicPartition(name, p) for name, parts in topics for p in parts),
+        version=version,
+        verify_only=verify_only,
+    )
+    response = await runtime.call(runtime.coordinator.add_partitions_to_txn, req)
+    errors: dict[TopicPartition, int] = response.errors
+    return errors
+
+
 async def add_partitions_to_txn(
     ctx: RequestContext, request: wire.DecodedRequest
 ) -> dict[str, Any]:
-    """Add partitions to the producer's transaction; one error per partition."""
+    """Add partitions to the producer's transaction (v0-3, clients), or for each of several
+    transactions add or, with ``verify_only``, check them (v4+, brokers)."""
     body = request.body
-    topics = [(t.name, list(t.partitions)) for t in body.v3_and_below_topics]
+    version = request.api_version
     runtime = transactions_of(ctx)
-    if runtime is None:
-        errors = {TopicPartition(name, p): ErrorCode.COORDINATOR_NOT_AVAILABLE
-                  for name, parts in topics for p in parts}
-    else:
-        req = AddPartitionsToTxnRequest(
-            transactional_id=body.v3_and_below_transactional_id,
-            producer_id=body.v3_and_below_producer_id,
-            producer_epoch=body.v3_and_below_producer_epoch,
-            partitions=tuple(TopicPartition(name, p) for name, parts in topics for p in parts),
-            version=request.api_version,
-        )
-        response = await runtime.call(runtime.coordinator.add_partitions_to_txn, req)
-        errors = response.errors
-    return {
-        "throttle_time_ms": 0,
-        "results_by_topic_v3_and_below": [
-            {
-                "name": name,
-                "results_by_partition": [
-                    {"partition_index": p,
-                     "partition_error_code": errors[TopicPartition(name, p)]}
-                    for p in parts
-                ],
-            }
-            for name, parts in topics
-        ],
-    }
+    if version < _BATCHED_TXN_VERSION:
+        topics = [(t.name, list(t.partitions)) for t in body.v3_and_below_topics]
+        errors = await _add_partitions(
+            runtime, version, body.v3_and_below_transactional_id,
+            body.v3_and_below_producer_id, body.v3_and_below_producer_epoch, topics, False)
+        return {"throttle_time_ms": 0,
+                "results_by_topic_v3_and_below": _partition_results(topics, errors)}
+    results = []
+    for txn in body.transactions:
+        topics = [(t.name, list(t.partitions)) for t in txn.topics]
+        errors = await _add_partitions(runtime, version, txn.transactional_id, txn.producer_id,
+                                       txn.producer_epoch, topics, bool(txn.verify_only))
+        results.append({"transactional_id": txn.transactional_id,
+                        "topic_results": _partition_results(topics, errors)})
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
+            "results_by_transaction": results}
 
 
 async def add_offsets_to_txn(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:

@@ -312,3 +312,47 @@ async def test_describe_and_list_transactions(
     assert await producer.end(True) == 0
     after = await admin.request(66, 0, {"state_filters": ["Ongoing"], "producer_id_filters": []})
     assert list(after.transaction_states) == []
+
+
+async def test_batched_add_partitions_adds_and_verifies(
+    server: RunningServer, connect: Any, producer: TxnClient
+) -> None:
+    """AddPartitionsToTxn v4+ (what brokers send, KIP-890): several transactions at once;
+    ``verify_only`` answers whether a partition is in the transaction without adding it."""
+    broker = await connect(server.port)
+    assert await producer.add("t", 0) == {0: 0}
+
+    def txn(verify_only: bool, partitions: list[int], txn_id: str = "tx-a") -> dict[str, Any]:
+        return {"transactional_id": txn_id, "producer_id": producer.producer_id,
+                "producer_epoch": producer.epoch, "verify_only": verify_only,
+                "topics": [{"name": "t", "partitions": partitions}]}
+
+    answer = await broker.request(ADD_PARTITIONS, 5, {"transactions": [
+        txn(True, [0, 5]), txn(False, [6], "nobody")]})
+    assert answer.error_code == 0
+    verified, unknown = answer.results_by_transaction
+    # Not in the transaction: TRANSACTION_ABORTABLE (120), as Kafka's coordinator answers.
+    assert {p.partition_index: p.partition_error_code
+            for p in verified.topic_results[0].results_by_partition} == {0: 0, 5: 120}
+    assert unknown.topic_results[0].results_by_partition[0].partition_error_code == (
+        ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+    added = await broker.request(ADD_PARTITIONS, 4, {"transactions": [txn(False, [7])]})
+    assert added.results_by_transaction[0].topic_results[0].results_by_partition[0] \
+        .partition_error_code == 0
+    assert (await producer.produce("t", 7, b"x")).error_code == 0
+
+
+async def test_kip360_epoch_recovery(server: RunningServer, connect: Any,
+                                     producer: TxnClient) -> None:
+    """InitProducerId v3+ with the producer's id and epoch bumps the epoch and keeps the
+    id; a stale epoch is fenced."""
+    pid, epoch = producer.producer_id, producer.epoch
+    recovered = await producer.client.request(INIT_PRODUCER_ID, 4, {
+        "transactional_id": "tx-a", "transaction_timeout_ms": 60_000,
+        "producer_id": pid, "producer_epoch": epoch})
+    assert (recovered.error_code, recovered.producer_id, recovered.producer_epoch) == (
+        0, pid, epoch + 1)
+    stale = await producer.client.request(INIT_PRODUCER_ID, 4, {
+        "transactional_id": "tx-a", "transaction_timeout_ms": 60_000,
+        "producer_id": pid, "producer_epoch": epoch - 1 if epoch > 0 else 7})
+    assert stale.error_code == ErrorCode.PRODUCER_FENCED

@@ -1,14 +1,16 @@
-"""AddOffsetsToTxn: versions 0-3.
+"""AddOffsetsToTxn: versions 0-4.
 
 Request versions (Kafka's schema notes):
     Version 1 is the same as version 0.
     Version 2 adds the support for new error code PRODUCER_FENCED.
     Version 3 enables flexible versions.
+    Version 4 adds support for new error code TRANSACTION_ABORTABLE (KIP-890).
 
 Response versions:
     Starting in version 1, on quota violation brokers send out responses before throttling.
     Version 2 adds the support for new error code PRODUCER_FENCED.
     Version 3 enables flexible versions.
+    Version 4 adds support for new error code TRANSACTION_ABORTABLE (KIP-890).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from wire.schema import Message
 REQUEST = Message(
     "AddOffsetsToTxnRequest",
     api_key=25,
-    valid="0-3",
+    valid="0-4",
     flexible="3+",
     fields=(
         F("transactional_id", "string", "0+"),
@@ -33,7 +35,7 @@ REQUEST = Message(
 RESPONSE = Message(
     "AddOffsetsToTxnResponse",
     api_key=25,
-    valid="0-3",
+    valid="0-4",
     flexible="3+",
     fields=(
         F("throttle_time_ms", "int32", "0+"),
