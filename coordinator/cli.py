@@ -1,4 +1,5 @@
-"""The ``kcoord`` command line: ``serve``, ``ping``, ``log dump DIR`` and ``pipeline``.
+"""The ``kcoord`` command line: ``serve``, ``ping``, ``groups``, ``log dump DIR`` and
+``pipeline``.
 
 A contract other tools rely on: bad flags, unknown configuration keys and bad values print
 ONE line on stderr and exit with status 2; once bound, ``kcoord listening on HOST:PORT``
@@ -121,6 +122,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands.add_parser(
         "ping", help="wait until a broker answers ApiVersions (kcoord ping --help)", add_help=False
+    )
+    commands.add_parser(
+        "groups",
+        help="list consumer groups, or describe their members and lag (kcoord groups --help)",
+        add_help=False,
     )
     logs = commands.add_parser("log", help="inspect a data directory")
     log_commands = logs.add_subparsers(dest="log_command", metavar="COMMAND")
@@ -292,6 +298,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from coordinator.ping import main as ping_main
 
         return int(ping_main(args_list[1:]))
+    if args_list[:1] == ["groups"]:
+        from coordinator.groups_cli import main as groups_main
+
+        return int(groups_main(args_list[1:]))
     try:
         args = _parser().parse_args(args_list)
         if args.version:

@@ -9,7 +9,9 @@
                              "client_id": null}`` → 201 and the fault (with its ``id``)
 ``DELETE /faults/{id}``      remove one fault; ``DELETE /faults`` removes all
 ``GET /groups``              every group: id, state, generation, member count
-``GET /groups/{id}``         one group straight from the coordinator (404 if unknown)
+``GET /groups/{id}``         one group straight from the coordinator, with its offsets
+                             (404 if unknown)
+``GET /groups/{id}/offsets`` its committed offsets, log-end offsets and lag
 ``GET /transactions``        every transactional id: state, producer id and epoch,
                              timeout, partitions, offsets staged by its open transaction
 ``POST /reset``              remove every fault and delete every group without members
@@ -39,7 +41,13 @@ from coordinator.core import (
 )
 from coordinator.server.app import RunningServer
 from coordinator.server.faults import FaultInjector
-from coordinator.testing.double import describe_any, describe_transactions, jump_clock
+from coordinator.testing.double import (
+    describe_any,
+    describe_transactions,
+    describe_with_offsets,
+    group_offsets,
+    jump_clock,
+)
 
 __all__ = ["serve_control"]
 
@@ -120,6 +128,10 @@ class _ControlApi:
             return HTTPStatus.OK, {"removed": int(parts[1])}
         if parts == ["groups"] and method == "GET":
             return HTTPStatus.OK, self.groups()
+        if len(parts) == 3 and parts[0] == "groups" and parts[2] == "offsets" and method == "GET":
+            if self.group(parts[1]) is None:
+                raise _HttpError(HTTPStatus.NOT_FOUND, f"no group {parts[1]!r}")
+            return HTTPStatus.OK, group_offsets(self.running.server, parts[1])
         if len(parts) == 2 and parts[0] == "groups" and method == "GET":
             group = self.group(parts[1])
             if group is None:
@@ -180,7 +192,7 @@ class _ControlApi:
         return out
 
     def group(self, group_id: str) -> dict[str, Any] | None:
-        return describe_any(self.running.runtime.coordinator, group_id)
+        return describe_with_offsets(self.running.server, group_id)
 
     async def reset(self) -> dict[str, Any]:
         self.faults.clear()

@@ -185,9 +185,10 @@ class KcoordServer:
 
     def describe_group(self, group_id: str) -> dict[str, Any] | None:
         """The group straight from the coordinator: state, generation, members (with their
-        decoded assignments for consumer groups), leader, protocol; None if unknown."""
+        decoded assignments for consumer groups), leader, protocol, and ``offsets`` (each
+        committed partition's offset, log-end offset and lag); None if unknown."""
         running = self._require()
-        return self._call(lambda: describe_any(running.runtime.coordinator, group_id))
+        return self._call(lambda: describe_with_offsets(running.server, group_id))
 
     def describe_transactions(self) -> list[dict[str, Any]]:
         """Every transactional id the transaction coordinator holds: state, producer id and
@@ -248,6 +249,28 @@ async def jump_clock(clock: trio.testing.MockClock, seconds: float) -> None:
     clock.jump(seconds)
     for _ in range(3):
         await trio.testing.wait_all_tasks_blocked()
+
+
+def group_offsets(server: Any, group_id: str) -> list[dict[str, Any]]:
+    """The group's committed offsets with each partition's log-end offset and lag (None
+    where the topic or partition is unknown to this broker)."""
+    committed = server.groups.coordinator.committed_offsets(group_id)
+    out = []
+    for (topic, partition), value in sorted(committed.items()):
+        log = server.topics.partition(topic, partition) if server.topics is not None else None
+        end = None if log is None else log.high_watermark
+        out.append({"topic": topic, "partition": partition, "committed": value.offset,
+                    "log_end_offset": end,
+                    "lag": None if end is None else max(end - value.offset, 0)})
+    return out
+
+
+def describe_with_offsets(server: Any, group_id: str) -> dict[str, Any] | None:
+    """``describe_any`` plus the group's ``offsets`` (committed, log-end offset, lag)."""
+    described = describe_any(server.groups.coordinator, group_id)
+    if described is None:
+        return None
+    return {**described, "offsets": group_offsets(server, group_id)}
 
 
 def describe_transactions(server: Any) -> list[dict[str, Any]]:

@@ -247,3 +247,28 @@ async def test_transactions_show_over_http(mock_clock: trio.testing.MockClock) -
                 "timeout_ms": 30_000, "partitions": [["t", 1]], "staged_offsets": {}}]
             await client.stream.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def test_group_offsets_show_over_http(mock_clock: trio.testing.MockClock) -> None:
+    mock_clock.rate = 1.0
+    faults = FaultInjector()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            running, port = await start(nursery, faults)
+            running.server.topics.ensure_topic("t", 1)
+            client = RawClient(await trio.open_tcp_stream("127.0.0.1", running.port))
+            committed = await client.request(8, 8, {
+                "group_id": "http-lag", "generation_id_or_member_epoch": -1, "member_id": "",
+                "group_instance_id": None, "topics": [{"name": "t", "partitions": [
+                    {"partition_index": 0, "committed_offset": 0, "committed_leader_epoch": -1,
+                     "committed_metadata": ""}]}]})
+            assert committed.topics[0].partitions[0].error_code == 0
+            status, body = await call(port, "GET", "/groups/http-lag/offsets")
+            assert (status, body) == (200, [{"topic": "t", "partition": 0, "committed": 0,
+                                             "log_end_offset": 0, "lag": 0}])
+            status, whole = await call(port, "GET", "/groups/http-lag")
+            assert status == 200 and whole["offsets"] == body
+            status, _ = await call(port, "GET", "/groups/nobody/offsets")
+            assert status == 404
+            await client.stream.aclose()
+            nursery.cancel_scope.cancel()
