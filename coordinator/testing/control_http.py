@@ -20,6 +20,10 @@
 
 Answers are JSON. Time moves only if the server runs on a ``trio.testing.MockClock``
 (the CLI uses one when ``--control-port`` is given); otherwise ``/time/advance`` is 409.
+
+The API is for loopback only, and refuses what a web page could forge (DNS rebinding, a
+cross-site form post): a ``Host`` header naming anything but ``localhost``, ``127.0.0.1`` or
+``::1`` is 403, and a body without ``Content-Type: application/json`` is 415.
 """
 
 from __future__ import annotations
@@ -214,6 +218,19 @@ class _ControlApi:
         }
 
 
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _loopback_host(value: str) -> bool:
+    """Whether a Host header names this machine's loopback (any port)."""
+    host = value.lower()
+    if host.startswith("["):
+        host = host[1:].partition("]")[0]
+    elif host.count(":") == 1:
+        host = host.partition(":")[0]
+    return host in _LOOPBACK_NAMES
+
+
 async def _read_request(stream: trio.SocketStream) -> tuple[str, str, Any]:
     data = bytearray()
     while b"\r\n\r\n" not in data:
@@ -230,12 +247,23 @@ async def _read_request(stream: trio.SocketStream) -> tuple[str, str, Any]:
     except ValueError:
         raise _HttpError(HTTPStatus.BAD_REQUEST, "malformed request line") from None
     length = 0
+    content_type = ""
     for line in lines[1:]:
         name, _, value = line.partition(":")
-        if name.strip().lower() == "content-length":
+        name = name.strip().lower()
+        if name == "content-length":
             if not value.strip().isdigit():
                 raise _HttpError(HTTPStatus.BAD_REQUEST, "bad Content-Length")
             length = int(value.strip())
+        elif name == "host" and not _loopback_host(value.strip()):
+            raise _HttpError(HTTPStatus.FORBIDDEN,
+                             f"Host {value.strip()!r} is not a loopback name: the control API "
+                             "is for loopback only")
+        elif name == "content-type":
+            content_type = value.split(";", 1)[0].strip().lower()
+    if length and content_type != "application/json":
+        raise _HttpError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+                         "a request body must be sent as Content-Type: application/json")
     if length > _MAX_REQUEST_BYTES:
         raise _HttpError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body too large")
     body = bytearray(rest)

@@ -23,7 +23,9 @@ JOIN_GROUP, SYNC_GROUP, HEARTBEAT = 11, 14, 12
 
 def http(port: int, method: str, path: str, body: Any = None) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
+    headers = {} if data is None else {"Content-Type": "application/json"}
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
+                                 headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
             return resp.status, json.loads(resp.read())
@@ -271,4 +273,45 @@ async def test_group_offsets_show_over_http(mock_clock: trio.testing.MockClock) 
             status, _ = await call(port, "GET", "/groups/nobody/offsets")
             assert status == 404
             await client.stream.aclose()
+            nursery.cancel_scope.cancel()
+
+
+def forged(port: int, host: str, content_type: str | None) -> int:
+    """A POST /reset as a web page could send it; the status."""
+    data = b"{}"
+    headers = {"Host": host}
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/reset", data=data, method="POST",
+                                 headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return int(resp.status)
+    except urllib.error.HTTPError as err:
+        return int(err.code)
+
+
+async def test_requests_a_web_page_could_forge_are_refused(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    """Issue 15 item 10: a foreign Host (DNS rebinding) is 403, a body that is not JSON by
+    its Content-Type (a cross-site form post) is 415; loopback names and JSON pass."""
+    mock_clock.rate = 1.0
+    faults = FaultInjector()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            running, port = await start(nursery, faults)
+            running.server.topics.ensure_topic("kept", 1)
+            cases = [
+                ("evil.example:80", "application/json", 403),
+                ("127.0.0.1.evil.example", "application/json", 403),
+                (f"localhost:{port}", "application/x-www-form-urlencoded", 415),
+                (f"localhost:{port}", None, 415),
+                (f"127.0.0.1:{port}", "application/json; charset=utf-8", 200),
+                (f"[::1]:{port}", "application/json", 200),
+                ("localhost", "application/json", 200),
+            ]
+            for host, content_type, expected in cases:
+                status = await trio.to_thread.run_sync(forged, port, host, content_type)
+                assert status == expected, (host, content_type, status)
             nursery.cancel_scope.cancel()
