@@ -222,12 +222,12 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
 def _run_serve(args: argparse.Namespace) -> int:
     from coordinator.config import ConfigError
 
+    _configure_logging(args.log_level)
     try:
         options = _options(args)
     except ConfigError as exc:
         raise _UsageError(str(exc)) from None
     _check_data_dir(args.data_dir)
-    _configure_logging(args.log_level)
     import trio
 
     clock = None

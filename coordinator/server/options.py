@@ -8,6 +8,8 @@ which refuses what it does not know. Every refusal is a one-line :class:`ConfigE
 
 from __future__ import annotations
 
+import difflib
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -39,6 +41,28 @@ SERVER_KEYS: dict[str, tuple[int, int]] = {
     "socket.request.max.bytes": (1, _INT_MAX),
     "connections.max.idle.ms": (-1, _LONG_MAX),
 }
+
+#: Kafka broker keys a real ``server.properties`` carries that mean nothing for one kcoord
+#: process (cluster membership, listeners, threads, replication, ZooKeeper): accepted with
+#: one warning each, so an existing configuration file works.
+IGNORED_BROKER_KEYS = frozenset({
+    "broker.id", "node.id", "process.roles", "controller.quorum.voters",
+    "controller.quorum.bootstrap.servers", "controller.listener.names", "listeners",
+    "advertised.listeners", "inter.broker.listener.name", "listener.security.protocol.map",
+    "num.network.threads", "num.io.threads", "num.replica.fetchers",
+    "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "log.dirs", "log.dir",
+    "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
+    "offsets.topic.num.partitions", "transaction.state.log.replication.factor",
+    "transaction.state.log.min.isr", "transaction.state.log.num.partitions",
+    "share.coordinator.state.topic.replication.factor",
+    "share.coordinator.state.topic.min.isr", "default.replication.factor",
+    "min.insync.replicas", "unclean.leader.election.enable", "delete.topic.enable",
+    "log.flush.interval.messages", "log.flush.interval.ms", "log.cleaner.enable",
+    "zookeeper.connect", "zookeeper.connection.timeout.ms", "metadata.log.dir",
+    "auto.leader.rebalance.enable", "replica.lag.time.max.ms",
+})
+
+log = logging.getLogger(__name__)
 
 
 
@@ -93,7 +117,11 @@ def _validate_broker(props: dict[str, str]) -> dict[str, str]:
     optional: frozenset[str] = broker_config.OPTIONAL_KEYS
     for key in props:
         if key not in known and key not in optional:
-            raise ConfigError(f"unknown configuration key {key!r}")
+            everything = [*known, *optional, *COORDINATOR_KEYS, *SERVER_KEYS,
+                          *IGNORED_BROKER_KEYS]
+            close = difflib.get_close_matches(key, everything, n=1, cutoff=0.8)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"unknown configuration key {key!r}{hint}")
     try:
         return dict(broker_config.validate_broker_config(props))
     except ValueError as exc:
@@ -112,6 +140,9 @@ def build_options(properties: Mapping[str, str], **kwargs: Any) -> ServeOptions:
         elif key in SERVER_KEYS:
             low, high = SERVER_KEYS[key]
             server[key] = _int_value(key, raw, low, high)
+        elif key in IGNORED_BROKER_KEYS:
+            log.warning("configuration key %s does not apply to kcoord (one broker in one "
+                        "process); ignored", key)
         else:
             broker[key] = raw
     config = CoordinatorConfig.from_properties(coordinator)

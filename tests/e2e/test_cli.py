@@ -78,7 +78,7 @@ def test_no_command_names_every_command(capsys: pytest.CaptureFixture[str]) -> N
 
     assert main([]) == 2
     _, err = capsys.readouterr()
-    for command in ("serve", "ping", "log dump", "pipeline"):
+    for command in ("serve", "ping", "groups", "log dump", "pipeline"):
         assert command in err
 
 
@@ -101,10 +101,29 @@ def test_bad_usage_in_a_real_process() -> None:
 
 def test_config_file_unknown_key_and_good_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.properties"
-    bad.write_text("# a comment\ngroup.max.size=10\nlog.dirs=/tmp/x\n")
+    bad.write_text("# a comment\ngroup.max.size=10\ngroup.max.sise=3\n")
     result = run_cli("serve", "--config-file", str(bad))
     assert result.returncode == 2
-    assert result.stderr.strip() == "kcoord: error: unknown configuration key 'log.dirs'"
+    assert result.stderr.strip() == (
+        "kcoord: error: unknown configuration key 'group.max.sise' "
+        "(did you mean 'group.max.size'?)")
+
+
+def test_a_real_server_properties_starts_with_a_warning_per_foreign_key(
+    tmp_path: Path, start_kcoord: Any
+) -> None:
+    """Issue 15 item 17: Kafka's stock server.properties keys that do not apply to one kcoord
+    process are accepted, one warning each."""
+    props = tmp_path / "server.properties"
+    props.write_text("broker.id=0\nlisteners=PLAINTEXT://:9092\nlog.dirs=/tmp/kafka-logs\n"
+                     "num.network.threads=3\nnum.partitions=2\nzookeeper.connect=zk:2181\n")
+    server = start_kcoord(extra_args=["--config-file", str(props)])
+    assert _api_versions(server.port) == 0
+    stderr = server.stderr()
+    for key in ("broker.id", "listeners", "log.dirs", "num.network.threads",
+                "zookeeper.connect"):
+        assert stderr.count(f"configuration key {key} does not apply") == 1, key
+    assert "num.partitions does not apply" not in stderr
 
 
 def _api_versions(port: int) -> int:
