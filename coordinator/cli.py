@@ -312,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "log":
             raise _UsageError("usage: kcoord log dump DIR [--json]")
         raise _UsageError(
-            "a command is required: serve, ping, log dump or pipeline (see kcoord --help)"
+            "a command is required: serve, ping, groups, log dump or pipeline (see kcoord --help)"
         )
     except _UsageError as exc:
         print(f"kcoord: error: {exc}", file=sys.stderr)
