@@ -47,6 +47,18 @@ class FrameReader:
         """Bytes received but not yet returned as frames."""
         return len(self._buffer) - self._start
 
+    def pending_size(self) -> int | None:
+        """The announced size of the frame being received (its size prefix is in), or None
+        when no frame has started. Raises FrameTooLarge like :meth:`next_frame`."""
+        if len(self._buffer) - self._start < 4:
+            return None
+        (size,) = _SIZE.unpack_from(self._buffer, self._start)
+        if size < 0 or size > self.max_frame_bytes:
+            raise FrameTooLarge(
+                f"frame size {size} outside 0..{self.max_frame_bytes} (socket.request.max.bytes)"
+            )
+        return int(size)
+
     def next_frame(self) -> bytes | _NeedData:
         """The next complete frame's payload (without its size prefix), or NEED_DATA."""
         available = len(self._buffer) - self._start
@@ -60,7 +72,8 @@ class FrameReader:
         if available < 4 + size:
             return NEED_DATA
         begin = self._start + 4
-        payload = bytes(self._buffer[begin : begin + size])
+        with memoryview(self._buffer) as view:
+            payload = bytes(view[begin : begin + size])  # one copy, not a slice and a copy
         self._start = begin + size
         if self._start == len(self._buffer):
             self._buffer.clear()

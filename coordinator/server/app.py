@@ -34,6 +34,7 @@ from coordinator.server.connection import Connection, serve_connection
 from coordinator.server.context import BrokerIdentity, Handler
 from coordinator.server.lazy import import_leaf
 from coordinator.server.options import ServeOptions
+from coordinator.server.request_memory import RequestMemory
 from wire.constants import ApiKey
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ class Server:
         self.transactions: Any = None
         #: Config keys the user gave (DescribeConfigs: STATIC_BROKER_CONFIG, not a default).
         self.explicit_config_keys: frozenset[str] = frozenset()
+        #: queued.max.request.bytes: the memory partially received requests share.
+        self.request_memory = RequestMemory(-1)
         #: Updated in place when loading completes (connections hold a reference).
         self.handlers: dict[int, Handler] = dict(handlers)
         #: The handler table's keys: what ApiVersions advertises, already before loading.
@@ -238,6 +241,7 @@ async def serve(
             **options.coordinator_config.to_properties(),
             "socket.request.max.bytes": str(options.socket_request_max_bytes),
             "connections.max.idle.ms": str(options.connections_max_idle_ms),
+            "queued.max.request.bytes": str(options.queued_max_request_bytes),
         }
         server = Server(
             identity,
@@ -252,6 +256,7 @@ async def serve(
             ),
         )
         server.explicit_config_keys = frozenset(options.properties)
+        server.request_memory = RequestMemory(options.queued_max_request_bytes)
         async with trio.open_nursery() as nursery:
             await nursery.start(trio.serve_listeners, server.handle_stream, listeners)
             nursery.start_soon(server.sweep_idle_connections)

@@ -14,6 +14,12 @@ Kafka's UNSUPPORTED_VERSION answer in a v0 body so the client can retry lower.
 ``connections.max.idle.ms`` closes a connection that sends nothing for that long (a sweep
 in ``app.Server``, like Kafka's idle-expiry manager, so the hot path only stamps a time).
 
+Memory: once a request's size prefix is in, the connection reserves the whole request from
+the server's ``queued.max.request.bytes`` pool (``request_memory.py``) before reading more
+of it, so all partially received requests together stay bounded; and a started request
+must arrive whole within ``FRAME_DEADLINE_S``, or the connection is closed (one byte a
+second would otherwise hold it open forever: every byte resets the idle timer).
+
 I/O goes straight to the non-blocking socket and waits with ``trio.lowlevel.wait_readable``
 / ``wait_writable`` only when the kernel has nothing (or no room): one trip through the
 event loop per request instead of trio's SocketStream's two. Since a read that finds data
@@ -31,6 +37,7 @@ from typing import Any
 import trio
 
 from coordinator.server.context import Handler, RequestContext, ServerState
+from coordinator.server.request_memory import RequestMemory
 from wire import (
     NEED_DATA,
     ApiKey,
@@ -54,6 +61,9 @@ RECEIVE_BYTES = 256 * 1024
 FLUSH_BYTES = 1 << 20
 #: How long one connection may keep the event loop before it yields to the others.
 FAIR_SLICE_S = 0.0005
+#: How long a started request may take to arrive whole.
+FRAME_DEADLINE_S = 60.0
+_NEVER = float("inf")
 
 
 class Connection:
@@ -140,6 +150,9 @@ async def serve_connection(
     try:
         with conn.scope:
             await _serve(server, conn)
+    except _FrameDeadline:
+        log.warning("closing connection %d from %s: a request did not arrive whole within %g s",
+                    connection_id, peer_host, FRAME_DEADLINE_S)
     except OSError as exc:
         log.debug("connection %d from %s broken: %r", connection_id, peer_host, exc)
     finally:
@@ -160,27 +173,77 @@ class _Close(Exception):
     """This connection must be closed (after writing what was already answered)."""
 
 
+class _FrameDeadline(Exception):
+    """A started request did not arrive whole in time."""
+
+
+class _Receiving:
+    """The request a connection is receiving: its reservation in the server's request
+    memory and the deadline for the rest of it."""
+
+    __slots__ = ("deadline", "memory", "reserved")
+
+    def __init__(self, memory: RequestMemory | None) -> None:
+        self.memory = memory
+        self.reserved = 0
+        self.deadline = _NEVER
+
+    async def more(self, conn: Connection, reader: FrameReader) -> bytes:
+        """The next bytes of the peer, once the frame being received has its memory."""
+        if not reader.buffered:
+            return await conn.receive()  # between requests: no frame, no deadline
+        if self.deadline == _NEVER:
+            self.deadline = trio.current_time() + FRAME_DEADLINE_S
+        with trio.move_on_at(self.deadline) as scope:
+            pending = reader.pending_size()
+            if self.memory is not None and pending is not None and not self.reserved:
+                await self.memory.reserve(pending)
+                self.reserved = pending
+            return await conn.receive()
+        assert scope.cancelled_caught
+        raise _FrameDeadline
+
+    def done(self) -> None:
+        """A whole frame arrived (or the connection ends): give its memory back."""
+        self.deadline = _NEVER
+        if self.reserved and self.memory is not None:
+            self.memory.release(self.reserved)
+        self.reserved = 0
+
+
 async def _serve(server: ServerState, conn: Connection) -> None:
+    reader = FrameReader(server.max_request_bytes)
+    receiving = _Receiving(getattr(server, "request_memory", None))
+    try:
+        await _serve_frames(server, conn, reader, receiving)
+    finally:
+        receiving.done()
+
+
+async def _serve_frames(
+    server: ServerState, conn: Connection, reader: FrameReader, receiving: _Receiving
+) -> None:
     connection_id = conn.connection_id
     peer_host = conn.peer_host
-    reader = FrameReader(server.max_request_bytes)
     out = bytearray()
     debug = log.isEnabledFor(logging.DEBUG)
     while True:
         try:
             payload = reader.next_frame()
+            if payload is NEED_DATA:
+                if out:
+                    await conn.send_all(out)
+                    out = bytearray()
+                data = await receiving.more(conn, reader)
+                if not data:
+                    break
+                reader.receive_data(data)
+                continue
         except FrameTooLarge as exc:
             log.warning("closing connection %d from %s: %s", connection_id, peer_host, exc)
             break
-        if payload is NEED_DATA:
-            if out:
-                await conn.send_all(out)
-                out = bytearray()
-            data = await conn.receive()
-            if not data:
-                break
-            reader.receive_data(data)
-            continue
+        if receiving.reserved or receiving.deadline != _NEVER:
+            receiving.done()
 
         try:
             request = decode_request(payload)

@@ -22,6 +22,7 @@ from storage.policy import FsyncPolicy, RecoverMode
 
 __all__ = [
     "DEFAULT_CONNECTIONS_MAX_IDLE_MS",
+    "DEFAULT_QUEUED_MAX_REQUEST_BYTES",
     "DEFAULT_SOCKET_REQUEST_MAX_BYTES",
     "SERVER_KEYS",
     "ConfigError",
@@ -33,6 +34,9 @@ __all__ = [
 
 DEFAULT_SOCKET_REQUEST_MAX_BYTES = 104_857_600
 DEFAULT_CONNECTIONS_MAX_IDLE_MS = 600_000
+#: Kafka's default is -1 (unbounded); kcoord bounds all partially received requests
+#: together at twice the largest request.
+DEFAULT_QUEUED_MAX_REQUEST_BYTES = 2 * DEFAULT_SOCKET_REQUEST_MAX_BYTES
 _INT_MAX = 2**31 - 1
 _LONG_MAX = 2**63 - 1
 
@@ -40,6 +44,7 @@ _LONG_MAX = 2**63 - 1
 SERVER_KEYS: dict[str, tuple[int, int]] = {
     "socket.request.max.bytes": (1, _INT_MAX),
     "connections.max.idle.ms": (-1, _LONG_MAX),
+    "queued.max.request.bytes": (-1, _LONG_MAX),
 }
 
 #: Kafka broker keys a real ``server.properties`` carries that mean nothing for one kcoord
@@ -88,6 +93,8 @@ class ServeOptions:
     recover: RecoverMode = "fail"
     socket_request_max_bytes: int = DEFAULT_SOCKET_REQUEST_MAX_BYTES
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
+    #: All partially received requests together (bytes; -1: unbounded).
+    queued_max_request_bytes: int = DEFAULT_QUEUED_MAX_REQUEST_BYTES
     #: A record sink to use instead of a data directory (tests: ``MemorySink``).
     sink: Any = None
     #: Wall-clock milliseconds source for the runtime (tests).
@@ -156,6 +163,9 @@ def build_options(properties: Mapping[str, str], **kwargs: Any) -> ServeOptions:
             "socket.request.max.bytes", DEFAULT_SOCKET_REQUEST_MAX_BYTES
         ),
         connections_max_idle_ms=idle,
+        queued_max_request_bytes=server.get(
+            "queued.max.request.bytes", DEFAULT_QUEUED_MAX_REQUEST_BYTES
+        ),
         **kwargs,
     )
 
