@@ -169,6 +169,40 @@ async def serve_connection(
             log.debug("connection %d from %s closed", connection_id, peer_host)
 
 
+class BadInputLog:
+    """Warnings for connections closed over bad input, rate-limited: at most ``burst`` per
+    ``window_s`` seconds; the rest are counted and reported once the window ends (a fuzzing
+    client would otherwise fill stderr: 60,000 bad frames, 6.8 MB)."""
+
+    __slots__ = ("burst", "logged", "suppressed", "total", "window_s", "window_start")
+
+    def __init__(self, burst: int = 10, window_s: float = 10.0) -> None:
+        self.burst = burst
+        self.window_s = window_s
+        self.window_start = -_NEVER
+        self.logged = 0
+        self.suppressed = 0
+        #: Connections closed over bad input since start (diagnostics, tests).
+        self.total = 0
+
+    def warn(self, msg: str, *args: object) -> None:
+        self.total += 1
+        now = trio.current_time()
+        if now - self.window_start >= self.window_s:
+            if self.suppressed:
+                log.warning("%d more connections were closed over bad input in the last "
+                            "%g s (not logged one by one)", self.suppressed, self.window_s)
+            self.window_start, self.logged, self.suppressed = now, 0, 0
+        if self.logged < self.burst:
+            self.logged += 1
+            log.warning(msg, *args)
+        else:
+            self.suppressed += 1
+
+
+BAD_INPUT = BadInputLog()
+
+
 class _Close(Exception):
     """This connection must be closed (after writing what was already answered)."""
 
@@ -240,7 +274,7 @@ async def _serve_frames(
                 reader.receive_data(data)
                 continue
         except FrameTooLarge as exc:
-            log.warning("closing connection %d from %s: %s", connection_id, peer_host, exc)
+            BAD_INPUT.warn("closing connection %d from %s: %s", connection_id, peer_host, exc)
             break
         if receiving.reserved or receiving.deadline != _NEVER:
             receiving.done()
@@ -251,10 +285,10 @@ async def _serve_frames(
             if exc.api_key == ApiKey.API_VERSIONS and exc.correlation_id is not None:
                 out += encode_unsupported_api_versions(exc.correlation_id)
                 continue
-            log.warning("closing connection %d from %s: %s", connection_id, peer_host, exc)
+            BAD_INPUT.warn("closing connection %d from %s: %s", connection_id, peer_host, exc)
             break
         except CorruptFrame as exc:
-            log.warning("closing connection %d from %s: %s", connection_id, peer_host, exc)
+            BAD_INPUT.warn("closing connection %d from %s: %s", connection_id, peer_host, exc)
             break
         api_key = request.api_key
         handler = server.handlers.get(api_key)
@@ -262,7 +296,7 @@ async def _serve_frames(
             await server.loaded.wait()  # startup: everything but ApiVersions waits for load
             handler = server.handlers.get(api_key)
         if handler is None:
-            log.warning(
+            BAD_INPUT.warn(
                 "closing connection %d from %s: %s (key %d) is not served",
                 connection_id,
                 peer_host,

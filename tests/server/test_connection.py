@@ -228,3 +228,28 @@ async def test_idle_connections_are_closed(
     for _ in range(5):
         await trio.sleep(4)
         assert (await client.request(LIST_GROUPS, 0, {})).error_code == 0
+
+
+async def test_bad_input_warnings_are_rate_limited(
+    server: Any, connect: Any, caplog: Any, monkeypatch: Any
+) -> None:
+    """Issue 15 item 14: a burst of bad frames logs at most ``burst`` warnings a window and
+    counts the rest (a fuzzing client would otherwise fill stderr)."""
+    import logging
+
+    from coordinator.server import connection
+
+    limiter = connection.BadInputLog(burst=3, window_s=3600)
+    monkeypatch.setattr(connection, "BAD_INPUT", limiter)
+    caplog.set_level(logging.WARNING, logger="coordinator.server.connection")
+    for _ in range(12):
+        client = await connect(server.port)
+        await client.stream.send_all(b"\x00\x00\x00\x04\xff\xff\xff\xff")  # a corrupt header
+        assert await client.closed_by_server()
+    closing = [r for r in caplog.records if "closing connection" in r.getMessage()]
+    assert len(closing) == 3
+    assert (limiter.total, limiter.suppressed) == (12, 9)
+    healthy = await connect(server.port)
+    answer = await healthy.request(18, 3, {"client_software_name": "t",
+                                          "client_software_version": "1"})
+    assert answer.error_code == 0
