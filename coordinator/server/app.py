@@ -21,6 +21,7 @@ import itertools
 import logging
 import os
 import socket
+import time
 import uuid
 from collections.abc import AsyncIterator, Collection, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from coordinator.server.apis import CONSUMER_PROTOCOL_API_KEYS, SERVED_API_KEYS, load_handlers
-from coordinator.server.connection import Connection, serve_connection
+from coordinator.server.connection import BAD_INPUT, Connection, serve_connection
 from coordinator.server.context import BrokerIdentity, Handler
 from coordinator.server.lazy import import_leaf
 from coordinator.server.options import ServeOptions
@@ -86,6 +87,9 @@ class Server:
         self.idle_seconds = idle_ms / 1000 if idle_ms > 0 else float("inf")
         self._connection_ids = itertools.count(1)
         self.open_connections = 0
+        #: ``max.connections`` (Kafka's name; unbounded by default).
+        self.max_connections = 2**31 - 1
+        self.refused_connections = 0
         #: Open connections by id (the idle sweep walks them).
         self.connections: dict[int, Connection] = {}
 
@@ -110,7 +114,13 @@ class Server:
                     conn.expire()
 
     async def handle_stream(self, stream: trio.SocketStream) -> None:
-        """trio.serve_listeners' handler: one task per connection."""
+        """trio.serve_listeners' handler: one task per connection (closed at once beyond
+        ``max.connections``)."""
+        if self.open_connections >= self.max_connections:
+            self.refused_connections += 1
+            BAD_INPUT.warn("refusing a connection: %d open (max.connections)",
+                           self.open_connections)
+            return
         self.open_connections += 1
         try:
             await serve_connection(self, stream, next(self._connection_ids))
@@ -257,6 +267,8 @@ async def serve(
         )
         server.explicit_config_keys = frozenset(options.properties)
         server.request_memory = RequestMemory(options.queued_max_request_bytes)
+        server.max_connections = options.max_connections
+        _quiet_accept_errors()
         async with trio.open_nursery() as nursery:
             await nursery.start(trio.serve_listeners, server.handle_stream, listeners)
             nursery.start_soon(server.sweep_idle_connections)
@@ -304,6 +316,36 @@ async def _start_transactions(
     )
     await nursery.start(transactions.run)
     return transactions
+
+
+class _AcceptErrorFilter(logging.Filter):
+    """trio logs every failed accept (out of file descriptors: every 0.1 s, each with a
+    traceback): let one through per ``window_s`` seconds, without the traceback, with the
+    number of failures since the last one."""
+
+    def __init__(self, window_s: float = 10.0) -> None:
+        super().__init__()
+        self.window_s = window_s
+        self.last = -float("inf")
+        self.since = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.since += 1
+        now = time.monotonic()
+        if now - self.last < self.window_s:
+            return False
+        record.msg = f"{record.getMessage()} ({self.since} failed accepts since the last report)"
+        record.args = ()
+        record.exc_info = None
+        record.exc_text = None
+        self.last, self.since = now, 0
+        return True
+
+
+def _quiet_accept_errors() -> None:
+    accept_log = logging.getLogger("trio.serve_listeners")
+    if not any(isinstance(f, _AcceptErrorFilter) for f in accept_log.filters):
+        accept_log.addFilter(_AcceptErrorFilter())
 
 
 async def _enforce_retention(server: Server, runtime: CoordinatorRuntime) -> None:

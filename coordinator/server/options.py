@@ -45,6 +45,7 @@ SERVER_KEYS: dict[str, tuple[int, int]] = {
     "socket.request.max.bytes": (1, _INT_MAX),
     "connections.max.idle.ms": (-1, _LONG_MAX),
     "queued.max.request.bytes": (-1, _LONG_MAX),
+    "max.connections": (0, _INT_MAX),
 }
 
 #: Kafka broker keys a real ``server.properties`` carries that mean nothing for one kcoord
@@ -95,6 +96,8 @@ class ServeOptions:
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
     #: All partially received requests together (bytes; -1: unbounded).
     queued_max_request_bytes: int = DEFAULT_QUEUED_MAX_REQUEST_BYTES
+    #: ``max.connections``: connections beyond it are closed at once.
+    max_connections: int = _INT_MAX
     #: A record sink to use instead of a data directory (tests: ``MemorySink``).
     sink: Any = None
     #: Wall-clock milliseconds source for the runtime (tests).
@@ -166,6 +169,7 @@ def build_options(properties: Mapping[str, str], **kwargs: Any) -> ServeOptions:
         queued_max_request_bytes=server.get(
             "queued.max.request.bytes", DEFAULT_QUEUED_MAX_REQUEST_BYTES
         ),
+        max_connections=server.get("max.connections", _INT_MAX),
         **kwargs,
     )
 

@@ -253,3 +253,42 @@ async def test_bad_input_warnings_are_rate_limited(
     answer = await healthy.request(18, 3, {"client_software_name": "t",
                                           "client_software_version": "1"})
     assert answer.error_code == 0
+
+
+async def test_max_connections_closes_the_ones_beyond(start_server: Any, connect: Any) -> None:
+    """Issue 15 item 13: ``max.connections`` (Kafka's name) bounds open connections; one
+    beyond it is closed at once and the others keep working."""
+    server = await start_server({"max.connections": "2"})
+    first, second = await connect(server.port), await connect(server.port)
+    for client in (first, second):
+        answer = await client.request(18, 3, {"client_software_name": "t",
+                                             "client_software_version": "1"})
+        assert answer.error_code == 0
+    third = await connect(server.port)
+    assert await third.closed_by_server()
+    assert server.server.refused_connections == 1
+    answer = await first.request(18, 3, {"client_software_name": "t",
+                                        "client_software_version": "1"})
+    assert answer.error_code == 0
+
+
+async def test_failed_accepts_are_reported_once_a_window() -> None:
+    """Issue 15 item 13: out of file descriptors, trio logs every failed accept with a
+    traceback every 0.1 s; one line a window, with the count, goes through instead."""
+    import logging
+
+    from coordinator.server.app import _AcceptErrorFilter
+
+    accept_filter = _AcceptErrorFilter(window_s=3600)
+    records = []
+    for _ in range(50):
+        record = logging.LogRecord("trio.serve_listeners", logging.ERROR, __file__, 1,
+                                   "accept returned %s (%s); retrying in %s seconds",
+                                   ("EMFILE", "Too many open files", 0.1),
+                                   (OSError, OSError(24, "Too many open files"), None))
+        if accept_filter.filter(record):
+            records.append(record)
+    assert len(records) == 1
+    assert records[0].exc_info is None
+    assert records[0].getMessage().startswith("accept returned EMFILE (Too many open files)")
+    assert accept_filter.since == 49
