@@ -203,6 +203,45 @@ class BadInputLog:
 BAD_INPUT = BadInputLog()
 
 
+#: APIs whose answer may be parked for long (JoinGroup, SyncGroup, Fetch's long-poll): the
+#: client's leaving is watched meanwhile, so its connection closes at once instead of
+#: holding a descriptor until the answer comes.
+PARKS = frozenset({1, 11, 14})
+_GONE: Any = object()
+
+
+async def _parked(
+    conn: Connection, handler: Handler, ctx: RequestContext, request: DecodedRequest
+) -> Any:
+    """Run ``handler`` (at once, in this task); ``_GONE`` if the peer closed the connection
+    before it answered."""
+    body: Any = _GONE
+    async with trio.open_nursery() as nursery:
+
+        async def watch() -> None:
+            if await _peer_left(conn):
+                nursery.cancel_scope.cancel()
+
+        nursery.start_soon(watch)
+        body = await handler(ctx, request)
+        nursery.cancel_scope.cancel()
+    return body
+
+
+async def _peer_left(conn: Connection) -> bool:
+    """Wait until the peer's socket is readable: True if that is the end of the stream
+    (the client left), False if it is more data (a pipelined request: stop watching)."""
+    sock = conn.sock
+    while True:
+        await trio.lowlevel.wait_readable(sock)
+        try:
+            return not sock.recv(1, socket.MSG_PEEK)
+        except BlockingIOError:
+            continue
+        except OSError:
+            return True
+
+
 class _Close(Exception):
     """This connection must be closed (after writing what was already answered)."""
 
@@ -327,6 +366,13 @@ async def _serve_frames(
             conn.busy = True
             if server.faults:
                 body = await _with_fault(server, conn, out, handler, ctx, request)
+            elif api_key in PARKS:
+                parked = await _parked(conn, handler, ctx, request)
+                if parked is _GONE:
+                    log.debug("connection %d from %s: the client left during a parked %s",
+                              connection_id, peer_host, request.spec.name)
+                    break
+                body = parked
             else:
                 body = await handler(ctx, request)
             conn.busy = False

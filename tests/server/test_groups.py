@@ -230,3 +230,31 @@ async def test_offset_fetch_single_group_error_placement() -> None:
     assert "error_code" not in v1
     assert [(p["partition_index"], p["committed_offset"], p["error_code"])
             for p in v1["topics"][0]["partitions"]] == [(0, -1, 24), (2, -1, 24)]
+
+
+async def test_a_client_leaving_a_parked_join_frees_its_connection(
+    server: RunningServer, connect: Any
+) -> None:
+    """Issue 15 item 14: a JoinGroup parked on the rebalance is watched; the client leaving
+    closes the connection at once instead of keeping its descriptor until the answer."""
+    first = await connect(server.port)
+    joined = await _stable_member(first, "parked", session_timeout_ms=30_000,
+                                  rebalance_timeout_ms=30_000)
+    assert joined.error_code == 0
+    leaver = await connect(server.port)
+    # A second member's join parks: the group waits for the first member to rejoin.
+    first = await leaver.request(JOIN_GROUP, 7, join_body(
+        "parked", session_timeout_ms=30_000, rebalance_timeout_ms=30_000))
+    assert first.error_code == 79  # MEMBER_ID_REQUIRED, then the real join
+    await leaver.send(JOIN_GROUP, 7, join_body("parked", first.member_id,
+                                               session_timeout_ms=30_000,
+                                               rebalance_timeout_ms=30_000))
+    with trio.fail_after(5):
+        while len(server.server.connections) < 2 or not any(
+                c.busy for c in server.server.connections.values()):
+            await trio.sleep(0.01)
+    before = len(server.server.connections)
+    await leaver.stream.aclose()
+    with trio.fail_after(5):
+        while len(server.server.connections) >= before:
+            await trio.sleep(0.01)
