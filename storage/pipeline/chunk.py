@@ -22,6 +22,7 @@ from .columns import (
     GROUP_METADATA,
     OFFSET_COMMIT,
     REBALANCE_EVENT,
+    TXN_OFFSET_COMMIT,
     Columns,
     member_row,
 )
@@ -29,7 +30,7 @@ from .columns import (
 __all__ = ["Chunk", "KeyTable"]
 
 # Key kinds in the key table.
-_OC, _GM, _EV = 0, 1, 2
+_OC, _GM, _EV, _TX = 0, 1, 2, 3
 
 
 class KeyTable:
@@ -54,8 +55,8 @@ class KeyTable:
         if isinstance(key, TransactionStateKey):
             raise ValueError("transaction state records are not in the datasets")
         kid = len(self.kind)
-        if isinstance(key, OffsetCommitKey):
-            self.kind.append(_OC)
+        if isinstance(key, OffsetCommitKey | TxnOffsetCommitKey):
+            self.kind.append(_OC if isinstance(key, OffsetCommitKey) else _TX)
             self.topic.append(key.topic)
             self.partition.append(key.partition)
         else:
@@ -72,7 +73,7 @@ class KeyTable:
         key = self.cache.get(raw)
         if key is None:
             decoded = decode_key(raw)
-            if isinstance(decoded, UnknownKey | TransactionStateKey | TxnOffsetCommitKey):
+            if isinstance(decoded, UnknownKey | TransactionStateKey):
                 return -1  # unknown, or transaction state: not in the datasets
             key = self.cache[raw] = decoded
         return self.id_of(key)
@@ -179,7 +180,7 @@ class Chunk:
         """The tombstones (of every key type) as columns."""
         keys = self.keys
         ids = self.t_key
-        names = (OFFSET_COMMIT, GROUP_METADATA, REBALANCE_EVENT)
+        names = (OFFSET_COMMIT, GROUP_METADATA, REBALANCE_EVENT, TXN_OFFSET_COMMIT)
         cols = self._origin(len(ids), [names[keys.kind[k]] for k in ids], True)
         cols.update(
             position=self.t_pos,

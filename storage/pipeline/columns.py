@@ -18,6 +18,7 @@ __all__ = [
     "REBALANCE_EVENT",
     "RECORD_TYPES",
     "TORN_TAIL",
+    "TXN_OFFSET_COMMIT",
     "Columns",
     "decode_assigned",
     "member_row",
@@ -29,9 +30,13 @@ Columns = dict[str, list[Any]]
 OFFSET_COMMIT = "offset_commit"
 GROUP_METADATA = "group_metadata"
 REBALANCE_EVENT = "rebalance_event"
+#: The end of an offset a transaction staged (a tombstone of record type 102): written right
+#: after the offset commit its COMMIT marker makes (or alone, for an ABORT).
+TXN_OFFSET_COMMIT = "txn_offset_commit"
 TORN_TAIL = "torn_tail"
 CORRUPT = "corrupt"
-RECORD_TYPES = (OFFSET_COMMIT, GROUP_METADATA, REBALANCE_EVENT, TORN_TAIL, CORRUPT)
+RECORD_TYPES = (OFFSET_COMMIT, GROUP_METADATA, REBALANCE_EVENT, TXN_OFFSET_COMMIT, TORN_TAIL,
+                CORRUPT)
 
 #: Fields of one element of ``members`` (Spark SQL types).
 MEMBER_FIELDS: tuple[tuple[str, str], ...] = (

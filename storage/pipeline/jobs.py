@@ -8,7 +8,8 @@ name in two directories are two groups.
   partition): the latest record per key by log position *including* tombstones, then
   tombstones dropped; equal to replaying the log (last write wins, tombstones delete).
 - :func:`offset_commits`: every commit with the time since the previous commit of its
-  partition and the offset advance; :func:`commit_rates`: commits per group per minute.
+  partition, the offset advance, and whether a transaction made it (``transactional``);
+  :func:`commit_rates`: commits per group per minute.
 - :func:`rebalances`: per group incarnation and generation: start, end, duration, reason
   and trigger, members before and after, leader, protocol, partitions that moved owner.
 - :func:`groups_summary`: per group: lifetime, generations, rebalances per hour, p50/p95
@@ -27,7 +28,14 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from .columns import CORRUPT, GROUP_METADATA, OFFSET_COMMIT, REBALANCE_EVENT, TORN_TAIL
+from .columns import (
+    CORRUPT,
+    GROUP_METADATA,
+    OFFSET_COMMIT,
+    REBALANCE_EVENT,
+    TORN_TAIL,
+    TXN_OFFSET_COMMIT,
+)
 
 __all__ = [
     "OFFSET_KEY",
@@ -146,8 +154,9 @@ def offsets_latest(df: DataFrame) -> DataFrame:
 
 def offset_commits(df: DataFrame, since_ms: int | None = None) -> DataFrame:
     """Every commit (tombstones excluded) with ``since_previous_ms`` (time since the
-    previous commit of the partition) and ``offset_advance`` (offset minus the previous
-    one); null for a partition's first commit."""
+    previous commit of the partition), ``offset_advance`` (offset minus the previous one;
+    null for a partition's first commit) and ``transactional``: the commit a transaction's
+    COMMIT marker made (the staged offset's end is the very next entry of the log)."""
     w = Window.partitionBy(*OFFSET_KEY).orderBy("log_index")
     commits = df.where((F.col("record_type") == OFFSET_COMMIT) & ~F.col("tombstone")).select(
         *OFFSET_KEY,
@@ -158,7 +167,14 @@ def offset_commits(df: DataFrame, since_ms: int | None = None) -> DataFrame:
         "commit_timestamp",
         "expire_timestamp",
     )
-    out = commits.select(
+    staged_ends = df.where(F.col("record_type") == TXN_OFFSET_COMMIT).select(
+        *OFFSET_KEY, (F.col("log_index") - 1).alias("log_index"), F.lit(True).alias("txn")
+    )
+    marked = commits.join(staged_ends, [*OFFSET_KEY, "log_index"], "left").select(
+        *[F.col(c) for c in commits.columns],
+        F.coalesce(F.col("txn"), F.lit(False)).alias("transactional"),
+    )
+    out = marked.select(
         "*",
         _ts(F.col("commit_timestamp")).alias("commit_time"),
         (F.col("commit_timestamp") - F.lag("commit_timestamp").over(w)).alias("since_previous_ms"),

@@ -35,11 +35,12 @@ from storage.fast_decode import CommitTuple, fast_decode
 from storage.record_codec import RecordDecodeError, decode_value
 from storage.records import (
     CONSUMER_GROUP_KEY_TYPES,
-    TRANSACTION_KEY_TYPES,
     GroupMetadataValue,
     OffsetCommitValue,
     RebalanceEventValue,
     Record,
+    TransactionStateKey,
+    TxnOffsetCommitKey,
 )
 from storage.segment import (
     HEADER_SIZE,
@@ -183,7 +184,7 @@ def _add_records(
     c_meta, c_exp = chunk.c_meta, chunk.c_exp
     commits = chunk.c_pos
     oc_value = OffsetCommitValue
-    skipped_keys = CONSUMER_GROUP_KEY_TYPES + TRANSACTION_KEY_TYPES
+    skipped_keys = (*CONSUMER_GROUP_KEY_TYPES, TransactionStateKey)
     for epos, record in zip(positions, records, strict=True):
         if type(record) is tuple:  # the common commit, as columns
             key, offset, epoch, meta, ts = record
@@ -202,7 +203,9 @@ def _add_records(
             continue
         assert isinstance(record, Record)
         key = record.key
-        if type(key) in skipped_keys:  # consumer group, transaction state: not in the datasets
+        if type(key) in skipped_keys or (  # consumer group and transaction state, and
+            type(key) is TxnOffsetCommitKey and record.value is not None  # staged offsets:
+        ):  # not in the datasets (a staged offset's end, its tombstone, is)
             index += 1
             continue
         kid = by_object.get(id(key))

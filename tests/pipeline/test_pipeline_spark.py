@@ -381,3 +381,38 @@ def test_cli_corrupt_input(spark: Any, tmp_path: Path, logs: dict[str, Any]) -> 
     assert victim.name in err.getvalue() and f"byte {HEADER_SIZE}" in err.getvalue()
     assert "nothing written" in err.getvalue()
     assert not (out / "report.md").exists()
+
+
+def test_offset_commits_marks_transactional_commits(spark: Any, tmp_path: Path) -> None:
+    """Issue 12: a commit a transaction's COMMIT marker made (the staged offset's tombstone is
+    the next entry) is ``transactional``; the staged offsets and the transaction state stay
+    out of the datasets, and an aborted transaction leaves no commit behind."""
+    from storage.pipeline import jobs
+    from storage.records import (
+        TransactionStateKey,
+        TransactionStateValue,
+        TxnOffsetCommitKey,
+        TxnOffsetCommitValue,
+    )
+
+    d = str(tmp_path / "txn")
+    state = Record(TransactionStateKey("tx"), TransactionStateValue(
+        7, 0, 60_000, 1, (), T0, T0, -1, -1, 0))
+    staged = Record(TxnOffsetCommitKey(7, "g", "t", 0), TxnOffsetCommitValue(5, -1, "", T0))
+    staged_end = Record(TxnOffsetCommitKey(7, "g", "t", 0), None)
+    aborted = Record(TxnOffsetCommitKey(7, "g", "t", 1), TxnOffsetCommitValue(9, -1, "", T0))
+    aborted_end = Record(TxnOffsetCommitKey(7, "g", "t", 1), None)
+    write(d, [
+        commit("g", "t", 0, 1, T0),                 # 0: a plain commit
+        state, staged, aborted,                     # 1-3: not in the datasets
+        commit("g", "t", 0, 5, T0 + 1), staged_end,  # 4-5: the COMMIT marker's pair
+        aborted_end,                                # 6: the ABORT marker's
+        commit("g", "t", 1, 2, T0 + 2),             # 7: plain again
+    ])
+    df = load(spark, d)
+    types = sorted((r["log_index"], r["record_type"]) for r in df.collect())
+    assert types == [(0, "offset_commit"), (4, "offset_commit"), (5, "txn_offset_commit"),
+                     (6, "txn_offset_commit"), (7, "offset_commit")]
+    got = sorted((r["partition"], r["offset"], r["transactional"])
+                 for r in jobs.offset_commits(df).collect())
+    assert got == [(0, 1, False), (0, 5, True), (1, 2, False)]
