@@ -94,6 +94,13 @@ def _parser() -> argparse.ArgumentParser:
         help="logging level on stderr (default info)",
     )
     serve.add_argument(
+        "--topic-storage",
+        default="disk",
+        choices=["disk", "memory"],
+        help="keep topics and their records in the data directory (default) or only in "
+        "memory (they vanish with the process; group state stays durable)",
+    )
+    serve.add_argument(
         "--fsync",
         default="interval",
         choices=["always", "interval", "never"],
@@ -177,6 +184,7 @@ def _options(args: argparse.Namespace) -> ServeOptions:
         topics=topics,
         fsync=args.fsync,
         recover=args.recover,
+        topic_storage=args.topic_storage,
     )
 
 

@@ -191,18 +191,22 @@ class TopicFiles:
         except (StorageError, OSError) as exc:
             raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
                               f"cannot append to partition {index}: {exc}") from exc
-        spans = self._spans.setdefault((topic_id, index), {})
+        spans = self._spans.get((topic_id, index))
+        if spans is None:
+            spans = self._spans[(topic_id, index)] = {}
         self._widen(spans, partition_log.segments[-1].base, data, base_offset)
 
     @staticmethod
     def _widen(spans: dict[int, _SegmentSpan], segment: int, data: bytes, base: int) -> None:
-        span = _span_of(data, base)
         known = spans.get(segment)
         if known is None:
-            spans[segment] = span
-        else:
-            known.last_offset = span.last_offset
-            known.max_timestamp = max(known.max_timestamp, span.max_timestamp)
+            spans[segment] = _span_of(data, base)
+            return
+        (delta,) = _LAST_OFFSET_DELTA.unpack_from(data, 23)
+        (max_timestamp,) = _MAX_TIMESTAMP.unpack_from(data, 35)
+        known.last_offset = base + delta
+        if max_timestamp > known.max_timestamp:
+            known.max_timestamp = max_timestamp
 
     def expire(self, topic_id: uuid.UUID, index: int, retention_ms: int, retention_bytes: int,
                now_ms: int) -> int | None:

@@ -174,7 +174,7 @@ def _topic_store(options: ServeOptions) -> Any:
     from coordinator.broker.topics import TopicStore
 
     store = TopicStore()
-    if options.sink is None and options.data_dir is not None:
+    if options.sink is None and options.data_dir is not None and options.topic_storage == "disk":
         from coordinator.broker.topic_files import TopicFiles
 
         files = TopicFiles(options.data_dir, options.fsync, options.recover,

@@ -92,6 +92,9 @@ class ServeOptions:
     #: What to do with corruption in the middle of the log: "fail" (refuse to start) or
     #: "truncate" (drop from the corruption on, and report it).
     recover: RecoverMode = "fail"
+    #: ``disk``: topics and records persist in the data directory; ``memory``: they live
+    #: only in the process (the group coordinator's log stays durable either way).
+    topic_storage: str = "disk"
     socket_request_max_bytes: int = DEFAULT_SOCKET_REQUEST_MAX_BYTES
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
     #: All partially received requests together (bytes; -1: unbounded).

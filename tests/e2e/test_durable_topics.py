@@ -83,3 +83,35 @@ def test_topics_and_records_survive_sigkill(start_kcoord: Any, tmp_path: Path) -
     assert sorted(consume(restarted.bootstrap, "g-d", 10)) == list(range(300, 310))
     # a new group reads everything, old and new
     assert sorted(consume(restarted.bootstrap, "g-new", 310)) == list(range(310))
+
+
+def test_topic_storage_memory_keeps_records_in_the_process_only(
+    start_kcoord: Any, tmp_path: Path
+) -> None:
+    """``--topic-storage memory``: topics and records are not written to the data directory
+    and a restart starts without them, while committed offsets stay durable."""
+    data = tmp_path / "memory-topics"
+    server = start_kcoord(data_dir=data, topics=["m:1"], extra_args=["--topic-storage", "memory"])
+    producer = confluent_kafka.Producer({"bootstrap.servers": server.bootstrap})
+    producer.produce("m", value=b"gone")
+    assert producer.flush(10) == 0
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": server.bootstrap,
+                                         "group.id": "mem"})
+    consumer.commit(offsets=[confluent_kafka.TopicPartition("m", 0, 1)], asynchronous=False)
+    consumer.close()
+    assert not (data / "topics").exists()
+    server.kill()
+    again = start_kcoord(data_dir=data, topics=["m:1"], extra_args=["--topic-storage", "memory"])
+    listed = raw_request(again.bootstrap, 2, 5, {"replica_id": -1, "isolation_level": 0,
+                                                  "topics": [{"name": "m", "partitions": [
+                                                      {"partition_index": 0,
+                                                       "current_leader_epoch": -1,
+                                                       "timestamp": -1}]}]})
+    assert listed.topics[0].partitions[0].offset == 0  # the record went with the process
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": again.bootstrap,
+                                         "group.id": "mem"})
+    try:
+        (tp,) = consumer.committed([confluent_kafka.TopicPartition("m", 0)], 10)
+    finally:
+        consumer.close()
+    assert tp.offset == 1
