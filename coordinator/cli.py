@@ -236,6 +236,12 @@ def _run_serve(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         raise _UsageError(str(exc)) from None
     _check_data_dir(args.data_dir)
+    if args.control_port:
+        problem = _port_problem("127.0.0.1", args.control_port)
+        if problem is not None:
+            print(f"kcoord: cannot serve the control API on 127.0.0.1:{args.control_port}: "
+                  f"{problem}", file=sys.stderr)
+            return EXIT_FAILURE
     import trio
 
     clock = None
@@ -256,6 +262,20 @@ def _run_serve(args: argparse.Namespace) -> int:
             return EXIT_FAILURE
         raise
     return 0
+
+
+def _port_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (checked before anything else binds, so a
+    busy --control-port is named as such), or None."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return str(exc)
+    return None
 
 
 def _check_data_dir(path: str) -> None:

@@ -232,6 +232,25 @@ def test_port_in_use_exits_1(tmp_path: Path, start_kcoord: Any) -> None:
     assert "cannot serve" in result.stderr
 
 
+def test_a_busy_control_port_is_named_before_anything_listens(tmp_path: Path) -> None:
+    """Issue 15 item 12: a --control-port in use is reported as the control port, in one
+    line, and the Kafka port is never announced."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [*SERVE, "--port", "0", "--control-port", str(port), "--data-dir",
+             str(tmp_path / "d")],
+            capture_output=True, text=True, timeout=30, cwd=REPO,
+        )
+    assert result.returncode == 1
+    assert result.stdout == ""  # "kcoord listening on ..." never printed
+    lines = [line for line in result.stderr.splitlines() if line.startswith("kcoord:")]
+    assert len(lines) == 1
+    assert lines[0].startswith(f"kcoord: cannot serve the control API on 127.0.0.1:{port}: ")
+
+
 def test_log_dump_dispatches_to_storage(tmp_path: Path, start_kcoord: Any) -> None:
     from kafka import KafkaConsumer, TopicPartition
     from kafka.structs import OffsetAndMetadata
