@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.broker.common import store_of
-from coordinator.broker.create_topics import MAX_PARTITIONS_PER_TOPIC
+from coordinator.broker.create_topics import MAX_PARTITIONS_PER_TOPIC, check_registered
 from coordinator.broker.errors import BrokerError
 from wire import ErrorCode
 
@@ -52,13 +52,7 @@ def _check_assignments(assignments: Any, added: int, node_id: int) -> None:
                 "replica(s), but this is not consistent with previous partitions, which have "
                 f"{_REPLICATION_FACTOR} replica(s).",
             )
-        for broker in brokers:
-            if broker != node_id:
-                raise BrokerError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"The manual partition assignment includes broker {broker}, but no such "
-                    "broker is registered.",
-                )
+        check_registered(brokers, node_id)
 
 
 def _grow(ctx: RequestContext, topic: Any, validate_only: bool) -> None:

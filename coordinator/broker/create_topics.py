@@ -33,7 +33,7 @@ MAX_PARTITIONS_PER_TOPIC = 10_000
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["handle"]
+__all__ = ["MAX_PARTITIONS_PER_TOPIC", "check_registered", "handle"]
 
 _DYNAMIC_TOPIC_CONFIG = 1  # DescribeConfigs ConfigSource id
 
@@ -87,19 +87,24 @@ def _assigned_partitions(topic: Any, node_id: int) -> int:
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                 "The manual partition assignment includes duplicate replicas.",
             )
-        for broker in brokers:
-            if broker != node_id:
-                raise BrokerError(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"The manual partition assignment includes broker {broker}, but no such "
-                    "broker is registered.",
-                )
+        check_registered(brokers, node_id)
     if seen != set(range(len(seen))):
         raise BrokerError(
             ErrorCode.INVALID_REPLICA_ASSIGNMENT,
             "partitions should be a consecutive 0-based integer sequence",
         )
     return len(seen)
+
+
+def check_registered(brokers: list[int], node_id: int) -> None:
+    """A manual assignment may only name this broker: INVALID_REPLICA_ASSIGNMENT otherwise."""
+    for broker in brokers:
+        if broker != node_id:
+            raise BrokerError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"The manual partition assignment includes broker {broker}, but no such "
+                "broker is registered.",
+            )
 
 
 def _configs(topic: Any) -> dict[str, str]:

@@ -89,6 +89,12 @@ class Topic:
             return self.partitions[index]
         return None
 
+    @property
+    def deletes_records(self) -> bool:
+        """Whether ``cleanup.policy`` includes ``delete`` (retention and DeleteRecords apply)."""
+        policies = self.configs.get("cleanup.policy", "delete").replace(" ", "").split(",")
+        return "delete" in policies
+
 
 @dataclass(frozen=True, slots=True)
 class FetchTarget:
@@ -232,8 +238,7 @@ class TopicStore:
         if topic is None or partition is None:
             raise BrokerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                               "This server does not host this topic-partition.")
-        policies = topic.configs.get("cleanup.policy", "delete").replace(" ", "").split(",")
-        if "delete" not in policies:
+        if not topic.deletes_records:
             raise BrokerError(
                 ErrorCode.POLICY_VIOLATION,
                 f"Records of partition {name}-{index} can not be deleted due to the "
@@ -263,7 +268,7 @@ class TopicStore:
         changed: list[str] = []
         for topic in list(self._topics.values()):
             configs = topic.configs
-            if "delete" not in configs.get("cleanup.policy", "delete").replace(" ", "").split(","):
+            if not topic.deletes_records:
                 continue
             try:
                 by_time = int(configs.get("retention.ms", broker_config.retention_ms(broker)))

@@ -13,6 +13,9 @@ maybeConvertOffsetCommitError).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from coordinator.core.append_errors import offset_commit_error
 from coordinator.core.consumer_group import ConsumerGroup
 from coordinator.core.engine import Engine, valid_group_id
@@ -30,7 +33,13 @@ from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_
 from storage.records import OffsetCommitKey, OffsetCommitValue, Record
 from wire.constants import ErrorCode
 
-__all__ = ["handle_offset_commit", "metadata_too_large", "validate_consumer_commit"]
+__all__ = [
+    "all_partitions",
+    "handle_offset_commit",
+    "metadata_too_large",
+    "validate_classic_commit",
+    "validate_consumer_commit",
+]
 
 _MEMBER_EPOCH_VERSION = 9  # OffsetCommit/OffsetFetch: the first for consumer groups
 
@@ -42,7 +51,8 @@ def metadata_too_large(metadata: str, limit: int) -> bool:
     return not metadata.isascii() and len(metadata.encode("utf-16-le")) // 2 > limit
 
 
-def _all_partitions(req: OffsetCommitRequest, error: ErrorCode) -> OffsetCommitResponse:
+def all_partitions(topics: Sequence[Any], error: ErrorCode) -> OffsetCommitResponse:
+    """Every requested partition answered with ``error`` (OffsetCommit, TxnOffsetCommit)."""
     return {
         "topics": [
             {
@@ -52,21 +62,26 @@ def _all_partitions(req: OffsetCommitRequest, error: ErrorCode) -> OffsetCommitR
                     for p in topic["partitions"]
                 ],
             }
-            for topic in req["topics"]
+            for topic in topics
         ]
     }
 
 
-def _validate_offset_commit(group: ClassicGroup, req: OffsetCommitRequest) -> ErrorCode | None:
-    """Kafka's validateOffsetCommit: simple commits to an Empty group skip member checks."""
+def validate_classic_commit(
+    group: ClassicGroup,
+    generation: int,
+    member_id: str,
+    instance_id: str | None,
+    *,
+    transactional: bool = False,
+) -> ErrorCode | None:
+    """Kafka's ClassicGroup.validateOffsetCommit: simple commits to an Empty group skip
+    member checks; a transactional commit without a member passes whatever the state."""
     state = group.state
     if state is DEAD:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    generation = req["generation_id_or_member_epoch"]
     if generation < 0 and state is EMPTY:
         return None
-    member_id = req["member_id"]
-    instance_id = req["group_instance_id"]
     if generation >= 0 or member_id != "" or instance_id is not None:
         error = validate_current_member(group, member_id, instance_id)
         if error is not None:
@@ -74,23 +89,30 @@ def _validate_offset_commit(group: ClassicGroup, req: OffsetCommitRequest) -> Er
         if generation != group.generation_id:
             return ErrorCode.ILLEGAL_GENERATION
         return None
-    if state is not EMPTY:
+    if state is not EMPTY and not transactional:
         return ErrorCode.UNKNOWN_MEMBER_ID
     return None
 
 
 def validate_consumer_commit(
-    group: ConsumerGroup, req: OffsetCommitRequest, version: int
+    group: ConsumerGroup,
+    epoch: int,
+    member_id: str,
+    version: int,
+    *,
+    transactional: bool = False,
 ) -> ErrorCode | None:
     """Kafka's ConsumerGroup.validateOffsetCommit: an admin commit (negative epoch) to an
     empty group passes; otherwise the member must exist, commit with v9+ and its exact
-    epoch."""
-    epoch = req["generation_id_or_member_epoch"]
+    epoch. A transactional commit has no version rule and a wrong epoch is
+    ILLEGAL_GENERATION (Kafka's validateTransactionalOffsetCommit)."""
     if epoch < 0 and not group.members:
         return None
-    member = group.members.get(req["member_id"])
+    member = group.members.get(member_id)
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
+    if transactional:
+        return None if epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
     if version < _MEMBER_EPOCH_VERSION:
         return ErrorCode.UNSUPPORTED_VERSION
     if epoch != member.member_epoch:
@@ -105,13 +127,14 @@ def handle_offset_commit(
     fx = engine.effects()
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=True):
-        fx.reply(token, _all_partitions(req, ErrorCode.INVALID_GROUP_ID))
+        fx.reply(token, all_partitions(req["topics"], ErrorCode.INVALID_GROUP_ID))
         return fx.result()
     consumer_group = engine.consumer_groups.get(group_id)
     if consumer_group is not None:
-        error = validate_consumer_commit(consumer_group, req, ctx.api_version)
+        error = validate_consumer_commit(consumer_group, req["generation_id_or_member_epoch"],
+                                         req["member_id"], ctx.api_version)
         if error is not None:
-            fx.reply(token, _all_partitions(req, error))
+            fx.reply(token, all_partitions(req["topics"], error))
             return fx.result()
         response = _store_offsets(engine, ctx, req, now_ms, fx)
         fx.reply(token, response)
@@ -124,18 +147,20 @@ def handle_offset_commit(
         if req["generation_id_or_member_epoch"] >= 0:
             error = (ErrorCode.GROUP_ID_NOT_FOUND if ctx.api_version >= 9
                      else ErrorCode.ILLEGAL_GENERATION)
-            fx.reply(token, _all_partitions(req, error))
+            fx.reply(token, all_partitions(req["topics"], error))
             return fx.result()
         # A "simple" group: Kafka used only for offset storage.
         group = ClassicGroup(group_id, EMPTY, now_ms)
         engine.groups[group_id] = group
-    validation_error = _validate_offset_commit(group, req)
+    validation_error = validate_classic_commit(
+        group, req["generation_id_or_member_epoch"], req["member_id"], req["group_instance_id"]
+    )
     if validation_error is not None:
-        fx.reply(token, _all_partitions(req, validation_error))
+        fx.reply(token, all_partitions(req["topics"], validation_error))
         return fx.result()
     state = group.state
     if state is COMPLETING_REBALANCE:
-        fx.reply(token, _all_partitions(req, ErrorCode.REBALANCE_IN_PROGRESS))
+        fx.reply(token, all_partitions(req["topics"], ErrorCode.REBALANCE_IN_PROGRESS))
         return fx.result()
     if state is STABLE or state is PREPARING_REBALANCE:
         # Commits from the previous generation are allowed while preparing; they keep the

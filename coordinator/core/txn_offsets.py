@@ -21,19 +21,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from coordinator.core.consumer_group import ConsumerGroup
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.group import ClassicGroup
-from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
-    OffsetCommitResponse,
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
     RequestContext,
 )
-from coordinator.core.offset_commit import metadata_too_large
+from coordinator.core.offset_commit import (
+    all_partitions,
+    metadata_too_large,
+    validate_classic_commit,
+    validate_consumer_commit,
+)
 from coordinator.core.result import Reply, ReplyToken, Result
-from coordinator.core.state import DEAD, EMPTY
+from coordinator.core.state import EMPTY
 from storage.records import (
     OffsetCommitKey,
     OffsetCommitValue,
@@ -59,72 +61,33 @@ class TxnMarkerRequest(TypedDict):
     committed: bool
 
 
-def _all_partitions(topics: Sequence[Any], error: ErrorCode) -> OffsetCommitResponse:
-    return {
-        "topics": [
-            {
-                "name": t["name"],
-                "partitions": [
-                    {"partition_index": p["partition_index"], "error_code": error}
-                    for p in t["partitions"]
-                ],
-            }
-            for t in topics
-        ]
-    }
-
-
-def _validate_classic(group: ClassicGroup, req: Mapping[str, Any]) -> ErrorCode | None:
-    if group.state is DEAD:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    generation = req["generation_id"]
-    if generation < 0 and group.state is EMPTY:
-        return None
-    member_id, instance_id = req["member_id"], req["group_instance_id"]
-    if generation >= 0 or member_id != "" or instance_id is not None:
-        error = validate_current_member(group, member_id, instance_id)
-        if error is not None:
-            return error
-        if generation != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
-    return None
-
-
-def _validate_consumer(group: ConsumerGroup, req: Mapping[str, Any]) -> ErrorCode | None:
-    epoch = req["generation_id"]
-    if epoch < 0 and not group.members:
-        return None
-    member = group.members.get(req["member_id"])
-    if member is None:
-        return ErrorCode.UNKNOWN_MEMBER_ID
-    if epoch != member.member_epoch:
-        return ErrorCode.ILLEGAL_GENERATION
-    return None
-
-
-def _validate(engine: Engine, req: Mapping[str, Any], now_ms: int) -> ErrorCode | None:
+def _validate(
+    engine: Engine, ctx: RequestContext, req: Mapping[str, Any], now_ms: int
+) -> ErrorCode | None:
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=True):
         return ErrorCode.INVALID_GROUP_ID
     consumer_group = engine.consumer_groups.get(group_id)
     if consumer_group is not None:
-        return _validate_consumer(consumer_group, req)
+        return validate_consumer_commit(consumer_group, req["generation_id"], req["member_id"],
+                                        ctx.api_version, transactional=True)
     group = engine.groups.get(group_id)
     if group is None:
         if req["generation_id"] >= 0:
             return ErrorCode.ILLEGAL_GENERATION
         group = ClassicGroup(group_id, EMPTY, now_ms)
         engine.groups[group_id] = group
-    return _validate_classic(group, req)
+    return validate_classic_commit(group, req["generation_id"], req["member_id"],
+                                   req["group_instance_id"], transactional=True)
 
 
 def handle_txn_offset_commit(
     engine: Engine, ctx: RequestContext, req: Any, token: ReplyToken, now_ms: int
 ) -> Result:
     """Stage a transaction's offsets until its marker (answered once they are in the log)."""
-    error = _validate(engine, req, now_ms)
+    error = _validate(engine, ctx, req, now_ms)
     if error is not None:
-        return Result((), (Reply(token, _all_partitions(req["topics"], error)),))
+        return Result((), (Reply(token, all_partitions(req["topics"], error)),))
     group_id = req["group_id"]
     producer_id = req["producer_id"]
     limit = engine.config.offset_metadata_max_bytes

@@ -29,10 +29,11 @@ from typing import Any, TypeVar
 
 import trio
 
-from coordinator.broker import config as broker_config
 from coordinator.broker.topics import TopicStore
+from coordinator.core import LocalContext
 from coordinator.core.txn_offsets import TxnMarkerRequest, handle_txn_marker
 from coordinator.txn import (
+    KAFKA_CONFIG_NAMES,
     OFFSETS_TOPIC,
     ReplyToken,
     ScheduleTimer,
@@ -64,22 +65,24 @@ __all__ = ["TransactionRuntime", "txn_config"]
 log = logging.getLogger(__name__)
 
 RequestT = TypeVar("RequestT")
-ResponseT = TypeVar("ResponseT", bound=TxnResponse)
+#: The request context of the markers the broker itself sends to the group coordinator.
+_MARKER_CONTEXT = LocalContext(api_version=0, client_id="kcoord-txn-marker",
+                               client_host="/127.0.0.1")
 
-_CONFIG_KEYS = {
-    "transaction_max_timeout_ms": broker_config.TRANSACTION_MAX_TIMEOUT_MS,
-    "transactional_id_expiration_ms": broker_config.TRANSACTIONAL_ID_EXPIRATION_MS,
-    "abort_timed_out_transaction_cleanup_interval_ms": broker_config.TRANSACTION_ABORT_INTERVAL_MS,
-    "remove_expired_transactional_id_cleanup_interval_ms": (
-        broker_config.TRANSACTION_REMOVE_INTERVAL_MS
-    ),
-}
+#: The TxnConfig fields a server's properties set (the broker surface validates them).
+_CONFIGURABLE = (
+    "transaction_max_timeout_ms",
+    "transactional_id_expiration_ms",
+    "abort_timed_out_transaction_cleanup_interval_ms",
+    "remove_expired_transactional_id_cleanup_interval_ms",
+)
 
 
 def txn_config(properties: dict[str, str], node_id: int = 0) -> TxnConfig:
     """The transaction coordinator's settings from the server's Kafka-named properties."""
     values: dict[str, int] = {"broker_id": node_id}
-    for field_name, key in _CONFIG_KEYS.items():
+    for field_name in _CONFIGURABLE:
+        key = KAFKA_CONFIG_NAMES[field_name]
         if key in properties:
             values[field_name] = int(properties[key])
     return TxnConfig(**values)
@@ -236,7 +239,6 @@ class TransactionRuntime:
             self.coordinator.markers_written(marker.transactional_id, written, self._now_ms())
         )
 
-
     async def _offsets_marker(self, producer_id: int, partition: int, commit: bool) -> None:
         """Commit or drop the producer's staged offsets of the groups on ``partition``."""
         staged = self.groups.coordinator.store.pending_txn.get(producer_id, {})
@@ -246,7 +248,7 @@ class TransactionRuntime:
             request: TxnMarkerRequest = {
                 "producer_id": producer_id, "group_ids": group_ids, "committed": commit
             }
-            await self.groups.call(handle_txn_marker, _MarkerContext(), request)
+            await self.groups.call(handle_txn_marker, _MARKER_CONTEXT, request)
 
 
 def storage_record(record: TransactionLogRecord) -> Record:
@@ -294,11 +296,3 @@ def transaction_record(record: Record) -> TransactionLogRecord:
         client_transaction_version=value.client_transaction_version,
     ))
 
-
-class _MarkerContext:
-    """The request context of a marker the broker itself sends to the group coordinator."""
-
-    api_version = 0
-    client_id = "kcoord-txn-marker"
-    client_host = "/127.0.0.1"
-    connection_id = -1
