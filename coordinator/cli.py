@@ -58,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
         "--port", type=_port, default=9092, help="port to bind, 0 = ephemeral (default 9092)"
     )
     serve.add_argument(
+        "--brokers", type=_broker_count, default=1, metavar="N",
+        help="brokers in this process, node ids 0..N-1, sharing one coordinator and data "
+        "directory; broker i listens on --port + i (default 1)",
+    )
+    serve.add_argument(
         "--advertised-host",
         default=None,
         help="host name given to clients in Metadata/FindCoordinator (default: --host)",
@@ -141,6 +146,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_MAX_BROKERS = 64
+
+
+def _broker_count(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid broker count {text!r}") from None
+    if not 1 <= value <= _MAX_BROKERS:
+        raise argparse.ArgumentTypeError(f"broker count {value} is outside 1..{_MAX_BROKERS}")
+    return value
+
+
 def _port(text: str) -> int:
     try:
         value = int(text, 10)
@@ -175,6 +193,9 @@ def _options(args: argparse.Namespace) -> ServeOptions:
     from coordinator.server.options import build_options, parse_topic
 
     topics = tuple(parse_topic(t) for t in args.topic)
+    if args.port and args.port + args.brokers - 1 > 65535:
+        raise _UsageError(f"--brokers {args.brokers} from --port {args.port}: broker "
+                          f"{args.brokers - 1} would need port {args.port + args.brokers - 1}")
     return build_options(
         _properties(args),
         host=args.host,
@@ -185,6 +206,7 @@ def _options(args: argparse.Namespace) -> ServeOptions:
         fsync=args.fsync,
         recover=args.recover,
         topic_storage=args.topic_storage,
+        brokers=args.brokers,
     )
 
 
@@ -206,12 +228,16 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
     def listening(host: str, port: int) -> None:
         print(f"kcoord listening on {host}:{port}", flush=True)
 
+    def broker_listening(node_id: int, host: str, port: int) -> None:
+        print(f"kcoord broker {node_id} listening on {host}:{port}", flush=True)
+
     faults = None
     if control_port is not None:
         from coordinator.server.faults import FaultInjector
 
         faults = FaultInjector()
-    options = dataclasses.replace(options, on_listening=listening, faults=faults)
+    options = dataclasses.replace(options, on_listening=listening,
+                                  on_broker_listening=broker_listening, faults=faults)
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
             running = await nursery.start(serve, options)

@@ -6,6 +6,7 @@ import uuid
 from typing import TYPE_CHECKING, cast
 
 from coordinator.broker.topics import TopicStore
+from wire import ErrorCode
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
@@ -15,6 +16,7 @@ __all__ = [
     "NO_AUTHORIZED_OPERATIONS",
     "TOPIC_AUTHORIZED_OPERATIONS",
     "ZERO_UUID",
+    "leadership_error",
     "store_of",
 ]
 
@@ -30,3 +32,17 @@ NO_AUTHORIZED_OPERATIONS = -(2**31)  # the schema's default: "not requested"
 def store_of(ctx: RequestContext) -> TopicStore:
     """The server's topic store."""
     return cast(TopicStore, ctx.state.topics)
+
+
+def leadership_error(
+    ctx: RequestContext, topic: str, partition: int, leader_epoch: int = -1
+) -> ErrorCode | None:
+    """Why this broker cannot serve ``topic``/``partition`` (NOT_LEADER_OR_FOLLOWER,
+    FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH), or None. One broker leads everything."""
+    cluster = getattr(ctx.state, "cluster", None)
+    if cluster is None:
+        return None
+    code: ErrorCode = cluster.leadership_error(
+        ctx.state.identity.node_id, topic, partition, leader_epoch
+    )
+    return None if code == ErrorCode.NONE else code

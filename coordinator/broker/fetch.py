@@ -33,7 +33,7 @@ import trio
 
 import wire
 from coordinator.broker import config as broker_config
-from coordinator.broker.common import store_of
+from coordinator.broker.common import leadership_error, store_of
 from coordinator.broker.topics import FetchTarget, PartitionLog, TopicStore
 from wire import ErrorCode
 from wire.records import parse_batches
@@ -58,9 +58,14 @@ class _Wanted:
     fetch_offset: int
     max_bytes: int
     unknown: ErrorCode
+    #: With several brokers: why this one cannot serve the partition (not its leader, a
+    #: stale or unknown leader epoch), or None.
+    not_led: ErrorCode | None = None
 
 
-def _resolve(store: TopicStore, body: Any, version: int) -> list[tuple[Any, list[_Wanted]]]:
+def _resolve(
+    ctx: RequestContext, store: TopicStore, body: Any, version: int
+) -> list[tuple[Any, list[_Wanted]]]:
     out: list[tuple[Any, list[_Wanted]]] = []
     for topic_request in body.topics:
         if version >= _TOPIC_ID_VERSION:
@@ -77,6 +82,9 @@ def _resolve(store: TopicStore, body: Any, version: int) -> list[tuple[Any, list
                 p.fetch_offset,
                 p.partition_max_bytes,
                 unknown,
+                None if topic is None else leadership_error(
+                    ctx, topic.name, p.partition, p.get("current_leader_epoch", -1)
+                ),
             )
             for p in topic_request.partitions
         ]
@@ -129,6 +137,8 @@ class _Reader:
         partition = topic.partition(wanted.partition) if topic is not None else None
         if partition is None:
             return _failed(wanted.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if wanted.not_led is not None:
+            return _failed(wanted.partition, wanted.not_led)
         if not partition.offset_in_range(wanted.fetch_offset):
             return _failed(wanted.partition, ErrorCode.OFFSET_OUT_OF_RANGE)
         batches = partition.read(
@@ -170,7 +180,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     max_bytes = min(body.max_bytes, broker_max)
     min_bytes = min(body.min_bytes, broker_max)
     read_committed = body.isolation_level == _READ_COMMITTED
-    resolved = _resolve(store, body, version)
+    resolved = _resolve(ctx, store, body, version)
 
     wanted_all = [w for _, wanted in resolved for w in wanted]
     targets = [
@@ -182,6 +192,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         body.max_wait_ms <= 0
         or not wanted_all
         or len(targets) != len(wanted_all)
+        or any(w.not_led is not None for w in wanted_all)
         or store.fetch_ready(targets, min_bytes, read_committed)
     )
     if not answer_now:

@@ -1,4 +1,6 @@
-"""FindCoordinator (key 10), versions 0-6: this broker coordinates every group.
+"""FindCoordinator (key 10), versions 0-6: this broker coordinates every group, or, with
+several brokers, the leader of the key's ``__consumer_offsets`` / ``__transaction_state``
+partition does (``cluster.Cluster``; every broker answers the same).
 
 - key_type 0 (group): this broker. v0-3 carry one ``key``; v4+ batch ``coordinator_keys``
   into ``coordinators[]``.
@@ -17,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import wire
+from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from wire import ErrorCode
 
 if TYPE_CHECKING:
@@ -41,16 +44,20 @@ def _lookup(key_type: int, transactions: bool) -> tuple[ErrorCode, str | None]:
     return ErrorCode.INVALID_REQUEST, f"Unsupported coordinator key type {key_type}."
 
 
-def _node(identity: BrokerIdentity, error: ErrorCode) -> dict[str, Any]:
+def _node(ctx: RequestContext, key_type: int, key: str, error: ErrorCode) -> dict[str, Any]:
     if error != ErrorCode.NONE:
         return {"node_id": -1, "host": "", "port": -1}
+    identity: BrokerIdentity = ctx.state.identity
+    cluster = getattr(ctx.state, "cluster", None)
+    if cluster is not None:
+        topic = OFFSETS_TOPIC if key_type == KEY_TYPE_GROUP else TRANSACTION_STATE_TOPIC
+        identity = cluster.identities[cluster.coordinator(topic, key)]
     return {"node_id": identity.node_id, "host": identity.host, "port": identity.port}
 
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
     """Name the coordinator of each key."""
     body = request.body
-    identity = ctx.state.identity
     error, message = _lookup(body.key_type, getattr(ctx.state, "transactions", None) is not None)
     if request.api_version >= _BATCHED_VERSION:
         return {
@@ -60,7 +67,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                     "key": key,
                     "error_code": error,
                     "error_message": message,
-                    **_node(identity, error),
+                    **_node(ctx, body.key_type, key, error),
                 }
                 for key in body.coordinator_keys
             ],
@@ -69,5 +76,5 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         "throttle_time_ms": 0,
         "error_code": error,
         "error_message": message if message is not None else "NONE",
-        **_node(identity, error),
+        **_node(ctx, body.key_type, body.key, error),
     }

@@ -26,7 +26,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import wire
-from coordinator.broker.common import store_of
+from coordinator.broker.common import leadership_error, store_of
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import PartitionLog
 from wire import ErrorCode
@@ -157,6 +157,14 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                 )
                 continue
             partition = store.partition(name, request_partition.partition_index)
+            not_led = None if partition is None else leadership_error(
+                ctx, name, request_partition.partition_index,
+                request_partition.get("current_leader_epoch", -1),
+            )
+            if not_led is not None:
+                answers.append({"partition_index": request_partition.partition_index,
+                                "error_code": not_led})
+                continue
             fetchable = None
             if partition is not None:
                 fetchable = (

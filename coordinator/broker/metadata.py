@@ -1,4 +1,8 @@
-"""Metadata (key 3), versions 0-13: one broker, leader of every partition.
+"""Metadata (key 3), versions 0-13: the live brokers and who leads each partition.
+
+- One broker leads every partition. With several (``--brokers``, ``cluster.Cluster``) the
+  live ones are listed, and each partition has its replicas, in-sync and offline replicas
+  and leader epoch; an offline partition is LEADER_NOT_AVAILABLE with leader -1.
 
 - ``topics`` null means every topic (v1+); in v0 an empty list means every topic too.
 - Unknown requested topics are auto-created with ``num.partitions`` when
@@ -7,8 +11,9 @@
   with UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an illegal name).
 - v10+ carries topic ids; v12+ may look topics up by id (UNKNOWN_TOPIC_ID when absent).
   Before v12 a null name or a topic id in the request is INVALID_REQUEST, as in Kafka.
-- Leader epochs are reported as -1 (unknown), consistently with the record batches the
-  store serves, so clients skip leader-epoch validation (OffsetForLeaderEpoch is not served).
+- With one broker leader epochs are reported as -1 (unknown), consistently with the record
+  batches the store serves, so clients skip leader-epoch validation (OffsetForLeaderEpoch is
+  not served). With several, leadership moves and the epochs fence stale clients.
 """
 
 from __future__ import annotations
@@ -36,23 +41,32 @@ __all__ = ["handle"]
 
 
 
-def _topic_entry(topic: Topic, node_id: int, operations: int) -> dict[str, Any]:
-    replicas = [node_id]
+def _partition_entry(topic: str, index: int, node_id: int, cluster: Any) -> dict[str, Any]:
+    if cluster is None:
+        return {"error_code": ErrorCode.NONE, "partition_index": index, "leader_id": node_id,
+                "leader_epoch": -1, "replica_nodes": [node_id], "isr_nodes": [node_id],
+                "offline_replicas": []}
+    leader, epoch = cluster.leader(topic, index)
+    replicas = cluster.replicas(index)
+    return {
+        "error_code": ErrorCode.LEADER_NOT_AVAILABLE if leader == -1 else ErrorCode.NONE,
+        "partition_index": index,
+        "leader_id": leader,
+        "leader_epoch": epoch,
+        "replica_nodes": replicas,
+        "isr_nodes": cluster.in_sync(index),
+        "offline_replicas": [r for r in replicas if r not in cluster.live],
+    }
+
+
+def _topic_entry(topic: Topic, node_id: int, operations: int, cluster: Any) -> dict[str, Any]:
     return {
         "error_code": ErrorCode.NONE,
         "name": topic.name,
         "topic_id": topic.topic_id,
         "is_internal": False,
         "partitions": [
-            {
-                "error_code": ErrorCode.NONE,
-                "partition_index": partition.index,
-                "leader_id": node_id,
-                "leader_epoch": -1,
-                "replica_nodes": replicas,
-                "isr_nodes": replicas,
-                "offline_replicas": [],
-            }
+            _partition_entry(topic.name, partition.index, node_id, cluster)
             for partition in topic.partitions
         ],
         "topic_authorized_operations": operations,
@@ -95,6 +109,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     body = request.body
     store = store_of(ctx)
     identity = ctx.state.identity
+    cluster = getattr(ctx.state, "cluster", None)
     requested: list[Any] | None = body.topics
     all_topics = requested is None or (version == 0 and not requested)
     if (
@@ -111,7 +126,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         for name in store.names():
             topic = store.get(name)
             assert topic is not None
-            topics.append(_topic_entry(topic, identity.node_id, operations))
+            topics.append(_topic_entry(topic, identity.node_id, operations, cluster))
     else:
         assert requested is not None
         topic_ids = list(dict.fromkeys(t.topic_id for t in requested if t.topic_id != ZERO_UUID))
@@ -122,7 +137,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                 if found is None:
                     topics.append(_error_entry(ErrorCode.UNKNOWN_TOPIC_ID, None, topic_id))
                 else:
-                    topics.append(_topic_entry(found, identity.node_id, operations))
+                    topics.append(_topic_entry(found, identity.node_id, operations, cluster))
         else:
             auto_create = broker_config.auto_create_topics_enable(ctx.state.config) and bool(
                 body.allow_auto_topic_creation
@@ -134,7 +149,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                     continue
                 result = _by_name(store, name, auto_create, partitions)
                 if isinstance(result, Topic):
-                    topics.append(_topic_entry(result, identity.node_id, operations))
+                    topics.append(_topic_entry(result, identity.node_id, operations, cluster))
                 else:
                     entry = _error_entry(result, name)
                     entry["topic_authorized_operations"] = operations
@@ -146,15 +161,11 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     return {
         "throttle_time_ms": 0,
         "brokers": [
-            {
-                "node_id": identity.node_id,
-                "host": identity.host,
-                "port": identity.port,
-                "rack": None,
-            }
+            {"node_id": broker.node_id, "host": broker.host, "port": broker.port, "rack": None}
+            for broker in (cluster.live_brokers() if cluster is not None else (identity,))
         ],
         "cluster_id": identity.cluster_id,
-        "controller_id": identity.node_id,
+        "controller_id": identity.node_id if cluster is None else cluster.controller(),
         "topics": topics,
         "cluster_authorized_operations": (
             CLUSTER_AUTHORIZED_OPERATIONS if with_cluster_operations else NO_AUTHORIZED_OPERATIONS

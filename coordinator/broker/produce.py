@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import wire
 from coordinator.broker import config as broker_config
 from coordinator.broker.batches import validate_produced_batch
-from coordinator.broker.common import store_of
+from coordinator.broker.common import leadership_error, store_of
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import Topic
 from coordinator.server.txn_apis import transactions_of
@@ -71,6 +71,9 @@ def _append(
     partition = topic.partition(index)
     if partition is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    not_led = leadership_error(ctx, topic.name, index)
+    if not_led is not None:
+        return _failed(index, not_led)
     try:
         header = validate_produced_batch(records, ctx.api_version, max_message_bytes)
         verified = True

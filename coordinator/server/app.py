@@ -73,6 +73,8 @@ class Server:
         self.groups: Any = None
         #: The transaction runtime (``coordinator.server.txn_runtime.TransactionRuntime``).
         self.transactions: Any = None
+        #: With several brokers, their ``coordinator.server.cluster.Cluster``.
+        self.cluster: Any = None
         #: Config keys the user gave (DescribeConfigs: STATIC_BROKER_CONFIG, not a default).
         self.explicit_config_keys: frozenset[str] = frozenset()
         #: queued.max.request.bytes: the memory partially received requests share.
@@ -135,6 +137,8 @@ class RunningServer:
     host: str
     port: int
     server: Server
+    #: With ``--brokers`` N > 1: every broker (``coordinator.server.brokers.BrokerSet``).
+    brokers: Any = None
 
     @property
     def runtime(self) -> CoordinatorRuntime:
@@ -240,7 +244,7 @@ async def serve(
         port = int(listeners[0].socket.getsockname()[1])
         host = options.host or "0.0.0.0"
         identity = BrokerIdentity(
-            node_id=options.node_id,
+            node_id=options.node_id if options.brokers == 1 else 0,
             host=_advertised_host(options),
             port=port,
             cluster_id=_cluster_id(options.data_dir if options.sink is None else None),
@@ -269,12 +273,22 @@ async def serve(
         server.request_memory = RequestMemory(options.queued_max_request_bytes)
         server.max_connections = options.max_connections
         _quiet_accept_errors()
+        brokers = None
+        if options.brokers > 1:
+            brokers = await _open_brokers(server, listeners, options)
+            stack.push_async_callback(brokers.close)
         async with trio.open_nursery() as nursery:
-            await nursery.start(trio.serve_listeners, server.handle_stream, listeners)
-            nursery.start_soon(server.sweep_idle_connections)
+            if brokers is None:
+                await nursery.start(trio.serve_listeners, server.handle_stream, listeners)
+            else:
+                await brokers.run(nursery)
+            for each in (brokers.servers.values() if brokers is not None else (server,)):
+                nursery.start_soon(each.sweep_idle_connections)
             log.info("listening on %s:%d (advertised as %s)", host, port, identity.host)
             if options.on_listening is not None:
                 options.on_listening(host, port)
+            if brokers is not None:
+                _report_brokers(brokers, host, options)
             handlers = await trio.to_thread.run_sync(_import_deferred)
             from coordinator.core import GroupCoordinator
             from coordinator.server.runtime import CoordinatorRuntime, wall_clock_ms
@@ -299,9 +313,59 @@ async def serve(
                         core_nursery.start_soon(_flush_topics, server.topics.files)
                     if server.topics.files is not None:
                         core_nursery.start_soon(_enforce_retention, server, runtime)
-                    server.handlers.update(handlers)
+                    if brokers is None:
+                        server.handlers.update(handlers)
+                    else:
+                        brokers.loaded(handlers)
                     server.loaded.set()
-                    task_status.started(RunningServer(host, port, server))
+                    task_status.started(RunningServer(host, port, server, brokers))
+
+
+async def _open_brokers(
+    primary: Server, listeners: list[trio.SocketListener], options: ServeOptions
+) -> Any:
+    """Brokers 1..N-1 beside the primary (broker 0): their listeners bound, each a
+    ``Server`` sharing the primary's configuration, limits, faults and load event."""
+    from coordinator.server.brokers import BrokerSet, broker_identity
+    from coordinator.server.cluster import Cluster
+
+    props = options.properties
+    cluster = Cluster(
+        options.brokers,
+        replication_factor=options.default_replication_factor,
+        offsets_partitions=int(props.get("offsets.topic.num.partitions", "50")),
+        transaction_partitions=int(props.get("transaction.state.log.num.partitions", "50")),
+        load_delay_ms=options.coordinator_load_delay_ms,
+    )
+    brokers = BrokerSet(primary, cluster, options.host or None)
+    brokers.add(0, primary, listeners)
+    for node_id in range(1, options.brokers):
+        if len(options.broker_ports) > node_id:
+            port = options.broker_ports[node_id]
+        else:
+            port = options.port + node_id if options.port else 0
+        bound = await trio.open_tcp_listeners(port, host=options.host or None)
+        identity = broker_identity(primary.identity,
+                                   node_id, int(bound[0].socket.getsockname()[1]))
+        server = Server(identity, primary.config, {ApiKey.API_VERSIONS:
+                                                   primary.handlers[ApiKey.API_VERSIONS]},
+                        max_request_bytes=primary.max_request_bytes,
+                        idle_ms=options.connections_max_idle_ms, faults=primary.faults,
+                        served_api_keys=primary.served_api_keys)
+        server.loaded = primary.loaded
+        server.explicit_config_keys = primary.explicit_config_keys
+        server.request_memory = primary.request_memory
+        server.max_connections = primary.max_connections
+        brokers.add(node_id, server, bound)
+    return brokers
+
+
+def _report_brokers(brokers: Any, host: str, options: ServeOptions) -> None:
+    for node_id in sorted(brokers.servers)[1:]:
+        port = brokers.ports[node_id]
+        log.info("broker %d listening on %s:%d", node_id, host, port)
+        if options.on_broker_listening is not None:
+            options.on_broker_listening(node_id, host, port)
 
 
 async def _start_transactions(

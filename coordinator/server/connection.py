@@ -420,7 +420,7 @@ async def _with_fault(
 ) -> dict[str, Any] | None:
     """Run ``handler`` under the fault (if any) that ``server.faults`` matches: drop the
     connection before or after, stall forever, delay, or answer an error instead."""
-    fault = server.faults.match(request)
+    fault = server.faults.match(request, server.identity.node_id)
     if fault is None:
         return await handler(ctx, request)
     if fault.drop == "before":

@@ -46,6 +46,8 @@ class ServerState(Protocol):
     topics: Any
     groups: Any
     transactions: Any
+    #: The brokers' ``coordinator.server.cluster.Cluster`` (None with one broker).
+    cluster: Any
     handlers: dict[int, Handler]
     served_api_keys: Collection[int]
     loaded: trio.Event

@@ -64,6 +64,8 @@ class Fault:
     stall: bool = False
     group_id: str | None = None
     client_id: str | None = None
+    #: Only requests to this broker (``--brokers``); None: any broker.
+    node_id: int | None = None
     hits: int = 0
 
     def as_dict(self) -> dict[str, Any]:
@@ -90,6 +92,7 @@ class FaultInjector:
         stall: bool = False,
         group_id: str | None = None,
         client_id: str | None = None,
+        node_id: int | None = None,
     ) -> Fault:
         """Register a fault; returns it (its ``id`` removes it). ``api_key`` is a key or a
         Kafka API name ("OffsetCommit"); it must be an API kcoord serves, and
@@ -112,6 +115,9 @@ class FaultInjector:
             raise ValueError("delay_ms cannot be negative")
         if drop not in (None, "before", "after"):
             raise ValueError("drop must be 'before', 'after' or None")
+        if node_id is not None and (isinstance(node_id, bool) or not isinstance(node_id, int)
+                                    or node_id < 0):
+            raise ValueError(f"node_id must be a broker's node id, got {node_id!r}")
         if error_code is None and not delay_ms and drop is None and not stall:
             raise ValueError("a fault needs error_code, delay_ms, drop or stall")
         with self._lock:
@@ -125,6 +131,7 @@ class FaultInjector:
                 stall,
                 group_id,
                 client_id,
+                node_id,
             )
             self._faults[fault.id] = fault
         log.warning("fault injected: %s", fault.as_dict())
@@ -152,8 +159,9 @@ class FaultInjector:
     def __bool__(self) -> bool:
         return bool(self._faults)
 
-    def match(self, request: DecodedRequest) -> Fault | None:
-        """The first fault matching ``request`` (consuming one of its hits), or None."""
+    def match(self, request: DecodedRequest, node_id: int = 0) -> Fault | None:
+        """The first fault matching ``request`` to broker ``node_id`` (consuming one of its
+        hits), or None."""
         if not self._faults:
             return None
         groups = _group_ids(request)
@@ -162,6 +170,8 @@ class FaultInjector:
                 if fault.api_key != request.api_key:
                     continue
                 if fault.client_id is not None and fault.client_id != request.client_id:
+                    continue
+                if fault.node_id is not None and fault.node_id != node_id:
                     continue
                 if fault.group_id is not None and fault.group_id not in groups:
                     continue

@@ -46,6 +46,13 @@ SERVER_KEYS: dict[str, tuple[int, int]] = {
     "connections.max.idle.ms": (-1, _LONG_MAX),
     "queued.max.request.bytes": (-1, _LONG_MAX),
     "max.connections": (0, _INT_MAX),
+    # Several brokers (--brokers): replicas per topic partition (at most the broker count),
+    # the internal topics' partition counts (coordinator placement), and how long a
+    # coordinator that just took a partition over answers COORDINATOR_LOAD_IN_PROGRESS.
+    "default.replication.factor": (1, 32767),
+    "offsets.topic.num.partitions": (1, 100_000),
+    "transaction.state.log.num.partitions": (1, 100_000),
+    "coordinator.load.delay.ms": (0, 3_600_000),
 }
 
 #: Kafka broker keys a real ``server.properties`` carries that mean nothing for one kcoord
@@ -58,10 +65,9 @@ IGNORED_BROKER_KEYS = frozenset({
     "num.network.threads", "num.io.threads", "num.replica.fetchers",
     "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "log.dirs", "log.dir",
     "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
-    "offsets.topic.num.partitions", "transaction.state.log.replication.factor",
-    "transaction.state.log.min.isr", "transaction.state.log.num.partitions",
+    "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
     "share.coordinator.state.topic.replication.factor",
-    "share.coordinator.state.topic.min.isr", "default.replication.factor",
+    "share.coordinator.state.topic.min.isr",
     "min.insync.replicas", "unclean.leader.election.enable", "delete.topic.enable",
     "log.flush.interval.messages", "log.flush.interval.ms", "log.cleaner.enable",
     "zookeeper.connect", "zookeeper.connection.timeout.ms", "metadata.log.dir",
@@ -111,6 +117,15 @@ class ServeOptions:
     #: A ``coordinator.server.faults.FaultInjector`` consulted for every request (tests).
     faults: Any = None
     node_id: int = 0
+    #: ``--brokers``: brokers in this process, node ids 0..brokers-1 (``cluster.Cluster``).
+    brokers: int = 1
+    #: Each broker's port, when given one by one (the fixture's restart); otherwise broker
+    #: i listens on ``port + i`` (every one on an ephemeral port when ``port`` is 0).
+    broker_ports: tuple[int, ...] = ()
+    default_replication_factor: int = 1
+    #: Called with (node id, host, port) for each broker after the first (``--brokers``).
+    on_broker_listening: Any = None
+    coordinator_load_delay_ms: int = 0
 
 
 def _int_value(key: str, raw: str, low: int, high: int) -> int:
@@ -154,8 +169,8 @@ def build_options(properties: Mapping[str, str], **kwargs: Any) -> ServeOptions:
             low, high = SERVER_KEYS[key]
             server[key] = _int_value(key, raw, low, high)
         elif key in IGNORED_BROKER_KEYS:
-            log.warning("configuration key %s does not apply to kcoord (one broker in one "
-                        "process); ignored", key)
+            log.warning("configuration key %s does not apply to kcoord (brokers in one "
+                        "process share one log); ignored", key)
         else:
             broker[key] = raw
     config = CoordinatorConfig.from_properties(coordinator)
@@ -173,6 +188,8 @@ def build_options(properties: Mapping[str, str], **kwargs: Any) -> ServeOptions:
             "queued.max.request.bytes", DEFAULT_QUEUED_MAX_REQUEST_BYTES
         ),
         max_connections=server.get("max.connections", _INT_MAX),
+        default_replication_factor=server.get("default.replication.factor", 1),
+        coordinator_load_delay_ms=server.get("coordinator.load.delay.ms", 0),
         **kwargs,
     )
 

@@ -49,6 +49,7 @@ from coordinator.core import (
     ScheduleTimer,
     TimerKey,
 )
+from coordinator.core.group_reload import reload_groups
 from coordinator.core.result import Effects
 from coordinator.server.context import Handler
 from coordinator.server.context import RequestContext as ServerRequestContext
@@ -220,6 +221,12 @@ class CoordinatorRuntime:
         await waiter.done.wait()
         if waiter.error is not None:
             raise RuntimeError(f"appending records failed: {waiter.error.name}")
+
+    def reload_groups(self, group_ids: Sequence[str]) -> None:
+        """Unload and load ``group_ids`` again (their coordinator moved: parked joins and
+        syncs are answered NOT_COORDINATOR, sessions re-armed; ``core.group_reload``)."""
+        if group_ids:
+            self._process(reload_groups(self.coordinator, group_ids, self.now_ms()))
 
     # ------------------------------------------------------------------ requests
 

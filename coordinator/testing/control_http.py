@@ -16,6 +16,14 @@
                              timeout, partitions, offsets staged by its open transaction
 ``POST /reset``              remove every fault and delete every group without members
                              (DeleteGroups semantics: their offsets are tombstoned)
+``GET /brokers``             every broker: node id, address, live, coordinator partitions
+``POST /brokers/{id}/stop``  stop a broker (``--brokers`` N > 1): listener closed,
+                             connections reset, its partitions and groups fail over; the
+                             last live broker is refused (409)
+``POST /brokers/{id}/start`` start it again on its port (leadership stays where it is)
+``POST /brokers/preferred-leaders``  give partitions back to their preferred replicas
+``POST /groups/{id}/coordinator``    ``{"node_id": K}``: move the group's
+                             ``__consumer_offsets`` partition (and its groups) to broker K
 ==========================  =========================================================
 
 Answers are JSON. Time moves only if the server runs on a ``trio.testing.MockClock``
@@ -44,6 +52,7 @@ from coordinator.core import (
     handle_delete_groups,
 )
 from coordinator.server.app import RunningServer
+from coordinator.server.cluster import Cluster, ClusterError
 from coordinator.server.faults import FaultInjector
 from coordinator.testing.double import (
     describe_any,
@@ -145,6 +154,8 @@ class _ControlApi:
             return HTTPStatus.OK, describe_transactions(self.running.server)
         if parts == ["reset"] and method == "POST":
             return HTTPStatus.OK, await self.reset()
+        if parts[:1] == ["brokers"] or parts[-1:] == ["coordinator"]:
+            return await self.brokers(method, parts, body)
         raise _HttpError(HTTPStatus.NOT_FOUND, f"no route {method} {path}")
 
     async def advance(self, body: Any) -> dict[str, Any]:
@@ -164,11 +175,46 @@ class _ControlApi:
         await jump_clock(clock, seconds)
         return {"advanced_seconds": seconds, "now_ms": self.running.runtime.now_ms()}
 
+    async def brokers(self, method: str, parts: list[str], body: Any) -> tuple[HTTPStatus, Any]:
+        """``GET /brokers``, ``POST /brokers/{id}/stop|start``,
+        ``POST /brokers/preferred-leaders``, ``POST /groups/{id}/coordinator``."""
+        brokers = self.running.brokers
+        if parts == ["brokers"] and method == "GET":
+            if brokers is None:
+                identity = self.running.server.identity
+                return HTTPStatus.OK, [{"node_id": identity.node_id, "host": identity.host,
+                                        "port": identity.port, "live": True}]
+            return HTTPStatus.OK, brokers.cluster.describe()
+        if method != "POST":
+            raise _HttpError(HTTPStatus.NOT_FOUND, f"no route {method} /{'/'.join(parts)}")
+        if brokers is None:
+            raise _HttpError(HTTPStatus.CONFLICT,
+                             "kcoord runs one broker; start it with --brokers N to use this")
+        try:
+            if parts == ["brokers", "preferred-leaders"]:
+                return HTTPStatus.OK, brokers.elect_preferred_leaders()
+            if len(parts) == 3 and parts[0] == "brokers" and parts[2] in ("stop", "start"):
+                node_id = _node_id(brokers.cluster, parts[1])
+                if parts[2] == "stop":
+                    return HTTPStatus.OK, await brokers.stop(node_id)
+                return HTTPStatus.OK, await brokers.start(node_id)
+            if len(parts) == 3 and parts[0] == "groups":
+                if not isinstance(body, dict) or set(body) != {"node_id"}:
+                    raise _HttpError(HTTPStatus.BAD_REQUEST, 'body must be {"node_id": <id>}')
+                node_id = _node_id(brokers.cluster, body["node_id"])
+                return HTTPStatus.OK, brokers.move_coordinator(parts[1], node_id)
+        except ClusterError as exc:
+            raise _HttpError(HTTPStatus.CONFLICT, str(exc)) from exc
+        except OSError as exc:  # the port of a stopped broker was taken meanwhile
+            raise _HttpError(HTTPStatus.CONFLICT, f"cannot listen again: {exc}") from exc
+        raise _HttpError(HTTPStatus.NOT_FOUND, f"no route {method} /{'/'.join(parts)}")
+
     def add_fault(self, body: Any) -> dict[str, Any]:
         if not isinstance(body, dict) or not isinstance(body.get("api_key"), int | str):
             raise _HttpError(HTTPStatus.BAD_REQUEST,
                              "body must be a JSON object with api_key (a key or an API name)")
-        allowed = {"error_code", "count", "delay_ms", "drop", "stall", "group_id", "client_id"}
+        allowed = {"error_code", "count", "delay_ms", "drop", "stall", "group_id", "client_id",
+                   "node_id"}
         unknown = set(body) - allowed - {"api_key"}
         if unknown:
             raise _HttpError(HTTPStatus.BAD_REQUEST, f"unknown fields {sorted(unknown)}")
@@ -216,6 +262,19 @@ class _ControlApi:
                 r["group_id"] for r in response["results"] if r["error_code"] == 0
             ],
         }
+
+
+def _node_id(cluster: Cluster, raw: Any) -> int:
+    """A broker id from a path segment or a JSON value: 400 when not an integer, 404 when
+    no such broker."""
+    if isinstance(raw, str) and raw.isdigit():
+        raw = int(raw)
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise _HttpError(HTTPStatus.BAD_REQUEST, f"node id must be an integer, got {raw!r}")
+    try:
+        return cluster.check_node(raw)
+    except ClusterError as exc:
+        raise _HttpError(HTTPStatus.NOT_FOUND, str(exc)) from exc
 
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})

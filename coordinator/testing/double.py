@@ -58,8 +58,11 @@ class KcoordServer:
         data_dir: str | None = None,
         topics: Mapping[str, int] | None = None,
         fsync: str = "never",
+        brokers: int = 1,
     ) -> None:
         self.config = {**DEFAULT_TEST_CONFIG, **(config or {})}
+        self._brokers = brokers
+        self._broker_ports: tuple[int, ...] = ()
         self._owns_data_dir = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="kcoord-")
         self._topics = dict(topics or {})
@@ -86,6 +89,8 @@ class KcoordServer:
             properties=self.config,
             topics=tuple(self._topics.items()),
             fsync=self._fsync,
+            brokers=self._brokers,
+            broker_ports=self._broker_ports,
         )
         options = replace(options, host="127.0.0.1", faults=self.faults)
         self._started.clear()
@@ -119,6 +124,9 @@ class KcoordServer:
         async with trio.open_nursery() as nursery:
             self._running = await nursery.start(serve, options)
             self._port = self._running.port
+            if self._running.brokers is not None:
+                ports = self._running.brokers.ports
+                self._broker_ports = tuple(ports[n] for n in sorted(ports))
             self._started.set()
             await self._stop.wait()
             nursery.cancel_scope.cancel()
@@ -173,6 +181,11 @@ class KcoordServer:
         """``"127.0.0.1:PORT"`` for a client's bootstrap servers."""
         return f"127.0.0.1:{self._port}"
 
+    @property
+    def bootstraps(self) -> list[str]:
+        """Every broker's ``"127.0.0.1:PORT"``, by node id (one entry with one broker)."""
+        return [f"127.0.0.1:{port}" for port in (self._broker_ports or (self._port,))]
+
     def _call(self, fn: Callable[[], T]) -> T:
         if self._token is None:
             raise RuntimeError("kcoord is not running")
@@ -224,8 +237,10 @@ class KcoordServer:
         stall: bool = False,
         group_id: str | None = None,
         client_id: str | None = None,
+        node_id: int | None = None,
     ) -> Fault:
-        """Arm a fault for the next ``count`` requests of ``api_key`` (see faults.py)."""
+        """Arm a fault for the next ``count`` requests of ``api_key`` (see faults.py), to
+        broker ``node_id`` only if given."""
         return self.faults.add(
             api_key,
             error_code=error_code,
@@ -235,7 +250,56 @@ class KcoordServer:
             stall=stall,
             group_id=group_id,
             client_id=client_id,
+            node_id=node_id,
         )
+
+    # -- several brokers (``brokers=N``) ------------------------------------------------------
+
+    def _brokers_or_fail(self) -> Any:
+        brokers = self._require().brokers
+        if brokers is None:
+            raise RuntimeError("kcoord runs one broker; create it with brokers=N to use this")
+        return brokers
+
+    def _call_async(self, fn: Callable[[], Any]) -> Any:
+        if self._token is None:
+            raise RuntimeError("kcoord is not running")
+        return trio.from_thread.run(fn, trio_token=self._token)
+
+    def stop_broker(self, node_id: int) -> dict[str, Any]:
+        """Stop broker ``node_id``: its listener closes, its connections are reset, the
+        partitions it led fail over and the groups it coordinated move to the next live
+        broker (ClusterError for an unknown id, a stopped broker or the last live one)."""
+        brokers = self._brokers_or_fail()
+        result: dict[str, Any] = self._call_async(lambda: brokers.stop(node_id))
+        return result
+
+    def start_broker(self, node_id: int) -> dict[str, Any]:
+        """Start a stopped broker again on its port (leadership does not move back)."""
+        brokers = self._brokers_or_fail()
+        result: dict[str, Any] = self._call_async(lambda: brokers.start(node_id))
+        return result
+
+    def move_coordinator(self, group_id: str, node_id: int) -> dict[str, Any]:
+        """Move ``group_id``'s ``__consumer_offsets`` partition (with every group on it) to
+        broker ``node_id``, as a Kafka leader change would."""
+        brokers = self._brokers_or_fail()
+        result: dict[str, Any] = self._call(lambda: brokers.move_coordinator(group_id, node_id))
+        return result
+
+    def elect_preferred_leaders(self) -> int:
+        """Give partitions back to their preferred replicas; how many moved."""
+        brokers = self._brokers_or_fail()
+        result: dict[str, int] = self._call(brokers.elect_preferred_leaders)
+        return result["changed"]
+
+    def coordinator_of(self, group_id: str) -> int:
+        """The node id coordinating ``group_id`` (0 with one broker)."""
+        brokers = self._require().brokers
+        if brokers is None:
+            return int(self._require().server.identity.node_id)
+        return int(self._call(lambda: brokers.cluster.coordinator("__consumer_offsets",
+                                                                  group_id)))
 
     def _require(self) -> RunningServer:
         if self._running is None:

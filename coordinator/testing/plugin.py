@@ -16,6 +16,12 @@ Configuration with Kafka's names, through a marker or an indirect parameter::
     @pytest.mark.parametrize("kcoord", [{"group.max.size": "2"}], indirect=True)
     def test_y(kcoord): ...
 
+Several brokers in the one server (``stop_broker``, ``start_broker``, ``move_coordinator``,
+``coordinator_of``, ``bootstraps``)::
+
+    @pytest.mark.kcoord_brokers(3)
+    def test_failover(kcoord): ...
+
 Defaults for tests: ``group.initial.rebalance.delay.ms=0``.
 """
 
@@ -31,6 +37,7 @@ from coordinator.testing.double import KcoordServer
 __all__ = ["kcoord", "kcoord_session"]
 
 MARKER = "kcoord_config"
+BROKERS_MARKER = "kcoord_brokers"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -38,6 +45,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}(properties): Kafka-named configuration for the kcoord fixture"
     )
+    config.addinivalue_line(
+        "markers", f"{BROKERS_MARKER}(n): run the kcoord fixture with n brokers"
+    )
+
+
+def _brokers_for(request: pytest.FixtureRequest) -> int:
+    marker = request.node.get_closest_marker(BROKERS_MARKER)
+    if marker is None:
+        return 1
+    if len(marker.args) != 1 or isinstance(marker.args[0], bool) or not isinstance(
+        marker.args[0], int
+    ) or marker.args[0] < 1:
+        raise pytest.UsageError(f"@pytest.mark.{BROKERS_MARKER} takes one positive int")
+    return int(marker.args[0])
 
 
 def _config_for(request: pytest.FixtureRequest) -> dict[str, str]:
@@ -61,7 +82,8 @@ def kcoord(
 ) -> Iterator[KcoordServer]:
     """A kcoord server for one test."""
     data_dir = tmp_path_factory.mktemp("kcoord")
-    server = KcoordServer(_config_for(request), data_dir=str(data_dir))
+    server = KcoordServer(_config_for(request), data_dir=str(data_dir),
+                          brokers=_brokers_for(request))
     server.start()
     try:
         yield server

@@ -45,6 +45,11 @@ def run_cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]
         ["serve", "--topic", "bad/name"],
         ["serve", "--topic", "t:0"],
         ["serve", "--config-file", "/nonexistent/server.properties"],
+        ["serve", "--brokers", "0"],
+        ["serve", "--brokers", "three"],
+        ["serve", "--brokers", "3", "--port", "65534"],
+        ["serve", "-c", "default.replication.factor=0"],
+        ["serve", "-c", "coordinator.load.delay.ms=-1"],
         ["frobnicate"],
         [],
     ],
@@ -280,3 +285,31 @@ def test_python_m_and_console_script_are_the_same_entry_point() -> None:
         )
         assert result.returncode == 2
     assert callable(cli.main)
+
+
+def test_several_brokers_print_one_listening_line_each(tmp_path: Path) -> None:
+    """Issue 13: broker 0's line first (the bootstrap), then one line per other broker; every
+    broker answers ApiVersions on its own port."""
+    proc = subprocess.Popen(
+        [*SERVE, "--port", "0", "--brokers", "3", "--data-dir", str(tmp_path / "data")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline().strip() for _ in range(3)]
+        assert lines[0].startswith("kcoord listening on 127.0.0.1:")
+        assert lines[1].startswith("kcoord broker 1 listening on 127.0.0.1:")
+        assert lines[2].startswith("kcoord broker 2 listening on 127.0.0.1:")
+        ports = [int(line.rsplit(":", 1)[1]) for line in lines]
+        assert len(set(ports)) == 3
+        assert [_api_versions(port) for port in ports] == [0, 0, 0]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        if proc.stderr is not None:
+            proc.stderr.close()

@@ -315,3 +315,66 @@ async def test_requests_a_web_page_could_forge_are_refused(
                 status = await trio.to_thread.run_sync(forged, port, host, content_type)
                 assert status == expected, (host, content_type, status)
             nursery.cancel_scope.cancel()
+
+
+async def test_broker_controls_over_http(mock_clock: trio.testing.MockClock) -> None:
+    """Issue 13's controls: GET /brokers, stop/start, moving a group's coordinator; invalid
+    ids and bodies are 4xx, stopping the last live broker is 409."""
+    mock_clock.rate = 1.0
+    faults = FaultInjector()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            options = build_options({"group.initial.rebalance.delay.ms": "0"}, port=0,
+                                    data_dir=None, faults=faults, brokers=2)
+            running: RunningServer = await nursery.start(serve, options)
+            port: int = await nursery.start(serve_control, running, faults, 0)
+            status, brokers = await call(port, "GET", "/brokers")
+            assert status == 200
+            assert [(b["node_id"], b["live"]) for b in brokers] == [(0, True), (1, True)]
+            assert brokers[1]["port"] == running.brokers.ports[1]
+
+            status, moved = await call(port, "POST", "/groups/g/coordinator", {"node_id": 1})
+            assert status == 200 and moved["node_id"] == 1
+            assert running.brokers.cluster.coordinator("__consumer_offsets", "g") == 1
+            for body in ({"node_id": "one"}, {"node": 1}, [1]):
+                status, answer = await call(port, "POST", "/groups/g/coordinator", body)
+                assert status == 400, (body, answer)
+            status, answer = await call(port, "POST", "/groups/g/coordinator", {"node_id": 7})
+            assert status == 404 and "no broker 7" in answer["error"]
+
+            status, stopped = await call(port, "POST", "/brokers/1/stop")
+            assert status == 200 and stopped["node_id"] == 1
+            assert running.brokers.cluster.coordinator("__consumer_offsets", "g") == 0
+            status, answer = await call(port, "POST", "/brokers/0/stop")
+            assert status == 409 and "last live broker" in answer["error"]
+            status, answer = await call(port, "POST", "/brokers/1/stop")
+            assert status == 409 and "already stopped" in answer["error"]
+            assert (await call(port, "POST", "/brokers/x/stop"))[0] == 400
+            assert (await call(port, "POST", "/brokers/9/start"))[0] == 404
+            assert (await call(port, "DELETE", "/brokers"))[0] == 404
+            status, started = await call(port, "POST", "/brokers/1/start")
+            assert status == 200 and started["port"] == running.brokers.ports[1]
+            stream = await trio.open_tcp_stream("127.0.0.1", running.brokers.ports[1])
+            await stream.aclose()
+            status, elected = await call(port, "POST", "/brokers/preferred-leaders")
+            assert status == 200 and elected["changed"] == 0  # no topics
+
+            status, fault = await call(port, "POST", "/faults",
+                                       {"api_key": "Heartbeat", "error_code": 27,
+                                        "node_id": 1})
+            assert status == 201 and fault["node_id"] == 1
+            nursery.cancel_scope.cancel()
+
+
+async def test_broker_controls_on_one_broker_are_409(mock_clock: trio.testing.MockClock) -> None:
+    mock_clock.rate = 1.0
+    faults = FaultInjector()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            running, port = await start(nursery, faults)
+            status, brokers = await call(port, "GET", "/brokers")
+            assert status == 200 and brokers == [
+                {"node_id": 0, "host": "127.0.0.1", "port": running.port, "live": True}]
+            status, answer = await call(port, "POST", "/brokers/0/stop")
+            assert status == 409 and "--brokers" in answer["error"]
+            nursery.cancel_scope.cancel()

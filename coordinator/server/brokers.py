@@ -1,0 +1,172 @@
+"""The brokers of one process (``kcoord serve --brokers N``): a listener, connections and
+an identity each, sharing the coordinator runtime, the topic store and the clock.
+
+Each broker is a ``Server`` of its own (so connections, ``max.connections`` and the idle
+sweep are per broker, and handlers see which node they run on); the shared parts are the
+primary's. ``Cluster`` decides leadership and coordinator placement; this module does what
+follows from it: stopping a broker resets its connections and closes its listener, and the
+groups whose ``__consumer_offsets`` partition moved are unloaded and loaded again
+(``CoordinatorRuntime.reload_groups``), as they are when a Kafka coordinator moves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import struct
+from typing import Any, Protocol
+
+import trio
+
+from coordinator.server.cluster import Cluster
+from coordinator.server.context import BrokerIdentity, Handler
+from coordinator.server.routing import routed_handlers
+from coordinator.txn.placement import OFFSETS_TOPIC
+
+__all__ = ["BrokerSet"]
+
+log = logging.getLogger(__name__)
+
+_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close sends RST
+
+
+class Server(Protocol):
+    """What this module uses of ``coordinator.server.app.Server`` (one per broker)."""
+
+    identity: BrokerIdentity
+    cluster: Any
+    topics: Any
+    groups: Any
+    transactions: Any
+    handlers: dict[int, Handler]
+    connections: dict[int, Any]
+
+    async def handle_stream(self, stream: trio.SocketStream) -> None: ...
+
+
+class BrokerSet:
+    """Every broker of the process, by node id (``servers[0]`` is the bootstrap)."""
+
+    def __init__(self, primary: Server, cluster: Cluster, bind_host: str | None) -> None:
+        self.cluster = cluster
+        self.bind_host = bind_host
+        self.servers: dict[int, Server] = {0: primary}
+        self.ports: dict[int, int] = {}
+        self._listeners: dict[int, list[trio.SocketListener]] = {}
+        self._scopes: dict[int, trio.CancelScope] = {}
+        self._nursery: trio.Nursery | None = None
+        primary.cluster = cluster
+
+    def add(self, node_id: int, server: Server, listeners: list[trio.SocketListener]) -> None:
+        """Register broker ``node_id`` with its bound listeners."""
+        server.cluster = self.cluster
+        self.servers[node_id] = server
+        self._listeners[node_id] = listeners
+        port = int(listeners[0].socket.getsockname()[1])
+        self.ports[node_id] = port
+        self.cluster.identities[node_id] = server.identity
+
+    def loaded(self, handlers: dict[int, Handler]) -> None:
+        """Every broker gets the loaded handlers (routed by coordinator) and the shared
+        runtime, topic store and transaction runtime of the primary."""
+        primary = self.servers[0]
+        routed = routed_handlers(handlers)
+        for server in self.servers.values():
+            server.topics = primary.topics
+            server.groups = primary.groups
+            server.transactions = primary.transactions
+            server.handlers.update(routed)
+
+    async def run(self, nursery: trio.Nursery) -> None:
+        """Serve every broker's listener in ``nursery`` (each under its own cancel scope)."""
+        self._nursery = nursery
+        for node_id in sorted(self.servers):
+            await nursery.start(self._serve, node_id)
+
+    async def _serve(self, node_id: int, *,
+                     task_status: trio.TaskStatus[list[trio.SocketListener]]
+                     = trio.TASK_STATUS_IGNORED) -> None:
+        server = self.servers[node_id]
+        with trio.CancelScope() as scope:
+            self._scopes[node_id] = scope
+            await trio.serve_listeners(server.handle_stream, self._listeners[node_id],
+                                       task_status=task_status)
+
+    # ------------------------------------------------------------------ controls
+
+    def _partitions(self) -> list[tuple[str, int]]:
+        store = self.servers[0].topics
+        if store is None:
+            return []
+        out: list[tuple[str, int]] = []
+        for name in store.names():
+            topic = store.get(name)
+            if topic is not None:
+                out.extend((name, p.index) for p in topic.partitions)
+        return out
+
+    async def stop(self, node_id: int) -> dict[str, Any]:
+        """Stop broker ``node_id`` (ClusterError when it cannot be stopped)."""
+        moved = self.cluster.stop(node_id, self._partitions(), trio.current_time())
+        server = self.servers[node_id]
+        reset = len(server.connections)
+        for conn in list(server.connections.values()):
+            with contextlib.suppress(OSError):
+                conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
+        self._scopes.pop(node_id).cancel()
+        for listener in self._listeners.pop(node_id):
+            await trio.aclose_forcefully(listener)
+        reloaded = self._reload(moved)
+        log.warning("broker %d stopped: %d connections reset, %d coordinator partitions "
+                    "moved, %d groups reloaded", node_id, reset,
+                    len(moved), len(reloaded))
+        return {"node_id": node_id, "moved_offsets_partitions": moved, "groups": reloaded}
+
+    async def start(self, node_id: int) -> dict[str, Any]:
+        """Start broker ``node_id`` again on its port."""
+        self.cluster.check_node(node_id)
+        if node_id in self.cluster.live:
+            self.cluster.start(node_id, ())  # raises: already running
+        assert self._nursery is not None
+        listeners = await trio.open_tcp_listeners(self.ports[node_id], host=self.bind_host)
+        self.cluster.start(node_id, self._partitions())
+        self._listeners[node_id] = listeners
+        await self._nursery.start(self._serve, node_id)
+        log.warning("broker %d started on port %d", node_id, self.ports[node_id])
+        return {"node_id": node_id, "port": self.ports[node_id]}
+
+    def move_coordinator(self, group_id: str, node_id: int) -> dict[str, Any]:
+        """Move ``group_id``'s ``__consumer_offsets`` partition (and every group on it)."""
+        partition = self.cluster.move_group(group_id, node_id, trio.current_time())
+        moved = [] if partition is None else [partition]
+        return {"group_id": group_id, "node_id": node_id, "groups": self._reload(moved)}
+
+    def elect_preferred_leaders(self) -> dict[str, Any]:
+        """Give partitions back to their preferred replicas."""
+        return {"changed": self.cluster.elect_preferred_leaders(self._partitions())}
+
+    async def close(self) -> None:
+        """Close every listener still open (shutdown)."""
+        for listeners in self._listeners.values():
+            for listener in listeners:
+                await trio.aclose_forcefully(listener)
+        self._listeners.clear()
+
+    def _reload(self, offsets_partitions: list[int]) -> list[str]:
+        runtime = self.servers[0].groups
+        if not offsets_partitions or runtime is None:
+            return []
+        wanted = set(offsets_partitions)
+        group_ids = [
+            g for g in runtime.coordinator.group_ids()
+            if self.cluster.coordinator_partition(OFFSETS_TOPIC, g) in wanted
+        ]
+        runtime.reload_groups(group_ids)
+        return sorted(group_ids)
+
+
+def broker_identity(primary: BrokerIdentity, node_id: int, port: int) -> BrokerIdentity:
+    """Broker ``node_id``'s identity: the primary's host and cluster id, its own port."""
+    return BrokerIdentity(node_id=node_id, host=primary.host, port=port,
+                          cluster_id=primary.cluster_id)

@@ -1,0 +1,239 @@
+"""Several brokers in one process: who is live, who leads what, who coordinates what.
+
+The brokers (node ids 0..N-1) share one coordinator runtime, one topic store and one clock;
+this model is what makes them look like a Kafka cluster to clients:
+
+- Partition p of every topic has the replicas p % N, p+1 % N, ... (``replication factor``
+  of them, at most N) and is first led by p % N at leader epoch 0. When its leader stops,
+  the next live replica leads at the next epoch; with no live replica it is offline
+  (leader -1) until a replica starts again. A restarted broker does not take leadership
+  back by itself (``elect_preferred_leaders`` does, as Kafka's preferred leader election).
+- A group's coordinator is the leader of its ``__consumer_offsets`` partition (Kafka's
+  ``Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions``), a transactional id's the
+  leader of its ``__transaction_state`` partition, first partition % N. When that broker
+  stops, the partition moves to the next live broker, which "loads" it: for
+  ``coordinator.load.delay.ms`` its keys answer COORDINATOR_LOAD_IN_PROGRESS. A group's
+  partition can be moved on purpose (``move_group``).
+
+Pure bookkeeping: the server closes listeners and reloads moved groups
+(``coordinator/server/brokers.py``). ``now`` is the Trio clock, in seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from coordinator.server.context import BrokerIdentity
+from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, partition_for
+from wire.constants import ErrorCode
+
+__all__ = ["Cluster", "ClusterError"]
+
+TopicPartition = tuple[str, int]
+
+
+class ClusterError(ValueError):
+    """A control asked for something the cluster cannot do (an unknown node, the last
+    live broker stopped); the message says what."""
+
+
+class Cluster:
+    """Liveness, partition leadership and coordinator placement (module docstring)."""
+
+    def __init__(
+        self,
+        size: int,
+        *,
+        replication_factor: int = 1,
+        offsets_partitions: int = 50,
+        transaction_partitions: int = 50,
+        load_delay_ms: int = 0,
+    ) -> None:
+        if size < 1:
+            raise ValueError(f"a cluster needs at least one broker, got {size}")
+        self.size = size
+        self.replication_factor = max(1, min(replication_factor, size))
+        self.partitions = {OFFSETS_TOPIC: offsets_partitions,
+                           TRANSACTION_STATE_TOPIC: transaction_partitions}
+        self.load_delay_s = max(0, load_delay_ms) / 1000
+        self.live: set[int] = set(range(size))
+        #: Each broker's advertised address (filled in as their listeners bind).
+        self.identities: dict[int, BrokerIdentity] = {}
+        # Topic partitions whose leadership changed: (leader or -1, leader epoch).
+        self._leaders: dict[TopicPartition, tuple[int, int]] = {}
+        # Internal partitions whose coordinator moved away from partition % N.
+        self._coordinators: dict[TopicPartition, int] = {}
+        # Internal partitions loading on their new coordinator until this Trio time.
+        self._loading: dict[TopicPartition, float] = {}
+
+    # ------------------------------------------------------------------ brokers
+
+    def check_node(self, node_id: Any) -> int:
+        """``node_id`` if it names a broker of this cluster (ClusterError otherwise)."""
+        if isinstance(node_id, bool) or not isinstance(node_id, int):
+            raise ClusterError(f"node id must be an integer, got {node_id!r}")
+        if not 0 <= node_id < self.size:
+            raise ClusterError(f"no broker {node_id}: node ids are 0..{self.size - 1}")
+        return node_id
+
+    def live_brokers(self) -> list[BrokerIdentity]:
+        """The live brokers' identities, by node id."""
+        return [self.identities[n] for n in sorted(self.live) if n in self.identities]
+
+    def controller(self) -> int:
+        """The lowest live node id (Kafka names one active controller)."""
+        return min(self.live)
+
+    # ------------------------------------------------------------------ topic partitions
+
+    def replicas(self, partition: int) -> list[int]:
+        """The replicas of partition ``partition`` of any topic, preferred leader first."""
+        return [(partition + k) % self.size for k in range(self.replication_factor)]
+
+    def leader(self, topic: str, partition: int) -> tuple[int, int]:
+        """(leader node id or -1 when offline, leader epoch)."""
+        moved = self._leaders.get((topic, partition))
+        if moved is not None:
+            return moved
+        return partition % self.size, 0
+
+    def in_sync(self, partition: int) -> list[int]:
+        """The live replicas (every replica is in sync: they share one log)."""
+        return [r for r in self.replicas(partition) if r in self.live]
+
+    def leadership_error(
+        self, node_id: int, topic: str, partition: int, leader_epoch: int = -1
+    ) -> ErrorCode:
+        """What a produce, fetch or offset lookup on ``node_id`` gets (Kafka's
+        ``Partition.checkCurrentLeaderEpoch`` then the leadership check)."""
+        leader, epoch = self.leader(topic, partition)
+        if leader_epoch >= 0 and leader_epoch != epoch and leader != -1:
+            return (ErrorCode.FENCED_LEADER_EPOCH if leader_epoch < epoch
+                    else ErrorCode.UNKNOWN_LEADER_EPOCH)
+        if leader != node_id:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return ErrorCode.NONE
+
+    # ------------------------------------------------------------------ coordinators
+
+    def coordinator_partition(self, internal_topic: str, key: str) -> int:
+        """The internal-topic partition owning ``key`` (Kafka's partitionFor)."""
+        return partition_for(key, self.partitions[internal_topic])
+
+    def _coordinator_of(self, tp: TopicPartition) -> int:
+        return self._coordinators.get(tp, tp[1] % self.size)
+
+    def coordinator(self, internal_topic: str, key: str) -> int:
+        """The node coordinating ``key`` (a group id or a transactional id)."""
+        return self._coordinator_of(
+            (internal_topic, self.coordinator_partition(internal_topic, key))
+        )
+
+    def coordinator_error(self, node_id: int, internal_topic: str, key: str,
+                          now: float) -> ErrorCode:
+        """NONE when ``node_id`` serves ``key`` now; NOT_COORDINATOR or
+        COORDINATOR_LOAD_IN_PROGRESS otherwise."""
+        tp = (internal_topic, self.coordinator_partition(internal_topic, key))
+        if self._coordinator_of(tp) != node_id:
+            return ErrorCode.NOT_COORDINATOR
+        if now < self._loading.get(tp, 0.0):
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def _move_coordinator(self, tp: TopicPartition, node_id: int, now: float) -> None:
+        if node_id == tp[1] % self.size:
+            self._coordinators.pop(tp, None)
+        else:
+            self._coordinators[tp] = node_id
+        if self.load_delay_s:
+            self._loading[tp] = now + self.load_delay_s
+
+    def move_group(self, group_id: str, node_id: int, now: float) -> int | None:
+        """Move ``group_id``'s ``__consumer_offsets`` partition to ``node_id``; the partition
+        moved, or None when it was already there."""
+        self.check_node(node_id)
+        if node_id not in self.live:
+            raise ClusterError(f"broker {node_id} is stopped")
+        partition = self.coordinator_partition(OFFSETS_TOPIC, group_id)
+        tp = (OFFSETS_TOPIC, partition)
+        if self._coordinator_of(tp) == node_id:
+            return None
+        self._move_coordinator(tp, node_id, now)
+        return partition
+
+    # ------------------------------------------------------------------ stop and start
+
+    def _next_live(self, node_id: int) -> int:
+        return next((node_id + k) % self.size for k in range(1, self.size)
+                    if (node_id + k) % self.size in self.live)
+
+    def stop(self, node_id: int, partitions: Iterable[TopicPartition],
+             now: float) -> list[int]:
+        """Take ``node_id`` out: its topic partitions fail over to a live replica (or go
+        offline), its coordinator partitions move to the next live broker. Returns the
+        ``__consumer_offsets`` partitions that moved (their groups are reloaded)."""
+        self.check_node(node_id)
+        if node_id not in self.live:
+            raise ClusterError(f"broker {node_id} is already stopped")
+        if len(self.live) == 1:
+            raise ClusterError(f"broker {node_id} is the last live broker; "
+                               "stopping it would leave clients nothing to connect to")
+        self.live.discard(node_id)
+        for topic, partition in partitions:
+            leader, epoch = self.leader(topic, partition)
+            if leader == node_id:
+                successor = next(iter(self.in_sync(partition)), -1)
+                self._leaders[(topic, partition)] = (successor, epoch + 1)
+        moved: list[int] = []
+        successor = self._next_live(node_id)
+        for internal_topic, count in self.partitions.items():
+            for partition in range(count):
+                tp = (internal_topic, partition)
+                if self._coordinator_of(tp) == node_id:
+                    self._move_coordinator(tp, successor, now)
+                    if internal_topic == OFFSETS_TOPIC:
+                        moved.append(partition)
+        return moved
+
+    def start(self, node_id: int, partitions: Iterable[TopicPartition]) -> None:
+        """Bring ``node_id`` back; offline partitions it replicates come back led by it."""
+        self.check_node(node_id)
+        if node_id in self.live:
+            raise ClusterError(f"broker {node_id} is already running")
+        self.live.add(node_id)
+        for topic, partition in partitions:
+            leader, epoch = self.leader(topic, partition)
+            if leader == -1 and node_id in self.replicas(partition):
+                self._leaders[(topic, partition)] = (node_id, epoch + 1)
+
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> int:
+        """Give every partition back to its preferred (first) replica where that one is
+        live; the number of partitions whose leader changed."""
+        changed = 0
+        for topic, partition in partitions:
+            leader, epoch = self.leader(topic, partition)
+            preferred = self.replicas(partition)[0]
+            if leader != preferred and preferred in self.live:
+                self._leaders[(topic, partition)] = (preferred, epoch + 1)
+                changed += 1
+        return changed
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Every broker: id, address, live, and how many coordinator partitions it leads."""
+        led: dict[int, int] = {}
+        for internal_topic, count in self.partitions.items():
+            for partition in range(count):
+                node = self._coordinator_of((internal_topic, partition))
+                led[node] = led.get(node, 0) + 1
+        out = []
+        for node_id in range(self.size):
+            identity = self.identities.get(node_id)
+            out.append({
+                "node_id": node_id,
+                "host": identity.host if identity else None,
+                "port": identity.port if identity else None,
+                "live": node_id in self.live,
+                "coordinator_partitions": led.get(node_id, 0),
+            })
+        return out

@@ -1,0 +1,287 @@
+"""Coordinator failover with real clients (issue 13): kafka-python, confluent-kafka and
+aiokafka groups against three brokers in one kcoord (``brokers=3``, every partition with
+three replicas), over real TCP. The group's coordinator broker is stopped, or the group is
+moved to another broker, while the group consumes and commits. Every group keeps exact
+partition coverage and its generation (no rebalance: Kafka does none either), consumes
+every record once, and loses no committed offset."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from e2e_support import exact_cover, wait_until
+from kafka import KafkaProducer
+
+from coordinator.testing.double import KcoordServer
+from coordinator.txn.placement import partition_for
+
+PARTITIONS = 6
+BEFORE, AFTER = 600, 300
+TIMEOUT_S = 60.0
+CONFIG = {"group.min.session.timeout.ms": "1000", "default.replication.factor": "3"}
+
+
+def group_on(node: int, prefix: str) -> str:
+    """A group id Kafka's placement gives to broker ``node`` of three."""
+    return next(g for g in (f"{prefix}-{i}" for i in range(1000))
+                if partition_for(g, 50) % 3 == node)
+
+
+def produce(server: KcoordServer, first: int, count: int) -> None:
+    producer = KafkaProducer(bootstrap_servers=server.bootstraps, acks="all")
+    for i in range(first, first + count):
+        producer.send("t", f"m{i}".encode(), partition=i % PARTITIONS)
+    producer.flush(30)
+    producer.close()
+
+
+def expected_values(count: int) -> set[bytes]:
+    return {f"m{i}".encode() for i in range(count)}
+
+
+# kafka-python 3.0.12 drops the socket of a connection attempt to a stopped broker without
+# closing it: the ResourceWarning fires wherever the garbage collector finds it. The module
+# collects its own garbage after each test, with those warnings ignored here only.
+pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
+              pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
+
+
+@pytest.fixture
+def cluster(tmp_path: Any) -> Any:
+    server = KcoordServer(CONFIG, data_dir=str(tmp_path / "data"), brokers=3,
+                          topics={"t": PARTITIONS})
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
+
+
+class Group:
+    """What a client driver reports: consumed values, assignments, generations."""
+
+    def __init__(self) -> None:
+        self.seen: list[bytes] = []
+        self.assignments: list[set[int]] = []
+        self.generations: list[int] = []
+
+
+def failover(server: KcoordServer, group_id: str, how: str) -> None:
+    """Stop the group's coordinator broker, or move the group to the next broker."""
+    node = server.coordinator_of(group_id)
+    if how == "stop":
+        server.stop_broker(node)
+    else:
+        server.move_coordinator(group_id, (node + 1) % 3)
+    assert server.coordinator_of(group_id) != node
+
+
+def check_run(server: KcoordServer, group_id: str, spin: Callable[[Callable[[], bool]], None],
+              state: Group, how: str) -> None:
+    """Consume everything, fail over, produce and consume the rest; the assertions."""
+    everything = set(range(PARTITIONS))
+
+    def caught_up(count: int) -> Callable[[], bool]:
+        def check() -> bool:
+            committed = server.committed(group_id)
+            return (set(state.seen) >= expected_values(count)
+                    and exact_cover(state.assignments, everything)
+                    and sum(committed.values()) == count)
+        return check
+
+    produce(server, 0, BEFORE)
+    spin(caught_up(BEFORE))
+    generations = list(state.generations)
+    before = server.committed(group_id)
+    failover(server, group_id, how)
+    produce(server, BEFORE, AFTER)
+    spin(caught_up(BEFORE + AFTER))
+    assert len(state.seen) == len(set(state.seen)) == BEFORE + AFTER  # each record once
+    assert state.generations == generations, "the failover made the group rebalance"
+    after = server.committed(group_id)
+    assert all(after[tp] >= offset for tp, offset in before.items())
+    assert after == {("t", p): (BEFORE + AFTER) // PARTITIONS for p in range(PARTITIONS)}
+    described = server.describe_group(group_id)
+    assert described is not None and described["state"] == "Stable"
+
+
+@pytest.mark.parametrize("how", ["stop", "move"])
+def test_kafka_python_group_survives_coordinator_failover(cluster: KcoordServer,
+                                                          how: str) -> None:
+    from kafka import KafkaConsumer
+
+    group_id = group_on(1, f"kp-{how}")
+    consumers = [KafkaConsumer("t", bootstrap_servers=cluster.bootstraps, group_id=group_id,
+                               auto_offset_reset="earliest", enable_auto_commit=False,
+                               session_timeout_ms=6000, heartbeat_interval_ms=500,
+                               max_poll_records=50) for _ in range(2)]
+    state = Group()
+
+    def spin(done: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not done():
+            assert time.monotonic() < deadline, "the group did not catch up in time"
+            for consumer in consumers:
+                batch = consumer.poll(timeout_ms=100)
+                state.seen.extend(m.value for msgs in batch.values() for m in msgs)
+                if batch:
+                    consumer.commit()
+            state.assignments = [{tp.partition for tp in c.assignment()} for c in consumers]
+            state.generations = [c._coordinator._generation.generation_id for c in consumers]
+
+    try:
+        check_run(cluster, group_id, spin, state, how)
+    finally:
+        for consumer in consumers:
+            consumer.close()
+
+
+@pytest.mark.parametrize("how", ["stop", "move"])
+def test_confluent_kafka_group_survives_coordinator_failover(cluster: KcoordServer,
+                                                             how: str) -> None:
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    group_id = group_on(2, f"ck-{how}")
+    consumers = [confluent_kafka.Consumer({
+        "bootstrap.servers": ",".join(cluster.bootstraps), "group.id": group_id,
+        "auto.offset.reset": "earliest", "enable.auto.commit": False,
+        "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
+        "topic.metadata.refresh.interval.ms": 1000,
+    }) for _ in range(2)]
+    for consumer in consumers:
+        consumer.subscribe(["t"])
+    state = Group()
+
+    def spin(done: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not done():
+            assert time.monotonic() < deadline, "the group did not catch up in time"
+            for consumer in consumers:
+                messages = consumer.consume(num_messages=50, timeout=0.1)
+                good = [m for m in messages if m.error() is None]
+                state.seen.extend(m.value() for m in good)
+                if good:
+                    consumer.commit(asynchronous=False)
+            state.assignments = [{tp.partition for tp in c.assignment()} for c in consumers]
+            # librdkafka does not expose its generation: the coordinator's is the group's.
+            view = cluster.describe_group(group_id)
+            state.generations = [view["generation_id"]] if view is not None else []
+
+    try:
+        check_run(cluster, group_id, spin, state, how)
+    finally:
+        for consumer in consumers:
+            consumer.close()
+
+
+@pytest.mark.parametrize("how", ["stop", "move"])
+def test_aiokafka_group_survives_coordinator_failover(cluster: KcoordServer, how: str) -> None:
+    aiokafka = pytest.importorskip("aiokafka")
+    group_id = group_on(1, f"aio-{how}")
+    state = Group()
+
+    async def run() -> None:
+        consumers = [aiokafka.AIOKafkaConsumer(
+            "t", bootstrap_servers=cluster.bootstraps, group_id=group_id,
+            auto_offset_reset="earliest", enable_auto_commit=False,
+            session_timeout_ms=6000, heartbeat_interval_ms=500, retry_backoff_ms=50,
+        ) for _ in range(2)]
+        for consumer in consumers:
+            await consumer.start()
+
+        async def spin(done: Callable[[], bool]) -> None:
+            deadline = time.monotonic() + TIMEOUT_S
+            while not await asyncio.to_thread(done):
+                assert time.monotonic() < deadline, "the group did not catch up in time"
+                for consumer in consumers:
+                    batch = await consumer.getmany(timeout_ms=100, max_records=50)
+                    state.seen.extend(m.value for msgs in batch.values() for m in msgs)
+                    if batch:
+                        await consumer.commit()
+                state.assignments = [{tp.partition for tp in c.assignment()}
+                                     for c in consumers]
+                state.generations = [c._coordinator.generation for c in consumers]
+
+        loop = asyncio.get_running_loop()
+
+        def blocking_spin(done: Callable[[], bool]) -> None:
+            asyncio.run_coroutine_threadsafe(spin(done), loop).result(TIMEOUT_S + 10)
+
+        try:
+            await asyncio.to_thread(check_run, cluster, group_id, blocking_spin, state, how)
+        finally:
+            for consumer in consumers:
+                await consumer.stop()
+
+    asyncio.run(run())
+
+
+def test_a_move_in_the_middle_of_a_rebalance_keeps_exact_coverage(
+    cluster: KcoordServer,
+) -> None:
+    """A third consumer joins; while the group rebalances its coordinator moves. The parked
+    joins are answered NOT_COORDINATOR, the members find the new coordinator and rejoin,
+    and the group ends with every partition owned exactly once."""
+    from kafka import KafkaConsumer
+
+    group_id = group_on(0, "kp-mid")
+    produce(cluster, 0, BEFORE)
+
+    def consumer() -> Any:
+        return KafkaConsumer("t", bootstrap_servers=cluster.bootstraps, group_id=group_id,
+                             auto_offset_reset="earliest", enable_auto_commit=False,
+                             session_timeout_ms=6000, heartbeat_interval_ms=500,
+                             max_poll_records=50)
+
+    consumers = [consumer(), consumer()]
+    seen: list[bytes] = []
+
+    def poll_all() -> None:
+        for c in consumers:
+            batch = c.poll(timeout_ms=50)
+            seen.extend(m.value for msgs in batch.values() for m in msgs)
+            if batch:
+                c.commit()
+
+    def covered() -> bool:
+        poll_all()
+        return exact_cover(({tp.partition for tp in c.assignment()} for c in consumers),
+                           set(range(PARTITIONS)))
+
+    try:
+        wait_until(covered, TIMEOUT_S, 0, "two consumers covering the topic")
+        consumers.append(consumer())
+        consumers[-1].poll(timeout_ms=0)  # sends its JoinGroup: the group rebalances
+
+        def rebalancing() -> bool:
+            poll_all()
+            view = cluster.describe_group(group_id)
+            return view is not None and view["state"] in ("PreparingRebalance",
+                                                          "CompletingRebalance")
+
+        wait_until(rebalancing, TIMEOUT_S, 0, "the group to start rebalancing")
+        moved = cluster.move_coordinator(group_id, (cluster.coordinator_of(group_id) + 1) % 3)
+        assert moved["groups"] == [group_id]
+
+        def settled() -> bool:
+            if not covered():
+                return False
+            view = cluster.describe_group(group_id)
+            return (view is not None and view["state"] == "Stable"
+                    and len(view["members"]) == 3
+                    and all(c.assignment() for c in consumers)
+                    and set(seen) >= expected_values(BEFORE)
+                    and sum(cluster.committed(group_id).values()) == BEFORE)
+
+        wait_until(settled, TIMEOUT_S, 0, "three consumers covering the topic after the move")
+    finally:
+        for c in consumers:
+            c.close()
