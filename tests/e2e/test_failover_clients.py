@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from e2e_support import exact_cover, wait_until
 from kafka import KafkaProducer
+from kp_support import ConsumerThread
 
 from coordinator.testing.double import KcoordServer
 from coordinator.txn.placement import partition_for
@@ -114,35 +115,46 @@ def check_run(server: KcoordServer, group_id: str, spin: Callable[[Callable[[], 
     assert described is not None and described["state"] == "Stable"
 
 
+def kafka_python_group(server: KcoordServer, group_id: str, count: int) -> list[Any]:
+    """kafka-python consumers, each polling in its own thread with long polls (kp_support:
+    kafka-python 3.0.12 loses a finished join when a short poll expires mid-join)."""
+    threads = [ConsumerThread(",".join(server.bootstraps), group_id, "t", max_poll_records=50)
+               for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def observe(threads: list[Any], state: Group) -> None:
+    values: list[bytes] = []
+    for thread in threads:
+        with thread.lock:
+            values.extend(value for _, _, value in thread.records)
+        assert thread.error is None, thread.error
+    state.seen = values
+    state.assignments = [set(t.assignment) for t in threads]
+    state.generations = [t.generation for t in threads]
+
+
 @pytest.mark.parametrize("how", ["stop", "move"])
 def test_kafka_python_group_survives_coordinator_failover(cluster: KcoordServer,
                                                           how: str) -> None:
-    from kafka import KafkaConsumer
-
     group_id = group_on(1, f"kp-{how}")
-    consumers = [KafkaConsumer("t", bootstrap_servers=cluster.bootstraps, group_id=group_id,
-                               auto_offset_reset="earliest", enable_auto_commit=False,
-                               session_timeout_ms=6000, heartbeat_interval_ms=500,
-                               max_poll_records=50) for _ in range(2)]
+    threads = kafka_python_group(cluster, group_id, 2)
     state = Group()
 
     def spin(done: Callable[[], bool]) -> None:
-        deadline = time.monotonic() + TIMEOUT_S
-        while not done():
-            assert time.monotonic() < deadline, "the group did not catch up in time"
-            for consumer in consumers:
-                batch = consumer.poll(timeout_ms=100)
-                state.seen.extend(m.value for msgs in batch.values() for m in msgs)
-                if batch:
-                    consumer.commit()
-            state.assignments = [{tp.partition for tp in c.assignment()} for c in consumers]
-            state.generations = [c._coordinator._generation.generation_id for c in consumers]
+        def check() -> bool:
+            observe(threads, state)
+            return done()
+
+        wait_until(check, TIMEOUT_S, 0.05, "the kafka-python group to catch up")
 
     try:
         check_run(cluster, group_id, spin, state, how)
     finally:
-        for consumer in consumers:
-            consumer.close()
+        for thread in threads:
+            thread.stop()
 
 
 @pytest.mark.parametrize("how", ["stop", "move"])
@@ -230,58 +242,37 @@ def test_a_move_in_the_middle_of_a_rebalance_keeps_exact_coverage(
     """A third consumer joins; while the group rebalances its coordinator moves. The parked
     joins are answered NOT_COORDINATOR, the members find the new coordinator and rejoin,
     and the group ends with every partition owned exactly once."""
-    from kafka import KafkaConsumer
-
     group_id = group_on(0, "kp-mid")
     produce(cluster, 0, BEFORE)
-
-    def consumer() -> Any:
-        return KafkaConsumer("t", bootstrap_servers=cluster.bootstraps, group_id=group_id,
-                             auto_offset_reset="earliest", enable_auto_commit=False,
-                             session_timeout_ms=6000, heartbeat_interval_ms=500,
-                             max_poll_records=50)
-
-    consumers = [consumer(), consumer()]
-    seen: list[bytes] = []
-
-    def poll_all() -> None:
-        for c in consumers:
-            batch = c.poll(timeout_ms=50)
-            seen.extend(m.value for msgs in batch.values() for m in msgs)
-            if batch:
-                c.commit()
-
-    def covered() -> bool:
-        poll_all()
-        return exact_cover(({tp.partition for tp in c.assignment()} for c in consumers),
-                           set(range(PARTITIONS)))
-
+    state = Group()
+    everything = set(range(PARTITIONS))
+    threads = kafka_python_group(cluster, group_id, 2)
     try:
-        wait_until(covered, TIMEOUT_S, 0, "two consumers covering the topic")
-        consumers.append(consumer())
-        consumers[-1].poll(timeout_ms=0)  # sends its JoinGroup: the group rebalances
+        def covered(members: int) -> bool:
+            observe(threads, state)
+            view = cluster.describe_group(group_id)
+            return (exact_cover(state.assignments, everything)
+                    and all(state.assignments)
+                    and view is not None and view["state"] == "Stable"
+                    and len(view["members"]) == members)
+
+        wait_until(lambda: covered(2), TIMEOUT_S, 0.05, "two consumers covering the topic")
+        threads += kafka_python_group(cluster, group_id, 1)  # the group rebalances
 
         def rebalancing() -> bool:
-            poll_all()
             view = cluster.describe_group(group_id)
             return view is not None and view["state"] in ("PreparingRebalance",
                                                           "CompletingRebalance")
 
-        wait_until(rebalancing, TIMEOUT_S, 0, "the group to start rebalancing")
+        wait_until(rebalancing, TIMEOUT_S, 0.001, "the group to start rebalancing")
         moved = cluster.move_coordinator(group_id, (cluster.coordinator_of(group_id) + 1) % 3)
         assert moved["groups"] == [group_id]
 
         def settled() -> bool:
-            if not covered():
-                return False
-            view = cluster.describe_group(group_id)
-            return (view is not None and view["state"] == "Stable"
-                    and len(view["members"]) == 3
-                    and all(c.assignment() for c in consumers)
-                    and set(seen) >= expected_values(BEFORE)
+            return (covered(3) and set(state.seen) >= expected_values(BEFORE)
                     and sum(cluster.committed(group_id).values()) == BEFORE)
 
-        wait_until(settled, TIMEOUT_S, 0, "three consumers covering the topic after the move")
+        wait_until(settled, TIMEOUT_S, 0.05, "three consumers covering the topic after the move")
     finally:
-        for c in consumers:
-            c.close()
+        for thread in threads:
+            thread.stop()
