@@ -16,7 +16,9 @@ __all__ = [
     "NO_AUTHORIZED_OPERATIONS",
     "TOPIC_AUTHORIZED_OPERATIONS",
     "ZERO_UUID",
+    "broker_ids",
     "leadership_error",
+    "replication_factor_of",
     "store_of",
 ]
 
@@ -46,3 +48,20 @@ def leadership_error(
         ctx.state.identity.node_id, topic, partition, leader_epoch
     )
     return None if code == ErrorCode.NONE else code
+
+
+def broker_ids(ctx: RequestContext) -> list[int]:
+    """The registered brokers' node ids (``--brokers``: 0..N-1; otherwise this one)."""
+    cluster = getattr(ctx.state, "cluster", None)
+    if cluster is None:
+        return [ctx.state.identity.node_id]
+    return list(range(cluster.size))
+
+
+def replication_factor_of(ctx: RequestContext, factor: int) -> int:
+    """The replicas a topic created with ``factor`` has (-1: ``default.replication.factor``,
+    1 with one broker)."""
+    cluster = getattr(ctx.state, "cluster", None)
+    if cluster is None:
+        return 1
+    return len(cluster.replicas(0, factor))

@@ -5,8 +5,8 @@ controller (``ReplicationControlManager.createPartitions``) and ``KafkaApis``:
 - an unknown topic: UNKNOWN_TOPIC_OR_PARTITION;
 - ``count`` not above the current count: INVALID_PARTITIONS; above 10,000 (the most
   CreateTopics takes here): INVALID_PARTITIONS;
-- manual ``assignments`` (null: automatic): one per new partition, each naming this broker
-  once, as many replicas as the topic has (1); otherwise INVALID_REPLICA_ASSIGNMENT;
+- manual ``assignments`` (null: automatic): one per new partition, each naming registered
+  brokers once, as many replicas as the topic has; otherwise INVALID_REPLICA_ASSIGNMENT;
 - ``validate_only`` checks everything and changes nothing.
 
 The new count is persisted (``topic.json``) before the partitions exist. Metadata shows them
@@ -21,7 +21,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import wire
-from coordinator.broker.common import store_of
+from coordinator.broker.common import broker_ids, replication_factor_of, store_of
 from coordinator.broker.create_topics import MAX_PARTITIONS_PER_TOPIC, check_registered
 from coordinator.broker.errors import BrokerError
 from wire import ErrorCode
@@ -31,10 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["handle"]
 
-_REPLICATION_FACTOR = 1
-
-
-def _check_assignments(assignments: Any, added: int, node_id: int) -> None:
+def _check_assignments(assignments: Any, added: int, factor: int,
+                       registered: list[int]) -> None:
     if assignments is None:
         return
     if len(assignments) != added:
@@ -45,14 +43,14 @@ def _check_assignments(assignments: Any, added: int, node_id: int) -> None:
         )
     for assignment in assignments:
         brokers = list(assignment.broker_ids)
-        if len(brokers) != _REPLICATION_FACTOR:
+        if len(brokers) != factor:
             raise BrokerError(
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                 f"The manual partition assignment includes a partition with {len(brokers)} "
                 "replica(s), but this is not consistent with previous partitions, which have "
-                f"{_REPLICATION_FACTOR} replica(s).",
+                f"{factor} replica(s).",
             )
-        check_registered(brokers, node_id)
+        check_registered(brokers, registered)
 
 
 def _grow(ctx: RequestContext, topic: Any, validate_only: bool) -> None:
@@ -79,7 +77,8 @@ def _grow(ctx: RequestContext, topic: Any, validate_only: bool) -> None:
             f"Number of partitions {topic.count} exceeds the maximum of "
             f"{MAX_PARTITIONS_PER_TOPIC} per topic.",
         )
-    _check_assignments(topic.assignments, topic.count - current, ctx.state.identity.node_id)
+    _check_assignments(topic.assignments, topic.count - current,
+                       replication_factor_of(ctx, existing.replication_factor), broker_ids(ctx))
     if not validate_only:
         store.add_partitions(topic.name, topic.count)
 

@@ -6,11 +6,12 @@
   TOPIC_ALREADY_EXISTS; a config with a null value: INVALID_CONFIG;
 - ``num_partitions`` -1 takes ``num.partitions``; 0 or below -1, or above 10,000 (the
   records Kafka's controller takes in one operation): INVALID_PARTITIONS;
-- ``replication_factor`` -1 means 1; 0 or below -1, or more than the one broker:
-  INVALID_REPLICATION_FACTOR;
+- ``replication_factor`` -1 means ``default.replication.factor`` (1); 0 or below -1, or
+  more than the registered brokers (one, or ``--brokers``): INVALID_REPLICATION_FACTOR;
 - manual ``assignments`` need both counts at -1 (else INVALID_REQUEST), consecutive
-  partition indexes from 0 and replica lists naming this broker once
-  (else INVALID_REPLICA_ASSIGNMENT);
+  partition indexes from 0 and replica lists naming registered brokers once
+  (else INVALID_REPLICA_ASSIGNMENT). The replica lists' length is the topic's replication
+  factor; where the replicas sit is kcoord's own layout (``cluster.Cluster``);
 - ``validate_only`` checks everything and creates nothing (its topic id is the zero uuid).
 
 v5+ results carry the partition count, replication factor and the topic's explicit
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.broker import config as broker_config
-from coordinator.broker.common import ZERO_UUID, store_of
+from coordinator.broker.common import ZERO_UUID, broker_ids, replication_factor_of, store_of
 from coordinator.broker.errors import BrokerError
 from wire import ErrorCode
 
@@ -38,23 +39,24 @@ __all__ = ["MAX_PARTITIONS_PER_TOPIC", "check_registered", "handle"]
 _DYNAMIC_TOPIC_CONFIG = 1  # DescribeConfigs ConfigSource id
 
 
-def _replication_factor(requested: int) -> int:
+def _replication_factor(requested: int, default: int, brokers: int) -> int:
     if requested == 0 or requested < -1:
         raise BrokerError(
             ErrorCode.INVALID_REPLICATION_FACTOR,
             "Replication factor must be larger than 0, or -1 to use the default value.",
         )
-    factor = 1 if requested == -1 else requested
-    if factor > 1:
+    factor = default if requested == -1 else requested
+    if factor > brokers:
         raise BrokerError(
             ErrorCode.INVALID_REPLICATION_FACTOR,
             f"Unable to replicate the partition {factor} time(s): The target replication "
-            f"factor of {factor} cannot be reached because only 1 broker(s) are registered.",
+            f"factor of {factor} cannot be reached because only {brokers} broker(s) are "
+            "registered.",
         )
     return factor
 
 
-def _assigned_partitions(topic: Any, node_id: int) -> int:
+def _assigned_partitions(topic: Any, registered: list[int]) -> int:
     """Partition count of a manual assignment, checked as Kafka's controller does."""
     if topic.replication_factor != -1:
         raise BrokerError(
@@ -87,7 +89,7 @@ def _assigned_partitions(topic: Any, node_id: int) -> int:
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                 "The manual partition assignment includes duplicate replicas.",
             )
-        check_registered(brokers, node_id)
+        check_registered(brokers, registered)
     if seen != set(range(len(seen))):
         raise BrokerError(
             ErrorCode.INVALID_REPLICA_ASSIGNMENT,
@@ -96,10 +98,11 @@ def _assigned_partitions(topic: Any, node_id: int) -> int:
     return len(seen)
 
 
-def check_registered(brokers: list[int], node_id: int) -> None:
-    """A manual assignment may only name this broker: INVALID_REPLICA_ASSIGNMENT otherwise."""
+def check_registered(brokers: list[int], registered: list[int]) -> None:
+    """A manual assignment may only name registered brokers: INVALID_REPLICA_ASSIGNMENT
+    otherwise."""
     for broker in brokers:
-        if broker != node_id:
+        if broker not in registered:
             raise BrokerError(
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                 f"The manual partition assignment includes broker {broker}, but no such "
@@ -131,7 +134,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     """Create (or with validate_only, check) each requested topic."""
     body = request.body
     store = store_of(ctx)
-    node_id = ctx.state.identity.node_id
+    registered = broker_ids(ctx)
+    default_factor = replication_factor_of(ctx, -1)
     default_partitions = broker_config.num_partitions(ctx.state.config)
     counts = Counter(t.name for t in body.topics)
     results: list[dict[str, Any]] = []
@@ -142,10 +146,11 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
             store.check_new_topic(topic.name, 1)  # name, existence and collisions first
             configs = _configs(topic)
             if topic.assignments:
-                partitions = _assigned_partitions(topic, node_id)
-                factor = 1
+                partitions = _assigned_partitions(topic, registered)
+                factor = len(topic.assignments[0].broker_ids)
             else:
-                factor = _replication_factor(topic.replication_factor)
+                factor = _replication_factor(topic.replication_factor, default_factor,
+                                             len(registered))
                 if topic.num_partitions == 0 or topic.num_partitions < -1:
                     raise BrokerError(
                         ErrorCode.INVALID_PARTITIONS,
@@ -165,7 +170,10 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
             if body.validate_only:
                 topic_id = ZERO_UUID
             else:
-                topic_id = store.create_topic(topic.name, partitions, configs).topic_id
+                # One broker: the factor is 1 whatever the default, so none is recorded.
+                recorded = factor if len(registered) > 1 else -1
+                topic_id = store.create_topic(topic.name, partitions, configs,
+                                              recorded).topic_id
         except BrokerError as exc:
             results.append(_error(topic.name, exc))
             continue

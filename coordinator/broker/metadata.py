@@ -41,20 +41,20 @@ __all__ = ["handle"]
 
 
 
-def _partition_entry(topic: str, index: int, node_id: int, cluster: Any) -> dict[str, Any]:
+def _partition_entry(topic: Topic, index: int, node_id: int, cluster: Any) -> dict[str, Any]:
     if cluster is None:
         return {"error_code": ErrorCode.NONE, "partition_index": index, "leader_id": node_id,
                 "leader_epoch": -1, "replica_nodes": [node_id], "isr_nodes": [node_id],
                 "offline_replicas": []}
-    leader, epoch = cluster.leader(topic, index)
-    replicas = cluster.replicas(index)
+    leader, epoch = cluster.leader(topic.name, index)
+    replicas = cluster.replicas(index, topic.replication_factor)
     return {
         "error_code": ErrorCode.LEADER_NOT_AVAILABLE if leader == -1 else ErrorCode.NONE,
         "partition_index": index,
         "leader_id": leader,
         "leader_epoch": epoch,
         "replica_nodes": replicas,
-        "isr_nodes": cluster.in_sync(index),
+        "isr_nodes": cluster.in_sync(index, topic.replication_factor),
         "offline_replicas": [r for r in replicas if r not in cluster.live],
     }
 
@@ -66,7 +66,7 @@ def _topic_entry(topic: Topic, node_id: int, operations: int, cluster: Any) -> d
         "topic_id": topic.topic_id,
         "is_internal": False,
         "partitions": [
-            _partition_entry(topic.name, partition.index, node_id, cluster)
+            _partition_entry(topic, partition.index, node_id, cluster)
             for partition in topic.partitions
         ],
         "topic_authorized_operations": operations,

@@ -2,7 +2,8 @@
 
 Layout, under ``DATA_DIR/topics/``:
 
-- ``<topic id>/topic.json``: name, id, partition count and configs, written atomically
+- ``<topic id>/topic.json``: name, id, partition count, configs and a replication factor
+  given at creation, written atomically
   (temporary file, fsync, rename, fsync of the directory) before the topic exists for
   clients.
 - ``<topic id>/<partition>/``: the partition's batches, as received with their base offsets
@@ -69,6 +70,8 @@ class LoadedTopic:
     partitions: int
     configs: dict[str, str]
     batches: dict[int, list[bytes]] = field(default_factory=dict)
+    #: As created (-1: the cluster's default.replication.factor).
+    replication_factor: int = -1
     #: Log start offsets DeleteRecords moved (partitions without one start at their data).
     log_starts: dict[int, int] = field(default_factory=dict)
 
@@ -120,7 +123,8 @@ class TopicFiles:
             with open(metadata, encoding="utf-8") as f:
                 spec = json.load(f)
             topic = LoadedTopic(spec["name"], uuid.UUID(spec["topic_id"]),
-                                int(spec["partitions"]), dict(spec.get("configs", {})))
+                                int(spec["partitions"]), dict(spec.get("configs", {})),
+                                replication_factor=int(spec.get("replication_factor", -1)))
             self._remember_segment_bytes(topic.topic_id, topic.configs)
             for index in range(topic.partitions):
                 if os.path.isdir(os.path.join(path, str(index))):
@@ -145,7 +149,7 @@ class TopicFiles:
     # -- writes -------------------------------------------------------------------------
 
     def created(self, name: str, topic_id: uuid.UUID, partitions: int,
-                configs: Mapping[str, str]) -> None:
+                configs: Mapping[str, str], replication_factor: int = -1) -> None:
         """Persist a new topic's metadata (before it exists for clients)."""
         self._remember_segment_bytes(topic_id, configs)
         directory = os.path.join(self.root, str(topic_id))
@@ -153,8 +157,11 @@ class TopicFiles:
             os.makedirs(directory, exist_ok=True)
             tmp = os.path.join(directory, _METADATA + ".tmp")
             with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({"name": name, "topic_id": str(topic_id), "partitions": partitions,
-                           "configs": dict(configs)}, f)
+                spec: dict[str, object] = {"name": name, "topic_id": str(topic_id),
+                                           "partitions": partitions, "configs": dict(configs)}
+                if replication_factor != -1:
+                    spec["replication_factor"] = replication_factor
+                json.dump(spec, f)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, os.path.join(directory, _METADATA))

@@ -82,6 +82,8 @@ class Topic:
     topic_id: uuid.UUID
     partitions: list[PartitionLog]
     configs: dict[str, str] = field(default_factory=dict)
+    #: Replicas per partition as created; -1: ``default.replication.factor`` (``--brokers``).
+    replication_factor: int = -1
 
     def partition(self, index: int) -> PartitionLog | None:
         """The partition, or None when out of range."""
@@ -128,7 +130,8 @@ class TopicStore:
         restored = 0
         for loaded in files.load():
             topic = Topic(loaded.name, loaded.topic_id,
-                          [PartitionLog(i) for i in range(loaded.partitions)], loaded.configs)
+                          [PartitionLog(i) for i in range(loaded.partitions)], loaded.configs,
+                          loaded.replication_factor)
             for index, batches in loaded.batches.items():
                 partition = topic.partitions[index]
                 for data in batches:
@@ -190,17 +193,21 @@ class TopicStore:
             )
 
     def create_topic(
-        self, name: str, num_partitions: int, configs: Mapping[str, str] | None = None
+        self, name: str, num_partitions: int, configs: Mapping[str, str] | None = None,
+        replication_factor: int = -1,
     ) -> Topic:
-        """Create a topic (BrokerError for a bad name, an existing topic, <= 0 partitions)."""
+        """Create a topic (BrokerError for a bad name, an existing topic, <= 0 partitions);
+        ``replication_factor`` -1 follows ``default.replication.factor``."""
         self.check_new_topic(name, num_partitions)
         topic_id = self._new_topic_id()
         while topic_id.int == 0 or topic_id in self._by_id:
             topic_id = uuid.uuid4()
         if self.files is not None:
-            self.files.created(name, topic_id, num_partitions, configs or {})
+            self.files.created(name, topic_id, num_partitions, configs or {},
+                               replication_factor)
         topic = Topic(
-            name, topic_id, [PartitionLog(i) for i in range(num_partitions)], dict(configs or {})
+            name, topic_id, [PartitionLog(i) for i in range(num_partitions)], dict(configs or {}),
+            replication_factor,
         )
         self._register(topic)
         self.version += 1
@@ -223,7 +230,8 @@ class TopicStore:
         if count <= len(topic.partitions):
             raise ValueError(f"{name} has {len(topic.partitions)} partitions already")
         if self.files is not None:
-            self.files.created(name, topic.topic_id, count, topic.configs)
+            self.files.created(name, topic.topic_id, count, topic.configs,
+                               topic.replication_factor)
         topic.partitions.extend(PartitionLog(i) for i in range(len(topic.partitions), count))
         self.version += 1
         self.notify()

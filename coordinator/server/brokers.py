@@ -95,15 +95,16 @@ class BrokerSet:
 
     # ------------------------------------------------------------------ controls
 
-    def _partitions(self) -> list[tuple[str, int]]:
+    def _partitions(self) -> list[tuple[str, int, int]]:
+        """Every topic partition with its topic's replication factor."""
         store = self.servers[0].topics
         if store is None:
             return []
-        out: list[tuple[str, int]] = []
+        out: list[tuple[str, int, int]] = []
         for name in store.names():
             topic = store.get(name)
             if topic is not None:
-                out.extend((name, p.index) for p in topic.partitions)
+                out.extend((name, p.index, topic.replication_factor) for p in topic.partitions)
         return out
 
     async def stop(self, node_id: int) -> dict[str, Any]:

@@ -3,8 +3,9 @@
 The brokers (node ids 0..N-1) share one coordinator runtime, one topic store and one clock;
 this model is what makes them look like a Kafka cluster to clients:
 
-- Partition p of every topic has the replicas p % N, p+1 % N, ... (``replication factor``
-  of them, at most N) and is first led by p % N at leader epoch 0. When its leader stops,
+- Partition p of every topic has the replicas p % N, p+1 % N, ... (the topic's replication
+  factor of them, ``default.replication.factor`` unless it was created with one; at most N)
+  and is first led by p % N at leader epoch 0. When its leader stops,
   the next live replica leads at the next epoch; with no live replica it is offline
   (leader -1) until a replica starts again. A restarted broker does not take leadership
   back by itself (``elect_preferred_leaders`` does, as Kafka's preferred leader election).
@@ -31,6 +32,8 @@ from wire.constants import ErrorCode
 __all__ = ["Cluster", "ClusterError"]
 
 TopicPartition = tuple[str, int]
+#: A topic partition with its topic's replication factor (-1: the default).
+Placed = tuple[str, int, int]
 
 
 class ClusterError(ValueError):
@@ -87,9 +90,11 @@ class Cluster:
 
     # ------------------------------------------------------------------ topic partitions
 
-    def replicas(self, partition: int) -> list[int]:
-        """The replicas of partition ``partition`` of any topic, preferred leader first."""
-        return [(partition + k) % self.size for k in range(self.replication_factor)]
+    def replicas(self, partition: int, factor: int = -1) -> list[int]:
+        """The replicas of partition ``partition`` of a topic with ``factor`` replicas (-1:
+        the default), preferred leader first."""
+        count = self.replication_factor if factor < 1 else min(factor, self.size)
+        return [(partition + k) % self.size for k in range(count)]
 
     def leader(self, topic: str, partition: int) -> tuple[int, int]:
         """(leader node id or -1 when offline, leader epoch)."""
@@ -98,9 +103,9 @@ class Cluster:
             return moved
         return partition % self.size, 0
 
-    def in_sync(self, partition: int) -> list[int]:
+    def in_sync(self, partition: int, factor: int = -1) -> list[int]:
         """The live replicas (every replica is in sync: they share one log)."""
-        return [r for r in self.replicas(partition) if r in self.live]
+        return [r for r in self.replicas(partition, factor) if r in self.live]
 
     def leadership_error(
         self, node_id: int, topic: str, partition: int, leader_epoch: int = -1
@@ -168,8 +173,7 @@ class Cluster:
         return next((node_id + k) % self.size for k in range(1, self.size)
                     if (node_id + k) % self.size in self.live)
 
-    def stop(self, node_id: int, partitions: Iterable[TopicPartition],
-             now: float) -> list[int]:
+    def stop(self, node_id: int, partitions: Iterable[Placed], now: float) -> list[int]:
         """Take ``node_id`` out: its topic partitions fail over to a live replica (or go
         offline), its coordinator partitions move to the next live broker. Returns the
         ``__consumer_offsets`` partitions that moved (their groups are reloaded)."""
@@ -180,10 +184,10 @@ class Cluster:
             raise ClusterError(f"broker {node_id} is the last live broker; "
                                "stopping it would leave clients nothing to connect to")
         self.live.discard(node_id)
-        for topic, partition in partitions:
+        for topic, partition, factor in partitions:
             leader, epoch = self.leader(topic, partition)
             if leader == node_id:
-                successor = next(iter(self.in_sync(partition)), -1)
+                successor = next(iter(self.in_sync(partition, factor)), -1)
                 self._leaders[(topic, partition)] = (successor, epoch + 1)
         moved: list[int] = []
         successor = self._next_live(node_id)
@@ -196,24 +200,24 @@ class Cluster:
                         moved.append(partition)
         return moved
 
-    def start(self, node_id: int, partitions: Iterable[TopicPartition]) -> None:
+    def start(self, node_id: int, partitions: Iterable[Placed]) -> None:
         """Bring ``node_id`` back; offline partitions it replicates come back led by it."""
         self.check_node(node_id)
         if node_id in self.live:
             raise ClusterError(f"broker {node_id} is already running")
         self.live.add(node_id)
-        for topic, partition in partitions:
+        for topic, partition, factor in partitions:
             leader, epoch = self.leader(topic, partition)
-            if leader == -1 and node_id in self.replicas(partition):
+            if leader == -1 and node_id in self.replicas(partition, factor):
                 self._leaders[(topic, partition)] = (node_id, epoch + 1)
 
-    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> int:
+    def elect_preferred_leaders(self, partitions: Iterable[Placed]) -> int:
         """Give every partition back to its preferred (first) replica where that one is
         live; the number of partitions whose leader changed."""
         changed = 0
-        for topic, partition in partitions:
+        for topic, partition, factor in partitions:
             leader, epoch = self.leader(topic, partition)
-            preferred = self.replicas(partition)[0]
+            preferred = self.replicas(partition, factor)[0]
             if leader != preferred and preferred in self.live:
                 self._leaders[(topic, partition)] = (preferred, epoch + 1)
                 changed += 1

@@ -115,7 +115,9 @@ def kafka_python_member(bootstrap: list[str], group: str, settings: dict[str, in
                              enable_auto_commit=False, auto_offset_reset="earliest", **extra)
 
     def poll(consumer: Any) -> bool:
-        batch = consumer.poll(timeout_ms=100)
+        # Long polls (records keep arriving, so they return at once): kafka-python 3.0.12
+        # loses a finished join when a short poll expires mid-join (tests/e2e/kp_support.py).
+        batch = consumer.poll(timeout_ms=1000)
         if batch:
             consumer.commit()
             return True

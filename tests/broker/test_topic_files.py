@@ -123,3 +123,19 @@ def test_a_deleted_topic_stays_deleted(tmp_path: Path) -> None:
     assert again.get("gone") is None
     assert os.listdir(tmp_path / TOPICS_DIR) == []
     close(again)
+
+
+def test_a_replication_factor_given_at_creation_survives_a_restart(tmp_path: Path) -> None:
+    """Issue 13: a topic created with 3 replicas keeps them (and grows with them); a topic
+    created without one keeps following default.replication.factor."""
+    store = open_store(tmp_path)
+    store.create_topic("rf3", 2, {}, replication_factor=3)
+    store.create_topic("default", 1)
+    store.add_partitions("rf3", 4)
+    close(store)
+    again = open_store(tmp_path)
+    rf3, default = again.get("rf3"), again.get("default")
+    assert rf3 is not None and default is not None
+    assert (rf3.replication_factor, len(rf3.partitions)) == (3, 4)
+    assert default.replication_factor == -1
+    close(again)

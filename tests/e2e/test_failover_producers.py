@@ -154,6 +154,8 @@ def test_consumer_protocol_group_survives_its_coordinators_stop(
 
 
 def test_transactions_commit_across_their_coordinators_stop(cluster: KcoordServer) -> None:
+    """Records produced and offsets staged before the stop, more records after it: the
+    commit reaches the new coordinator, and read_committed sees all of it."""
     txn_id = key_on(2, "txn")
     group_id = key_on(2, "txn-group")
     producer = confluent_kafka.Producer({
@@ -164,13 +166,14 @@ def test_transactions_commit_across_their_coordinators_stop(cluster: KcoordServe
     for i in range(10):
         producer.produce("out", value=f"a{i}".encode(), partition=i % 3)
     assert producer.flush(30) == 0
+    offsets = [confluent_kafka.TopicPartition("t", 0, 7)]
+    producer.send_offsets_to_transaction(offsets, _group_metadata(cluster, group_id), 30)
+    staged = [t for t in cluster.describe_transactions() if t["transactional_id"] == txn_id]
+    assert staged[0]["staged_offsets"] == {group_id: [["t", 0, 7]]}
     cluster.stop_broker(2)  # the transaction's and the group's coordinator
     for i in range(10, 20):
         producer.produce("out", value=f"a{i}".encode(), partition=i % 3)
-    offsets = [confluent_kafka.TopicPartition("t", 0, 7)]
-    group_metadata = _group_metadata(cluster, group_id)
-    producer.send_offsets_to_transaction(offsets, group_metadata, 30)
-    producer.commit_transaction(30)
+    producer.commit_transaction(30)  # the staged offsets moved with the group
     producer.begin_transaction()
     producer.produce("out", value=b"aborted", partition=0)
     assert producer.flush(30) == 0

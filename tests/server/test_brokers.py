@@ -16,6 +16,7 @@ from raw_client import (
     LIST_GROUPS,
     OFFSET_COMMIT,
     OFFSET_FETCH,
+    SYNC_GROUP,
     RawClient,
     heartbeat_body,
     join,
@@ -302,3 +303,74 @@ async def test_a_fault_can_target_one_broker(start_server: Any, connect: Any) ->
     one = await client_of(connect, running, 1)
     assert (await zero.request(LIST_GROUPS, 4, {"states_filter": []})).error_code == 0
     assert (await one.request(LIST_GROUPS, 4, {"states_filter": []})).error_code == 15
+
+
+CREATE_TOPICS = 19
+
+
+def create_body(name: str, factor: int, assignments: list[Any] | None = None) -> dict[str, Any]:
+    return {"topics": [{"name": name, "num_partitions": -1 if assignments else 2,
+                        "replication_factor": factor, "assignments": assignments or [],
+                        "configs": []}],
+            "timeout_ms": 5000, "validate_only": False}
+
+
+async def test_create_topics_takes_replication_factors_up_to_the_broker_count(
+    start_server: Any, connect: Any
+) -> None:
+    running = await start_cluster(start_server, **{"default.replication.factor": "2"})
+    client = await client_of(connect, running, 2)
+    created = await client.request(CREATE_TOPICS, 7, create_body("rf3", 3))
+    assert (created.topics[0].error_code, created.topics[0].replication_factor) == (0, 3)
+    created = await client.request(CREATE_TOPICS, 7, create_body("rf-default", -1))
+    assert (created.topics[0].error_code, created.topics[0].replication_factor) == (0, 2)
+    refused = await client.request(CREATE_TOPICS, 7, create_body("rf4", 4))
+    assert refused.topics[0].error_code == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert "only 3 broker(s) are registered" in refused.topics[0].error_message
+    manual = await client.request(CREATE_TOPICS, 7, create_body(
+        "manual", -1, [{"partition_index": 0, "broker_ids": [2, 0]}]))
+    assert (manual.topics[0].error_code, manual.topics[0].replication_factor) == (0, 2)
+    unknown = await client.request(CREATE_TOPICS, 7, create_body(
+        "unknown-broker", -1, [{"partition_index": 0, "broker_ids": [5]}]))
+    assert unknown.topics[0].error_code == ErrorCode.INVALID_REPLICA_ASSIGNMENT
+
+    meta = await client.request(METADATA, 12, {"topics": None, "allow_auto_topic_creation": False,
+                                               "include_topic_authorized_operations": False})
+    replicas = {t.name: [list(p.replica_nodes) for p in t.partitions] for t in meta.topics}
+    assert replicas["rf3"] == [[0, 1, 2], [1, 2, 0]]
+    assert replicas["rf-default"] == [[0, 1], [1, 2]]
+    # Stopping broker 1 moves partition 1 of rf3 to its next replica, 2.
+    await running.brokers.stop(1)
+    meta = await client.request(METADATA, 12, {"topics": None, "allow_auto_topic_creation": False,
+                                               "include_topic_authorized_operations": False})
+    rf3 = next(t for t in meta.topics if t.name == "rf3")
+    assert [(p.leader_id, p.leader_epoch, list(p.isr_nodes), list(p.offline_replicas))
+            for p in rf3.partitions] == [(0, 0, [0, 2], [1]), (2, 1, [2, 0], [1])]
+
+
+async def test_a_parked_sync_is_answered_not_coordinator_when_the_group_moves(
+    start_server: Any, connect: Any
+) -> None:
+    running = await start_cluster(start_server)
+    group = group_on(2)
+    leader = await client_of(connect, running, 2)
+    follower = await client_of(connect, running, 2)
+    first = await join(leader, group)
+    pending = await follower.request(JOIN_GROUP, 7, join_body(group))
+    await follower.send(JOIN_GROUP, 7, join_body(group, pending.member_id))
+    rejoined = await leader.request(JOIN_GROUP, 7, join_body(group, first.member_id))
+    _, joined = await follower.recv(JOIN_GROUP, 7)
+    assert joined.error_code == 0 and joined.generation_id == rejoined.generation_id
+    await follower.send(SYNC_GROUP, 5, {
+        "group_id": group, "generation_id": joined.generation_id,
+        "member_id": joined.member_id, "group_instance_id": None,
+        "protocol_type": "consumer", "protocol_name": joined.protocol_name,
+        "assignments": []})
+    with trio.fail_after(5):
+        while not any(m.sync_token is not None
+                      for m in running.runtime.coordinator.groups[group].members.values()):
+            await trio.sleep(0.01)
+    running.brokers.move_coordinator(group, 0)
+    with trio.fail_after(5):
+        _, synced = await follower.recv(SYNC_GROUP, 5)
+    assert synced.error_code == 16
