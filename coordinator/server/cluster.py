@@ -146,6 +146,12 @@ class Cluster:
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return ErrorCode.NONE
 
+    def loading(self, node_id: int, internal_topic: str, now: float) -> bool:
+        """Whether ``node_id`` is still loading any partition of ``internal_topic``."""
+        return any(tp[0] == internal_topic and now < until
+                   and self._coordinator_of(tp) == node_id
+                   for tp, until in self._loading.items())
+
     def _move_coordinator(self, tp: TopicPartition, node_id: int, now: float) -> None:
         if node_id == tp[1] % self.size:
             self._coordinators.pop(tp, None)

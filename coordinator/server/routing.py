@@ -7,10 +7,13 @@ Kafka's rules, per API:
   OffsetFetch v0-7, ConsumerGroupHeartbeat, TxnOffsetCommit) or one transactional id
   (InitProducerId with one, AddPartitionsToTxn v0-3, AddOffsetsToTxn, EndTxn): elsewhere the
   whole request gets NOT_COORDINATOR, and COORDINATOR_LOAD_IN_PROGRESS while the
-  coordinator loads the key's partition;
+  coordinator loads the key's partition -- except Heartbeat, which Kafka's
+  GroupCoordinatorService answers NONE then ("the group is still loading, so blindly
+  respond");
 - several keys (DescribeGroups, DeleteGroups, OffsetFetch v8+, ConsumerGroupDescribe,
   DescribeTransactions): each key is answered on its own, the foreign ones with that error;
-- ListGroups and ListTransactions list what this broker coordinates.
+- ListGroups and ListTransactions list what this broker coordinates, or answer
+  COORDINATOR_LOAD_IN_PROGRESS while it loads any partition of its internal topic.
 
 With one broker nothing is wrapped: every key is this broker's.
 """
@@ -100,13 +103,29 @@ def _route_single(handler: Handler) -> Handler:
         if key is not None and key[1] is not None:
             cluster, node = _cluster_and_node(ctx)
             error = cluster.coordinator_error(node, key[0], key[1], trio.current_time())
+            if (error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+                    and request.api_key == ApiKey.HEARTBEAT):
+                return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE}
             if error != ErrorCode.NONE:
-                from wire.error_response import error_response
-
-                return error_response(request, error)
+                return _whole_request_error(request, error)
         return await handler(ctx, request)
 
     return handle
+
+
+def _whole_request_error(request: wire.DecodedRequest, error: ErrorCode) -> Any:
+    """Kafka 4's answer when the coordinator cannot run a request: the error, with every
+    partition of an OffsetCommit / TxnOffsetCommit (and OffsetFetch v0-1, which has no
+    top-level error) carrying it, and no members or topics otherwise."""
+    from wire.error_response import error_response
+
+    response: Any = error_response(request, error)
+    if request.api_key == ApiKey.LEAVE_GROUP and "members" in response:
+        response["members"] = []
+    if (request.api_key == ApiKey.OFFSET_FETCH and request.api_version >= 2
+            and "topics" in response):
+        response["topics"] = []
+    return response
 
 
 def _route_multi(handler: Handler, multi: _Multi, single: Handler) -> Handler:
@@ -145,10 +164,13 @@ def _route_multi(handler: Handler, multi: _Multi, single: Handler) -> Handler:
 
 def _route_list(handler: Handler, topic: str, field: str, key_field: str) -> Handler:
     async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> Any:
+        cluster, node = _cluster_and_node(ctx)
+        if cluster.loading(node, topic, trio.current_time()):
+            return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                    field: []}
         response = await handler(ctx, request)
         if response is None:
             return None
-        cluster, node = _cluster_and_node(ctx)
         response[field] = [entry for entry in response[field]
                            if cluster.coordinator(topic, entry[key_field]) == node]
         return response
