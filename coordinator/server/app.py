@@ -337,7 +337,8 @@ async def _open_brokers(
         transaction_partitions=int(props.get("transaction.state.log.num.partitions", "50")),
         load_delay_ms=options.coordinator_load_delay_ms,
     )
-    brokers = BrokerSet(primary, cluster, options.host or None)
+    data_dir = options.data_dir if options.sink is None else None
+    brokers = BrokerSet(primary, cluster, options.host or None, data_dir)
     brokers.add(0, primary, listeners)
     for node_id in range(1, options.brokers):
         if len(options.broker_ports) > node_id:

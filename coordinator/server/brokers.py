@@ -12,7 +12,9 @@ groups whose ``__consumer_offsets`` partition moved are unloaded and loaded agai
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import os
 import socket
 import struct
 from typing import Any, Protocol
@@ -29,6 +31,7 @@ __all__ = ["BrokerSet"]
 log = logging.getLogger(__name__)
 
 _RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close sends RST
+STATE_FILE = "cluster.json"
 
 
 class Server(Protocol):
@@ -48,9 +51,13 @@ class Server(Protocol):
 class BrokerSet:
     """Every broker of the process, by node id (``servers[0]`` is the bootstrap)."""
 
-    def __init__(self, primary: Server, cluster: Cluster, bind_host: str | None) -> None:
+    def __init__(self, primary: Server, cluster: Cluster, bind_host: str | None,
+                 data_dir: str | None = None) -> None:
         self.cluster = cluster
         self.bind_host = bind_host
+        #: ``DATA_DIR/cluster.json``: leadership that moved survives a restart.
+        self.state_path = None if data_dir is None else os.path.join(data_dir, STATE_FILE)
+        self._restore()
         self.servers: dict[int, Server] = {0: primary}
         self.ports: dict[int, int] = {}
         self._listeners: dict[int, list[trio.SocketListener]] = {}
@@ -93,6 +100,33 @@ class BrokerSet:
             await trio.serve_listeners(server.handle_stream, self._listeners[node_id],
                                        task_status=task_status)
 
+    # ------------------------------------------------------------------ persistence
+
+    def _restore(self) -> None:
+        if self.state_path is None or not os.path.exists(self.state_path):
+            return
+        try:
+            with open(self.state_path, encoding="utf-8") as f:
+                state = json.load(f)
+        except (OSError, ValueError) as exc:
+            log.warning("%s unreadable (%s): leadership starts from the preferred replicas",
+                        self.state_path, exc)
+            return
+        if not self.cluster.restore(state):
+            log.warning("%s is for another broker count: leadership starts from the "
+                        "preferred replicas", self.state_path)
+
+    def _save(self) -> None:
+        """Write the cluster state atomically (a few hundred bytes, on each control)."""
+        if self.state_path is None:
+            return
+        tmp = self.state_path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(self.cluster.state(), f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.state_path)
+
     # ------------------------------------------------------------------ controls
 
     def _partitions(self) -> list[tuple[str, int, int]]:
@@ -110,6 +144,7 @@ class BrokerSet:
     async def stop(self, node_id: int) -> dict[str, Any]:
         """Stop broker ``node_id`` (ClusterError when it cannot be stopped)."""
         moved = self.cluster.stop(node_id, self._partitions(), trio.current_time())
+        self._save()
         server = self.servers[node_id]
         reset = len(server.connections)
         for conn in list(server.connections.values()):
@@ -132,6 +167,7 @@ class BrokerSet:
         assert self._nursery is not None
         listeners = await trio.open_tcp_listeners(self.ports[node_id], host=self.bind_host)
         self.cluster.start(node_id, self._partitions())
+        self._save()
         self._listeners[node_id] = listeners
         await self._nursery.start(self._serve, node_id)
         log.warning("broker %d started on port %d", node_id, self.ports[node_id])
@@ -140,12 +176,15 @@ class BrokerSet:
     def move_coordinator(self, group_id: str, node_id: int) -> dict[str, Any]:
         """Move ``group_id``'s ``__consumer_offsets`` partition (and every group on it)."""
         partition = self.cluster.move_group(group_id, node_id, trio.current_time())
+        self._save()
         moved = [] if partition is None else [partition]
         return {"group_id": group_id, "node_id": node_id, "groups": self._reload(moved)}
 
     def elect_preferred_leaders(self) -> dict[str, Any]:
         """Give partitions back to their preferred replicas."""
-        return {"changed": self.cluster.elect_preferred_leaders(self._partitions())}
+        changed = self.cluster.elect_preferred_leaders(self._partitions())
+        self._save()
+        return {"changed": changed}
 
     async def close(self) -> None:
         """Close every listener still open (shutdown)."""

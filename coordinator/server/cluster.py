@@ -229,6 +229,38 @@ class Cluster:
                 changed += 1
         return changed
 
+    # ------------------------------------------------------------------ persistence
+
+    def state(self) -> dict[str, Any]:
+        """What survives a restart (``cluster.json``): leadership and leader epochs that
+        moved, and coordinator partitions that moved. Leader epochs never go backwards for
+        a client that outlives the process (librdkafka ignores metadata that goes back)."""
+        return {
+            "brokers": self.size,
+            "leaders": [[t, p, leader, epoch] for (t, p), (leader, epoch) in
+                        sorted(self._leaders.items())],
+            "coordinators": [[t, p, node] for (t, p), node in sorted(self._coordinators.items())],
+        }
+
+    def restore(self, state: Any) -> bool:
+        """Take back a ``state()`` of the same broker count (False, and nothing changed,
+        otherwise). Every broker starts live: a partition that was offline comes back led
+        by its first replica at the next epoch."""
+        if not isinstance(state, dict) or state.get("brokers") != self.size:
+            return False
+        leaders: dict[TopicPartition, tuple[int, int]] = {}
+        for topic, partition, leader, epoch in state.get("leaders", ()):
+            if leader == -1:
+                leader, epoch = int(partition) % self.size, int(epoch) + 1
+            leaders[(str(topic), int(partition))] = (int(leader), int(epoch))
+        coordinators = {(str(t), int(p)): int(node)
+                        for t, p, node in state.get("coordinators", ())}
+        if any(not 0 <= n < self.size for n, _ in leaders.values()) or any(
+                not 0 <= n < self.size for n in coordinators.values()):
+            return False
+        self._leaders, self._coordinators = leaders, coordinators
+        return True
+
     def describe(self) -> list[dict[str, Any]]:
         """Every broker: id, address, live, and how many coordinator partitions it leads."""
         led: dict[int, int] = {}
