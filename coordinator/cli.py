@@ -64,8 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--advertised-host",
-        default=None,
-        help="host name given to clients in Metadata/FindCoordinator (default: --host)",
+        default=os.environ.get("KCOORD_ADVERTISED_HOST") or None,
+        help="host name given to clients in Metadata/FindCoordinator (default: the "
+        "KCOORD_ADVERTISED_HOST environment variable, else --host)",
     )
     serve.add_argument(
         "--data-dir", default="./kcoord-data", help="where the log lives (default ./kcoord-data)"

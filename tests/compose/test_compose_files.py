@@ -22,7 +22,8 @@ from yaml_subset import YamlSubsetError, load
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "compose"
 PING = ["kcoord", "ping", "--bootstrap", "127.0.0.1:9092", "--timeout", "2"]
-SERVE = ["kcoord", "serve", "--host", "0.0.0.0", "--port", "9092", "--data-dir", "/data"]
+SERVE = ["kcoord", "serve", "--host", "0.0.0.0", "--port", "9092", "--data-dir", "/data",
+         "--config", "group.initial.rebalance.delay.ms=0"]
 
 
 def _image_check() -> ModuleType:
@@ -172,14 +173,28 @@ def test_kcoord_service_volume_and_port(
     assert any(str(p).endswith("9092:9092") for p in kcoord["ports"])
 
 
-def test_kcoord_service_command_is_the_image_cmd_plus_advertised_host(
+def test_kcoord_service_command_is_the_image_cmd_and_advertises_by_env(
     services: dict[str, dict[str, Any]],
 ) -> None:
     command = services["kcoord"]["command"]
     image_cmd = image_check.exec_form(last(dockerfile("Dockerfile"), "CMD"), "CMD")
-    assert command[: len(image_cmd)] == image_cmd, "no drift from the Dockerfile's CMD"
-    extra = command[len(image_cmd) :]
-    assert extra[:2] == ["--advertised-host", "${KCOORD_ADVERTISED_HOST:-localhost}"]
+    assert command == image_cmd, "no drift from the Dockerfile's CMD"
+    assert services["kcoord"]["environment"] == {
+        "KCOORD_ADVERTISED_HOST": "${KCOORD_ADVERTISED_HOST:-localhost}"}
+
+
+def test_the_image_advertises_localhost_and_starts_groups_at_once() -> None:
+    """Issue 15 item 20: `docker run -p 9092:9092 IMAGE` advertises a host the host's
+    clients reach, and the image, compose.yaml and both CI examples agree on
+    group.initial.rebalance.delay.ms=0."""
+    steps = dockerfile("Dockerfile")
+    env = " ".join(args for word, args in steps if word == "ENV")
+    assert "KCOORD_ADVERTISED_HOST=localhost" in env.split()
+    assert "group.initial.rebalance.delay.ms=0" in image_check.exec_form(
+        last(steps, "CMD"), "CMD")
+    for example in ("github-actions.yml", "gitlab-ci.yml"):
+        text = (COMPOSE / "examples" / example).read_text(encoding="utf-8")
+        assert "command:" not in text, f"{example} must keep the image's CMD"
 
 
 def test_differential_profile_has_kafka_and_conformance(
@@ -237,7 +252,8 @@ def test_conformance_runs_against_either_broker_once_healthy(
     }
     # Shares kcoord's network namespace: kcoord's advertised localhost:9092 is kcoord there.
     assert conformance["network_mode"] == "service:kcoord"
-    assert services["kcoord"]["command"][-3] == "${KCOORD_ADVERTISED_HOST:-localhost}"
+    advertised = services["kcoord"]["environment"]["KCOORD_ADVERTISED_HOST"]
+    assert advertised == "${KCOORD_ADVERTISED_HOST:-localhost}"
 
 
 # ---------------------------------------------------------------- CI examples and README
@@ -247,16 +263,13 @@ def test_github_actions_example_waits_on_kcoord_ping() -> None:
     text = (COMPOSE / "examples" / "github-actions.yml").read_text(encoding="utf-8")
     assert "services:" in text and "- 9092:9092" in text
     assert f'--health-cmd "{" ".join(PING)}"' in text
-    assert "--hostname localhost" in text
+    assert "KCOORD_ADVERTISED_HOST: localhost" in text
 
 
 def test_gitlab_example_advertises_its_alias() -> None:
     text = (COMPOSE / "examples" / "gitlab-ci.yml").read_text(encoding="utf-8")
     assert "alias: kcoord" in text
-    command = re.search(r"command: (\[.*?\])", text, re.S)
-    assert command is not None
-    argv = image_check.exec_form(" ".join(command.group(1).split()), "command")
-    assert argv == [*SERVE, "--advertised-host", "kcoord"]
+    assert "KCOORD_ADVERTISED_HOST: kcoord" in text
 
 
 def test_readme_shows_both_ci_examples_and_compose_usage() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -313,3 +314,26 @@ def test_several_brokers_print_one_listening_line_each(tmp_path: Path) -> None:
             proc.stdout.close()
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+def test_the_advertised_host_defaults_to_kcoord_advertised_host(tmp_path: Path) -> None:
+    """Issue 15 item 20: the image sets KCOORD_ADVERTISED_HOST so that `docker run -p` works;
+    --advertised-host still wins over it."""
+    from e2e_support import raw_request
+
+    env = {**os.environ, "KCOORD_ADVERTISED_HOST": "kcoord.example"}
+    for extra, expected in (([], "kcoord.example"), (["--advertised-host", "flag"], "flag")):
+        proc = subprocess.Popen(
+            [*SERVE, "--port", "0", "--data-dir", str(tmp_path / f"data-{expected}"), *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO, env=env,
+        )
+        try:
+            assert proc.stdout is not None
+            port = int(proc.stdout.readline().strip().rsplit(":", 1)[1])
+            meta = raw_request(f"127.0.0.1:{port}", 3, 1, {"topics": []})
+            assert [b.host for b in meta.brokers] == [expected]
+        finally:
+            proc.kill()
+            proc.wait(5)
+            if proc.stdout is not None:
+                proc.stdout.close()
