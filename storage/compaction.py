@@ -16,6 +16,13 @@ Steps, and what a crash after each leaves (``Log.open`` finishes or discards the
    completes the swap;
 4. delete the old segments in [LO, HI), rename the swap file to ``LO.log``, fsync the
    directory.
+
+Memory is bounded whatever the log's size: segments are read ``_READ_CHUNK`` bytes at a
+time (an entry longer than that, at most 32 MiB, is read whole), and what is held across
+the two passes is per live key (its decoded key and its newest entry's index), a bit per
+entry, and the newest ``event_max_per_group`` events of each group. The work is a sequence
+of small C calls (reads, CRCs, joins of at most ``_WRITE_CHUNK``), so the event loop's
+thread gets the interpreter back between them.
 """
 
 from __future__ import annotations
@@ -24,13 +31,14 @@ import contextlib
 import logging
 import os
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from storage.records import RebalanceEventKey, RebalanceEventValue
 
 from .directory import Segment
-from .errors import CompactionError, LogWriteError
+from .errors import CompactionError, CorruptLogError, LogWriteError
 from .log import Log
 from .record_codec import (
     EVENT_KEY_PREFIX,
@@ -39,13 +47,14 @@ from .record_codec import (
     decode_key,
     decode_value,
 )
-from .segment import HEADER_SIZE, encode_header
+from .segment import HEADER_SIZE, StopReason, encode_header, scan_entries
 
 __all__ = ["CompactionPolicy", "CompactionResult", "compact", "maybe_compact"]
 
 log = logging.getLogger(__name__)
 
 _WRITE_CHUNK = 1 << 20
+_READ_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,35 +132,44 @@ def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> Compact
     lo = closed[0].base
     fs = log_.fs
 
-    # Pass 1: where each key's newest entry is, and the event history per group.
+    # Pass 1: where each key's newest entry is, and the newest events per group.
     newest: dict[object, int] = {}
-    events: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    tombstone_keep: dict[int, bool] = {}
+    #: Keys whose newest entry is a tombstone: whether it is still young enough to keep.
+    tombstones: dict[object, bool] = {}
+    max_events = max(0, policy.event_max_per_group)
+    events: defaultdict[str, deque[int]] = defaultdict(lambda: deque(maxlen=max_events))
     index = 0
-    entries_before = 0
     for seg in closed:
-        _, scan = log_.read_segment(seg)
         mtime_ms = fs.mtime_ns(seg.path) // 1_000_000
         fresh_tombstones = now_ms - mtime_ms < policy.tombstone_retention_ms
-        for key_bytes, value in scan.entries:
+        for key_bytes, value, _, _, _ in _stream(log_, seg):
             key = _identity(key_bytes)
             if type(key) is RebalanceEventKey:
                 ts = _event_timestamp(key, value)
-                if ts is not None and now_ms - ts <= policy.event_retention_ms:
-                    events[key.group].append((index, ts))
+                if ts is not None and now_ms - ts <= policy.event_retention_ms and max_events:
+                    events[key.group].append(index)
             else:
                 newest[key] = index
                 if value is None:
-                    tombstone_keep[index] = fresh_tombstones
+                    tombstones[key] = fresh_tombstones
+                elif tombstones:
+                    tombstones.pop(key, None)
             index += 1
-        entries_before += len(scan.entries)
-    keep = {i for i in newest.values() if tombstone_keep.get(i, True)}
-    tombstones_dropped = sum(1 for i in newest.values() if not tombstone_keep.get(i, True))
+    entries_before = index
+    keep = bytearray((index + 7) // 8)  # one bit per entry
+    tombstones_dropped = 0
+    for key, i in newest.items():
+        if tombstones.get(key, True):
+            keep[i >> 3] |= 1 << (i & 7)
+        else:
+            tombstones_dropped += 1
+    del newest, tombstones
     kept_events = 0
     for history in events.values():
-        chosen = history[-policy.event_max_per_group :] if policy.event_max_per_group > 0 else []
-        keep.update(i for i, _ in chosen)
-        kept_events += len(chosen)
+        for i in history:
+            keep[i >> 3] |= 1 << (i & 7)
+        kept_events += len(history)
+    del events
 
     # Pass 2: copy the surviving entries, in order, to the .cleaned file.
     stem = f"{lo:020d}-{hi:020d}"
@@ -206,8 +224,36 @@ def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> Compact
     return result
 
 
+def _stream(
+    log_: Log, seg: Segment
+) -> Iterator[tuple[bytes, bytes | None, bytes, int, int]]:
+    """Every entry of a closed segment, read ``_READ_CHUNK`` bytes at a time:
+    (key, value or None, the buffer holding the entry, its start and end in it)."""
+    fs = log_.fs
+    end = seg.size
+    offset = HEADER_SIZE  # the file offset of buf[0]
+    buf = b""
+    while offset < end:
+        want = min(max(_READ_CHUNK, 2 * len(buf)), end - offset - len(buf))
+        chunk = fs.read_range(seg.path, offset + len(buf), want) if want > 0 else b""
+        if not chunk:
+            raise CorruptLogError(seg.path, offset, "segment changed on disk after it was opened")
+        buf = buf + chunk if buf else chunk
+        scan = scan_entries(buf)
+        whole = offset + len(buf) >= end
+        if scan.stop is not None and (whole or scan.stop is not StopReason.TRUNCATED):
+            raise CorruptLogError(seg.path, offset + scan.valid_bytes,
+                                  "segment changed on disk after it was opened")
+        positions = scan.positions
+        ends = [*positions[1:], scan.valid_bytes]
+        for (key_bytes, value), start, stop in zip(scan.entries, positions, ends, strict=True):
+            yield key_bytes, value, buf, start, stop
+        buf = buf[scan.valid_bytes:]
+        offset += scan.valid_bytes
+
+
 def _write_cleaned(
-    log_: Log, closed: list[Segment], keep: set[int], cleaned: str, lo: int
+    log_: Log, closed: list[Segment], keep: bytearray, cleaned: str, lo: int
 ) -> tuple[int, int, int, int]:
     """Copy the entries whose index is in ``keep``, in order, to a new segment file
     ``cleaned`` (fsynced). Returns (entries written, bytes written, event entries seen,
@@ -220,17 +266,13 @@ def _write_cleaned(
         buffer = [encode_header(lo)]
         buffered = HEADER_SIZE
         for seg in closed:
-            data, scan = log_.read_segment(seg)
-            ends = [*scan.positions[1:], HEADER_SIZE + scan.valid_bytes][: len(scan.positions)]
             seg_mtime = fs.mtime_ns(seg.path)
-            for pos, end, (key_bytes, value) in zip(
-                scan.positions, ends, scan.entries, strict=True
-            ):
+            for key_bytes, value, data, pos, end in _stream(log_, seg):
                 is_event = key_bytes[:2] == EVENT_KEY_PREFIX
                 if is_event:
                     event_entries += 1
                     event_bytes += end - pos
-                if index in keep:
+                if keep[index >> 3] & (1 << (index & 7)):
                     if is_event:
                         kept_event_bytes += end - pos
                     buffer.append(data[pos:end])

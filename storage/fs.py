@@ -45,6 +45,7 @@ class FileSystem(Protocol):
     def mtime_ns(self, path: str) -> int: ...
     def set_mtime_ns(self, path: str, mtime_ns: int) -> None: ...
     def read_bytes(self, path: str) -> bytes: ...
+    def read_range(self, path: str, offset: int, size: int) -> bytes: ...
     def open_append(self, path: str, *, create: bool = False) -> FileHandle: ...
     def rename(self, src: str, dst: str) -> None: ...
     def unlink(self, path: str) -> None: ...
@@ -96,6 +97,14 @@ class OsFileSystem:
     def read_bytes(self, path: str) -> bytes:
         with open(path, "rb") as f:
             return f.read()
+
+    def read_range(self, path: str, offset: int, size: int) -> bytes:
+        """Up to ``size`` bytes from ``offset`` (fewer at the end of the file)."""
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            return os.pread(fd, size, offset)
+        finally:
+            os.close(fd)
 
     def open_append(self, path: str, *, create: bool = False) -> FileHandle:
         flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
@@ -303,6 +312,11 @@ class FaultyFileSystem(OsFileSystem):
         if self.crashed:
             raise SimulatedCrash("read after crash")
         return super().read_bytes(path)
+
+    def read_range(self, path: str, offset: int, size: int) -> bytes:
+        if self.crashed:
+            raise SimulatedCrash("read after crash")
+        return super().read_range(path, offset, size)
 
     def lock(self, path: str) -> int:
         if self.crashed:

@@ -235,3 +235,38 @@ def test_compaction_keeps_the_newest_consumer_group_records(data_dir: str) -> No
     assert state(after) == state(recs)
     assert Record(ConsumerGroupMetadataKey("cg"), ConsumerGroupMetadataValue(2, 42)) in after
     assert current("a", 2, (0,)) in after and current("a", 1, (0, 1)) not in after
+
+
+def test_compaction_memory_does_not_grow_with_the_log(
+    data_dir: str, monkeypatch: object
+) -> None:
+    """Issue 15 item 4: compaction streams segments (``_READ_CHUNK`` at a time), so its
+    peak allocation stays near a chunk's worth plus the live keys, not a multiple of the
+    log. Reading whole segments peaked at about 8x the log (here ~20 MiB)."""
+    import tracemalloc
+
+    import pytest
+
+    from storage import compaction
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.setattr(compaction, "_READ_CHUNK", 64 * 1024)
+    with Log.open(data_dir, fsync="never", segment_bytes=1 << 20) as log:
+        for start in range(0, 40_000, 2_000):
+            log.append([Record(OffsetCommitKey(f"g{i % 100}", "t", (i // 100) % 4),
+                               OffsetCommitValue(i, -1, "", i))
+                        for i in range(start, start + 2_000)])
+        size = sum(s.size for s in log.segments)
+        assert size > 2_000_000 and len(log.segments) > 2
+        tracemalloc.start()
+        try:
+            result = compact(log)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert result is not None and result.entries_after <= 400 + 2_000
+        assert peak < min(size, 4 * 1024 * 1024), (peak, size)
+    with Log.open(data_dir, fsync="never") as log:
+        live = {r.key: r.value for r in log.replay()}
+    assert len(live) == 400
+    assert live[OffsetCommitKey("g99", "t", 3)] == OffsetCommitValue(39_999, -1, "", 39_999)
