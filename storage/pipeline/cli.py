@@ -1,7 +1,12 @@
 """``kcoord pipeline``: kcoord data directories -> Parquet datasets and a report.
 
     kcoord pipeline --input DIR [DIR ...] --output OUT [--master local[*]|spark://HOST:PORT]
-                    [--since T] [--until T] [--strict] [--quiet]
+                    [--conf KEY=VALUE]... [--since T] [--until T] [--strict] [--quiet]
+
+``--conf`` passes Spark settings through (``spark.driver.host``, ``spark.executor.memory``,
+``spark.pyspark.python``, ...). On a cluster master kcoord ships its own code to the
+executors and checks, before the job, that they can import what it cannot ship
+(``session.EXECUTOR_REQUIREMENTS``).
 
 T is an ISO 8601 time (``2024-05-01``, ``2024-05-01T12:00:00Z``; UTC unless it has an
 offset) or epoch milliseconds. ``--until`` gives the state as of T; ``--since`` limits
@@ -86,6 +91,14 @@ def _parser() -> _Parser:
         default="local[*]",
         help="Spark master: local[*] (default), local[N], spark://host:port",
     )
+    p.add_argument(
+        "--conf",
+        "-c",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting (repeatable), e.g. spark.driver.host=10.0.0.5",
+    )
     p.add_argument("--since", metavar="T", help="history from T (ISO 8601 or epoch ms)")
     p.add_argument("--until", metavar="T", help="state and history up to T")
     p.add_argument(
@@ -169,6 +182,15 @@ def main(
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
 
+    conf: dict[str, str] = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not key.strip().startswith("spark."):
+            print(f"kcoord pipeline: error: --conf {item!r}: expected spark.KEY=VALUE",
+                  file=err)
+            return 2
+        conf[key.strip()] = value.strip()
+    args.conf = conf
     try:
         since = parse_time(args.since) if args.since else None
         until = parse_time(args.until) if args.until else None
@@ -244,7 +266,7 @@ def _run(
         # A session already running in this process (a test's, a notebook's) is used and
         # left running; one started here is stopped at the end.
         owned = SparkSession.getActiveSession() is None
-        spark = build_session(args.master)
+        spark = build_session(args.master, extra_conf=args.conf)
     except Exception as exc:
         print(
             f"kcoord pipeline: error: cannot start Spark: {_spark_error_text(exc)} "
@@ -254,6 +276,20 @@ def _run(
         return 1
     progress.watch(spark)
     raw = None
+    if not args.master.startswith("local"):
+        from .session import PipelineSetupError, check_executors
+
+        progress.say("checking the executors")
+        try:
+            check_executors(spark)
+        except Exception as exc:
+            text = str(exc) if isinstance(exc, PipelineSetupError) else (
+                f"cannot run a task on the executors: {_spark_error_text(exc)}")
+            print(f"kcoord pipeline: error: {text}", file=err)
+            progress.stop()
+            if owned:
+                spark.stop()
+            return 1
     try:
         from pyspark import StorageLevel
 

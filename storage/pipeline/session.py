@@ -1,9 +1,19 @@
-"""A SparkSession pinned to loopback, as ``shared/reference/pyspark.md`` prescribes.
+"""The pipeline's SparkSession: pinned to loopback locally, shipping its code to a cluster.
 
-The driver binds to 127.0.0.1 (left alone, Spark picks the eth0 address), the UI is off,
-shuffles use 2 partitions, time is UTC, the driver gets 1 GiB. Python workers run this
-interpreter (``PYSPARK_PYTHON=sys.executable``: the venv's, which has pyarrow) and can
-import ``storage.pipeline`` (the repository root is put on their ``PYTHONPATH``).
+A ``local[...]`` master (``shared/reference/pyspark.md``): the driver binds to 127.0.0.1
+(left alone, Spark picks the eth0 address), shuffles use 2 partitions, Python workers run
+this interpreter (``PYSPARK_PYTHON=sys.executable``: the venv's, which has pyarrow) and
+import ``storage.pipeline`` from the repository root (put on their ``PYTHONPATH``).
+
+A cluster master (``spark://``, ``yarn``, ``k8s://``): executors run the Python the cluster
+gives them (``spark.pyspark.python`` / ``PYSPARK_PYTHON`` if the user sets one), and
+kcoord's own code (the ``storage`` and ``wire`` packages, pure Python) is shipped to them as
+a zip (``SparkContext.addPyFile``). What cannot be shipped is checked before the job: every
+executor must import ``pyarrow`` (``pyspark[sql]``), ``crc32c`` and ``construct``; a
+missing one stops the run with the executor's host and the ``pip install`` line.
+
+Everywhere: the UI is off, time is UTC, the driver gets 1 GiB; ``extra_conf`` (the CLI's
+``--conf``) goes last and wins.
 """
 
 from __future__ import annotations
@@ -13,7 +23,26 @@ import sys
 import tempfile
 from typing import Any
 
-__all__ = ["build_session", "log4j2_config", "prepare_environment", "repo_root"]
+__all__ = [
+    "EXECUTOR_REQUIREMENTS",
+    "PipelineSetupError",
+    "build_session",
+    "check_executors",
+    "code_zip",
+    "log4j2_config",
+    "prepare_environment",
+    "repo_root",
+]
+
+#: What executors must have installed (import name -> pip requirement).
+EXECUTOR_REQUIREMENTS = {"pyarrow": "pyspark[sql]", "crc32c": "crc32c",
+                         "construct": "construct"}
+#: kcoord's packages the executors run (shipped to a cluster as a zip).
+_SHIPPED_PACKAGES = ("storage", "wire")
+
+
+class PipelineSetupError(Exception):
+    """The cluster cannot run the pipeline (an executor misses a requirement)."""
 
 
 def repo_root() -> str:
@@ -57,11 +86,13 @@ def log4j2_config() -> str:
 
 
 def prepare_environment(loopback: bool = True) -> None:
-    """Set what the JVM and its Python workers inherit; call before the session starts."""
-    if loopback:
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # spark-submit's bind address
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    """Set what the JVM and its Python workers inherit; call before the session starts.
+    Off loopback (a cluster) only the driver's own Python is pinned."""
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if not loopback:
+        return
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # spark-submit's bind address
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     root = repo_root()
     current = os.environ.get("PYTHONPATH", "")
     parts = [p for p in current.split(os.pathsep) if p]
@@ -82,12 +113,18 @@ def build_session(
     the executors, so the address is left to Spark (``SPARK_LOCAL_IP`` /
     ``spark.driver.host`` in ``extra_conf``) and so are the partition counts."""
     prepare_environment(loopback=master.startswith("local"))
+    executor_python = (extra_conf or {}).get("spark.pyspark.python")
+    if executor_python:
+        # PySpark takes the executors' Python from PYSPARK_PYTHON when the context starts;
+        # the conf alone reaches only a spark-submit launch.
+        os.environ["PYSPARK_PYTHON"] = executor_python
     from pyspark.sql import SparkSession
 
     from .source import register
 
+    local = master.startswith("local")
     builder = SparkSession.builder.master(master).appName(app_name)
-    if master.startswith("local"):
+    if local:
         builder = (
             builder.config("spark.driver.bindAddress", "127.0.0.1")
             .config("spark.driver.host", "127.0.0.1")
@@ -104,12 +141,82 @@ def build_session(
             "spark.driver.extraJavaOptions",
             f"-Dlog4j2.configurationFile=file:{log4j2_config()}",
         )
-        .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
-        .config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"])
     )
+    if local:
+        builder = (
+            builder.config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
+            .config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"])
+        )
     for key, value in (extra_conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if not local:
+        spark.sparkContext.addPyFile(code_zip())
     register(spark)
     return spark
+
+
+def code_zip() -> str:
+    """A zip of kcoord's ``storage`` and ``wire`` packages (Python sources only), named by
+    its content so a cluster's executors never run stale code."""
+    import hashlib
+    import zipfile
+
+    root = repo_root()
+    files: list[tuple[str, str]] = []
+    for package in _SHIPPED_PACKAGES:
+        for directory, dirs, names in os.walk(os.path.join(root, package)):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(names):
+                if name.endswith(".py") or name == "py.typed":
+                    path = os.path.join(directory, name)
+                    files.append((path, os.path.relpath(path, root)))
+    digest = hashlib.sha256()
+    for path, arcname in files:
+        digest.update(arcname.encode())
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    target = os.path.join(tempfile.gettempdir(),
+                          f"kcoord-pipeline-code-{digest.hexdigest()[:16]}.zip")
+    if not os.path.exists(target):
+        temp = f"{target}.{os.getpid()}"
+        with zipfile.ZipFile(temp, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path, arcname in files:
+                archive.write(path, arcname)
+        os.replace(temp, target)
+    return target
+
+
+def check_executors(spark: Any) -> None:
+    """Import every requirement on the executors (one task per default slot) before the
+    job; PipelineSetupError naming the host, the module and the pip line otherwise."""
+    modules = (*EXECUTOR_REQUIREMENTS, "storage.pipeline.parse")
+
+    def probe(_: object) -> list[tuple[str, str, str]]:
+        # Nested, so Spark ships it by value: it must run where kcoord's code does not.
+        import importlib
+        import socket
+
+        missing = []
+        for module in modules:
+            try:
+                importlib.import_module(module)
+            except Exception as exc:
+                missing.append((socket.gethostname(), module, f"{type(exc).__name__}: {exc}"))
+        return missing
+
+    context = spark.sparkContext
+    slots = max(2, int(context.defaultParallelism))
+    found = context.parallelize(range(slots), slots).flatMap(probe).distinct().collect()
+    if not found:
+        return
+    host, module, error = sorted(found)[0]
+    requirement = EXECUTOR_REQUIREMENTS.get(module)
+    fix = (f"install it there: pip install '{requirement}'" if requirement else
+           "kcoord's code was shipped but does not import there (see the error)")
+    raise PipelineSetupError(
+        f"executor on {host} cannot import {module} ({error}); {fix}. Executors need "
+        + ", ".join(f"'{r}'" for r in EXECUTOR_REQUIREMENTS.values())
+        + " in the Python they run (spark.pyspark.python)"
+    )

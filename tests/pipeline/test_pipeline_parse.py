@@ -315,6 +315,8 @@ def test_arrow_batches_equal_the_column_lists(tmp_path: Path) -> None:
         ),
         (["--input", "DATA", "--output", "DATA/out"], "must not be inside an input"),
         (["--input", "DATA", "--output", "OUT", "--bogus"], "unrecognized arguments"),
+        (["--input", "DATA", "--output", "OUT", "--conf", "novalue"], "expected spark.KEY"),
+        (["--input", "DATA", "--output", "OUT", "--conf", "x.y=1"], "expected spark.KEY"),
     ],
 )
 def test_cli_bad_arguments_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
@@ -355,3 +357,18 @@ def test_fixture_log_with_old_versions_parses(tmp_path: Path) -> None:
     assert not [r for r in got if r["log_index"] is None]
     assert offsets_from_rows(_live(got)) == replay_offsets([str(d)])
     assert any(r["record_type"] == "group_metadata" for r in got)
+
+
+def test_code_zip_ships_kcoords_packages_named_by_content() -> None:
+    """Issue 16 item 2: what a cluster's executors get (storage and wire, sources only)."""
+    import zipfile
+
+    from storage.pipeline.session import code_zip
+
+    path = code_zip()
+    assert path == code_zip()  # the same content, the same file
+    names = set(zipfile.ZipFile(path).namelist())
+    assert {"storage/pipeline/source.py", "storage/segment.py", "wire/codec.py",
+            "wire/__init__.py"} <= names
+    assert not any(n.startswith(("tests/", "coordinator/")) or "__pycache__" in n
+                   for n in names)

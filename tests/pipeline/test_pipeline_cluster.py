@@ -1,0 +1,176 @@
+"""``kcoord pipeline`` on a real Spark standalone cluster (issue 16): a master and two
+workers started from pyspark's bundled ``spark-class``, each worker in its own working
+directory, executors running a Python that has the third-party requirements but not
+kcoord's code (the base interpreter with only the venv's site-packages on its path, where
+the editable install's hook does not apply). The pipeline ships its code, checks the
+executors, and writes datasets equal row for row to local mode's.
+
+Slow (a JVM per process, about a minute): ``pytest -m slow tests/pipeline``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import site
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from synthetic import write_log
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+DATASETS = ("offsets_latest", "offset_commits", "rebalances", "groups_summary", "commit_rates",
+            "problems")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "a Spark daemon exited"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"nothing listens on {port} after {timeout}s")
+
+
+@pytest.fixture
+def standalone(tmp_path: Path) -> Iterator[str]:
+    """``spark://127.0.0.1:PORT`` with two one-core workers, stopped afterwards."""
+    pyspark = pytest.importorskip("pyspark")
+    spark_home = os.path.dirname(pyspark.__file__)
+    spark_class = os.path.join(spark_home, "bin", "spark-class")
+    # The workers' PATH leaves out the venv, so no executor finds its python3 by accident.
+    venv_bin = os.path.dirname(sys.executable)
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                           if p != venv_bin)
+    env = {**os.environ, "SPARK_HOME": spark_home, "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_NO_DAEMONIZE": "1", "PATH": path}
+    env.pop("VIRTUAL_ENV", None)
+    port = free_port()
+    procs: list[subprocess.Popen[bytes]] = []
+    logs = []
+    try:
+        log = open(tmp_path / "master.log", "wb")  # noqa: SIM115 - closed below
+        logs.append(log)
+        master = subprocess.Popen(
+            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+             "--port", str(port), "--webui-port", str(free_port())],
+            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
+        procs.append(master)
+        wait_port(port, master)
+        url = f"spark://127.0.0.1:{port}"
+        for i in range(2):
+            work = tmp_path / f"worker-{i}"
+            work.mkdir()
+            log = open(tmp_path / f"worker-{i}.log", "wb")  # noqa: SIM115 - closed below
+            logs.append(log)
+            procs.append(subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                 "--cores", "1", "--memory", "1G", "--work-dir", str(work),
+                 "--webui-port", str(free_port()), url],
+                env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work))
+        deadline = time.monotonic() + 60
+        while (tmp_path / "master.log").read_bytes().count(b"Registering worker") < 2:
+            assert time.monotonic() < deadline, (tmp_path / "master.log").read_text()[-3000:]
+            time.sleep(0.3)
+        yield url
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        for log in logs:
+            log.close()
+
+
+def pipeline(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "coordinator", "pipeline", *args],
+                          capture_output=True, text=True, timeout=600, cwd=cwd)
+
+
+def rows(output: Path, name: str) -> list[tuple[Any, ...]]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(output / name)
+    columns = sorted(table.column_names)
+    data = table.select(columns).to_pylist()
+    return sorted(tuple(repr(r[c]) for c in columns) for r in data)
+
+
+def test_pipeline_on_a_standalone_cluster_equals_local_mode(
+    standalone: str, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    write_log(str(data), groups=3, steps=40)
+    executor_python = sys._base_executable  # type: ignore[attr-defined]
+    site_packages = site.getsitepackages()[0]
+    probe = subprocess.run([executor_python, "-c", "import storage"], capture_output=True,
+                           env={**os.environ, "PYTHONPATH": site_packages}, cwd=tmp_path)
+    assert probe.returncode != 0, "the executors' Python must not see kcoord's code"
+
+    elsewhere = tmp_path / "driver"
+    elsewhere.mkdir()
+    cluster = pipeline(
+        "--input", str(data), "--output", str(tmp_path / "cluster"), "--master", standalone,
+        "--conf", "spark.driver.host=127.0.0.1",
+        "--conf", f"spark.pyspark.python={executor_python}",
+        "--conf", f"spark.executorEnv.PYTHONPATH={site_packages}",
+        "--conf", "spark.executor.memory=512m", "--conf", "spark.cores.max=2",
+        cwd=elsewhere)
+    assert cluster.returncode == 0, cluster.stderr[-4000:]
+    assert "checking the executors" in cluster.stderr
+    local = pipeline("--input", str(data), "--output", str(tmp_path / "local"), "-q",
+                     cwd=elsewhere)
+    assert local.returncode == 0, local.stderr[-4000:]
+    for name in DATASETS:
+        assert rows(tmp_path / "cluster", name) == rows(tmp_path / "local", name), name
+    # No executor ran in the driver's directory or in the other worker's: each worker's
+    # own working directory holds its application's files.
+    for i in range(2):
+        assert any((tmp_path / f"worker-{i}").iterdir())
+
+
+def test_an_executor_missing_a_requirement_is_named_before_the_job(
+    standalone: str, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    write_log(str(data), groups=1, steps=5)
+    # The executors' path has pyspark and pyarrow but not crc32c.
+    partial = tmp_path / "partial-site"
+    partial.mkdir()
+    site_packages = Path(site.getsitepackages()[0])
+    for entry in site_packages.iterdir():
+        if not entry.name.startswith(("crc32c", "_crc32c")):
+            (partial / entry.name).symlink_to(entry)
+    result = pipeline(
+        "--input", str(data), "--output", str(tmp_path / "out"), "--master", standalone,
+        "--conf", "spark.driver.host=127.0.0.1",
+        "--conf", f"spark.pyspark.python={sys._base_executable}",  # type: ignore[attr-defined]
+        "--conf", f"spark.executorEnv.PYTHONPATH={partial}",
+        "--conf", "spark.executor.memory=512m",
+        cwd=tmp_path)
+    assert result.returncode == 1
+    assert "cannot import crc32c" in result.stderr
+    assert "pip install 'crc32c'" in result.stderr
+    assert not (tmp_path / "out" / "offsets_latest").exists()
+    shutil.rmtree(tmp_path / "out", ignore_errors=True)
