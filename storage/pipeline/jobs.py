@@ -465,7 +465,10 @@ def groups_summary(df: DataFrame, rebalance_df: DataFrame, latest: DataFrame) ->
         F.coalesce("incarnations", F.lit(1)).alias("incarnations"),
         F.coalesce("generations", F.lit(0)).alias("generations"),
         F.coalesce("rebalances", F.lit(0)).alias("rebalances"),
-        F.when(hours > 0, F.coalesce("rebalances", F.lit(0)) / hours).alias("rebalances_per_hour"),
+        # A rate per hour only from at least an hour of the group's life: a few seconds
+        # would extrapolate one rebalance into hundreds per hour.
+        F.when(hours >= 1, F.coalesce("rebalances", F.lit(0)) / hours).alias(
+            "rebalances_per_hour"),
         "p50_rebalance_ms",
         "p95_rebalance_ms",
         F.coalesce("members_seen", F.lit(0)).alias("members_seen"),

@@ -67,15 +67,17 @@ def draw_plots(data: ReportData, out_dir: str) -> dict[str, str]:
             counts[k][trig] = counts[k].get(trig, 0) + 1
     fig, ax = plt.subplots(figsize=(8, max(2.2, 0.38 * len(keys) + 1)))
     left = [0] * len(keys)
+    drawn = False
     for trig in TRIGGER_ORDER:
         values = [counts[k].get(trig, 0) for k in keys]
         if any(values):
             ax.barh(labels, values, left=left, color=TRIGGER_COLORS[trig], label=trig)
             left = [a + b for a, b in zip(left, values, strict=True)]
+            drawn = True
     ax.invert_yaxis()
     ax.set_xlabel("rebalances (completed generations)")
     ax.set_title("Rebalances per group, by trigger")
-    if keys:
+    if drawn:  # a legend without labelled bars is matplotlib's "No artists" warning
         ax.legend(loc="lower right", frameon=False)
     save(fig, "rebalances_by_trigger.png", "Rebalances per group, by trigger")
 
@@ -84,6 +86,7 @@ def draw_plots(data: ReportData, out_dir: str) -> dict[str, str]:
     fig, ax = plt.subplots(figsize=(10, max(2.4, 0.42 * len(keys) + 1.2)))
     row = {k: i for i, k in enumerate(keys)}
     seen: set[str] = set()
+    lives = 0
     for g in top:
         if g["first_seen"] is not None and g["last_seen"] is not None:
             y = row[(g["data_dir"], g["group"])]
@@ -94,7 +97,9 @@ def draw_plots(data: ReportData, out_dir: str) -> dict[str, str]:
                 lw=6,
                 solid_capstyle="butt",
                 zorder=1,
+                label=None if lives else "group's life (first to last record)",
             )
+            lives += 1
     for r in data.rebalances:
         k = (r["data_dir"], r["group"])
         if k not in row or r["end_ms"] is None:
@@ -125,7 +130,7 @@ def draw_plots(data: ReportData, out_dir: str) -> dict[str, str]:
     ax.set_ylim(len(labels) - 0.5, -0.5)
     _date_axis(ax)
     ax.set_title("Rebalance timeline (each mark: a new generation; bar: the rebalance)")
-    if seen:
+    if seen or lives:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     save(fig, "rebalance_timeline.png", "Rebalance timeline")
 
@@ -148,9 +153,12 @@ def draw_plots(data: ReportData, out_dir: str) -> dict[str, str]:
         every = sorted(v for vs in by_trig.values() for v in vs)
         p50 = every[len(every) // 2]
         p95 = every[min(len(every) - 1, int(len(every) * 0.95))]
-        for value, name in ((p50, "p50"), (p95, "p95")):
+        # The two labels at different heights (x in data, y in axes coordinates), so they
+        # never overlap however close p50 and p95 are.
+        for value, name, height in ((p50, "p50", 0.97), (p95, "p95", 0.86)):
             ax.axvline(value, color="#212529", ls="--", lw=1)
-            ax.text(value, ax.get_ylim()[1] * 0.95, f" {name} {value:.2f}s", va="top")
+            ax.text(value, height, f" {name} {value:.2f}s", va="top",
+                    transform=ax.get_xaxis_transform())
     else:
         ax.text(0.5, 0.5, "no rebalance events", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("rebalance duration (s): rebalance_start to rebalance_end")
