@@ -109,12 +109,32 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def list_groups(conn: _Connection) -> list[str]:
+def _list_on(conn: _Connection) -> set[str]:
     version = conn.version(16, 4) or 0
     answer = conn.call(16, version, {"states_filter": [], "types_filter": []})
     if answer.error_code:
-        raise _Failure(f"ListGroups answered error {answer.error_code}")
-    return sorted(g.group_id for g in answer.groups)
+        raise _Failure(f"ListGroups on {conn.where} answered error {answer.error_code}")
+    return {g.group_id for g in answer.groups}
+
+
+def list_groups(conn: _Connection) -> list[str]:
+    """Every group of the cluster: each broker lists the groups it coordinates, so every
+    broker Metadata names is asked (as Kafka's AdminClient does)."""
+    metadata = conn.call(3, conn.version(3, 9) or 1, {
+        "topics": [], "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": False,
+        "include_topic_authorized_operations": False})
+    brokers = sorted({(b.host, b.port) for b in metadata.brokers})
+    groups = _list_on(conn)
+    for host, port in brokers:
+        if f"{host}:{port}" == conn.where:
+            continue
+        other = _Connection(host, port)
+        try:
+            groups |= _list_on(other)
+        finally:
+            other.close()
+    return sorted(groups)
 
 
 def _coordinator(conn: _Connection, group: str) -> tuple[str, int]:

@@ -79,3 +79,31 @@ def test_unknown_group_bad_broker_and_bad_arguments(start_kcoord: Any) -> None:
     for bad in (["groups"], ["groups", "describe"], ["groups", "list", "--bootstrap", "x"]):
         result = kcoord(*bad)
         assert result.returncode == 2 and result.stderr.count("\n") == 1, (bad, result.stderr)
+
+
+def test_list_asks_every_broker(tmp_path: Any) -> None:
+    """With several brokers each one lists only the groups it coordinates (Kafka's
+    ListGroups); ``kcoord groups list`` asks every broker Metadata names, so a group on any
+    broker shows up, whichever broker is the bootstrap. Describe finds the coordinator."""
+    from coordinator.testing.double import KcoordServer
+    from coordinator.txn.placement import partition_for
+
+    groups = [next(g for g in (f"cli-{node}-{i}" for i in range(200))
+                   if partition_for(g, 50) % 3 == node) for node in range(3)]
+    with KcoordServer(data_dir=str(tmp_path), brokers=3, topics={"t": 1}) as server:
+        for group in groups:
+            consumer = confluent_kafka.Consumer({"bootstrap.servers": server.bootstrap,
+                                                 "group.id": group})
+            try:
+                consumer.commit(offsets=[confluent_kafka.TopicPartition("t", 0, 0)],
+                                asynchronous=False)
+            finally:
+                consumer.close()
+        assert {server.coordinator_of(g) for g in groups} == {0, 1, 2}
+        for bootstrap in server.bootstraps:
+            listed = kcoord("groups", "list", "--bootstrap", bootstrap)
+            assert listed.returncode == 0, listed.stderr
+            assert listed.stdout.split() == sorted(groups)
+        described = kcoord("groups", "describe", groups[2], "--bootstrap", server.bootstrap)
+        assert described.returncode == 0, described.stderr
+        assert [row["PARTITION"] for row in table(described.stdout)] == ["0"]
