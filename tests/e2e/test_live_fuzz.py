@@ -1,0 +1,200 @@
+"""A live server under fuzzing (issue 15): more than 100,000 mutated frames of every API
+kcoord decodes, admin APIs included, sent over many connections to a real ``kcoord serve``
+while a healthy kafka-python group consumes and commits beside them.
+
+Asserted: the server is still up and answering, wrote no traceback, kept its peak RSS
+bounded, and every commit the healthy group got acknowledged is there to read afterwards.
+
+Slow (about ten seconds, with a server start): ``pytest -m slow tests/e2e/test_live_fuzz.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import socket
+import struct
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_support import KcoordProcess, raw_request
+from kafka import KafkaConsumer, KafkaProducer
+
+import wire
+
+pytestmark = pytest.mark.slow
+
+FRAMES = 100_000
+CONNECTIONS = 8
+FRAMES_PER_CONNECTION = 500
+TOPIC, GROUP = "healthy-topic-7f3a", "healthy-group-7f3a"
+PEAK_RSS_BOUND = 512 * 2**20
+
+
+def seed_frames() -> list[bytes]:
+    """A sample request of every (api, version) with every field set (the wire fuzz
+    tests' seeds), and one with every field at its default."""
+    path = Path(__file__).resolve().parents[1] / "wire" / "fixtures" / "samples.py"
+    spec = importlib.util.spec_from_file_location("wire_samples_for_live_fuzz", path)
+    assert spec is not None and spec.loader is not None
+    samples: Any = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(samples)
+    seeds = [frame for _, frame in samples.sample_request_frames()]
+    for key, version in samples.all_api_versions():
+        seeds.append(wire.encode_request(key, version, 7, "fuzz", {}))
+    return seeds
+
+
+def mutate(rng: random.Random, seeds: list[bytes]) -> bytes:
+    """One mutated frame; its size prefix matches what follows it (a prefix promising more
+    would only park the connection until the frame deadline)."""
+    payload = bytearray(rng.choice(seeds)[4:])
+    for _ in range(rng.randint(1, 4)):
+        op = rng.choice(("flip", "set", "insert", "delete", "truncate", "count", "splice"))
+        n = len(payload)
+        if n <= 8 and op not in ("insert", "splice"):
+            op = "insert"
+        if op == "flip":
+            payload[rng.randrange(8, n)] ^= 1 << rng.randrange(8)
+        elif op == "set":
+            payload[rng.randrange(8, n)] = rng.choice((0, 1, 0x7F, 0x80, 0xFE, 0xFF))
+        elif op == "insert":
+            i = rng.randint(min(8, n), n)
+            payload[i:i] = rng.randbytes(rng.randint(1, 8))
+        elif op == "delete":
+            i = rng.randrange(8, n)
+            del payload[i:i + rng.randint(1, 8)]
+        elif op == "truncate":
+            del payload[rng.randrange(8, n):]
+        elif op == "count":  # a length or count field claiming too much or too little
+            i = rng.randrange(8, n)
+            value = rng.choice((-1, 0, 2**31 - 1, 2**15 - 1, 0x7FFFFFFF, rng.randrange(2**31)))
+            payload[i:i + 4] = struct.pack(">i", value)
+        else:
+            other = rng.choice(seeds)[4:]
+            i = rng.randint(min(8, n), n)
+            payload[i:] = other[rng.randrange(len(other)):]
+    return struct.pack(">i", len(payload)) + bytes(payload)
+
+
+def fuzz(port: int, seed: int, frames: int, sent: list[int]) -> None:
+    """Send ``frames`` mutated frames, FRAMES_PER_CONNECTION per connection, draining
+    whatever comes back; a connection the server closes is replaced."""
+    rng = random.Random(seed)
+    seeds = seed_frames()
+    done = 0
+    while done < frames:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.setblocking(False)
+            for _ in range(FRAMES_PER_CONNECTION):
+                data = mutate(rng, seeds)
+                try:
+                    sock.sendall(data)
+                except (BlockingIOError, OSError):
+                    break  # closed by the server (or its buffer full): a new connection
+                done += 1
+                if _closed(sock):
+                    connections_closed[0] += 1
+                    break
+    sent.append(done)
+
+
+connections_closed = [0]
+
+
+def _closed(sock: socket.socket) -> bool:
+    """Drain what the server answered; True once it closed the connection."""
+    try:
+        while True:
+            if not sock.recv(1 << 16):
+                return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def peak_rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
+def test_a_live_server_survives_100000_mutated_frames(tmp_path: Path) -> None:
+    server = KcoordProcess(tmp_path / "data", topics=[f"{TOPIC}:4"], fsync="interval")
+    server.start()
+    stop = threading.Event()
+    acked: dict[int, int] = {}
+    failures: list[BaseException] = []
+
+    def produce() -> None:
+        producer = KafkaProducer(bootstrap_servers=server.bootstrap)
+        i = 0
+        while not stop.is_set():
+            producer.send(TOPIC, f"h{i}".encode(), partition=i % 4)
+            i += 1
+            time.sleep(0.002)
+        producer.flush(10)
+        producer.close()
+
+    def consume() -> None:
+        consumer = KafkaConsumer(TOPIC, bootstrap_servers=server.bootstrap, group_id=GROUP,
+                                 enable_auto_commit=False, auto_offset_reset="earliest",
+                                 session_timeout_ms=10000, heartbeat_interval_ms=1000)
+        try:
+            while not stop.is_set():
+                batch = consumer.poll(timeout_ms=1000)
+                if not batch:
+                    continue
+                ends = {tp.partition: msgs[-1].offset + 1 for tp, msgs in batch.items()}
+                try:
+                    consumer.commit()
+                except Exception as exc:  # a failed commit: the test fails below
+                    failures.append(exc)
+                    continue
+                for partition, end in ends.items():
+                    acked[partition] = max(acked.get(partition, 0), end)
+        finally:
+            consumer.close()
+
+    healthy = [threading.Thread(target=produce), threading.Thread(target=consume)]
+    try:
+        for thread in healthy:
+            thread.start()
+        sent: list[int] = []
+        fuzzers = [threading.Thread(target=fuzz, args=(server.port, seed,
+                                                        FRAMES // CONNECTIONS, sent))
+                   for seed in range(CONNECTIONS)]
+        for thread in fuzzers:
+            thread.start()
+        for thread in fuzzers:
+            thread.join(600)
+        assert sum(sent) >= FRAMES
+        # Most mutated frames are refused and their connection closed: many connections.
+        assert connections_closed[0] > FRAMES // FRAMES_PER_CONNECTION
+        time.sleep(3)  # the healthy group goes on committing after the storm
+        stop.set()
+        for thread in healthy:
+            thread.join(60)
+
+        assert server.proc is not None and server.proc.poll() is None, server.stderr()
+        assert raw_request(server.bootstrap, 18, 3, {"client_software_name": "fuzz",
+                                                     "client_software_version": "1"}
+                           ).error_code == 0
+        assert peak_rss(server.proc.pid) < PEAK_RSS_BOUND
+        assert failures == []
+        assert sum(acked.values()) > 0, "the healthy group never committed"
+        fetched = raw_request(server.bootstrap, 9, 7, {
+            "group_id": GROUP, "require_stable": False,
+            "topics": [{"name": TOPIC, "partition_indexes": [0, 1, 2, 3]}]})
+        committed = {p.partition_index: p.committed_offset for p in fetched.topics[0].partitions}
+        for partition, end in acked.items():
+            assert committed[partition] >= end, (partition, committed, acked)
+    finally:
+        stop.set()
+        server.kill()
+    assert "Traceback" not in server.stderr_path.read_text()
