@@ -185,7 +185,11 @@ def test_a_live_server_survives_100000_mutated_frames(tmp_path: Path) -> None:
         assert raw_request(server.bootstrap, 18, 3, {"client_software_name": "fuzz",
                                                      "client_software_version": "1"}
                            ).error_code == 0
-        assert peak_rss(server.proc.pid) < PEAK_RSS_BOUND
+        peak = peak_rss(server.proc.pid)
+        print(f"live fuzz: {sum(sent):,} frames, {connections_closed[0]:,} connections "
+              f"closed by the server, peak RSS {peak / 2**20:.0f} MiB, "
+              f"{sum(acked.values()):,} records' commits acknowledged")
+        assert peak < PEAK_RSS_BOUND
         assert failures == []
         assert sum(acked.values()) > 0, "the healthy group never committed"
         fetched = raw_request(server.bootstrap, 9, 7, {
