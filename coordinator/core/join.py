@@ -18,6 +18,7 @@ from coordinator.core.consumer_records import drop_empty_consumer_group
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.errors import CoordinatorStateError
 from coordinator.core.group import ClassicGroup, Member, Protocols
+from coordinator.core.group_size import MAX_GROUP_RECORD_BYTES, joined_record_bytes
 from coordinator.core.messages import (
     JoinGroupRequest,
     RequestContext,
@@ -121,10 +122,16 @@ def _join_group(
             return
         drop_empty_consumer_group(engine, consumer_group, fx)
     group = engine.groups.get(group_id)
+    if group is None and not is_unknown:
+        _error(token, req["member_id"], ErrorCode.UNKNOWN_MEMBER_ID, fx)
+        return
+    if joined_record_bytes(group, req["member_id"], req["group_instance_id"],
+                           ctx.client_id or "", ctx.client_host,
+                           _protocols(req)) > MAX_GROUP_RECORD_BYTES:
+        # The group's record could no longer be stored (group_size.py).
+        _error(token, req["member_id"], ErrorCode.MESSAGE_TOO_LARGE, fx)
+        return
     if group is None:
-        if not is_unknown:
-            _error(token, req["member_id"], ErrorCode.UNKNOWN_MEMBER_ID, fx)
-            return
         group = ClassicGroup(group_id, EMPTY, now_ms)
         engine.groups[group_id] = group
 

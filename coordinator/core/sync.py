@@ -11,6 +11,7 @@ from __future__ import annotations
 from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.group import ClassicGroup
+from coordinator.core.group_size import MAX_GROUP_RECORD_BYTES, group_record_bytes
 from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
     RequestContext,
@@ -85,6 +86,14 @@ def _sync_group(
                 assignment[a["member_id"]] = bytes(a["assignment"])
             for other_id in group.members:
                 assignment.setdefault(other_id, b"")
+            if group_record_bytes(group, assignment) > MAX_GROUP_RECORD_BYTES:
+                # An assignment the log could not store (group_size.py): every member
+                # awaiting it gets MESSAGE_TOO_LARGE, and the group rebalances.
+                engine.reset_and_propagate_assignment_error(
+                    group, ErrorCode.MESSAGE_TOO_LARGE, now_ms, fx)
+                engine.maybe_prepare_rebalance(
+                    group, now_ms, f"assignment from {member_id} too large to store", fx)
+                return
             # The group stays CompletingRebalance until the assignment is in the log.
             engine.store_group(group, assignment, fx)
             fx.after_append(_StoredAssignment(engine, group, generation, member_id, assignment))
