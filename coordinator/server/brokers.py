@@ -117,15 +117,21 @@ class BrokerSet:
                         "preferred replicas", self.state_path)
 
     def _save(self) -> None:
-        """Write the cluster state atomically (a few hundred bytes, on each control)."""
+        """Write the cluster state atomically (a few hundred bytes, on each control). A
+        failed write is reported, not raised: the control has taken effect, and only the
+        next restart's leader epochs depend on the file."""
         if self.state_path is None:
             return
         tmp = self.state_path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self.cluster.state(), f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.state_path)
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(self.cluster.state(), f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.state_path)
+        except OSError as exc:
+            log.warning("cannot write %s (%s): after a restart leadership starts from the "
+                        "preferred replicas", self.state_path, exc.strerror or exc)
 
     # ------------------------------------------------------------------ controls
 

@@ -90,3 +90,22 @@ def test_leadership_and_epochs_survive_a_restart(kcoord: KcoordServer) -> None:
     assert kcoord.coordinator_of("g") == 2
     kcoord.elect_preferred_leaders()
     assert leaders(kcoord.bootstrap, "t") == [(0, 0), (1, 2), (2, 0)]
+
+
+def test_an_unwritable_cluster_state_does_not_stop_the_controls(
+    tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``cluster.json`` is a convenience for leader epochs across restarts: when it cannot
+    be read or written (here a directory stands in its place) the controls still work,
+    and the failure is reported."""
+    data_dir = tmp_path / "data"
+    (data_dir / "cluster.json").mkdir(parents=True)
+    with (caplog.at_level("WARNING", logger="coordinator.server.brokers"),
+          KcoordServer(data_dir=str(data_dir), brokers=2) as server):
+        assert server.stop_broker(1)["node_id"] == 1
+        assert not reachable(server.bootstraps[1])
+        server.start_broker(1)
+        assert reachable(server.bootstraps[1])
+    messages = " ".join(r.getMessage() for r in caplog.records)
+    assert "cluster.json unreadable" in messages
+    assert "cannot write" in messages
