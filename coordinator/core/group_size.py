@@ -43,6 +43,12 @@ def _subscription(protocols: Protocols, chosen: str | None) -> int:
     return max((len(metadata) for _, metadata in protocols), default=0)
 
 
+def _own_fields(group: ClassicGroup) -> int:
+    """The group's fields of its record, without the members."""
+    return (_GROUP_FIXED + len((group.protocol_type or "").encode())
+            + len((group.protocol_name or "").encode()) + len((group.leader_id or "").encode()))
+
+
 def _others(group: ClassicGroup, skip: str, assignment: Mapping[str, bytes] | None) -> int:
     total = 0
     for member_id, member in group.members.items():
@@ -63,9 +69,7 @@ def joined_record_bytes(group: ClassicGroup | None, member_id: str, instance_id:
     base = _GROUP_FIXED
     current = None
     if group is not None:
-        base += len((group.protocol_type or "").encode()) + len(
-            (group.protocol_name or "").encode()) + len((group.leader_id or "").encode())
-        base += _others(group, member_id, None)
+        base = _own_fields(group) + _others(group, member_id, None)
         current = group.members.get(member_id)
     assigned = len(current.assignment) if current is not None else 0
     # The protocol is chosen again in the rebalance this join starts: count the largest.
@@ -75,6 +79,4 @@ def joined_record_bytes(group: ClassicGroup | None, member_id: str, instance_id:
 
 def group_record_bytes(group: ClassicGroup, assignment: Mapping[str, bytes]) -> int:
     """The record a leader's SyncGroup with ``assignment`` would store."""
-    return (_GROUP_FIXED + len((group.protocol_type or "").encode())
-            + len((group.protocol_name or "").encode()) + len((group.leader_id or "").encode())
-            + _others(group, "", assignment))
+    return _own_fields(group) + _others(group, "", assignment)

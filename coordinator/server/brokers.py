@@ -167,9 +167,7 @@ class BrokerSet:
 
     async def start(self, node_id: int) -> dict[str, Any]:
         """Start broker ``node_id`` again on its port."""
-        self.cluster.check_node(node_id)
-        if node_id in self.cluster.live:
-            self.cluster.start(node_id, ())  # raises: already running
+        self.cluster.check_stopped(node_id)  # before binding its port again
         assert self._nursery is not None
         listeners = await trio.open_tcp_listeners(self.ports[node_id], host=self.bind_host)
         self.cluster.start(node_id, self._partitions())

@@ -206,11 +206,16 @@ class Cluster:
                         moved.append(partition)
         return moved
 
-    def start(self, node_id: int, partitions: Iterable[Placed]) -> None:
-        """Bring ``node_id`` back; offline partitions it replicates come back led by it."""
+    def check_stopped(self, node_id: Any) -> int:
+        """``node_id`` if it names a stopped broker (ClusterError otherwise)."""
         self.check_node(node_id)
         if node_id in self.live:
             raise ClusterError(f"broker {node_id} is already running")
+        return int(node_id)
+
+    def start(self, node_id: int, partitions: Iterable[Placed]) -> None:
+        """Bring ``node_id`` back; offline partitions it replicates come back led by it."""
+        self.check_stopped(node_id)
         self.live.add(node_id)
         for topic, partition, factor in partitions:
             leader, epoch = self.leader(topic, partition)

@@ -23,6 +23,25 @@ from wire.registry import ApiSpec, register
 from wire.schema import Field as F
 from wire.schema import Message
 
+# Kafka's commonStructs: the same topic and topic result in the v4+ batched form and the
+# v0-3 client form.
+_TOPIC = (
+    F("name", "string", "0+"),
+    F("partitions", "[]int32", "0+"),
+)
+_TOPIC_RESULT = (
+    F("name", "string", "0+"),
+    F(
+        "results_by_partition",
+        "[]",
+        "0+",
+        fields=(
+            F("partition_index", "int32", "0+"),
+            F("partition_error_code", "int16", "0+"),
+        ),
+    ),
+)
+
 REQUEST = Message(
     "AddPartitionsToTxnRequest",
     api_key=24,
@@ -42,10 +61,7 @@ REQUEST = Message(
                     "topics",
                     "[]",
                     "4+",
-                    fields=(
-                        F("name", "string", "0+"),
-                        F("partitions", "[]int32", "0+"),
-                    ),
+                    fields=_TOPIC,
                 ),
             ),
         ),
@@ -56,10 +72,7 @@ REQUEST = Message(
             "v3_and_below_topics",
             "[]",
             "0-3",
-            fields=(
-                F("name", "string", "0+"),
-                F("partitions", "[]int32", "0+"),
-            ),
+            fields=_TOPIC,
         ),
     ),
 )
@@ -82,18 +95,7 @@ RESPONSE = Message(
                     "topic_results",
                     "[]",
                     "4+",
-                    fields=(
-                        F("name", "string", "0+"),
-                        F(
-                            "results_by_partition",
-                            "[]",
-                            "0+",
-                            fields=(
-                                F("partition_index", "int32", "0+"),
-                                F("partition_error_code", "int16", "0+"),
-                            ),
-                        ),
-                    ),
+                    fields=_TOPIC_RESULT,
                 ),
             ),
         ),
@@ -101,18 +103,7 @@ RESPONSE = Message(
             "results_by_topic_v3_and_below",
             "[]",
             "0-3",
-            fields=(
-                F("name", "string", "0+"),
-                F(
-                    "results_by_partition",
-                    "[]",
-                    "0+",
-                    fields=(
-                        F("partition_index", "int32", "0+"),
-                        F("partition_error_code", "int16", "0+"),
-                    ),
-                ),
-            ),
+            fields=_TOPIC_RESULT,
         ),
     ),
 )
