@@ -20,12 +20,19 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 import wire
+from coordinator.broker import config as broker_config
 from wire import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["advertised_api_versions", "handle"]
+__all__ = ["TRANSACTION_VERSION_FEATURE", "advertised_api_versions", "feature_fields", "handle"]
+
+TRANSACTION_VERSION_FEATURE = "transaction.version"
+_FEATURE_MIN_0_VERSION = 4  # ApiVersions v4: a supported feature may have minimum 0
+#: The features never change while the server runs; Kafka's epoch is the metadata offset of
+#: the last feature change.
+_FINALIZED_FEATURES_EPOCH = 0
 
 _SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
@@ -57,4 +64,22 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         "error_code": ErrorCode.NONE,
         "api_keys": advertised_api_versions(ctx.state.served_api_keys),
         "throttle_time_ms": 0,
+        **feature_fields(broker_config.transaction_version(ctx.state.config),
+                         request.api_version),
     }
+
+
+def feature_fields(transaction_version: int, request_version: int) -> dict[str, Any]:
+    """The feature fields (tagged, v3+): ``transaction.version`` supported 0-2 and finalized
+    at the configured level. As Kafka (KAFKA-17492), a v3 request does not get supported
+    features whose minimum is 0, and a level-0 feature is not finalized (KRaft removes a
+    feature set to 0). Clients read the finalized level to decide on transaction version 2
+    (EndTxn v5, Produce v12, TxnOffsetCommit v5)."""
+    supported = [] if request_version < _FEATURE_MIN_0_VERSION else [
+        {"name": TRANSACTION_VERSION_FEATURE, "min_version": 0,
+         "max_version": broker_config.MAX_TRANSACTION_VERSION}]
+    finalized = [] if transaction_version == 0 else [
+        {"name": TRANSACTION_VERSION_FEATURE, "max_version_level": transaction_version,
+         "min_version_level": transaction_version}]
+    return {"supported_features": supported, "finalized_features": finalized,
+            "finalized_features_epoch": _FINALIZED_FEATURES_EPOCH}

@@ -24,6 +24,7 @@ __all__ = [
     "retention_check_interval_ms",
     "retention_ms",
     "segment_bytes",
+    "transaction_version",
     "validate_broker_config",
 ]
 
@@ -36,6 +37,10 @@ TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms"
 TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms"
 TRANSACTION_ABORT_INTERVAL_MS = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
 TRANSACTION_REMOVE_INTERVAL_MS = "transaction.remove.expired.transaction.cleanup.interval.ms"
+# The finalized level of Kafka's transaction.version feature (0-2; Kafka 4 finalizes 2 on
+# a new cluster). Kafka sets it with kafka-features / kafka-storage format; here a key.
+TRANSACTION_VERSION = "transaction.version"
+MAX_TRANSACTION_VERSION = 2
 # Retention and segments of topic data (a topic's retention.ms / retention.bytes /
 # segment.bytes override them).
 LOG_RETENTION_HOURS = "log.retention.hours"
@@ -60,6 +65,7 @@ BROKER_CONFIG_DEFAULTS: dict[str, str] = {
     TRANSACTIONAL_ID_EXPIRATION_MS: "604800000",
     TRANSACTION_ABORT_INTERVAL_MS: "10000",
     TRANSACTION_REMOVE_INTERVAL_MS: "3600000",
+    TRANSACTION_VERSION: str(MAX_TRANSACTION_VERSION),
     LOG_RETENTION_HOURS: "168",
     LOG_RETENTION_BYTES: "-1",
     LOG_SEGMENT_BYTES: "1073741824",
@@ -74,6 +80,7 @@ _INT_MINIMUM = {
     TRANSACTIONAL_ID_EXPIRATION_MS: 1,
     TRANSACTION_ABORT_INTERVAL_MS: 1,
     TRANSACTION_REMOVE_INTERVAL_MS: 1,
+    TRANSACTION_VERSION: 0,
     LOG_RETENTION_HOURS: -1,
     LOG_RETENTION_MINUTES: -1,
     LOG_RETENTION_MS: -1,
@@ -101,6 +108,10 @@ def _parse_int(key: str, value: str) -> int:
     minimum = _INT_MINIMUM[key]
     if not minimum <= number <= (_INT64_MAX if key in _LONG_KEYS else _INT32_MAX):
         raise ValueError(f"invalid value {value!r} for {key}: must be at least {minimum}")
+    if key == TRANSACTION_VERSION and number > MAX_TRANSACTION_VERSION:
+        raise ValueError(
+            f"invalid value {value!r} for {key}: the levels are 0 to {MAX_TRANSACTION_VERSION}"
+        )
     return number
 
 
@@ -131,6 +142,11 @@ def auto_create_topics_enable(config: Mapping[str, str]) -> bool:
 def num_partitions(config: Mapping[str, str]) -> int:
     """``num.partitions``: partitions of auto-created topics and of CreateTopics with -1."""
     return _parse_int(NUM_PARTITIONS, _get(config, NUM_PARTITIONS))
+
+
+def transaction_version(config: Mapping[str, str]) -> int:
+    """``transaction.version``: the finalized TransactionVersion feature level."""
+    return _parse_int(TRANSACTION_VERSION, _get(config, TRANSACTION_VERSION))
 
 
 def message_max_bytes(config: Mapping[str, str]) -> int:

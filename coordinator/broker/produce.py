@@ -13,13 +13,18 @@ Transactional batches without a ``transactional_id`` are
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the whole request (as Kafka). With one, a batch
 that would open a transaction on a partition the transaction coordinator does not have in
 the producer's transaction is INVALID_TXN_STATE (Kafka's transaction verification,
-``transaction.partition.verification.enable``, on by default).
+``transaction.partition.verification.enable``, on by default). From v12 (KIP-890 part 2,
+a transaction-version-2 client) such a partition is added to the transaction first, as
+Kafka's broker does with AddPartitionsToTxn v5 (``addPartition``): the coordinator's
+errors answer the partition, PRODUCER_FENCED as INVALID_PRODUCER_EPOCH and the retriable
+coordinator errors as NOT_ENOUGH_REPLICAS (``ReplicaManager``'s translation).
 
 ``acks=0`` appends and returns None: Kafka sends no response.
 """
 
 from __future__ import annotations
 
+import struct
 from typing import TYPE_CHECKING, Any
 
 import wire
@@ -39,7 +44,15 @@ if TYPE_CHECKING:
 __all__ = ["handle"]
 
 _TOPIC_ID_VERSION = 13
+_IMPLICIT_ADD_VERSION = 12  # KIP-890 part 2: the broker adds the partition to the txn
+#: Coordinator errors a producer may not retry well, answered as NOT_ENOUGH_REPLICAS.
+_RETRIABLE_AS = dict.fromkeys(
+    (ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+     ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR),
+    ErrorCode.NOT_ENOUGH_REPLICAS,
+)
 _ATTRIBUTES_AT = 21
+_PRODUCER_AT = 43  # the first batch's producer id (int64), then its epoch (int16)
 _VALID_ACKS = (-1, 0, 1)
 
 
@@ -58,6 +71,47 @@ def _is_transactional(records: bytes | None) -> bool:
     if not records or len(records) < _ATTRIBUTES_AT + 2:
         return False
     return bool(int.from_bytes(records[_ATTRIBUTES_AT : _ATTRIBUTES_AT + 2]) & ATTR_TRANSACTIONAL)
+
+
+def _transactional_producer(records: bytes | None) -> tuple[int, int] | None:
+    """(producer id, epoch) of a transactional batch; None for others and unreadable ones
+    (the append reports those)."""
+    if not _is_transactional(records) or len(records or b"") < _PRODUCER_AT + 10:
+        return None
+    assert records is not None
+    producer_id, epoch = struct.unpack_from(">qh", records, _PRODUCER_AT)
+    return producer_id, epoch
+
+
+async def _add_partitions_implicitly(
+    ctx: RequestContext, body: Any, store: Any
+) -> dict[TopicPartition, ErrorCode]:
+    """Produce v12+: add each transactional batch's partition its transaction does not hold
+    yet (one call for the request, as Kafka's broker does); the partitions refused."""
+    runtime = transactions_of(ctx)
+    txn_id = body.transactional_id
+    if runtime is None or txn_id is None:
+        return {}
+    wanted: list[TopicPartition] = []
+    producer: tuple[int, int] | None = None
+    for topic_data in body.topic_data:
+        by_id = ctx.api_version >= _TOPIC_ID_VERSION
+        topic = store.by_id(topic_data.topic_id) if by_id else store.get(topic_data.name)
+        for data in topic_data.partition_data:
+            batch_producer = _transactional_producer(data.records)
+            if topic is None or batch_producer is None or topic.partition(data.index) is None:
+                continue
+            if leadership_error(ctx, topic.name, data.index) is not None:
+                continue
+            tp = TopicPartition(topic.name, data.index)
+            if not runtime.in_transaction(txn_id, *batch_producer, tp):
+                wanted.append(tp)
+                producer = batch_producer
+    if not wanted or producer is None:
+        return {}
+    errors = await runtime.add_partitions_implicitly(txn_id, *producer, wanted)
+    return {tp: _RETRIABLE_AS.get(code, code) for tp, code in errors.items()
+            if code != ErrorCode.NONE}
 
 
 def _append(
@@ -117,6 +171,9 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     ):
         whole_request_error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 
+    refused: dict[TopicPartition, ErrorCode] = {}
+    if whole_request_error is None and version >= _IMPLICIT_ADD_VERSION:
+        refused = await _add_partitions_implicitly(ctx, body, store)
     responses: list[dict[str, Any]] = []
     for topic_data in body.topic_data:
         if version >= _TOPIC_ID_VERSION:
@@ -131,6 +188,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                 partitions.append(_failed(data.index, whole_request_error))
             elif topic is None:
                 partitions.append(_failed(data.index, unknown))
+            elif (refusal := refused.get(TopicPartition(topic.name, data.index))) is not None:
+                partitions.append(_failed(data.index, refusal))
             else:
                 partitions.append(
                     _append(ctx, topic, data.index, data.records, body.transactional_id,

@@ -1,7 +1,9 @@
 """The transaction APIs between the wire and the transaction runtime: InitProducerId for a
-transactional id (22), AddPartitionsToTxn v0-3 (24), AddOffsetsToTxn (25), EndTxn (26),
-TxnOffsetCommit (28, through the group coordinator, as in Kafka), and the admin APIs
-DescribeTransactions (65) and ListTransactions (66).
+transactional id (22), AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26; v5 is a
+transaction-version-2 client's, answered with its new producer id and epoch),
+TxnOffsetCommit (28, through the group coordinator, as in Kafka; v5 adds the group's
+offsets partition to the transaction itself),
+and the admin APIs DescribeTransactions (65) and ListTransactions (66).
 
 A server without a transaction runtime (no topic store) answers the coordinator APIs with
 COORDINATOR_NOT_AVAILABLE, Kafka's answer while ``__transaction_state`` is unavailable.
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import wire
 from coordinator.core.txn_offsets import handle_txn_offset_commit
 from coordinator.server.group_apis import TopicView
-from coordinator.txn import TopicPartition
+from coordinator.txn import OFFSETS_TOPIC, TopicPartition, partition_for
 from coordinator.txn.messages import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from coordinator.server.txn_runtime import TransactionRuntime
 
 _BATCHED_TXN_VERSION = 4  # AddPartitionsToTxn v4+: several transactions, from brokers
+_IMPLICIT_ADD_OFFSETS_VERSION = 5  # TxnOffsetCommit v5+: may add the offsets partition
 
 __all__ = [
     "add_offsets_to_txn",
@@ -159,7 +162,9 @@ async def end_txn(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str
         version=request.api_version,
     )
     response = await runtime.call(runtime.coordinator.end_txn, req)
-    return {"throttle_time_ms": 0, "error_code": response.error_code}
+    # v5 (transaction version 2) answers the id and epoch the producer continues with.
+    return {"throttle_time_ms": 0, "error_code": response.error_code,
+            "producer_id": response.producer_id, "producer_epoch": response.producer_epoch}
 
 
 async def txn_offset_commit(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
@@ -182,6 +187,15 @@ async def txn_offset_commit(ctx: RequestContext, request: wire.DecodedRequest) -
         if good:
             valid.append({"name": topic["name"], "partitions": good})
     topics: list[dict[str, Any]] = []
+    if valid and request.api_version >= _IMPLICIT_ADD_OFFSETS_VERSION:
+        error = await _add_offsets_implicitly(ctx, body)
+        if error != ErrorCode.NONE:
+            refused.extend(
+                {"name": t["name"], "partitions": [
+                    {"partition_index": p["partition_index"], "error_code": error}
+                    for p in t["partitions"]]}
+                for t in valid)
+            valid = []
     if valid:
         response = await ctx.state.groups.call(
             handle_txn_offset_commit, ctx, {**body, "topics": valid}
@@ -195,6 +209,25 @@ async def txn_offset_commit(ctx: RequestContext, request: wire.DecodedRequest) -
         else:
             same["partitions"].extend(t["partitions"])
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+async def _add_offsets_implicitly(ctx: RequestContext, body: Any) -> ErrorCode:
+    """TxnOffsetCommit v5+ (KIP-890 part 2): the group's ``__consumer_offsets`` partition
+    joins the transaction here, as the AddOffsetsToTxn a transaction-version-2 client no
+    longer sends. As in Kafka the request version decides (``addPartition`` for v5+), not
+    the finalized level: a client sends v5 only once it sees ``transaction.version`` 2."""
+    runtime = transactions_of(ctx)
+    if runtime is None:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    config = runtime.coordinator.config
+    tp = TopicPartition(OFFSETS_TOPIC,
+                        partition_for(body["group_id"], config.offsets_topic_num_partitions))
+    txn_id = body["transactional_id"]
+    producer_id, producer_epoch = body["producer_id"], body["producer_epoch"]
+    if runtime.in_transaction(txn_id, producer_id, producer_epoch, tp):
+        return ErrorCode.NONE
+    errors = await runtime.add_partitions_implicitly(txn_id, producer_id, producer_epoch, [tp])
+    return errors[tp]
 
 
 async def describe_transactions(

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import trio
@@ -52,19 +52,22 @@ from coordinator.txn.log import (
     TransactionLogValue,
     TxnPartitions,
 )
-from coordinator.txn.messages import TxnResponse
+from coordinator.txn.messages import AddPartitionsToTxnRequest, TxnResponse
 from storage.records import (
     Record,
     TransactionStateKey,
     TransactionStateValue,
     TxnTopicPartitions,
 )
+from wire.constants import ErrorCode
 
 __all__ = ["TransactionRuntime", "txn_config"]
 
 log = logging.getLogger(__name__)
 
 RequestT = TypeVar("RequestT")
+#: The AddPartitionsToTxn version a Kafka broker adds partitions with for a TV2 client.
+_IMPLICIT_ADD_VERSION = 5
 #: The request context of the markers the broker itself sends to the group coordinator.
 _MARKER_CONTEXT = LocalContext(api_version=0, client_id="kcoord-txn-marker",
                                client_host="/127.0.0.1")
@@ -75,6 +78,7 @@ _CONFIGURABLE = (
     "transactional_id_expiration_ms",
     "abort_timed_out_transaction_cleanup_interval_ms",
     "remove_expired_transactional_id_cleanup_interval_ms",
+    "transaction_version",
 )
 
 
@@ -113,6 +117,30 @@ class TransactionRuntime:
 
     def _partition_exists(self, tp: TopicPartition) -> bool:
         return tp.topic == OFFSETS_TOPIC or self.topics.has_partition(tp.topic, tp.partition)
+
+    @property
+    def transaction_version(self) -> int:
+        """The finalized ``transaction.version`` feature level."""
+        return self.coordinator.config.transaction_version
+
+    async def add_partitions_implicitly(
+        self, transactional_id: str, producer_id: int, producer_epoch: int,
+        partitions: Sequence[TopicPartition],
+    ) -> dict[TopicPartition, ErrorCode]:
+        """KIP-890 part 2: add ``partitions`` to the producer's transaction on its behalf
+        (the AddPartitionsToTxn v5 a Kafka broker sends for a Produce v12+ or TxnOffsetCommit
+        v5+); the errors as Produce and TxnOffsetCommit answer them: PRODUCER_FENCED is
+        INVALID_PRODUCER_EPOCH (``AddPartitionsToTxnManager``)."""
+        request = AddPartitionsToTxnRequest(
+            transactional_id, producer_id, producer_epoch, tuple(partitions),
+            _IMPLICIT_ADD_VERSION, False,
+        )
+        response = await self.call(self.coordinator.add_partitions_to_txn, request)
+        return {
+            tp: ErrorCode.INVALID_PRODUCER_EPOCH if code == ErrorCode.PRODUCER_FENCED
+            else ErrorCode(code)
+            for tp, code in response.errors.items()
+        }
 
     def in_transaction(
         self, transactional_id: str, producer_id: int, producer_epoch: int, tp: TopicPartition

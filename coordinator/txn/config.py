@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-__all__ = ["KAFKA_CONFIG_NAMES", "PRODUCER_ID_BLOCK_SIZE", "TxnConfig"]
+__all__ = ["KAFKA_CONFIG_NAMES", "MAX_TRANSACTION_VERSION", "PRODUCER_ID_BLOCK_SIZE", "TxnConfig"]
 
 PRODUCER_ID_BLOCK_SIZE = 1000
+MAX_TRANSACTION_VERSION = 2  # TransactionVersion.TV_2, the latest level
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,9 +25,12 @@ class TxnConfig:
     remove_expired_transactional_id_cleanup_interval_ms: int = 3_600_000
     transaction_state_log_num_partitions: int = 50
     offsets_topic_num_partitions: int = 50
-    # transaction.version: 0 writes TransactionLogValue v0; 1 writes v1 (flexible, with
-    # the previous/next producer ids). 2 (epoch bump per transaction) is not served.
-    transaction_version: int = 1
+    # transaction.version, the finalized TransactionVersion feature level: 0 writes
+    # TransactionLogValue v0; 1 and 2 write v1 (flexible, with the previous/next producer
+    # ids); 2 (KIP-890 part 2) also bumps the epoch when the coordinator itself aborts (a
+    # fence, a timeout) and lets Produce v12+ / TxnOffsetCommit v5+ add partitions
+    # implicitly. Kafka 4's default for a new cluster (MetadataVersion 4.0) is 2.
+    transaction_version: int = 2
     broker_id: int = 0
     producer_id_block_size: int = PRODUCER_ID_BLOCK_SIZE
 
@@ -36,8 +40,21 @@ class TxnConfig:
             low = 0 if f.name in ("transaction_version", "broker_id") else 1
             if value < low:
                 raise ValueError(f"{KAFKA_CONFIG_NAMES.get(f.name, f.name)} must be >= {low}")
-        if self.transaction_version > 1:
-            raise ValueError("transaction.version 2 (KIP-890 part 2) is not supported")
+        if self.transaction_version > MAX_TRANSACTION_VERSION:
+            raise ValueError(
+                f"transaction.version must be <= {MAX_TRANSACTION_VERSION} "
+                f"(got {self.transaction_version})"
+            )
+
+    @property
+    def log_value_version(self) -> int:
+        """The TransactionLogValue version written (``transactionLogValueVersion``)."""
+        return 1 if self.transaction_version >= 1 else 0
+
+    @property
+    def supports_epoch_bump(self) -> bool:
+        """Transaction version 2 (``TransactionVersion.supportsEpochBump``)."""
+        return self.transaction_version >= 2
 
 
 KAFKA_CONFIG_NAMES = {

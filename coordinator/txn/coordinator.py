@@ -9,11 +9,19 @@ client answered, ``markers`` emitted) until :meth:`TransactionCoordinator.marker
 reports every marker written and CompleteCommit/CompleteAbort is written. In between, the
 id answers CONCURRENT_TRANSACTIONS.
 
-Followed: ``TransactionCoordinator.scala`` (Kafka 4.0-dev, October 2024) for transaction
-version 0/1 clients (EndTxn v0-4): the version-2 epoch bump per transaction (EndTxn v5,
-KIP-890 part 2) is not served. ``KafkaApis`` parts are included where they decide an
-error: INVALID_REQUEST for a producer id without epoch, PRODUCER_FENCED answered as
-INVALID_PRODUCER_EPOCH to old request versions, unknown partitions in AddPartitionsToTxn.
+Followed: ``TransactionCoordinator.scala`` (Kafka 4.0-dev, October 2024), with transaction
+version 2 (KIP-890 part 2): an EndTxn v5 (``KafkaApis``: version > 4 means the client uses
+TV2) bumps the producer epoch at every commit or abort and answers the new id and epoch;
+when the epoch would pass 32766 a new producer id is allocated (NextProducerId) and the
+completion moves to it at epoch 0; a retry of a completed or completing EndTxn with the
+previous epoch (or, after a rollover, the previous id at epoch 32766) is recognised. The
+coordinator's own aborts (fence, timeout) use the finalized ``transaction.version``, so
+with 2 the abort bumps past the fence's epoch (a fenced producer's retry cannot pass as an
+epoch-bump retry); where that would pass 32767 (a fence at 32766, where Kafka's Short
+overflows) the abort stays at the fence's epoch. ``KafkaApis`` parts are included where
+they decide an error: INVALID_REQUEST for a producer id without epoch, PRODUCER_FENCED
+answered as INVALID_PRODUCER_EPOCH to old request versions, unknown partitions in
+AddPartitionsToTxn.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from collections.abc import Callable, Iterable
 from coordinator.txn.config import TxnConfig
 from coordinator.txn.decisions import (
     check_add_partitions,
+    check_end_txn,
     describe,
     marker_for,
     old_fenced,
@@ -65,6 +74,7 @@ from coordinator.txn.result import (
 from coordinator.txn.state import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
+    SHORT_MAX,
     IllegalTransitionError,
     TopicPartition,
     TransactionMetadata,
@@ -78,6 +88,8 @@ __all__ = ["TransactionCoordinator"]
 
 _S = TransactionState
 _E = ErrorCode
+_LAST_END_TXN_VERSION_BEFORE_TV2 = 4  # EndTxn v5+: the client uses transaction version 2
+_BATCHED_ADD_PARTITIONS_VERSION = 4  # AddPartitionsToTxn v4+: from brokers
 
 
 class TransactionCoordinator:
@@ -187,6 +199,7 @@ class TransactionCoordinator:
                 prepared.producer_epoch,
                 TransactionResult.ABORT,
                 False,
+                self._config.transaction_version,
                 now_ms,
                 fx,
             )
@@ -228,8 +241,17 @@ class TransactionCoordinator:
             )
             fx.reply(token, AddPartitionsToTxnResponse(results))
             return fx.result()
+        # v4+ comes from a broker adding partitions for a TV2 client's Produce v12+ or
+        # TxnOffsetCommit v5+ (``transactionVersionForAddPartitionsToTxn``).
+        client_version = 2 if req.version >= _BATCHED_ADD_PARTITIONS_VERSION else 0
         error = self._add_partitions(
-            req.transactional_id, req.producer_id, req.producer_epoch, set(partitions), now_ms, fx
+            req.transactional_id,
+            req.producer_id,
+            req.producer_epoch,
+            set(partitions),
+            now_ms,
+            fx,
+            client_version,
         )
         error = old_fenced(error, req.version, 2)
         fx.reply(token, AddPartitionsToTxnResponse(tuple((tp, error) for tp in partitions)))
@@ -262,6 +284,7 @@ class TransactionCoordinator:
         partitions: set[TopicPartition],
         now_ms: int,
         fx: Effects,
+        client_version: int = 0,
     ) -> ErrorCode:
         if not txn_id:
             return _E.INVALID_REQUEST
@@ -270,18 +293,28 @@ class TransactionCoordinator:
         if isinstance(checked, ErrorCode):
             return checked
         metadata = checked
-        self._persist(metadata, metadata.prepare_add_partitions(partitions, now_ms), fx)
+        transit = metadata.prepare_add_partitions(partitions, now_ms, client_version)
+        self._persist(metadata, transit, fx)
         return _E.NONE
 
     # ------------------------------------------------------------------ EndTxn
 
     def end_txn(self, req: EndTxnRequest, token: ReplyToken, now_ms: int) -> TxnResult:
         """Commit or abort: PrepareCommit/PrepareAbort is written, the client answered, and
-        the markers emitted; :meth:`markers_written` completes the transaction."""
+        the markers emitted; :meth:`markers_written` completes the transaction. EndTxn v5+
+        comes from a transaction-version-2 client: the epoch is bumped."""
         fx = Effects()
         result = TransactionResult.COMMIT if req.committed else TransactionResult.ABORT
+        client_version = 2 if req.version > _LAST_END_TXN_VERSION_BEFORE_TV2 else 0
         error, producer_id, producer_epoch = self._end_transaction(
-            req.transactional_id, req.producer_id, req.producer_epoch, result, True, now_ms, fx
+            req.transactional_id,
+            req.producer_id,
+            req.producer_epoch,
+            result,
+            True,
+            client_version,
+            now_ms,
+            fx,
         )
         fx.reply(
             token, EndTxnResponse(old_fenced(error, req.version, 2), producer_id, producer_epoch)
@@ -295,11 +328,13 @@ class TransactionCoordinator:
         producer_epoch: int,
         result: TransactionResult,
         from_client: bool,
+        client_version: int,
         now_ms: int,
         fx: Effects,
     ) -> tuple[ErrorCode, int, int]:
         """(error, producer id, producer epoch) of an EndTxn, or of an abort the coordinator
-        starts itself (fence, timeout) with ``from_client`` False and the bumped epoch."""
+        starts itself (fence, timeout) with ``from_client`` False and the bumped epoch.
+        ``client_version`` is the transaction version the end is made with."""
         no_ids = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
         if not txn_id:
             return (_E.INVALID_REQUEST, *no_ids)
@@ -307,31 +342,36 @@ class TransactionCoordinator:
         if isinstance(found, ErrorCode):
             return (found, *no_ids)
         coordinator_epoch, metadata = found
-        if metadata is None or metadata.producer_id != producer_id:
+        if metadata is None:
             return (_E.INVALID_PRODUCER_ID_MAPPING, *no_ids)
         current = (metadata.producer_id, metadata.producer_epoch)
-        # A client must present the current epoch; the coordinator's own abort presents the
-        # epoch it is fencing with, which may be ahead.
-        if producer_epoch < metadata.producer_epoch or (
-            from_client and producer_epoch != metadata.producer_epoch
-        ):
-            return (_E.PRODUCER_FENCED, *no_ids)
+        checked = check_end_txn(metadata, producer_id, producer_epoch, from_client)
+        if checked != _E.NONE:
+            return (checked, *no_ids)
         fencing = metadata.pending_state == _S.PREPARE_EPOCH_FENCE
-        if metadata.pending_transition_in_progress and not fencing:
-            return (_E.CONCURRENT_TRANSACTIONS, *no_ids)
         state, commit = metadata.state, result == TransactionResult.COMMIT
         if state == _S.ONGOING:
             target = _S.PREPARE_COMMIT if commit else _S.PREPARE_ABORT
+            next_producer_id = NO_PRODUCER_ID
+            if client_version >= 2 and not fencing and metadata.is_producer_epoch_exhausted:
+                # The bump reaches the last epoch: the producer moves to a new id at epoch 0
+                # once the markers are written.
+                next_producer_id = self._generate_producer_id(fx)
             if fencing and target == _S.PREPARE_ABORT:
                 # The fence's epoch becomes the producer's epoch with this very abort.
                 metadata.pending_state = None
                 metadata.producer_epoch = producer_epoch
                 metadata.last_producer_epoch = NO_PRODUCER_EPOCH
-            prepared = metadata.prepare_abort_or_commit(target, 0, NO_PRODUCER_ID, now_ms)
+                if producer_epoch >= SHORT_MAX:
+                    client_version = 0  # no room for version 2's bump on top of the fence
+            prepared = metadata.prepare_abort_or_commit(
+                target, client_version, next_producer_id, now_ms
+            )
             self._persist(metadata, prepared, fx)
             completion = metadata.prepare_complete(now_ms)
             self._send_markers(PendingCompletion(coordinator_epoch, metadata, completion), fx)
-            return _E.NONE, metadata.producer_id, metadata.producer_epoch
+            # The id and epoch the producer continues with (a new id after a rollover).
+            return _E.NONE, completion.producer_id, completion.producer_epoch
         if state in (_S.COMPLETE_COMMIT, _S.COMPLETE_ABORT):
             # A retry of an EndTxn that already completed succeeds again, if it agrees.
             if commit == (state == _S.COMPLETE_COMMIT):
@@ -447,6 +487,7 @@ class TransactionCoordinator:
                 fence.producer_epoch,
                 TransactionResult.ABORT,
                 False,
+                self._config.transaction_version,
                 now_ms,
                 fx,
             )
@@ -527,6 +568,6 @@ class TransactionCoordinator:
     ) -> None:
         """Write the transition's record and complete it (the runtime makes the record
         durable before any reply of this Result goes out)."""
-        value = value_from_transit(transit, self._config.transaction_version)
+        value = value_from_transit(transit, self._config.log_value_version)
         fx.records.append(TransactionLogRecord(TransactionLogKey(metadata.transactional_id), value))
         metadata.complete_transition_to(transit)

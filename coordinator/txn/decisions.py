@@ -13,6 +13,7 @@ from coordinator.txn.messages import AddPartitionsToTxnRequest, TransactionDescr
 from coordinator.txn.result import TxnMarker
 from coordinator.txn.state import (
     NO_PRODUCER_EPOCH,
+    SHORT_MAX,
     IllegalTransitionError,
     TopicPartition,
     TransactionMetadata,
@@ -26,6 +27,7 @@ from wire.constants import ErrorCode
 __all__ = [
     "Found",
     "check_add_partitions",
+    "check_end_txn",
     "describe",
     "marker_for",
     "old_fenced",
@@ -90,6 +92,47 @@ def prepare_init_producer_id(
         # again (rotating the producer id if this fence exhausted the epochs).
         return metadata.prepare_fence_producer_epoch()
     raise IllegalTransitionError(f"{metadata.transactional_id} found in state {state.name}")
+
+
+def check_end_txn(
+    metadata: TransactionMetadata, producer_id: int, producer_epoch: int, from_client: bool
+) -> ErrorCode:
+    """EndTxn's producer checks (``endTransaction``): INVALID_PRODUCER_ID_MAPPING,
+    PRODUCER_FENCED or CONCURRENT_TRANSACTIONS, else NONE.
+
+    Metadata last written by a transaction-version-2 end has the epoch already bumped, so
+    a prepared or completed transaction is matched by the request's epoch + 1 (a retry),
+    or after a rollover by the previous producer id at epoch 32766; the same epoch there
+    is the next EndTxn of a producer that was never told the new one: fenced. Otherwise
+    a client must present the current epoch, and the coordinator's own abort the epoch it
+    fences with (which may be ahead)."""
+    fencing = metadata.pending_state == _S.PREPARE_EPOCH_FENCE
+    version2 = not fencing and metadata.supports_epoch_bump
+    retry_on_overflow = (
+        version2
+        and metadata.prev_producer_id == producer_id
+        and producer_epoch == SHORT_MAX - 1
+        and metadata.producer_epoch == 0
+    )
+    retry_on_epoch_bump = version2 and metadata.producer_epoch == producer_epoch + 1
+    if version2:
+        if metadata.state in _PREPARED:
+            valid = retry_on_epoch_bump
+        elif metadata.state in (_S.COMPLETE_COMMIT, _S.COMPLETE_ABORT):
+            valid = retry_on_epoch_bump or retry_on_overflow
+        else:
+            valid = producer_epoch == metadata.producer_epoch
+    else:
+        valid = (
+            not from_client or producer_epoch == metadata.producer_epoch
+        ) and producer_epoch >= metadata.producer_epoch
+    if metadata.producer_id != producer_id and not retry_on_overflow:
+        return _E.INVALID_PRODUCER_ID_MAPPING
+    if not valid:
+        return _E.PRODUCER_FENCED
+    if metadata.pending_transition_in_progress and not fencing:
+        return _E.CONCURRENT_TRANSACTIONS
+    return _E.NONE
 
 
 def check_add_partitions(

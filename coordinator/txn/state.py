@@ -333,9 +333,13 @@ class TransactionMetadata:
         )
 
     def prepare_add_partitions(
-        self, added: set[TopicPartition] | frozenset[TopicPartition], update_timestamp: int
+        self,
+        added: set[TopicPartition] | frozenset[TopicPartition],
+        update_timestamp: int,
+        client_transaction_version: int = 0,
     ) -> TxnTransitMetadata:
-        """Add partitions; the transaction starts now if none was open."""
+        """Add partitions; the transaction starts now if none was open. Version 2: added
+        for a TV2 client (implicitly, by the broker, for its Produce or TxnOffsetCommit)."""
         starts_now = self.state in (_S.EMPTY, _S.COMPLETE_ABORT, _S.COMPLETE_COMMIT)
         return self._prepare(
             self._transit(
@@ -343,7 +347,7 @@ class TransactionMetadata:
                 topic_partitions=frozenset(self.topic_partitions | added),
                 txn_start_timestamp=update_timestamp if starts_now else self.txn_start_timestamp,
                 txn_last_update_timestamp=update_timestamp,
-                client_transaction_version=0,
+                client_transaction_version=client_transaction_version,
             )
         )
 

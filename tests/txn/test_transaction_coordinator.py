@@ -2,7 +2,8 @@
 
 Kafka mocks the state manager and the log append; here the metadata is placed in a real
 cache (``Driver.place``) and "appended" means a TransactionLogRecord in the Result.
-Parameterised Kafka tests run with transaction version 0 only (version 2 is not served).
+Parameterised Kafka tests run with transaction version 0 here; their version-2 runs and the
+TV2-only tests are in test_transaction_coordinator_tv2.py.
 """
 
 from __future__ import annotations
@@ -461,7 +462,7 @@ def test_should_fail_to_abort_transaction_on_handle_init_pid_when_producer_epoch
     d.place(meta(S.ONGOING, producer_epoch=PRODUCER_EPOCH + 2, partitions={TP1}, start=0))
     fx = Effects()
     error, _, _ = d.coordinator._end_transaction(
-        TXN_ID, PRODUCER_ID, PRODUCER_EPOCH + 1, TransactionResult.ABORT, False, 0, fx
+        TXN_ID, PRODUCER_ID, PRODUCER_EPOCH + 1, TransactionResult.ABORT, False, 0, 0, fx
     )
     assert error == E.PRODUCER_FENCED and fx.records == []
 
@@ -619,7 +620,7 @@ def test_should_not_accept_smaller_epoch_during_transaction_expiration(d: Driver
     d.place(meta(S.ONGOING, producer_epoch=PRODUCER_EPOCH + 2, partitions={TP1}, start=0))
     fx = Effects()
     error, _, _ = d.coordinator._end_transaction(
-        TXN_ID, PRODUCER_ID, PRODUCER_EPOCH + 1, TransactionResult.ABORT, False, 0, fx
+        TXN_ID, PRODUCER_ID, PRODUCER_EPOCH + 1, TransactionResult.ABORT, False, 0, 0, fx
     )
     assert error == E.PRODUCER_FENCED
 

@@ -341,13 +341,14 @@ def test_ignore_unknown_record_type() -> None:
 
 
 def test_transaction_version_in_transaction_manager() -> None:
-    """transaction.version decides the TransactionLogValue version written (0 -> v0, 1 -> v1)."""
-    for level in (0, 1):
+    """transaction.version decides the TransactionLogValue version written (0 -> v0, 1 and
+    2 -> v1, ``TransactionVersion.transactionLogValueVersion``); 3 does not exist."""
+    for level, value_version in ((0, 0), (1, 1), (2, 1)):
         transit = _m(TXN1, 1).prepare_no_transit()
-        written = TxnConfig(transaction_version=level).transaction_version
-        assert value_from_transit(transit, written).version == level
-    with pytest.raises(ValueError):
-        TxnConfig(transaction_version=2)
+        written = TxnConfig(transaction_version=level).log_value_version
+        assert value_from_transit(transit, written).version == value_version
+    with pytest.raises(ValueError, match=r"transaction\.version"):
+        TxnConfig(transaction_version=3)
 
 
 def test_complete_transition_when_append_succeeded() -> None:

@@ -37,6 +37,9 @@ PRODUCER_ID = 10
 PRODUCER_EPOCH = 1
 TP1 = TopicPartition("topic1", 0)
 TP2 = TopicPartition("topic2", 0)
+#: Kafka's coordinator tests mock ``transactionVersionLevel`` (the server's level) to TV_0 or
+#: TV_1; kcoord's default (2, as a new Kafka 4 cluster) is chosen by the TV2 tests.
+TV1_CONFIG = TxnConfig(transaction_version=1)
 
 
 def meta(
@@ -80,7 +83,7 @@ class Driver:
         **kwargs: Any,
     ) -> None:
         """A coordinator that replays ``replay`` (a restart), then loads at ``now``."""
-        self.coordinator = TransactionCoordinator(config, **kwargs)
+        self.coordinator = TransactionCoordinator(config or TV1_CONFIG, **kwargs)
         for record in replay:
             self.coordinator.replay(record)
         self.now = now

@@ -1,17 +1,22 @@
-"""TxnOffsetCommit: versions 0-4 (v5, KIP-890 part 2's implicit AddOffsetsToTxn, is not
-served).
+"""TxnOffsetCommit: versions 0-5.
 
 Request versions (Kafka's schema notes):
     Version 1 is the same as version 0.
     Version 2 adds the committed leader epoch.
     Version 3 adds the member.id, group.instance.id and generation.id.
     Version 4 adds support for new error code TRANSACTION_ABORTABLE (KIP-890).
+    Version 5 is the same as version 4 (KIP-890). Note when TxnOffsetCommit requests are used
+      in transaction, if transaction V2 (KIP_890 part 2) is enabled, the TxnOffsetCommit
+      request will also include the function for a AddOffsetsToTxn call. If V2 is disabled,
+      the client can't use TxnOffsetCommit request version higher than 4 within a
+      transaction.
 
 Response versions:
     Starting in version 1, on quota violation, brokers send out responses before throttling.
     Version 2 is the same as version 1.
     Version 3 adds illegal generation, fenced instance id, and unknown member id errors.
     Version 4 adds support for new error code TRANSACTION_ABORTABLE (KIP-890).
+    Version 5 is the same with version 3 (KIP-890).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from wire.schema import Message
 REQUEST = Message(
     "TxnOffsetCommitRequest",
     api_key=28,
-    valid="0-4",
+    valid="0-5",
     flexible="3+",
     fields=(
         F("transactional_id", "string", "0+"),
@@ -58,7 +63,7 @@ REQUEST = Message(
 RESPONSE = Message(
     "TxnOffsetCommitResponse",
     api_key=28,
-    valid="0-4",
+    valid="0-5",
     flexible="3+",
     fields=(
         F("throttle_time_ms", "int32", "0+"),
