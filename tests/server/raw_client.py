@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Any
 
 import trio
@@ -11,6 +12,8 @@ from wire import NEED_DATA, FrameReader, decode_response, encode_request
 
 API_VERSIONS, HEARTBEAT, JOIN_GROUP, SYNC_GROUP = 18, 12, 11, 14
 OFFSET_COMMIT, OFFSET_FETCH, DESCRIBE_GROUPS, LIST_GROUPS, LEAVE_GROUP = 8, 9, 15, 16, 13
+PRODUCE, INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS = 0, 22, 24, 25
+END_TXN, TXN_OFFSET_COMMIT = 26, 28
 
 
 class RawClient:
@@ -126,3 +129,84 @@ def heartbeat_body(group: str, generation: int, member_id: str) -> dict[str, Any
         "member_id": member_id,
         "group_instance_id": None,
     }
+
+
+def batch(values: list[bytes], producer_id: int, epoch: int, sequence: int,
+          transactional: bool = True) -> bytes:
+    """A record batch of ``values`` (kafka-python's builder, magic 2, uncompressed)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from kafka.record.default_records import DefaultRecordBatchBuilder
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=0, is_transactional=transactional, producer_id=producer_id,
+        producer_epoch=epoch, base_sequence=sequence, batch_size=1 << 20)
+    for i, value in enumerate(values):
+        builder.append(i, timestamp=1_000 + i, key=None, value=value, headers=[])
+    return bytes(builder.build())
+
+
+class TxnClient:
+    """A transactional producer speaking raw frames."""
+
+    def __init__(self, client: RawClient, transactional_id: str) -> None:
+        self.client = client
+        self.transactional_id = transactional_id
+        self.producer_id = -1
+        self.epoch = -1
+        self.sequence: dict[tuple[str, int], int] = {}
+
+    async def init(self, timeout_ms: int = 60_000) -> Any:
+        answer = await self.client.request(INIT_PRODUCER_ID, 4, {
+            "transactional_id": self.transactional_id, "transaction_timeout_ms": timeout_ms,
+            "producer_id": -1, "producer_epoch": -1})
+        if answer.error_code == 0:
+            self.producer_id, self.epoch = answer.producer_id, answer.producer_epoch
+            self.sequence.clear()
+        return answer
+
+    async def add(self, topic: str, *partitions: int, version: int = 3) -> dict[int, int]:
+        answer = await self.client.request(ADD_PARTITIONS, version, {
+            "v3_and_below_transactional_id": self.transactional_id,
+            "v3_and_below_producer_id": self.producer_id,
+            "v3_and_below_producer_epoch": self.epoch,
+            "v3_and_below_topics": [{"name": topic, "partitions": list(partitions)}]})
+        (result,) = answer.results_by_topic_v3_and_below
+        return {r.partition_index: r.partition_error_code for r in result.results_by_partition}
+
+    async def produce(self, topic: str, partition: int, *values: bytes) -> Any:
+        sequence = self.sequence.get((topic, partition), 0)
+        records = batch(list(values), self.producer_id, self.epoch, sequence)
+        answer = await self.client.request(PRODUCE, 9, {
+            "transactional_id": self.transactional_id, "acks": -1, "timeout_ms": 5_000,
+            "topic_data": [{"name": topic, "partition_data": [
+                {"index": partition, "records": records}]}]})
+        (p,) = answer.responses[0].partition_responses
+        if p.error_code == 0:
+            self.sequence[(topic, partition)] = sequence + len(values)
+        return p
+
+    async def add_offsets(self, group: str) -> int:
+        answer = await self.client.request(ADD_OFFSETS, 0, {
+            "transactional_id": self.transactional_id, "producer_id": self.producer_id,
+            "producer_epoch": self.epoch, "group_id": group})
+        code: int = answer.error_code
+        return code
+
+    async def commit_offsets(self, group: str, topic: str, offsets: dict[int, int],
+                             generation: int = -1) -> dict[int, int]:
+        answer = await self.client.request(TXN_OFFSET_COMMIT, 3, {
+            "transactional_id": self.transactional_id, "group_id": group,
+            "producer_id": self.producer_id, "producer_epoch": self.epoch,
+            "generation_id": generation, "member_id": "", "group_instance_id": None,
+            "topics": [{"name": topic, "partitions": [
+                {"partition_index": p, "committed_offset": o, "committed_leader_epoch": -1,
+                 "committed_metadata": ""} for p, o in offsets.items()]}]})
+        (t,) = answer.topics
+        return {p.partition_index: p.error_code for p in t.partitions}
+
+    async def end(self, commit: bool, version: int = 1) -> int:
+        answer = await self.client.request(END_TXN, version, {
+            "transactional_id": self.transactional_id, "producer_id": self.producer_id,
+            "producer_epoch": self.epoch, "committed": commit})
+        code: int = answer.error_code
+        return code
