@@ -40,6 +40,7 @@ from coordinator.txn import (
     TopicPartition,
     TransactionCoordinator,
     TransactionResult,
+    TransactionState,
     TxnConfig,
     TxnMarker,
     TxnResult,
@@ -146,10 +147,15 @@ class TransactionRuntime:
         self, transactional_id: str, producer_id: int, producer_epoch: int, tp: TopicPartition
     ) -> bool:
         """Whether ``tp`` was added to the producer's ongoing transaction (Produce's
-        transaction verification, KIP-890's ``transaction.partition.verification.enable``)."""
+        transaction verification, KIP-890's ``transaction.partition.verification.enable``).
+        Not while the transaction is being committed or aborted: with transaction version
+        2 its metadata already holds the next epoch then (Kafka's verification answers
+        CONCURRENT_TRANSACTIONS)."""
         metadata = self.coordinator.transaction_metadata(transactional_id)
         return (
             metadata is not None
+            and metadata.state == TransactionState.ONGOING
+            and metadata.pending_state is None
             and metadata.producer_id == producer_id
             and metadata.producer_epoch == producer_epoch
             and tp in metadata.topic_partitions

@@ -2,8 +2,8 @@
 
 Kafka mocks the state manager and the log append; here the metadata is placed in a real
 cache (``Driver.place``) and "appended" means a TransactionLogRecord in the Result.
-Parameterised Kafka tests run with transaction version 0 here; their version-2 runs and the
-TV2-only tests are in test_transaction_coordinator_tv2.py.
+Kafka's EndTxn tests parameterised by transaction version run with 0 and 2 (an EndTxn v3 or
+v5 here); the TV2-only tests are in test_transaction_coordinator_tv2.py.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from wire.constants import ErrorCode as E
 S = TransactionState
 TIMEOUT = 1  # Kafka's txnTimeoutMs in this test
 FAILED = InitProducerIdResponse(E.CONCURRENT_TRANSACTIONS)
+#: Kafka's ``@ValueSource(shorts = Array(0, 2))``: the client's transaction version.
+TV = pytest.mark.parametrize("tv", [0, 2])
 
 
 def _txn_records(d: Driver) -> list[Any]:
@@ -178,7 +180,7 @@ def test_should_respond_with_producer_fenced_on_add_partitions_when_epochs_are_d
     assert d.add(producer_id=0, producer_epoch=0, version=1) == {TP1: E.INVALID_PRODUCER_EPOCH}
 
 
-def _successful_add_partitions(d: Driver, previous: S) -> None:
+def _successful_add_partitions(d: Driver, previous: S, tv: int = 0) -> None:
     d.place(
         meta(
             previous,
@@ -186,6 +188,7 @@ def _successful_add_partitions(d: Driver, previous: S) -> None:
             txn_timeout_ms=TIMEOUT,
             start=d.now,
             last_update=d.now,
+            version=tv,
         )
     )
     assert d.add() == {TP1: E.NONE}
@@ -204,16 +207,18 @@ def test_should_respond_with_success_on_add_partitions_when_state_is_ongoing(d: 
     _successful_add_partitions(d, S.ONGOING)
 
 
+@TV
 def test_should_respond_with_success_on_add_partitions_when_state_is_complete_commit(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    _successful_add_partitions(d, S.COMPLETE_COMMIT)
+    _successful_add_partitions(d, S.COMPLETE_COMMIT, tv)
 
 
+@TV
 def test_should_respond_with_success_on_add_partitions_when_state_is_complete_abort(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    _successful_add_partitions(d, S.COMPLETE_ABORT)
+    _successful_add_partitions(d, S.COMPLETE_ABORT, tv)
 
 
 def test_should_respond_with_errors_none_on_add_partition_when_no_errors_and_partitions_the_same(
@@ -241,33 +246,48 @@ def test_should_respond_with_invalid_txn_state_when_verify_only_and_partition_no
 
 # ---------------------------------------------------------------------- EndTxn
 
+def _version(tv: int) -> int:
+    """The EndTxn version a client of transaction version ``tv`` sends."""
+    return 5 if tv >= 2 else 3
 
+
+def _request_epoch(tv: int) -> int:
+    """Kafka's ``requestEpoch``: a TV2 end already bumped the epoch the metadata holds."""
+    return PRODUCER_EPOCH - 1 if tv >= 2 else PRODUCER_EPOCH
+
+
+@TV
 def test_should_reply_with_invalid_pid_mapping_on_end_txn_when_txn_id_doesnt_exist(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    assert d.end(producer_id=0, producer_epoch=0).error_code == E.INVALID_PRODUCER_ID_MAPPING
+    response = d.end(producer_id=0, producer_epoch=0, version=_version(tv))
+    assert response.error_code == E.INVALID_PRODUCER_ID_MAPPING
 
 
+@TV
 def test_should_reply_with_invalid_pid_mapping_on_end_txn_when_pid_dosent_match_mapped(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
     d.place(meta(S.ONGOING, producer_id=10, producer_epoch=0, start=0))
-    assert d.end(producer_id=0, producer_epoch=0).error_code == E.INVALID_PRODUCER_ID_MAPPING
+    response = d.end(producer_id=0, producer_epoch=0, version=_version(tv))
+    assert response.error_code == E.INVALID_PRODUCER_ID_MAPPING
 
 
+@TV
 def test_should_reply_with_producer_fenced_on_end_txn_when_epoch_is_not_same_as_transaction(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
     d.place(meta(S.ONGOING, last_producer_epoch=PRODUCER_EPOCH - 1, start=0))
-    assert d.end(producer_epoch=0).error_code == E.PRODUCER_FENCED
+    assert d.end(producer_epoch=0, version=_version(tv)).error_code == E.PRODUCER_FENCED
     assert d.end(producer_epoch=0, version=1).error_code == E.INVALID_PRODUCER_EPOCH
 
 
+@TV
 def test_should_return_ok_on_end_txn_when_status_is_complete_commit_and_result_is_commit(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    d.place(meta(S.COMPLETE_COMMIT, last_producer_epoch=PRODUCER_EPOCH - 1, start=0))
-    response = d.end(commit=True)
+    d.place(meta(S.COMPLETE_COMMIT, last_producer_epoch=PRODUCER_EPOCH - 1, start=0, version=tv))
+    response = d.end(commit=True, producer_epoch=_request_epoch(tv), version=_version(tv))
     assert (response.error_code, response.producer_id, response.producer_epoch) == (
         E.NONE,
         PRODUCER_ID,
@@ -276,109 +296,130 @@ def test_should_return_ok_on_end_txn_when_status_is_complete_commit_and_result_i
     assert d.last.records == () and d.last.markers == ()
 
 
+@TV
 def test_should_return_ok_on_end_txn_when_status_is_complete_abort_and_result_is_abort(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    d.place(meta(S.COMPLETE_ABORT, last_producer_epoch=PRODUCER_EPOCH - 1, start=0))
-    assert d.end(commit=False).error_code == E.NONE
+    d.place(meta(S.COMPLETE_ABORT, last_producer_epoch=PRODUCER_EPOCH - 1, start=0, version=tv))
+    response = d.end(commit=False, producer_epoch=_request_epoch(tv), version=_version(tv))
+    assert response.error_code == E.NONE
     assert d.last.records == ()
 
 
+@TV
 def test_should_return_invalid_txn_request_on_end_txn_request_when_status_is_complete_abort_and_result_is_not_abort(  # noqa: E501
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    d.place(meta(S.COMPLETE_ABORT, start=0))
-    assert d.end(commit=True).error_code == E.INVALID_TXN_STATE
+    d.place(meta(S.COMPLETE_ABORT, last_producer_epoch=PRODUCER_EPOCH - 1, start=0, version=tv))
+    response = d.end(commit=True, producer_epoch=_request_epoch(tv), version=_version(tv))
+    assert response.error_code == E.INVALID_TXN_STATE
 
 
+@TV
 def test_should_return_invalid_txn_request_on_end_txn_request_when_status_is_complete_commit_and_result_is_not_commit(  # noqa: E501
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    d.place(meta(S.COMPLETE_COMMIT, start=0))
-    assert d.end(commit=False).error_code == E.INVALID_TXN_STATE
+    d.place(meta(S.COMPLETE_COMMIT, last_producer_epoch=PRODUCER_EPOCH - 1, start=0, version=tv))
+    response = d.end(commit=False, producer_epoch=_request_epoch(tv), version=_version(tv))
+    assert response.error_code == E.INVALID_TXN_STATE
 
 
+@TV
 def test_should_return_concurrent_transactions_on_end_txn_request_when_status_is_prepare_commit(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    d.place(meta(S.PREPARE_COMMIT, start=0))
-    assert d.end(commit=True).error_code == E.CONCURRENT_TRANSACTIONS
+    d.place(meta(S.PREPARE_COMMIT, last_producer_epoch=PRODUCER_EPOCH - 1, start=0, version=tv))
+    response = d.end(commit=True, producer_epoch=_request_epoch(tv), version=_version(tv))
+    assert response.error_code == E.CONCURRENT_TRANSACTIONS
 
 
+@TV
 def test_should_return_invalid_txn_request_on_end_txn_request_when_status_is_prepare_abort(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    d.place(meta(S.PREPARE_ABORT, start=0))
-    assert d.end(commit=True).error_code == E.INVALID_TXN_STATE
+    d.place(meta(S.PREPARE_ABORT, start=0, version=tv))
+    response = d.end(commit=True, producer_epoch=_request_epoch(tv), version=_version(tv))
+    assert response.error_code == E.INVALID_TXN_STATE
 
 
-def _prepare_on_end_txn(d: Driver, commit: bool, target: S) -> None:
+def _prepare_on_end_txn(d: Driver, commit: bool, target: S, tv: int) -> None:
     d.place(meta(S.ONGOING, partitions={TP1}, txn_timeout_ms=TIMEOUT, start=0))
-    assert d.end(commit=commit).error_code == E.NONE
+    # Transaction version 2 bumps the epoch with the PrepareCommit/PrepareAbort record.
+    epoch = PRODUCER_EPOCH + 1 if tv >= 2 else PRODUCER_EPOCH
+    response = d.end(commit=commit, version=_version(tv))
+    assert (response.error_code, response.producer_epoch) == (E.NONE, epoch)
     (value,) = _txn_records(d)
-    assert (value.state, value.producer_epoch, value.transaction_start_timestamp_ms) == (
-        target,
-        PRODUCER_EPOCH,
-        0,
-    )
+    assert (value.state, value.producer_epoch, value.transaction_start_timestamp_ms,
+            value.client_transaction_version) == (target, epoch, 0, tv)
     (marker,) = d.last.markers
     result = TransactionResult.COMMIT if commit else TransactionResult.ABORT
-    assert (marker.result, marker.partitions, marker.producer_epoch) == (
-        result,
-        (TP1,),
-        PRODUCER_EPOCH,
-    )
+    assert (marker.result, marker.partitions, marker.producer_epoch) == (result, (TP1,), epoch)
 
 
+@TV
 def test_should_append_prepare_commit_to_log_on_end_txn_when_status_is_ongoing_and_result_is_commit(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    _prepare_on_end_txn(d, True, S.PREPARE_COMMIT)
+    _prepare_on_end_txn(d, True, S.PREPARE_COMMIT, tv)
 
 
+@TV
 def test_should_append_prepare_abort_to_log_on_end_txn_when_status_is_ongoing_and_result_is_abort(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    _prepare_on_end_txn(d, False, S.PREPARE_ABORT)
+    _prepare_on_end_txn(d, False, S.PREPARE_ABORT, tv)
 
 
+@TV
 def test_should_respond_with_invalid_request_on_end_txn_when_transactional_id_is_empty(
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    assert d.end(txn_id="", producer_id=0, producer_epoch=0).error_code == E.INVALID_REQUEST
+    response = d.end(txn_id="", producer_id=0, producer_epoch=0, version=_version(tv))
+    assert response.error_code == E.INVALID_REQUEST
 
 
-def test_should_respond_with_not_coordinator_on_end_txn_when_is_not_coordinator_for_id() -> None:
-    assert _not_owning().end(producer_id=0, producer_epoch=0).error_code == E.NOT_COORDINATOR
+@TV
+def test_should_respond_with_not_coordinator_on_end_txn_when_is_not_coordinator_for_id(
+    tv: int,
+) -> None:
+    response = _not_owning().end(producer_id=0, producer_epoch=0, version=_version(tv))
+    assert response.error_code == E.NOT_COORDINATOR
 
 
-def test_should_respond_with_coordinator_load_in_progress_on_end_txn_when_coordinator_is_loading() -> (  # noqa: E501
-    None
-):
-    response = _loading().end(producer_id=0, producer_epoch=0)
+@TV
+def test_should_respond_with_coordinator_load_in_progress_on_end_txn_when_coordinator_is_loading(
+    tv: int,
+) -> None:
+    response = _loading().end(producer_id=0, producer_epoch=0, version=_version(tv))
     assert response.error_code == E.COORDINATOR_LOAD_IN_PROGRESS
 
 
-def _end_txn_epoch(d: Driver, metadata_epoch: int, request_epoch: int) -> None:
-    d.place(meta(S.COMPLETE_COMMIT, producer_epoch=metadata_epoch, last_producer_epoch=1, start=0))
-    assert d.end(producer_epoch=request_epoch).error_code == E.PRODUCER_FENCED
+def _end_txn_epoch(d: Driver, metadata_epoch: int, request_epoch: int, tv: int) -> None:
+    d.place(meta(S.COMPLETE_COMMIT, producer_epoch=metadata_epoch, last_producer_epoch=1,
+                 start=0, version=tv))
+    response = d.end(producer_epoch=request_epoch, version=_version(tv))
+    assert response.error_code == E.PRODUCER_FENCED
 
 
-def test_should_return_invalid_epoch_on_end_txn_when_epoch_is_larger(d: Driver) -> None:
-    _end_txn_epoch(d, 1, 2)
+@TV
+def test_should_return_invalid_epoch_on_end_txn_when_epoch_is_larger(d: Driver, tv: int) -> None:
+    _end_txn_epoch(d, 1, 2, tv)
 
 
-def test_should_return_invalid_epoch_on_end_txn_when_epoch_is_smaller(d: Driver) -> None:
-    _end_txn_epoch(d, 2, PRODUCER_EPOCH)
+@TV
+def test_should_return_invalid_epoch_on_end_txn_when_epoch_is_smaller(d: Driver, tv: int) -> None:
+    # Since a TV2 end bumps the epoch, the TV2 request is one epoch older.
+    _end_txn_epoch(d, 2, _request_epoch(tv), tv)
 
 
 # ---------------------------------------------------------------------- InitProducerId again
 
 
-def _increment_epoch_and_update_metadata(d: Driver, state: S) -> None:
+def _increment_epoch_and_update_metadata(d: Driver, state: S, tv: int = 0) -> None:
     d.now = 5
     metadata = d.place(
-        meta(state, txn_timeout_ms=TIMEOUT, prev_producer_id=PRODUCER_ID, start=0, last_update=0)
+        meta(state, txn_timeout_ms=TIMEOUT, prev_producer_id=PRODUCER_ID, start=0, last_update=0,
+             version=tv)
     )
     assert d.init(TXN_ID, 10) == InitProducerIdResponse(E.NONE, PRODUCER_ID, PRODUCER_EPOCH + 1)
     assert (metadata.txn_timeout_ms, metadata.txn_last_update_timestamp) == (10, 5)
@@ -391,16 +432,18 @@ def test_should_increment_epoch_and_update_metadata_on_handle_init_pid_when_exis
     _increment_epoch_and_update_metadata(d, S.EMPTY)
 
 
+@TV
 def test_should_increment_epoch_and_update_metadata_on_handle_init_pid_when_existing_complete_transaction(  # noqa: E501
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    _increment_epoch_and_update_metadata(d, S.COMPLETE_ABORT)
+    _increment_epoch_and_update_metadata(d, S.COMPLETE_ABORT, tv)
 
 
+@TV
 def test_should_increment_epoch_and_update_metadata_on_handle_init_pid_when_existing_complete_commit_transaction(  # noqa: E501
-    d: Driver,
+    d: Driver, tv: int
 ) -> None:
-    _increment_epoch_and_update_metadata(d, S.COMPLETE_COMMIT)
+    _increment_epoch_and_update_metadata(d, S.COMPLETE_COMMIT, tv)
 
 
 def _concurrent_on_init_in_prepare(d: Driver, state: S) -> None:
