@@ -87,13 +87,14 @@ async def _add_partitions_implicitly(
     ctx: RequestContext, body: Any, store: Any
 ) -> dict[TopicPartition, ErrorCode]:
     """Produce v12+: add each transactional batch's partition its transaction does not hold
-    yet (one call for the request, as Kafka's broker does); the partitions refused."""
+    yet (one call for the request, as Kafka's broker does); the partitions refused. Batches
+    of more than one producer id are INVALID_PRODUCER_ID_MAPPING (Kafka refuses such a
+    request)."""
     runtime = transactions_of(ctx)
     txn_id = body.transactional_id
     if runtime is None or txn_id is None:
         return {}
-    wanted: list[TopicPartition] = []
-    producer: tuple[int, int] | None = None
+    wanted: dict[tuple[int, int], list[TopicPartition]] = {}
     for topic_data in body.topic_data:
         by_id = ctx.api_version >= _TOPIC_ID_VERSION
         topic = store.by_id(topic_data.topic_id) if by_id else store.get(topic_data.name)
@@ -105,13 +106,15 @@ async def _add_partitions_implicitly(
                 continue
             tp = TopicPartition(topic.name, data.index)
             if not runtime.in_transaction(txn_id, *batch_producer, tp):
-                wanted.append(tp)
-                producer = batch_producer
-    if not wanted or producer is None:
-        return {}
-    errors = await runtime.add_partitions_implicitly(txn_id, *producer, wanted)
-    return {tp: _RETRIABLE_AS.get(code, code) for tp, code in errors.items()
-            if code != ErrorCode.NONE}
+                wanted.setdefault(batch_producer, []).append(tp)
+    if len({producer_id for producer_id, _ in wanted}) > 1:
+        return {tp: ErrorCode.INVALID_PRODUCER_ID_MAPPING for tps in wanted.values() for tp in tps}
+    refused: dict[TopicPartition, ErrorCode] = {}
+    for (producer_id, epoch), partitions in wanted.items():
+        errors = await runtime.add_partitions_implicitly(txn_id, producer_id, epoch, partitions)
+        refused.update((tp, _RETRIABLE_AS.get(code, code)) for tp, code in errors.items()
+                       if code != ErrorCode.NONE)
+    return refused
 
 
 def _append(

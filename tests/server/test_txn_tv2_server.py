@@ -194,3 +194,18 @@ async def test_an_implicit_add_for_a_fenced_producer_is_invalid_producer_epoch(
         ErrorCode.INVALID_PRODUCER_EPOCH}
     assert await successor.produce_to("t", [3], b"live") == {3: 0}
     assert (await successor.end_v5(True))[0] == 0
+
+
+async def test_batches_of_two_producer_ids_are_invalid_producer_id_mapping(
+    producer: Tv2Producer,
+) -> None:
+    # Kafka refuses a transactional Produce whose batches carry more than one producer id.
+    mixed = [{"index": p, "records": batch([b"x"], producer.producer_id + p, producer.epoch, 0)}
+             for p in (4, 5)]
+    answer = await producer.client.request(PRODUCE, 12, {
+        "transactional_id": producer.transactional_id, "acks": -1, "timeout_ms": 5_000,
+        "topic_data": [{"name": "t", "partition_data": mixed}]})
+    assert {r.index: r.error_code for r in answer.responses[0].partition_responses} == {
+        4: ErrorCode.INVALID_PRODUCER_ID_MAPPING, 5: ErrorCode.INVALID_PRODUCER_ID_MAPPING}
+    assert await producer.produce_to("t", [4], b"fine") == {4: 0}
+
