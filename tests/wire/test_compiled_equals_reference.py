@@ -18,13 +18,11 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
+from kio_oracle import kio_full_sample, kio_minimal_sample, kio_to_wire
 from oracle import (
     Case,
     all_cases,
     assert_absent_at_defaults,
-    kio_full_sample,
-    kio_minimal_sample,
-    kio_to_wire,
     to_plain,
     typed,
     wire_decode,

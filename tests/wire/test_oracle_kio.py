@@ -33,12 +33,8 @@ from kio.schema.index import api_key_map, schema_name_map
 from kio.serial._introspect import classify_field
 from kio.static.constants import EntityType
 from kio.static.primitive import i32Timedelta
-from oracle import (
-    ZERO_UUID,
-    Case,
-    assert_absent_at_defaults,
+from kio_oracle import (
     iter_kio_fields,
-    kio_cases,
     kio_decode,
     kio_encode,
     kio_full_sample,
@@ -47,6 +43,12 @@ from oracle import (
     kio_strategy,
     kio_to_wire,
     kio_value,
+)
+from oracle import (
+    ZERO_UUID,
+    Case,
+    assert_absent_at_defaults,
+    kio_cases,
     to_plain,
     typed,
     wire_decode,
