@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core.consumer_group import ConsumerGroup
-from coordinator.core.consumer_records import expire_consumer_member
+from coordinator.core.consumer_migration import expire_consumer_member
 from coordinator.core.delete_groups import handle_delete_groups
 from coordinator.core.describe_groups import handle_describe_groups
 from coordinator.core.engine import Engine

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from coordinator.core.consumer_classic import classic_leave_to_consumer_group
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.group import ClassicGroup
 from coordinator.core.join import validate_current_member
@@ -60,6 +61,10 @@ def _leave(
     if not valid_group_id(group_id, allow_empty=False):
         return {"error_code": ErrorCode.INVALID_GROUP_ID, "members": ()}
     group = engine.groups.get(group_id)
+    consumer_group = engine.consumer_groups.get(group_id)
+    if group is None and consumer_group is not None:  # classic members of a consumer group
+        return classic_leave_to_consumer_group(engine, consumer_group, list(identities), now_ms,
+                                               fx)
     if group is None:
         return {
             "error_code": ErrorCode.NONE,
