@@ -45,7 +45,11 @@ from coordinator.core.messages import (
 )
 from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE
 from coordinator.core.result import Effects, ReplyToken
-from coordinator.core.timers import ConsumerSessionTimerKey
+from coordinator.core.timers import (
+    ClassicMemberJoinTimerKey,
+    ClassicMemberSyncTimerKey,
+    ConsumerSessionTimerKey,
+)
 from storage.records import (
     ClassicMemberMetadata,
     ClassicProtocol,
@@ -197,6 +201,11 @@ def _join(
         writer.write(ConsumerGroupCurrentMemberAssignmentKey(gid, member_id),
                      current_value(current))
     fx.schedule(ConsumerSessionTimerKey(gid, member_id), now_ms + req["session_timeout_ms"])
+    # Rejoined: now it must sync within its rebalance timeout.
+    if group.classic_join_deadlines.pop(member_id, None) is not None:
+        fx.cancel(ClassicMemberJoinTimerKey(gid, member_id))
+    fx.schedule(ClassicMemberSyncTimerKey(gid, member_id),
+                now_ms + max(member.rebalance_timeout_ms, 0))
     note_if_stable(group, now_ms, fx)
     return {
         "error_code": ErrorCode.NONE,
@@ -250,6 +259,18 @@ def _classic_member(
     return member
 
 
+def _schedule_join_timeout_if_absent(
+    engine: Engine, group: ConsumerGroup, member: ConsumerMember, now_ms: int, fx: Effects
+) -> None:
+    """Kafka's scheduleConsumerGroupJoinTimeoutIfAbsent: told to rejoin, the member must
+    within its rebalance timeout or be fenced."""
+    armed = group.classic_join_deadlines
+    if member.member_id not in armed:
+        armed[member.member_id] = now_ms + max(member.rebalance_timeout_ms, 0)
+        fx.schedule(ClassicMemberJoinTimerKey(group.group_id, member.member_id),
+                    armed[member.member_id])
+
+
 def _reschedule_session(
     group: ConsumerGroup, member: ConsumerMember, now_ms: int, fx: Effects
 ) -> None:
@@ -280,8 +301,10 @@ def classic_sync_to_consumer_group(
         return sync_group_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     if (group.group_epoch > member.member_epoch
             and member.current.state is not MemberState.UNREVOKED_PARTITIONS):
+        _schedule_join_timeout_if_absent(engine, group, member, now_ms, fx)
         return sync_group_error(ErrorCode.REBALANCE_IN_PROGRESS)
     _reschedule_session(group, member, now_ms, fx)
+    fx.cancel(ClassicMemberSyncTimerKey(group.group_id, member.member_id))
     version = subscription_version(member.classic.supported_protocols[0].metadata)
     return {
         "error_code": ErrorCode.NONE,
@@ -296,7 +319,7 @@ def classic_sync_to_consumer_group(
 
 
 def classic_heartbeat_to_consumer_group(
-    group: ConsumerGroup, req: HeartbeatRequest, now_ms: int, fx: Effects
+    engine: Engine, group: ConsumerGroup, req: HeartbeatRequest, now_ms: int, fx: Effects
 ) -> ErrorCode:
     """Kafka's classicGroupHeartbeatToConsumerGroup: REBALANCE_IN_PROGRESS when the member
     must rejoin (the group epoch moved past it, it has partitions to revoke, or the
@@ -316,6 +339,7 @@ def classic_heartbeat_to_consumer_group(
             and not group.ledger.waiting_on_unreleased_partition(
                 member.current, group.target_of(member.member_id)))
     ):
+        _schedule_join_timeout_if_absent(engine, group, member, now_ms, fx)
         return ErrorCode.REBALANCE_IN_PROGRESS
     return ErrorCode.NONE
 

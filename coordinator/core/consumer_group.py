@@ -174,6 +174,7 @@ class ConsumerGroup:
         "_resolved",
         "_resolved_image",
         "assignment_epoch",
+        "classic_join_deadlines",
         "group_epoch",
         "group_id",
         "ledger",
@@ -195,6 +196,9 @@ class ConsumerGroup:
         #: The assignment epoch a rebalance_end was recorded for (history only).
         self.stable_epoch = -1
         self.ledger = PartitionEpochs[uuid.UUID]()
+        #: Classic members told to rejoin -> their join deadline (soft state, as Kafka's
+        #: join timers).
+        self.classic_join_deadlines: dict[str, int] = {}
         self._resolved_image: TopicsImage | None = None
         self._resolved: tuple[dict[str, frozenset[uuid.UUID]], int] = ({}, 0)
 
@@ -332,6 +336,7 @@ class ConsumerGroup:
             if member is not None:
                 self.ledger.update_member(member.current, None)
                 del self.members[member_id]
+                self.classic_join_deadlines.pop(member_id, None)
                 instance_id = member.instance_id
                 if instance_id is not None and self.static_members.get(instance_id) == member_id:
                     del self.static_members[instance_id]

@@ -52,6 +52,8 @@ from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE
 from coordinator.core.result import Effects
 from coordinator.core.state import STABLE
 from coordinator.core.timers import (
+    ClassicMemberJoinTimerKey,
+    ClassicMemberSyncTimerKey,
     ConsumerRebalanceTimerKey,
     ConsumerSessionTimerKey,
     HeartbeatTimerKey,
@@ -79,6 +81,7 @@ __all__ = [
     "UpgradeRefusedError",
     "assignment_bytes",
     "convert_to_consumer_group",
+    "expire_classic_member",
     "expire_consumer_member",
     "fence_or_downgrade",
     "subscription_version",
@@ -358,3 +361,27 @@ def expire_consumer_member(
     fence_or_downgrade(engine, group, member, fx, now_ms, "member_expired", reason)
     fx.after_append(RebuildOnFailure(engine, group.group_id, None))
 
+
+
+def expire_classic_member(
+    engine: Engine,
+    key: ClassicMemberJoinTimerKey | ClassicMemberSyncTimerKey,
+    fx: Effects,
+    now_ms: int,
+) -> None:
+    """A classic member of a consumer group did not rejoin (or sync) within its rebalance
+    timeout after being told to: fence it (or downgrade), as Kafka's join / sync timeouts."""
+    group = engine.consumer_groups.get(key.group_id)
+    member = None if group is None else group.members.get(key.member_id)
+    if group is None or member is None or member.classic is None:
+        return
+    if isinstance(key, ClassicMemberJoinTimerKey):
+        deadline = group.classic_join_deadlines.get(key.member_id)
+        if deadline is None or deadline > now_ms:
+            return
+        del group.classic_join_deadlines[key.member_id]
+        reason = "join timeout"
+    else:
+        reason = "sync timeout"
+    fence_or_downgrade(engine, group, member, fx, now_ms, "member_expired", reason)
+    fx.after_append(RebuildOnFailure(engine, group.group_id, None))

@@ -41,7 +41,7 @@ def handle_heartbeat(
             return _answer(token, ErrorCode.UNKNOWN_MEMBER_ID)
         # A classic member inside a consumer group.
         fx = engine.effects()
-        error = classic_heartbeat_to_consumer_group(consumer_group, req, now_ms, fx)
+        error = classic_heartbeat_to_consumer_group(engine, consumer_group, req, now_ms, fx)
         fx.reply(token, _RESPONSES[error])
         return fx.result()
     state = group.state

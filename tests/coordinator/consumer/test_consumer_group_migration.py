@@ -19,7 +19,11 @@ from coordinator.core import embedded_protocol as embedded
 from coordinator.core.consumer import MemberState
 from coordinator.core.group import ClassicGroup
 from coordinator.core.state import EMPTY, PREPARING_REBALANCE
-from coordinator.core.timers import ConsumerSessionTimerKey
+from coordinator.core.timers import (
+    ClassicMemberJoinTimerKey,
+    ClassicMemberSyncTimerKey,
+    ConsumerSessionTimerKey,
+)
 from storage.records import ClassicProtocol, ConsumerGroupMemberMetadataValue, GroupMetadataKey
 from wire.consumer_protocol import decode_assignment, encode_assignment, encode_subscription
 
@@ -415,6 +419,38 @@ def test_consumer_group_member_using_classic_protocol_fenced_when_session_timeou
     h.assert_live_equals_replay()
 
 
+def test_consumer_group_member_using_classic_protocol_fenced_when_join_timeout(
+    h: ConsumerHarness,
+) -> None:
+    (mid,), generation = upgraded(h, 1)
+    assert h.heartbeat(GROUP, mid, generation) == ErrorCode.REBALANCE_IN_PROGRESS
+    assert h.deadline(ClassicMemberJoinTimerKey(GROUP, mid)) == h.now + REBALANCE_MS
+    for _ in range(REBALANCE_MS // 2_000 + 1):  # its session stays alive; it never rejoins
+        h.sleep(2_000)
+        if mid in h.consumer_group().members:
+            h.heartbeat(GROUP, mid, generation)
+    assert mid not in h.consumer_group().members
+    h.assert_live_equals_replay()
+
+
+def test_classic_member_fenced_when_sync_timeout(h: ConsumerHarness) -> None:
+    (mid,), _ = upgraded(h, 1)
+    joined = classic_join(h, mid, ["foo"], {"foo": list(range(6))})
+    assert joined.error_code == ErrorCode.NONE
+    assert h.deadline(ClassicMemberJoinTimerKey(GROUP, mid)) is None
+    assert h.deadline(ClassicMemberSyncTimerKey(GROUP, mid)) == h.now + REBALANCE_MS
+    h.sleep(REBALANCE_MS + 1)
+    assert mid not in h.consumer_group().members
+    h.assert_live_equals_replay()
+
+
+def test_consumer_group_describe_shows_classic_members(h: ConsumerHarness) -> None:
+    (mid,), _ = upgraded(h, 1)
+    (described,) = h.describe(GROUP).groups
+    types = {m["member_id"]: m["member_type"] for m in described["members"]}
+    assert types == {mid: 0, "c1": 1}
+
+
 def test_consumer_group_member_using_classic_protocol_batch_leave_group(
     h: ConsumerHarness,
 ) -> None:
@@ -479,10 +515,13 @@ def test_last_consumer_protocol_member_session_timeout_in_consumer_group(
     h: ConsumerHarness,
 ) -> None:
     (mid,), generation = upgraded(h, 1)
+    owned = {"foo": list(range(6))}
     limit = h.now + 2 * CONFIG.group_consumer_session_timeout_ms
     while GROUP in h.coordinator.consumer_groups and h.now < limit:
-        # The classic member keeps its session; c1 never heartbeats again.
-        assert h.heartbeat(GROUP, mid, generation) == ErrorCode.REBALANCE_IN_PROGRESS
+        # The classic member keeps its session and rejoins when told; c1 never heartbeats.
+        if h.heartbeat(GROUP, mid, generation) == ErrorCode.REBALANCE_IN_PROGRESS:
+            joined, got = rejoin_and_sync(h, mid, owned)
+            generation, owned = joined.generation_id, got
         h.sleep(SESSION_MS // 2)
     assert GROUP not in h.coordinator.consumer_groups
     assert set(h.group(GROUP).members) == {mid}
