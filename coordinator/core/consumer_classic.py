@@ -25,8 +25,8 @@ from coordinator.core.consumer_records import (
     RebuildOnFailure,
     RecordWriter,
     emit_event,
-    fence_member,
     note_if_stable,
+    remove_member_records,
 )
 from coordinator.core.embedded_protocol import MalformedEmbeddedProtocolError, decode_subscription
 from coordinator.core.engine import Engine
@@ -62,6 +62,7 @@ from storage.records import (
 from wire.constants import ErrorCode
 
 __all__ = [
+    "LeaveRebuildOnFailure",
     "classic_heartbeat_to_consumer_group",
     "classic_join_to_consumer_group",
     "classic_leave_to_consumer_group",
@@ -355,8 +356,10 @@ def classic_leave_to_consumer_group(
     fx: Effects,
 ) -> LeaveGroupResponse:
     """Kafka's classicGroupLeaveToConsumerGroup: each classic member named leaves (by
-    member id, or by instance id alone for an administrative removal)."""
+    member id, or by instance id alone for an administrative removal); the group epoch is
+    bumped once for all of them."""
     results = []
+    leaving: list[tuple[ConsumerMember, str]] = []
     for identity in identities:
         member_id = identity["member_id"]
         instance_id = identity["group_instance_id"]
@@ -376,12 +379,45 @@ def classic_leave_to_consumer_group(
                 error = ErrorCode.UNKNOWN_MEMBER_ID
             else:
                 member_id = member.member_id
-        if error is ErrorCode.NONE and member is not None:
-            fence_member(engine, group, member, fx, now_ms, "member_leave",
-                         identity["reason"] or "member leave")
+        if error is ErrorCode.NONE and member is not None and all(
+            m is not member for m, _ in leaving
+        ):
+            leaving.append((member, identity["reason"] or "member leave"))
         results.append(LeaveGroupResponseMember(
             member_id=member_id, group_instance_id=instance_id, error_code=error))
-    if fx.records:
-        fx.after_append(RebuildOnFailure(engine, group.group_id, None))
+    if leaving:
+        _remove_classic_members(engine, group, leaving, now_ms, fx)
     return {"error_code": ErrorCode.NONE, "members": tuple(results)}
 
+
+def _remove_classic_members(
+    engine: Engine,
+    group: ConsumerGroup,
+    leaving: list[tuple[ConsumerMember, str]],
+    now_ms: int,
+    fx: Effects,
+) -> None:
+    gid = group.group_id
+    writer = RecordWriter(group, fx)
+    for member, reason in leaving:
+        emit_event(fx, group, "member_leave", now_ms, reason=reason, member=member)
+        remove_member_records(group, member.member_id, writer)
+        for key in (ConsumerSessionTimerKey(gid, member.member_id),
+                    ClassicMemberJoinTimerKey(gid, member.member_id),
+                    ClassicMemberSyncTimerKey(gid, member.member_id)):
+            fx.cancel(key)
+    _, metadata_hash = group.subscriptions(engine.topics_image)
+    writer.write(ConsumerGroupMetadataKey(gid),
+                 ConsumerGroupMetadataValue(group.group_epoch + 1, metadata_hash))
+    emit_event(fx, group, "rebalance_start", now_ms, reason="member leave")
+    if not group.members:
+        emit_event(fx, group, "rebalance_end", now_ms)
+
+
+class LeaveRebuildOnFailure(RebuildOnFailure):
+    """A classic LeaveGroup to a consumer group whose records did not reach the log."""
+
+    __slots__ = ()
+
+    def error_response(self, code: ErrorCode) -> LeaveGroupResponse:
+        return {"error_code": code, "members": ()}

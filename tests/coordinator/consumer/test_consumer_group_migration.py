@@ -460,7 +460,16 @@ def test_consumer_group_member_using_classic_protocol_batch_leave_group(
     assert [m["error_code"] for m in answer.members] == [
         ErrorCode.NONE, ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]
     group = h.consumer_group()
-    assert set(group.members) == {"c1"} and group.group_epoch > epoch
+    assert set(group.members) == {"c1"} and group.group_epoch == epoch + 1  # bumped once
+    h.assert_live_equals_replay()
+
+
+def test_classic_leave_to_consumer_group_failing_to_persist_records(h: ConsumerHarness) -> None:
+    (m1, m2), _ = upgraded(h, 2)
+    h.fail_appends(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    answer = h.batch_leave_group(GROUP, [identity(m1), identity(m2)])
+    assert answer.error_code == ErrorCode.NOT_COORDINATOR
+    assert set(h.consumer_group().members) == {m1, m2, "c1"}
     h.assert_live_equals_replay()
 
 
