@@ -348,7 +348,8 @@ def _member(
             owner_id = group.static_members.get(instance_id)
             if owner_id is not None and owner_id != member_id:
                 owner = group.members[owner_id]
-                if owner.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                # A classic static member is replaced without having left (Kafka).
+                if owner.classic is None and owner.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                     raise HeartbeatError(
                         ErrorCode.UNRELEASED_INSTANCE_ID,
                         f"Static member {member_id} with instance id {instance_id} cannot "

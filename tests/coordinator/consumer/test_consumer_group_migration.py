@@ -254,6 +254,22 @@ def test_joining_consumer_group_replacing_existing_static_member(h: ConsumerHarn
 
 
 
+def test_consumer_group_heartbeat_from_existing_classic_static_member(
+    h: ConsumerHarness,
+) -> None:
+    h.join("c0", ["foo"])
+    joined = classic_join(h, "", ["foo"], group_instance_id="i1")
+    assert joined.error_code == ErrorCode.NONE
+    # The same instance restarts with the consumer protocol: it takes the classic member's
+    # place without the classic member having left.
+    answer = h.join("c1", ["foo"], instance_id="i1")
+    assert answer.error_code == ErrorCode.NONE
+    group = h.consumer_group()
+    assert joined.member_id not in group.members
+    assert group.static_members["i1"] == "c1" and group.members["c1"].classic is None
+    h.assert_live_equals_replay()
+
+
 def test_reconciliation_in_joining_consumer_group_with_cooperative_protocol(
     h: ConsumerHarness,
 ) -> None:
