@@ -52,8 +52,33 @@ def _build_converters(cls: type) -> _Converters:
                 back = tuple
         elif hint is bytes:
             back = bytes
+        else:
+            optional = _optional_dataclass(hint)
+            if optional is not None:  # a nullable struct
+                to = _optional_to
+                back = _optional_back(optional)
         out.append((f.name, to, back))
     return tuple(out)
+
+
+def _optional_dataclass(hint: Any) -> type | None:
+    """``X`` when ``hint`` is ``X | None`` for a dataclass ``X``."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if len(args) == 1 and len(typing.get_args(hint)) == 2 and dataclasses.is_dataclass(args[0]):
+        found: type = args[0]  # type: ignore[assignment]
+        return found
+    return None
+
+
+def _optional_to(item: Any) -> dict[str, Any] | None:
+    return None if item is None else to_fields(item)
+
+
+def _optional_back(cls: type) -> _Convert:
+    def convert(item: Any) -> Any:
+        return None if item is None else from_fields(cls, item)
+
+    return convert
 
 
 def _nested_to(items: Any) -> list[dict[str, Any]]:

@@ -130,8 +130,9 @@ REBALANCE_EVENT_VALUE = Message(
 # Kafka 4's coordinator records (group-coordinator/src/main/resources/common/message/
 # ConsumerGroup*Key/Value.json): the key's int16 version is the record type ("apiKey"), its
 # fields those of version 0; values are flexible from version 0. Tagged fields Kafka added
-# later (CreationTimeMs, AssignmentTimestamp, AssignmentEpochs,
-# ClassicMemberMetadata) are not written; when read they are kept as unknown tags.
+# later (CreationTimeMs, AssignmentTimestamp, AssignmentEpochs) are not written; when read
+# they are kept as unknown tags. ClassicMemberMetadata (tag 0 of the member metadata) is
+# written for members using the classic protocol inside a consumer group.
 
 
 def _group_key(name: str, record_type: int, *, member: bool) -> Message:
@@ -174,6 +175,14 @@ CONSUMER_GROUP_MEMBER_METADATA_VALUE = Message(
         F("subscribed_topic_regex", "string", "0+", nullable="0+"),
         F("rebalance_timeout_ms", "int32", "0+", default=-1),
         F("server_assignor", "string", "0+", nullable="0+"),
+        F("classic_member_metadata", "struct", "0+", nullable="0+", default="null", tag=0,
+          tagged="0+", fields=(
+              F("session_timeout_ms", "int32", "0+"),
+              F("supported_protocols", "[]", "0+", fields=(
+                  F("name", "string", "0+"),
+                  F("metadata", "bytes", "0+"),
+              )),
+          )),
     ),
 )
 

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 __all__ = [
     "CONSUMER_GROUP_KEY_TYPES",
     "TRANSACTION_KEY_TYPES",
+    "ClassicMemberMetadata",
+    "ClassicProtocol",
     "ConsumerGroupCurrentMemberAssignmentKey",
     "ConsumerGroupCurrentMemberAssignmentValue",
     "ConsumerGroupKey",
@@ -129,7 +131,8 @@ class RebalanceEventKey:
 @dataclass(frozen=True, slots=True)
 class RebalanceEventValue:
     """What happened: ``event`` is one of "rebalance_start", "rebalance_end",
-    "member_join", "member_leave", "member_expired", "static_replace", "group_deleted".
+    "member_join", "member_leave", "member_expired", "static_replace", "group_deleted",
+    "group_upgraded", "group_downgraded" (online migration between the group protocols).
     ``reason`` is the trigger as Kafka words it (e.g. "leader rejoin", "session timeout")."""
 
     event: str
@@ -173,8 +176,27 @@ class ConsumerGroupMemberMetadataKey:
 
 
 @dataclass(frozen=True, slots=True)
+class ClassicProtocol:
+    """One protocol a classic-protocol member supports: its name and JoinGroup metadata."""
+
+    name: str
+    metadata: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    """What a member using the classic protocol inside a consumer group joined with (Kafka's
+    ConsumerGroupMemberMetadataValue.ClassicMemberMetadata, KIP-848 online migration)."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple[ClassicProtocol, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ConsumerGroupMemberMetadataValue:
-    """What the member told the coordinator: its ids, subscription and assignor."""
+    """What the member told the coordinator: its ids, subscription and assignor; a member
+    using the classic protocol also carries its ``classic_member_metadata`` (None for a
+    consumer-protocol member)."""
 
     instance_id: str | None
     rack_id: str | None
@@ -184,6 +206,7 @@ class ConsumerGroupMemberMetadataValue:
     subscribed_topic_regex: str | None
     rebalance_timeout_ms: int
     server_assignor: str | None
+    classic_member_metadata: ClassicMemberMetadata | None = None
 
 
 @dataclass(frozen=True, slots=True)

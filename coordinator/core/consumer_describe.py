@@ -32,6 +32,7 @@ __all__ = [
 CONSUMER_GROUP_TYPE = "consumer"
 CONSUMER_PROTOCOL_TYPE = "consumer"
 CONSUMER_MEMBER_TYPE = 1
+CLASSIC_MEMBER_TYPE = 0  # Kafka's MemberType: a member using the classic protocol
 # READ (3), DELETE (6), DESCRIBE (8): every group operation, with no authorizer.
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 _NOT_REQUESTED = -(2**31)
@@ -70,7 +71,8 @@ def describe_consumer_group(
                 "subscribed_topic_regex": member.subscribed_topic_regex,
                 "assignment": _assignment(member.current.assigned_partitions, image),
                 "target_assignment": _assignment(group.target_of(member.member_id), image),
-                "member_type": CONSUMER_MEMBER_TYPE,
+                "member_type": (CLASSIC_MEMBER_TYPE if member.uses_classic_protocol
+                                else CONSUMER_MEMBER_TYPE),
             }
             for member in group.members.values()
         ],

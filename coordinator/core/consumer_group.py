@@ -22,6 +22,7 @@ from coordinator.core.consumer import (
 )
 from coordinator.core.topics_image import TopicsImage, compile_regex
 from storage.records import (
+    ClassicMemberMetadata,
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupMemberMetadataKey,
@@ -95,6 +96,7 @@ class ConsumerMember:
     """One consumer-protocol member: its metadata record and its current assignment."""
 
     __slots__ = (
+        "classic",
         "client_host",
         "client_id",
         "current",
@@ -117,7 +119,20 @@ class ConsumerMember:
         self.subscribed_topic_regex: str | None = None
         self.rebalance_timeout_ms = -1
         self.server_assignor: str | None = None
+        #: Set for a member using the classic protocol (JoinGroup/SyncGroup/Heartbeat).
+        self.classic: ClassicMemberMetadata | None = None
         self.current: CurrentMemberAssignment[uuid.UUID] = _NO_MEMBER_EPOCH
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        """Whether the member joined with the classic protocol (Kafka's useClassicProtocol)."""
+        return self.classic is not None
+
+    @property
+    def classic_protocol_name(self) -> str:
+        """The first protocol a classic member supports: the one it is answered with."""
+        assert self.classic is not None
+        return self.classic.supported_protocols[0].name
 
     @property
     def member_epoch(self) -> int:
@@ -135,6 +150,7 @@ class ConsumerMember:
             subscribed_topic_regex=self.subscribed_topic_regex,
             rebalance_timeout_ms=self.rebalance_timeout_ms,
             server_assignor=self.server_assignor,
+            classic_member_metadata=self.classic,
         )
 
 
@@ -158,6 +174,7 @@ class ConsumerGroup:
         "_resolved",
         "_resolved_image",
         "assignment_epoch",
+        "classic_join_deadlines",
         "group_epoch",
         "group_id",
         "ledger",
@@ -179,6 +196,9 @@ class ConsumerGroup:
         #: The assignment epoch a rebalance_end was recorded for (history only).
         self.stable_epoch = -1
         self.ledger = PartitionEpochs[uuid.UUID]()
+        #: Classic members told to rejoin -> their join deadline (soft state, as Kafka's
+        #: join timers).
+        self.classic_join_deadlines: dict[str, int] = {}
         self._resolved_image: TopicsImage | None = None
         self._resolved: tuple[dict[str, frozenset[uuid.UUID]], int] = ({}, 0)
 
@@ -206,6 +226,28 @@ class ConsumerGroup:
             ):
                 return RECONCILING
         return CONSUMER_STABLE
+
+    def classic_members(self) -> list[ConsumerMember]:
+        """The members using the classic protocol."""
+        return [m for m in self.members.values() if m.classic is not None]
+
+    def all_members_use_classic_protocol_except(self, member_id: str) -> bool:
+        """Kafka's allMembersUseClassicProtocolExcept: every other member is classic."""
+        return all(m.classic is not None for mid, m in self.members.items() if mid != member_id)
+
+    def supports_classic_protocols(self, protocol_type: str, names: set[str]) -> bool:
+        """Kafka's supportsClassicProtocols: a ``consumer`` member with at least one protocol
+        every classic member supports (any protocol when the group has no classic member)."""
+        if protocol_type != "consumer" or not names:
+            return False
+        classic = self.classic_members()
+        if not classic:
+            return True
+        return any(
+            all(any(p.name == name for p in m.classic.supported_protocols)  # type: ignore[union-attr]
+                for m in classic)
+            for name in names
+        )
 
     def preferred_assignor(self, default: str) -> str:
         """The server assignor most members ask for (Kafka's computePreferredServerAssignor),
@@ -294,6 +336,7 @@ class ConsumerGroup:
             if member is not None:
                 self.ledger.update_member(member.current, None)
                 del self.members[member_id]
+                self.classic_join_deadlines.pop(member_id, None)
                 instance_id = member.instance_id
                 if instance_id is not None and self.static_members.get(instance_id) == member_id:
                     del self.static_members[instance_id]
@@ -312,6 +355,7 @@ class ConsumerGroup:
         member.subscribed_topic_regex = value.subscribed_topic_regex
         member.rebalance_timeout_ms = value.rebalance_timeout_ms
         member.server_assignor = value.server_assignor
+        member.classic = value.classic_member_metadata
         if value.instance_id is not None:
             self.static_members[value.instance_id] = member_id
 

@@ -10,9 +10,9 @@ at once and answered once in the log; a failed append rebuilds the group from wh
 holds. v0: the coordinator makes up a joining member's id; v1 (KIP-1082): the client does,
 and may subscribe by regex.
 
-Not modelled: classic-protocol members inside a consumer group and the online migration of
-non-empty groups (an empty classic group becomes a consumer group, and back, whatever the
-policy), rack-aware assignment, and KIP-1251's per-partition assignment epochs.
+A join to a non-empty classic group upgrades it online when ``group.consumer.migration.policy``
+allows (consumer_migration.py); the last consumer-protocol member leaving a group of classic
+members downgrades it. Not modelled: rack-aware assignment, KIP-1251's partition epochs.
 """
 
 from __future__ import annotations
@@ -22,26 +22,32 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from coordinator.core.consumer import (
-    ASSIGNORS,
     CurrentMemberAssignment,
-    GroupSpec,
     MemberState,
-    MemberSubscription,
-    PartitionAssignorError,
-    TopicMetadata,
     reconcile,
 )
-from coordinator.core.consumer_group import ConsumerGroup, ConsumerMember, current_value
+from coordinator.core.consumer_assignment import assign_target
+from coordinator.core.consumer_group import (
+    ConsumerGroup,
+    ConsumerMember,
+    current_value,
+    to_topic_partitions,
+)
 from coordinator.core.consumer_messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     HeartbeatTopicPartitions,
 )
+from coordinator.core.consumer_migration import (
+    UpgradeRefusedError,
+    convert_to_consumer_group,
+    fence_or_downgrade,
+    validate_online_upgrade,
+)
 from coordinator.core.consumer_records import (
     RebuildOnFailure,
     RecordWriter,
     emit_event,
-    fence_member,
     note_if_stable,
     remove_member_records,
 )
@@ -59,20 +65,17 @@ from storage.records import (
     ConsumerGroupMetadataValue,
     ConsumerGroupTargetAssignmentMemberKey,
     ConsumerGroupTargetAssignmentMemberValue,
-    ConsumerGroupTargetAssignmentMetadataKey,
-    ConsumerGroupTargetAssignmentMetadataValue,
     GroupMetadataKey,
     Record,
 )
 from wire.constants import ErrorCode
-
-from .consumer_group import to_topic_partitions
 
 __all__ = [
     "LEAVE_GROUP_MEMBER_EPOCH",
     "LEAVE_GROUP_STATIC_MEMBER_EPOCH",
     "HeartbeatError",
     "handle_consumer_group_heartbeat",
+    "replace_static_member",
 ]
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -179,7 +182,7 @@ def _heartbeat(
     epoch = req["member_epoch"]
     if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
         return _leave(engine, req, now_ms, fx)
-    group = _group_for_join(engine, req["group_id"], epoch, fx)
+    group = _group_for_join(engine, req["group_id"], epoch, fx, now_ms)
     writer = RecordWriter(group, fx)
     member, replaced = _member(engine, group, req)
     old = member.current
@@ -192,7 +195,7 @@ def _heartbeat(
         or updated.subscribed_topic_regex != member.subscribed_topic_regex
     )
     if replaced is not None:
-        _replace_static_member(group, replaced, member.member_id, writer)
+        replace_static_member(group, replaced, member.member_id, writer)
     if new_member or updated != member.metadata_value():
         writer.write(ConsumerGroupMemberMetadataKey(group.group_id, member.member_id), updated)
         member = group.members[member.member_id]
@@ -210,7 +213,7 @@ def _heartbeat(
             reason = "topic metadata changed"
         emit_event(fx, group, "rebalance_start", now_ms, reason=reason)
     if group.group_epoch > group.assignment_epoch:
-        _assign(engine, group, subscribed, writer)
+        assign_target(engine, group, subscribed, writer)
 
     owned = _owned(req["topic_partitions"])
     current = reconcile(
@@ -300,15 +303,23 @@ def _validate(
 # --------------------------------------------------------------------------- group & member
 
 
-def _group_for_join(engine: Engine, group_id: str, epoch: int, fx: Effects) -> ConsumerGroup:
-    """The consumer group; created on a join (epoch 0), converting an empty classic group."""
+def _group_for_join(engine: Engine, group_id: str, epoch: int, fx: Effects,
+                    now_ms: int) -> ConsumerGroup:
+    """The consumer group; created on a join (epoch 0), converting an empty classic group,
+    or upgrading a non-empty one when the migration policy allows (Kafka's
+    getOrMaybeCreateConsumerGroup)."""
     group = engine.consumer_groups.get(group_id)
     if group is not None:
         return group
     classic = engine.groups.get(group_id)
     if classic is not None and not (classic.state is EMPTY and not classic.members):
-        raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
-                             f"Group {group_id} is not a consumer group.")
+        if epoch != 0 or validate_online_upgrade(engine, classic) is not None:
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
+                                 f"Group {group_id} is not a consumer group.")
+        try:
+            return convert_to_consumer_group(engine, classic, fx, now_ms)
+        except UpgradeRefusedError as exc:  # a member's embedded protocol is malformed
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, str(exc)) from None
     if epoch != 0:
         raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                              f"Consumer group {group_id} not found.")
@@ -337,7 +348,8 @@ def _member(
             owner_id = group.static_members.get(instance_id)
             if owner_id is not None and owner_id != member_id:
                 owner = group.members[owner_id]
-                if owner.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                # A classic static member is replaced without having left (Kafka).
+                if owner.classic is None and owner.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                     raise HeartbeatError(
                         ErrorCode.UNRELEASED_INSTANCE_ID,
                         f"Static member {member_id} with instance id {instance_id} cannot "
@@ -445,7 +457,7 @@ def _updated_metadata(
     )
 
 
-def _replace_static_member(
+def replace_static_member(
     group: ConsumerGroup, old: ConsumerMember, new_member_id: str, writer: RecordWriter
 ) -> None:
     """A new member takes a temporarily departed static member's place (Kafka's
@@ -462,65 +474,6 @@ def _replace_static_member(
         ConsumerGroupCurrentMemberAssignmentKey(gid, new_member_id),
         current_value(type(current)(MemberState.STABLE, 0, 0, current.assigned_partitions)),
     )
-
-
-# --------------------------------------------------------------------------- assignment
-
-
-def _assign(
-    engine: Engine,
-    group: ConsumerGroup,
-    subscribed: Mapping[str, frozenset[uuid.UUID]],
-    writer: RecordWriter,
-) -> None:
-    """Recompute the target assignment at the group epoch (Kafka's updateTargetAssignment)."""
-    image = engine.topics_image
-    topics = {}
-    for ids in subscribed.values():
-        for topic_id in ids:
-            name = image.by_id[topic_id]
-            topics[topic_id] = TopicMetadata(name, image.by_name[name][1])
-    spec = GroupSpec(
-        members={
-            mid: MemberSubscription(
-                subscribed_topic_ids=subscribed[mid],
-                assignment=_existing(group.target_of(mid), topics),
-                instance_id=m.instance_id,
-                rack_id=m.rack_id,
-            )
-            for mid, m in group.members.items()
-        },
-        topics=topics,
-    )
-    assignor = ASSIGNORS[group.preferred_assignor(engine.config.consumer_assignors[0])]
-    try:
-        new_target = assignor.assign(spec)
-    except PartitionAssignorError as exc:
-        raise AssertionError(f"assignor {assignor.name} failed: {exc}") from exc
-    gid = group.group_id
-    for mid in group.members:
-        assignment = new_target.get(mid, {})
-        if dict(assignment) != dict(group.target_of(mid)) or mid not in group.target:
-            writer.write(ConsumerGroupTargetAssignmentMemberKey(gid, mid),
-                         ConsumerGroupTargetAssignmentMemberValue(to_topic_partitions(assignment)))
-    writer.write(ConsumerGroupTargetAssignmentMetadataKey(gid),
-                 ConsumerGroupTargetAssignmentMetadataValue(group.group_epoch))
-
-
-def _existing(
-    target: Mapping[uuid.UUID, frozenset[int]], topics: Mapping[uuid.UUID, TopicMetadata]
-) -> Mapping[uuid.UUID, frozenset[int]]:
-    """The partitions of a previous target that still exist (a topic can be deleted, and a
-    partition count only grows in Kafka, but a hand-made image may shrink one)."""
-    kept = {}
-    for topic_id, partitions in target.items():
-        topic = topics.get(topic_id)
-        if topic is None:
-            continue
-        alive = frozenset(p for p in partitions if p < topic.partition_count)
-        if alive:
-            kept[topic_id] = alive
-    return kept
 
 
 # --------------------------------------------------------------------------- timers
@@ -560,9 +513,7 @@ def _leave(
     group = engine.consumer_groups.get(group_id)
     if group is None:
         raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-    epoch = req["member_epoch"]
-    instance_id = req["instance_id"]
-    member_id = req["member_id"]
+    epoch, instance_id, member_id = req["member_epoch"], req["instance_id"], req["member_id"]
     if instance_id is not None:
         owner_id = group.static_members.get(instance_id)
         if owner_id is None:
@@ -586,6 +537,6 @@ def _leave(
             )),
         )
     else:
-        fence_member(engine, group, member, fx, now_ms, "member_leave", "member leave")
+        fence_or_downgrade(engine, group, member, fx, now_ms, "member_leave", "member leave")
     return {"error_code": ErrorCode.NONE, "member_id": member_id, "member_epoch": epoch,
             "heartbeat_interval_ms": 0}

@@ -5,10 +5,13 @@ group epoch (``fence_member``: a leave, a session or rebalance timeout)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.consumer import MemberState
 from coordinator.core.consumer_group import CONSUMER_STABLE, ConsumerGroup, ConsumerMember
 from coordinator.core.engine import Engine
+from coordinator.core.group import ClassicGroup
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.timers import ConsumerRebalanceTimerKey, ConsumerSessionTimerKey
 from storage.records import (
@@ -31,7 +34,6 @@ __all__ = [
     "RecordWriter",
     "drop_empty_consumer_group",
     "emit_event",
-    "expire_consumer_member",
     "fence_member",
     "note_if_stable",
     "remove_member_records",
@@ -81,29 +83,6 @@ def note_if_stable(group: ConsumerGroup, now_ms: int, fx: Effects) -> None:
     if group.stable_epoch != group.assignment_epoch and group.state == CONSUMER_STABLE:
         group.stable_epoch = group.assignment_epoch
         emit_event(fx, group, "rebalance_end", now_ms)
-
-
-def expire_consumer_member(
-    engine: Engine,
-    key: ConsumerSessionTimerKey | ConsumerRebalanceTimerKey,
-    fx: Effects,
-    now_ms: int,
-) -> None:
-    """A member's session expired, or it did not revoke within its rebalance timeout (the
-    key's epoch still being its epoch, in UNREVOKED_PARTITIONS): fence it."""
-    group = engine.consumer_groups.get(key.group_id)
-    member = None if group is None else group.members.get(key.member_id)
-    if group is None or member is None:
-        return
-    if isinstance(key, ConsumerRebalanceTimerKey) and not (
-        member.current.state is MemberState.UNREVOKED_PARTITIONS
-        and member.member_epoch == key.member_epoch
-    ):
-        return
-    reason = ("session timeout" if isinstance(key, ConsumerSessionTimerKey)
-              else "rebalance timeout")
-    fence_member(engine, group, member, fx, now_ms, "member_expired", reason)
-    fx.after_append(RebuildOnFailure(engine, group.group_id, None))
 
 
 def remove_member_records(group: ConsumerGroup, member_id: str, writer: RecordWriter) -> None:
@@ -170,16 +149,37 @@ class RebuildOnFailure:
         """Nothing to do: the group already holds the records."""
 
     def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
-        """Rebuild the group from hard state and answer with the mapped error."""
+        """Rebuild the group from hard state and answer with the mapped error: the
+        consumer group its records describe, or -- a migration that did not reach the log
+        -- the classic group its record describes (members' sessions re-armed)."""
         engine = self.engine
-        records = engine.store.consumer.get(self.group_id)
+        gid = self.group_id
+        records = engine.store.consumer.get(gid)
+        converted = gid in engine.groups
+        engine.groups.pop(gid, None)
+        engine.consumer_groups.pop(gid, None)
         if records:
-            engine.consumer_groups[self.group_id] = ConsumerGroup.from_records(
-                self.group_id, records.values()
-            )
-        else:
-            engine.consumer_groups.pop(self.group_id, None)
+            group = engine.consumer_groups[gid] = ConsumerGroup.from_records(gid, records.values())
+            if converted:
+                for member in group.members.values():
+                    fx.schedule(ConsumerSessionTimerKey(gid, member.member_id),
+                                now_ms + _session_timeout_ms(engine, member))
+        elif gid in engine.store.groups:
+            classic = engine.groups[gid] = ClassicGroup.from_record(gid, engine.store.groups[gid])
+            for classic_member in classic.members.values():
+                engine.reschedule_heartbeat(classic_member, now_ms, fx)
         if self.token is None:  # the request's own callback answers
             return
         code = group_metadata_error(error)
-        fx.reply(self.token, {"error_code": code, "error_message": None, "member_epoch": -1})
+        fx.reply(self.token, self.error_response(code))
+
+    def error_response(self, code: ErrorCode) -> Any:
+        """The answer carrying ``code`` (a ConsumerGroupHeartbeat's; classic APIs override)."""
+        return {"error_code": code, "error_message": None, "member_epoch": -1}
+
+
+def _session_timeout_ms(engine: Engine, member: ConsumerMember) -> int:
+    """A member's session timeout: its classic one, or the consumer protocol's."""
+    if member.classic is not None:
+        return member.classic.session_timeout_ms
+    return engine.config.group_consumer_session_timeout_ms

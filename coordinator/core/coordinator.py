@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core.consumer_group import ConsumerGroup
-from coordinator.core.consumer_records import expire_consumer_member
+from coordinator.core.consumer_migration import expire_classic_member, expire_consumer_member
 from coordinator.core.delete_groups import handle_delete_groups
 from coordinator.core.describe_groups import handle_describe_groups
 from coordinator.core.engine import Engine
@@ -51,6 +51,8 @@ from coordinator.core.state import EMPTY
 from coordinator.core.store import HardStateSnapshot
 from coordinator.core.sync import handle_sync_group
 from coordinator.core.timers import (
+    ClassicMemberJoinTimerKey,
+    ClassicMemberSyncTimerKey,
     ConsumerRebalanceTimerKey,
     ConsumerSessionTimerKey,
     HeartbeatTimerKey,
@@ -248,6 +250,8 @@ class GroupCoordinator(Engine):
             expire_offsets(self, now_ms, fx)
         elif isinstance(key, ConsumerSessionTimerKey | ConsumerRebalanceTimerKey):
             expire_consumer_member(self, key, fx, now_ms)
+        elif isinstance(key, ClassicMemberJoinTimerKey | ClassicMemberSyncTimerKey):
+            expire_classic_member(self, key, fx, now_ms)
         return fx.result()
 
     # ------------------------------------------------------------------ loading

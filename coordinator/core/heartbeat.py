@@ -8,6 +8,7 @@ first. This is the hot path: no Effects, responses are shared constants.
 
 from __future__ import annotations
 
+from coordinator.core.consumer_classic import classic_heartbeat_to_consumer_group
 from coordinator.core.engine import Engine
 from coordinator.core.messages import HeartbeatRequest, HeartbeatResponse, RequestContext
 from coordinator.core.result import Reply, ReplyToken, Result, ScheduleTimer
@@ -35,7 +36,14 @@ def handle_heartbeat(
         return _answer(token, ErrorCode.INVALID_GROUP_ID)
     group = engine.groups.get(group_id)
     if group is None:
-        return _answer(token, ErrorCode.UNKNOWN_MEMBER_ID)
+        consumer_group = engine.consumer_groups.get(group_id)
+        if consumer_group is None:
+            return _answer(token, ErrorCode.UNKNOWN_MEMBER_ID)
+        # A classic member inside a consumer group.
+        fx = engine.effects()
+        error = classic_heartbeat_to_consumer_group(engine, consumer_group, req, now_ms, fx)
+        fx.reply(token, _RESPONSES[error])
+        return fx.result()
     state = group.state
     if state is DEAD:
         return _answer(token, ErrorCode.COORDINATOR_NOT_AVAILABLE)

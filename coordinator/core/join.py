@@ -14,6 +14,7 @@ doCurrentMemberJoinGroup / updateStaticMemberAndRebalance.
 from __future__ import annotations
 
 from coordinator.core.append_errors import group_metadata_error
+from coordinator.core.consumer_classic import classic_join_to_consumer_group
 from coordinator.core.consumer_records import drop_empty_consumer_group
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.errors import CoordinatorStateError
@@ -117,8 +118,8 @@ def _join_group(
     consumer_group = engine.consumer_groups.get(group_id)
     if consumer_group is not None:
         if consumer_group.members:
-            # Classic members inside a consumer group (online migration) are not modelled.
-            _error(token, req["member_id"], ErrorCode.INCONSISTENT_GROUP_PROTOCOL, fx)
+            # A classic member inside a consumer group (KIP-848 online migration).
+            classic_join_to_consumer_group(engine, consumer_group, ctx, req, token, now_ms, fx)
             return
         drop_empty_consumer_group(engine, consumer_group, fx)
     group = engine.groups.get(group_id)

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from coordinator.core.consumer_classic import (
+    LeaveRebuildOnFailure,
+    classic_leave_to_consumer_group,
+)
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.group import ClassicGroup
 from coordinator.core.join import validate_current_member
@@ -40,7 +44,11 @@ def handle_leave_group(
         )
     else:
         identities = req["members"]
-    response = _leave(engine, req["group_id"], identities, now_ms, fx)
+    group_id = req["group_id"]
+    of_consumer_group = group_id in engine.consumer_groups
+    response = _leave(engine, group_id, identities, now_ms, fx)
+    if of_consumer_group and fx.records:  # classic members left: answered once in the log
+        fx.after_append(LeaveRebuildOnFailure(engine, group_id, token))
     if legacy and response["error_code"] == ErrorCode.NONE and response["members"]:
         # v0-2 answers with the member's error at the top level (LeaveGroupResponse's
         # constructor does the same).
@@ -60,6 +68,10 @@ def _leave(
     if not valid_group_id(group_id, allow_empty=False):
         return {"error_code": ErrorCode.INVALID_GROUP_ID, "members": ()}
     group = engine.groups.get(group_id)
+    consumer_group = engine.consumer_groups.get(group_id)
+    if group is None and consumer_group is not None:  # classic members of a consumer group
+        return classic_leave_to_consumer_group(engine, consumer_group, list(identities), now_ms,
+                                               fx)
     if group is None:
         return {
             "error_code": ErrorCode.NONE,

@@ -103,20 +103,22 @@ def validate_consumer_commit(
     transactional: bool = False,
 ) -> ErrorCode | None:
     """Kafka's ConsumerGroup.validateOffsetCommit: an admin commit (negative epoch) to an
-    empty group passes; otherwise the member must exist, commit with v9+ and its exact
-    epoch. A transactional commit has no version rule and a wrong epoch is
+    empty group passes; otherwise the member must exist, commit with v9+ (a member using
+    the classic protocol: any version) and its exact epoch (ILLEGAL_GENERATION for a
+    classic member). A transactional commit has no version rule and a wrong epoch is
     ILLEGAL_GENERATION (Kafka's validateTransactionalOffsetCommit)."""
     if epoch < 0 and not group.members:
         return None
     member = group.members.get(member_id)
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
-    if transactional:
-        return None if epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
-    if version < _MEMBER_EPOCH_VERSION:
+    classic = member.uses_classic_protocol
+    if not transactional and not classic and version < _MEMBER_EPOCH_VERSION:
         return ErrorCode.UNSUPPORTED_VERSION
     if epoch != member.member_epoch:
-        return ErrorCode.STALE_MEMBER_EPOCH
+        # A classic member commits with its generation (its member epoch).
+        return (ErrorCode.ILLEGAL_GENERATION if classic or transactional
+                else ErrorCode.STALE_MEMBER_EPOCH)
     return None
 
 

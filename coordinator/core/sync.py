@@ -9,6 +9,7 @@ CompletingRebalance until the leader's assignment arrives, which is persisted wi
 from __future__ import annotations
 
 from coordinator.core.append_errors import group_metadata_error
+from coordinator.core.consumer_classic import classic_sync_to_consumer_group
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.group import ClassicGroup
 from coordinator.core.group_size import MAX_GROUP_RECORD_BYTES, group_record_bytes
@@ -49,6 +50,11 @@ def _sync_group(
         return
     group = engine.groups.get(group_id)
     if group is None:
+        consumer_group = engine.consumer_groups.get(group_id)
+        if consumer_group is not None:  # a classic member inside a consumer group
+            fx.reply(token, classic_sync_to_consumer_group(engine, consumer_group, req, now_ms,
+                                                           fx))
+            return
         fx.reply(token, sync_group_error(ErrorCode.UNKNOWN_MEMBER_ID))
         return
     member_id = req["member_id"]

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 __all__ = [
     "NEW_MEMBER_JOIN_TIMEOUT_MS",
+    "ClassicMemberJoinTimerKey",
+    "ClassicMemberSyncTimerKey",
     "ConsumerRebalanceTimerKey",
     "ConsumerSessionTimerKey",
     "HeartbeatTimerKey",
@@ -71,6 +73,24 @@ class ConsumerRebalanceTimerKey:
     member_epoch: int
 
 
+@dataclass(frozen=True, slots=True)
+class ClassicMemberJoinTimerKey:
+    """A classic member of a consumer group told to rejoin must do so within its rebalance
+    timeout (Kafka's consumer-group-join-timeout)."""
+
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicMemberSyncTimerKey:
+    """A classic member of a consumer group that joined must send SyncGroup within its
+    rebalance timeout (Kafka's consumer-group-sync-timeout)."""
+
+    group_id: str
+    member_id: str
+
+
 TimerKey = (
     HeartbeatTimerKey
     | JoinTimerKey
@@ -78,4 +98,6 @@ TimerKey = (
     | RetentionTimerKey
     | ConsumerSessionTimerKey
     | ConsumerRebalanceTimerKey
+    | ClassicMemberJoinTimerKey
+    | ClassicMemberSyncTimerKey
 )

@@ -117,6 +117,20 @@ class ConsumerHarness(Harness):
         assert snapshot(live) == snapshot(replayed)
 
 
+def assert_no_partition_has_two_owners(group: ConsumerGroup | None) -> None:
+    """No partition is assigned to, or pending revocation by, two members."""
+    if group is None:
+        return
+    seen: set[tuple[uuid.UUID, int]] = set()
+    for member in group.members.values():
+        current = member.current
+        for parts in (current.assigned_partitions, current.partitions_pending_revocation):
+            for topic_id, partitions in parts.items():
+                for p in partitions:
+                    assert (topic_id, p) not in seen, (topic_id, p)
+                    seen.add((topic_id, p))
+
+
 def snapshot(group: ConsumerGroup) -> Any:
     """A comparable view of a consumer group."""
     return (

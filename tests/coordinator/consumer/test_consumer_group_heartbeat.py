@@ -309,10 +309,17 @@ def test_empty_classic_group_becomes_a_consumer_group_and_back(h: ConsumerHarnes
     assert h.fetch_offsets(GROUP, [("foo", 0)])[1][("foo", 0)][0] == 5
 
 
-def test_classic_join_to_a_non_empty_consumer_group_is_refused(h: ConsumerHarness) -> None:
+def test_classic_join_with_malformed_subscription_to_a_consumer_group(
+    h: ConsumerHarness,
+) -> None:
+    """A classic member may join a non-empty consumer group (test_consumer_group_migration),
+    but not with embedded protocol metadata that does not parse: Kafka throws
+    IllegalStateException, UNKNOWN_SERVER_ERROR, and nothing is written."""
     h.join("m1", ["foo"])
+    records = len(h.records)
     joined = h.dynamic_join_group(GROUP, "", "consumer", [("range", b"")])
-    assert joined.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert joined.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert len(h.records) == records and set(h.consumer_group().members) == {"m1"}
 
 
 # --------------------------------------------------------------------------- offsets

@@ -12,7 +12,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from consumer_harness import BAR, FOO, GROUP, ConsumerHarness, assignment
+from consumer_harness import (
+    BAR,
+    FOO,
+    GROUP,
+    ConsumerHarness,
+    assert_no_partition_has_two_owners,
+    assignment,
+)
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -152,17 +159,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
 
     @invariant()
     def no_partition_has_two_owners(self) -> None:
-        group = self.h.coordinator.consumer_groups.get(GROUP)
-        if group is None:
-            return
-        seen: set[tuple[uuid.UUID, int]] = set()
-        for member in group.members.values():
-            current = member.current
-            for parts in (current.assigned_partitions, current.partitions_pending_revocation):
-                for topic_id, partitions in parts.items():
-                    for p in partitions:
-                        assert (topic_id, p) not in seen
-                        seen.add((topic_id, p))
+        assert_no_partition_has_two_owners(self.h.coordinator.consumer_groups.get(GROUP))
 
     @invariant()
     def epochs_only_grow(self) -> None:
