@@ -1,6 +1,6 @@
 """Fuzzing ``wire.decode_request``: whatever the bytes, it returns a DecodedRequest or raises
 CorruptFrame (UnsupportedVersion for an unknown key/version), never anything else, and
-it finishes quickly (each decode is timed: < 1 s; hypothesis' own deadline is off).
+it does not hang (each decode is bounded at 10 s; hypothesis' own deadline is off).
 
 Inputs: mutations (bit flips, byte insertions and deletions, truncations, overwritten
 length fields, splices) of the golden client frames and of a sample request of every
@@ -46,7 +46,10 @@ GOLDEN = [g.payload for g in golden.load_golden_frames()]
 SAMPLES = [(name, frame[4:]) for name, frame in samples.sample_request_frames()]
 SEEDS = GOLDEN + [payload for _, payload in SAMPLES]
 API_VERSIONS = samples.all_api_versions()
-MAX_SECONDS = 1.0
+# A hang detector, not a speed test (speed is in tests/benchmarks/bench_wire.py): a decode
+# that loops on a crafted length would take far longer, while a loaded 2-core machine can
+# stall a normal decode for a second (it failed once at 1 s under load 10).
+MAX_SECONDS = 10.0
 
 FAST = settings(max_examples=1500, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
