@@ -3,6 +3,11 @@
     kcoord pipeline --input DIR [DIR ...] --output OUT [--master local[*]|spark://HOST:PORT]
                     [--conf KEY=VALUE]... [--since T] [--until T] [--strict] [--quiet]
 
+DIR and OUT are local paths or filesystem URIs (``file:///d``, ``hdfs://nn:8020/d``,
+``s3a://bucket/d``, ...): a URI is listed, read and written through Spark's Hadoop
+filesystems (``hadoop_fs``, ``remote_source``); a scheme Spark has no filesystem for is
+refused before any work.
+
 ``--conf`` passes Spark settings through (``spark.driver.host``, ``spark.executor.memory``,
 ``spark.pyspark.python``, ...). On a cluster master kcoord ships its own code to the
 executors and checks, before the job, that they can import what it cannot ship
@@ -15,7 +20,8 @@ the history (commits, rebalances) to T and later.
 Progress goes to stderr; the written files to stdout. Exit status: 0 done (a torn tail,
 normal after a crash, is only reported); 1 done but some input was corrupt (read up to
 the bad entry and reported: file and byte offset), or with ``--strict`` nothing written
-because an input is corrupt, or Spark failed; 2 bad arguments or a missing input.
+because an input is corrupt, or an input file could not be read, or Spark failed; 2 bad
+arguments, a missing input, or a URI whose filesystem Spark does not have or cannot reach.
 """
 
 from __future__ import annotations
@@ -79,14 +85,15 @@ def _parser() -> _Parser:
         nargs="+",
         required=True,
         metavar="DIR",
-        help="kcoord data directories (--data-dir of kcoord serve)",
+        help="kcoord data directories (--data-dir of kcoord serve): paths or URIs "
+        "(file://, hdfs://, s3a://, ...)",
     )
     p.add_argument(
         "--output",
         "-o",
         required=True,
         metavar="DIR",
-        help="where to write the datasets and the report",
+        help="where to write the datasets and the report: a path or a URI",
     )
     p.add_argument(
         "--master",
