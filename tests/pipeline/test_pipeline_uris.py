@@ -101,7 +101,9 @@ def test_an_unavailable_filesystem_is_refused_before_any_work(
 def test_uri_listing_and_an_unreadable_segment(spark: Any, tmp_path: Path) -> None:
     """A URI input lists the same segments as storage's find_segments (a committed
     compaction swap replacing the segments it covers); a segment gone when its task
-    reads it fails the read with the file named, classified as unreadable."""
+    reads it fails the read with the file named, classified as unreadable; by plain path
+    the CLI says so (exit 1), not "corrupt"."""
+    from storage.pipeline import cli
     from storage.pipeline.hadoop_fs import HadoopFiles
     from storage.pipeline.remote_source import read_failure, read_segments
 
@@ -129,3 +131,15 @@ def test_uri_listing_and_an_unreadable_segment(spark: Any, tmp_path: Path) -> No
     assert text is not None and text.startswith("cannot read ")
     assert expected[-1] in text and "does not exist" in text
     assert read_failure("PipelineInputError: x: byte 24: CRC-32C mismatch") is None
+
+    # By plain path (the kcoord-log Data Source's open() in the task): the same.
+    local = tmp_path / "local"
+    write(str(local), [commit("g", "t", 0, 1, T0)])
+    gone = local / "00000000000000000009.log"
+    gone.symlink_to(tmp_path / "nowhere.log")
+    err = io.StringIO()
+    status = cli.main(["-i", str(local), "-o", str(tmp_path / "out"), "-q"],
+                      stdout=io.StringIO(), stderr=err)
+    assert status == 1
+    assert err.getvalue().strip() == (
+        f"kcoord pipeline: error: unreadable input: cannot read {gone}: No such file or directory")
