@@ -8,8 +8,9 @@ Hadoop filesystems (:mod:`storage.pipeline.hadoop_fs`), so whatever filesystem t
 cluster is configured for works.
 
 A URI is ``scheme:`` followed by ``/`` (``scheme://authority/path`` or ``scheme:/path``),
-the scheme being a letter then letters, digits, ``+``, ``-`` or ``.`` (RFC 3986); anything
-else is a local path (``a:b`` is a file name).
+the scheme being a letter then letters, digits, ``+``, ``-`` or ``.`` (RFC 3986), at least
+two characters (``C:/x`` is a drive letter, as Hadoop reads it); anything else is a local
+path (``a:b`` is a file name).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 __all__ = ["Location", "is_uri", "location", "scheme_of"]
 
-_URI_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):/")
+_URI_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):/")
 
 
 def scheme_of(text: str) -> str | None:

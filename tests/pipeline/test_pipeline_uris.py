@@ -34,6 +34,7 @@ from storage.pipeline.uris import Location, is_uri, location, scheme_of
         ("file:/data/a", Location("file:/data/a", uri=True)),
         ("/data/a/", Location("/data/a", uri=False)),
         ("a:b", Location(os.path.abspath("a:b"), uri=False)),  # a file name, not a scheme
+        ("C:/x", Location(os.path.abspath("C:/x"), uri=False)),  # a drive letter
         ("data/x", Location(os.path.abspath("data/x"), uri=False)),
     ],
 )
