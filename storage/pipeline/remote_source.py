@@ -28,7 +28,7 @@ import pyarrow as pa
 from storage.directory import SegmentFile
 
 from .hadoop_fs import HadoopFiles, RemoteInput
-from .parse import parse_segment_chunks
+from .parse import DEFAULT_CHUNK_ENTRIES, parse_segment_chunks
 from .source import FORMAT_NAME, chunk_batches, spark_schema
 from .uris import Location
 
@@ -36,7 +36,10 @@ __all__ = ["load_inputs", "read_failure", "read_segments", "render_report"]
 
 
 def read_segments(
-    spark: Any, inputs: Sequence[RemoteInput], strict: bool, chunk_entries: int = 65536
+    spark: Any,
+    inputs: Sequence[RemoteInput],
+    strict: bool,
+    chunk_entries: int = DEFAULT_CHUNK_ENTRIES,
 ) -> Any:
     """The ``kcoord-log`` DataFrame of the segments of ``inputs`` (listed on the driver),
     their bytes read by ``binaryFile``."""

@@ -9,7 +9,7 @@ cluster is configured for works.
 
 A URI is ``scheme:`` followed by ``/`` (``scheme://authority/path`` or ``scheme:/path``),
 the scheme being a letter then letters, digits, ``+``, ``-`` or ``.`` (RFC 3986), at least
-two characters (``C:/x`` is a drive letter, as Hadoop reads it); anything else is a local
+two characters (``C:/x`` is taken for a drive letter); anything else is a local
 path (``a:b`` is a file name).
 """
 

@@ -2,7 +2,8 @@
 consumers: join, static restart, leave, crash (SIGKILL: session expiry), commits, offset
 deletion and group deletion. ``offsets_latest`` must equal what the clients read back
 from the server and the coordinator's replay; ``rebalances`` must hold exactly the
-generations the scenario caused, with their triggers.
+generations the scenario caused, with their triggers. The CLI run by ``file://`` URIs
+(input and output) must give every dataset of the plain-path run (issue 16).
 
 Uses the e2e test helpers (``tests/e2e``: the server subprocess, consumer threads).
 """
