@@ -27,6 +27,7 @@ __all__ = [
     "find_segments",
     "list_segments",
     "segment_name",
+    "select_segments",
 ]
 
 LOCK_NAME = ".lock"
@@ -95,7 +96,12 @@ def find_segments(data_dir: str) -> list[SegmentFile]:
     a committed compaction output ``L-H.swap`` replaces the segments whose base is in
     [L, H). Raises FileNotFoundError / NotADirectoryError."""
     directory = os.path.abspath(data_dir)
-    names = os.listdir(directory)
+    return select_segments(directory, os.listdir(directory))
+
+
+def select_segments(directory: str, names: Sequence[str]) -> list[SegmentFile]:
+    """:func:`find_segments` over a listing already made: ``names`` are the file names in
+    ``directory`` (a path or a URI, kept as given in the SegmentFiles)."""
     found = dict(list_segments(names))
     for name in sorted(names):
         m = SWAP_RE.match(name)

@@ -8,6 +8,9 @@
 - ``report``: Parquet outputs, plots, ``report.md`` / ``report.html``.
 - ``cli``: ``kcoord pipeline --input DIR [DIR ...] --output DIR``.
 - ``session``: a SparkSession pinned to loopback.
+- ``uris``, ``hadoop_fs``, ``remote_source``: inputs and outputs given as URIs (``hdfs://``,
+  ``s3a://``, ``file://``, ...), listed, read (``binaryFile``) and written through Spark's
+  Hadoop filesystems.
 
 Segments are found and read through storage itself (``storage.directory.find_segments``,
 ``storage.segment.scan_entries``, ``storage.record_codec``). Everything but ``parse`` needs

@@ -3,6 +3,11 @@
     kcoord pipeline --input DIR [DIR ...] --output OUT [--master local[*]|spark://HOST:PORT]
                     [--conf KEY=VALUE]... [--since T] [--until T] [--strict] [--quiet]
 
+DIR and OUT are local paths or filesystem URIs (``file:///d``, ``hdfs://nn:8020/d``,
+``s3a://bucket/d``, ...): a URI is listed, read and written through Spark's Hadoop
+filesystems (``hadoop_fs``, ``remote_source``); a scheme Spark has no filesystem for is
+refused before any work.
+
 ``--conf`` passes Spark settings through (``spark.driver.host``, ``spark.executor.memory``,
 ``spark.pyspark.python``, ...). On a cluster master kcoord ships its own code to the
 executors and checks, before the job, that they can import what it cannot ship
@@ -15,7 +20,8 @@ the history (commits, rebalances) to T and later.
 Progress goes to stderr; the written files to stdout. Exit status: 0 done (a torn tail,
 normal after a crash, is only reported); 1 done but some input was corrupt (read up to
 the bad entry and reported: file and byte offset), or with ``--strict`` nothing written
-because an input is corrupt, or Spark failed; 2 bad arguments or a missing input.
+because an input is corrupt, or an input file could not be read, or Spark failed; 2 bad
+arguments, a missing input, or a URI whose filesystem Spark does not have or cannot reach.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from typing import Any, TextIO
 from storage.directory import find_segments
 
 from .columns import CORRUPT, TORN_TAIL
+from .hadoop_fs import HadoopFiles, PipelineLocationError, RemoteInput, open_locations
+from .uris import Location, location
 
 __all__ = ["main", "parse_time"]
 
@@ -77,14 +85,15 @@ def _parser() -> _Parser:
         nargs="+",
         required=True,
         metavar="DIR",
-        help="kcoord data directories (--data-dir of kcoord serve)",
+        help="kcoord data directories (--data-dir of kcoord serve): paths or URIs "
+        "(file://, hdfs://, s3a://, ...)",
     )
     p.add_argument(
         "--output",
         "-o",
         required=True,
         metavar="DIR",
-        help="where to write the datasets and the report",
+        help="where to write the datasets and the report: a path or a URI",
     )
     p.add_argument(
         "--master",
@@ -201,9 +210,17 @@ def main(
         print("kcoord pipeline: error: --since is after --until", file=err)
         return 2
 
+    try:
+        locations = [location(p) for p in args.input]
+        output = location(args.output)
+    except ValueError as exc:
+        print(f"kcoord pipeline: error: {exc}", file=err)
+        return 2
     inputs: list[str] = []
     segments = 0
-    for path in args.input:
+    for path, loc in zip(args.input, locations, strict=True):
+        if loc.uri:  # checked and listed through Spark's filesystems once it runs
+            continue
         if not os.path.exists(path):
             print(f"kcoord pipeline: error: input {path} does not exist", file=err)
             return 2
@@ -226,37 +243,42 @@ def main(
             if args.strict:
                 return 2
             continue
-        inputs.append(os.path.abspath(path))
+        inputs.append(loc.text)
         segments += len(found)
-    if not inputs:
+    remote = [loc for loc in locations if loc.uri]
+    if not inputs and not remote:
         print("kcoord pipeline: error: no input holds a kcoord log", file=err)
         return 2
-    output = os.path.abspath(args.output)
-    if any(output == i or output.startswith(i + os.sep) for i in inputs):
-        print("kcoord pipeline: error: --output must not be inside an input", file=err)
-        return 2
-    try:
-        os.makedirs(output, exist_ok=True)
-    except OSError as exc:
-        print(f"kcoord pipeline: error: cannot create {output}: {exc.strerror or exc}", file=err)
-        return 2
+    if not output.uri:
+        out_dir = output.text
+        if any(out_dir == i or out_dir.startswith(i + os.sep) for i in inputs):
+            print("kcoord pipeline: error: --output must not be inside an input", file=err)
+            return 2
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as exc:
+            print(f"kcoord pipeline: error: cannot create {out_dir}: {exc.strerror or exc}",
+                  file=err)
+            return 2
 
-    return _run(args, inputs, segments, output, since, until, out, err)
+    return _run(args, (inputs, remote), segments, output, since, until, out, err)
 
 
 def _run(
     args: argparse.Namespace,
-    inputs: list[str],
+    given: tuple[list[str], list[Location]],
     segments: int,
-    output: str,
+    output: Location,
     since: int | None,
     until: int | None,
     out: TextIO,
     err: TextIO,
 ) -> int:
+    inputs, remote = given
     progress = _Progress(err, args.quiet)
     progress.say(
-        f"starting Spark ({args.master}) for {len(inputs)} input(s), {segments} segment file(s)"
+        f"starting Spark ({args.master}) for {len(inputs) + len(remote)} input(s)"
+        + (f", {segments} segment file(s)" if not remote else "")
     )
     try:
         from pyspark.sql import SparkSession
@@ -276,6 +298,33 @@ def _run(
         return 1
     progress.watch(spark)
     raw = None
+    files: HadoopFiles | None = None
+    remote_inputs: list[RemoteInput] = []
+    if remote or output.uri:
+        files = HadoopFiles(spark)
+        try:
+            remote_inputs = open_locations(files, remote, inputs, output)
+        except PipelineLocationError as exc:
+            print(f"kcoord pipeline: error: {exc}", file=err)
+            progress.stop()
+            if owned:
+                spark.stop()
+            return 2
+        empty = [r.location for r in remote_inputs if not r.segments]
+        for loc in empty:
+            print(f"kcoord pipeline: warning: {loc} holds no segment files "
+                  "(NNNNNNNNNNNNNNNNNNNN.log); is it a kcoord --data-dir?", file=err)
+        found = sum(len(r.segments) for r in remote_inputs)
+        if (args.strict and empty) or not (found or inputs):
+            if not (found or inputs):
+                print("kcoord pipeline: error: no input holds a kcoord log", file=err)
+            progress.stop()
+            if owned:
+                spark.stop()
+            return 2
+        segments += found
+        if remote:
+            progress.say(f"{segments} segment file(s)")
     if not args.master.startswith("local"):
         from .session import PipelineSetupError, check_executors
 
@@ -294,19 +343,22 @@ def _run(
         from pyspark import StorageLevel
 
         from . import jobs, report, report_data
+        from .remote_source import load_inputs, read_failure, render_report
 
-        df = (
-            spark.read.format("kcoord-log")
-            .option("strict", "true" if args.strict else "false")
-            .load(inputs)
-        )
+        df = load_inputs(spark, inputs, remote_inputs, args.strict)
         raw = df.persist(StorageLevel.MEMORY_AND_DISK)
         progress.say("reading segments")
         try:
             total = raw.count()
         except Exception as exc:
             text = _spark_error_text(exc)
-            print(f"kcoord pipeline: error: corrupt input: {text}", file=err)
+            unreadable = read_failure(str(exc))
+            if unreadable is not None:
+                print(f"kcoord pipeline: error: unreadable input: {unreadable}", file=err)
+            elif "PipelineInputError" in str(exc):
+                print(f"kcoord pipeline: error: corrupt input: {text}", file=err)
+            else:
+                print(f"kcoord pipeline: error: reading the inputs failed: {text}", file=err)
             if args.strict:
                 print("kcoord pipeline: nothing written (--strict)", file=err)
             return 1
@@ -325,11 +377,16 @@ def _run(
                 )
         progress.say(f"read {total - len(problems):,} records")
         recs = jobs.apply_window(raw, since, until)
-        datasets, paths = report_data.write_datasets(recs, raw, output, since, progress.say)
+        datasets, paths = report_data.write_datasets(
+            recs, raw, output.text, since, progress.say)
         progress.say("collecting the report")
-        data = report_data.collect(datasets, recs, inputs, segments, paths, (since, until))
+        names = [*inputs, *(str(r.location) for r in remote_inputs)]
+        data = report_data.collect(datasets, recs, names, segments, paths, (since, until))
         data.elapsed_s = time.monotonic() - progress.t0
-        files = report.render(data, output)
+        if files is not None and output.uri:
+            written = render_report(files, output, lambda tmp: report.render(data, tmp))
+        else:
+            written = report.render(data, output.text)
         progress.say("done")
     except Exception as exc:
         print(f"kcoord pipeline: error: Spark job failed: {_spark_error_text(exc)}", file=err)
@@ -340,7 +397,7 @@ def _run(
             raw.unpersist()
         if owned:
             spark.stop()
-    for name, path in {**paths, **files}.items():
+    for name, path in {**paths, **written}.items():
         print(f"{name}\t{path}", file=out)
     return 1 if corrupt else 0
 

@@ -57,6 +57,7 @@ from .columns import COLUMN_NAMES, CORRUPT, TORN_TAIL, Columns
 __all__ = [
     "DEFAULT_CHUNK_ENTRIES",
     "PipelineInputError",
+    "PipelineReadError",
     "parse_directory",
     "parse_segment",
     "parse_segment_chunks",
@@ -76,6 +77,20 @@ class PipelineInputError(ValueError):
         self.reason = reason
 
 
+class PipelineReadError(OSError):
+    """An input file that cannot be read (missing, no permission): names the file. Not a
+    corrupt input: nothing of the file was read."""
+
+    def __init__(self, path: str, cause: OSError) -> None:
+        reason = cause.strerror or str(cause)
+        super().__init__(cause.errno, f"cannot read {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
 def parse_segment_chunks(
     seg: SegmentFile,
     *,
@@ -86,10 +101,13 @@ def parse_segment_chunks(
     """Parse one segment file into chunks of at most ``chunk_entries`` entries (plus
     problem reports). ``data`` is the file's bytes if already read. Raises
     PipelineInputError for corruption when ``strict`` (a torn tail never raises) and
-    OSError when the file is unreadable."""
+    PipelineReadError (an OSError) when the file cannot be read."""
     if data is None:
-        with open(seg.path, "rb") as f:
-            data = f.read()
+        try:
+            with open(seg.path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise PipelineReadError(seg.path, exc) from None
     keys = KeyTable()
     try:
         header_base = decode_header(data)

@@ -3,7 +3,9 @@ workers started from pyspark's bundled ``spark-class``, each worker in its own w
 directory, executors running a Python that has the third-party requirements but not
 kcoord's code (the base interpreter with only the venv's site-packages on its path, where
 the editable install's hook does not apply). The pipeline ships its code, checks the
-executors, and writes datasets equal row for row to local mode's.
+executors, and writes datasets equal row for row to local mode's; the cluster run reads its
+input and writes its output by ``file://`` URI (Spark's binaryFile source and Hadoop's
+filesystem on the executors), the local run by plain path.
 
 Slow (a JVM per process, about a minute): ``pytest -m slow tests/pipeline``.
 """
@@ -108,11 +110,13 @@ def pipeline(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=600, cwd=cwd)
 
 
-def rows(output: Path, name: str) -> list[tuple[Any, ...]]:
+def rows(output: Path, name: str, data_dir: str) -> list[tuple[Any, ...]]:
+    """The dataset's rows (every column but ``data_dir``, which must be ``data_dir``)."""
     import pyarrow.parquet as pq
 
     table = pq.read_table(output / name)
-    columns = sorted(table.column_names)
+    assert set(table.column("data_dir").to_pylist()) <= {data_dir}, name
+    columns = sorted(c for c in table.column_names if c != "data_dir")
     data = table.select(columns).to_pylist()
     return sorted(tuple(repr(r[c]) for c in columns) for r in data)
 
@@ -130,8 +134,11 @@ def test_pipeline_on_a_standalone_cluster_equals_local_mode(
 
     elsewhere = tmp_path / "driver"
     elsewhere.mkdir()
+    # By file:// URI: the executors list nothing and read the segments through Spark's
+    # binaryFile source (Hadoop's filesystem), the report is written through it too.
     cluster = pipeline(
-        "--input", str(data), "--output", str(tmp_path / "cluster"), "--master", standalone,
+        "--input", data.as_uri(), "--output", (tmp_path / "cluster").as_uri(),
+        "--master", standalone,
         "--conf", "spark.driver.host=127.0.0.1",
         "--conf", f"spark.pyspark.python={executor_python}",
         "--conf", f"spark.executorEnv.PYTHONPATH={site_packages}",
@@ -143,7 +150,10 @@ def test_pipeline_on_a_standalone_cluster_equals_local_mode(
                      cwd=elsewhere)
     assert local.returncode == 0, local.stderr[-4000:]
     for name in DATASETS:
-        assert rows(tmp_path / "cluster", name) == rows(tmp_path / "local", name), name
+        local_rows = rows(tmp_path / "local", name, str(data))
+        assert rows(tmp_path / "cluster", name, data.as_uri()) == local_rows, name
+        assert local_rows or name == "problems", name
+    assert (tmp_path / "cluster" / "report.html").stat().st_size > 1000
     # No executor ran in the driver's directory or in the other worker's: each worker's
     # own working directory holds its application's files.
     for i in range(2):

@@ -2,7 +2,8 @@
 consumers: join, static restart, leave, crash (SIGKILL: session expiry), commits, offset
 deletion and group deletion. ``offsets_latest`` must equal what the clients read back
 from the server and the coordinator's replay; ``rebalances`` must hold exactly the
-generations the scenario caused, with their triggers.
+generations the scenario caused, with their triggers. The CLI run by ``file://`` URIs
+(input and output) must give every dataset of the plain-path run (issue 16).
 
 Uses the e2e test helpers (``tests/e2e``: the server subprocess, consumer threads).
 """
@@ -251,3 +252,39 @@ def test_pipeline_on_a_real_server_log(
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(list((out / "plots").glob("*.png"))) == 4
     assert (out / "report.html").exists() and (out / "report.md").exists()
+    same_through_uris(spark, data_dir, out, tmp_path / "by-uri")
+
+
+def same_through_uris(spark: Any, data_dir: str, plain_out: Path, out: Path) -> None:
+    """Issue 16: the same input and an output given as file:// URIs (listed and read
+    through Spark's Hadoop filesystem, the report written with it) give every dataset
+    equal row for row to the plain-path run's, and the same report files."""
+    from storage.pipeline import cli
+    from storage.pipeline.report_data import PARTITIONING
+
+    err, listing = io.StringIO(), io.StringIO()
+    input_uri = Path(data_dir).as_uri()
+    status = cli.main(["--input", input_uri + "/", "--output", out.as_uri(), "--quiet"],
+                      stdout=listing, stderr=err)
+    assert status == 0, err.getvalue()
+    listed = dict(line.split("\t") for line in listing.getvalue().splitlines())
+    assert listed["report.md"] == f"{out.as_uri()}/report.md"
+
+    def dataset(root: Path, name: str, data_dir_as: str) -> list[str]:
+        frame = spark.read.parquet(str(root / name))
+        assert set(frame.columns) >= {"data_dir"}, name
+        rows = [r.asDict(recursive=True) for r in frame.collect()]
+        assert all(r["data_dir"] == data_dir_as for r in rows), name
+        return sorted(repr(sorted({**r, "data_dir": None}.items())) for r in rows)
+
+    for name in PARTITIONING:
+        plain = dataset(plain_out, name, os.path.abspath(data_dir))
+        assert dataset(out, name, input_uri) == plain, name
+        assert plain or name == "problems", name
+    for name in ("report.md", "report.html"):
+        assert (out / name).stat().st_size > 1000
+    plain_plots = sorted(p.name for p in (plain_out / "plots").glob("*.png"))
+    assert sorted(p.name for p in (out / "plots").glob("*.png")) == plain_plots
+    for png in (out / "plots").glob("*.png"):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert input_uri in (out / "report.md").read_text()
