@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from wire.schema import Message
+from wire.fields import Message
 
 __all__ = ["ApiSpec", "all_apis", "lookup", "register"]
 

@@ -25,7 +25,7 @@ from wire import ApiKey, ErrorCode
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["advertised_api_versions", "handle"]
+__all__ = ["advertised_api_versions", "client_software_valid", "handle"]
 
 _SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
@@ -45,12 +45,19 @@ def advertised_api_versions(
     return keys
 
 
+def client_software_valid(api_version: int, name: str | None, version: str | None) -> bool:
+    """Whether a request of ``api_version`` names its client software as Kafka requires
+    (versions before 3 name none)."""
+    return api_version < 3 or bool(
+        _SOFTWARE_NAME.fullmatch(name or "") and _SOFTWARE_NAME.fullmatch(version or "")
+    )
+
+
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
     """Answer with every implemented API and its version range."""
     body = request.body
-    if request.api_version >= 3 and not (
-        _SOFTWARE_NAME.fullmatch(body.client_software_name or "")
-        and _SOFTWARE_NAME.fullmatch(body.client_software_version or "")
+    if not client_software_valid(
+        request.api_version, body.client_software_name, body.client_software_version
     ):
         return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": [], "throttle_time_ms": 0}
     return {

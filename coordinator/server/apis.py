@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from coordinator.server.context import Handler
 
 __all__ = ["CONSUMER_PROTOCOL_API_KEYS", "ROUTES", "SERVED_API_KEYS", "Route", "load_handlers",
-           "routes"]
+           "routes", "served_api_keys"]
 
 
 class Route(NamedTuple):
@@ -114,6 +114,13 @@ CONSUMER_PROTOCOL_API_KEYS: frozenset[int] = frozenset(
     {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
 )
 """Not advertised when ``group.coordinator.rebalance.protocols`` leaves out ``consumer``."""
+
+
+def served_api_keys(consumer_protocol_enabled: bool) -> frozenset[int]:
+    """What ApiVersions advertises, given whether the consumer protocol is enabled."""
+    if consumer_protocol_enabled:
+        return SERVED_API_KEYS
+    return SERVED_API_KEYS - CONSUMER_PROTOCOL_API_KEYS
 
 
 def load_handlers(table: Mapping[int, Route] = ROUTES) -> dict[int, Handler]:

