@@ -3,9 +3,9 @@
 Pure: no I/O, no clocks. ``FrameReader`` turns a byte stream into frames,
 ``decode_request`` / ``encode_response`` turn frames into messages and back.
 
-Importing ``wire`` registers every API (``wire.apis``: declarations only) but builds and
-imports no codec: construct and ``wire.codec`` load on the first use of a codec name
-(PEP 562), so the ApiVersions table is there without them (startup time).
+Importing ``wire`` builds and imports no codec: construct and ``wire.codec`` load on the
+first use of a codec name (PEP 562), and each API's module on its first lookup
+(``wire.registry``), so the ApiVersions table is there without them (startup time).
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-import wire.apis  # noqa: F401 - registers every API module (declarative: no construct)
 from wire.constants import ApiKey, ErrorCode
 from wire.errors import CorruptFrame, FrameTooLarge, UnsupportedVersion
 from wire.framing import DEFAULT_MAX_FRAME_BYTES, NEED_DATA, FrameReader, frame
-from wire.registry import ApiSpec, all_apis, lookup
+from wire.registry import VERSION_TABLE, ApiSpec, ApiVersionRange, all_apis, lookup
 
 if TYPE_CHECKING:
     from wire.codec import (
@@ -34,8 +33,10 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
     "NEED_DATA",
+    "VERSION_TABLE",
     "ApiKey",
     "ApiSpec",
+    "ApiVersionRange",
     "CorruptFrame",
     "DecodedRequest",
     "ErrorCode",

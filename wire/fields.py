@@ -8,17 +8,26 @@ building or importing any codec (startup time: construct's import alone is 20-50
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import uuid
+
     from construct import Container
 
-__all__ = ["NO_VERSIONS", "ZERO_UUID", "Field", "Message", "VersionRange", "versions"]
+__all__ = ["NO_VERSIONS", "Field", "Message", "VersionRange", "versions", "zero_uuid"]
 
-ZERO_UUID = uuid.UUID(int=0)
+
+@cache
+def zero_uuid() -> uuid.UUID:
+    """The all-zero UUID, a uuid field's default (``uuid`` is imported on first use: with
+    ``platform``, 2-20 ms of startup)."""
+    import uuid
+
+    return uuid.UUID(int=0)
+
 
 #: The value of an absent scalar field, by Kafka type name.
 SCALAR_DEFAULTS: dict[str, Any] = {
@@ -33,7 +42,6 @@ SCALAR_DEFAULTS: dict[str, Any] = {
     "varint": 0,
     "varlong": 0,
     "uvarint": 0,
-    "uuid": ZERO_UUID,
 }
 
 
@@ -112,6 +120,8 @@ class Field:
             return b""
         if self.type == "records":
             return None
+        if self.type == "uuid":
+            return zero_uuid()
         return SCALAR_DEFAULTS[self.type]
 
 

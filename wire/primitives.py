@@ -37,8 +37,10 @@ from construct import (
     this,
 )
 
-from wire.fields import ZERO_UUID
+from wire.fields import zero_uuid
 from wire.varint import encode_uvarint
+
+ZERO_UUID = zero_uuid()
 
 __all__ = [
     "ZERO_UUID",

@@ -31,12 +31,13 @@ _SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def advertised_api_versions(
-    handled: Collection[int], specs: Iterable[wire.ApiSpec] | None = None
+    handled: Collection[int],
+    specs: Iterable[wire.ApiSpec | wire.ApiVersionRange] = wire.VERSION_TABLE,
 ) -> list[dict[str, int]]:
     """The ``api_keys`` of a successful answer: the decoded (``specs``, default the wire
-    registry) and ``handled`` APIs, by key."""
+    registry's table) and ``handled`` APIs, by key."""
     keys = []
-    for spec in wire.all_apis() if specs is None else specs:
+    for spec in sorted(specs, key=lambda s: s.api_key):
         if spec.api_key not in handled:
             continue
         low = 0 if spec.api_key == ApiKey.PRODUCE else spec.min_version  # KAFKA-18659

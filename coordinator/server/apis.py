@@ -23,7 +23,8 @@ import importlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from wire import ApiKey, lookup
+from wire import ApiKey
+from wire.registry import implemented
 
 if TYPE_CHECKING:
     from coordinator.server.context import Handler
@@ -60,7 +61,7 @@ def routes(entries: Iterable[Route]) -> Mapping[int, Route]:
         key = route.api_key
         if key in table:
             raise ValueError(f"API key {key} ({key.name}) has two handlers")
-        if lookup(key) is None:
+        if not implemented(key):
             raise ValueError(f"API key {key} ({key.name}) has no wire codec")
         table[key] = route
     return table
