@@ -16,7 +16,9 @@ the correlation id is patched), so it costs a few microseconds per request. Rows
 
 each reported as median req/s over the repeats, with p50/p99 latency, and the ratio
 kcoord/Tansu (throughput: higher is better; latency: lower is better); then each server's
-peak resident memory (VmHWM) over those rows. With kafka-python, the time for a group of N
+peak resident memory (VmHWM) over those rows, and kcoord restarted on the log they wrote
+(time to the first answered OffsetFetch, which waits for the replay, and its peak RSS).
+With kafka-python, the time for a group of N
 consumers to form (every consumer owning its partitions). ``--startup-only`` stops after
 the startup row.
 """
@@ -455,6 +457,28 @@ ROWS: list[tuple[str, str, int, int, int]] = [
 ]
 
 
+def restart_on_log(broker: Broker) -> tuple[float, int, float]:
+    """Restart kcoord on the log the rows wrote: (seconds from exec to the first answered
+    OffsetFetch, which waits for the replay; the log's entries; the peak RSS after it)."""
+    data_dir = broker.argv[broker.argv.index("--data-dir") + 1]
+    entries = subprocess.run(
+        [sys.executable, "-m", "coordinator", "log", "dump", data_dir],
+        capture_output=True, text=True, cwd=REPO, check=True,
+    ).stdout.count("\n")
+    again = Broker(broker.name, broker.argv, broker.port)
+    again.start()
+    try:
+        began = time.perf_counter() - again.startup_s
+        s = Session(again.port)
+        try:
+            s.call(9, 1, {"group_id": "bench-group", "topics": []})
+        finally:
+            s.close()
+        return time.perf_counter() - began, entries, again.memory_mib()["VmHWM"]
+    finally:
+        again.stop()
+
+
 # ------------------------------------------------------------------ kafka-python groups
 
 
@@ -636,6 +660,7 @@ def main() -> None:
     finally:
         for broker in brokers.values():
             broker.stop()
+    restart = restart_on_log(brokers["kcoord"]) if "kcoord" in brokers else None
 
     print()
     print(f"| row | {' | '.join(f'{n} req/s (p50/p99 ms)' for n in names)} | ratio kcoord/tansu |")
@@ -648,6 +673,10 @@ def main() -> None:
     print(f"| startup to first ApiVersions | {cells} | {ratio} |")
     cells = " | ".join(f"{peaks[n]:.1f} MiB" for n in names)
     print(f"| peak RSS (VmHWM) after these rows | {cells} | |")
+    if restart is not None:
+        seconds, records, peak = restart
+        print(f"| kcoord restarted on this run's log ({records:,} records): first answered "
+              f"OffsetFetch | {seconds:.2f} s after exec, peak RSS {peak:.1f} MiB | | |")
     for label, *_ in ROWS:
         row = {}
         for n in names:
