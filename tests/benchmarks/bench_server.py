@@ -9,8 +9,8 @@ generator is one Python thread driving non-blocking sockets with pre-encoded fra
 the correlation id is patched), so it costs a few microseconds per request. Rows:
 
 * startup: process start to the first answered ApiVersions (median, min and max of
-  ``--starts`` cold starts, the brokers alternating), and the resident memory (VmRSS) one
-  second after that, fully loaded;
+  ``--starts`` cold starts, the brokers alternating), the CPU time the server had used by
+  then, and the resident memory (VmRSS) one second after that, fully loaded;
 * Heartbeat sequential / 32 in flight on one connection / over 8 connections;
 * OffsetCommit of 1 partition sequential / over 8 connections; of 32 partitions sequential;
 
@@ -75,6 +75,8 @@ class Broker:
     port: int
     proc: subprocess.Popen[bytes] | None = None
     startup_s: float = 0.0
+    #: CPU seconds the server had used when its first answer arrived (all its threads).
+    startup_cpu_s: float = 0.0
 
     def start(self) -> float:
         """Start; seconds from spawn to the first answered ApiVersions."""
@@ -89,12 +91,27 @@ class Broker:
                     sock.sendall(encode_request(18, 0, 1, "bench", {}))
                     if _recv_frame(sock):
                         self.startup_s = time.perf_counter() - began
+                        self.startup_cpu_s = self.cpu_seconds()
                         return self.startup_s
             except OSError:
                 pass
             if time.perf_counter() > deadline or self.proc.poll() is not None:
                 raise RuntimeError(f"{self.name} did not start")
             time.sleep(0.002)
+
+    def cpu_seconds(self) -> float:
+        """CPU time of every thread of the server so far (Linux /proc schedstat: less
+        sensitive to a busy machine than the wall time)."""
+        assert self.proc is not None
+        total = 0
+        tasks = f"/proc/{self.proc.pid}/task"
+        for task in os.listdir(tasks):
+            try:
+                with open(f"{tasks}/{task}/schedstat") as stat:
+                    total += int(stat.read().split()[0])
+            except OSError:  # a thread that just ended
+                continue
+        return total / 1e9
 
     def memory_mib(self) -> dict[str, float]:
         """VmRSS and VmHWM (peak) of the server process, MiB (Linux /proc)."""
@@ -604,11 +621,13 @@ def main() -> None:
 
     startup: dict[str, list[float]] = {name: [] for name in makers}
     loaded_rss: dict[str, list[float]] = {name: [] for name in makers}
+    startup_cpu: dict[str, list[float]] = {name: [] for name in makers}
     for _ in range(args.starts):
         for name, make in makers.items():
             b = make()
             try:
                 startup[name].append(b.start())
+                startup_cpu[name].append(b.startup_cpu_s)
                 time.sleep(1.0)
                 loaded_rss[name].append(b.memory_mib()["VmRSS"])
             finally:
@@ -622,6 +641,8 @@ def main() -> None:
         ms = sorted(t * 1000 for t in startup[n])
         cells.append(f"{statistics.median(ms):.0f} ms (min {ms[0]:.0f}, max {ms[-1]:.0f})")
     print(f"| exec to first answered ApiVersions, median | {' | '.join(cells)} |")
+    cells = [f"{statistics.median(startup_cpu[n]) * 1000:.0f} ms" for n in names]
+    print(f"| server CPU time at that answer, median | {' | '.join(cells)} |")
     cells = [f"{statistics.median(loaded_rss[n]):.1f} MiB" for n in names]
     print(f"| VmRSS 1 s after, median | {' | '.join(cells)} |")
     if args.startup_only:
