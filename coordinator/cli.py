@@ -283,8 +283,16 @@ def _run_serve(args: argparse.Namespace) -> int:
     # before trio takes them over is kept, then acted on.
     import signal
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, _keep_early_signal)
+    previous = {signum: signal.signal(signum, _keep_early_signal)
+                for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return _serve_early(options, args)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _serve_early(options: ServeOptions, args: argparse.Namespace) -> int:
     from coordinator.server.apis import served_api_keys
     from coordinator.server.early import start_early
 
