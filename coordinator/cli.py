@@ -6,8 +6,10 @@ ONE line on stderr and exit with status 2; once bound, ``kcoord listening on HOS
 (the real port) goes to stdout; SIGTERM/SIGINT shut down cleanly with status 0. Heavy
 modules are imported only by the subcommand that needs them, once arguments are valid:
 trio costs about 110 ms and the wire codecs 45-65 ms on an idle machine (``python -X
-importtime``), which ``log dump`` and a refused flag do without, and ``serve`` defers the
-coordinator itself until it listens (``coordinator/server/app.py``).
+importtime``), which ``log dump`` and a refused flag do without; ``serve`` binds and answers
+ApiVersions before importing either (``coordinator/server/early.py``) and defers the
+coordinator itself until it listens (``coordinator/server/app.py``). A SIGTERM/SIGINT that
+arrives before trio is running is kept and acted on once it is.
 """
 
 from __future__ import annotations
@@ -237,9 +239,17 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
         from coordinator.server.faults import FaultInjector
 
         faults = FaultInjector()
-    options = dataclasses.replace(options, on_listening=listening,
-                                  on_broker_listening=broker_listening, faults=faults)
+    options = dataclasses.replace(
+        options,
+        # The early listener's line is printed already.
+        on_listening=listening if options.early is None else None,
+        on_broker_listening=broker_listening,
+        faults=faults,
+    )
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        if _early_signals:  # it came while trio was being imported
+            log.info("%s received: shutting down", signal.Signals(_early_signals[0]).name)
+            return
         async with trio.open_nursery() as nursery:
             running = await nursery.start(serve, options)
             if control_port is not None and faults is not None:
@@ -269,6 +279,44 @@ def _run_serve(args: argparse.Namespace) -> int:
             print(f"kcoord: cannot serve the control API on 127.0.0.1:{args.control_port}: "
                   f"{problem}", file=sys.stderr)
             return EXIT_FAILURE
+    # Bound and answering ApiVersions before trio and the codecs are imported; a signal
+    # before trio takes them over is kept, then acted on.
+    import signal
+
+    previous = {signum: signal.signal(signum, _keep_early_signal)
+                for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return _serve_early(options, args)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _serve_early(options: ServeOptions, args: argparse.Namespace) -> int:
+    from coordinator.server.apis import served_api_keys
+    from coordinator.server.early import start_early
+
+    try:
+        early = start_early(
+            options, served_api_keys(options.coordinator_config.consumer_protocol_enabled)
+        )
+    except Exception as exc:
+        return _serve_failure(exc, args)
+    try:
+        print(f"kcoord listening on {options.host or '0.0.0.0'}:{early.port}", flush=True)
+        return _run_trio(dataclasses.replace(options, early=early), args)
+    finally:
+        early.close()
+
+
+_early_signals: list[int] = []
+
+
+def _keep_early_signal(signum: int, frame: object) -> None:
+    _early_signals.append(signum)
+
+
+def _run_trio(options: ServeOptions, args: argparse.Namespace) -> int:
     import trio
 
     clock = None
@@ -280,15 +328,21 @@ def _run_serve(args: argparse.Namespace) -> int:
     try:
         trio.run(_serve_until_signal, options, args.control_port, clock=clock)
     except Exception as exc:
-        leaf = _single_leaf(exc)
-        if type(leaf).__module__.startswith("storage"):
-            print(f"kcoord: {leaf}", file=sys.stderr)
-            return EXIT_FAILURE
-        if isinstance(leaf, OSError):
-            print(f"kcoord: cannot serve on {args.host}:{args.port}: {leaf}", file=sys.stderr)
-            return EXIT_FAILURE
-        raise
+        return _serve_failure(exc, args)
     return 0
+
+
+def _serve_failure(exc: Exception, args: argparse.Namespace) -> int:
+    """The exit status for a storage or socket failure (one line on stderr); re-raises
+    anything else."""
+    leaf = _single_leaf(exc)
+    if type(leaf).__module__.startswith("storage"):
+        print(f"kcoord: {leaf}", file=sys.stderr)
+        return EXIT_FAILURE
+    if isinstance(leaf, OSError):
+        print(f"kcoord: cannot serve on {args.host}:{args.port}: {leaf}", file=sys.stderr)
+        return EXIT_FAILURE
+    raise exc
 
 
 def _port_problem(host: str, port: int) -> str | None:

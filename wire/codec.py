@@ -15,7 +15,6 @@ from typing import Any
 
 from construct import Container
 
-import wire.apis  # noqa: F401 - registers every API module
 from wire.constants import ApiKey, ErrorCode
 from wire.errors import CorruptFrame, UnsupportedVersion
 from wire.framing import frame
@@ -25,7 +24,7 @@ from wire.header import (
     request_header_version,
     response_header_version,
 )
-from wire.registry import ApiSpec, all_apis, lookup
+from wire.registry import VERSION_TABLE, ApiSpec, lookup
 from wire.schema import Message, message_struct
 
 __all__ = [
@@ -158,8 +157,8 @@ def decode_response(api_key: int, api_version: int, payload: bytes) -> tuple[int
 def api_versions_keys() -> list[dict[str, int]]:
     """The ApiVersions answer: exactly the registered APIs and versions."""
     return [
-        {"api_key": s.api_key, "min_version": s.min_version, "max_version": s.max_version}
-        for s in all_apis()
+        {"api_key": a.api_key, "min_version": a.min_version, "max_version": a.max_version}
+        for a in VERSION_TABLE
     ]
 
 

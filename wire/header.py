@@ -9,9 +9,9 @@ except ApiVersions responses, which always use v0 so that any client can read th
 from __future__ import annotations
 
 from wire.constants import ApiKey
+from wire.fields import Field as F
+from wire.fields import Message
 from wire.registry import ApiSpec
-from wire.schema import Field as F
-from wire.schema import Message
 
 __all__ = ["REQUEST_HEADER", "RESPONSE_HEADER", "request_header_version", "response_header_version"]
 

@@ -37,6 +37,11 @@ from construct import (
     this,
 )
 
+from wire.fields import zero_uuid
+from wire.varint import encode_uvarint
+
+ZERO_UUID = zero_uuid()
+
 __all__ = [
     "ZERO_UUID",
     "KafkaArray",
@@ -53,7 +58,6 @@ __all__ = [
     "write_uvarint",
 ]
 
-ZERO_UUID = uuid.UUID(int=0)
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 
@@ -97,20 +101,6 @@ def read_uvarint(io: BytesIO, max_bytes: int = 5) -> int:
             return result
         shift += 7
     raise WireDecodeError("varint too long")
-
-
-def encode_uvarint(value: int) -> bytes:
-    """The bytes of an unsigned varint."""
-    if value < 0:
-        raise ValueError(f"unsigned varint cannot be negative: {value}")
-    if value < 0x80:
-        return bytes((value,))
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def write_uvarint(io: BytesIO, value: int) -> None:

@@ -2,8 +2,9 @@
 
 An API module describes its request and response as a :class:`Message`: a tree of
 :class:`Field` that mirrors Kafka's JSON message schemas (``versions``,
-``nullableVersions``, ``taggedVersions``/``tag``, defaults). :func:`message_struct`
-builds the construct for one version, compiled and cached.
+``nullableVersions``, ``taggedVersions``/``tag``, defaults; declared in ``wire.fields``,
+which needs no construct). :func:`message_struct` builds the construct for one version,
+compiled and cached, on first use.
 
 Decoded messages are construct ``Container``s (dicts with attribute access) holding
 *every* field of the message, those absent from the version set to their defaults, so a
@@ -17,8 +18,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache
 from io import BytesIO
 from typing import Any
 
@@ -38,6 +38,7 @@ from construct import (
     this,
 )
 
+from wire.fields import Field, Message, VersionRange, versions
 from wire.primitives import (
     ZERO_UUID,
     KafkaArray,
@@ -49,138 +50,30 @@ from wire.primitives import (
     SignedVarLong,
     UnsignedVarInt,
     WireDecodeError,
-    encode_uvarint,
     ensure_fast_imports,
     read_uvarint,
     tagged_section,
 )
+from wire.varint import encode_uvarint
 
 __all__ = ["UNKNOWN_TAGS", "Field", "Message", "VersionRange", "message_struct", "versions"]
 
 UNKNOWN_TAGS = "unknown_tagged_fields"
 
-_SCALARS: dict[str, tuple[Callable[[], Construct], Any]] = {
-    "int8": (lambda: Int8sb, 0),
-    "int16": (lambda: Int16sb, 0),
-    "int32": (lambda: Int32sb, 0),
-    "int64": (lambda: Int64sb, 0),
-    "uint16": (lambda: Int16ub, 0),
-    "uint32": (lambda: Int32ub, 0),
-    "float64": (lambda: Float64b, 0.0),
-    "bool": (KafkaBool, False),
-    "varint": (SignedVarInt, 0),
-    "varlong": (SignedVarLong, 0),
-    "uvarint": (UnsignedVarInt, 0),
-    "uuid": (KafkaUuid, ZERO_UUID),
+_SCALARS: dict[str, Callable[[], Construct]] = {
+    "int8": lambda: Int8sb,
+    "int16": lambda: Int16sb,
+    "int32": lambda: Int32sb,
+    "int64": lambda: Int64sb,
+    "uint16": lambda: Int16ub,
+    "uint32": lambda: Int32ub,
+    "float64": lambda: Float64b,
+    "bool": KafkaBool,
+    "varint": SignedVarInt,
+    "varlong": SignedVarLong,
+    "uvarint": UnsignedVarInt,
+    "uuid": KafkaUuid,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class VersionRange:
-    """An inclusive range of versions; ``high`` of None means open ended ("3+")."""
-
-    low: int
-    high: int | None
-
-    def __contains__(self, version: object) -> bool:
-        return (
-            isinstance(version, int)
-            and version >= self.low
-            and (self.high is None or version <= self.high)
-        )
-
-
-NO_VERSIONS = VersionRange(1, 0)
-
-
-@cache
-def versions(spec: str) -> VersionRange:
-    """Parse Kafka's version notation: "0+", "3-5", "7", "none"."""
-    if spec == "none":
-        return NO_VERSIONS
-    if spec.endswith("+"):
-        return VersionRange(int(spec[:-1]), None)
-    if "-" in spec:
-        low, high = spec.split("-")
-        return VersionRange(int(low), int(high))
-    return VersionRange(int(spec), int(spec))
-
-
-@dataclass(frozen=True)
-class Field:
-    """One field, as in Kafka's JSON: ``type`` is a Kafka type name ("int32", "string",
-    "bytes", "records", "uuid", ...), "[]T" for an array of a primitive, "[]" for an array
-    of structs given by ``fields``, or "struct" for a single struct."""
-
-    name: str
-    type: str
-    versions: str = "0+"
-    nullable: str = "none"
-    default: Any = None
-    tag: int | None = None
-    tagged: str = "none"
-    fields: tuple[Field, ...] = ()
-    compact: bool = True  # False: Kafka's field-level "flexibleVersions": "none"
-
-    def present_in(self, version: int) -> bool:
-        """Whether the field exists (regular or tagged) at this version."""
-        return version in versions(self.versions)
-
-    def is_tagged_in(self, version: int) -> bool:
-        """Whether the field lives in the tagged section at this version."""
-        return self.tag is not None and version in versions(self.tagged)
-
-    def nullable_in(self, version: int) -> bool:
-        """Whether null is allowed at this version."""
-        return version in versions(self.nullable)
-
-    def default_value(self) -> Any:
-        """The value a decoded message holds when the field is absent (a fresh copy)."""
-        if self.type == "struct":
-            return None if self.default == "null" else _struct_defaults(self.fields)
-        if self.type.startswith("[]"):
-            return None if self.default == "null" else []
-        if self.default == "null":
-            return None
-        if self.default is not None:
-            return self.default
-        if self.type in ("string",):
-            return ""
-        if self.type == "bytes":
-            return b""
-        if self.type == "records":
-            return None
-        return _SCALARS[self.type][1]
-
-
-def _struct_defaults(fields: tuple[Field, ...]) -> Container:
-    return Container({f.name: f.default_value() for f in fields})
-
-
-@dataclass(frozen=True, eq=False)  # identity hash: message_struct's cache key, hashed per call
-class Message:
-    """A request or response schema: ``valid`` and ``flexible`` are version specs."""
-
-    name: str
-    api_key: int
-    valid: str
-    flexible: str
-    fields: tuple[Field, ...]
-
-    def is_flexible(self, version: int) -> bool:
-        """Flexible versions use compact encodings, tagged fields and header v2 / v1."""
-        return version in versions(self.flexible)
-
-    @cached_property
-    def version_range(self) -> range:
-        """Every valid version (computed once)."""
-        return self.versions()
-
-    def versions(self) -> range:
-        """Every valid version."""
-        rng = versions(self.valid)
-        assert rng.high is not None, "valid versions must be bounded"
-        return range(rng.low, rng.high + 1)
 
 
 def field_construct(field: Field, version: int, flexible: bool) -> Construct:
@@ -204,7 +97,7 @@ def field_construct(field: Field, version: int, flexible: bool) -> Construct:
         return KafkaBytes(compact=flexible, nullable=nullable)
     if kind == "records":
         return KafkaBytes(compact=flexible, nullable=True)
-    return _SCALARS[kind][0]()
+    return _SCALARS[kind]()
 
 
 class KafkaStruct(Adapter):  # type: ignore[misc]

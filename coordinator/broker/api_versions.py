@@ -26,7 +26,13 @@ from wire import ApiKey, ErrorCode
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["TRANSACTION_VERSION_FEATURE", "advertised_api_versions", "feature_fields", "handle"]
+__all__ = [
+    "TRANSACTION_VERSION_FEATURE",
+    "advertised_api_versions",
+    "client_software_valid",
+    "feature_fields",
+    "handle",
+]
 
 TRANSACTION_VERSION_FEATURE = "transaction.version"
 _FEATURE_MIN_0_VERSION = 4  # ApiVersions v4: a supported feature may have minimum 0
@@ -38,12 +44,13 @@ _SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def advertised_api_versions(
-    handled: Collection[int], specs: Iterable[wire.ApiSpec] | None = None
+    handled: Collection[int],
+    specs: Iterable[wire.ApiSpec | wire.ApiVersionRange] = wire.VERSION_TABLE,
 ) -> list[dict[str, int]]:
     """The ``api_keys`` of a successful answer: the decoded (``specs``, default the wire
-    registry) and ``handled`` APIs, by key."""
+    registry's table) and ``handled`` APIs, by key."""
     keys = []
-    for spec in wire.all_apis() if specs is None else specs:
+    for spec in sorted(specs, key=lambda s: s.api_key):
         if spec.api_key not in handled:
             continue
         low = 0 if spec.api_key == ApiKey.PRODUCE else spec.min_version  # KAFKA-18659
@@ -52,12 +59,19 @@ def advertised_api_versions(
     return keys
 
 
+def client_software_valid(api_version: int, name: str | None, version: str | None) -> bool:
+    """Whether a request of ``api_version`` names its client software as Kafka requires
+    (versions before 3 name none)."""
+    return api_version < 3 or bool(
+        _SOFTWARE_NAME.fullmatch(name or "") and _SOFTWARE_NAME.fullmatch(version or "")
+    )
+
+
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
     """Answer with every implemented API and its version range."""
     body = request.body
-    if request.api_version >= 3 and not (
-        _SOFTWARE_NAME.fullmatch(body.client_software_name or "")
-        and _SOFTWARE_NAME.fullmatch(body.client_software_version or "")
+    if not client_software_valid(
+        request.api_version, body.client_software_name, body.client_software_version
     ):
         return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": [], "throttle_time_ms": 0}
     return {

@@ -23,13 +23,14 @@ import importlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from wire import ApiKey, lookup
+from wire import ApiKey
+from wire.registry import implemented
 
 if TYPE_CHECKING:
     from coordinator.server.context import Handler
 
 __all__ = ["CONSUMER_PROTOCOL_API_KEYS", "ROUTES", "SERVED_API_KEYS", "Route", "load_handlers",
-           "routes"]
+           "routes", "served_api_keys"]
 
 
 class Route(NamedTuple):
@@ -60,7 +61,7 @@ def routes(entries: Iterable[Route]) -> Mapping[int, Route]:
         key = route.api_key
         if key in table:
             raise ValueError(f"API key {key} ({key.name}) has two handlers")
-        if lookup(key) is None:
+        if not implemented(key):
             raise ValueError(f"API key {key} ({key.name}) has no wire codec")
         table[key] = route
     return table
@@ -114,6 +115,13 @@ CONSUMER_PROTOCOL_API_KEYS: frozenset[int] = frozenset(
     {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
 )
 """Not advertised when ``group.coordinator.rebalance.protocols`` leaves out ``consumer``."""
+
+
+def served_api_keys(consumer_protocol_enabled: bool) -> frozenset[int]:
+    """What ApiVersions advertises, given whether the consumer protocol is enabled."""
+    if consumer_protocol_enabled:
+        return SERVED_API_KEYS
+    return SERVED_API_KEYS - CONSUMER_PROTOCOL_API_KEYS
 
 
 def load_handlers(table: Mapping[int, Route] = ROUTES) -> dict[int, Handler]:

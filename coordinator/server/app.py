@@ -1,12 +1,14 @@
 """``serve``: the kcoord server -- listener, connections, coordinator runtime, record sink.
 
-Startup is staged for speed (the budget is 250 ms from process start to the first
-answered ApiVersions): bind, report the address (``options.on_listening``), and answer
-ApiVersions at once from the handler table's keys (``apis.SERVED_API_KEYS``), while a worker
-thread imports the handlers (``apis.load_handlers``: the coordinator, the broker surface,
-the runtime and storage's writer; about 120 ms on an idle machine, against about 200 ms
-from process start to the first answered ApiVersions): the functions below import those
-modules where they use them. Then the log is opened (locked, recovered) and replayed into
+Startup is staged for speed (the budget is 150 ms from process start to the first
+answered ApiVersions). The CLI binds before importing trio and answers ApiVersions from a
+thread meanwhile (``early.py``, ``options.early``); ``serve`` takes those sockets and
+connections over. Otherwise it binds itself and reports the address
+(``options.on_listening``). Either way it answers ApiVersions at once from the handler
+table's keys (``apis.served_api_keys``), while a worker thread imports the handlers
+(``apis.load_handlers``: the coordinator, the broker surface, the runtime and storage's
+writer; about 120 ms on an idle machine): the functions below import those modules where
+they use them. Then the log is opened (locked, recovered) and replayed into
 the coordinator; other requests wait for that (``Server.loaded``). ``task_status.started``
 reports a fully loaded server. Shutdown is cancellation: stop accepting, cancel in-flight
 requests, then flush and close the log.
@@ -15,7 +17,6 @@ requests, then flush and close the log.
 from __future__ import annotations
 
 import base64
-import fcntl
 import importlib
 import itertools
 import logging
@@ -30,13 +31,15 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from coordinator.server.apis import CONSUMER_PROTOCOL_API_KEYS, SERVED_API_KEYS, load_handlers
+from coordinator.server.apis import SERVED_API_KEYS, load_handlers, served_api_keys
 from coordinator.server.connection import BAD_INPUT, Connection, serve_connection
 from coordinator.server.context import BrokerIdentity, Handler
+from coordinator.server.early import EarlyConnection, probe_lock
 from coordinator.server.lazy import import_leaf
 from coordinator.server.options import ServeOptions
 from coordinator.server.request_memory import RequestMemory
 from wire.constants import ApiKey
+from wire.registry import all_apis
 
 if TYPE_CHECKING:
     from coordinator.server.runtime import CoordinatorRuntime
@@ -115,9 +118,10 @@ class Server:
                 if not conn.busy and conn.last_active <= cutoff:
                     conn.expire()
 
-    async def handle_stream(self, stream: trio.SocketStream) -> None:
+    async def handle_stream(self, stream: trio.SocketStream,
+                            early: EarlyConnection | None = None) -> None:
         """trio.serve_listeners' handler: one task per connection (closed at once beyond
-        ``max.connections``)."""
+        ``max.connections``); ``early`` for one the early listener accepted."""
         if self.open_connections >= self.max_connections:
             self.refused_connections += 1
             BAD_INPUT.warn("refusing a connection: %d open (max.connections)",
@@ -125,9 +129,17 @@ class Server:
             return
         self.open_connections += 1
         try:
-            await serve_connection(self, stream, next(self._connection_ids))
+            await serve_connection(self, stream, next(self._connection_ids), early)
         finally:
             self.open_connections -= 1
+
+    async def take_over(self, conn: EarlyConnection) -> None:
+        """Serve a connection the early listener accepted, from where it left off."""
+        stream = trio.SocketStream(trio.socket.from_stdlib_socket(conn.sock))
+        try:
+            await self.handle_stream(stream, conn)
+        finally:
+            await trio.aclose_forcefully(stream)  # as trio.serve_listeners does
 
 
 @dataclass(frozen=True)
@@ -168,6 +180,7 @@ def _advertised_host(options: ServeOptions) -> str:
 
 def _import_deferred() -> dict[int, Handler]:
     handlers = load_handlers()
+    all_apis()  # every API's schemas, so no first request imports one on the event loop
     for name in _DEFERRED_MODULES:
         importlib.import_module(name)
     return handlers
@@ -191,32 +204,6 @@ def _topic_store(options: ServeOptions) -> Any:
     return store
 
 
-def _probe_lock(data_dir: str) -> None:
-    """Fail before reporting the address when another kcoord holds the data directory.
-
-    The authoritative lock is taken by ``storage.log.Log.open`` later; this probe takes and
-    drops the same ``flock`` (``storage.log.LOCK_NAME``) so that the common mistake is
-    reported before clients are told to connect.
-    """
-    path = os.path.join(data_dir, ".lock")
-    try:
-        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return  # no lock file yet: nobody holds it
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        # Imported here: storage costs about 1 ms of the time to the first ApiVersions.
-        from storage.errors import LogLockedError
-
-        raise LogLockedError(
-            f"data directory {data_dir} is in use by another kcoord (lock {path}); "
-            "stop it or choose another --data-dir"
-        ) from None
-    finally:
-        os.close(fd)  # closing the descriptor releases the probe's lock
-
-
 @asynccontextmanager
 async def _open_sink(options: ServeOptions) -> AsyncIterator[RecordSink]:
     from coordinator.server.sink import MemorySink, open_log_sink
@@ -235,11 +222,16 @@ async def serve(
     options: ServeOptions, *, task_status: trio.TaskStatus[RunningServer] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Run the server until cancelled; ``task_status.started`` once it is fully loaded."""
-    if options.sink is None and options.data_dir is not None:
-        _probe_lock(options.data_dir)
+    early = options.early
+    if early is None and options.sink is None and options.data_dir is not None:
+        probe_lock(options.data_dir)
     api_versions: Any = import_leaf("coordinator.broker.api_versions")
     async with AsyncExitStack() as stack:
-        listeners = await trio.open_tcp_listeners(options.port, host=options.host or None)
+        if early is None:
+            listeners = await trio.open_tcp_listeners(options.port, host=options.host or None)
+        else:  # bound before trio was imported (``early.py``)
+            listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(sock))
+                         for sock in early.sockets]
         stack.push_async_callback(_close_listeners, listeners)
         port = int(listeners[0].socket.getsockname()[1])
         host = options.host or "0.0.0.0"
@@ -264,10 +256,7 @@ async def serve(
             max_request_bytes=options.socket_request_max_bytes,
             idle_ms=options.connections_max_idle_ms,
             faults=options.faults,
-            served_api_keys=(
-                SERVED_API_KEYS if options.coordinator_config.consumer_protocol_enabled
-                else SERVED_API_KEYS - CONSUMER_PROTOCOL_API_KEYS
-            ),
+            served_api_keys=served_api_keys(options.coordinator_config.consumer_protocol_enabled),
         )
         server.explicit_config_keys = frozenset(options.properties)
         server.request_memory = RequestMemory(options.queued_max_request_bytes)
@@ -284,6 +273,9 @@ async def serve(
                 await brokers.run(nursery)
             for each in (brokers.servers.values() if brokers is not None else (server,)):
                 nursery.start_soon(each.sweep_idle_connections)
+            if early is not None:
+                for conn in early.responder.stop():
+                    nursery.start_soon(server.take_over, conn)
             log.info("listening on %s:%d (advertised as %s)", host, port, identity.host)
             if options.on_listening is not None:
                 options.on_listening(host, port)

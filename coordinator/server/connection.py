@@ -37,6 +37,7 @@ from typing import Any
 import trio
 
 from coordinator.server.context import Handler, RequestContext, ServerState
+from coordinator.server.early import EarlyConnection
 from coordinator.server.request_memory import RequestMemory
 from wire import (
     NEED_DATA,
@@ -134,9 +135,14 @@ class Connection:
 
 
 async def serve_connection(
-    server: ServerState, stream: trio.SocketStream, connection_id: int
+    server: ServerState,
+    stream: trio.SocketStream,
+    connection_id: int,
+    early: EarlyConnection | None = None,
 ) -> None:
-    """Serve one accepted connection until the peer closes it or it misbehaves."""
+    """Serve one accepted connection until the peer closes it or it misbehaves; ``early``
+    (``early.EarlyConnection``): one the early listener accepted, with the bytes it read
+    but did not answer and the answers it could not send yet."""
     try:
         peer_host = str(stream.socket.getpeername()[0])
     except OSError:
@@ -149,7 +155,7 @@ async def serve_connection(
     log.debug("connection %d from %s opened", connection_id, peer_host)
     try:
         with conn.scope:
-            await _serve(server, conn)
+            await _serve(server, conn, early)
     except _FrameDeadline:
         log.warning("closing connection %d from %s: a request did not arrive whole within %g s",
                     connection_id, peer_host, FRAME_DEADLINE_S)
@@ -284,21 +290,28 @@ class _Receiving:
         self.reserved = 0
 
 
-async def _serve(server: ServerState, conn: Connection) -> None:
+async def _serve(server: ServerState, conn: Connection, early: EarlyConnection | None) -> None:
     reader = FrameReader(server.max_request_bytes)
     receiving = _Receiving(getattr(server, "request_memory", None))
+    out = bytearray()
+    if early is not None:
+        reader.receive_data(bytes(early.unread))
+        out += early.unsent
     try:
-        await _serve_frames(server, conn, reader, receiving)
+        await _serve_frames(server, conn, reader, receiving, out)
     finally:
         receiving.done()
 
 
 async def _serve_frames(
-    server: ServerState, conn: Connection, reader: FrameReader, receiving: _Receiving
+    server: ServerState,
+    conn: Connection,
+    reader: FrameReader,
+    receiving: _Receiving,
+    out: bytearray,
 ) -> None:
     connection_id = conn.connection_id
     peer_host = conn.peer_host
-    out = bytearray()
     debug = log.isEnabledFor(logging.DEBUG)
     while True:
         try:

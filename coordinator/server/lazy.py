@@ -4,7 +4,7 @@
 store, record batches and codecs. Validating the broker's config keys and answering the
 first ApiVersions need only two small leaf modules of it, so the CLI loads those by file
 and leaves the rest to a worker thread after the listener is up (the issue's budget is
-250 ms from process start to the first answered ApiVersions). Once the package is imported
+150 ms from process start to the first answered ApiVersions). Once the package is imported
 for real, its ``__init__`` finds these modules in ``sys.modules`` and reuses them.
 """
 

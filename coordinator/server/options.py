@@ -114,6 +114,9 @@ class ServeOptions:
     #: Called with (host, port) as soon as the listener is bound, before the coordinator
     #: is loaded (the CLI prints its "listening" line there).
     on_listening: Any = None
+    #: A ``coordinator.server.early.EarlyStart``: the listener, bound and answering
+    #: ApiVersions before trio was imported (the CLI); ``serve`` takes it over.
+    early: Any = None
     #: A ``coordinator.server.faults.FaultInjector`` consulted for every request (tests).
     faults: Any = None
     node_id: int = 0

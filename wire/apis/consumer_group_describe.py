@@ -12,9 +12,9 @@ GROUP_ID_NOT_FOUND.
 
 from __future__ import annotations
 
+from wire.fields import Field as F
+from wire.fields import Message
 from wire.registry import ApiSpec, register
-from wire.schema import Field as F
-from wire.schema import Message
 
 _ASSIGNMENT = (
     F("topic_partitions", "[]", "0+", fields=(

@@ -10,9 +10,9 @@ INVALID_REGULAR_EXPRESSION). Every version is flexible.
 
 from __future__ import annotations
 
+from wire.fields import Field as F
+from wire.fields import Message
 from wire.registry import ApiSpec, register
-from wire.schema import Field as F
-from wire.schema import Message
 
 _TOPIC_PARTITIONS = (
     F("topic_id", "uuid", "0+"),

@@ -34,9 +34,9 @@ Response versions:
 
 from __future__ import annotations
 
+from wire.fields import Field as F
+from wire.fields import Message
 from wire.registry import ApiSpec, register
-from wire.schema import Field as F
-from wire.schema import Message
 
 REQUEST = Message(
     "ListOffsetsRequest",

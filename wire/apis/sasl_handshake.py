@@ -10,9 +10,9 @@ Response versions: version 1 is the same as version 0. Neither is flexible.
 
 from __future__ import annotations
 
+from wire.fields import Field as F
+from wire.fields import Message
 from wire.registry import ApiSpec, register
-from wire.schema import Field as F
-from wire.schema import Message
 
 REQUEST = Message(
     "SaslHandshakeRequest",
