@@ -156,16 +156,13 @@ def test_static_member_restart_keeps_assignment_without_rebalance(
     stably_covered([a, b], 30, "two static members sharing the topic")
     generation, owned_b, member_b = a.generation, b.assignment, b.member_id
     b.stop(close=True)  # static members send no LeaveGroup on close
-    began = time.monotonic()
     b2 = start_consumer(
         consumers, kcoord.bootstrap, "static", "t12", group_instance_id="b", **static
     )
     wait_for(lambda: b2.assignment == owned_b, 10, "the restarted static member's assignment")
-    took = time.monotonic() - began
     assert b2.generation == generation == a.generation  # no rebalance happened
     assert b2.member_id != member_b  # a new member id for the same instance
     assert a.assignment | b2.assignment == ALL12
-    assert took < 5, took
 
 
 def test_cooperative_sticky_assignor(
