@@ -293,7 +293,7 @@ def _run(
     try:
         from pyspark import StorageLevel
 
-        from . import jobs, report, report_data
+        from . import jobs, lag, report, report_data
 
         df = (
             spark.read.format("kcoord-log")
@@ -325,9 +325,15 @@ def _run(
                 )
         progress.say(f"read {total - len(problems):,} records")
         recs = jobs.apply_window(raw, since, until)
-        datasets, paths = report_data.write_datasets(recs, raw, output, since, progress.say)
+        progress.say("reading the topics' log ends")
+        topic_logs = lag.read_inputs(inputs)
+        datasets, paths = report_data.write_datasets(
+            recs, raw, output, since, progress.say, topic_logs=topic_logs, until_ms=until
+        )
         progress.say("collecting the report")
-        data = report_data.collect(datasets, recs, inputs, segments, paths, (since, until))
+        data = report_data.collect(
+            datasets, recs, inputs, segments, paths, (since, until), topic_logs=topic_logs
+        )
         data.elapsed_s = time.monotonic() - progress.t0
         files = report.render(data, output)
         progress.say("done")

@@ -194,7 +194,50 @@ def draw_plots(data: ReportData, out_dir: str) -> dict[str, str]:
     ax.set_ylim(bottom=0)
     ax.set_title(f"Offset commit rate (busiest groups; {_bucket_name(bucket)} buckets)")
     save(fig, "commit_rate.png", "Offset commit rate")
+
+    # 5. Consumer lag over time, one panel per group.
+    fig = _lag_figure(data, plt, many_dirs)
+    save(fig, "consumer_lag.png", "Consumer lag over time")
     return made
+
+
+def _lag_figure(data: ReportData, plt: Any, many_dirs: bool) -> Any:
+    """The group's total lag (sum over its partitions of the lag of each partition's
+    latest commit, against the log end as of that commit) over time, a panel per group."""
+    series: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for r in data.lag_history:
+        series.setdefault((r["data_dir"], r["group"]), []).append(
+            (int(r["bucket_ms"]), int(r["lag"]))
+        )
+    if not series:
+        fig, ax = plt.subplots(figsize=(10, 2.0))
+        ax.axis("off")
+        why = (
+            "lag unknown: no topic logs in " + ", ".join(data.no_topic_logs)
+            + " (--topic-storage memory)"
+            if data.no_topic_logs
+            else "no offset commits on topics with logs in the data directory"
+        )
+        ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes)
+        ax.set_title("Consumer lag over time")
+        return fig
+    fig, axes = plt.subplots(
+        len(series), 1, figsize=(10, 1.9 * len(series) + 0.8), sharex=True, squeeze=False
+    )
+    bucket = data.rate_bucket_ms
+    for ax, ((data_dir, group), points) in zip(axes[:, 0], series.items(), strict=True):
+        xs = [_x(ms_to_datetime(t)) for t, _ in points]
+        ys = [lag for _, lag in points]
+        last = points[-1][0] + bucket
+        ax.plot([*xs, _x(ms_to_datetime(last))], [*ys, ys[-1]], drawstyle="steps-post",
+                lw=1.4, color="#1971c2", marker="." if len(xs) < 80 else None)
+        ax.set_ylabel("lag (records)")
+        ax.set_ylim(bottom=0, top=max(max(ys) * 1.15, 1))
+        ax.set_title(group_label(data_dir, group, many_dirs), loc="left", fontsize=9)
+        _date_axis(ax)
+    axes[0, 0].figure.suptitle(
+        f"Consumer lag over time (at each commit, {_bucket_name(bucket)} buckets)")
+    return fig
 
 
 def _bucket_name(ms: int) -> str:

@@ -9,7 +9,20 @@ from typing import Any
 
 from .report_data import DASH, ReportData, duration_text, group_label, ms_to_datetime
 
-__all__ = ["html_page", "markdown"]
+__all__ = ["LAG_TITLE", "html_page", "markdown"]
+
+LAG_TITLE = "Consumer lag (largest first)"
+#: table title -> the plots (by title) shown after it
+_FIGURES_AFTER = {
+    "Why groups rebalance": ("Rebalances per group, by trigger", "Rebalance timeline",
+                             "Rebalance duration distribution"),
+    "Groups (most rebalances first)": ("Offset commit rate",),
+    LAG_TITLE: ("Consumer lag over time",),
+}
+
+
+def _figures_after(title: str, plots: dict[str, str]) -> list[tuple[str, str]]:
+    return [(t, plots[t]) for t in _FIGURES_AFTER.get(title, ()) if t in plots]
 
 
 def _fmt(value: Any) -> str:
@@ -38,6 +51,9 @@ def _tables(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str
         ["live committed offsets", _fmt(data.live_offsets)],
         ["rebalances (with events)", _fmt(sum(int(t["rebalances"]) for t in data.triggers))],
         ["input problems", _fmt(len(data.problems))],
+        ["total consumer lag", _fmt(sum(int(r["lag"] or 0) for r in data.lag))
+         + (" (unknown for some inputs: no topic logs)" if data.no_topic_logs else "")],
+        ["partitions with no committed offset", _fmt(len(data.uncommitted))],
     ]
     since, until = data.window
     if since is not None or until is not None:
@@ -167,6 +183,7 @@ def _tables(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str
             f"All {data.live_offsets:,} in offsets_latest.",
         )
     )
+    tables += _lag_tables(data, many_dirs)
     tables.append(
         (
             "Datasets",
@@ -176,6 +193,57 @@ def _tables(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str
         )
     )
     return tables
+
+
+def _lag_tables(
+    data: ReportData, many_dirs: bool
+) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """The consumer lag table and the partitions no group committed."""
+    unknown = ""
+    if data.no_topic_logs:
+        unknown = (
+            " Lag unknown (null) for " + ", ".join(data.no_topic_logs) + ": no topic logs "
+            "in the data directory (a server run with --topic-storage memory keeps topics "
+            "only in memory)."
+        )
+    shown = [r for r in data.lag if r["status"] != "no committed offset"][:50]
+    lag_table = (
+        LAG_TITLE,
+        ["group", "topic", "partition", "committed", "log end", "lag", "status"],
+        [
+            [
+                group_label(r["data_dir"], r["group"], many_dirs),
+                r["topic"],
+                _fmt(r["partition"]),
+                _fmt(r["committed_offset"]),
+                _fmt(r["log_end_offset"]),
+                _fmt(r["lag"]),
+                r["status"],
+            ]
+            for r in shown
+        ],
+        "Log end: the partition's high watermark in the data directory's topic logs, "
+        "counting batches up to --until. Lag = log end - committed offset, 0 for a commit "
+        "beyond the log end (kafka-consumer-groups.sh prints the negative difference). "
+        f"All {data.lag_rows:,} rows in offsets_lag." + unknown,
+    )
+    never = (
+        "Partitions with no committed offset",
+        ["group", "topic", "partition", "log end"],
+        [
+            [
+                group_label(r["data_dir"], r["group"], many_dirs),
+                r["topic"],
+                _fmt(r["partition"]),
+                _fmt(r["log_end_offset"]),
+            ]
+            for r in data.uncommitted[:200]
+        ],
+        "Partitions of a topic the group consumes (committed for, or assigned to its "
+        "members) that the group never committed"
+        + ("." if data.uncommitted else ": none."),
+    )
+    return [lag_table, never]
 
 
 def markdown(data: ReportData, plots: dict[str, str]) -> str:
@@ -188,7 +256,6 @@ def markdown(data: ReportData, plots: dict[str, str]) -> str:
         "",
     ]
     tables = _tables(data)
-    figure_after = {"Why groups rebalance": list(plots.items())[:3]}
     for title, header, rows, note in tables:
         lines += [f"## {title}", ""]
         if title == "Overview":
@@ -206,11 +273,8 @@ def markdown(data: ReportData, plots: dict[str, str]) -> str:
         if note:
             lines += ["", note]
         lines.append("")
-        for fig_title, path in figure_after.get(title, []):
+        for fig_title, path in _figures_after(title, plots):
             lines += [f"![{fig_title}]({path})", ""]
-        if title == "Groups (most rebalances first)":
-            for fig_title, path in list(plots.items())[3:]:
-                lines += [f"![{fig_title}]({path})", ""]
     return "\n".join(lines)
 
 
@@ -255,7 +319,6 @@ def html_page(data: ReportData, plots: dict[str, str]) -> str:
         )
         + "</div>"
     )
-    figures = list(plots.items())
     for title, header, rows, note in _tables(data):
         if title == "Overview":
             continue
@@ -278,13 +341,7 @@ def html_page(data: ReportData, plots: dict[str, str]) -> str:
         parts.append("</table>")
         if note:
             parts.append(f"<p class='note'>{e(note)}</p>")
-        if title == "Why groups rebalance":
-            shown, figures = figures[:3], figures[3:]
-        elif title == "Groups (most rebalances first)":
-            shown, figures = figures, []
-        else:
-            shown = []
-        for fig_title, path in shown:
+        for fig_title, path in _figures_after(title, plots):
             parts.append(f"<figure><img src='{e(path)}' alt='{e(fig_title)}'></figure>")
     parts.append("</body></html>")
     return "\n".join(parts)
