@@ -254,6 +254,10 @@ def _run(
     out: TextIO,
     err: TextIO,
 ) -> int:
+    from .driver_read import DRIVER_READ_BYTES, driver_frame, segment_bytes
+
+    # A small input on a local master: parsed on the driver, on a session tuned for it.
+    small = args.master.startswith("local") and segment_bytes(inputs) <= DRIVER_READ_BYTES
     progress = _Progress(err, args.quiet)
     progress.say(
         f"starting Spark ({args.master}) for {len(inputs)} input(s), {segments} segment file(s)"
@@ -266,7 +270,8 @@ def _run(
         # A session already running in this process (a test's, a notebook's) is used and
         # left running; one started here is stopped at the end.
         owned = SparkSession.getActiveSession() is None
-        spark = build_session(args.master, extra_conf=args.conf)
+        spark = build_session(args.master, extra_conf=args.conf, quiet=args.quiet,
+                              small_input=small)
     except Exception as exc:
         print(
             f"kcoord pipeline: error: cannot start Spark: {_spark_error_text(exc)} "
@@ -276,6 +281,7 @@ def _run(
         return 1
     progress.watch(spark)
     raw = None
+    datasets: dict[str, Any] = {}
     if not args.master.startswith("local"):
         from .session import PipelineSetupError, check_executors
 
@@ -295,14 +301,17 @@ def _run(
 
         from . import jobs, lag, report, report_data
 
-        df = (
-            spark.read.format("kcoord-log")
-            .option("strict", "true" if args.strict else "false")
-            .load(inputs)
-        )
-        raw = df.persist(StorageLevel.MEMORY_AND_DISK)
         progress.say("reading segments")
         try:
+            if small:
+                df = driver_frame(spark, inputs, args.strict)  # no Python workers to start
+            else:
+                df = (
+                    spark.read.format("kcoord-log")
+                    .option("strict", "true" if args.strict else "false")
+                    .load(inputs)
+                )
+            raw = df.persist(StorageLevel.MEMORY_AND_DISK)
             total = raw.count()
         except Exception as exc:
             text = _spark_error_text(exc)
@@ -342,6 +351,8 @@ def _run(
         return 1
     finally:
         progress.stop()
+        for frame in datasets.values():
+            frame.unpersist()
         if raw is not None:
             raw.unpersist()
         if owned:

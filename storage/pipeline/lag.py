@@ -90,18 +90,13 @@ def offsets_lag(
         if logs is not None
         for (topic, index), ends in logs.ends.items()
     ]
-    ends = spark.createDataFrame(
+    # Small, and known here: a broadcast table of the partitions, lists for the rest.
+    ends = F.broadcast(spark.createDataFrame(
         partitions, "data_dir string, topic string, partition int, log_end_offset bigint"
-    )
-    topics = spark.createDataFrame(
-        [(d, t) for d, logs in topic_logs.items() if logs is not None
-         for t in logs.partition_counts],
-        "data_dir string, topic string",
-    ).withColumn("topic_found", F.lit(True))
-    with_logs = spark.createDataFrame(
-        [(d, logs is not None) for d, logs in topic_logs.items()],
-        "data_dir string, has_topic_logs boolean",
-    )
+    ))
+    with_logs = [d for d, logs in topic_logs.items() if logs is not None]
+    found = [f"{d}\0{t}" for d, logs in topic_logs.items() if logs is not None
+             for t in logs.partition_counts]
     committed = latest.select(
         "data_dir", "group", "topic", "partition",
         F.col("offset").alias("committed_offset"), "commit_time",
@@ -120,16 +115,15 @@ def offsets_lag(
             F.lit(None).cast("timestamp").alias("commit_time"),
         )
     )
-    rows = (
-        committed.unionByName(never)
-        .join(ends, _KEY, "left")
-        .join(topics, ["data_dir", "topic"], "left")
-        .join(with_logs, ["data_dir"], "left")
+    rows = committed.unionByName(never).join(ends, _KEY, "left").select(
+        "*",
+        F.col("data_dir").isin(with_logs).alias("has_topic_logs"),
+        F.concat_ws("\0", "data_dir", "topic").isin(found).alias("topic_found"),
     )
     end, offset = F.col("log_end_offset"), F.col("committed_offset")
     status = (
-        F.when(~F.coalesce("has_topic_logs", F.lit(False)), "no topic logs")
-        .when(F.col("topic_found").isNull(), "topic not found")
+        F.when(~F.col("has_topic_logs"), "no topic logs")
+        .when(~F.col("topic_found"), "topic not found")
         .when(end.isNull(), "no such partition")
         .when(offset.isNull() | (offset < 0), "no committed offset")
         .when(offset > end, "beyond log end")

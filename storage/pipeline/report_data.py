@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from storage.starts import read_starts
+
 from .topic_ends import TopicLogs
 
 __all__ = [
@@ -100,11 +102,13 @@ def write_datasets(
     """Compute every dataset from ``recs`` (records, :func:`jobs.apply_window` applied),
     ``raw`` (the Data Source's rows, for the problems) and ``topic_logs`` (the inputs'
     log ends, for ``offsets_lag``: none known without them), write each as Parquet under
-    ``output`` and read it back, so later jobs and the report start from the written
-    files instead of recomputing. Returns (dataset -> DataFrame, dataset -> path)."""
+    ``output``. Each is cached as it is written (the write fills the cache), so later
+    jobs and the report start from memory, neither recomputing nor reading the files
+    back; the caller unpersists them. Returns (dataset -> DataFrame, dataset -> path)."""
+    from pyspark import StorageLevel
+
     from . import jobs, lag
 
-    spark = recs.sparkSession
     frames: dict[str, Any] = {}
     paths: dict[str, str] = {}
 
@@ -112,6 +116,7 @@ def write_datasets(
         path = os.path.join(output, name)
         progress(f"writing {name} -> {path}")
         partition_by = PARTITIONING[name]
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
         if partition_by:
             df.repartition(*partition_by).write.mode("overwrite").partitionBy(
                 *partition_by
@@ -119,8 +124,8 @@ def write_datasets(
         else:
             df.coalesce(1).write.mode("overwrite").parquet(path)
         paths[name] = path
-        frames[name] = spark.read.parquet(path)
-        return frames[name]
+        frames[name] = df
+        return df
 
     latest = save("offsets_latest", jobs.offsets_latest(recs))
     commits = save("offset_commits", jobs.offset_commits(recs, since_ms))
@@ -162,6 +167,9 @@ class ReportData:
     no_topic_logs: list[str] = field(default_factory=list)
     #: total lag per (data_dir, group, bucket_ms) for the busiest groups
     lag_history: list[dict[str, Any]] = field(default_factory=list)
+    #: input -> its server restarts (every start after the first, in the time window;
+    #: epoch ms), None when the input keeps no starts journal (``storage.starts``)
+    restarts: dict[str, list[int] | None] = field(default_factory=dict)
 
 
 def collect(
@@ -304,8 +312,21 @@ def collect(
         ),
         no_topic_logs=sorted(d for d in inputs if logs.get(os.path.abspath(d)) is None),
         lag_history=lag_history(commits, top_commit, logs, bucket_ms),
+        restarts={os.path.abspath(d): _restarts(d, window) for d in inputs},
     )
     return data
+
+
+def _restarts(data_dir: str, window: tuple[int | None, int | None]) -> list[int] | None:
+    """The server's starts after its first one, within the window."""
+    starts = read_starts(data_dir)
+    if starts is None:
+        return None
+    since, until = window
+    return [
+        t for t in starts[1:]
+        if (since is None or t >= since) and (until is None or t <= until)
+    ]
 
 
 def group_label(data_dir: str, group: str, many_dirs: bool) -> str:

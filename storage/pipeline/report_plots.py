@@ -126,11 +126,12 @@ def draw_plots(data: ReportData, out_dir: str) -> dict[str, str]:
             linewidths=0.5,
         )
         seen.add(trig)
+    restarted = _mark_restarts(ax, data, keys, row)
     ax.set_yticks(range(len(labels)), labels)
     ax.set_ylim(len(labels) - 0.5, -0.5)
     _date_axis(ax)
     ax.set_title("Rebalance timeline (each mark: a new generation; bar: the rebalance)")
-    if seen or lives:
+    if seen or lives or restarted:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     save(fig, "rebalance_timeline.png", "Rebalance timeline")
 
@@ -199,6 +200,23 @@ def draw_plots(data: ReportData, out_dir: str) -> dict[str, str]:
     fig = _lag_figure(data, plt, many_dirs)
     save(fig, "consumer_lag.png", "Consumer lag over time")
     return made
+
+
+def _mark_restarts(
+    ax: Any, data: ReportData, keys: list[tuple[str, str]], row: dict[tuple[str, str], int]
+) -> bool:
+    """A dashed vertical mark across each group's row at every restart of its server;
+    True if any was drawn."""
+    drawn = False
+    for data_dir, restarts in data.restarts.items():
+        rows = [row[k] for k in keys if k[0] == data_dir]
+        for when in restarts or ():
+            x = _x(ms_to_datetime(when))
+            for y in rows:
+                ax.vlines(x, y - 0.45, y + 0.45, colors="#495057", linestyles="dashed",
+                          lw=1.2, zorder=4, label=None if drawn else "server restart")
+                drawn = True
+    return drawn
 
 
 def _lag_figure(data: ReportData, plt: Any, many_dirs: bool) -> Any:

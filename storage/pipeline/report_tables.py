@@ -54,6 +54,7 @@ def _tables(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str
         ["total consumer lag", _fmt(sum(int(r["lag"] or 0) for r in data.lag))
          + (" (unknown for some inputs: no topic logs)" if data.no_topic_logs else "")],
         ["partitions with no committed offset", _fmt(len(data.uncommitted))],
+        ["server restarts", _restarts_text(data)],
     ]
     since, until = data.window
     if since is not None or until is not None:
@@ -193,6 +194,20 @@ def _tables(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str
         )
     )
     return tables
+
+
+def _restarts_text(data: ReportData) -> str:
+    """The inputs' server restarts (in the window), or why they are not known."""
+    parts = []
+    for data_dir, restarts in sorted(data.restarts.items()):
+        name = f"{data_dir}: " if len(data.restarts) > 1 else ""
+        if restarts is None:
+            parts.append(f"{name}not recorded (no starts.jsonl: written before kcoord kept one)")
+        else:
+            times = ", ".join(_fmt(ms_to_datetime(t)) for t in restarts[:20])
+            more = f" and {len(restarts) - 20} more" if len(restarts) > 20 else ""
+            parts.append(f"{name}{len(restarts)}" + (f" ({times}{more} UTC)" if times else ""))
+    return "; ".join(parts) or DASH
 
 
 def _lag_tables(

@@ -7,7 +7,7 @@ Records are produced to explicit partitions and offsets committed by a kafka-pyt
 consumer without a subscription (a simple consumer's commit), so every expected value
 is known: 10 records to lagt-0, 4 to lagt-1, 6 to lagt-2 and 5 to gone-0; commits lagt-0
 at 3, lagt-1 at 9 (beyond its log end), gone-0 at 2, lagt-2 never; then 5 more records to
-lagt-0, lagt-0 committed at 12, and topic gone deleted.
+lagt-0 (after a restart of the server), lagt-0 committed at 12, and topic gone deleted.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ with warnings.catch_warnings():  # kafka-python 3.0 uses importlib.resources.rea
 
 from e2e_support import KcoordProcess  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+# Two servers and a whole pipeline run: about a minute and a half on 2 loaded cores.
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
 GROUP = "lagger"
 
@@ -78,7 +79,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         time.sleep(1.0)
         middle_ms = int(time.time() * 1000)
         time.sleep(1.0)
+        assert disk.stop() == 0  # a restart: marked on the report's timeline
+        disk.start()
+        boot = disk.bootstrap
         _produce(boot, "lagt", 0, 5)
+        restart_ms = int(time.time() * 1000)  # acknowledged: the restarted server is up
         time.sleep(0.3)
         _commit(boot, GROUP, {("lagt", 0): 12})
         admin = KafkaAdminClient(bootstrap_servers=boot, request_timeout_ms=10_000)
@@ -102,7 +107,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     )
     assert status == 0, err.getvalue()
     yield {"disk": str(disk.data_dir), "memory": str(memory.data_dir), "out": out,
-           "middle_ms": middle_ms, "stderr": err.getvalue()}
+           "middle_ms": middle_ms, "restart_ms": restart_ms, "stderr": err.getvalue()}
 
 
 def _lag_rows(df: Any) -> dict[tuple[str, str, int], tuple[Any, ...]]:
@@ -168,3 +173,14 @@ def test_lag_history_takes_each_commit_against_the_log_end_of_its_time(
     # First commits: lagt-0 10 - 3 = 7, lagt-1 beyond its end = 0 (gone-0: topic deleted,
     # left out); then lagt-0 15 - 12 = 3.
     assert [(h["lag"], h["partitions"]) for h in history] == [(7, 2), (3, 2)]
+
+
+def test_report_lists_server_restarts(run: dict[str, Any]) -> None:
+    from storage.starts import read_starts
+
+    starts = read_starts(run["disk"])
+    assert starts is not None and len(starts) == 2
+    assert run["middle_ms"] < starts[1] <= run["restart_ms"]
+    md = (run["out"] / "report.md").read_text()
+    line = next(ln for ln in md.splitlines() if ln.startswith("- **server restarts**"))
+    assert f"{run['disk']}: 1 (" in line and f"{run['memory']}: 0" in line
