@@ -51,8 +51,7 @@ def _tables(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str
         ["live committed offsets", _fmt(data.live_offsets)],
         ["rebalances (with events)", _fmt(sum(int(t["rebalances"]) for t in data.triggers))],
         ["input problems", _fmt(len(data.problems))],
-        ["total consumer lag", _fmt(sum(int(r["lag"] or 0) for r in data.lag))
-         + (" (unknown for some inputs: no topic logs)" if data.no_topic_logs else "")],
+        ["total consumer lag", _total_lag(data)],
         ["partitions with no committed offset", _fmt(len(data.uncommitted))],
         ["server restarts", _restarts_text(data)],
     ]
@@ -194,6 +193,15 @@ def _tables(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str
         )
     )
     return tables
+
+
+def _total_lag(data: ReportData) -> str:
+    """The sum of the known lags, and whether some are unknown."""
+    known = [int(r["lag"]) for r in data.lag if r["lag"] is not None]
+    text = _fmt(sum(known)) if known else DASH
+    if data.no_topic_logs:
+        text += " (unknown for inputs without topic logs)"
+    return text
 
 
 def _restarts_text(data: ReportData) -> str:

@@ -13,6 +13,8 @@ lagt-0 (after a restart of the server), lagt-0 committed at 12, and topic gone d
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 import sys
 import time
 import warnings
@@ -184,3 +186,19 @@ def test_report_lists_server_restarts(run: dict[str, Any]) -> None:
     md = (run["out"] / "report.md").read_text()
     line = next(ln for ln in md.splitlines() if ln.startswith("- **server restarts**"))
     assert f"{run['disk']}: 1 (" in line and f"{run['memory']}: 0" in line
+
+
+def test_quiet_run_prints_nothing_on_stderr(run: dict[str, Any], tmp_path: Path) -> None:
+    """``-q`` in a process of its own (a JVM of its own): Spark's start-up banner
+    ("Setting default log level...") included, nothing reaches stderr."""
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "coordinator", "pipeline", "-q", "-i", run["memory"],
+         "-o", str(tmp_path / "quiet")],
+        capture_output=True, text=True, timeout=600, env=env, cwd=root,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert "report.md" in proc.stdout
