@@ -215,7 +215,20 @@ async def _open_sink(options: ServeOptions) -> AsyncIterator[RecordSink]:
         yield MemorySink()
         return
     async with open_log_sink(options.data_dir, options.fsync, options.recover) as sink:
+        _record_start(options.data_dir)
         yield sink
+
+
+def _record_start(data_dir: str) -> None:
+    """One line in ``DATA_DIR/starts.jsonl`` (``storage.starts``): the pipeline marks
+    restarts from it."""
+    from storage.starts import STARTS_FILE, record_start
+
+    try:
+        record_start(data_dir, int(time.time() * 1000), os.getpid())
+    except OSError as exc:
+        log.warning("cannot append to %s: %s", os.path.join(data_dir, STARTS_FILE),
+                    exc.strerror or exc)
 
 
 async def serve(

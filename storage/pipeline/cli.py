@@ -275,6 +275,11 @@ def _run(
     err: TextIO,
 ) -> int:
     inputs, remote = given
+    from .driver_read import DRIVER_READ_BYTES, driver_frame, segment_bytes
+
+    # A small local input on a local master: parsed on the driver, on a session tuned for it.
+    small = (args.master.startswith("local") and not remote
+             and segment_bytes(inputs) <= DRIVER_READ_BYTES)
     progress = _Progress(err, args.quiet)
     progress.say(
         f"starting Spark ({args.master}) for {len(inputs) + len(remote)} input(s)"
@@ -288,7 +293,8 @@ def _run(
         # A session already running in this process (a test's, a notebook's) is used and
         # left running; one started here is stopped at the end.
         owned = SparkSession.getActiveSession() is None
-        spark = build_session(args.master, extra_conf=args.conf)
+        spark = build_session(args.master, extra_conf=args.conf, quiet=args.quiet,
+                              small_input=small)
     except Exception as exc:
         print(
             f"kcoord pipeline: error: cannot start Spark: {_spark_error_text(exc)} "
@@ -325,6 +331,7 @@ def _run(
         segments += found
         if remote:
             progress.say(f"{segments} segment file(s)")
+    datasets: dict[str, Any] = {}
     if not args.master.startswith("local"):
         from .session import PipelineSetupError, check_executors
 
@@ -342,20 +349,27 @@ def _run(
     try:
         from pyspark import StorageLevel
 
-        from . import jobs, report, report_data
+        from . import jobs, lag, report, report_data
         from .remote_source import load_inputs, read_failure, render_report
 
-        df = load_inputs(spark, inputs, remote_inputs, args.strict)
-        raw = df.persist(StorageLevel.MEMORY_AND_DISK)
         progress.say("reading segments")
         try:
+            if small:
+                df = driver_frame(spark, inputs, args.strict)  # no Python workers to start
+            else:
+                df = load_inputs(spark, inputs, remote_inputs, args.strict)
+            raw = df.persist(StorageLevel.MEMORY_AND_DISK)
             total = raw.count()
         except Exception as exc:
             text = _spark_error_text(exc)
-            unreadable = read_failure(str(exc))
+            from .parse import PipelineInputError, PipelineReadError
+
+            # Raised here when the driver parsed a small input; inside Spark's error else.
+            direct = isinstance(exc, PipelineReadError)
+            unreadable = str(exc) if direct else read_failure(str(exc))
             if unreadable is not None:
                 print(f"kcoord pipeline: error: unreadable input: {unreadable}", file=err)
-            elif "PipelineInputError" in str(exc):
+            elif isinstance(exc, PipelineInputError) or "PipelineInputError" in str(exc):
                 print(f"kcoord pipeline: error: corrupt input: {text}", file=err)
             else:
                 print(f"kcoord pipeline: error: reading the inputs failed: {text}", file=err)
@@ -377,11 +391,16 @@ def _run(
                 )
         progress.say(f"read {total - len(problems):,} records")
         recs = jobs.apply_window(raw, since, until)
+        progress.say("reading the topics' log ends")
+        topic_logs = lag.read_inputs(inputs)  # local inputs only (read on the driver)
         datasets, paths = report_data.write_datasets(
-            recs, raw, output.text, since, progress.say)
+            recs, raw, output.text, since, progress.say, topic_logs=topic_logs, until_ms=until
+        )
         progress.say("collecting the report")
         names = [*inputs, *(str(r.location) for r in remote_inputs)]
-        data = report_data.collect(datasets, recs, names, segments, paths, (since, until))
+        data = report_data.collect(
+            datasets, recs, names, segments, paths, (since, until), topic_logs=topic_logs
+        )
         data.elapsed_s = time.monotonic() - progress.t0
         if files is not None and output.uri:
             written = render_report(files, output, lambda tmp: report.render(data, tmp))
@@ -393,6 +412,8 @@ def _run(
         return 1
     finally:
         progress.stop()
+        for frame in datasets.values():
+            frame.unpersist()
         if raw is not None:
             raw.unpersist()
         if owned:

@@ -7,9 +7,10 @@ Layout of the output directory::
     commit_rates/              Parquet
     rebalances/                Parquet
     groups_summary/            Parquet
+    offsets_lag/               Parquet (committed offset, log end and lag per partition)
     problems/                  Parquet (torn tails, corrupt inputs)
     plots/*.png                rebalances by trigger, rebalance timeline, durations,
-                               commit rate over time
+                               commit rate over time, lag over time
     report.md, report.html
 
 The plots and tables are drawn from small aggregates collected to the driver (at most
@@ -23,6 +24,10 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from storage.starts import read_starts
+
+from .topic_ends import TopicLogs
 
 __all__ = [
     "DASH",
@@ -80,6 +85,7 @@ PARTITIONING: dict[str, tuple[str, ...]] = {  # in the order they are written
     "commit_rates": (),
     "rebalances": (),
     "groups_summary": (),
+    "offsets_lag": (),
     "problems": (),
 }
 
@@ -90,14 +96,19 @@ def write_datasets(
     output: str,
     since_ms: int | None = None,
     progress: Callable[[str], None] = lambda _msg: None,
+    topic_logs: dict[str, TopicLogs | None] | None = None,
+    until_ms: int | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    """Compute every dataset from ``recs`` (records, :func:`jobs.apply_window` applied)
-    and ``raw`` (the Data Source's rows, for the problems), write each as Parquet under
-    ``output`` and read it back, so later jobs and the report start from the written
-    files instead of recomputing. Returns (dataset -> DataFrame, dataset -> path)."""
-    from . import jobs
+    """Compute every dataset from ``recs`` (records, :func:`jobs.apply_window` applied),
+    ``raw`` (the Data Source's rows, for the problems) and ``topic_logs`` (the inputs'
+    log ends, for ``offsets_lag``: none known without them), write each as Parquet under
+    ``output``. Each is cached as it is written (the write fills the cache), so later
+    jobs and the report start from memory, neither recomputing nor reading the files
+    back; the caller unpersists them. Returns (dataset -> DataFrame, dataset -> path)."""
+    from pyspark import StorageLevel
 
-    spark = recs.sparkSession
+    from . import jobs, lag
+
     frames: dict[str, Any] = {}
     paths: dict[str, str] = {}
 
@@ -105,6 +116,7 @@ def write_datasets(
         path = os.path.join(output, name)
         progress(f"writing {name} -> {path}")
         partition_by = PARTITIONING[name]
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
         if partition_by:
             df.repartition(*partition_by).write.mode("overwrite").partitionBy(
                 *partition_by
@@ -112,14 +124,15 @@ def write_datasets(
         else:
             df.coalesce(1).write.mode("overwrite").parquet(path)
         paths[name] = path
-        frames[name] = spark.read.parquet(path)
-        return frames[name]
+        frames[name] = df
+        return df
 
     latest = save("offsets_latest", jobs.offsets_latest(recs))
     commits = save("offset_commits", jobs.offset_commits(recs, since_ms))
     save("commit_rates", jobs.commit_rates(commits))
     reb = save("rebalances", jobs.rebalances(recs, since_ms))
     save("groups_summary", jobs.groups_summary(recs, reb, latest))
+    save("offsets_lag", lag.offsets_lag(recs, latest, topic_logs or {}, until_ms))
     save("problems", jobs.problems(raw))
     return frames, paths
 
@@ -145,6 +158,18 @@ class ReportData:
     window: tuple[int | None, int | None] = (None, None)
     elapsed_s: float = 0.0
     generated_at: str = ""
+    #: offsets_lag rows (largest lag first), and how many there are
+    lag: list[dict[str, Any]] = field(default_factory=list)
+    lag_rows: int = 0
+    #: offsets_lag rows with status "no committed offset"
+    uncommitted: list[dict[str, Any]] = field(default_factory=list)
+    #: inputs without topic logs (lag unknown there)
+    no_topic_logs: list[str] = field(default_factory=list)
+    #: total lag per (data_dir, group, bucket_ms) for the busiest groups
+    lag_history: list[dict[str, Any]] = field(default_factory=list)
+    #: input -> its server restarts (every start after the first, in the time window;
+    #: epoch ms), None when the input keeps no starts journal (``storage.starts``)
+    restarts: dict[str, list[int] | None] = field(default_factory=dict)
 
 
 def collect(
@@ -154,10 +179,13 @@ def collect(
     segments: int,
     paths: dict[str, str],
     window: tuple[int | None, int | None] = (None, None),
+    topic_logs: dict[str, TopicLogs | None] | None = None,
 ) -> ReportData:
     """Collect the report's aggregates (small results only) from the datasets and the
     records (``recs``, for the counts)."""
     from pyspark.sql import functions as F
+
+    from .lag import lag_history
 
     counts: dict[str, int] = {}
     for row in recs.groupBy("record_type", "tombstone").count().collect():
@@ -253,6 +281,13 @@ def collect(
         r.asDict()
         for r in latest.orderBy("data_dir", "group", "topic", "partition").limit(50).collect()
     ]
+    logs = topic_logs or {}
+    lag_df = datasets["offsets_lag"]
+    lag_rows = [
+        r.asDict()
+        for r in lag_df.orderBy(F.desc_nulls_last("lag"), "data_dir", "group", "topic",
+                                "partition").limit(5000).collect()
+    ]
     data = ReportData(
         inputs=list(inputs),
         segments=segments,
@@ -269,8 +304,29 @@ def collect(
         datasets=paths,
         window=window,
         generated_at=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        lag=lag_rows,
+        lag_rows=len(lag_rows) if len(lag_rows) < 5000 else int(lag_df.count()),
+        uncommitted=sorted(
+            (r for r in lag_rows if r["status"] == "no committed offset"),
+            key=lambda r: (r["data_dir"], r["group"], r["topic"], r["partition"]),
+        ),
+        no_topic_logs=sorted(d for d in inputs if logs.get(os.path.abspath(d)) is None),
+        lag_history=lag_history(commits, top_commit, logs, bucket_ms),
+        restarts={os.path.abspath(d): _restarts(d, window) for d in inputs},
     )
     return data
+
+
+def _restarts(data_dir: str, window: tuple[int | None, int | None]) -> list[int] | None:
+    """The server's starts after its first one, within the window."""
+    starts = read_starts(data_dir)
+    if starts is None:
+        return None
+    since, until = window
+    return [
+        t for t in starts[1:]
+        if (since is None or t >= since) and (until is None or t <= until)
+    ]
 
 
 def group_label(data_dir: str, group: str, many_dirs: bool) -> str:

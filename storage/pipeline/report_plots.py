@@ -126,11 +126,12 @@ def draw_plots(data: ReportData, out_dir: str) -> dict[str, str]:
             linewidths=0.5,
         )
         seen.add(trig)
+    restarted = _mark_restarts(ax, data, keys, row)
     ax.set_yticks(range(len(labels)), labels)
     ax.set_ylim(len(labels) - 0.5, -0.5)
     _date_axis(ax)
     ax.set_title("Rebalance timeline (each mark: a new generation; bar: the rebalance)")
-    if seen or lives:
+    if seen or lives or restarted:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     save(fig, "rebalance_timeline.png", "Rebalance timeline")
 
@@ -194,7 +195,67 @@ def draw_plots(data: ReportData, out_dir: str) -> dict[str, str]:
     ax.set_ylim(bottom=0)
     ax.set_title(f"Offset commit rate (busiest groups; {_bucket_name(bucket)} buckets)")
     save(fig, "commit_rate.png", "Offset commit rate")
+
+    # 5. Consumer lag over time, one panel per group.
+    fig = _lag_figure(data, plt, many_dirs)
+    save(fig, "consumer_lag.png", "Consumer lag over time")
     return made
+
+
+def _mark_restarts(
+    ax: Any, data: ReportData, keys: list[tuple[str, str]], row: dict[tuple[str, str], int]
+) -> bool:
+    """A dashed vertical mark across each group's row at every restart of its server;
+    True if any was drawn."""
+    drawn = False
+    for data_dir, restarts in data.restarts.items():
+        rows = [row[k] for k in keys if k[0] == data_dir]
+        for when in restarts or ():
+            x = _x(ms_to_datetime(when))
+            for y in rows:
+                ax.vlines(x, y - 0.45, y + 0.45, colors="#495057", linestyles="dashed",
+                          lw=1.2, zorder=4, label=None if drawn else "server restart")
+                drawn = True
+    return drawn
+
+
+def _lag_figure(data: ReportData, plt: Any, many_dirs: bool) -> Any:
+    """The group's total lag (sum over its partitions of the lag of each partition's
+    latest commit, against the log end as of that commit) over time, a panel per group."""
+    series: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for r in data.lag_history:
+        series.setdefault((r["data_dir"], r["group"]), []).append(
+            (int(r["bucket_ms"]), int(r["lag"]))
+        )
+    if not series:
+        fig, ax = plt.subplots(figsize=(10, 2.0))
+        ax.axis("off")
+        why = (
+            "lag unknown: no topic logs in " + ", ".join(data.no_topic_logs)
+            + " (--topic-storage memory)"
+            if data.no_topic_logs
+            else "no offset commits on topics with logs in the data directory"
+        )
+        ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes)
+        ax.set_title("Consumer lag over time")
+        return fig
+    fig, axes = plt.subplots(
+        len(series), 1, figsize=(10, 1.9 * len(series) + 0.8), sharex=True, squeeze=False
+    )
+    bucket = data.rate_bucket_ms
+    for ax, ((data_dir, group), points) in zip(axes[:, 0], series.items(), strict=True):
+        xs = [_x(ms_to_datetime(t)) for t, _ in points]
+        ys = [lag for _, lag in points]
+        last = points[-1][0] + bucket
+        ax.plot([*xs, _x(ms_to_datetime(last))], [*ys, ys[-1]], drawstyle="steps-post",
+                lw=1.4, color="#1971c2", marker="." if len(xs) < 80 else None)
+        ax.set_ylabel("lag (records)")
+        ax.set_ylim(bottom=0, top=max(max(ys) * 1.15, 1))
+        ax.set_title(group_label(data_dir, group, many_dirs), loc="left", fontsize=9)
+        _date_axis(ax)
+    axes[0, 0].figure.suptitle(
+        f"Consumer lag over time (at each commit, {_bucket_name(bucket)} buckets)")
+    return fig
 
 
 def _bucket_name(ms: int) -> str:

@@ -9,7 +9,20 @@ from typing import Any
 
 from .report_data import DASH, ReportData, duration_text, group_label, ms_to_datetime
 
-__all__ = ["html_page", "markdown"]
+__all__ = ["LAG_TITLE", "html_page", "markdown"]
+
+LAG_TITLE = "Consumer lag (largest first)"
+#: table title -> the plots (by title) shown after it
+_FIGURES_AFTER = {
+    "Why groups rebalance": ("Rebalances per group, by trigger", "Rebalance timeline",
+                             "Rebalance duration distribution"),
+    "Groups (most rebalances first)": ("Offset commit rate",),
+    LAG_TITLE: ("Consumer lag over time",),
+}
+
+
+def _figures_after(title: str, plots: dict[str, str]) -> list[tuple[str, str]]:
+    return [(t, plots[t]) for t in _FIGURES_AFTER.get(title, ()) if t in plots]
 
 
 def _fmt(value: Any) -> str:
@@ -38,6 +51,9 @@ def _tables(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str
         ["live committed offsets", _fmt(data.live_offsets)],
         ["rebalances (with events)", _fmt(sum(int(t["rebalances"]) for t in data.triggers))],
         ["input problems", _fmt(len(data.problems))],
+        ["total consumer lag", _total_lag(data)],
+        ["partitions with no committed offset", _fmt(len(data.uncommitted))],
+        ["server restarts", _restarts_text(data)],
     ]
     since, until = data.window
     if since is not None or until is not None:
@@ -167,6 +183,7 @@ def _tables(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str
             f"All {data.live_offsets:,} in offsets_latest.",
         )
     )
+    tables += _lag_tables(data, many_dirs)
     tables.append(
         (
             "Datasets",
@@ -176,6 +193,80 @@ def _tables(data: ReportData) -> list[tuple[str, list[str], list[list[str]], str
         )
     )
     return tables
+
+
+def _total_lag(data: ReportData) -> str:
+    """The sum of the known lags, and whether some are unknown."""
+    known = [int(r["lag"]) for r in data.lag if r["lag"] is not None]
+    text = _fmt(sum(known)) if known else DASH
+    if data.no_topic_logs:
+        text += " (unknown for inputs without topic logs)"
+    return text
+
+
+def _restarts_text(data: ReportData) -> str:
+    """The inputs' server restarts (in the window), or why they are not known."""
+    parts = []
+    for data_dir, restarts in sorted(data.restarts.items()):
+        name = f"{data_dir}: " if len(data.restarts) > 1 else ""
+        if restarts is None:
+            parts.append(f"{name}not recorded (no starts.jsonl: written before kcoord kept one)")
+        else:
+            times = ", ".join(_fmt(ms_to_datetime(t)) for t in restarts[:20])
+            more = f" and {len(restarts) - 20} more" if len(restarts) > 20 else ""
+            parts.append(f"{name}{len(restarts)}" + (f" ({times}{more} UTC)" if times else ""))
+    return "; ".join(parts) or DASH
+
+
+def _lag_tables(
+    data: ReportData, many_dirs: bool
+) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """The consumer lag table and the partitions no group committed."""
+    unknown = ""
+    if data.no_topic_logs:
+        unknown = (
+            " Lag unknown (null) for " + ", ".join(data.no_topic_logs) + ": no topic logs "
+            "in the data directory (a server run with --topic-storage memory keeps topics "
+            "only in memory)."
+        )
+    shown = [r for r in data.lag if r["status"] != "no committed offset"][:50]
+    lag_table = (
+        LAG_TITLE,
+        ["group", "topic", "partition", "committed", "log end", "lag", "status"],
+        [
+            [
+                group_label(r["data_dir"], r["group"], many_dirs),
+                r["topic"],
+                _fmt(r["partition"]),
+                _fmt(r["committed_offset"]),
+                _fmt(r["log_end_offset"]),
+                _fmt(r["lag"]),
+                r["status"],
+            ]
+            for r in shown
+        ],
+        "Log end: the partition's high watermark in the data directory's topic logs, "
+        "counting batches up to --until. Lag = log end - committed offset, 0 for a commit "
+        "beyond the log end (kafka-consumer-groups.sh prints the negative difference). "
+        f"All {data.lag_rows:,} rows in offsets_lag." + unknown,
+    )
+    never = (
+        "Partitions with no committed offset",
+        ["group", "topic", "partition", "log end"],
+        [
+            [
+                group_label(r["data_dir"], r["group"], many_dirs),
+                r["topic"],
+                _fmt(r["partition"]),
+                _fmt(r["log_end_offset"]),
+            ]
+            for r in data.uncommitted[:200]
+        ],
+        "Partitions of a topic the group consumes (committed for, or assigned to its "
+        "members) that the group never committed"
+        + ("." if data.uncommitted else ": none."),
+    )
+    return [lag_table, never]
 
 
 def markdown(data: ReportData, plots: dict[str, str]) -> str:
@@ -188,7 +279,6 @@ def markdown(data: ReportData, plots: dict[str, str]) -> str:
         "",
     ]
     tables = _tables(data)
-    figure_after = {"Why groups rebalance": list(plots.items())[:3]}
     for title, header, rows, note in tables:
         lines += [f"## {title}", ""]
         if title == "Overview":
@@ -206,11 +296,8 @@ def markdown(data: ReportData, plots: dict[str, str]) -> str:
         if note:
             lines += ["", note]
         lines.append("")
-        for fig_title, path in figure_after.get(title, []):
+        for fig_title, path in _figures_after(title, plots):
             lines += [f"![{fig_title}]({path})", ""]
-        if title == "Groups (most rebalances first)":
-            for fig_title, path in list(plots.items())[3:]:
-                lines += [f"![{fig_title}]({path})", ""]
     return "\n".join(lines)
 
 
@@ -255,7 +342,6 @@ def html_page(data: ReportData, plots: dict[str, str]) -> str:
         )
         + "</div>"
     )
-    figures = list(plots.items())
     for title, header, rows, note in _tables(data):
         if title == "Overview":
             continue
@@ -278,13 +364,7 @@ def html_page(data: ReportData, plots: dict[str, str]) -> str:
         parts.append("</table>")
         if note:
             parts.append(f"<p class='note'>{e(note)}</p>")
-        if title == "Why groups rebalance":
-            shown, figures = figures[:3], figures[3:]
-        elif title == "Groups (most rebalances first)":
-            shown, figures = figures, []
-        else:
-            shown = []
-        for fig_title, path in shown:
+        for fig_title, path in _figures_after(title, plots):
             parts.append(f"<figure><img src='{e(path)}' alt='{e(fig_title)}'></figure>")
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -25,6 +25,8 @@ from typing import Any
 
 __all__ = [
     "EXECUTOR_REQUIREMENTS",
+    "SMALL_INPUT_CONF",
+    "SMALL_INPUT_JAVA_OPTIONS",
     "PipelineSetupError",
     "build_session",
     "check_executors",
@@ -39,6 +41,18 @@ EXECUTOR_REQUIREMENTS = {"pyarrow": "pyspark[sql]", "crc32c": "crc32c",
                          "construct": "construct"}
 #: kcoord's packages the executors run (shipped to a cluster as a zip).
 _SHIPPED_PACKAGES = ("storage", "wire")
+
+
+#: A small input's session: every plan runs once over a few thousand rows, so compiling
+#: generated code (whole-stage codegen) and re-planning at each shuffle (adaptive query
+#: execution) cost more than they save.
+SMALL_INPUT_CONF = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.adaptive.enabled": "false",
+}
+#: ... and the JVM's JIT stops at its quick first tier (C1), with the serial collector:
+#: less compiling and fewer threads on a short run.
+SMALL_INPUT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 class PipelineSetupError(Exception):
@@ -104,6 +118,8 @@ def build_session(
     master: str = "local[2]",
     app_name: str = "kcoord-pipeline",
     extra_conf: dict[str, str] | None = None,
+    quiet: bool = False,
+    small_input: bool = False,
 ) -> Any:
     """A SparkSession for ``master`` with the ``kcoord-log`` Data Source registered and
     the log level at ERROR.
@@ -111,7 +127,9 @@ def build_session(
     A ``local[...]`` master is pinned to loopback (driver bound to 127.0.0.1, 2 shuffle
     partitions). For a cluster master (``spark://...``) the driver must be reachable by
     the executors, so the address is left to Spark (``SPARK_LOCAL_IP`` /
-    ``spark.driver.host`` in ``extra_conf``) and so are the partition counts."""
+    ``spark.driver.host`` in ``extra_conf``) and so are the partition counts. ``quiet``:
+    the JVM's start-up lines are dropped (:mod:`.quiet_jvm`). ``small_input``: tuned for
+    a short run over little data (:data:`SMALL_INPUT_CONF`, :data:`SMALL_INPUT_JAVA_OPTIONS`)."""
     prepare_environment(loopback=master.startswith("local"))
     executor_python = (extra_conf or {}).get("spark.pyspark.python")
     if executor_python:
@@ -123,31 +141,35 @@ def build_session(
     from .source import register
 
     local = master.startswith("local")
-    builder = SparkSession.builder.master(master).appName(app_name)
+    settings = {"spark.master": master, "spark.app.name": app_name}
     if local:
-        builder = (
-            builder.config("spark.driver.bindAddress", "127.0.0.1")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.default.parallelism", "2")
-        )
-    builder = (
-        builder.config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "1g")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-        .config(
-            "spark.driver.extraJavaOptions",
-            f"-Dlog4j2.configurationFile=file:{log4j2_config()}",
-        )
-    )
+        settings.update({
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.driver.host": "127.0.0.1",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+        })
+    settings.update({
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.memory": "1g",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j2_config()}",
+    })
     if local:
-        builder = (
-            builder.config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
-            .config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"])
-        )
-    for key, value in (extra_conf or {}).items():
+        settings["spark.executorEnv.PYTHONPATH"] = os.environ["PYTHONPATH"]
+        settings["spark.executorEnv.PYSPARK_PYTHON"] = os.environ["PYSPARK_PYTHON"]
+    if small_input:
+        settings.update(SMALL_INPUT_CONF)
+        settings["spark.driver.extraJavaOptions"] += " " + SMALL_INPUT_JAVA_OPTIONS
+    settings.update(extra_conf or {})
+    if quiet:
+        from .quiet_jvm import start_quiet_gateway
+
+        start_quiet_gateway(settings)
+    builder = SparkSession.builder
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

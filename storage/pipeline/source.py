@@ -13,7 +13,8 @@ corrupt files show up as rows with ``record_type`` ``torn_tail`` / ``corrupt`` n
 the file and byte offset; with ``strict`` a corrupt file fails the job.
 
 Options: ``path`` / ``paths`` (set by ``load``), ``strict`` (default false),
-``chunkEntries``.
+``chunkEntries``. A schema given to the reader (:func:`pruned_schema`) selects columns:
+only those are converted and shipped to the JVM.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ __all__ = [
     "KcoordLogDataSource",
     "arrow_schema",
     "chunk_batches",
+    "pruned_schema",
     "register",
     "spark_schema",
     "split_paths",
@@ -219,7 +221,8 @@ class KcoordLogDataSource(DataSource):
         chunk = int(options.get("chunkEntries", DEFAULT_CHUNK_ENTRIES))
         if chunk < 1:
             raise ValueError(f"kcoord-log: chunkEntries must be positive, not {chunk}")
-        return KcoordLogReader(raw, _truthy(options.get("strict")), chunk)
+        return KcoordLogReader(raw, _truthy(options.get("strict")), chunk,
+                               _projection(schema))
 
 
 class SegmentPartition(InputPartition):
@@ -233,10 +236,13 @@ class SegmentPartition(InputPartition):
 class KcoordLogReader(DataSourceReader):
     """Plans one partition per segment file of every input directory."""
 
-    def __init__(self, paths: list[str], strict: bool, chunk_entries: int) -> None:
+    def __init__(self, paths: list[str], strict: bool, chunk_entries: int,
+                 columns: list[str] | None = None) -> None:
         self.paths = paths
         self.strict = strict
         self.chunk_entries = chunk_entries
+        #: the columns to yield (a schema given to the reader), None for all
+        self.columns = columns
 
     def partitions(self) -> list[SegmentPartition]:
         parts: list[SegmentPartition] = []
@@ -259,7 +265,38 @@ class KcoordLogReader(DataSourceReader):
         for chunk in parse_segment_chunks(
             seg, strict=self.strict, chunk_entries=self.chunk_entries
         ):
-            yield from chunk_batches(chunk)
+            if self.columns is None:
+                yield from chunk_batches(chunk)
+            else:
+                for batch in chunk_batches(chunk):
+                    yield batch.select(self.columns)
+
+
+def pruned_schema(columns: Sequence[str]) -> StructType:
+    """The schema of just ``columns`` (in the schema's order): given to the reader,
+    ``spark.read.format("kcoord-log").schema(pruned_schema([...]))``, only those columns
+    are shipped to the JVM (Spark does not prune a Python Data Source's columns itself)."""
+    wanted = set(columns)
+    unknown = wanted - {f.name for f in spark_schema().fields}
+    if unknown:
+        raise ValueError(f"kcoord-log: no such column(s): {', '.join(sorted(unknown))}")
+    return StructType([f for f in spark_schema().fields if f.name in wanted])
+
+
+def _projection(schema: StructType) -> list[str] | None:
+    """The columns of a schema given to the reader (None: the whole schema); ValueError
+    for a column that is not the Data Source's or has another type."""
+    full = {f.name: f.dataType for f in spark_schema().fields}
+    names = [f.name for f in schema.fields]
+    if names == list(full):
+        return None
+    for f in schema.fields:
+        if full.get(f.name) != f.dataType:
+            raise ValueError(
+                f"kcoord-log: column {f.name} {f.dataType.simpleString()} is not in the "
+                "schema (see storage.pipeline.columns.COLUMNS)"
+            )
+    return names
 
 
 def register(spark: Any) -> None:

@@ -16,6 +16,14 @@ one tombstone in 200, in ``--segments`` segment files), then measures in one run
   shipping Arrow batches) and the aggregation. Every run's result is checked against
   the replay.
 
+The warm runs are repeated with the Data Source given a schema of only the columns
+``offsets_latest`` reads (``source.pruned_schema``): Spark does not prune a Python Data
+Source's columns, so every column of every row is converted by the JVM otherwise.
+
+``--cold-cli N`` instead measures whole cold runs of ``kcoord pipeline -q`` (a new
+process each: JVM start, the jobs, the report) on a small log of about N records,
+``--repeat`` runs, and prints each and the median.
+
 ``--scaling`` runs the warm measurement on 10^6 records split into 1, 2, 4, 8 segments
 and into 2 data directories of 4 segments each. Numbers depend on the machine's load:
 the load average is printed with them.
@@ -119,10 +127,22 @@ def cpu_split(jvm_pid: int) -> tuple[float, float]:
     return cpu.get(jvm_pid, (0.0, 0.0))[0], workers
 
 
-def spark_run(spark: Any, paths: list[str], *, read_only: bool = False) -> float:
-    from storage.pipeline import jobs
+#: The columns offsets_latest reads (a pruned read ships only these to the JVM).
+OFFSET_COLUMNS = ("data_dir", "log_index", "record_type", "tombstone", "group", "topic",
+                  "partition", "offset", "leader_epoch", "metadata", "commit_timestamp",
+                  "expire_timestamp")
 
-    df = spark.read.format("kcoord-log").load(paths)
+
+def spark_run(
+    spark: Any, paths: list[str], *, read_only: bool = False, pruned: bool = False
+) -> float:
+    from storage.pipeline import jobs
+    from storage.pipeline.source import pruned_schema
+
+    reader = spark.read.format("kcoord-log")
+    if pruned:
+        reader = reader.schema(pruned_schema(OFFSET_COLUMNS))
+    df = reader.load(paths)
     began = time.perf_counter()
     target = df if read_only else jobs.offsets_latest(df)
     target.write.format("noop").mode("overwrite").save()
@@ -143,18 +163,49 @@ def check(spark: Any, paths: list[str], oracle: dict[tuple[str, str, int], int])
 CPU: dict[str, tuple[float, float]] = {}
 
 
-def best(spark: Any, paths: list[str], repeat: int, read_only: bool = False) -> float:
+def best(
+    spark: Any, paths: list[str], repeat: int, read_only: bool = False, pruned: bool = False
+) -> float:
     """Best wall time of ``repeat`` runs; CPU seconds (JVM, Python workers) of the best
     run are left in ``CPU["last"]``."""
     jvm_pid = spark.sparkContext._gateway.proc.pid
     results = []
     for _ in range(repeat):
         before = cpu_split(jvm_pid)
-        took = spark_run(spark, paths, read_only=read_only)
+        took = spark_run(spark, paths, read_only=read_only, pruned=pruned)
         after = cpu_split(jvm_pid)
         results.append((took, (after[0] - before[0], after[1] - before[1])))
     took, CPU["last"] = min(results)
     return took
+
+
+def cold_cli(workdir: str, records: int, runs: int) -> int:
+    """Whole cold runs of the CLI (a new process each) on a small mixed log."""
+    import statistics
+    import subprocess
+
+    from synthetic import write_log
+
+    path = os.path.join(workdir, f"small-{records}")
+    if not os.path.exists(os.path.join(path, ".complete")):
+        shutil.rmtree(path, ignore_errors=True)
+        write_log(path, seed=3, steps=max(1, records * 60 // 800))
+        open(os.path.join(path, ".complete"), "w").close()
+    count = sum(len(chunk) for seg in find_segments(path) for chunk in parse_segment_chunks(seg))
+    print(f"# cold `kcoord pipeline -q` on {count:,} records ({os.cpu_count()} CPUs, load "
+          f"average {' '.join(f'{x:.1f}' for x in os.getloadavg())})", flush=True)
+    times = []
+    for i in range(runs):
+        out = os.path.join(workdir, "cold-out")
+        shutil.rmtree(out, ignore_errors=True)
+        began = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "coordinator", "pipeline", "-q", "-i", path,
+                        "-o", out], check=True, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - began)
+        print(f"run {i + 1}: {times[-1]:.1f} s (load average "
+              f"{os.getloadavg()[0]:.1f})", flush=True)
+    print(f"median {statistics.median(times):.1f} s, min {min(times):.1f} s")
+    return 0
 
 
 def main() -> int:
@@ -165,7 +216,11 @@ def main() -> int:
     p.add_argument("--master", default="local[2]")
     p.add_argument("--scaling", action="store_true")
     p.add_argument("--workdir", default=os.path.join("/tmp", "kcoord-bench-pipeline"))
+    p.add_argument("--cold-cli", type=int, metavar="N",
+                   help="time cold `kcoord pipeline -q` runs on a log of about N records")
     args = p.parse_args()
+    if args.cold_cli:
+        return cold_cli(args.workdir, args.cold_cli, args.repeat)
     os.makedirs(args.workdir, exist_ok=True)
     print(
         f"# kcoord pipeline benchmark ({args.master}, {os.cpu_count()} CPUs, load average "
@@ -221,6 +276,7 @@ def main() -> int:
         "| records/s | CPU: JVM / Python workers |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    pruned_runs: dict[int, tuple[float, float]] = {}
     for n, path in logs.items():
         cold = spark_run(spark, [path])
         spark_run(spark, [path])  # one more warm-up (the JIT compiles the hot loops)
@@ -229,12 +285,23 @@ def main() -> int:
         read = best(spark, [path], args.repeat, read_only=True)
         read_cpu = CPU["last"]
         check(spark, [path], oracles[n])
+        pruned_runs[n] = (
+            best(spark, [path], args.repeat, pruned=True),
+            best(spark, [path], args.repeat, read_only=True, pruned=True),
+        )
         print(
             f"| {n:,} | {args.segments} | {cold:.2f} s | {warm:.2f} s | {n / warm:,.0f} | "
             f"{warm_cpu[0]:.1f} s / {warm_cpu[1]:.1f} s | {read:.2f} s | {n / read:,.0f} | "
             f"{read_cpu[0]:.1f} s / {read_cpu[1]:.1f} s |",
             flush=True,
         )
+
+    print(f"\n| records | pruned to {len(OFFSET_COLUMNS)} columns: read + offsets_latest, "
+          "warm | records/s | read only, warm | records/s |")
+    print("|---:|---:|---:|---:|---:|")
+    for n, (warm, read) in pruned_runs.items():
+        print(f"| {n:,} | {warm:.2f} s | {n / warm:,.0f} | {read:.2f} s | {n / read:,.0f} |",
+              flush=True)
 
     if args.scaling:
         n = 1_000_000

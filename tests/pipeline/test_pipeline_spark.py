@@ -343,6 +343,7 @@ def test_cli_end_to_end_with_a_torn_tail(spark: Any, tmp_path: Path, logs: dict[
         "rebalance_timeline.png",
         "rebalance_durations.png",
         "commit_rate.png",
+        "consumer_lag.png",
     }
     for png in pngs:
         assert png.read_bytes()[:8] == PNG_MAGIC
@@ -439,3 +440,16 @@ def test_a_report_without_rebalances_warns_nothing(spark: Any, tmp_path: Path) -
     assert summary["long"]["rebalances_per_hour"] == 0.0
     assert summary["short"]["rebalances_per_hour"] is None
     assert (tmp_path / "out" / "plots" / "rebalance_durations.png").exists()
+
+
+def test_a_pruned_schema_yields_only_its_columns(spark: Any, logs: dict[str, Any]) -> None:
+    from storage.pipeline.source import pruned_schema
+
+    columns = ["data_dir", "log_index", "record_type", "group", "offset", "members"]
+    df = spark.read.format("kcoord-log").schema(pruned_schema(columns)).load(logs["a"].data_dir)
+    assert df.columns == columns
+    full = load(spark, logs["a"].data_dir).select(*columns)
+    assert df.count() == full.count() > 0
+    assert df.exceptAll(full).count() == 0 and full.exceptAll(df).count() == 0
+    with pytest.raises(ValueError, match="no such column"):
+        pruned_schema(["offset", "nope"])

@@ -250,7 +250,7 @@ def test_pipeline_on_a_real_server_log(
     assert status == 0, err.getvalue()
     for png in (out / "plots").glob("*.png"):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert len(list((out / "plots").glob("*.png"))) == 4
+    assert len(list((out / "plots").glob("*.png"))) == 5
     assert (out / "report.html").exists() and (out / "report.md").exists()
     same_through_uris(spark, data_dir, out, tmp_path / "by-uri")
 

@@ -1,0 +1,48 @@
+"""Small inputs read on the driver: the same parser and Arrow batches as the ``kcoord-log``
+Data Source, handed to Spark as one Arrow table (``SparkSession.createDataFrame``).
+
+Spark's Python workers start on a Data Source's first task (seconds on a loaded machine,
+the largest part of a cold run on a small input after the JVM itself); a few MiB of log
+parse on the driver faster than that. Above :data:`DRIVER_READ_BYTES` of segment files,
+or on a cluster, the pipeline reads through the Data Source (one task per segment).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from storage.directory import find_segments
+
+from .parse import parse_segment_chunks
+from .source import arrow_schema, chunk_batches, spark_schema
+
+__all__ = ["DRIVER_READ_BYTES", "driver_frame", "segment_bytes"]
+
+#: Inputs up to this many bytes of segment files are read on the driver.
+DRIVER_READ_BYTES = 16 * 1024 * 1024
+
+
+def segment_bytes(inputs: Sequence[str]) -> int:
+    """Total size of the inputs' segment files."""
+    return sum(os.path.getsize(seg.path) for d in inputs for seg in find_segments(d))
+
+
+def driver_frame(spark: Any, inputs: Sequence[str], strict: bool) -> Any:
+    """The inputs as the Data Source's DataFrame, parsed here (PipelineInputError for a
+    corrupt input with ``strict``)."""
+    import pyarrow as pa
+
+    batches: list[pa.RecordBatch] = []
+    seen: set[str] = set()
+    for path in inputs:
+        directory = os.path.abspath(path)
+        if directory in seen:
+            continue
+        seen.add(directory)
+        for seg in find_segments(directory):
+            for chunk in parse_segment_chunks(seg, strict=strict):
+                batches.extend(chunk_batches(chunk))
+    table = pa.Table.from_batches(batches, schema=arrow_schema())
+    return spark.createDataFrame(table, schema=spark_schema())
