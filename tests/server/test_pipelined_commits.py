@@ -10,40 +10,29 @@ pipelined commit it held, in order, and the connection goes on.
 from __future__ import annotations
 
 import errno
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from raw_client import HEARTBEAT, OFFSET_COMMIT, OFFSET_FETCH, heartbeat_body, join, sync
+from raw_client import (
+    HEARTBEAT,
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
+    CountingSink,
+    heartbeat_body,
+    join,
+    sync,
+)
 
-from coordinator.server.sink import LogSink, MemorySink
+from coordinator.server.sink import LogSink
 from storage.async_log import AsyncLog
 from storage.log import Log
-from storage.records import Record
 
 pytestmark = pytest.mark.trio
 
 NOT_COORDINATOR = 16
 COMMITS = 40
-
-
-class HeldSink(MemorySink):
-    """A memory sink whose appends are never synchronous and take a moment (a disk's fsync),
-    counted per append."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.appends: list[int] = []
-
-    def append_nowait(self, records: Sequence[Record]) -> bool:
-        return False
-
-    async def append(self, records: Sequence[Record]) -> None:
-        self.appends.append(len(records))
-        await trio.sleep(0.05)
-        await super().append(records)
 
 
 def _commit(group: str, offset: int, generation: int = -1, member: str = "") -> dict[str, Any]:
@@ -75,7 +64,7 @@ async def _send_pipelined(client: Any, frames: list[tuple[int, int, Any]]) -> li
 async def test_pipelined_commits_share_appends_and_answer_in_order(
     start_server: Any, connect: Any
 ) -> None:
-    sink = HeldSink()
+    sink = CountingSink(0.05)
     running = await start_server(sink=sink)
     client = await connect(running.port)
     frames = [(OFFSET_COMMIT, 8, _commit("g", offset)) for offset in range(1, COMMITS + 1)]
@@ -100,7 +89,7 @@ async def test_pipelined_commits_share_appends_and_answer_in_order(
 async def test_a_failed_append_fails_each_pipelined_commit_in_order_and_the_connection_goes_on(
     start_server: Any, connect: Any
 ) -> None:
-    sink = HeldSink()
+    sink = CountingSink(0.05)
     running = await start_server(sink=sink)
     client = await connect(running.port)
     sink.fail_with = lambda records: OSError(errno.EIO, "disk gone")
@@ -123,7 +112,7 @@ async def test_a_failed_append_fails_each_pipelined_commit_in_order_and_the_conn
 async def test_pipelined_heartbeats_and_commits_of_a_member_answer_in_order(
     start_server: Any, connect: Any
 ) -> None:
-    sink = HeldSink()
+    sink = CountingSink(0.05)
     running = await start_server(sink=sink)
     client = await connect(running.port)
     with trio.fail_after(20):
