@@ -2,26 +2,29 @@
 
     python tests/benchmarks/bench_commits.py [--seconds 3] [--repeats 3] [--inflight 8]
         [--fsync always,interval,never] [--connections 1,8] [--partitions 1,32]
-        [--data-root DIR]
+        [--data-root DIR] [--fsyncs-per-commit]
 
 For each fsync policy a fresh server (``--fsync POLICY``, its data directory under
 ``--data-root``, default the system temp dir) gets, per row, simple-group OffsetCommit v8
 requests (generation -1, member "") with 1 or with 32 partitions each over 1 or 8
 connections, each connection keeping up to ``--inflight`` requests outstanding (the server
-works on one request per connection at a time, as Kafka does, so in-flight requests hide
-the round trip, not the fsync). Every connection commits to its own group. A commit is one
-acknowledged request (every partition answered with error code 0); the load generator is
-``tests/durability/durability_support.CommitLoad`` (one thread, non-blocking sockets,
-pre-encoded frames, so it costs a few microseconds per request).
+submits a connection's next OffsetCommit while the previous one waits for its fsync, so
+in-flight requests share fsyncs as well as hiding the round trip). Every connection commits
+to its own group. A commit is one acknowledged request (every partition answered with
+error code 0); the load generator is ``tests/durability/durability_support.CommitLoad``
+(one thread, non-blocking sockets, pre-encoded frames, so it costs a few microseconds per
+request).
 
 Each row runs ``--repeats`` times for ``--seconds`` (after a 0.5 s warm-up) and reports the
 median commits/s, offsets/s (commits x partitions), and median p50/p99 latency; then the
 disk's raw fsync latency just before the row (a 100-byte append + fsync, median of 50, in
 the data directory's file system), which bounds ``always`` (group commit lets one fsync
-cover every connection's pending commit, but with one request per connection at a time
-that is at most 8 commits per fsync with 8 connections), and the CPU pressure (Linux PSI
+cover every pending commit of every connection), and the CPU pressure (Linux PSI
 "some" avg10) just after it: on a shared machine, other processes' load shows there and
 explains slow or noisy rows. The header gives the command, date and machine.
+
+``--fsyncs-per-commit`` starts a server per row and stops it after the row: the fsyncs its
+log counted (its "log closed" line) over the commits the row acknowledged.
 
 Target (issue 5): ``--fsync always`` with 8 connections >= 5,000 commits/s.
 """

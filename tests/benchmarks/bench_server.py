@@ -435,8 +435,11 @@ ROWS: list[tuple[str, str, int, int, int]] = [
     ("Heartbeat 32 in flight, 1 conn", "hb", 0, 1, 32),
     ("Heartbeat over 8 connections", "hb", 0, 8, 1),
     ("OffsetCommit 1 partition sequential", "oc", 1, 1, 1),
+    ("OffsetCommit 1 partition 32 in flight, 1 conn", "oc", 1, 1, 32),
     ("OffsetCommit 1 partition, 8 connections", "oc", 1, 8, 1),
     ("OffsetCommit 32 partitions sequential", "oc", 32, 1, 1),
+    ("OffsetCommit 32 partitions 32 in flight, 1 conn", "oc", 32, 1, 32),
+    ("OffsetCommit 32 partitions, 8 connections", "oc", 32, 8, 1),
 ]
 
 
