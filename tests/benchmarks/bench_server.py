@@ -20,6 +20,7 @@ the time for a group of N consumers to form (every consumer owning its partition
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import platform
 import selectors
@@ -397,18 +398,19 @@ def heartbeat_frame(versions: dict[int, int], m: Member) -> tuple[bytes, Callabl
 
 
 def consumer_heartbeat_frame(
-    port: int, versions: dict[int, int]
+    port: int, versions: dict[int, int], group: str
 ) -> tuple[bytes, Callable[[bytes], bool]] | None:
-    """The steady ConsumerGroupHeartbeat of the one member of a consumer-protocol group
+    """The steady ConsumerGroupHeartbeat of the one member of a new consumer-protocol group
     (KIP-848; joined and its assignment acknowledged first), or None when the broker does
-    not serve the API."""
+    not serve the API. A new group per run: between one row's runs the member's session
+    (45 s) can expire, and classic OffsetCommits do not keep it alive."""
     if 68 not in versions:
         return None
     v = min(versions[68], 1)
     s = Session(port)
     try:
         body: dict[str, Any] = {
-            "group_id": "bench-consumer-group",
+            "group_id": group,
             "member_id": str(uuid.uuid4()),
             "member_epoch": 0,
             "instance_id": None,
@@ -629,19 +631,23 @@ def main() -> None:
     brokers = {name: make() for name, make in makers.items()}
     try:
         setups = {}
-        consumer_heartbeats: dict[str, tuple[bytes, Callable[[bytes], bool]] | None] = {}
+        serves_cgh: dict[str, object] = {}
+        cgh_groups = itertools.count(1)
         # Tansu's setup can take tens of seconds (its join/sync delays): do it first.
         for name, broker in sorted(brokers.items(), key=lambda item: item[0] != "tansu"):
             broker.start()
             versions = negotiate(broker.port)
             setups[name] = (versions, setup_group(broker.port, versions, "bench-group"))
-            consumer_heartbeats[name] = consumer_heartbeat_frame(broker.port, versions)
+            serves_cgh[name] = consumer_heartbeat_frame(broker.port, versions, "bench-cg-0")
         for _ in range(args.repeats):
             for label, kind, partitions, conns, inflight in ROWS:
                 for name, broker in brokers.items():
                     versions, member = setups[name]
                     if kind == "cgh":
-                        steady = consumer_heartbeats[name]
+                        steady = None
+                        if serves_cgh[name] is not None:
+                            group = f"bench-cg-{next(cgh_groups)}"
+                            steady = consumer_heartbeat_frame(broker.port, versions, group)
                         if steady is None:
                             continue  # the broker does not serve ConsumerGroupHeartbeat
                         frame, ok = steady
