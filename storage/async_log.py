@@ -63,6 +63,7 @@ class AsyncLog:
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """fsync every ``fsync_interval_ms`` while there is something to fsync."""
+        self.log.interval_sync_inline = False  # this task fsyncs, off the event loop
         task_status.started()
         interval = self.log.fsync_interval_ms / 1000
         while True:
@@ -127,6 +128,8 @@ class AsyncLog:
         with trio.CancelScope(shield=True):
             async with self._writer, self._compacting:
                 await trio.to_thread.run_sync(self.log.close)
+        log.info("log closed: %d appends, %d fsyncs (fsync %s)", self.appends,
+                 self.log.fsync_count, self.log.fsync_policy)
 
 
 @asynccontextmanager

@@ -67,6 +67,10 @@ class Log:
         self.segments: list[Segment] = []
         self.lock = threading.RLock()
         self.fsync_count = 0
+        #: Under ``interval``, whether an append past the interval fsyncs itself; False
+        #: once a background flusher owns interval fsyncs (``AsyncLog``), so an append on
+        #: the event loop never waits for a disk flush.
+        self.interval_sync_inline = True
         self._lock_fd: int | None = lock_fd
         self._active: FileHandle | None = None
         self._dirty = False
@@ -332,9 +336,22 @@ class Log:
             self._account(batch)
         if (
             self.fsync_policy == "interval"
+            and self.interval_sync_inline
             and (time.monotonic() - self._last_sync) * 1000 >= self.fsync_interval_ms
         ):
             self.sync()
+
+    def try_write_batch(self, batch: EncodedBatch) -> bool:
+        """``write_batch`` unless another thread holds the log (an interval fsync, a
+        compaction's swap): False then, and nothing written (the caller writes from a
+        thread instead of waiting on the event loop)."""
+        if not self.lock.acquire(blocking=False):
+            return False
+        try:
+            self.write_batch(batch)
+        finally:
+            self.lock.release()
+        return True
 
     def _account(self, batch: EncodedBatch) -> None:
         live = self._live

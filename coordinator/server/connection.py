@@ -2,7 +2,11 @@
 
 Like Kafka's network layer, a connection works on one request at a time (Kafka mutes the
 channel until the response is sent), so responses leave in request order whatever the
-client pipelines (librdkafka does). Responses of requests answered without waiting are
+client pipelines (librdkafka does) -- except OffsetCommit and Heartbeat (``pipeline.py``):
+they reach the coordinator at once, and while one waits for its append (``--fsync
+always``) the next request is read and submitted, so pipelined commits share fsyncs; their
+answers are written in request order, each once durable, and any other request waits
+until they are written. Responses of requests answered without waiting are
 batched into one write while more complete frames are buffered; before a request that may
 wait (a parked JoinGroup/SyncGroup, a Fetch long-poll) everything already answered is
 written first. Waiting never blocks other connections: each has its own task.
@@ -38,6 +42,7 @@ import trio
 
 from coordinator.server.context import Handler, RequestContext, ServerState
 from coordinator.server.early import EarlyConnection
+from coordinator.server.pipeline import PIPELINED, ResponsePipeline
 from coordinator.server.request_memory import RequestMemory
 from wire import (
     NEED_DATA,
@@ -298,7 +303,15 @@ async def _serve(server: ServerState, conn: Connection, early: EarlyConnection |
         reader.receive_data(bytes(early.unread))
         out += early.unsent
     try:
-        await _serve_frames(server, conn, reader, receiving, out)
+        async with trio.open_nursery() as nursery:
+            pipeline = ResponsePipeline(conn, nursery)
+            await _serve_frames(server, conn, reader, receiving, pipeline, out)
+    except BaseExceptionGroup as group:
+        # The pipeline's writer handles its own errors: this is the reading side's one
+        # (OSError, _FrameDeadline), raised as it would be without the nursery.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
     finally:
         receiving.done()
 
@@ -308,6 +321,7 @@ async def _serve_frames(
     conn: Connection,
     reader: FrameReader,
     receiving: _Receiving,
+    pipeline: ResponsePipeline,
     out: bytearray,
 ) -> None:
     connection_id = conn.connection_id
@@ -335,6 +349,8 @@ async def _serve_frames(
             request = decode_request(payload)
         except UnsupportedVersion as exc:
             if exc.api_key == ApiKey.API_VERSIONS and exc.correlation_id is not None:
+                if pipeline.active:
+                    await pipeline.drained()
                 out += encode_unsupported_api_versions(exc.correlation_id)
                 continue
             BAD_INPUT.warn("closing connection %d from %s: %s", connection_id, peer_host, exc)
@@ -364,9 +380,6 @@ async def _serve_frames(
                 request.api_version,
                 request.correlation_id,
             )
-        if out and api_key in MAY_WAIT:
-            await conn.send_all(out)
-            out = bytearray()
         ctx = RequestContext(
             server,
             connection_id,
@@ -375,6 +388,40 @@ async def _serve_frames(
             request.api_version,
             request.correlation_id,
         )
+        if api_key in PIPELINED and not server.faults:
+            try:
+                submit = getattr(handler, "submit", None)
+                pending = None if submit is None else submit(ctx, request)
+                if pending is not None and (pipeline.active or not pending.ready()):
+                    if out:
+                        await conn.send_all(out)
+                        out = bytearray()
+                    await pipeline.push(api_key, request.api_version, request.correlation_id,
+                                        pending)
+                    continue
+                if pending is not None:
+                    body = pending.result()
+                    if body is not None:
+                        out += encode_response(api_key, request.api_version,
+                                               request.correlation_id, body)
+                    if len(out) >= FLUSH_BYTES:
+                        await conn.send_all(out)
+                        out = bytearray()
+                    else:
+                        await conn.maybe_yield()
+                    continue
+            except OSError:
+                raise
+            except Exception:
+                log.exception("closing connection %d from %s: %s v%d (correlation id %d) failed",
+                              connection_id, peer_host, request.spec.name, request.api_version,
+                              request.correlation_id)
+                break
+        if pipeline.active:
+            await pipeline.drained()  # answers in request order; earlier commits applied
+        if out and api_key in MAY_WAIT:
+            await conn.send_all(out)
+            out = bytearray()
         try:
             conn.busy = True
             if server.faults:
@@ -417,6 +464,8 @@ async def _serve_frames(
             out = bytearray()
         else:
             await conn.maybe_yield()
+    if pipeline.active:
+        await pipeline.drained()
     if out:
         # Answer what was answered before the connection misbehaved (Kafka does too: it
         # processes one request at a time and fails on the next one it reads).

@@ -36,7 +36,7 @@ from coordinator.core.consumer_describe import handle_consumer_group_describe
 from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
 from coordinator.core.topics_image import TopicsImage
 from coordinator.server.context import RequestContext
-from coordinator.server.runtime import CoordinatorRuntime
+from coordinator.server.runtime import CoordinatorRuntime, PendingReply
 
 __all__ = [
     "GROUP_AUTHORIZED_OPERATIONS",
@@ -123,45 +123,71 @@ def _partition_errors(partitions: Iterable[int], error: int) -> list[dict[str, i
     return [{"partition_index": index, "error_code": error} for index in partitions]
 
 
-async def offset_commit(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
-    """Commit the partitions the broker has; refuse the others per partition."""
-    body = request.body
-    by_id = ctx.api_version >= _TOPIC_IDS_VERSION
-    view = TopicView(ctx.state.topics)
-    refused: list[dict[str, Any]] = []
-    valid: list[dict[str, Any]] = []
-    untouched = not by_id
-    for topic in body["topics"]:
-        topic_id = topic["topic_id"] if by_id else ZERO_UUID
-        name = view.name_of(topic_id) if by_id else topic["name"]
-        count = None if name is None else view.partition_count(name)
-        good = []
-        bad: list[dict[str, int]] = []
-        for p in topic["partitions"]:
-            index = p["partition_index"]
-            if name is None:
-                bad.append({"partition_index": index, "error_code": ErrorCode.UNKNOWN_TOPIC_ID})
-            elif count is None or not 0 <= index < count:
-                bad.append({"partition_index": index,
-                            "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})
-            else:
-                good.append(p)
-        if bad:
-            untouched = False
-            refused.append({"name": name or "", "topic_id": topic_id, "partitions": bad})
-        if good:
-            valid.append({"name": name, "partitions": good})
-    if untouched and valid:  # the common case: every partition exists, topics by name
-        committed: dict[str, Any] = await _runtime(ctx).call(handle_offset_commit, ctx, body)
-        return committed
-    out = refused
-    if valid:
-        response = await _runtime(ctx).call(handle_offset_commit, ctx, _replace(body, topics=valid))
-        for t in response["topics"]:
-            topic_id = view.id_of(t["name"]) if by_id else ZERO_UUID
-            out.append({"name": t["name"], "topic_id": topic_id,
-                        "partitions": list(t["partitions"])})
-    return {"topics": _merge(out)}
+class _OffsetCommit:
+    """OffsetCommit: commit the partitions the broker has; refuse the others per partition.
+    ``submit`` hands the commit to the coordinator at once and returns its pending reply,
+    so a connection may take the next request while this one waits for the disk."""
+
+    __name__ = __qualname__ = "offset_commit"
+
+    async def __call__(self, ctx: RequestContext, request: wire.DecodedRequest) -> Any:
+        pending = self.submit(ctx, request)
+        if pending is None:
+            await _runtime(ctx).wait_loaded()
+            pending = self.submit(ctx, request)
+            assert pending is not None
+        return await pending.wait()
+
+    def submit(
+        self, ctx: RequestContext, request: wire.DecodedRequest
+    ) -> PendingReply | None:
+        body = request.body
+        by_id = ctx.api_version >= _TOPIC_IDS_VERSION
+        view = TopicView(ctx.state.topics)
+        refused: list[dict[str, Any]] = []
+        valid: list[dict[str, Any]] = []
+        untouched = not by_id
+        for topic in body["topics"]:
+            topic_id = topic["topic_id"] if by_id else ZERO_UUID
+            name = view.name_of(topic_id) if by_id else topic["name"]
+            count = None if name is None else view.partition_count(name)
+            good = []
+            bad: list[dict[str, int]] = []
+            for p in topic["partitions"]:
+                index = p["partition_index"]
+                if name is None:
+                    bad.append({"partition_index": index,
+                                "error_code": ErrorCode.UNKNOWN_TOPIC_ID})
+                elif count is None or not 0 <= index < count:
+                    bad.append({"partition_index": index,
+                                "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})
+                else:
+                    good.append(p)
+            if bad:
+                untouched = False
+                refused.append({"name": name or "", "topic_id": topic_id, "partitions": bad})
+            if good:
+                valid.append({"name": name, "partitions": good})
+        if untouched and valid:  # the common case: every partition exists, topics by name
+            return _runtime(ctx).submit(handle_offset_commit, ctx, body)
+        if not valid:
+            return PendingReply.answered({"topics": _merge(refused)})
+        pending = _runtime(ctx).submit(handle_offset_commit, ctx, _replace(body, topics=valid))
+        if pending is None:
+            return None
+
+        def merged(response: dict[str, Any]) -> dict[str, Any]:
+            out = refused
+            for t in response["topics"]:
+                topic_id = view.id_of(t["name"]) if by_id else ZERO_UUID
+                out.append({"name": t["name"], "topic_id": topic_id,
+                            "partitions": list(t["partitions"])})
+            return {"topics": _merge(out)}
+
+        return pending.then(merged)
+
+
+offset_commit = _OffsetCommit()
 
 
 def _merge(topics: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -57,7 +57,13 @@ from coordinator.server.sink import RecordSink
 from storage.errors import append_error_of
 from storage.records import RebalanceEventKey, RebalanceEventValue, Record, TransactionStateKey
 
-__all__ = ["CoordinatorRuntime", "RuntimeClosed", "group_api", "wall_clock_ms"]
+__all__ = [
+    "CoordinatorRuntime",
+    "PendingReply",
+    "RuntimeClosed",
+    "group_api",
+    "wall_clock_ms",
+]
 
 log = logging.getLogger(__name__)
 
@@ -92,14 +98,59 @@ class _AppendWaiter:
         self.done.set()
 
 
-class _Waiter:
-    """A request awaiting its reply."""
+class PendingReply:
+    """A submitted request's reply: ``ready`` once the runtime delivered it (after its
+    records are durable), ``wait`` for it otherwise. Lets a connection submit pipelined
+    requests in order and collect their answers later (``CoordinatorRuntime.submit``)."""
 
-    __slots__ = ("event", "response")
+    __slots__ = ("_finish", "_waiters", "event", "response", "token")
 
-    def __init__(self) -> None:
+    def __init__(self, token: ReplyToken, waiters: dict[ReplyToken, PendingReply]) -> None:
+        self.token = token
+        self._waiters = waiters
+        self._finish: Callable[[Any], Any] | None = None
         self.event: trio.Event | None = None
         self.response: Response | None = None
+
+    @classmethod
+    def answered(cls, response: Any) -> PendingReply:
+        """A reply that needed no coordinator (the broker's own answer, a wire dict)."""
+        pending = cls(0, {})
+        pending.response = response
+        return pending
+
+    def ready(self) -> bool:
+        """Whether the reply was delivered."""
+        return self.response is not None
+
+    def result(self) -> Any:
+        """The delivered reply (mapped by ``then``); only once ``ready``."""
+        self._waiters.pop(self.token, None)
+        response = self.response
+        return response if self._finish is None else self._finish(response)
+
+    async def wait(self) -> Any:
+        """The reply, once delivered; RuntimeClosed if the runtime stopped first."""
+        if self.response is None:
+            self.event = trio.Event()
+            try:
+                await self.event.wait()
+            finally:
+                if self.response is None:
+                    self._waiters.pop(self.token, None)
+            if self.response is None:
+                raise RuntimeClosed("the coordinator runtime has stopped")
+        return self.result()
+
+    def discard(self) -> None:
+        """Nobody will collect the reply (the connection went away)."""
+        self._waiters.pop(self.token, None)
+
+    def then(self, finish: Callable[[Any], Any]) -> PendingReply:
+        """This reply, passed through ``finish`` when collected."""
+        previous = self._finish
+        self._finish = finish if previous is None else (lambda r: finish(previous(r)))
+        return self
 
 
 def wall_clock_ms() -> int:
@@ -123,7 +174,7 @@ class CoordinatorRuntime:
         self._epoch_ms = 0
         self._t0 = 0.0
         self._tokens = itertools.count(1)
-        self._waiters: dict[ReplyToken, _Waiter] = {}
+        self._waiters: dict[ReplyToken, PendingReply] = {}
         self._timers: dict[TimerKey, int] = {}  # armed keys -> deadline (ms)
         self._queued: dict[TimerKey, int] = {}  # armed keys -> their live heap entry
         self._heap: list[tuple[int, int, TimerKey]] = []
@@ -237,21 +288,30 @@ class CoordinatorRuntime:
         request or timer completes it (the response: a dict the wire encodes)."""
         if not self._loaded.is_set():
             await self._loaded.wait()
+        pending = self.submit(handler, ctx, request)
+        assert pending is not None
+        return await pending.wait()
+
+    def submit(
+        self, handler: CoreHandler[RequestT], ctx: RequestContext, request: RequestT
+    ) -> PendingReply | None:
+        """Run one core handler now and return its pending reply (None before the load
+        finished: use ``call``). Requests submitted one after another reach the core, the
+        log and their requesters in that order, so a connection can submit request N+1
+        while N waits for its append (many commits per fsync from one connection)."""
         if self._closed:
             raise RuntimeClosed("the coordinator runtime has stopped")
+        if not self._loaded.is_set():
+            return None
         token = next(self._tokens)
-        waiter = _Waiter()
-        self._waiters[token] = waiter
+        pending = PendingReply(token, self._waiters)
+        self._waiters[token] = pending
         try:
             self._process(handler(self.coordinator, ctx, request, token, self.now_ms()))
-            if waiter.response is None:
-                waiter.event = trio.Event()
-                await waiter.event.wait()
-                if waiter.response is None:
-                    raise RuntimeClosed("the coordinator runtime has stopped")
-        finally:
+        except BaseException:
             del self._waiters[token]
-        return waiter.response
+            raise
+        return pending
 
     def _process(self, result: Result, *, settled: bool = False) -> None:
         """Apply one Result: timers now, records queued in order, replies when durable.
@@ -457,14 +517,30 @@ def log_group_events(records: Iterable[Record]) -> None:
             log.info(_EVENT_LOG[event], key.group)
 
 
-def group_api(handler: CoreHandler[Any]) -> Handler:
+class GroupApi:
     """The server handler of a group API: the decoded request goes to the core as it is
-    (the core reads it through its TypedDict), and the core's answer back to the wire."""
+    (the core reads it through its TypedDict), and the core's answer back to the wire.
+    ``submit`` hands the request to the core at once and returns the pending reply (a
+    connection pipelining requests collects it later), or None before the load finished."""
 
-    async def handle(ctx: ServerRequestContext, request: wire.DecodedRequest) -> Any:
+    __slots__ = ("__name__", "__qualname__", "handler")
+
+    def __init__(self, handler: CoreHandler[Any]) -> None:
+        self.handler = handler
+        self.__name__ = handler.__name__
+        self.__qualname__ = f"group_api({handler.__name__})"
+
+    async def __call__(self, ctx: ServerRequestContext, request: wire.DecodedRequest) -> Any:
         runtime: CoordinatorRuntime = ctx.state.groups
-        return await runtime.call(handler, ctx, request.body)
+        return await runtime.call(self.handler, ctx, request.body)
 
-    handle.__name__ = handler.__name__
-    handle.__qualname__ = f"group_api({handler.__name__})"
-    return handle
+    def submit(
+        self, ctx: ServerRequestContext, request: wire.DecodedRequest
+    ) -> PendingReply | None:
+        runtime: CoordinatorRuntime = ctx.state.groups
+        return runtime.submit(self.handler, ctx, request.body)
+
+
+def group_api(handler: CoreHandler[Any]) -> Handler:
+    """``handler`` as a server handler (``GroupApi``)."""
+    return GroupApi(handler)

@@ -118,13 +118,13 @@ class LogSink:
 
     def append_nowait(self, records: Sequence[Record]) -> bool:
         """Under ``--fsync never`` and ``interval`` an append is one ``write`` into the page
-        cache: do it on the event loop rather than paying a worker-thread round trip (the
-        interval's fsync runs in the flusher's worker thread; the log's lock orders the
-        two). Under ``always`` every append fsyncs: that goes through ``append``."""
+        cache: do it on the event loop rather than paying a worker-thread round trip. While
+        the interval flusher's worker thread holds the log (its fsync), or a compaction
+        does, the append goes through ``append`` instead of stalling the event loop for
+        that fsync. Under ``always`` every append fsyncs: that goes through ``append``."""
         if self._fsync == "always":
             return False
-        self._alog.log.write_batch(EncodedBatch.encode(records))
-        return True
+        return self._alog.log.try_write_batch(EncodedBatch.encode(records))
 
     def replay(self) -> Iterable[Record]:
         """Every record in the data directory (blocking: call from a worker thread)."""

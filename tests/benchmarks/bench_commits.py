@@ -2,26 +2,29 @@
 
     python tests/benchmarks/bench_commits.py [--seconds 3] [--repeats 3] [--inflight 8]
         [--fsync always,interval,never] [--connections 1,8] [--partitions 1,32]
-        [--data-root DIR]
+        [--data-root DIR] [--fsyncs-per-commit]
 
 For each fsync policy a fresh server (``--fsync POLICY``, its data directory under
 ``--data-root``, default the system temp dir) gets, per row, simple-group OffsetCommit v8
 requests (generation -1, member "") with 1 or with 32 partitions each over 1 or 8
 connections, each connection keeping up to ``--inflight`` requests outstanding (the server
-works on one request per connection at a time, as Kafka does, so in-flight requests hide
-the round trip, not the fsync). Every connection commits to its own group. A commit is one
-acknowledged request (every partition answered with error code 0); the load generator is
-``tests/durability/durability_support.CommitLoad`` (one thread, non-blocking sockets,
-pre-encoded frames, so it costs a few microseconds per request).
+submits a connection's next OffsetCommit while the previous one waits for its fsync, so
+in-flight requests share fsyncs as well as hiding the round trip). Every connection commits
+to its own group. A commit is one acknowledged request (every partition answered with
+error code 0); the load generator is ``tests/durability/durability_support.CommitLoad``
+(one thread, non-blocking sockets, pre-encoded frames, so it costs a few microseconds per
+request).
 
 Each row runs ``--repeats`` times for ``--seconds`` (after a 0.5 s warm-up) and reports the
 median commits/s, offsets/s (commits x partitions), and median p50/p99 latency; then the
 disk's raw fsync latency just before the row (a 100-byte append + fsync, median of 50, in
 the data directory's file system), which bounds ``always`` (group commit lets one fsync
-cover every connection's pending commit, but with one request per connection at a time
-that is at most 8 commits per fsync with 8 connections), and the CPU pressure (Linux PSI
+cover every pending commit of every connection), and the CPU pressure (Linux PSI
 "some" avg10) just after it: on a shared machine, other processes' load shows there and
 explains slow or noisy rows. The header gives the command, date and machine.
+
+``--fsyncs-per-commit`` starts a server per row and stops it after the row: the fsyncs its
+log counted (its "log closed" line) over the commits the row acknowledged.
 
 Target (issue 5): ``--fsync always`` with 8 connections >= 5,000 commits/s.
 """
@@ -62,6 +65,8 @@ class Row:
     errors: int
     disk_fsync_ms: float = float("nan")
     pressure: str = ""
+    acked_total: int = 0  # every acknowledged commit of the row, warm-ups included
+    fsyncs: int | None = None  # the server's fsyncs over the row (--fsyncs-per-commit)
 
     @property
     def rate(self) -> float:
@@ -138,10 +143,65 @@ def run_row(
         row.p50s.append(result.latency_ms(0.5))
         row.p99s.append(result.latency_ms(0.99))
         row.errors += len(result.errors)
+        row.acked_total += sum(conn.acked_seq for conn in load.conns)
         if result.errors:
             print(f"  errors: {result.errors[:3]}", file=sys.stderr)
     row.pressure = cpu_pressure()
     return row
+
+
+def run_policy(
+    root: Path,
+    policy: str,
+    row_id: int,
+    partition_counts: list[int],
+    connection_counts: list[int],
+    args: argparse.Namespace,
+) -> list[Row]:
+    """The rows of one server (``--fsync policy``), printed as they finish."""
+    server = ServerProcess(
+        root / f"data-{policy}-{row_id}",
+        fsync=policy,
+        topics=[f"{TOPIC}:{TOPIC_PARTITIONS}"],
+        log_level="info" if args.fsyncs_per_commit else "warning",
+    )
+    rows: list[Row] = []
+    try:
+        server.start()
+        for partitions in partition_counts:
+            for connections in connection_counts:
+                row = run_row(server, row_id * 100 + len(rows), partitions, connections, args)
+                rows.append(row)
+                if args.fsyncs_per_commit:
+                    server.stop()
+                    row.fsyncs = closing_fsyncs(server.stderr())
+                print_row(row)
+    finally:
+        server.kill()
+        shutil.rmtree(server.data_dir, ignore_errors=True)
+    return rows
+
+
+def closing_fsyncs(stderr: str) -> int | None:
+    """The fsync count of the server's "log closed" line (None without one)."""
+    for line in reversed(stderr.splitlines()):
+        if "log closed:" in line and " fsyncs" in line:
+            return int(line.split(" appends, ")[1].split(" fsyncs")[0])
+    return None
+
+
+def print_row(row: Row) -> None:
+    errors = f" ({row.errors} errors)" if row.errors else ""
+    extra = ""
+    if row.fsyncs is not None:
+        extra = f" {row.fsyncs / max(row.acked_total, 1):.3f} |"
+    print(
+        f"| {row.fsync} | {row.partitions} | {row.connections} | {row.rate:,.0f}{errors} | "
+        f"{row.rate * row.partitions:,.0f} | {statistics.median(row.p50s):.2f} | "
+        f"{statistics.median(row.p99s):.2f} | {row.disk_fsync_ms:.2f} | "
+        f"{row.pressure} |" + extra,
+        flush=True,
+    )
 
 
 def main() -> int:
@@ -153,6 +213,12 @@ def main() -> int:
     parser.add_argument("--connections", default="1,8")
     parser.add_argument("--partitions", default="1,32")
     parser.add_argument("--data-root", default=None, help="where data directories go")
+    parser.add_argument(
+        "--fsyncs-per-commit",
+        action="store_true",
+        help="a fresh server per row, stopped after it; its 'log closed' line gives the "
+        "fsyncs, divided by the row's acknowledged commits (warm-ups included)",
+    )
     args = parser.parse_args()
     policies = args.fsync.split(",")
     connection_counts = [int(c) for c in args.connections.split(",")]
@@ -177,38 +243,23 @@ def main() -> int:
         f"{args.inflight} requests in flight per connection"
     )
     print()
+    extra = " fsyncs/commit |" if args.fsyncs_per_commit else ""
     print(
         "| fsync | partitions/commit | connections | commits/s | offsets/s | p50 ms | p99 ms "
-        "| disk fsync ms | CPU pressure |"
+        "| disk fsync ms | CPU pressure |" + extra
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if extra else ""))
     rows: list[Row] = []
     row_id = 0
     for policy in policies:
-        server = ServerProcess(
-            root / f"data-{policy}",
-            fsync=policy,
-            topics=[f"{TOPIC}:{TOPIC_PARTITIONS}"],
-            log_level="warning",
-        )
-        try:
-            server.start()
-            for partitions in partition_counts:
-                for connections in connection_counts:
-                    row_id += 1
-                    row = run_row(server, row_id, partitions, connections, args)
-                    rows.append(row)
-                    errors = f" ({row.errors} errors)" if row.errors else ""
-                    print(
-                        f"| {policy} | {partitions} | {connections} | {row.rate:,.0f}{errors} | "
-                        f"{row.rate * partitions:,.0f} | {statistics.median(row.p50s):.2f} | "
-                        f"{statistics.median(row.p99s):.2f} | {row.disk_fsync_ms:.2f} | "
-                        f"{row.pressure} |",
-                        flush=True,
-                    )
-        finally:
-            server.kill()
-            shutil.rmtree(server.data_dir, ignore_errors=True)
+        if not args.fsyncs_per_commit:  # one server for every row of the policy
+            row_id += 1
+            rows += run_policy(root, policy, row_id, partition_counts, connection_counts, args)
+            continue
+        for partitions in partition_counts:
+            for connections in connection_counts:
+                row_id += 1
+                rows += run_policy(root, policy, row_id, [partitions], [connections], args)
     shutil.rmtree(root, ignore_errors=True)
     target_rows = [r for r in rows if r.fsync == "always" and r.connections == 8]
     print()

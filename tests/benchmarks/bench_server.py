@@ -27,6 +27,7 @@ alternating (before/after comparisons in the same minutes).
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import platform
 import selectors
@@ -38,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -437,6 +439,54 @@ def heartbeat_frame(versions: dict[int, int], m: Member) -> tuple[bytes, Callabl
     return frame, ok
 
 
+def consumer_heartbeat_frame(
+    port: int, versions: dict[int, int], group: str
+) -> tuple[bytes, Callable[[bytes], bool]] | None:
+    """The steady ConsumerGroupHeartbeat of the one member of a new consumer-protocol group
+    (KIP-848; joined and its assignment acknowledged first), or None when the broker does
+    not serve the API. A new group per run: between one row's runs the member's session
+    (45 s) can expire, and classic OffsetCommits do not keep it alive."""
+    if 68 not in versions:
+        return None
+    v = min(versions[68], 1)
+    s = Session(port)
+    try:
+        body: dict[str, Any] = {
+            "group_id": group,
+            "member_id": str(uuid.uuid4()),
+            "member_epoch": 0,
+            "instance_id": None,
+            "rack_id": None,
+            "rebalance_timeout_ms": 30000,
+            "subscribed_topic_names": [TOPIC],
+            "subscribed_topic_regex": None,
+            "server_assignor": None,
+            "topic_partitions": [],
+        }
+        joined = s.call(68, v, body)
+        if joined.error_code != 0:
+            return None
+        owned = [
+            {"topic_id": tp.topic_id, "partitions": list(tp.partitions)}
+            for tp in (joined.assignment.topic_partitions if joined.assignment else [])
+        ]
+        body.update(member_id=joined.member_id, member_epoch=joined.member_epoch,
+                    topic_partitions=owned)
+        acked = s.call(68, v, body)
+        if acked.error_code != 0:
+            return None
+    finally:
+        s.close()
+    steady = {**body, "member_epoch": acked.member_epoch, "rebalance_timeout_ms": -1,
+              "subscribed_topic_names": None, "topic_partitions": None}
+    frame = encode_request(68, v, 0, "bench", steady)
+
+    def ok(payload: bytes) -> bool:
+        return decode_response(68, v, payload)[1].error_code == 0
+
+    return frame, ok
+
+
 def commit_frame(
     versions: dict[int, int], m: Member, partitions: int
 ) -> tuple[bytes, Callable[[bytes], bool]]:
@@ -476,9 +526,15 @@ ROWS: list[tuple[str, str, int, int, int]] = [
     ("Heartbeat sequential", "hb", 0, 1, 1),
     ("Heartbeat 32 in flight, 1 conn", "hb", 0, 1, 32),
     ("Heartbeat over 8 connections", "hb", 0, 8, 1),
+    ("ConsumerGroupHeartbeat sequential", "cgh", 0, 1, 1),
+    ("ConsumerGroupHeartbeat 32 in flight, 1 conn", "cgh", 0, 1, 32),
+    ("ConsumerGroupHeartbeat over 8 connections", "cgh", 0, 8, 1),
     ("OffsetCommit 1 partition sequential", "oc", 1, 1, 1),
+    ("OffsetCommit 1 partition 32 in flight, 1 conn", "oc", 1, 1, 32),
     ("OffsetCommit 1 partition, 8 connections", "oc", 1, 8, 1),
     ("OffsetCommit 32 partitions sequential", "oc", 32, 1, 1),
+    ("OffsetCommit 32 partitions 32 in flight, 1 conn", "oc", 32, 1, 32),
+    ("OffsetCommit 32 partitions, 8 connections", "oc", 32, 8, 1),
 ]
 
 
@@ -674,20 +730,32 @@ def main() -> None:
     brokers = {name: make() for name, make in makers.items()}
     try:
         setups = {}
+        serves_cgh: dict[str, object] = {}
+        cgh_groups = itertools.count(1)
         # Tansu's setup can take tens of seconds (its join/sync delays): do it first.
         for name, broker in sorted(brokers.items(), key=lambda item: item[0] != "tansu"):
             broker.start()
             versions = negotiate(broker.port)
             setups[name] = (versions, setup_group(broker.port, versions, "bench-group"))
+            serves_cgh[name] = consumer_heartbeat_frame(broker.port, versions, "bench-cg-0")
         for _ in range(args.repeats):
             for label, kind, partitions, conns, inflight in ROWS:
                 for name, broker in brokers.items():
                     versions, member = setups[name]
-                    frame, ok = (
-                        heartbeat_frame(versions, member)
-                        if kind == "hb"
-                        else commit_frame(versions, member, partitions)
-                    )
+                    if kind == "cgh":
+                        steady = None
+                        if serves_cgh[name] is not None:
+                            group = f"bench-cg-{next(cgh_groups)}"
+                            steady = consumer_heartbeat_frame(broker.port, versions, group)
+                        if steady is None:
+                            continue  # the broker does not serve ConsumerGroupHeartbeat
+                        frame, ok = steady
+                    else:
+                        frame, ok = (
+                            heartbeat_frame(versions, member)
+                            if kind == "hb"
+                            else commit_frame(versions, member, partitions)
+                        )
                     run = drive(
                         broker.port,
                         frame,
@@ -721,7 +789,10 @@ def main() -> None:
     for label, *_ in ROWS:
         row = {}
         for n in names:
-            runs = results[(n, label)]
+            runs = results.get((n, label), [])
+            if not runs:
+                row[n] = (float("nan"), float("nan"), float("nan"), 0)
+                continue
             rate = statistics.median(r.rate for r in runs)
             p50 = statistics.median(r.p50_ms for r in runs)
             p99 = statistics.median(r.p99_ms for r in runs)

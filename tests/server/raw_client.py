@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import trio
 
+from coordinator.server.sink import MemorySink
+from storage.records import Record
 from wire import NEED_DATA, FrameReader, decode_response, encode_request
 
 API_VERSIONS, HEARTBEAT, JOIN_GROUP, SYNC_GROUP = 18, 12, 11, 14
@@ -210,3 +213,21 @@ class TxnClient:
             "producer_epoch": self.epoch, "committed": commit})
         code: int = answer.error_code
         return code
+
+
+class CountingSink(MemorySink):
+    """A memory sink whose appends are never synchronous, take ``delay_s`` (a disk's fsync)
+    and are counted (records per append)."""
+
+    def __init__(self, delay_s: float = 0.005) -> None:
+        super().__init__()
+        self.delay_s = delay_s
+        self.appends: list[int] = []
+
+    def append_nowait(self, records: Sequence[Record]) -> bool:
+        return False
+
+    async def append(self, records: Sequence[Record]) -> None:
+        self.appends.append(len(records))
+        await trio.sleep(self.delay_s)
+        await super().append(records)

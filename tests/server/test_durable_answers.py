@@ -9,23 +9,21 @@ appends), and a failed batch fails every request in it.
 from __future__ import annotations
 
 import errno
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from raw_client import OFFSET_COMMIT, OFFSET_FETCH, join, sync
+from raw_client import OFFSET_COMMIT, OFFSET_FETCH, CountingSink, join, sync
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core import GroupCoordinator
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.options import build_options
-from coordinator.server.sink import LogSink, MemorySink
+from coordinator.server.sink import LogSink
 from storage.async_log import AsyncLog
 from storage.fs import FaultPlan, FaultyFileSystem
 from storage.log import Log
-from storage.records import Record
 
 pytestmark = pytest.mark.trio
 
@@ -107,22 +105,6 @@ async def test_failed_writes_answer_errors_and_live_state_equals_the_log(
     fresh = _replayed(directory)
     assert fresh.hard_state() == live
     assert fresh.persisted_group_ids() == live_groups == {"members", "empty"}
-
-
-class CountingSink(MemorySink):
-    """A memory sink whose appends take a moment and are counted (none is synchronous)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.appends: list[int] = []
-
-    def append_nowait(self, records: Sequence[Record]) -> bool:
-        return False
-
-    async def append(self, records: Sequence[Record]) -> None:
-        self.appends.append(len(records))
-        await trio.sleep(0.005)
-        await super().append(records)
 
 
 async def test_concurrent_commits_share_appends_and_a_failed_batch_fails_them_all(

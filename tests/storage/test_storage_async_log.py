@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import errno
+import threading
 from functools import partial
 
 import pytest
 import trio
 
 from storage.async_log import AsyncLog, open_async_log
+from storage.batch import EncodedBatch
 from storage.errors import LogClosedError, LogWriteError
 from storage.fs import FaultPlan, FaultyFileSystem
 from storage.log import Log
@@ -177,3 +179,40 @@ async def test_background_compactor(data_dir: str) -> None:
                     await trio.sleep(0.01)
             nursery.cancel_scope.cancel()
     assert len(reopen(data_dir)) == 3
+
+
+async def test_event_loop_appends_never_wait_for_the_interval_fsync(data_dir: str) -> None:
+    """Under the flusher, an append past the interval does not fsync itself, and while a
+    thread holds the log (the flusher's fsync) ``try_write_batch`` writes nothing and says
+    so (the caller appends from a thread instead)."""
+    async with open_async_log(data_dir, fsync="interval", fsync_interval_ms=3_600_000) as alog:
+        log_ = alog.log
+        assert not log_.interval_sync_inline
+        log_.fsync_interval_ms = 0  # every append is past the interval now
+        assert log_.try_write_batch(EncodedBatch.encode([commit(0, 0)]))
+        assert log_.fsync_count == 0 and log_.dirty
+        held = threading.Event()
+        release = threading.Event()
+
+        def hold() -> None:
+            with log_.lock:
+                held.set()
+                release.wait(10)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            assert held.wait(10)
+            assert not log_.try_write_batch(EncodedBatch.encode([commit(0, 1)]))
+        finally:
+            release.set()
+            holder.join(10)
+        assert log_.try_write_batch(EncodedBatch.encode([commit(0, 2)]))
+    assert reopen(data_dir) == [commit(0, 0), commit(0, 2)]
+
+
+def test_a_log_without_a_flusher_fsyncs_past_the_interval_itself(data_dir: str) -> None:
+    with Log.open(data_dir, fsync="interval", fsync_interval_ms=0) as log_:
+        assert log_.interval_sync_inline
+        log_.append([commit(0, 0)])
+        assert log_.fsync_count == 1 and not log_.dirty
