@@ -22,14 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import statistics
 import tempfile
 
-from bench_server import (
-    ROWS,
-    drive,
-    heartbeat_frame,
-    kcoord_broker,
-    negotiate,
-    setup_group,
-)
+from bench_brokers import kcoord_broker, negotiate
+from bench_load import ROWS, drive, heartbeat_frame, setup_group
 from consumer_harness import ConsumerHarness
 
 from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
@@ -91,7 +85,7 @@ def memory_per_member(members: int) -> float:
 
 def consumer_heartbeat_frame(port: int) -> tuple[bytes, object]:
     """Join one KIP-848 member over the wire; the frame of its steady-state heartbeat."""
-    from bench_server import Session
+    from bench_brokers import Session
 
     from wire import decode_response, encode_request
 

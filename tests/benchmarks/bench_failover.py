@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench_server import REPO, free_port
+from bench_brokers import REPO, free_port
 
 from coordinator.txn.placement import partition_for
 

@@ -20,17 +20,16 @@ import time
 import warnings
 from typing import Any
 
-from bench_server import (
+from bench_brokers import (
     PARTITIONS,
     TOPIC,
     Broker,
-    create_topic,
-    drive,
     kcoord_broker,
     negotiate,
     tansu_binary,
     tansu_broker,
 )
+from bench_load import create_topic, drive
 
 from wire import decode_response, encode_request
 

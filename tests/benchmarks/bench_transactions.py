@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_server import Broker, kcoord_broker, negotiate, tansu_binary, tansu_broker
+from bench_brokers import Broker, kcoord_broker, negotiate, tansu_binary, tansu_broker
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
