@@ -392,7 +392,7 @@ def _run(
         progress.say(f"read {total - len(problems):,} records")
         recs = jobs.apply_window(raw, since, until)
         progress.say("reading the topics' log ends")
-        topic_logs = lag.read_inputs(inputs)  # local inputs only (read on the driver)
+        topic_logs = lag.read_inputs(inputs, [r.location.text for r in remote_inputs])
         datasets, paths = report_data.write_datasets(
             recs, raw, output.text, since, progress.say, topic_logs=topic_logs, until_ms=until
         )

@@ -9,6 +9,7 @@ or on a cluster, the pipeline reads through the Data Source (one task per segmen
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -25,8 +26,14 @@ DRIVER_READ_BYTES = 16 * 1024 * 1024
 
 
 def segment_bytes(inputs: Sequence[str]) -> int:
-    """Total size of the inputs' segment files."""
-    return sum(os.path.getsize(seg.path) for d in inputs for seg in find_segments(d))
+    """Total size of the inputs' segment files (one that cannot be read counts 0: reading
+    it reports it, naming it)."""
+    total = 0
+    for d in inputs:
+        for seg in find_segments(d):
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(seg.path)
+    return total
 
 
 def driver_frame(spark: Any, inputs: Sequence[str], strict: bool) -> Any:

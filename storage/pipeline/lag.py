@@ -16,8 +16,8 @@ the plain difference there, a negative LAG (``ConsumerGroupCommand.getLag``: end
 offset). ``lag`` is null, with the reason in ``status``, when it is unknown:
 
 - ``no topic logs``: the data directory holds no ``topics/`` (``--topic-storage memory``,
-  or no topic was ever created), or it was given as a URI (log ends are read on the
-  driver, from local paths only);
+  or no topic was ever created), or it was given as a URI other than ``file://`` (log
+  ends are read on the driver, from local files);
 - ``topic not found``: the topic is not in the data directory (deleted, or never created
   there);
 - ``no such partition``: the topic has fewer partitions;
@@ -48,11 +48,22 @@ LAG_STATUSES = ("ok", "beyond log end", "no committed offset", "no such partitio
 _KEY = ["data_dir", "topic", "partition"]
 
 
-def read_inputs(inputs: Sequence[str]) -> dict[str, TopicLogs | None]:
-    """Every input directory's topic logs (None: it has none), by absolute path."""
+def read_inputs(
+    inputs: Sequence[str], uris: Sequence[str] = ()
+) -> dict[str, TopicLogs | None]:
+    """Every input directory's topic logs (None: it has none), by absolute path, and those
+    of the ``file://`` URIs among ``uris``, by URI (the ``data_dir`` of their records).
+    Other URIs' log ends are not read: they are read here, on the driver, from local
+    files."""
     import os
+    from urllib.parse import unquote, urlsplit
 
-    return {os.path.abspath(d): read_topic_logs(d) for d in inputs}
+    logs = {os.path.abspath(d): read_topic_logs(d) for d in inputs}
+    for uri in uris:
+        parts = urlsplit(uri)
+        if parts.scheme == "file" and parts.netloc in ("", "localhost"):
+            logs[uri] = read_topic_logs(unquote(parts.path))
+    return logs
 
 
 def _assigned_topics(recs: Any) -> Any:
