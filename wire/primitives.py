@@ -83,9 +83,15 @@ def remaining(io: BytesIO) -> int:
 def read_uvarint(io: BytesIO, max_bytes: int = 5) -> int:
     """Unsigned LEB128 varint (Kafka's unsigned varint: at most 5 bytes, 10 for varlong),
     within 32 bits (64 for varlong) like the reference Adapters."""
-    result = 0
-    shift = 0
-    for _ in range(max_bytes):
+    b = io.read(1)
+    if not b:
+        raise WireDecodeError("truncated varint")
+    byte = b[0]
+    if byte < 0x80:
+        return byte  # the common case: lengths, counts and tags below 128
+    result = byte & 0x7F
+    shift = 7
+    for _ in range(max_bytes - 1):
         b = io.read(1)
         if not b:
             raise WireDecodeError("truncated varint")
