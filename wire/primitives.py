@@ -89,7 +89,12 @@ def read_uvarint(io: BytesIO, max_bytes: int = 5) -> int:
     byte = b[0]
     if byte < 0x80:
         return byte  # the common case: lengths, counts and tags below 128
-    result = byte & 0x7F
+    return _uvarint_rest(io, byte, max_bytes)
+
+
+def _uvarint_rest(io: BytesIO, first: int, max_bytes: int) -> int:
+    """The rest of a varint whose first byte ``first`` has its continuation bit set."""
+    result = first & 0x7F
     shift = 7
     for _ in range(max_bytes - 1):
         b = io.read(1)
@@ -159,12 +164,21 @@ def read_length(io: BytesIO, compact: bool) -> int:
 
 def read_string(io: BytesIO, compact: bool, nullable: bool) -> str | None:
     """A Kafka string: int16 length (or compact uvarint length+1), -1 means null."""
-    n = read_uvarint(io) - 1 if compact else _I16.unpack(read_exact(io, 2))[0]
+    if compact:  # read_uvarint inlined: requests are mostly short and null strings
+        b = io.read(1)
+        if not b:
+            raise WireDecodeError("truncated varint")
+        n = (b[0] if b[0] < 0x80 else _uvarint_rest(io, b[0], 5)) - 1
+    else:
+        n = _I16.unpack(read_exact(io, 2))[0]
     if n < 0:
         if n == -1 and nullable:
             return None
         raise WireDecodeError(f"invalid string length {n}")
-    return read_exact(io, n).decode("utf-8")
+    data = io.read(n)
+    if len(data) != n:
+        raise WireDecodeError(f"truncated: wanted {n} bytes, {len(data)} left")
+    return data.decode("utf-8")
 
 
 def write_string(io: BytesIO, value: str | None, compact: bool, nullable: bool) -> None:
