@@ -225,8 +225,16 @@ def write_bytes(io: BytesIO, value: bytes | None, compact: bool, nullable: bool)
 def read_array_count(io: BytesIO, compact: bool, nullable: bool) -> int:
     """An array's element count; -1 (null) only where nullable. Checked against the bytes
     left so that a hostile count never drives an allocation or a long loop."""
-    n = read_length(io, compact)
-    if n < 0:
+    if compact:  # read_uvarint inlined, as in read_string
+        b = io.read(1)
+        if not b:
+            raise WireDecodeError("truncated varint")
+        n = (b[0] if b[0] < 0x80 else _uvarint_rest(io, b[0], 5)) - 1
+    else:
+        n = read_length(io, compact)
+    if n <= 0:
+        if n == 0:
+            return 0
         if n == -1 and nullable:
             return -1
         raise WireDecodeError(f"invalid array length {n}")
@@ -406,6 +414,9 @@ class KafkaString(Adapter):  # type: ignore[misc]
 
     def _emitbuild(self, code: Any) -> str:
         ensure_fast_imports(code)
+        if self.compact and self.nullable:  # a null is one zero byte: no call for it
+            return ("(io.write(b'\\x00') if obj is None"
+                    " else write_string(io, obj, True, True), obj)[1]")
         return f"(write_string(io, obj, {self.compact}, {self.nullable}), obj)[1]"
 
 
