@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from functools import lru_cache
 
 __all__ = ["KNOWN_KEYS", "ConfigError", "CoordinatorConfig"]
 
@@ -122,7 +123,10 @@ def _key(field_name: str) -> str:
     return field_name.replace("_", ".")
 
 
+@lru_cache(maxsize=64)
 def _names(value: str) -> tuple[str, ...]:
+    """A comma-separated list's names, cached: the consumer protocol's checks read them on
+    every ConsumerGroupHeartbeat (``consumer_protocol_enabled``)."""
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 

@@ -87,9 +87,20 @@ def remaining(io: BytesIO) -> int:
 def read_uvarint(io: BytesIO, max_bytes: int = 5) -> int:
     """Unsigned LEB128 varint (Kafka's unsigned varint: at most 5 bytes, 10 for varlong),
     within 32 bits (64 for varlong) like the reference Adapters."""
-    result = 0
-    shift = 0
-    for _ in range(max_bytes):
+    b = io.read(1)
+    if not b:
+        raise WireDecodeError("truncated varint")
+    byte = b[0]
+    if byte < 0x80:
+        return byte  # the common case: lengths, counts and tags below 128
+    return _uvarint_rest(io, byte, max_bytes)
+
+
+def _uvarint_rest(io: BytesIO, first: int, max_bytes: int) -> int:
+    """The rest of a varint whose first byte ``first`` has its continuation bit set."""
+    result = first & 0x7F
+    shift = 7
+    for _ in range(max_bytes - 1):
         b = io.read(1)
         if not b:
             raise WireDecodeError("truncated varint")
@@ -143,12 +154,21 @@ def read_length(io: BytesIO, compact: bool) -> int:
 
 def read_string(io: BytesIO, compact: bool, nullable: bool) -> str | None:
     """A Kafka string: int16 length (or compact uvarint length+1), -1 means null."""
-    n = read_uvarint(io) - 1 if compact else _I16.unpack(read_exact(io, 2))[0]
+    if compact:  # read_uvarint inlined: requests are mostly short and null strings
+        b = io.read(1)
+        if not b:
+            raise WireDecodeError("truncated varint")
+        n = (b[0] if b[0] < 0x80 else _uvarint_rest(io, b[0], 5)) - 1
+    else:
+        n = _I16.unpack(read_exact(io, 2))[0]
     if n < 0:
         if n == -1 and nullable:
             return None
         raise WireDecodeError(f"invalid string length {n}")
-    return read_exact(io, n).decode("utf-8")
+    data = io.read(n)
+    if len(data) != n:
+        raise WireDecodeError(f"truncated: wanted {n} bytes, {len(data)} left")
+    return data.decode("utf-8")
 
 
 def write_string(io: BytesIO, value: str | None, compact: bool, nullable: bool) -> None:
@@ -195,8 +215,16 @@ def write_bytes(io: BytesIO, value: bytes | None, compact: bool, nullable: bool)
 def read_array_count(io: BytesIO, compact: bool, nullable: bool) -> int:
     """An array's element count; -1 (null) only where nullable. Checked against the bytes
     left so that a hostile count never drives an allocation or a long loop."""
-    n = read_length(io, compact)
-    if n < 0:
+    if compact:  # read_uvarint inlined, as in read_string
+        b = io.read(1)
+        if not b:
+            raise WireDecodeError("truncated varint")
+        n = (b[0] if b[0] < 0x80 else _uvarint_rest(io, b[0], 5)) - 1
+    else:
+        n = read_length(io, compact)
+    if n <= 0:
+        if n == 0:
+            return 0
         if n == -1 and nullable:
             return -1
         raise WireDecodeError(f"invalid array length {n}")
@@ -376,6 +404,9 @@ class KafkaString(Adapter):  # type: ignore[misc]
 
     def _emitbuild(self, code: Any) -> str:
         ensure_fast_imports(code)
+        if self.compact and self.nullable:  # a null is one zero byte: no call for it
+            return ("(io.write(b'\\x00') if obj is None"
+                    " else write_string(io, obj, True, True), obj)[1]")
         return f"(write_string(io, obj, {self.compact}, {self.nullable}), obj)[1]"
 
 

@@ -20,6 +20,7 @@ from coordinator.core.consumer import (
     MemberState,
     PartitionEpochs,
 )
+from coordinator.core.timers import ConsumerSessionTimerKey
 from coordinator.core.topics_image import TopicsImage, compile_regex
 from storage.records import (
     ClassicMemberMetadata,
@@ -105,6 +106,7 @@ class ConsumerMember:
         "rack_id",
         "rebalance_timeout_ms",
         "server_assignor",
+        "session_timer_key",
         "subscribed_topic_names",
         "subscribed_topic_regex",
     )
@@ -122,6 +124,9 @@ class ConsumerMember:
         #: Set for a member using the classic protocol (JoinGroup/SyncGroup/Heartbeat).
         self.classic: ClassicMemberMetadata | None = None
         self.current: CurrentMemberAssignment[uuid.UUID] = _NO_MEMBER_EPOCH
+        #: The member's session timer key, made once by the steady heartbeat path (like the
+        #: classic member's ``heartbeat_key``) instead of on every heartbeat.
+        self.session_timer_key: ConsumerSessionTimerKey | None = None
 
     @property
     def uses_classic_protocol(self) -> bool:

@@ -81,6 +81,7 @@ __all__ = [
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 _MEMBER_ID_REQUIRED_VERSION = 1  # KIP-1082: the client generates its member id
+_NO_ERROR = int(ErrorCode.NONE)  # a plain int: the encoder packs it without IntEnum's detour
 
 
 class HeartbeatError(Exception):
@@ -155,16 +156,18 @@ def _steady(
     config = engine.config
     if not config.consumer_protocol_enabled:
         return None
+    session_key = member.session_timer_key
+    if session_key is None:
+        session_key = member.session_timer_key = ConsumerSessionTimerKey(
+            group.group_id, member_id)
     response: ConsumerGroupHeartbeatResponse = {
-        "error_code": ErrorCode.NONE,
+        "error_code": _NO_ERROR,
         "member_id": member_id,
         "member_epoch": epoch,
         "heartbeat_interval_ms": config.group_consumer_heartbeat_interval_ms,
     }
     return Result((), (Reply(token, response),), (ScheduleTimer(
-        ConsumerSessionTimerKey(group.group_id, member_id),
-        now_ms + config.group_consumer_session_timeout_ms,
-    ),))
+        session_key, now_ms + config.group_consumer_session_timeout_ms),))
 
 
 def _heartbeat(

@@ -341,8 +341,12 @@ def _with_topics(handler: Any, doc: str) -> Any:
     """A KIP-848 API: the core sees the broker's current topics, then answers."""
 
     async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
-        refresh_topics_image(ctx)
-        response: dict[str, Any] = await _runtime(ctx).call(handler, ctx, request.body)
+        runtime = _runtime(ctx)
+        store = ctx.state.topics
+        # The version check inline: every steady heartbeat passes it with nothing to refresh.
+        if store is not None and runtime.coordinator.topics_image.version != store.version:
+            refresh_topics_image(ctx)
+        response: dict[str, Any] = await runtime.call(handler, ctx, request.body)
         return response
 
     handle.__doc__ = doc
