@@ -1,0 +1,172 @@
+"""More of GroupMetadataManagerTest's migration tests (Kafka's names in snake_case), on the
+fake-clock harness, continuing ``test_consumer_group_migration.py``: classic static members
+joining a consumer group, a classic member's leave updating the subscribed topics, and the
+downgrade when the last consumer-protocol member misses its rebalance timeout. Kafka's
+records are compared in order, leaving out kcoord's own RebalanceEvent records."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from consumer_harness import BAR, CONFIG, FOO, GROUP, ConsumerHarness, assignment, owned
+from harness import identity
+from test_consumer_group_migration import (
+    REBALANCE_MS,
+    SESSION_MS,
+    classic_join,
+    decoded,
+    rejoin_and_sync,
+)
+
+from coordinator.core import ErrorCode
+from coordinator.core.consumer import MemberState
+from coordinator.core.timers import (
+    ClassicMemberSyncTimerKey,
+    ConsumerRebalanceTimerKey,
+    ConsumerSessionTimerKey,
+    HeartbeatTimerKey,
+    JoinTimerKey,
+)
+from storage.records import (
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    GroupMetadataKey,
+    RebalanceEventKey,
+)
+
+
+@pytest.fixture
+def h() -> ConsumerHarness:
+    return ConsumerHarness()
+
+
+def records_since(h: ConsumerHarness, start: int) -> list[Any]:
+    """The records appended since ``start``, without kcoord's RebalanceEvent records."""
+    return [r for r in h.records[start:] if not isinstance(r.key, RebalanceEventKey)]
+
+
+def test_joining_consumer_group_with_new_static_member(h: ConsumerHarness) -> None:
+    h.join("c1", ["foo"])
+    group = h.consumer_group()
+    epoch = group.group_epoch
+    start = len(h.records)
+    # A new static member joins with an unknown member id: it gets one at once (no
+    # MEMBER_ID_REQUIRED round trip) and joins at the bumped epoch.
+    joined = classic_join(h, "", ["foo", "bar"], group_instance_id="i1")
+    mid = joined.member_id
+    assert mid != ""
+    assert (joined.error_code, joined.generation_id, joined.protocol_type,
+            joined.protocol_name) == (ErrorCode.NONE, epoch + 1, "consumer", "range")
+    records = records_since(h, start)
+    assert [type(r.key) for r in records] == [
+        ConsumerGroupMemberMetadataKey, ConsumerGroupMetadataKey,
+        ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberKey,
+        ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupCurrentMemberAssignmentKey]
+    subscription, group_epoch, *_, assignment_epoch, current = records
+    assert subscription.key.member_id == mid and subscription.value.instance_id == "i1"
+    assert subscription.value.subscribed_topic_names == ("bar", "foo")
+    assert subscription.value.classic_member_metadata.session_timeout_ms == SESSION_MS
+    assert group_epoch.value.epoch == assignment_epoch.value.assignment_epoch == epoch + 1
+    assert current.key.member_id == mid
+    assert (current.value.member_epoch, current.value.previous_member_epoch) == (epoch + 1, 0)
+    assert group.static_members["i1"] == mid
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, mid)) == h.now + SESSION_MS
+    assert h.deadline(ClassicMemberSyncTimerKey(GROUP, mid)) == (
+        h.now + group.members[mid].rebalance_timeout_ms)
+    h.assert_live_equals_replay()
+
+
+def test_consumer_group_member_using_classic_protocol_batch_leave_group_updating_subscription_metadata(  # noqa: E501
+    h: ConsumerHarness,
+) -> None:
+    h.join("c1", ["foo"])
+    first = classic_join(h, "", ["foo", "bar"])
+    joined = classic_join(h, first.member_id, ["foo", "bar"])
+    assert joined.error_code == ErrorCode.NONE
+    group = h.consumer_group()
+    epoch = group.group_epoch
+    only_foo = ConsumerHarness()
+    only_foo.join("c1", ["foo"])
+    assert group.metadata_hash != only_foo.consumer_group().metadata_hash
+    start = len(h.records)
+    answer = h.batch_leave_group(GROUP, [identity(first.member_id)])
+    assert answer.error_code == ErrorCode.NONE
+    assert [(m["member_id"], m["group_instance_id"], m["error_code"])
+            for m in answer.members] == [(first.member_id, None, ErrorCode.NONE)]
+    # The member's records are removed, then the epoch is bumped once, with the metadata
+    # of the topics still subscribed (foo only: KIP-1101's hash in the epoch record).
+    records = records_since(h, start)
+    assert [(type(r.key), r.value is None) for r in records] == [
+        (ConsumerGroupCurrentMemberAssignmentKey, True),
+        (ConsumerGroupTargetAssignmentMemberKey, True),
+        (ConsumerGroupMemberMetadataKey, True),
+        (ConsumerGroupMetadataKey, False)]
+    assert all(r.key.member_id == first.member_id for r in records[:3])
+    assert records[3].value.epoch == epoch + 1 == group.group_epoch
+    assert records[3].value.metadata_hash == only_foo.consumer_group().metadata_hash
+    h.assert_live_equals_replay()
+
+
+def test_last_consumer_protocol_member_rebalance_timeout_in_consumer_group() -> None:
+    h = ConsumerHarness(dataclasses.replace(CONFIG, group_consumer_migration_policy="downgrade"))
+    answer = h.join("c1", ["foo", "bar"], rebalance_timeout_ms=30_000)
+    assert assignment(answer) == {FOO: list(range(6)), BAR: [0, 1, 2]}
+    held_by_c1 = owned(answer)
+    assert h.consumer_heartbeat("c1", answer.member_epoch,
+                                topic_partitions=held_by_c1).error_code == ErrorCode.NONE
+    # A classic member joins; c1 must revoke partitions and never does.
+    first = classic_join(h, "", ["foo"])
+    joined = classic_join(h, first.member_id, ["foo"])
+    mid = joined.member_id
+    group = h.consumer_group()
+    epoch = group.group_epoch
+    h.consumer_heartbeat("c1", group.members["c1"].current.member_epoch,
+                         topic_partitions=held_by_c1)
+    assert group.members["c1"].current.state is MemberState.UNREVOKED_PARTITIONS
+    c1_epoch = group.members["c1"].current.member_epoch
+    timer = ConsumerRebalanceTimerKey(GROUP, "c1", c1_epoch)
+    assert h.deadline(timer) == h.now + 30_000
+    # The classic member keeps its session (SyncGroup, then heartbeats).
+    synced = h.sync_group_follower(GROUP, joined.generation_id, mid)
+    assert synced.error_code == ErrorCode.NONE
+    generation, held = joined.generation_id, decoded(synced.assignment)
+    target = group.target_of(mid)
+    while h.deadline(timer) is not None:
+        start = len(h.records)
+        if h.heartbeat(GROUP, mid, generation) == ErrorCode.REBALANCE_IN_PROGRESS:
+            rejoined, held = rejoin_and_sync(h, mid, held)
+            generation = rejoined.generation_id
+        h.sleep(SESSION_MS // 2)
+    # c1 was fenced by its rebalance timeout; the group went back to the classic protocol.
+    assert GROUP not in h.coordinator.consumer_groups
+    classic = h.group(GROUP)
+    assert set(classic.members) == {mid} and classic.protocol_name == "range"
+    assert classic.generation_id == epoch  # the epoch c1 was fenced at; no bump
+    records = records_since(h, start)
+    assert [(type(r.key), r.value is None) for r in records] == [
+        (ConsumerGroupCurrentMemberAssignmentKey, True),
+        (ConsumerGroupCurrentMemberAssignmentKey, True),
+        (ConsumerGroupTargetAssignmentMemberKey, True),
+        (ConsumerGroupTargetAssignmentMemberKey, True),
+        (ConsumerGroupTargetAssignmentMetadataKey, True),
+        (ConsumerGroupMemberMetadataKey, True),
+        (ConsumerGroupMemberMetadataKey, True),
+        (ConsumerGroupMetadataKey, True),
+        (GroupMetadataKey, False)]
+    assert {r.key.member_id for r in records[:2]} == {"c1", mid}
+    metadata = records[-1].value
+    assert (metadata.protocol_type, metadata.generation, metadata.protocol,
+            metadata.leader) == ("consumer", epoch, "range", mid)
+    (member,) = metadata.members
+    assert (member.member_id, member.session_timeout, member.rebalance_timeout) == (
+        mid, SESSION_MS, REBALANCE_MS)
+    assert decoded(member.assignment) == {"foo": sorted(target[FOO])}
+    assert classic.state.value == "PreparingRebalance"
+    assert h.deadline(HeartbeatTimerKey(GROUP, mid)) is not None
+    assert h.deadline(JoinTimerKey(GROUP)) is not None
+
