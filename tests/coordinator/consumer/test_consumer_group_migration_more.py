@@ -7,6 +7,7 @@ records are compared in order, leaving out kcoord's own RebalanceEvent records."
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from typing import Any
 
 import pytest
@@ -38,6 +39,8 @@ from storage.records import (
     GroupMetadataKey,
     RebalanceEventKey,
 )
+
+ZAR = uuid.UUID(int=0x2A4)
 
 
 @pytest.fixture
@@ -170,3 +173,38 @@ def test_last_consumer_protocol_member_rebalance_timeout_in_consumer_group() -> 
     assert h.deadline(HeartbeatTimerKey(GROUP, mid)) is not None
     assert h.deadline(JoinTimerKey(GROUP)) is not None
 
+
+
+def test_joining_consumer_group_with_existing_static_member_and_new_subscription() -> None:
+    h = ConsumerHarness(foo=(FOO, 2), bar=(BAR, 1), zar=(ZAR, 1))
+    h.join("c2", ["foo", "bar"])
+    joined = classic_join(h, "", ["foo", "bar"], group_instance_id="i1")
+    mid = joined.member_id
+    synced = h.sync_group_follower(GROUP, joined.generation_id, mid, group_instance_id="i1")
+    assert synced.error_code == ErrorCode.NONE
+    group = h.consumer_group()
+    epoch = group.group_epoch
+    start = len(h.records)
+    # The static member rejoins with its member id (and, as in Kafka's test, no instance
+    # id) and a new subscription: the epoch is bumped and a new target computed at once.
+    rejoined = classic_join(h, mid, ["foo", "bar", "zar"])
+    assert (rejoined.error_code, rejoined.member_id, rejoined.generation_id,
+            rejoined.protocol_type, rejoined.protocol_name) == (
+        ErrorCode.NONE, mid, epoch + 1, "consumer", "range")
+    records = records_since(h, start)
+    assert [type(r.key) for r in records] == [
+        ConsumerGroupMemberMetadataKey, ConsumerGroupMetadataKey,
+        ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMetadataKey,
+        ConsumerGroupCurrentMemberAssignmentKey]
+    subscription, group_epoch, target, assignment_epoch, current = records
+    assert subscription.value.instance_id == "i1"
+    assert subscription.value.subscribed_topic_names == ("bar", "foo", "zar")
+    assert group_epoch.value.epoch == assignment_epoch.value.assignment_epoch == epoch + 1
+    assert target.key.member_id == mid
+    assert ZAR in {tp.topic_id for tp in target.value.topic_partitions}
+    assert (current.key.member_id, current.value.member_epoch,
+            current.value.previous_member_epoch) == (mid, epoch + 1, epoch)
+    assert group.static_members["i1"] == mid
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, mid)) == h.now + SESSION_MS
+    assert h.deadline(ClassicMemberSyncTimerKey(GROUP, mid)) == h.now + REBALANCE_MS
+    h.assert_live_equals_replay()
