@@ -19,7 +19,7 @@ EXPECTED = {
     "CommonAssignorTests": (2, 2),
     "RangeAssignorTest": (13, 13),
     "ConsumerGroupTest": (7, 34),
-    "GroupMetadataManagerTest": (49, 53),
+    "GroupMetadataManagerTest": (50, 53),
     "OffsetMetadataManagerTest": (14, 14),
 }
 

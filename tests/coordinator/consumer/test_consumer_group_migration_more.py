@@ -24,6 +24,7 @@ from test_consumer_group_migration import (
 from coordinator.core import ErrorCode
 from coordinator.core.consumer import MemberState
 from coordinator.core.timers import (
+    ClassicMemberJoinTimerKey,
     ClassicMemberSyncTimerKey,
     ConsumerRebalanceTimerKey,
     ConsumerSessionTimerKey,
@@ -207,4 +208,46 @@ def test_joining_consumer_group_with_existing_static_member_and_new_subscription
     assert group.static_members["i1"] == mid
     assert h.deadline(ConsumerSessionTimerKey(GROUP, mid)) == h.now + SESSION_MS
     assert h.deadline(ClassicMemberSyncTimerKey(GROUP, mid)) == h.now + REBALANCE_MS
+    h.assert_live_equals_replay()
+
+
+def test_reconciliation_in_joining_consumer_group_with_eager_protocol(h: ConsumerHarness) -> None:
+    answer = h.join("c2", ["foo", "bar"])
+    held_by_c2 = owned(answer)
+    h.consumer_heartbeat("c2", answer.member_epoch, topic_partitions=held_by_c2)
+    # An eager classic consumer joins owning nothing; its target holds partitions c2 owns,
+    # so it waits in UNRELEASED_PARTITIONS at the new epoch with nothing assigned yet.
+    first = classic_join(h, "", ["foo"])
+    mid = first.member_id
+    joined = classic_join(h, mid, ["foo"])
+    group = h.consumer_group()
+    epoch = group.group_epoch
+    assert (joined.error_code, joined.generation_id) == (ErrorCode.NONE, epoch)
+    member = group.members[mid]
+    assert member.current.state is MemberState.UNRELEASED_PARTITIONS
+    assert member.current.member_epoch == epoch and not member.current.assigned_partitions
+    target = {FOO: sorted(group.target_of(mid)[FOO])}
+    assert target[FOO]
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, mid)) == h.now + SESSION_MS
+    assert h.deadline(ClassicMemberSyncTimerKey(GROUP, mid)) == h.now + REBALANCE_MS
+    synced = h.sync_group_follower(GROUP, joined.generation_id, mid)
+    assert synced.error_code == ErrorCode.NONE and decoded(synced.assignment) == {}
+    # c2 revokes the partitions, then confirms the revocation.
+    answer = h.consumer_heartbeat("c2", answer.member_epoch, topic_partitions=held_by_c2)
+    assert set(target[FOO]).isdisjoint((assignment(answer) or {}).get(FOO, []))
+    h.consumer_heartbeat("c2", answer.member_epoch, topic_partitions=owned(answer))
+    assert group.members["c2"].current.member_epoch == epoch
+    # The classic member is told to rejoin, within its rebalance timeout.
+    assert h.heartbeat(GROUP, mid, joined.generation_id) == ErrorCode.REBALANCE_IN_PROGRESS
+    assert h.deadline(ClassicMemberJoinTimerKey(GROUP, mid)) == h.now + REBALANCE_MS
+    rejoined = classic_join(h, mid, ["foo"])
+    assert (rejoined.error_code, rejoined.generation_id) == (ErrorCode.NONE, epoch)
+    current = group.members[mid].current
+    assert current.state is MemberState.STABLE
+    assert (current.member_epoch, current.previous_member_epoch) == (epoch, epoch)
+    assert {t: sorted(p) for t, p in current.assigned_partitions.items()} == target
+    assert h.deadline(ClassicMemberJoinTimerKey(GROUP, mid)) is None
+    synced = h.sync_group_follower(GROUP, rejoined.generation_id, mid)
+    assert decoded(synced.assignment) == {"foo": target[FOO]}
+    assert h.heartbeat(GROUP, mid, rejoined.generation_id) == ErrorCode.NONE
     h.assert_live_equals_replay()
