@@ -19,6 +19,8 @@ from test_consumer_group_migration import (
     classic_join,
     decoded,
     rejoin_and_sync,
+    stable_classic_group,
+    subscription,
 )
 
 from coordinator.core import ErrorCode
@@ -39,6 +41,7 @@ from storage.records import (
     ConsumerGroupTargetAssignmentMetadataKey,
     GroupMetadataKey,
     RebalanceEventKey,
+    TopicPartitions,
 )
 
 ZAR = uuid.UUID(int=0x2A4)
@@ -250,4 +253,60 @@ def test_reconciliation_in_joining_consumer_group_with_eager_protocol(h: Consume
     synced = h.sync_group_follower(GROUP, rejoined.generation_id, mid)
     assert decoded(synced.assignment) == {"foo": target[FOO]}
     assert h.heartbeat(GROUP, mid, rejoined.generation_id) == ErrorCode.NONE
+    h.assert_live_equals_replay()
+
+
+def test_consumer_group_heartbeat_with_completing_rebalance_classic_group(
+    h: ConsumerHarness,
+) -> None:
+    m1, m2 = stable_classic_group(h, 2)
+    generation = h.group(GROUP).generation_id
+    # Both members rejoin: the group completes the join phase and waits for the leader's
+    # SyncGroup; the follower's SyncGroup is parked.
+    rejoins = [h.send_join_group(GROUP, mid, "consumer", [("range", subscription(["foo"]))],
+                                 session_timeout=SESSION_MS, rebalance_timeout=REBALANCE_MS,
+                                 api_version=5) for mid in (m1, m2)]
+    assert [h.reply(t).error_code for t in rejoins] == [ErrorCode.NONE, ErrorCode.NONE]
+    assert h.state(GROUP) == "CompletingRebalance"
+    assert h.group(GROUP).generation_id == generation + 1
+    follower = m2 if h.group(GROUP).leader_id == m1 else m1
+    parked = h.send_sync_group(GROUP, generation + 1, follower, None)
+    assert not h.answered(parked)
+    start = len(h.records)
+    # A consumer-protocol member joins: the group is upgraded, its classic members keep
+    # their assignments of the last generation at the new generation's epoch.
+    answer = h.join("c1", ["foo"])
+    assert (answer.error_code, answer.member_epoch) == (ErrorCode.NONE, generation + 2)
+    assert h.reply(parked).error_code == ErrorCode.REBALANCE_IN_PROGRESS
+    records = records_since(h, start)
+    assert [(type(r.key), getattr(r.key, "member_id", None)) for r in records[:9]] == [
+        (GroupMetadataKey, None),
+        (ConsumerGroupMemberMetadataKey, m1), (ConsumerGroupMemberMetadataKey, m2),
+        (ConsumerGroupMetadataKey, None),
+        (ConsumerGroupTargetAssignmentMemberKey, m1),
+        (ConsumerGroupTargetAssignmentMemberKey, m2),
+        (ConsumerGroupTargetAssignmentMetadataKey, None),
+        (ConsumerGroupCurrentMemberAssignmentKey, m1),
+        (ConsumerGroupCurrentMemberAssignmentKey, m2)]
+    assert records[0].value is None
+    assert records[3].value.epoch == records[6].value.assignment_epoch == generation + 1
+    for record, partitions in zip(records[7:9], ((0, 1, 2), (3, 4, 5)), strict=True):
+        assert (record.value.member_epoch, record.value.previous_member_epoch) == (
+            generation + 1, generation + 1)
+        assert record.value.assigned_partitions == (TopicPartitions(FOO, partitions),)
+    # Then c1 joins the consumer group: a new epoch and target, c1 waiting for partitions.
+    rest = records[9:]
+    assert [type(r.key) for r in rest] == [
+        ConsumerGroupMemberMetadataKey, ConsumerGroupMetadataKey,
+        *[ConsumerGroupTargetAssignmentMemberKey] * (len(rest) - 4),
+        ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupCurrentMemberAssignmentKey]
+    assert rest[0].key.member_id == rest[-1].key.member_id == "c1"
+    assert rest[1].value.epoch == rest[-2].value.assignment_epoch == generation + 2
+    assert (rest[-1].value.member_epoch, rest[-1].value.previous_member_epoch,
+            rest[-1].value.state, rest[-1].value.assigned_partitions) == (
+        generation + 2, 0, MemberState.UNRELEASED_PARTITIONS, ())
+    for mid in (m1, m2):
+        assert h.deadline(ConsumerSessionTimerKey(GROUP, mid)) == h.now + SESSION_MS
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, "c1")) == (
+        h.now + CONFIG.group_consumer_session_timeout_ms)
     h.assert_live_equals_replay()
