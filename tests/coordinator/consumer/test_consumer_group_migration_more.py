@@ -16,6 +16,7 @@ from harness import identity
 from test_consumer_group_migration import (
     REBALANCE_MS,
     SESSION_MS,
+    assignment_blob,
     classic_join,
     decoded,
     rejoin_and_sync,
@@ -307,6 +308,52 @@ def test_consumer_group_heartbeat_with_completing_rebalance_classic_group(
         generation + 2, 0, MemberState.UNRELEASED_PARTITIONS, ())
     for mid in (m1, m2):
         assert h.deadline(ConsumerSessionTimerKey(GROUP, mid)) == h.now + SESSION_MS
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, "c1")) == (
+        h.now + CONFIG.group_consumer_session_timeout_ms)
+    h.assert_live_equals_replay()
+
+
+def test_consumer_static_member_replacing_classic_static_member_upgrades_the_group(
+    h: ConsumerHarness,
+) -> None:
+    # Kafka's testConsumerGroupHeartbeatToClassicGroupFromExistingStaticMember, except for
+    # the epoch: kcoord records the topics' metadata hash when converting, so the replacing
+    # member's join does not bump the group epoch (Kafka's conversion leaves the subscription
+    # metadata out, and the join bumps it).
+    joined = classic_join(h, "", ["foo"], group_instance_id="i1")
+    old = joined.member_id
+    plan = {old: assignment_blob({"foo": list(range(6))})}
+    synced = h.send_sync_group(GROUP, joined.generation_id, old, plan, group_instance_id="i1")
+    assert h.reply(synced).error_code == ErrorCode.NONE
+    generation = h.group(GROUP).generation_id
+    start = len(h.records)
+    answer = h.join("c1", ["foo"], instance_id="i1")
+    assert (answer.error_code, answer.member_epoch, assignment(answer)) == (
+        ErrorCode.NONE, generation, {FOO: list(range(6))})
+    records = records_since(h, start)
+    assert [(type(r.key), getattr(r.key, "member_id", None), r.value is None)
+            for r in records] == [
+        (GroupMetadataKey, None, True),
+        (ConsumerGroupMemberMetadataKey, old, False), (ConsumerGroupMetadataKey, None, False),
+        (ConsumerGroupTargetAssignmentMemberKey, old, False),
+        (ConsumerGroupTargetAssignmentMetadataKey, None, False),
+        (ConsumerGroupCurrentMemberAssignmentKey, old, False),
+        # The rejoining member replaces the classic static member ...
+        (ConsumerGroupCurrentMemberAssignmentKey, old, True),
+        (ConsumerGroupTargetAssignmentMemberKey, old, True),
+        (ConsumerGroupMemberMetadataKey, old, True),
+        (ConsumerGroupMemberMetadataKey, "c1", False),
+        (ConsumerGroupTargetAssignmentMemberKey, "c1", False),
+        (ConsumerGroupCurrentMemberAssignmentKey, "c1", False),
+        # ... and takes its assignment, STABLE at the group epoch.
+        (ConsumerGroupMemberMetadataKey, "c1", False),
+        (ConsumerGroupCurrentMemberAssignmentKey, "c1", False)]
+    assert records[2].value.epoch == generation
+    assert records[-2].value.classic_member_metadata is None
+    final = records[-1].value
+    assert (final.member_epoch, final.previous_member_epoch, final.state) == (
+        generation, 0, MemberState.STABLE)
+    assert h.consumer_group().static_members["i1"] == "c1"
     assert h.deadline(ConsumerSessionTimerKey(GROUP, "c1")) == (
         h.now + CONFIG.group_consumer_session_timeout_ms)
     h.assert_live_equals_replay()
