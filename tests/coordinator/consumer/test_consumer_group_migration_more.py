@@ -1,8 +1,10 @@
 """More of GroupMetadataManagerTest's migration tests (Kafka's names in snake_case), on the
-fake-clock harness, continuing ``test_consumer_group_migration.py``: classic static members
-joining a consumer group, a classic member's leave updating the subscribed topics, and the
-downgrade when the last consumer-protocol member misses its rebalance timeout. Kafka's
-records are compared in order, leaving out kcoord's own RebalanceEvent records."""
+fake-clock harness, continuing ``test_consumer_group_migration.py``: upgrading a classic group
+caught in CompletingRebalance or by a static member's replacement, classic static members
+joining a consumer group, an eager classic member's reconciliation, a classic member's leave
+updating the subscribed topics, and the downgrade when the last consumer-protocol member
+misses its rebalance timeout. Kafka's records are compared in order, leaving out kcoord's own
+RebalanceEvent records."""
 
 from __future__ import annotations
 
