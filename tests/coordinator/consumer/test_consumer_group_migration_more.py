@@ -1,0 +1,361 @@
+"""More of GroupMetadataManagerTest's migration tests (Kafka's names in snake_case), on the
+fake-clock harness, continuing ``test_consumer_group_migration.py``: upgrading a classic group
+caught in CompletingRebalance or by a static member's replacement, classic static members
+joining a consumer group, an eager classic member's reconciliation, a classic member's leave
+updating the subscribed topics, and the downgrade when the last consumer-protocol member
+misses its rebalance timeout. Kafka's records are compared in order, leaving out kcoord's own
+RebalanceEvent records."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any
+
+import pytest
+from consumer_harness import BAR, CONFIG, FOO, GROUP, ConsumerHarness, assignment, owned
+from harness import identity
+from test_consumer_group_migration import (
+    REBALANCE_MS,
+    SESSION_MS,
+    assignment_blob,
+    classic_join,
+    decoded,
+    rejoin_and_sync,
+    stable_classic_group,
+    subscription,
+)
+
+from coordinator.core import ErrorCode
+from coordinator.core.consumer import MemberState
+from coordinator.core.timers import (
+    ClassicMemberJoinTimerKey,
+    ClassicMemberSyncTimerKey,
+    ConsumerRebalanceTimerKey,
+    ConsumerSessionTimerKey,
+    HeartbeatTimerKey,
+    JoinTimerKey,
+)
+from storage.records import (
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    GroupMetadataKey,
+    RebalanceEventKey,
+    TopicPartitions,
+)
+
+ZAR = uuid.UUID(int=0x2A4)
+
+
+@pytest.fixture
+def h() -> ConsumerHarness:
+    return ConsumerHarness()
+
+
+def records_since(h: ConsumerHarness, start: int) -> list[Any]:
+    """The records appended since ``start``, without kcoord's RebalanceEvent records."""
+    return [r for r in h.records[start:] if not isinstance(r.key, RebalanceEventKey)]
+
+
+def test_joining_consumer_group_with_new_static_member(h: ConsumerHarness) -> None:
+    h.join("c1", ["foo"])
+    group = h.consumer_group()
+    epoch = group.group_epoch
+    start = len(h.records)
+    # A new static member joins with an unknown member id: it gets one at once (no
+    # MEMBER_ID_REQUIRED round trip) and joins at the bumped epoch.
+    joined = classic_join(h, "", ["foo", "bar"], group_instance_id="i1")
+    mid = joined.member_id
+    assert mid != ""
+    assert (joined.error_code, joined.generation_id, joined.protocol_type,
+            joined.protocol_name) == (ErrorCode.NONE, epoch + 1, "consumer", "range")
+    records = records_since(h, start)
+    assert [type(r.key) for r in records] == [
+        ConsumerGroupMemberMetadataKey, ConsumerGroupMetadataKey,
+        ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberKey,
+        ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupCurrentMemberAssignmentKey]
+    subscription, group_epoch, *_, assignment_epoch, current = records
+    assert subscription.key.member_id == mid and subscription.value.instance_id == "i1"
+    assert subscription.value.subscribed_topic_names == ("bar", "foo")
+    assert subscription.value.classic_member_metadata.session_timeout_ms == SESSION_MS
+    assert group_epoch.value.epoch == assignment_epoch.value.assignment_epoch == epoch + 1
+    assert current.key.member_id == mid
+    assert (current.value.member_epoch, current.value.previous_member_epoch) == (epoch + 1, 0)
+    assert group.static_members["i1"] == mid
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, mid)) == h.now + SESSION_MS
+    assert h.deadline(ClassicMemberSyncTimerKey(GROUP, mid)) == (
+        h.now + group.members[mid].rebalance_timeout_ms)
+    h.assert_live_equals_replay()
+
+
+def test_consumer_group_member_using_classic_protocol_batch_leave_group_updating_subscription_metadata(  # noqa: E501
+    h: ConsumerHarness,
+) -> None:
+    h.join("c1", ["foo"])
+    first = classic_join(h, "", ["foo", "bar"])
+    joined = classic_join(h, first.member_id, ["foo", "bar"])
+    assert joined.error_code == ErrorCode.NONE
+    group = h.consumer_group()
+    epoch = group.group_epoch
+    only_foo = ConsumerHarness()
+    only_foo.join("c1", ["foo"])
+    assert group.metadata_hash != only_foo.consumer_group().metadata_hash
+    start = len(h.records)
+    answer = h.batch_leave_group(GROUP, [identity(first.member_id)])
+    assert answer.error_code == ErrorCode.NONE
+    assert [(m["member_id"], m["group_instance_id"], m["error_code"])
+            for m in answer.members] == [(first.member_id, None, ErrorCode.NONE)]
+    # The member's records are removed, then the epoch is bumped once, with the metadata
+    # of the topics still subscribed (foo only: KIP-1101's hash in the epoch record).
+    records = records_since(h, start)
+    assert [(type(r.key), r.value is None) for r in records] == [
+        (ConsumerGroupCurrentMemberAssignmentKey, True),
+        (ConsumerGroupTargetAssignmentMemberKey, True),
+        (ConsumerGroupMemberMetadataKey, True),
+        (ConsumerGroupMetadataKey, False)]
+    assert all(r.key.member_id == first.member_id for r in records[:3])
+    assert records[3].value.epoch == epoch + 1 == group.group_epoch
+    assert records[3].value.metadata_hash == only_foo.consumer_group().metadata_hash
+    h.assert_live_equals_replay()
+
+
+def test_last_consumer_protocol_member_rebalance_timeout_in_consumer_group() -> None:
+    h = ConsumerHarness(dataclasses.replace(CONFIG, group_consumer_migration_policy="downgrade"))
+    answer = h.join("c1", ["foo", "bar"], rebalance_timeout_ms=30_000)
+    assert assignment(answer) == {FOO: list(range(6)), BAR: [0, 1, 2]}
+    held_by_c1 = owned(answer)
+    assert h.consumer_heartbeat("c1", answer.member_epoch,
+                                topic_partitions=held_by_c1).error_code == ErrorCode.NONE
+    # A classic member joins; c1 must revoke partitions and never does.
+    first = classic_join(h, "", ["foo"])
+    joined = classic_join(h, first.member_id, ["foo"])
+    mid = joined.member_id
+    group = h.consumer_group()
+    epoch = group.group_epoch
+    h.consumer_heartbeat("c1", group.members["c1"].current.member_epoch,
+                         topic_partitions=held_by_c1)
+    assert group.members["c1"].current.state is MemberState.UNREVOKED_PARTITIONS
+    c1_epoch = group.members["c1"].current.member_epoch
+    timer = ConsumerRebalanceTimerKey(GROUP, "c1", c1_epoch)
+    assert h.deadline(timer) == h.now + 30_000
+    # The classic member keeps its session (SyncGroup, then heartbeats).
+    synced = h.sync_group_follower(GROUP, joined.generation_id, mid)
+    assert synced.error_code == ErrorCode.NONE
+    generation, held = joined.generation_id, decoded(synced.assignment)
+    target = group.target_of(mid)
+    while h.deadline(timer) is not None:
+        start = len(h.records)
+        if h.heartbeat(GROUP, mid, generation) == ErrorCode.REBALANCE_IN_PROGRESS:
+            rejoined, held = rejoin_and_sync(h, mid, held)
+            generation = rejoined.generation_id
+        h.sleep(SESSION_MS // 2)
+    # c1 was fenced by its rebalance timeout; the group went back to the classic protocol.
+    assert GROUP not in h.coordinator.consumer_groups
+    classic = h.group(GROUP)
+    assert set(classic.members) == {mid} and classic.protocol_name == "range"
+    assert classic.generation_id == epoch  # the epoch c1 was fenced at; no bump
+    records = records_since(h, start)
+    assert [(type(r.key), r.value is None) for r in records] == [
+        (ConsumerGroupCurrentMemberAssignmentKey, True),
+        (ConsumerGroupCurrentMemberAssignmentKey, True),
+        (ConsumerGroupTargetAssignmentMemberKey, True),
+        (ConsumerGroupTargetAssignmentMemberKey, True),
+        (ConsumerGroupTargetAssignmentMetadataKey, True),
+        (ConsumerGroupMemberMetadataKey, True),
+        (ConsumerGroupMemberMetadataKey, True),
+        (ConsumerGroupMetadataKey, True),
+        (GroupMetadataKey, False)]
+    assert {r.key.member_id for r in records[:2]} == {"c1", mid}
+    metadata = records[-1].value
+    assert (metadata.protocol_type, metadata.generation, metadata.protocol,
+            metadata.leader) == ("consumer", epoch, "range", mid)
+    (member,) = metadata.members
+    assert (member.member_id, member.session_timeout, member.rebalance_timeout) == (
+        mid, SESSION_MS, REBALANCE_MS)
+    assert decoded(member.assignment) == {"foo": sorted(target[FOO])}
+    assert classic.state.value == "PreparingRebalance"
+    assert h.deadline(HeartbeatTimerKey(GROUP, mid)) is not None
+    assert h.deadline(JoinTimerKey(GROUP)) is not None
+
+
+
+def test_joining_consumer_group_with_existing_static_member_and_new_subscription() -> None:
+    h = ConsumerHarness(foo=(FOO, 2), bar=(BAR, 1), zar=(ZAR, 1))
+    h.join("c2", ["foo", "bar"])
+    joined = classic_join(h, "", ["foo", "bar"], group_instance_id="i1")
+    mid = joined.member_id
+    synced = h.sync_group_follower(GROUP, joined.generation_id, mid, group_instance_id="i1")
+    assert synced.error_code == ErrorCode.NONE
+    group = h.consumer_group()
+    epoch = group.group_epoch
+    start = len(h.records)
+    # The static member rejoins with its member id (and, as in Kafka's test, no instance
+    # id) and a new subscription: the epoch is bumped and a new target computed at once.
+    rejoined = classic_join(h, mid, ["foo", "bar", "zar"])
+    assert (rejoined.error_code, rejoined.member_id, rejoined.generation_id,
+            rejoined.protocol_type, rejoined.protocol_name) == (
+        ErrorCode.NONE, mid, epoch + 1, "consumer", "range")
+    records = records_since(h, start)
+    assert [type(r.key) for r in records] == [
+        ConsumerGroupMemberMetadataKey, ConsumerGroupMetadataKey,
+        ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMetadataKey,
+        ConsumerGroupCurrentMemberAssignmentKey]
+    subscription, group_epoch, target, assignment_epoch, current = records
+    assert subscription.value.instance_id == "i1"
+    assert subscription.value.subscribed_topic_names == ("bar", "foo", "zar")
+    assert group_epoch.value.epoch == assignment_epoch.value.assignment_epoch == epoch + 1
+    assert target.key.member_id == mid
+    assert ZAR in {tp.topic_id for tp in target.value.topic_partitions}
+    assert (current.key.member_id, current.value.member_epoch,
+            current.value.previous_member_epoch) == (mid, epoch + 1, epoch)
+    assert group.static_members["i1"] == mid
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, mid)) == h.now + SESSION_MS
+    assert h.deadline(ClassicMemberSyncTimerKey(GROUP, mid)) == h.now + REBALANCE_MS
+    h.assert_live_equals_replay()
+
+
+def test_reconciliation_in_joining_consumer_group_with_eager_protocol(h: ConsumerHarness) -> None:
+    answer = h.join("c2", ["foo", "bar"])
+    held_by_c2 = owned(answer)
+    h.consumer_heartbeat("c2", answer.member_epoch, topic_partitions=held_by_c2)
+    # An eager classic consumer joins owning nothing; its target holds partitions c2 owns,
+    # so it waits in UNRELEASED_PARTITIONS at the new epoch with nothing assigned yet.
+    first = classic_join(h, "", ["foo"])
+    mid = first.member_id
+    joined = classic_join(h, mid, ["foo"])
+    group = h.consumer_group()
+    epoch = group.group_epoch
+    assert (joined.error_code, joined.generation_id) == (ErrorCode.NONE, epoch)
+    member = group.members[mid]
+    assert member.current.state is MemberState.UNRELEASED_PARTITIONS
+    assert member.current.member_epoch == epoch and not member.current.assigned_partitions
+    target = {FOO: sorted(group.target_of(mid)[FOO])}
+    assert target[FOO]
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, mid)) == h.now + SESSION_MS
+    assert h.deadline(ClassicMemberSyncTimerKey(GROUP, mid)) == h.now + REBALANCE_MS
+    synced = h.sync_group_follower(GROUP, joined.generation_id, mid)
+    assert synced.error_code == ErrorCode.NONE and decoded(synced.assignment) == {}
+    # c2 revokes the partitions, then confirms the revocation.
+    answer = h.consumer_heartbeat("c2", answer.member_epoch, topic_partitions=held_by_c2)
+    assert set(target[FOO]).isdisjoint((assignment(answer) or {}).get(FOO, []))
+    h.consumer_heartbeat("c2", answer.member_epoch, topic_partitions=owned(answer))
+    assert group.members["c2"].current.member_epoch == epoch
+    # The classic member is told to rejoin, within its rebalance timeout.
+    assert h.heartbeat(GROUP, mid, joined.generation_id) == ErrorCode.REBALANCE_IN_PROGRESS
+    assert h.deadline(ClassicMemberJoinTimerKey(GROUP, mid)) == h.now + REBALANCE_MS
+    rejoined = classic_join(h, mid, ["foo"])
+    assert (rejoined.error_code, rejoined.generation_id) == (ErrorCode.NONE, epoch)
+    current = group.members[mid].current
+    assert current.state is MemberState.STABLE
+    assert (current.member_epoch, current.previous_member_epoch) == (epoch, epoch)
+    assert {t: sorted(p) for t, p in current.assigned_partitions.items()} == target
+    assert h.deadline(ClassicMemberJoinTimerKey(GROUP, mid)) is None
+    synced = h.sync_group_follower(GROUP, rejoined.generation_id, mid)
+    assert decoded(synced.assignment) == {"foo": target[FOO]}
+    assert h.heartbeat(GROUP, mid, rejoined.generation_id) == ErrorCode.NONE
+    h.assert_live_equals_replay()
+
+
+def test_consumer_group_heartbeat_with_completing_rebalance_classic_group(
+    h: ConsumerHarness,
+) -> None:
+    m1, m2 = stable_classic_group(h, 2)
+    generation = h.group(GROUP).generation_id
+    # Both members rejoin: the group completes the join phase and waits for the leader's
+    # SyncGroup; the follower's SyncGroup is parked.
+    rejoins = [h.send_join_group(GROUP, mid, "consumer", [("range", subscription(["foo"]))],
+                                 session_timeout=SESSION_MS, rebalance_timeout=REBALANCE_MS,
+                                 api_version=5) for mid in (m1, m2)]
+    assert [h.reply(t).error_code for t in rejoins] == [ErrorCode.NONE, ErrorCode.NONE]
+    assert h.state(GROUP) == "CompletingRebalance"
+    assert h.group(GROUP).generation_id == generation + 1
+    follower = m2 if h.group(GROUP).leader_id == m1 else m1
+    parked = h.send_sync_group(GROUP, generation + 1, follower, None)
+    assert not h.answered(parked)
+    start = len(h.records)
+    # A consumer-protocol member joins: the group is upgraded, its classic members keep
+    # their assignments of the last generation at the new generation's epoch.
+    answer = h.join("c1", ["foo"])
+    assert (answer.error_code, answer.member_epoch) == (ErrorCode.NONE, generation + 2)
+    assert h.reply(parked).error_code == ErrorCode.REBALANCE_IN_PROGRESS
+    records = records_since(h, start)
+    assert [(type(r.key), getattr(r.key, "member_id", None)) for r in records[:9]] == [
+        (GroupMetadataKey, None),
+        (ConsumerGroupMemberMetadataKey, m1), (ConsumerGroupMemberMetadataKey, m2),
+        (ConsumerGroupMetadataKey, None),
+        (ConsumerGroupTargetAssignmentMemberKey, m1),
+        (ConsumerGroupTargetAssignmentMemberKey, m2),
+        (ConsumerGroupTargetAssignmentMetadataKey, None),
+        (ConsumerGroupCurrentMemberAssignmentKey, m1),
+        (ConsumerGroupCurrentMemberAssignmentKey, m2)]
+    assert records[0].value is None
+    assert records[3].value.epoch == records[6].value.assignment_epoch == generation + 1
+    for record, partitions in zip(records[7:9], ((0, 1, 2), (3, 4, 5)), strict=True):
+        assert (record.value.member_epoch, record.value.previous_member_epoch) == (
+            generation + 1, generation + 1)
+        assert record.value.assigned_partitions == (TopicPartitions(FOO, partitions),)
+    # Then c1 joins the consumer group: a new epoch and target, c1 waiting for partitions.
+    rest = records[9:]
+    assert [type(r.key) for r in rest] == [
+        ConsumerGroupMemberMetadataKey, ConsumerGroupMetadataKey,
+        *[ConsumerGroupTargetAssignmentMemberKey] * (len(rest) - 4),
+        ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupCurrentMemberAssignmentKey]
+    assert rest[0].key.member_id == rest[-1].key.member_id == "c1"
+    assert rest[1].value.epoch == rest[-2].value.assignment_epoch == generation + 2
+    assert (rest[-1].value.member_epoch, rest[-1].value.previous_member_epoch,
+            rest[-1].value.state, rest[-1].value.assigned_partitions) == (
+        generation + 2, 0, MemberState.UNRELEASED_PARTITIONS, ())
+    for mid in (m1, m2):
+        assert h.deadline(ConsumerSessionTimerKey(GROUP, mid)) == h.now + SESSION_MS
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, "c1")) == (
+        h.now + CONFIG.group_consumer_session_timeout_ms)
+    h.assert_live_equals_replay()
+
+
+def test_consumer_static_member_replacing_classic_static_member_upgrades_the_group(
+    h: ConsumerHarness,
+) -> None:
+    # Kafka's testConsumerGroupHeartbeatToClassicGroupFromExistingStaticMember, except for
+    # the epoch: kcoord records the topics' metadata hash when converting, so the replacing
+    # member's join does not bump the group epoch (Kafka's conversion leaves the subscription
+    # metadata out, and the join bumps it).
+    joined = classic_join(h, "", ["foo"], group_instance_id="i1")
+    old = joined.member_id
+    plan = {old: assignment_blob({"foo": list(range(6))})}
+    synced = h.send_sync_group(GROUP, joined.generation_id, old, plan, group_instance_id="i1")
+    assert h.reply(synced).error_code == ErrorCode.NONE
+    generation = h.group(GROUP).generation_id
+    start = len(h.records)
+    answer = h.join("c1", ["foo"], instance_id="i1")
+    assert (answer.error_code, answer.member_epoch, assignment(answer)) == (
+        ErrorCode.NONE, generation, {FOO: list(range(6))})
+    records = records_since(h, start)
+    assert [(type(r.key), getattr(r.key, "member_id", None), r.value is None)
+            for r in records] == [
+        (GroupMetadataKey, None, True),
+        (ConsumerGroupMemberMetadataKey, old, False), (ConsumerGroupMetadataKey, None, False),
+        (ConsumerGroupTargetAssignmentMemberKey, old, False),
+        (ConsumerGroupTargetAssignmentMetadataKey, None, False),
+        (ConsumerGroupCurrentMemberAssignmentKey, old, False),
+        # The rejoining member replaces the classic static member ...
+        (ConsumerGroupCurrentMemberAssignmentKey, old, True),
+        (ConsumerGroupTargetAssignmentMemberKey, old, True),
+        (ConsumerGroupMemberMetadataKey, old, True),
+        (ConsumerGroupMemberMetadataKey, "c1", False),
+        (ConsumerGroupTargetAssignmentMemberKey, "c1", False),
+        (ConsumerGroupCurrentMemberAssignmentKey, "c1", False),
+        # ... and takes its assignment, STABLE at the group epoch.
+        (ConsumerGroupMemberMetadataKey, "c1", False),
+        (ConsumerGroupCurrentMemberAssignmentKey, "c1", False)]
+    assert records[2].value.epoch == generation
+    assert records[-2].value.classic_member_metadata is None
+    final = records[-1].value
+    assert (final.member_epoch, final.previous_member_epoch, final.state) == (
+        generation, 0, MemberState.STABLE)
+    assert h.consumer_group().static_members["i1"] == "c1"
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, "c1")) == (
+        h.now + CONFIG.group_consumer_session_timeout_ms)
+    h.assert_live_equals_replay()
