@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import wire
+from wire.varint import encode_uvarint
 
 
 def _load(name: str) -> ModuleType:
@@ -120,13 +121,7 @@ def length_bytes(draw: st.DrawFn, size_hint: int) -> bytes:
         return struct.pack(">h", max(-(2**15), min(2**15 - 1, value)))
     if kind == "int32":
         return struct.pack(">i", value)
-    value &= 0xFFFFFFFF
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return encode_uvarint(value & 0xFFFFFFFF)
 
 
 @st.composite

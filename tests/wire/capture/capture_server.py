@@ -20,6 +20,7 @@ from typing import Any
 import crc32c
 
 import wire
+from wire.varint import encode_uvarint
 
 NODE_ID = 1
 TOPIC = "t1"
@@ -36,17 +37,8 @@ def topic_id(name: str) -> uuid.UUID:
 # ---------------------------------------------------------------------------------------
 
 
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _varint(value: int) -> bytes:
-    return _uvarint((value << 1) ^ (value >> 63))
+    return encode_uvarint((value << 1) ^ (value >> 63))
 
 
 def record_batch(base_offset: int, values: list[bytes], timestamp_ms: int) -> bytes:
