@@ -186,7 +186,8 @@ def _join(
         emit_event(fx, group, "rebalance_start", now_ms,
                    reason="member join" if new_member else "member metadata changed")
     if group.group_epoch > group.assignment_epoch:
-        assign_target(engine, group, subscribed, writer)
+        assign_target(engine, group, subscribed, writer,
+                      None if replaced is None else member_id)
 
     owned = topic_ids(engine.topics_image, subscription.owned_partitions)
     current = reconcile(

@@ -233,8 +233,9 @@ def convert_to_consumer_group(
     epoch = classic.generation_id
     for member_id, value, _ in members:
         writer.write(ConsumerGroupMemberMetadataKey(gid, member_id), value)
-    _, metadata_hash = group.subscriptions(image)
-    writer.write(ConsumerGroupMetadataKey(gid), ConsumerGroupMetadataValue(epoch, metadata_hash))
+    # No topics' metadata hash (0): Kafka's createConsumerGroupRecords writes no
+    # subscription metadata, so the joining member's heartbeat computes it and bumps the epoch.
+    writer.write(ConsumerGroupMetadataKey(gid), ConsumerGroupMetadataValue(epoch, 0))
     for member_id, _, assigned in members:
         writer.write(ConsumerGroupTargetAssignmentMemberKey(gid, member_id),
                      ConsumerGroupTargetAssignmentMemberValue(to_topic_partitions(assigned)))

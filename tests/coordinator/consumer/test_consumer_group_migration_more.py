@@ -315,46 +315,73 @@ def test_consumer_group_heartbeat_with_completing_rebalance_classic_group(
     h.assert_live_equals_replay()
 
 
-def test_consumer_static_member_replacing_classic_static_member_upgrades_the_group(
-    h: ConsumerHarness,
-) -> None:
-    # Kafka's testConsumerGroupHeartbeatToClassicGroupFromExistingStaticMember, except for
-    # the epoch: kcoord records the topics' metadata hash when converting, so the replacing
-    # member's join does not bump the group epoch (Kafka's conversion leaves the subscription
-    # metadata out, and the join bumps it).
-    joined = classic_join(h, "", ["foo"], group_instance_id="i1")
+def test_consumer_group_heartbeat_to_classic_group_from_existing_static_member() -> None:
+    h = ConsumerHarness(foo=(FOO, 1))
+    joined = classic_join(h, "", ["foo"], {"foo": [0]}, group_instance_id="i1")
     old = joined.member_id
-    plan = {old: assignment_blob({"foo": list(range(6))})}
+    plan = {old: assignment_blob({"foo": [0]})}
     synced = h.send_sync_group(GROUP, joined.generation_id, old, plan, group_instance_id="i1")
     assert h.reply(synced).error_code == ErrorCode.NONE
     generation = h.group(GROUP).generation_id
     start = len(h.records)
-    answer = h.join("c1", ["foo"], instance_id="i1")
-    assert (answer.error_code, answer.member_epoch, assignment(answer)) == (
-        ErrorCode.NONE, generation, {FOO: list(range(6))})
+    # The static member rejoins with the consumer protocol, triggering the upgrade.
+    answer = h.join("c1", ["foo"], instance_id="i1", rebalance_timeout_ms=5_000,
+                    server_assignor="range")
+    assert (answer.error_code, answer.member_id, answer.member_epoch, assignment(answer)) == (
+        ErrorCode.NONE, "c1", generation + 1, {FOO: [0]})
     records = records_since(h, start)
     assert [(type(r.key), getattr(r.key, "member_id", None), r.value is None)
             for r in records] == [
+        # The existing classic group tombstone.
         (GroupMetadataKey, None, True),
+        # The new consumer group with the static member.
         (ConsumerGroupMemberMetadataKey, old, False), (ConsumerGroupMetadataKey, None, False),
         (ConsumerGroupTargetAssignmentMemberKey, old, False),
         (ConsumerGroupTargetAssignmentMetadataKey, None, False),
         (ConsumerGroupCurrentMemberAssignmentKey, old, False),
-        # The rejoining member replaces the classic static member ...
+        # The static member is removed: the rejoining member replaces it ...
         (ConsumerGroupCurrentMemberAssignmentKey, old, True),
         (ConsumerGroupTargetAssignmentMemberKey, old, True),
         (ConsumerGroupMemberMetadataKey, old, True),
+        # ... as a new static member taking its place.
         (ConsumerGroupMemberMetadataKey, "c1", False),
         (ConsumerGroupTargetAssignmentMemberKey, "c1", False),
         (ConsumerGroupCurrentMemberAssignmentKey, "c1", False),
-        # ... and takes its assignment, STABLE at the group epoch.
+        # The static member rejoins the new consumer group.
         (ConsumerGroupMemberMetadataKey, "c1", False),
+        # The conversion left the subscription metadata out, so it is computed now and the
+        # group epoch bumped (kcoord: the hash in the epoch record, KIP-1101); a new target.
+        (ConsumerGroupMetadataKey, None, False),
+        (ConsumerGroupTargetAssignmentMemberKey, "c1", False),
+        (ConsumerGroupTargetAssignmentMetadataKey, None, False),
+        # The new static member takes the existing member's assignment at the new epoch.
         (ConsumerGroupCurrentMemberAssignmentKey, "c1", False)]
-    assert records[2].value.epoch == generation
-    assert records[-2].value.classic_member_metadata is None
-    final = records[-1].value
-    assert (final.member_epoch, final.previous_member_epoch, final.state) == (
-        generation, 0, MemberState.STABLE)
+    foo0 = (TopicPartitions(FOO, (0,)),)
+    classic_member, epoch, target, target_epoch, current = records[1:6]
+    value = classic_member.value
+    assert (value.instance_id, value.subscribed_topic_names, value.rebalance_timeout_ms,
+            value.server_assignor) == ("i1", ("foo",), REBALANCE_MS, None)
+    assert value.classic_member_metadata.session_timeout_ms == SESSION_MS
+    assert (epoch.value.epoch, epoch.value.metadata_hash) == (generation, 0)
+    assert target.value.topic_partitions == foo0
+    assert target_epoch.value.assignment_epoch == generation
+    assert (current.value.member_epoch, current.value.previous_member_epoch,
+            current.value.state, current.value.assigned_partitions) == (
+        generation, generation, MemberState.STABLE, foo0)
+    replacing_member, replacing_target, replacing = records[9:12]
+    assert replacing_member.value == value
+    assert replacing_target.value.topic_partitions == foo0
+    assert (replacing.value.member_epoch, replacing.value.previous_member_epoch,
+            replacing.value.state, replacing.value.assigned_partitions) == (
+        0, 0, MemberState.STABLE, foo0)
+    final_member, bumped, new_target, new_target_epoch, final = records[12:]
+    assert final_member.value == dataclasses.replace(
+        value, rebalance_timeout_ms=5_000, server_assignor="range", classic_member_metadata=None)
+    assert bumped.value.epoch == new_target_epoch.value.assignment_epoch == generation + 1
+    assert bumped.value.metadata_hash == h.consumer_group().metadata_hash != 0
+    assert new_target.value.topic_partitions == foo0
+    assert (final.value.member_epoch, final.value.previous_member_epoch, final.value.state,
+            final.value.assigned_partitions) == (generation + 1, 0, MemberState.STABLE, foo0)
     assert h.consumer_group().static_members["i1"] == "c1"
     assert h.deadline(ConsumerSessionTimerKey(GROUP, "c1")) == (
         h.now + CONFIG.group_consumer_session_timeout_ms)
