@@ -19,7 +19,7 @@ EXPECTED = {
     "CommonAssignorTests": (2, 2),
     "RangeAssignorTest": (13, 13),
     "ConsumerGroupTest": (7, 34),
-    "GroupMetadataManagerTest": (52, 53),
+    "GroupMetadataManagerTest": (53, 53),
     "OffsetMetadataManagerTest": (14, 14),
 }
 
