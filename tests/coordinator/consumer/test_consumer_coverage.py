@@ -18,7 +18,7 @@ EXPECTED = {
     "UniformHeterogeneousAssignmentBuilderTest": (11, 11),
     "CommonAssignorTests": (2, 2),
     "RangeAssignorTest": (13, 13),
-    "ConsumerGroupTest": (7, 34),
+    "ConsumerGroupTest": (31, 34),
     "GroupMetadataManagerTest": (53, 53),
     "OffsetMetadataManagerTest": (14, 14),
 }
