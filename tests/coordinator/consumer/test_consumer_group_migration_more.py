@@ -525,3 +525,18 @@ def test_classic_member_replacing_last_static_consumer_member_without_downgrade_
                    for r in h.records[-20:])
     assert h.deadline(ConsumerSessionTimerKey(GROUP, joined.member_id)) == h.now + SESSION_MS
     h.assert_live_equals_replay()
+
+
+def test_failed_downgrade_by_replacement_keeps_the_consumer_group() -> None:
+    # kcoord's own: the downgrade's records do not reach the log; the consumer group is
+    # rebuilt from the log and the joining member hears the mapped error.
+    h = ConsumerHarness(foo=(FOO, 6), bar=(BAR, 2))
+    m1, _ = _stable_mixed_group(h)
+    h.fail_appends(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    joined = classic_join(h, "", ["foo"], group_instance_id="i1")
+    assert joined.error_code == ErrorCode.NOT_COORDINATOR
+    assert GROUP not in h.coordinator.engine.groups
+    group = h.consumer_group()
+    assert set(group.members) == {"c2", m1} and group.static_members["i1"] == "c2"
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, "c2")) is not None
+    h.assert_live_equals_replay()

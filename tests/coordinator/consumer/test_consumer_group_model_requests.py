@@ -79,6 +79,7 @@ def test_group_type_from_string() -> None:
               for t in ("classic", "Consumer", "Invalid")}
     # Types compare case-insensitively; an unknown type lists nothing.
     assert listed == {"classic": {"classic-group"}, "Consumer": {GROUP}, "Invalid": set()}
+    h.assert_live_equals_replay()
 
 
 @pytest.mark.parametrize("version", OFFSET_COMMIT_VERSIONS)
@@ -246,6 +247,7 @@ def test_create_group_tombstone_records_with_replaced_member() -> None:
     assert isinstance(records[-1].key, GroupMetadataKey) and records[-1].value is not None
     assert GROUP not in h.coordinator.consumer_groups
     assert set(h.group(GROUP).members) == {"member-1", new_member}
+    h.assert_live_equals_replay()
 
 
 def test_from_classic_group() -> None:
