@@ -1,5 +1,5 @@
-"""More of GroupMetadataManagerTest's migration tests (Kafka's names in snake_case), on the fake-
-clock harness, continuing ``test_consumer_group_migration.py``: upgrading a classic group
+"""More of GroupMetadataManagerTest's migration tests (Kafka's names in snake_case), on the
+fake-clock harness, continuing ``test_consumer_group_migration.py``: upgrading a classic group
 caught in CompletingRebalance or by a static member's replacement, classic static members
 joining a consumer group, an eager classic member's reconciliation, a classic member's leave
 updating the subscribed topics, and the downgrades when the last consumer-protocol member
