@@ -32,8 +32,11 @@ def assign_target(
     group: ConsumerGroup,
     subscribed: Mapping[str, frozenset[uuid.UUID]],
     writer: RecordWriter,
+    replacing: str | None = None,
 ) -> None:
-    """Recompute the target assignment at the group epoch (Kafka's updateTargetAssignment)."""
+    """Recompute the target assignment at the group epoch (Kafka's updateTargetAssignment).
+    ``replacing`` is a static member that took a departed one's place in this request: its
+    target is written even if unchanged (Kafka's builder still holds it under the old id)."""
     image = engine.topics_image
     topics = {}
     for ids in subscribed.values():
@@ -60,7 +63,9 @@ def assign_target(
     gid = group.group_id
     for mid in group.members:
         assignment = new_target.get(mid, {})
-        if dict(assignment) != dict(group.target_of(mid)) or mid not in group.target:
+        if mid == replacing or mid not in group.target or (
+            dict(assignment) != dict(group.target_of(mid))
+        ):
             writer.write(ConsumerGroupTargetAssignmentMemberKey(gid, mid),
                          ConsumerGroupTargetAssignmentMemberValue(to_topic_partitions(assignment)))
     writer.write(ConsumerGroupTargetAssignmentMetadataKey(gid),

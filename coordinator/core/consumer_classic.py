@@ -11,7 +11,9 @@ its subscription says it owns; the JoinGroup answer's generation is the member e
 the SyncGroup answer is the member's assigned partitions (so partitions to revoke are
 first taken away, then -- after a rejoin -- the new ones given). A Heartbeat answers
 REBALANCE_IN_PROGRESS when the member must rejoin: the group epoch moved past it, it has
-partitions to revoke, or the partitions it waits for were released.
+partitions to revoke, or the partitions it waits for were released. A static member's
+JoinGroup replacing the last consumer-protocol member downgrades the group
+(``downgrade_with_replaced_member``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ from coordinator.core.consumer import MemberState, reconcile
 from coordinator.core.consumer_assignment import assign_target
 from coordinator.core.consumer_group import ConsumerGroup, ConsumerMember, current_value
 from coordinator.core.consumer_heartbeat import replace_static_member
-from coordinator.core.consumer_migration import assignment_bytes, subscription_version, topic_ids
+from coordinator.core.consumer_migration import (
+    assignment_bytes,
+    downgrade_with_replaced_member,
+    subscription_version,
+    topic_ids,
+)
 from coordinator.core.consumer_records import (
     RebuildOnFailure,
     RecordWriter,
@@ -186,7 +193,8 @@ def _join(
         emit_event(fx, group, "rebalance_start", now_ms,
                    reason="member join" if new_member else "member metadata changed")
     if group.group_epoch > group.assignment_epoch:
-        assign_target(engine, group, subscribed, writer)
+        assign_target(engine, group, subscribed, writer,
+                      None if replaced is None else member_id)
 
     owned = topic_ids(engine.topics_image, subscription.owned_partitions)
     current = reconcile(
@@ -201,16 +209,9 @@ def _join(
     if current != member.current:
         writer.write(ConsumerGroupCurrentMemberAssignmentKey(gid, member_id),
                      current_value(current))
-    fx.schedule(ConsumerSessionTimerKey(gid, member_id), now_ms + req["session_timeout_ms"])
-    # Rejoined: now it must sync within its rebalance timeout.
-    if group.classic_join_deadlines.pop(member_id, None) is not None:
-        fx.cancel(ClassicMemberJoinTimerKey(gid, member_id))
-    fx.schedule(ClassicMemberSyncTimerKey(gid, member_id),
-                now_ms + max(member.rebalance_timeout_ms, 0))
-    note_if_stable(group, now_ms, fx)
-    return {
+    response: JoinGroupResponse = {
         "error_code": ErrorCode.NONE,
-        "generation_id": member.member_epoch,
+        "generation_id": current.member_epoch,
         "protocol_type": CONSUMER_PROTOCOL_TYPE,
         "protocol_name": member.classic_protocol_name,
         "leader": "",
@@ -218,6 +219,18 @@ def _join(
         "member_id": member_id,
         "members": (),
     }
+    if replaced is not None and downgrade_with_replaced_member(
+        engine, group, replaced, member_id, fx, now_ms
+    ):
+        return response  # now a classic group: its members' heartbeats are armed
+    fx.schedule(ConsumerSessionTimerKey(gid, member_id), now_ms + req["session_timeout_ms"])
+    # Rejoined: now it must sync within its rebalance timeout.
+    if group.classic_join_deadlines.pop(member_id, None) is not None:
+        fx.cancel(ClassicMemberJoinTimerKey(gid, member_id))
+    fx.schedule(ClassicMemberSyncTimerKey(gid, member_id),
+                now_ms + max(member.rebalance_timeout_ms, 0))
+    note_if_stable(group, now_ms, fx)
+    return response
 
 
 def _join_member(

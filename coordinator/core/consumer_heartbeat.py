@@ -216,7 +216,8 @@ def _heartbeat(
             reason = "topic metadata changed"
         emit_event(fx, group, "rebalance_start", now_ms, reason=reason)
     if group.group_epoch > group.assignment_epoch:
-        assign_target(engine, group, subscribed, writer)
+        assign_target(engine, group, subscribed, writer,
+                      None if replaced is None else member.member_id)
 
     owned = _owned(req["topic_partitions"])
     current = reconcile(

@@ -13,7 +13,9 @@ Downgrade (``fence_or_downgrade``): when the member being removed is the last on
 the consumer protocol, the others being classic, the group goes back to a classic group
 (Kafka's convertToClassicGroup / ClassicGroup.fromConsumerGroup): the consumer group's
 records are tombstoned, a Stable classic group holding the target assignment is stored,
-and a rebalance starts.
+and a rebalance starts. The same happens, without the rebalance, when a classic static
+member's JoinGroup replaces the last consumer-protocol member, a static one
+(``downgrade_with_replaced_member``): the joining member takes the replaced one's target.
 
 Both are records first, replayed into the live group as they are emitted; a failed append
 rebuilds whichever group the log holds (``RebuildOnFailure``).
@@ -81,6 +83,7 @@ __all__ = [
     "UpgradeRefusedError",
     "assignment_bytes",
     "convert_to_consumer_group",
+    "downgrade_with_replaced_member",
     "expire_classic_member",
     "expire_consumer_member",
     "fence_or_downgrade",
@@ -233,8 +236,9 @@ def convert_to_consumer_group(
     epoch = classic.generation_id
     for member_id, value, _ in members:
         writer.write(ConsumerGroupMemberMetadataKey(gid, member_id), value)
-    _, metadata_hash = group.subscriptions(image)
-    writer.write(ConsumerGroupMetadataKey(gid), ConsumerGroupMetadataValue(epoch, metadata_hash))
+    # No topics' metadata hash (0): Kafka's createConsumerGroupRecords writes no
+    # subscription metadata, so the joining member's heartbeat computes it and bumps the epoch.
+    writer.write(ConsumerGroupMetadataKey(gid), ConsumerGroupMetadataValue(epoch, 0))
     for member_id, _, assigned in members:
         writer.write(ConsumerGroupTargetAssignmentMemberKey(gid, member_id),
                      ConsumerGroupTargetAssignmentMemberValue(to_topic_partitions(assigned)))
@@ -280,27 +284,54 @@ def fence_or_downgrade(
     """Kafka's consumerGroupFenceMember: remove the member, or -- when the others all use
     the classic protocol and the policy allows -- turn the group back into a classic one."""
     if _downgrade_allowed(engine, group, member.member_id):
-        _convert_to_classic_group(engine, group, member, fx, now_ms, event, reason)
+        _convert_to_classic_group(engine, group, member, fx, now_ms, reason, event)
     else:
         fence_member(engine, group, member, fx, now_ms, event, reason)
+
+
+def downgrade_with_replaced_member(
+    engine: Engine,
+    group: ConsumerGroup,
+    replaced: ConsumerMember,
+    joining_id: str,
+    fx: Effects,
+    now_ms: int,
+) -> bool:
+    """Kafka's validateOnlineDowngradeWithReplacedMemberId then convertToClassicGroup: a
+    classic static member (``joining_id``, already in the group in ``replaced``'s place)
+    replaced the last consumer-protocol member, so the group goes back to a Stable classic
+    group holding the target assignment, without a rebalance. False when not allowed."""
+    if replaced.classic is not None or any(m.classic is None for m in group.members.values()):
+        return False
+    if not _downgrade_enabled(engine.config.group_consumer_migration_policy):
+        return False  # Kafka logs: the online downgrade is disabled
+    if len(group.members) > engine.config.group_max_size:
+        return False  # Kafka logs: greater than the classic group max size
+    joining = group.members[joining_id]
+    _convert_to_classic_group(engine, group, None, fx, now_ms,
+                              f"static member {joining.instance_id} replaced by a classic member")
+    return True
 
 
 def _convert_to_classic_group(
     engine: Engine,
     group: ConsumerGroup,
-    leaving: ConsumerMember,
+    leaving: ConsumerMember | None,
     fx: Effects,
     now_ms: int,
-    event: str,
     reason: str,
+    event: str | None = None,
 ) -> None:
+    """The consumer group's tombstones then the classic group's record. ``leaving`` (with
+    its history ``event``) is left out and a rebalance starts; without one (a static member
+    was replaced) every member stays and the group stays Stable."""
     gid = group.group_id
     image = engine.topics_image
     classic = ClassicGroup(gid, STABLE, now_ms)
     classic.generation_id = group.group_epoch
     targets = {}
     for member_id, member in group.members.items():
-        if member_id == leaving.member_id or member.classic is None:
+        if member is leaving or member.classic is None:
             continue
         protocols = tuple((p.name, p.metadata) for p in member.classic.supported_protocols)
         classic.add(Member(gid, member_id, member.instance_id, member.client_id,
@@ -315,7 +346,8 @@ def _convert_to_classic_group(
         classic_member.assignment = assignment_bytes(image, targets[member_id], version)
 
     # Kafka's createGroupTombstoneRecords, then the classic group's record.
-    emit_event(fx, group, event, now_ms, reason=reason, member=leaving)
+    if leaving is not None and event is not None:
+        emit_event(fx, group, event, now_ms, reason=reason, member=leaving)
     writer = RecordWriter(group, fx)
     members = list(group.members.values())
     for member in members:
@@ -335,8 +367,9 @@ def _convert_to_classic_group(
     for classic_member in classic.members.values():
         engine.reschedule_heartbeat(classic_member, now_ms, fx)
     engine.event(fx, classic, "group_downgraded", now_ms, reason=reason)
-    engine.prepare_rebalance(classic, now_ms, f"Downgrade group {gid} from consumer to classic.",
-                             fx)
+    if leaving is not None:
+        engine.prepare_rebalance(classic, now_ms,
+                                 f"Downgrade group {gid} from consumer to classic.", fx)
 
 
 def expire_consumer_member(

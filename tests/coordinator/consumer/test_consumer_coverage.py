@@ -18,8 +18,8 @@ EXPECTED = {
     "UniformHeterogeneousAssignmentBuilderTest": (11, 11),
     "CommonAssignorTests": (2, 2),
     "RangeAssignorTest": (13, 13),
-    "ConsumerGroupTest": (7, 34),
-    "GroupMetadataManagerTest": (51, 53),
+    "ConsumerGroupTest": (31, 34),
+    "GroupMetadataManagerTest": (53, 53),
     "OffsetMetadataManagerTest": (14, 14),
 }
 

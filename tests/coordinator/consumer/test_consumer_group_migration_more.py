@@ -2,9 +2,9 @@
 fake-clock harness, continuing ``test_consumer_group_migration.py``: upgrading a classic group
 caught in CompletingRebalance or by a static member's replacement, classic static members
 joining a consumer group, an eager classic member's reconciliation, a classic member's leave
-updating the subscribed topics, and the downgrade when the last consumer-protocol member
-misses its rebalance timeout. Kafka's records are compared in order, leaving out kcoord's own
-RebalanceEvent records."""
+updating the subscribed topics, and the downgrades when the last consumer-protocol member
+misses its rebalance timeout or, static, is replaced by a classic member. Kafka's records are
+compared in order, leaving out kcoord's own RebalanceEvent records."""
 
 from __future__ import annotations
 
@@ -48,6 +48,17 @@ from storage.records import (
 )
 
 ZAR = uuid.UUID(int=0x2A4)
+# Kafka's createGroupTombstoneRecords for a group of two members (kcoord has no subscription
+# metadata record to tombstone: the metadata hash is in the epoch record).
+TWO_MEMBER_GROUP_TOMBSTONES = [
+        (ConsumerGroupCurrentMemberAssignmentKey, True),
+        (ConsumerGroupCurrentMemberAssignmentKey, True),
+        (ConsumerGroupTargetAssignmentMemberKey, True),
+        (ConsumerGroupTargetAssignmentMemberKey, True),
+        (ConsumerGroupTargetAssignmentMetadataKey, True),
+        (ConsumerGroupMemberMetadataKey, True),
+        (ConsumerGroupMemberMetadataKey, True),
+        (ConsumerGroupMetadataKey, True)]
 
 
 @pytest.fixture
@@ -159,15 +170,7 @@ def test_last_consumer_protocol_member_rebalance_timeout_in_consumer_group() -> 
     assert classic.generation_id == epoch  # the epoch c1 was fenced at; no bump
     records = records_since(h, start)
     assert [(type(r.key), r.value is None) for r in records] == [
-        (ConsumerGroupCurrentMemberAssignmentKey, True),
-        (ConsumerGroupCurrentMemberAssignmentKey, True),
-        (ConsumerGroupTargetAssignmentMemberKey, True),
-        (ConsumerGroupTargetAssignmentMemberKey, True),
-        (ConsumerGroupTargetAssignmentMetadataKey, True),
-        (ConsumerGroupMemberMetadataKey, True),
-        (ConsumerGroupMemberMetadataKey, True),
-        (ConsumerGroupMetadataKey, True),
-        (GroupMetadataKey, False)]
+        *TWO_MEMBER_GROUP_TOMBSTONES, (GroupMetadataKey, False)]
     assert {r.key.member_id for r in records[:2]} == {"c1", mid}
     metadata = records[-1].value
     assert (metadata.protocol_type, metadata.generation, metadata.protocol,
@@ -315,47 +318,225 @@ def test_consumer_group_heartbeat_with_completing_rebalance_classic_group(
     h.assert_live_equals_replay()
 
 
-def test_consumer_static_member_replacing_classic_static_member_upgrades_the_group(
-    h: ConsumerHarness,
-) -> None:
-    # Kafka's testConsumerGroupHeartbeatToClassicGroupFromExistingStaticMember, except for
-    # the epoch: kcoord records the topics' metadata hash when converting, so the replacing
-    # member's join does not bump the group epoch (Kafka's conversion leaves the subscription
-    # metadata out, and the join bumps it).
-    joined = classic_join(h, "", ["foo"], group_instance_id="i1")
+def test_consumer_group_heartbeat_to_classic_group_from_existing_static_member() -> None:
+    h = ConsumerHarness(foo=(FOO, 1))
+    joined = classic_join(h, "", ["foo"], {"foo": [0]}, group_instance_id="i1")
     old = joined.member_id
-    plan = {old: assignment_blob({"foo": list(range(6))})}
+    plan = {old: assignment_blob({"foo": [0]})}
     synced = h.send_sync_group(GROUP, joined.generation_id, old, plan, group_instance_id="i1")
     assert h.reply(synced).error_code == ErrorCode.NONE
     generation = h.group(GROUP).generation_id
     start = len(h.records)
-    answer = h.join("c1", ["foo"], instance_id="i1")
-    assert (answer.error_code, answer.member_epoch, assignment(answer)) == (
-        ErrorCode.NONE, generation, {FOO: list(range(6))})
+    # The static member rejoins with the consumer protocol, triggering the upgrade.
+    answer = h.join("c1", ["foo"], instance_id="i1", rebalance_timeout_ms=5_000,
+                    server_assignor="range")
+    assert (answer.error_code, answer.member_id, answer.member_epoch, assignment(answer)) == (
+        ErrorCode.NONE, "c1", generation + 1, {FOO: [0]})
     records = records_since(h, start)
     assert [(type(r.key), getattr(r.key, "member_id", None), r.value is None)
             for r in records] == [
+        # The existing classic group tombstone.
         (GroupMetadataKey, None, True),
+        # The new consumer group with the static member.
         (ConsumerGroupMemberMetadataKey, old, False), (ConsumerGroupMetadataKey, None, False),
         (ConsumerGroupTargetAssignmentMemberKey, old, False),
         (ConsumerGroupTargetAssignmentMetadataKey, None, False),
         (ConsumerGroupCurrentMemberAssignmentKey, old, False),
-        # The rejoining member replaces the classic static member ...
+        # The static member is removed: the rejoining member replaces it ...
         (ConsumerGroupCurrentMemberAssignmentKey, old, True),
         (ConsumerGroupTargetAssignmentMemberKey, old, True),
         (ConsumerGroupMemberMetadataKey, old, True),
+        # ... as a new static member taking its place.
         (ConsumerGroupMemberMetadataKey, "c1", False),
         (ConsumerGroupTargetAssignmentMemberKey, "c1", False),
         (ConsumerGroupCurrentMemberAssignmentKey, "c1", False),
-        # ... and takes its assignment, STABLE at the group epoch.
+        # The static member rejoins the new consumer group.
         (ConsumerGroupMemberMetadataKey, "c1", False),
+        # The conversion left the subscription metadata out, so it is computed now and the
+        # group epoch bumped (kcoord: the hash in the epoch record, KIP-1101); a new target.
+        (ConsumerGroupMetadataKey, None, False),
+        (ConsumerGroupTargetAssignmentMemberKey, "c1", False),
+        (ConsumerGroupTargetAssignmentMetadataKey, None, False),
+        # The new static member takes the existing member's assignment at the new epoch.
         (ConsumerGroupCurrentMemberAssignmentKey, "c1", False)]
-    assert records[2].value.epoch == generation
-    assert records[-2].value.classic_member_metadata is None
-    final = records[-1].value
-    assert (final.member_epoch, final.previous_member_epoch, final.state) == (
-        generation, 0, MemberState.STABLE)
+    foo0 = (TopicPartitions(FOO, (0,)),)
+    classic_member, epoch, target, target_epoch, current = records[1:6]
+    value = classic_member.value
+    assert (value.instance_id, value.subscribed_topic_names, value.rebalance_timeout_ms,
+            value.server_assignor) == ("i1", ("foo",), REBALANCE_MS, None)
+    assert value.classic_member_metadata.session_timeout_ms == SESSION_MS
+    assert (epoch.value.epoch, epoch.value.metadata_hash) == (generation, 0)
+    assert target.value.topic_partitions == foo0
+    assert target_epoch.value.assignment_epoch == generation
+    assert (current.value.member_epoch, current.value.previous_member_epoch,
+            current.value.state, current.value.assigned_partitions) == (
+        generation, generation, MemberState.STABLE, foo0)
+    replacing_member, replacing_target, replacing = records[9:12]
+    assert replacing_member.value == value
+    assert replacing_target.value.topic_partitions == foo0
+    assert (replacing.value.member_epoch, replacing.value.previous_member_epoch,
+            replacing.value.state, replacing.value.assigned_partitions) == (
+        0, 0, MemberState.STABLE, foo0)
+    final_member, bumped, new_target, new_target_epoch, final = records[12:]
+    assert final_member.value == dataclasses.replace(
+        value, rebalance_timeout_ms=5_000, server_assignor="range", classic_member_metadata=None)
+    assert bumped.value.epoch == new_target_epoch.value.assignment_epoch == generation + 1
+    assert bumped.value.metadata_hash == h.consumer_group().metadata_hash != 0
+    assert new_target.value.topic_partitions == foo0
+    assert (final.value.member_epoch, final.value.previous_member_epoch, final.value.state,
+            final.value.assigned_partitions) == (generation + 1, 0, MemberState.STABLE, foo0)
     assert h.consumer_group().static_members["i1"] == "c1"
     assert h.deadline(ConsumerSessionTimerKey(GROUP, "c1")) == (
         h.now + CONFIG.group_consumer_session_timeout_ms)
+    h.assert_live_equals_replay()
+
+
+def _stable_mixed_group(h: ConsumerHarness) -> tuple[str, Any]:
+    """Static consumer-protocol member c2 (instance i1, foo) and classic member m1 (foo,
+    bar), both reconciled: (m1's id, c2's last answer)."""
+    answer = h.join("c2", ["foo"], instance_id="i1", server_assignor="range")
+    first = classic_join(h, "", ["foo", "bar"])
+    mid = first.member_id
+    joined = classic_join(h, mid, ["foo", "bar"])
+    held: dict[str, list[int]] = decoded(
+        h.sync_group_follower(GROUP, joined.generation_id, mid).assignment)
+    generation = joined.generation_id
+    group = h.consumer_group()
+    for _ in range(6):
+        member = group.members["c2"].current
+        answer = h.consumer_heartbeat("c2", member.member_epoch,
+                                      topic_partitions=list(member.assigned_partitions.items()))
+        if h.heartbeat(GROUP, mid, generation) == ErrorCode.REBALANCE_IN_PROGRESS:
+            joined = classic_join(h, mid, ["foo", "bar"], held)
+            generation = joined.generation_id
+            held = decoded(h.sync_group_follower(GROUP, generation, mid).assignment)
+    assert group.state == "Stable"
+    return mid, answer
+
+
+def test_last_static_consumer_protocol_member_replaced_by_classic_protocol_member() -> None:
+    h = ConsumerHarness(dataclasses.replace(CONFIG, group_consumer_migration_policy="downgrade"),
+                        foo=(FOO, 6), bar=(BAR, 2))
+    m1, _ = _stable_mixed_group(h)
+    group = h.consumer_group()
+    epoch = group.group_epoch
+    old = group.members["c2"]
+    old_value, old_target = old.metadata_value(), dict(group.target_of("c2"))
+    targets = {m1: dict(group.target_of(m1))}
+    assert old_target and targets[m1]
+    start = len(h.records)
+    # A classic member with the same instance id joins: it replaces c2, the last member
+    # using the consumer protocol, so the group is downgraded.
+    joined = classic_join(h, "", ["foo"], group_instance_id="i1")
+    new = joined.member_id
+    targets[new] = old_target
+    assert new not in ("", "c2", m1)
+    assert (joined.error_code, joined.generation_id, joined.protocol_type,
+            joined.protocol_name) == (ErrorCode.NONE, epoch, "consumer", "range")
+    records = records_since(h, start)
+    assert [(type(r.key), getattr(r.key, "member_id", None), r.value is None)
+            for r in records[:8]] == [
+        # The existing member 2, using the consumer protocol, is removed ...
+        (ConsumerGroupCurrentMemberAssignmentKey, "c2", True),
+        (ConsumerGroupTargetAssignmentMemberKey, "c2", True),
+        (ConsumerGroupMemberMetadataKey, "c2", True),
+        # ... the new member 2 takes its place ...
+        (ConsumerGroupMemberMetadataKey, new, False),
+        (ConsumerGroupTargetAssignmentMemberKey, new, False),
+        (ConsumerGroupCurrentMemberAssignmentKey, new, False),
+        # ... and is updated to the member using the classic protocol.
+        (ConsumerGroupMemberMetadataKey, new, False),
+        (ConsumerGroupCurrentMemberAssignmentKey, new, False)]
+    assert records[3].value == old_value
+    assert records[4].value.topic_partitions == to_partitions(old_target)
+    replacing, classic_member, current = records[5].value, records[6].value, records[7].value
+    assert (replacing.member_epoch, replacing.previous_member_epoch, replacing.state,
+            replacing.assigned_partitions) == (0, 0, MemberState.STABLE, to_partitions(old_target))
+    assert classic_member == dataclasses.replace(
+        old_value, rebalance_timeout_ms=REBALANCE_MS, client_id=classic_member.client_id,
+        classic_member_metadata=classic_member.classic_member_metadata)
+    assert classic_member.classic_member_metadata.session_timeout_ms == SESSION_MS
+    assert (current.member_epoch, current.previous_member_epoch, current.state,
+            current.assigned_partitions) == (epoch, 0, MemberState.STABLE,
+                                             to_partitions(old_target))
+    # Then member 1, member 2 and the consumer group are removed (Kafka's subscription
+    # metadata tombstone has no kcoord counterpart: the hash is in the epoch record), and
+    # the classic group is created.
+    tombstones = records[8:16]
+    assert [(type(r.key), r.value is None) for r in tombstones] == TWO_MEMBER_GROUP_TOMBSTONES
+    for pair in (tombstones[0:2], tombstones[2:4], tombstones[5:7]):
+        assert {r.key.member_id for r in pair} == {m1, new}
+    (created,) = records[16:]
+    assert isinstance(created.key, GroupMetadataKey) and created.value is not None
+    metadata = created.value
+    assert (metadata.protocol_type, metadata.generation, metadata.protocol) == (
+        "consumer", epoch, "range")
+    assert metadata.leader in (m1, new)  # either member, as in Kafka's test
+    stored = {m.member_id: m for m in metadata.members}
+    assert set(stored) == {m1, new}
+    assert (stored[new].group_instance_id, stored[new].session_timeout,
+            stored[new].rebalance_timeout) == ("i1", SESSION_MS, REBALANCE_MS)
+    for member_id, target in targets.items():
+        assert decoded(stored[member_id].assignment) == by_name(h, target)
+    # The group is a Stable classic group: no rebalance, heartbeats armed, no consumer
+    # protocol timers left.
+    assert GROUP not in h.coordinator.consumer_groups
+    assert h.state(GROUP) == "Stable" and h.group(GROUP).generation_id == epoch
+    for member_id in (m1, new):
+        assert h.deadline(HeartbeatTimerKey(GROUP, member_id)) is not None
+        assert h.deadline(ConsumerSessionTimerKey(GROUP, member_id)) is None
+    assert h.deadline(ClassicMemberSyncTimerKey(GROUP, new)) is None
+    assert h.deadline(JoinTimerKey(GROUP)) is None
+    # The new member syncs and gets member 2's partitions.
+    synced = h.sync_group_follower(GROUP, epoch, new, group_instance_id="i1")
+    assert synced.error_code == ErrorCode.NONE
+    assert decoded(synced.assignment) == by_name(h, old_target)
+    h.assert_live_equals_replay()
+    before = {m: h.group(GROUP).members[m].assignment for m in (m1, new)}
+    h.crash_and_replay()
+    assert h.state(GROUP) == "Stable" and h.group(GROUP).generation_id == epoch
+    assert {m: h.group(GROUP).members[m].assignment for m in (m1, new)} == before
+
+
+def to_partitions(target: dict[uuid.UUID, frozenset[int]]) -> tuple[TopicPartitions, ...]:
+    return tuple(TopicPartitions(t, tuple(sorted(p))) for t, p in sorted(target.items()))
+
+
+def by_name(h: ConsumerHarness, target: dict[uuid.UUID, frozenset[int]]) -> dict[str, list[int]]:
+    names = {tid: name for name, (tid, _) in h.topics.items()}
+    return {names[t]: sorted(p) for t, p in target.items() if p}
+
+
+def test_classic_member_replacing_last_static_consumer_member_without_downgrade_policy() -> None:
+    # kcoord's own: with the downgrade disabled, the classic member joins the consumer group
+    # in the replaced member's place.
+    h = ConsumerHarness(dataclasses.replace(CONFIG, group_consumer_migration_policy="upgrade"),
+                        foo=(FOO, 6), bar=(BAR, 2))
+    m1, _ = _stable_mixed_group(h)
+    epoch = h.consumer_group().group_epoch
+    old_target = dict(h.consumer_group().target_of("c2"))
+    joined = classic_join(h, "", ["foo"], group_instance_id="i1")
+    assert (joined.error_code, joined.generation_id) == (ErrorCode.NONE, epoch)
+    group = h.consumer_group()
+    assert set(group.members) == {m1, joined.member_id}
+    assert all(m.classic is not None for m in group.members.values())
+    assert dict(group.target_of(joined.member_id)) == old_target
+    assert not any(isinstance(r.key, GroupMetadataKey) and r.value is not None
+                   for r in h.records[-20:])
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, joined.member_id)) == h.now + SESSION_MS
+    h.assert_live_equals_replay()
+
+
+def test_failed_downgrade_by_replacement_keeps_the_consumer_group() -> None:
+    # kcoord's own: the downgrade's records do not reach the log; the consumer group is
+    # rebuilt from the log and the joining member hears the mapped error.
+    h = ConsumerHarness(foo=(FOO, 6), bar=(BAR, 2))
+    m1, _ = _stable_mixed_group(h)
+    h.fail_appends(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    joined = classic_join(h, "", ["foo"], group_instance_id="i1")
+    assert joined.error_code == ErrorCode.NOT_COORDINATOR
+    assert GROUP not in h.coordinator.engine.groups
+    group = h.consumer_group()
+    assert set(group.members) == {"c2", m1} and group.static_members["i1"] == "c2"
+    assert h.deadline(ConsumerSessionTimerKey(GROUP, "c2")) is not None
     h.assert_live_equals_replay()
