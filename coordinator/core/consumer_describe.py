@@ -68,7 +68,8 @@ def describe_consumer_group(
                 "client_id": member.client_id,
                 "client_host": member.client_host,
                 "subscribed_topic_names": list(member.subscribed_topic_names),
-                "subscribed_topic_regex": member.subscribed_topic_regex,
+                # Kafka's member holds "" when it has no regex, and describes it so.
+                "subscribed_topic_regex": member.subscribed_topic_regex or "",
                 "assignment": _assignment(member.current.assigned_partitions, image),
                 "target_assignment": _assignment(group.target_of(member.member_id), image),
                 "member_type": (CLASSIC_MEMBER_TYPE if member.uses_classic_protocol

@@ -201,11 +201,11 @@ def test_as_described_group() -> None:
     assert (described.error_code, described.group_id, described.group_state,
             described.group_epoch, described.assignment_epoch, described.assignor_name) == (
         ErrorCode.NONE, GROUP, "Stable", 0, 0, "assignorName")
-    # Kafka describes an unset regex as "" (kcoord: null, the field's default).
+    # Kafka's member holds "" for an unset regex, and describes it so.
     assert [(m.member_id, m.subscribed_topic_names, m.subscribed_topic_regex, m.member_epoch,
              m.assignment.topic_partitions, m.target_assignment.topic_partitions)
             for m in described.members] == [
-        ("member1", ("foo",), None, 0, (), ()), ("member2", (), None, 0, (), ())]
+        ("member1", ("foo",), "", 0, (), ()), ("member2", (), "", 0, (), ())]
 
 
 def test_is_in_states_case_insensitive() -> None:
