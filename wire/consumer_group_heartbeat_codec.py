@@ -3,7 +3,7 @@
 A consumer-protocol member heartbeats every few seconds with a frame that is mostly nulls
 (Kafka's client leaves out every field that did not change); the answer to such a
 heartbeat leaves out the assignment. This module reads such requests and writes the
-answers with ``struct`` and slicing, about five times faster than the compiled construct
+answers with ``struct`` and slicing, three to four times faster than the compiled construct
 codec (``wire/apis/consumer_group_heartbeat.py`` is the schema; this module follows it
 field for field). ``wire.codec`` tries it first:
 
