@@ -4,17 +4,22 @@ Heartbeat rows in the same run and server (1x1, 1x32, 8x1), and the formation ti
 16 confluent-kafka consumers with ``group.protocol=consumer`` (heartbeat interval 500 ms).
 Tansu and librdkafka's mock are not compared: Tansu has no KIP-848, the mock no server side.
 
-``python tests/benchmarks/bench_consumer_protocol.py [--members 100] [--seconds 2]``
+``python tests/benchmarks/bench_consumer_protocol.py [--members 100] [--seconds 2]``;
+``--server-only [--checkout DIR]``: only the raw rows, kcoord run from ``DIR`` if given.
 """
 
 from __future__ import annotations
 
 import argparse
+import socket
+import struct
 import sys
 import time
 import tracemalloc
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "coordinator" / "consumer"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -28,6 +33,8 @@ from consumer_harness import ConsumerHarness
 
 from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
 from coordinator.core.messages import LocalContext
+
+MEMBER_ID = "bench-member-0001"
 
 
 def steady_heartbeats(members: int, seconds: float) -> float:
@@ -83,46 +90,77 @@ def memory_per_member(members: int) -> float:
     return (after - before) / members
 
 
-def consumer_heartbeat_frame(port: int) -> tuple[bytes, object]:
-    """Join one KIP-848 member over the wire; the frame of its steady-state heartbeat."""
+def consumer_heartbeat_frame(port: int) -> tuple[bytes, int]:
+    """Join one KIP-848 member over the wire; the frame of its steady-state heartbeat and
+    the member epoch its answers must carry."""
     from bench_brokers import Session
 
-    from wire import decode_response, encode_request
+    from wire import encode_request
 
     session = Session(port)
     joined = session.call(68, 1, {
-        "group_id": "bench-848", "member_id": "bench-member-0001", "member_epoch": 0,
+        "group_id": "bench-848", "member_id": MEMBER_ID, "member_epoch": 0,
         "rebalance_timeout_ms": 60000, "subscribed_topic_names": ["bench"],
         "topic_partitions": []})
     assert joined.error_code == 0, joined
     owned = [{"topic_id": tp.topic_id, "partitions": list(tp.partitions)}
              for tp in joined.assignment.topic_partitions]
     acked = session.call(68, 1, {
-        "group_id": "bench-848", "member_id": "bench-member-0001",
+        "group_id": "bench-848", "member_id": MEMBER_ID,
         "member_epoch": joined.member_epoch, "topic_partitions": owned})
     assert acked.error_code == 0, acked
     session.close()
     frame = encode_request(68, 1, 0, "bench", {
-        "group_id": "bench-848", "member_id": "bench-member-0001",
+        "group_id": "bench-848", "member_id": MEMBER_ID,
         "member_epoch": acked.member_epoch})
+    return frame, int(acked.member_epoch)
+
+
+def steady_answer_check(
+    port: int, frame: bytes, api_key: int, expect: Callable[[Any], bool]
+) -> Callable[[bytes], bool]:
+    """The per-answer check of a raw row, the same kind for both APIs: ``frame`` is sent
+    once and its answer fully decoded (construct) and checked by ``expect``; every answer of
+    the run must then be that answer byte for byte after its correlation id (error code,
+    and for ConsumerGroupHeartbeat member id, epoch, interval and the null assignment)."""
+    from bench_brokers import _recv_frame
+
+    from wire import decode_response
+
+    version = struct.unpack_from(">h", frame, 6)[0]
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(frame)
+        payload = _recv_frame(sock)
+    correlation_id, body = decode_response(api_key, version, payload)
+    assert correlation_id == struct.unpack_from(">i", frame, 8)[0], correlation_id
+    assert expect(body), body
+    steady = payload[4:]
 
     def ok(payload: bytes) -> bool:
-        return bool(decode_response(68, 1, payload)[1].error_code == 0)
+        return payload[4:] == steady
 
-    return frame, ok
+    return ok
 
 
-def server_rows(seconds: float, repeats: int) -> None:
-    """Classic Heartbeat and ConsumerGroupHeartbeat rows, alternating, one kcoord."""
-    broker = kcoord_broker(tempfile.mkdtemp(prefix="kcoord-bench-848-"), "never")
+def server_rows(seconds: float, repeats: int, checkout: str | None = None) -> None:
+    """Classic Heartbeat and ConsumerGroupHeartbeat rows, alternating, one kcoord (run from
+    ``checkout`` when given). Each answer is checked the same way in both rows
+    (``steady_answer_check``)."""
+    broker = kcoord_broker(tempfile.mkdtemp(prefix="kcoord-bench-848-"), "never", checkout)
     broker.argv += ["-c", "group.consumer.session.timeout.ms=600000",
                     "-c", "group.consumer.max.session.timeout.ms=600000"]
     broker.start()
     try:
         versions = negotiate(broker.port)
         member = setup_group(broker.port, versions, "bench-group")
-        classic = heartbeat_frame(versions, member)
-        modern = consumer_heartbeat_frame(broker.port)
+        classic_frame, _ = heartbeat_frame(versions, member)
+        classic = (classic_frame, steady_answer_check(
+            broker.port, classic_frame, 12, lambda body: body.error_code == 0))
+        modern_frame, epoch = consumer_heartbeat_frame(broker.port)
+        modern = (modern_frame, steady_answer_check(
+            broker.port, modern_frame, 68,
+            lambda body: (body.error_code == 0 and body.member_id == MEMBER_ID
+                          and body.member_epoch == epoch and body.assignment is None)))
         shapes = [(label, conns, inflight) for label, kind, _, conns, inflight in ROWS
                   if kind == "hb"]
         print("| shape | Heartbeat req/s (p50/p99 ms) | ConsumerGroupHeartbeat req/s "
@@ -207,7 +245,17 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--core-only", action="store_true")
+    parser.add_argument("--server-only", action="store_true",
+                        help="only the raw Heartbeat / ConsumerGroupHeartbeat rows")
+    parser.add_argument("--checkout", metavar="DIR",
+                        help="with --server-only: run kcoord from this checkout (e.g. a git "
+                             "worktree of the base commit)")
     args = parser.parse_args()
+    if args.checkout and not args.server_only:
+        parser.error("--checkout needs --server-only")
+    if args.server_only:
+        server_rows(args.seconds, args.repeats, args.checkout)
+        return 0
     rate = steady_heartbeats(args.members, args.seconds)
     print(f"ConsumerGroupHeartbeat/s, {args.members} members, steady: {rate:,.0f}")
     print(f"memory per consumer-protocol member (1000 members): {memory_per_member(1000):,.0f} B")
