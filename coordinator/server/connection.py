@@ -52,10 +52,9 @@ from wire import (
     FrameReader,
     FrameTooLarge,
     UnsupportedVersion,
-    decode_request,
-    encode_response,
     encode_unsupported_api_versions,
 )
+from wire.fast_codec import decode_request, encode_response
 
 __all__ = ["MAY_WAIT", "Connection", "serve_connection"]
 
