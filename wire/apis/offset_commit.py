@@ -145,8 +145,8 @@ API = register(ApiSpec(api_key=8, name="OffsetCommit", request=REQUEST, response
 # same keys and values as the codec's (absent fields at their defaults; the message and its
 # topics built by ``make``, which the server passes construct's Container for code that
 # reads attributes; each partition a plain dict, which is all the core reads), and the
-# response written with struct. Shapes these do not handle (tagged
-# fields, nulls, anything malformed) raise, and the codec takes the frame instead.
+# response written with struct. Shapes these do not handle (tagged fields, nulls, anything
+# malformed) raise, and the codec takes the frame instead.
 # tests/wire/test_offset_commit_fast.py checks both against the codec, byte for byte.
 
 _ZERO_UUID = uuid.UUID(int=0)
