@@ -178,38 +178,44 @@ def handle_offset_commit(
 def _store_offsets(
     engine: Engine, ctx: RequestContext, req: OffsetCommitRequest, now_ms: int, fx: Effects
 ) -> OffsetCommitResponse:
+    """One OffsetCommit record per partition whose metadata fits, and the answer of every
+    partition. The hot path of a consumer: the records go to ``fx`` and to the writes in
+    flight in one step each (``PendingWrites.add_offsets``), not one call per partition."""
     limit = engine.config.offset_metadata_max_bytes
     group_id = req["group_id"]
     version = ctx.api_version
     retention = req["retention_time_ms"]
     # An explicit expiry exists only where the request carries a retention time (v2-4).
     expire = now_ms + retention if retention != -1 and 2 <= version <= 4 else -1
-    persist = fx.persist
+    per_partition_timestamp = version == 1  # the v1 per-partition commit timestamp
+    ok = ErrorCode.NONE
+    too_large = ErrorCode.OFFSET_METADATA_TOO_LARGE
+    records: list[Record] = []
+    add = records.append
     topics: list[OffsetCommitResponseTopic] = []
     for topic in req["topics"]:
         name = topic["name"]
         results: list[OffsetCommitResponsePartition] = []
+        answer = results.append
         for p in topic["partitions"]:
             index = p["partition_index"]
             metadata = p["committed_metadata"] or ""
-            if metadata_too_large(metadata, limit):
-                results.append(
-                    {"partition_index": index, "error_code": ErrorCode.OFFSET_METADATA_TOO_LARGE}
-                )
+            if (metadata or limit < 0) and metadata_too_large(metadata, limit):
+                answer({"partition_index": index, "error_code": too_large})
                 continue
             commit_timestamp = now_ms
-            if version == 1 and p["commit_timestamp"] != -1:  # the v1 per-partition timestamp
+            if per_partition_timestamp and p["commit_timestamp"] != -1:
                 commit_timestamp = p["commit_timestamp"]
-            value = OffsetCommitValue(
-                offset=p["committed_offset"],
-                leader_epoch=p["committed_leader_epoch"],
-                metadata=metadata,
-                commit_timestamp=commit_timestamp,
-                expire_timestamp=expire,
-            )
-            persist(Record(OffsetCommitKey(group_id, name, index), value))
-            results.append({"partition_index": index, "error_code": ErrorCode.NONE})
+            add(Record(
+                OffsetCommitKey(group_id, name, index),
+                OffsetCommitValue(p["committed_offset"], p["committed_leader_epoch"], metadata,
+                                  commit_timestamp, expire),
+            ))
+            answer({"partition_index": index, "error_code": ok})
         topics.append({"name": name, "partitions": results})
+    if records:
+        fx.records.extend(records)
+        engine.pending.add_offsets(group_id, records)
     return {"topics": topics}
 
 

@@ -62,7 +62,12 @@ class HardState:
         """Apply one appended record: last value per key wins, a None value is a tombstone."""
         key = record.key
         value = record.value
-        if isinstance(key, OffsetCommitKey):
+        if type(value) is OffsetCommitValue and type(key) is OffsetCommitKey:  # a commit
+            group_offsets = self.offsets.get(key.group)
+            if group_offsets is None:
+                group_offsets = self.offsets[key.group] = {}
+            group_offsets[(key.topic, key.partition)] = value
+        elif isinstance(key, OffsetCommitKey):
             if value is None:
                 group_offsets = self.offsets.get(key.group)
                 if group_offsets is not None:
@@ -150,6 +155,15 @@ class PendingWrites:
                 queue = self._groups[key.group] = deque()
             queue.append(record)
             self.unreturned.append(record)
+
+    def add_offsets(self, group_id: str, records: list[Record]) -> None:
+        """Count emitted offset records of one group at once (``add`` for each, in order;
+        every key is an OffsetCommitKey of ``group_id``)."""
+        queue = self._groups.get(group_id)
+        if queue is None:
+            queue = self._groups[group_id] = deque()
+        queue.extend(records)
+        self.unreturned.extend(records)
 
     def seal(self) -> None:
         """The call's Result is returned: its records are on their way to the log."""

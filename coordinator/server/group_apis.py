@@ -144,6 +144,8 @@ class _OffsetCommit:
         body = request.body
         by_id = ctx.api_version >= _TOPIC_IDS_VERSION
         view = TopicView(ctx.state.topics)
+        if not by_id and _all_exist(view, body["topics"]):
+            return _runtime(ctx).submit(handle_offset_commit, ctx, body)  # the common case
         refused: list[dict[str, Any]] = []
         valid: list[dict[str, Any]] = []
         untouched = not by_id
@@ -188,6 +190,21 @@ class _OffsetCommit:
 
 
 offset_commit = _OffsetCommit()
+
+
+def _all_exist(view: TopicView, topics: Iterable[Any]) -> bool:
+    """Whether ``topics`` (by name) name partitions, all of which exist (a commit of no
+    partition at all is answered without the coordinator, as Kafka's broker does)."""
+    some = False
+    for topic in topics:
+        count = view.partition_count(topic["name"])
+        if count is None:
+            return False
+        for p in topic["partitions"]:
+            if not 0 <= p["partition_index"] < count:
+                return False
+            some = True
+    return some
 
 
 def _merge(topics: list[dict[str, Any]]) -> list[dict[str, Any]]:

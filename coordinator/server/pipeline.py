@@ -22,7 +22,8 @@ from typing import Any, Protocol
 
 import trio
 
-from wire import ApiKey, encode_response
+from wire import ApiKey
+from wire.fast_codec import encode_response
 
 __all__ = ["PIPELINED", "PendingAnswer", "ResponsePipeline", "Writer"]
 

@@ -16,6 +16,21 @@ Response versions:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from wire.fast_frames import (
+    I16,
+    I32,
+    UNKNOWN_TAGS,
+    Malformed,
+    compact_string,
+    message_end,
+    nullable_compact_string,
+    nullable_string,
+    request_header_end,
+    string,
+)
 from wire.fields import Field as F
 from wire.fields import Message
 from wire.registry import ApiSpec, register
@@ -45,3 +60,50 @@ RESPONSE = Message(
 )
 
 API = register(ApiSpec(api_key=12, name="Heartbeat", request=REQUEST, response=RESPONSE))
+
+
+# ------------------------------------------------------------------ without construct
+#
+# The server's hot path (``wire/fast_codec.py``), as for OffsetCommit: the fields equal to
+# the codec's (the message built by ``make``), struct-written answers; any other shape
+# raises and goes to the codec. tests/wire/test_offset_commit_fast.py checks both against
+# the codec.
+
+_FLEXIBLE = 4
+
+
+def decode_request_body(
+    payload: bytes, version: int, make: Callable[..., Any] = dict
+) -> tuple[str | None, Any]:
+    """(client_id, body) of a Heartbeat request frame's payload."""
+    flexible = version >= _FLEXIBLE
+    client_id, pos = request_header_end(payload, flexible)
+    read = compact_string if flexible else string
+    group_id, pos = read(payload, pos)
+    (generation,) = I32.unpack_from(payload, pos)
+    member_id, pos = read(payload, pos + 4)
+    instance_id: str | None = None
+    if version >= 3:
+        instance_id, pos = (nullable_compact_string if flexible else nullable_string)(
+            payload, pos
+        )
+    message_end(payload, pos, flexible)
+    return client_id, make(
+        group_id=group_id,
+        generation_id=generation,
+        member_id=member_id,
+        group_instance_id=instance_id,
+    )
+
+
+def encode_response_body(version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
+    """A size-prefixed Heartbeat response frame."""
+    if UNKNOWN_TAGS in body:
+        raise Malformed("unknown tagged fields")
+    error = I16.pack(body["error_code"])
+    if version == 0:
+        return b"\x00\x00\x00\x06" + I32.pack(correlation_id) + error
+    throttle = I32.pack(body.get("throttle_time_ms", 0))
+    if version >= _FLEXIBLE:
+        return b"\x00\x00\x00\x0c" + I32.pack(correlation_id) + b"\x00" + throttle + error + b"\x00"
+    return b"\x00\x00\x00\x0a" + I32.pack(correlation_id) + throttle + error

@@ -47,9 +47,31 @@ Response versions:
 
 from __future__ import annotations
 
+import struct
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from wire.fast_frames import (
+    I32,
+    I64,
+    UNKNOWN_TAGS,
+    Malformed,
+    array_count,
+    compact_string,
+    encode_compact_string,
+    encode_string,
+    message_end,
+    no_tags,
+    nullable_compact_string,
+    nullable_string,
+    request_header_end,
+    string,
+)
 from wire.fields import Field as F
 from wire.fields import Message
 from wire.registry import ApiSpec, register
+from wire.varint import encode_uvarint
 
 REQUEST = Message(
     "OffsetCommitRequest",
@@ -115,3 +137,143 @@ RESPONSE = Message(
 )
 
 API = register(ApiSpec(api_key=8, name="OffsetCommit", request=REQUEST, response=RESPONSE))
+
+
+# ------------------------------------------------------------------ without construct
+#
+# The server's hot path (``wire/fast_codec.py``): the request decoded straight into the
+# same keys and values as the codec's (absent fields at their defaults; the message and its
+# topics built by ``make``, which the server passes construct's Container for code that
+# reads attributes; each partition a plain dict, which is all the core reads), and the
+# response written with struct. Shapes these do not handle (tagged fields, nulls, anything
+# malformed) raise, and the codec takes the frame instead.
+# tests/wire/test_offset_commit_fast.py checks both against the codec, byte for byte.
+
+_ZERO_UUID = uuid.UUID(int=0)
+_PARTITION_V0 = struct.Struct(">iq")  # partition_index, committed_offset
+_PARTITION_V1 = struct.Struct(">iqq")  # + commit_timestamp
+_PARTITION_V6 = struct.Struct(">iqi")  # + committed_leader_epoch
+_ANSWER = struct.Struct(">ih")  # partition_index, error_code
+_FLEXIBLE_ANSWER = struct.Struct(">ihx")  # and no tagged fields
+_FLEXIBLE = 8
+_TOPIC_IDS = 10
+
+
+def decode_request_body(
+    payload: bytes, version: int, make: Callable[..., Any] = dict
+) -> tuple[str | None, Any]:
+    """(client_id, body) of an OffsetCommit request frame's payload; raises on any shape
+    left to the codec."""
+    flexible = version >= _FLEXIBLE
+    client_id, pos = request_header_end(payload, flexible)
+    read = compact_string if flexible else string
+    group_id, pos = read(payload, pos)
+    generation = -1
+    member_id = ""
+    instance_id: str | None = None
+    retention = -1
+    if version >= 1:
+        (generation,) = I32.unpack_from(payload, pos)
+        member_id, pos = read(payload, pos + 4)
+        if version >= 7:
+            instance_id, pos = (nullable_compact_string if flexible else nullable_string)(
+                payload, pos
+            )
+        elif 2 <= version <= 4:
+            (retention,) = I64.unpack_from(payload, pos)
+            pos += 8
+    count, pos = array_count(payload, pos, flexible)
+    layout = (_PARTITION_V6 if version >= 6 else _PARTITION_V1 if version == 1
+              else _PARTITION_V0)
+    size = layout.size
+    unpack = layout.unpack_from
+    topics = []
+    for _ in range(count):
+        if version >= _TOPIC_IDS:
+            end = pos + 16
+            if end > len(payload):
+                raise Malformed("truncated")
+            name = ""
+            topic_id = uuid.UUID(bytes=bytes(payload[pos:end]))
+            pos = end
+        else:
+            name, pos = read(payload, pos)
+            topic_id = _ZERO_UUID
+        n, pos = array_count(payload, pos, flexible)
+        partitions: list[dict[str, Any]] = []
+        append = partitions.append
+        for _ in range(n):
+            fields = unpack(payload, pos)
+            pos += size
+            if flexible:
+                if payload[pos] == 1:  # "" (length 0 + 1), the usual metadata
+                    metadata: str | None = ""
+                    pos += 1
+                else:
+                    metadata, pos = nullable_compact_string(payload, pos)
+                pos = no_tags(payload, pos)
+            else:
+                metadata, pos = nullable_string(payload, pos)
+            append({
+                "partition_index": fields[0],
+                "committed_offset": fields[1],
+                "committed_leader_epoch": fields[2] if version >= 6 else -1,
+                "commit_timestamp": fields[2] if version == 1 else -1,
+                "committed_metadata": metadata,
+            })
+        if flexible:
+            pos = no_tags(payload, pos)
+        topics.append(make(name=name, topic_id=topic_id, partitions=partitions))
+    message_end(payload, pos, flexible)
+    return client_id, make(
+        group_id=group_id,
+        generation_id_or_member_epoch=generation,
+        member_id=member_id,
+        group_instance_id=instance_id,
+        retention_time_ms=retention,
+        topics=topics,
+    )
+
+
+def _unknown_tags() -> bool:
+    raise Malformed("unknown tagged fields")
+
+
+def encode_response_body(version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
+    """A size-prefixed OffsetCommit response frame; raises on any shape left to the codec
+    (unknown tagged fields, missing keys, out-of-range values)."""
+    if UNKNOWN_TAGS in body:
+        raise Malformed("unknown tagged fields")
+    flexible = version >= _FLEXIBLE
+    parts = [b"", I32.pack(correlation_id)]
+    if flexible:
+        parts.append(b"\x00")
+    if version >= 3:
+        parts.append(I32.pack(body.get("throttle_time_ms", 0)))
+    topics = body["topics"]
+    parts.append(encode_uvarint(len(topics) + 1) if flexible else I32.pack(len(topics)))
+    pack = (_FLEXIBLE_ANSWER if flexible else _ANSWER).pack
+    for topic in topics:
+        if UNKNOWN_TAGS in topic:
+            raise Malformed("unknown tagged fields")
+        if version >= _TOPIC_IDS:
+            topic_id = topic.get("topic_id", _ZERO_UUID)
+            if not isinstance(topic_id, uuid.UUID):
+                raise Malformed("topic id")
+            parts.append(topic_id.bytes)
+        else:
+            parts.append((encode_compact_string if flexible else encode_string)(topic["name"]))
+        partitions = topic["partitions"]
+        parts.append(encode_uvarint(len(partitions) + 1) if flexible
+                     else I32.pack(len(partitions)))
+        parts.extend([
+            pack(p["partition_index"], p["error_code"]) for p in partitions
+            if UNKNOWN_TAGS not in p or _unknown_tags()
+        ])
+        if flexible:
+            parts.append(b"\x00")
+    if flexible:
+        parts.append(b"\x00")
+    size = sum(len(part) for part in parts)
+    parts[0] = I32.pack(size)
+    return b"".join(parts)
