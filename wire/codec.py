@@ -4,10 +4,6 @@ The server decodes requests and encodes responses; tests and benchmarks play the
 with ``encode_request`` / ``decode_response``. Every decoding failure surfaces as
 :class:`wire.CorruptFrame` (or its subclass :class:`wire.UnsupportedVersion`), carrying the
 api key, version and correlation id when they could be read.
-
-ConsumerGroupHeartbeat requests and responses go through
-``wire.consumer_group_heartbeat_codec`` first (the same values and bytes, without
-construct); whatever it declines takes the construct path.
 """
 
 from __future__ import annotations
@@ -19,7 +15,6 @@ from typing import Any
 
 from construct import Container
 
-from wire import consumer_group_heartbeat_codec
 from wire.constants import ApiKey, ErrorCode
 from wire.errors import CorruptFrame, UnsupportedVersion
 from wire.framing import frame
@@ -44,15 +39,6 @@ __all__ = [
 ]
 
 _PREFIX = struct.Struct(">hhi")
-_CGH = consumer_group_heartbeat_codec.API_KEY
-_cgh_decode = consumer_group_heartbeat_codec.decode_request_body
-_cgh_encode = consumer_group_heartbeat_codec.encode_response_frame
-
-
-def _cgh_spec() -> ApiSpec:
-    spec = lookup(_CGH)
-    assert spec is not None
-    return spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +74,6 @@ def peek_request_header(payload: bytes) -> tuple[int, int, int]:
 def decode_request(payload: bytes) -> DecodedRequest:
     """Decode a request frame's payload (the bytes after the size prefix)."""
     api_key, api_version, correlation_id = peek_request_header(payload)
-    if api_key == _CGH:
-        fast = _cgh_decode(payload)
-        if fast is not None:
-            return DecodedRequest(api_key, api_version, correlation_id, fast[0], fast[1],
-                                  _cgh_spec())
     spec = lookup(api_key)
     if spec is None:
         raise UnsupportedVersion(
@@ -125,10 +106,6 @@ def decode_request(payload: bytes) -> DecodedRequest:
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
     """A size-prefixed response frame for ``body`` (a dict; missing fields take defaults)."""
-    if api_key == _CGH:
-        fast = _cgh_encode(api_version, correlation_id, body)
-        if fast is not None:
-            return fast
     spec = _spec(api_key, api_version)
     io = BytesIO()
     io.write(b"\x00\x00\x00\x00")

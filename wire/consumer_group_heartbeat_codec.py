@@ -5,7 +5,8 @@ A consumer-protocol member heartbeats every few seconds with a frame that is mos
 heartbeat leaves out the assignment. This module reads such requests and writes the
 answers with ``struct`` and slicing, three to four times faster than the compiled construct
 codec (``wire/apis/consumer_group_heartbeat.py`` is the schema; this module follows it
-field for field). ``wire.codec`` tries it first:
+field for field). ``wire.fast_codec`` (the server's decoder and encoder) tries it first,
+with the readers of ``wire.fast_frames``:
 
 - ``decode_request_body`` returns what the codec would decode (the client id and a
   ``Container`` holding every field, ``subscribed_topic_regex`` None in v0), or None for
@@ -29,6 +30,7 @@ from typing import Any
 
 from construct import Container
 
+from wire.fast_frames import Malformed, compact_string, nullable_compact_string, uvarint
 from wire.varint import encode_uvarint
 
 __all__ = ["API_KEY", "decode_request_body", "encode_response_frame"]
@@ -51,48 +53,15 @@ _STEADY_TAILS = (
 )
 
 
-class _Decline(Exception):
-    """The frame is not one this module decodes (the codec takes it)."""
-
-
-def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
-    """A multi-byte unsigned varint at ``pos`` (at most 5 bytes, as the codec reads it)."""
-    value = shift = 0
-    for i in range(pos, min(pos + 5, len(data))):
-        byte = data[i]
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, i + 1
-        shift += 7
-    raise _Decline
-
-
-def _string(data: bytes, pos: int, nullable: bool) -> tuple[str | None, int]:
-    """A compact string at ``pos``: (value, position after it)."""
-    size = data[pos]
-    if size >= 0x80:
-        size, pos = _uvarint(data, pos)
-    else:
-        pos += 1
-    if size == 0:
-        if nullable:
-            return None, pos
-        raise _Decline
-    end = pos + size - 1
-    if end > len(data):
-        raise _Decline
-    return data[pos:end].decode("utf-8"), end
-
-
 def _count(data: bytes, pos: int) -> tuple[int, int]:
     """A compact array's element count (-1 for null) at ``pos``."""
     size = data[pos]
     if size >= 0x80:
-        size, pos = _uvarint(data, pos)
+        size, pos = uvarint(data, pos)
     else:
         pos += 1
     if size - 1 > len(data) - pos:  # every element takes at least one byte
-        raise _Decline
+        raise Malformed("declined")
     return size - 1, pos
 
 
@@ -101,15 +70,15 @@ def _topic_partitions(data: bytes, pos: int, count: int) -> tuple[list[Container
     for _ in range(count):
         end = pos + 16
         if end > len(data):
-            raise _Decline
+            raise Malformed("declined")
         topic_id = uuid.UUID(bytes=data[pos:end])
         n, pos = _count(data, end)
         if n < 0 or n * 4 > len(data) - pos:
-            raise _Decline
+            raise Malformed("declined")
         end = pos + n * 4
         partitions = list(struct.unpack(f">{n}i", data[pos:end]))
         if data[end] != 0:  # the element's tagged fields
-            raise _Decline
+            raise Malformed("declined")
         pos = end + 1
         items.append(Container(topic_id=topic_id, partitions=partitions))
     return items, pos
@@ -120,9 +89,7 @@ def _required_string(data: bytes, pos: int) -> tuple[str, int]:
     size = data[pos]
     if 0 < size < 0x80 and pos + size <= len(data):
         return data[pos + 1 : pos + size].decode("utf-8"), pos + size
-    value, pos = _string(data, pos, False)
-    assert value is not None  # _string declines a null where it is not nullable
-    return value, pos
+    return compact_string(data, pos)
 
 
 def _names(data: bytes, pos: int, count: int) -> tuple[list[str], int]:
@@ -139,7 +106,7 @@ def decode_request_body(payload: bytes) -> tuple[str | None, Container] | None:
     the frame (see the module's docstring)."""
     try:
         return _decode(payload)
-    except (_Decline, IndexError, ValueError, struct.error):  # UnicodeDecodeError: ValueError
+    except (Malformed, IndexError, ValueError, struct.error):  # UnicodeDecodeError: ValueError
         return None
 
 
@@ -164,8 +131,8 @@ def _decode(data: bytes) -> tuple[str | None, Container] | None:
     (member_epoch,) = _I32.unpack_from(data, pos)
     if data[pos + 4 :] == _STEADY_TAILS[version]:  # the steady heartbeat: nothing else set
         return client_id, _steady_body(group_id, member_id, member_epoch, version)
-    instance_id, pos = _string(data, pos + 4, True)
-    rack_id, pos = _string(data, pos, True)
+    instance_id, pos = nullable_compact_string(data, pos + 4)
+    rack_id, pos = nullable_compact_string(data, pos)
     (rebalance_timeout_ms,) = _I32.unpack_from(data, pos)
     count, pos = _count(data, pos + 4)
     names = None
@@ -173,8 +140,8 @@ def _decode(data: bytes) -> tuple[str | None, Container] | None:
         names, pos = _names(data, pos, count)
     regex = None
     if version >= _REGEX_VERSION:
-        regex, pos = _string(data, pos, True)
-    assignor, pos = _string(data, pos, True)
+        regex, pos = nullable_compact_string(data, pos)
+    assignor, pos = nullable_compact_string(data, pos)
     count, pos = _count(data, pos)
     owned = None
     if count >= 0:
@@ -231,13 +198,13 @@ def _put_string(out: bytearray, value: str | None) -> None:
 
 def _put_assignment(out: bytearray, assignment: Mapping[str, Any]) -> None:
     if _UNKNOWN_TAGS in assignment:
-        raise _Decline
+        raise Malformed("declined")
     items = assignment["topic_partitions"]
     out.append(1)  # present
     out += encode_uvarint(len(items) + 1)
     for item in items:
         if _UNKNOWN_TAGS in item:
-            raise _Decline
+            raise Malformed("declined")
         topic_id: uuid.UUID = item["topic_id"]
         partitions = item["partitions"]
         out += topic_id.bytes
@@ -267,7 +234,7 @@ def encode_response_frame(
         else:
             _put_assignment(out, assignment)
             out.append(0)
-    except (_Decline, LookupError, TypeError, ValueError, AttributeError, struct.error):
+    except (Malformed, LookupError, TypeError, ValueError, AttributeError, struct.error):
         return None
     _I32.pack_into(out, 0, len(out) - 4)
     return bytes(out)

@@ -1,12 +1,14 @@
 """The server's request decoding and response encoding, with hand-coded paths for the APIs
-a consumer sends all the time (OffsetCommit, Heartbeat) in front of the construct codec.
+a consumer sends all the time (OffsetCommit, Heartbeat, ConsumerGroupHeartbeat) in front of
+the construct codec.
 
 ``decode_request`` / ``encode_response`` behave as ``wire.codec``'s: same results, same
 errors. A hand-coded path handles the common well-formed shapes (no tagged fields, no
 unexpected nulls) in a fraction of the codec's time (the codec spends most of an
 OffsetCommit's decoding in construct's per-field parsers); whatever it does not handle it
 leaves to the codec, which decodes or rejects the frame exactly as before. Both directions
-are checked against the codec byte for byte in tests/wire/test_offset_commit_fast.py.
+are checked against the codec byte for byte in tests/wire/test_offset_commit_fast.py and
+tests/wire/test_consumer_group_heartbeat_codec.py.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from typing import Any
 
 from construct import Container
 
-from wire.apis import heartbeat, offset_commit
+from wire import consumer_group_heartbeat_codec
+from wire.apis import consumer_group_heartbeat, heartbeat, offset_commit
 from wire.codec import DecodedRequest
 from wire.codec import decode_request as codec_decode_request
 from wire.codec import encode_response as codec_encode_response
 from wire.constants import ApiKey
-from wire.fast_frames import REQUEST_PREFIX
+from wire.fast_frames import REQUEST_PREFIX, Malformed
 from wire.registry import ApiSpec
 
 __all__ = ["decode_request", "encode_response"]
@@ -29,18 +32,41 @@ __all__ = ["decode_request", "encode_response"]
 _Decoder = Callable[[bytes, int, Callable[..., Any]], tuple[str | None, Any]]
 _Encoder = Callable[[int, int, Mapping[str, Any]], bytes]
 
+
+
+def _consumer_group_heartbeat_request(
+    payload: bytes, _version: int, _container: Callable[..., Any]
+) -> tuple[str | None, Any]:
+    decoded = consumer_group_heartbeat_codec.decode_request_body(payload)
+    if decoded is None:
+        raise Malformed("left to the codec")
+    return decoded
+
+
+def _consumer_group_heartbeat_response(version: int, correlation_id: int,
+                                       body: Mapping[str, Any]) -> bytes:
+    frame = consumer_group_heartbeat_codec.encode_response_frame(version, correlation_id, body)
+    if frame is None:
+        raise Malformed("left to the codec")
+    return frame
+
+
 _DECODERS: dict[int, tuple[ApiSpec, _Decoder]] = {
     ApiKey.OFFSET_COMMIT: (offset_commit.API, offset_commit.decode_request_body),
     ApiKey.HEARTBEAT: (heartbeat.API, heartbeat.decode_request_body),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: (
+        consumer_group_heartbeat.API, _consumer_group_heartbeat_request),
 }
 _ENCODERS: dict[int, tuple[ApiSpec, _Encoder]] = {
     ApiKey.OFFSET_COMMIT: (offset_commit.API, offset_commit.encode_response_body),
     ApiKey.HEARTBEAT: (heartbeat.API, heartbeat.encode_response_body),
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: (
+        consumer_group_heartbeat.API, _consumer_group_heartbeat_response),
 }
 
 
 def decode_request(payload: bytes) -> DecodedRequest:
-    """``wire.codec.decode_request``, by hand for the common OffsetCommit and Heartbeat."""
+    """``wire.codec.decode_request``, by hand for the common shapes of the hot APIs."""
     if len(payload) >= REQUEST_PREFIX.size:
         api_key, api_version, correlation_id = REQUEST_PREFIX.unpack_from(payload)
         fast = _DECODERS.get(api_key)
@@ -58,7 +84,7 @@ def decode_request(payload: bytes) -> DecodedRequest:
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
-    """``wire.codec.encode_response``, by hand for the common OffsetCommit and Heartbeat."""
+    """``wire.codec.encode_response``, by hand for the common shapes of the hot APIs."""
     fast = _ENCODERS.get(api_key)
     if fast is not None:
         spec, encode = fast

@@ -2,7 +2,8 @@
 decodes every request it accepts to the construct codec's values, writes every response it
 accepts as the construct codec's bytes, and declines (None) every frame or body it does not
 handle -- tagged fields, truncated or malformed frames, trailing bytes -- which
-``wire.codec`` then decodes, encodes or refuses with construct as before."""
+``wire.fast_codec`` (the server's entry point) then leaves to construct, which decodes,
+encodes or refuses it as before."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wire
+from wire import fast_codec
 from wire.apis.consumer_group_heartbeat import REQUEST, RESPONSE
 from wire.consumer_group_heartbeat_codec import decode_request_body, encode_response_frame
 from wire.header import REQUEST_HEADER, RESPONSE_HEADER
@@ -105,7 +107,7 @@ def test_request_decodes_as_construct_does(
     assert fast is not None
     assert fast[0] == header.client_id
     assert_same_values(fast[1], reference)
-    decoded = wire.decode_request(payload)  # the server's entry point takes the fast path
+    decoded = fast_codec.decode_request(payload)  # the server's entry point takes the fast path
     assert (decoded.api_version, decoded.correlation_id) == (version, correlation_id)
     assert decoded.client_id == client_id
     assert_same_values(decoded.body, reference)
@@ -151,7 +153,7 @@ def test_tagged_fields_are_declined_and_decoded_by_construct(
         payload = _with_header_tags(payload, bytes(section))
     assert decode_request_body(payload) is None
     header, reference = construct_decode(payload)
-    decoded = wire.decode_request(payload)
+    decoded = fast_codec.decode_request(payload)
     assert decoded.client_id == header.client_id
     assert decoded.body == reference
     if where != "header":
@@ -188,9 +190,9 @@ def test_damaged_frames_are_declined_or_decoded_as_construct_does(
     if fast is None:
         if reference is None:
             with pytest.raises(wire.CorruptFrame):
-                wire.decode_request(frame)
+                fast_codec.decode_request(frame)
         else:
-            assert wire.decode_request(frame).body == reference[1]
+            assert fast_codec.decode_request(frame).body == reference[1]
         return
     assert reference is not None, "the fast path accepted a frame construct refuses"
     assert fast[0] == reference[0].client_id
@@ -230,7 +232,7 @@ def test_response_encodes_as_construct_does(
 ) -> None:
     expected = construct_encode(version, correlation_id, body)
     assert encode_response_frame(version, correlation_id, body) == expected
-    assert wire.encode_response(68, version, correlation_id, body) == expected
+    assert fast_codec.encode_response(68, version, correlation_id, body) == expected
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -254,7 +256,7 @@ def test_steady_answer_is_the_codec_bytes(version: int) -> None:
 ], ids=["body", "assignment", "element", "no-partitions"])
 def test_responses_declined_are_left_to_construct(body: dict[str, Any]) -> None:
     assert encode_response_frame(1, 3, body) is None
-    assert wire.encode_response(68, 1, 3, body) == construct_encode(1, 3, body)
+    assert fast_codec.encode_response(68, 1, 3, body) == construct_encode(1, 3, body)
 
 
 @pytest.mark.parametrize("body", [
@@ -267,4 +269,4 @@ def test_bodies_construct_refuses_are_refused_the_same(body: dict[str, Any]) -> 
     with pytest.raises(Exception) as from_construct:
         construct_encode(1, 3, body)
     with pytest.raises(type(from_construct.value)):
-        wire.encode_response(68, 1, 3, body)
+        fast_codec.encode_response(68, 1, 3, body)
