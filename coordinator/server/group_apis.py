@@ -354,30 +354,39 @@ def refresh_topics_image(ctx: RequestContext) -> None:
     )
 
 
-def _with_topics(handler: Any, doc: str) -> Any:
-    """A KIP-848 API: the core sees the broker's current topics, then answers."""
+class _WithTopics:
+    """A KIP-848 API: the core sees the broker's current topics, then answers. ``submit``
+    hands the request to the coordinator at once and returns its pending reply (a steady
+    heartbeat's is ready at once: it writes no record), so a connection may pipeline
+    ConsumerGroupHeartbeat as it does Heartbeat."""
 
-    async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    def __init__(self, handler: Any, name: str, doc: str) -> None:
+        self._handler = handler
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = doc
+
+    async def __call__(self, ctx: RequestContext, request: wire.DecodedRequest) -> Any:
+        pending = self.submit(ctx, request)
+        if pending is None:  # the coordinator is still loading its log
+            return await _runtime(ctx).call(self._handler, ctx, request.body)
+        return pending.result() if pending.ready() else await pending.wait()
+
+    def submit(
+        self, ctx: RequestContext, request: wire.DecodedRequest
+    ) -> PendingReply | None:
         runtime = _runtime(ctx)
         store = ctx.state.topics
         # The version check inline: every steady heartbeat passes it with nothing to refresh.
         if store is not None and runtime.coordinator.topics_image.version != store.version:
             refresh_topics_image(ctx)
-        # runtime.call without its two awaits when the answer is ready at once (a steady
-        # heartbeat's always is: it writes no record).
-        pending = runtime.submit(handler, ctx, request.body)
-        if pending is None:  # the coordinator is still loading its log
-            return await runtime.call(handler, ctx, request.body)  # type: ignore[no-any-return]
-        response: dict[str, Any] = pending.result() if pending.ready() else await pending.wait()
-        return response
-
-    handle.__doc__ = doc
-    return handle
+        return runtime.submit(self._handler, ctx, request.body)
 
 
-consumer_group_heartbeat = _with_topics(
-    handle_consumer_group_heartbeat, "ConsumerGroupHeartbeat against the broker's current topics."
+consumer_group_heartbeat = _WithTopics(
+    handle_consumer_group_heartbeat, "consumer_group_heartbeat",
+    "ConsumerGroupHeartbeat against the broker's current topics.",
 )
-consumer_group_describe = _with_topics(
-    handle_consumer_group_describe, "ConsumerGroupDescribe (topic names from the broker's topics)."
+consumer_group_describe = _WithTopics(
+    handle_consumer_group_describe, "consumer_group_describe",
+    "ConsumerGroupDescribe (topic names from the broker's topics).",
 )

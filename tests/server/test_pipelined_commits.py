@@ -3,7 +3,8 @@
 A client that sends many OffsetCommits without waiting gets them submitted while the first
 waits for its append, so one append (one fsync under ``--fsync always``) covers several;
 the answers still come in request order, each only after its append, and a request that
-is not pipelined (OffsetFetch) sees every earlier commit. A failed append fails each
+is not pipelined (OffsetFetch) sees every earlier commit. Heartbeats, classic or
+ConsumerGroupHeartbeat, pipeline beside the commits. A failed append fails each
 pipelined commit it held, in order, and the connection goes on.
 """
 
@@ -32,6 +33,7 @@ from storage.log import Log
 pytestmark = pytest.mark.trio
 
 NOT_COORDINATOR = 16
+CONSUMER_GROUP_HEARTBEAT = 68
 COMMITS = 40
 
 
@@ -156,3 +158,39 @@ async def test_pipelined_commits_under_fsync_always_share_fsyncs(
     with Log.open(str(tmp_path / "data")) as log:
         offsets = [r.value.offset for r in log.replay() if hasattr(r.value, "offset")]
     assert offsets[-COMMITS:] == list(range(1, COMMITS + 1))
+
+
+async def test_pipelined_consumer_group_heartbeats_and_commits_answer_in_order(
+    start_server: Any, connect: Any
+) -> None:
+    sink = CountingSink(0.05)
+    running = await start_server(sink=sink)
+    client = await connect(running.port)
+    member = "m-" + "x" * 20
+    with trio.fail_after(20):
+        joined = await client.request(CONSUMER_GROUP_HEARTBEAT, 1, {
+            "group_id": "c", "member_id": member, "member_epoch": 0,
+            "rebalance_timeout_ms": 30_000, "subscribed_topic_names": ["t"],
+            "topic_partitions": [],
+        })
+        assert joined.error_code == 0 and joined.member_epoch > 0
+        epoch = joined.member_epoch
+        steady = {"group_id": "c", "member_id": member, "member_epoch": epoch}
+        frames: list[tuple[int, int, Any]] = []
+        for offset in range(1, 11):
+            frames.append((OFFSET_COMMIT, 9, _commit("c", offset, epoch, member)))
+            frames.append((CONSUMER_GROUP_HEARTBEAT, 1, steady))
+        corrs = await _send_pipelined(client, frames)
+        got = []
+        for api_key, version, _ in frames:
+            corr, response = await client.recv(api_key, version)
+            got.append(corr)
+            if api_key == OFFSET_COMMIT:
+                assert response.topics[0].partitions[0].error_code == 0
+            else:
+                assert (response.error_code, response.member_epoch) == (0, epoch)
+        fetched = await client.request(OFFSET_FETCH, 8, _fetch_body("c"))
+    assert got == corrs
+    assert fetched.groups[0].topics[0].partitions[0].committed_offset == 10
+    # The heartbeats did not hold the commits back: commits behind them shared appends.
+    assert sum(sink.appends) >= 10 and len(sink.appends) < 10
