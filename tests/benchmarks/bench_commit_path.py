@@ -6,9 +6,10 @@ records appended to a real log under ``--fsync interval``) -> the reply encoded.
         [--profile ROW]
 
 Rows: Heartbeat, OffsetCommit of 1 and of 32 partitions (a one-member group, v4 / v8 as
-bench_server sends them). Each row reports CPU microseconds per request
+bench_server sends them), and a steady ConsumerGroupHeartbeat v1 (a one-member consumer
+group, every unchanged field null, as librdkafka sends it). Each row reports CPU microseconds per request
 (``time.process_time``, so a loaded machine skews it less than wall time): the median and
-the minimum over the repeats. ``--profile ROW`` (hb, oc1, oc32) prints a cProfile of that
+the minimum over the repeats. ``--profile ROW`` (hb, oc1, oc32, cgh) prints a cProfile of that
 row instead. Run it from two checkouts (``PYTHONPATH=<checkout>``) to compare them.
 """
 
@@ -90,6 +91,15 @@ async def _rows(args: argparse.Namespace) -> None:
                         {"partition_index": p, "committed_offset": 1000 + p,
                          "committed_leader_epoch": -1, "committed_metadata": ""}
                         for p in range(n)]}]})
+            member_id = "bench-member-" + "0" * 10
+            cgh_join = await _call(state, _request(68, 1, {
+                "group_id": "cg", "member_id": member_id, "member_epoch": 0,
+                "rebalance_timeout_ms": 30000, "subscribed_topic_names": [TOPIC],
+                "topic_partitions": []}))
+            cgh_epoch = cgh_join["member_epoch"]
+            assert cgh_join["error_code"] == 0 and cgh_epoch > 0, cgh_join
+            rows["cgh"] = _request(68, 1, {"group_id": "cg", "member_id": member_id,
+                                           "member_epoch": cgh_epoch})
             for payload in rows.values():
                 answer = wire.decode_response(int.from_bytes(payload[:2], "big"),
                                               int.from_bytes(payload[2:4], "big"),
@@ -122,7 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--profile", choices=["hb", "oc1", "oc32"])
+    parser.add_argument("--profile", choices=["hb", "oc1", "oc32", "cgh"])
     trio.run(_rows, parser.parse_args())
 
 
