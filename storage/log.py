@@ -25,6 +25,8 @@ from .directory import LOCK_NAME, RecoveryAction, Segment, segment_name
 from .errors import CorruptLogError, LogClosedError, LogLockedError, LogWriteError
 from .fast_decode import fast_decode
 from .fs import FileHandle, FileSystem, OsFileSystem
+from .live_index import LiveIndex
+from .live_replay import replay_live
 from .policy import FSYNC_POLICIES, FsyncPolicy, RecoverMode
 from .record_codec import EVENT_KEY_PREFIX, RecordDecodeError, decode_record
 from .recovery import recover_directory
@@ -86,6 +88,8 @@ class Log:
         self.replaying = 0
         self.compacting = False
         self.idle = threading.Condition(self.lock)
+        #: what open() learnt for replay_live (None: replay_live builds it)
+        self._live_index: LiveIndex | None = None
 
     # ----------------------------------------------------------------------------------
     # Opening and recovery
@@ -100,8 +104,12 @@ class Log:
         fsync_interval_ms: int = 1000,
         recover: RecoverMode = "fail",
         fs: FileSystem | None = None,
+        live_index: bool = False,
     ) -> Log:
-        """Lock ``directory`` (created if missing), recover it and open it for appends."""
+        """Lock ``directory`` (created if missing), recover it and open it for appends.
+
+        ``live_index=True`` remembers, while checking the segments, where each key's newest
+        entry is, for :meth:`replay_live` (one int per live key)."""
         if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync policy must be always, interval or never: {fsync!r}")
         if recover not in ("fail", "truncate"):
@@ -133,7 +141,7 @@ class Log:
             recover=recover,
         )
         try:
-            self._recover()
+            self._recover(LiveIndex() if live_index else None)
         except BaseException:
             self._release_lock()
             raise
@@ -142,10 +150,11 @@ class Log:
     def _path(self, name: str) -> str:
         return os.path.join(self.directory, name)
 
-    def _recover(self) -> None:
+    def _recover(self, index: LiveIndex | None) -> None:
         self.segments, self.recovery = recover_directory(
-            self.fs, self.directory, self.recover_mode
+            self.fs, self.directory, self.recover_mode, index
         )
+        self._live_index = index
         if not self.segments:
             self._active = self._create_segment(0)
         else:
@@ -220,6 +229,33 @@ class Log:
                 self.replaying -= 1
                 self.idle.notify_all()
 
+    def replay_live(self) -> Iterator[Record]:
+        """The records a last-value-per-key reader needs, in log order: every key's newest
+        entry (tombstones included) and every TransactionState entry; RebalanceEvent history
+        is skipped (``storage.live_replay``). One pass over the log when it was opened with
+        ``live_index=True`` and none over what open() checked. Rebuilds the compaction
+        statistics like :meth:`replay`."""
+        with self.lock:
+            self.idle.wait_for(lambda: not self.compacting)
+            self.replaying += 1
+            index, self._live_index = self._live_index, None
+            segments = list(self.segments)
+        try:
+            live: dict[bytes, int] = {}
+            event_bytes = yield from replay_live(self.fs, segments, index, live)
+            self._set_stats(live, event_bytes)
+        finally:
+            with self.lock:
+                self.replaying -= 1
+                self.idle.notify_all()
+
+    def _set_stats(self, live: dict[bytes, int], event_bytes: int) -> None:
+        with self.lock:
+            self._live = live
+            self.live_bytes = sum(live.values())
+            self.event_bytes = event_bytes
+            self.stats_valid = True
+
     def _replay(self) -> Iterator[Record]:
         live: dict[bytes, int] = {}
         keys: dict[bytes, RecordKey] = {}
@@ -245,11 +281,7 @@ class Log:
             # Dropped before the next segment is read: two segments in memory at once made
             # the peak RSS of a restart on a many-segment log 128 MiB over the baseline.
             del data
-        with self.lock:
-            self._live = live
-            self.live_bytes = sum(live.values())
-            self.event_bytes = event_bytes
-            self.stats_valid = True
+        self._set_stats(live, event_bytes)
 
     def _replay_slow(
         self, seg: Segment, data: bytes, start: int, live: dict[bytes, int]
@@ -460,6 +492,7 @@ class Log:
         """Install committed compaction output covering entries [lo, hi): delete the old
         segments, rename the output into place, fsync the directory."""
         with self.lock:
+            self._live_index = None
             old = [s for s in self.segments if lo <= s.base < hi]
             if old and old[-1] is self.segments[-1]:
                 raise ValueError("compaction must not replace the active segment")
@@ -481,6 +514,7 @@ class Log:
                 return []
             if count >= len(self.segments):
                 raise ValueError("retention must not delete the active segment")
+            self._live_index = None
             doomed = self.segments[:count]
             for seg in doomed:
                 self.fs.unlink(seg.path)
