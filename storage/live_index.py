@@ -37,7 +37,7 @@ from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH
 __all__ = ["READ_CHUNK", "SEQ_STRIDE", "LiveIndex", "index_range", "read_entry_window"]
 
 #: Bytes read per call while scanning a segment.
-READ_CHUNK = 4 * 1024 * 1024
+READ_CHUNK = 1024 * 1024
 #: Positions of entries of different segments never collide (a segment is < 1 TiB).
 SEQ_STRIDE = 1 << 40
 
@@ -154,6 +154,7 @@ def index_range(
             if length > MAX_ENTRY_LENGTH or 8 + length <= len(data):
                 break
             want = 8 + length
+        del data  # before the next read: one chunk in memory at a time
     if index is not None:
         index.covered[base] = offset
     return offset, count
