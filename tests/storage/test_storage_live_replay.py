@@ -10,6 +10,7 @@ import os
 import pytest
 
 from storage import live_index
+from storage import log as log_module
 from storage.compaction import CompactionPolicy, compact
 from storage.errors import CorruptLogError
 from storage.log import Log
@@ -87,15 +88,18 @@ def test_replay_live_is_the_newest_entry_per_key_in_log_order(
 
 def test_chunks_smaller_than_entries(data_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Entries straddle chunk boundaries, and one is longer than a chunk: same counts, same
-    live set as reading whole segments."""
+    live set as reading whole segments, and the full replay reads in chunks too."""
     _write(data_dir, RECORDS * 3, segment_bytes=900)
     with Log.open(data_dir) as log:
         counts = [(s.base, s.size, s.count) for s in log.segments]
     monkeypatch.setattr(live_index, "READ_CHUNK", 64)
+    monkeypatch.setattr(log_module, "READ_CHUNK", 64)
     assert len(encode_entry(*encode_record(RECORDS[5]))) > 300
     with Log.open(data_dir, live_index=True) as log:
         assert [(s.base, s.size, s.count) for s in log.segments] == counts
         assert list(log.replay_live()) == _expected_live(RECORDS * 3)
+        log.append(RECORDS)  # unverified bytes: a chunk never straddles the boundary
+        assert list(log.replay()) == RECORDS * 4
 
 
 def test_appends_after_open_are_indexed_at_replay(data_dir: str) -> None:
