@@ -6,7 +6,9 @@ Modules, bottom up:
   declared with wire's schema DSL; ``record_mapping``: the generic mapping between the two;
   ``record_codec``: records <-> bytes (the record-type table, and fast paths for commits).
 - ``segment``: the segment header and entry framing, and the one entry scanner every reader
-  uses (``scan_entries``); ``fast_decode``: the fused scan-and-decode loop replay runs first.
+  uses (``scan_entries``); ``fast_decode``: the fused scan-and-decode loop replay runs first;
+  ``live_index``: the chunked check open runs, which also notes each key's newest entry;
+  ``live_replay``: ``Log.replay_live``, decoding only those (what the server replays).
 - ``directory``: file names and the one view of a data directory's segments
   (``find_segments``); ``batch``: records framed for one write; ``policy``: the fsync and
   recovery policies.

@@ -25,6 +25,8 @@ from .directory import LOCK_NAME, RecoveryAction, Segment, segment_name
 from .errors import CorruptLogError, LogClosedError, LogLockedError, LogWriteError
 from .fast_decode import fast_decode
 from .fs import FileHandle, FileSystem, OsFileSystem
+from .live_index import READ_CHUNK, LiveIndex
+from .live_replay import replay_live
 from .policy import FSYNC_POLICIES, FsyncPolicy, RecoverMode
 from .record_codec import EVENT_KEY_PREFIX, RecordDecodeError, decode_record
 from .recovery import recover_directory
@@ -86,6 +88,8 @@ class Log:
         self.replaying = 0
         self.compacting = False
         self.idle = threading.Condition(self.lock)
+        #: what open() learnt for replay_live (None: replay_live builds it)
+        self._live_index: LiveIndex | None = None
 
     # ----------------------------------------------------------------------------------
     # Opening and recovery
@@ -100,8 +104,12 @@ class Log:
         fsync_interval_ms: int = 1000,
         recover: RecoverMode = "fail",
         fs: FileSystem | None = None,
+        live_index: bool = False,
     ) -> Log:
-        """Lock ``directory`` (created if missing), recover it and open it for appends."""
+        """Lock ``directory`` (created if missing), recover it and open it for appends.
+
+        ``live_index=True`` remembers, while checking the segments, where each key's newest
+        entry is, for :meth:`replay_live` (one int per live key)."""
         if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync policy must be always, interval or never: {fsync!r}")
         if recover not in ("fail", "truncate"):
@@ -133,7 +141,7 @@ class Log:
             recover=recover,
         )
         try:
-            self._recover()
+            self._recover(LiveIndex() if live_index else None)
         except BaseException:
             self._release_lock()
             raise
@@ -142,10 +150,11 @@ class Log:
     def _path(self, name: str) -> str:
         return os.path.join(self.directory, name)
 
-    def _recover(self) -> None:
+    def _recover(self, index: LiveIndex | None) -> None:
         self.segments, self.recovery = recover_directory(
-            self.fs, self.directory, self.recover_mode
+            self.fs, self.directory, self.recover_mode, index
         )
+        self._live_index = index
         if not self.segments:
             self._active = self._create_segment(0)
         else:
@@ -220,36 +229,71 @@ class Log:
                 self.replaying -= 1
                 self.idle.notify_all()
 
-    def _replay(self) -> Iterator[Record]:
-        live: dict[bytes, int] = {}
-        keys: dict[bytes, RecordKey] = {}
-        event_bytes = 0
-        for seg in list(self.segments):
-            data = self.fs.read_bytes(seg.path)
-            # Bytes already checked by open() (same size, same file, we hold the lock)
-            # skip the CRC; anything appended since is checked.
-            verified = min(seg.verified, seg.size, len(data))
-            pos = HEADER_SIZE
-            while pos < seg.size:
-                stop = verified if pos < verified else seg.size
-                records, pos_after, events = fast_decode(
-                    data, pos, stop, live, keys, verify=pos >= verified
-                )
-                event_bytes += events
-                yield from records
-                if pos_after == pos:
-                    break
-                pos = pos_after
-            if pos != seg.size:
-                event_bytes += yield from self._replay_slow(seg, data, pos, live)
-            # Dropped before the next segment is read: two segments in memory at once made
-            # the peak RSS of a restart on a many-segment log 128 MiB over the baseline.
-            del data
+    def replay_live(self) -> Iterator[Record]:
+        """The records a last-value-per-key reader needs, in log order: every key's newest
+        entry (tombstones included) and every TransactionState entry; RebalanceEvent history
+        is skipped (``storage.live_replay``). One pass over the log when it was opened with
+        ``live_index=True`` and none over what open() checked. Rebuilds the compaction
+        statistics like :meth:`replay`."""
+        with self.lock:
+            self.idle.wait_for(lambda: not self.compacting)
+            self.replaying += 1
+            index, self._live_index = self._live_index, None
+            segments = list(self.segments)
+        try:
+            live: dict[bytes, int] = {}
+            event_bytes = yield from replay_live(self.fs, segments, index, live)
+            self._set_stats(live, event_bytes)
+        finally:
+            with self.lock:
+                self.replaying -= 1
+                self.idle.notify_all()
+
+    def _set_stats(self, live: dict[bytes, int], event_bytes: int) -> None:
         with self.lock:
             self._live = live
             self.live_bytes = sum(live.values())
             self.event_bytes = event_bytes
             self.stats_valid = True
+
+    def _replay(self) -> Iterator[Record]:
+        live: dict[bytes, int] = {}
+        keys: dict[bytes, RecordKey] = {}
+        event_bytes = 0
+        for seg in list(self.segments):
+            # Read in chunks (one in memory at a time). Bytes already checked by open()
+            # (same size, same file, we hold the lock) skip the CRC: a chunk never
+            # straddles that boundary. Where the fast path stops short of a chunk's end on
+            # a whole entry, the general path takes the rest of the segment.
+            verified = min(seg.verified, seg.size)
+            offset = HEADER_SIZE
+            want = READ_CHUNK
+            while offset < seg.size:
+                limit = verified if offset < verified else seg.size
+                request = min(want, limit - offset)
+                data = self.fs.read_range(seg.path, offset, request)
+                pos = 0
+                while pos < len(data):
+                    records, after, events = fast_decode(
+                        data, pos, len(data), live, keys, verify=offset >= verified
+                    )
+                    event_bytes += events
+                    yield from records
+                    if after == pos:
+                        break
+                    pos = after
+                offset += pos
+                need = _entry_size(data, pos)
+                if pos < len(data) and (len(data) < request or need <= len(data) - pos
+                                        or offset + need > limit):
+                    break  # not an entry cut by the chunk's end
+                want = max(READ_CHUNK, need)
+                del data
+            if offset < seg.size:
+                data = self.fs.read_bytes(seg.path)
+                event_bytes += yield from self._replay_slow(seg, data, offset, live)
+                del data
+        self._set_stats(live, event_bytes)
 
     def _replay_slow(
         self, seg: Segment, data: bytes, start: int, live: dict[bytes, int]
@@ -460,6 +504,7 @@ class Log:
         """Install committed compaction output covering entries [lo, hi): delete the old
         segments, rename the output into place, fsync the directory."""
         with self.lock:
+            self._live_index = None
             old = [s for s in self.segments if lo <= s.base < hi]
             if old and old[-1] is self.segments[-1]:
                 raise ValueError("compaction must not replace the active segment")
@@ -481,6 +526,7 @@ class Log:
                 return []
             if count >= len(self.segments):
                 raise ValueError("retention must not delete the active segment")
+            self._live_index = None
             doomed = self.segments[:count]
             for seg in doomed:
                 self.fs.unlink(seg.path)
@@ -515,6 +561,13 @@ class Log:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _entry_size(data: bytes, pos: int) -> int:
+    """The size of the entry framed at ``data[pos:]`` (8: its length is not all there)."""
+    if len(data) - pos < 4:
+        return 8
+    return 8 + int.from_bytes(data[pos : pos + 4], "big")
 
 
 def _read_lock_holder(lock_path: str) -> str:

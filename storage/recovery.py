@@ -21,6 +21,7 @@ from .directory import (
 )
 from .errors import CorruptLogError, UnsupportedFormatError
 from .fs import FileSystem
+from .live_index import LiveIndex, index_range
 from .policy import RecoverMode
 from .segment import (
     HEADER_SIZE,
@@ -38,9 +39,11 @@ log = logging.getLogger(__name__)
 
 
 def recover_directory(
-    fs: FileSystem, directory: str, mode: RecoverMode
+    fs: FileSystem, directory: str, mode: RecoverMode, index: LiveIndex | None = None
 ) -> tuple[list[Segment], list[RecoveryAction]]:
-    """The directory's segments after recovery, and the repairs made."""
+    """The directory's segments after recovery, and the repairs made. With an ``index``,
+    the check of every segment also fills it (see ``live_index``); when a segment needs
+    repair, or is moved aside, the index is marked incomplete (replay rebuilds it)."""
     names = fs.listdir(directory)
     for name in names:
         if name.endswith(TEMP_SUFFIXES):
@@ -56,7 +59,9 @@ def recover_directory(
     actions: list[RecoveryAction] = []
     for i, (base, name) in enumerate(found):
         path = os.path.join(directory, name)
-        seg = _check_segment(fs, directory, base, path, mode, actions, last=i == len(found) - 1)
+        seg = _check_segment(
+            fs, directory, base, path, mode, actions, index, last=i == len(found) - 1
+        )
         if seg is None:
             continue
         if segments:
@@ -101,14 +106,26 @@ def _check_segment(
     path: str,
     mode: RecoverMode,
     actions: list[RecoveryAction],
+    index: LiveIndex | None,
     *,
     last: bool,
 ) -> Segment | None:
+    size = fs.size(path)
+    header = fs.read_range(path, 0, HEADER_SIZE)
+    try:
+        _check_header(header, base)
+    except SegmentHeaderError:
+        pass  # reported below, from the whole file, as before
+    else:
+        valid, count = index_range(fs, path, base, HEADER_SIZE, size, index)
+        if valid == size:
+            return Segment(base, path, size, count, verified=size)
+    # Something to report or repair: the whole file, as it always was read.
+    if index is not None:
+        index.complete = False
     data = fs.read_bytes(path)
     try:
-        header_base = decode_header(data)
-        if header_base != base:
-            raise SegmentHeaderError(f"header names base {header_base}, file name {base}")
+        _check_header(data, base)
     except SegmentHeaderError as exc:
         if mode != "truncate":
             raise CorruptLogError(path, 0, f"bad segment header: {exc}") from None
@@ -141,6 +158,12 @@ def _check_segment(
         )
         size = bad
     return Segment(base, path, size, count, verified=size)
+
+
+def _check_header(data: bytes, base: int) -> None:
+    header_base = decode_header(data)
+    if header_base != base:
+        raise SegmentHeaderError(f"header names base {header_base}, file name {base}")
 
 
 #: Entries checked per ``scan_entries`` call when only their number is wanted.

@@ -127,8 +127,10 @@ class LogSink:
         return self._alog.log.try_write_batch(EncodedBatch.encode(records))
 
     def replay(self) -> Iterable[Record]:
-        """Every record in the data directory (blocking: call from a worker thread)."""
-        return self._alog.log.replay()
+        """The data directory's live records: each key's newest record and every
+        transaction-state record, in log order (``Log.replay_live``; blocking: call from a
+        worker thread). Applying them leaves the same state as applying every record."""
+        return self._alog.log.replay_live()
 
     async def aclose(self) -> None:
         """Closed by ``open_log_sink``'s context exit; nothing to do here."""
@@ -154,7 +156,9 @@ async def open_log_sink(
     """Open (lock, recover) the log in ``directory``; flush, fsync and unlock on exit.
     ``recover="truncate"`` proceeds past corruption in the middle of a segment (dropping
     what follows it) instead of refusing to start."""
-    async with open_async_log(directory, fsync=fsync, recover=recover) as alog:
+    async with open_async_log(
+        directory, fsync=fsync, recover=recover, live_index=True
+    ) as alog:
         for action in alog.log.recovery:
             log.warning("log recovery: %s", action)
         sink = LogSink(alog, fsync)

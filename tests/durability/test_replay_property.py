@@ -13,7 +13,8 @@ with that one (as a restarted server does); ``compact`` steps compact the closed
 
 After each restart and at the end:
 - the replayed records are exactly the emitted ones (unless a compaction rewrote the log);
-- ``hard_state()`` of the replayed coordinator equals the live one's;
+- ``hard_state()`` of the replayed coordinator equals the live one's, and so does that of a
+  coordinator that replayed only the live set (``Log.replay_live``, what the server does);
 - a group the live coordinator holds Stable loads Stable with the same generation, leader,
   protocol and members (ids, instance ids, client ids, timeouts, assignments); a group with
   a persisted record that is live Empty loads Empty at the same generation.
@@ -200,6 +201,7 @@ class Program:
             fsync=self.fsync,
             segment_bytes=self.segment_bytes,
             fsync_interval_ms=5,
+            live_index=True,
         )
 
     # ------------------------------------------------------------------ client model
@@ -409,6 +411,9 @@ class Program:
         h.log.close()
         h.log = self._open()
         assert h.log.recovery == [], h.log.recovery  # a clean close leaves nothing to repair
+        # What the server replays (the live set, through open's index) first, then every
+        # record: both must rebuild the live coordinator's state.
+        live_set: list[Record] = list(h.log.replay_live())
         replayed: list[Record] = list(h.log.replay())
         if not self.compacted:
             assert replayed == h.records
@@ -419,6 +424,14 @@ class Program:
         assert fresh.hard_state() == h.coordinator.hard_state()
         assert fresh.persisted_group_ids() <= set(h.coordinator.group_ids())
         self._check_groups(h.coordinator, fresh)
+        uuids = iter(range(1 << 62))
+        from_live_set = GroupCoordinator(CONFIG, lambda: f"live-set-{next(uuids)}")
+        for record in live_set:
+            from_live_set.replay(record)
+        from_live_set.on_loaded(h.now)
+        assert from_live_set.hard_state() == fresh.hard_state()
+        assert sorted(from_live_set.group_ids()) == sorted(fresh.group_ids())
+        self._check_groups(h.coordinator, from_live_set)
         return fresh, loaded
 
     @staticmethod

@@ -1,0 +1,177 @@
+"""The live index: one pass that both checks a segment's entries (what recovery needs) and
+remembers where each key's newest entry is (what a last-value-per-key replay needs).
+
+Segments are read ``READ_CHUNK`` bytes at a time (an entry that does not fit, at most
+32 MiB, is read whole), so checking a log of 64 MiB segments never holds one in memory.
+The per-entry work is a header unpack, a CRC-32C, the framing checks of
+``segment.scan_entries`` and one dict store; no value is decoded and no object built.
+
+What the index keeps, by key version (the first two key bytes, see ``record_codec``):
+
+- every record type whose state is last value per key (offset commits, group metadata,
+  consumer group records, staged transactional offsets, and unknown types below 100): the
+  position of the key's newest entry, tombstones included (a tombstone still has to remove
+  what an equal-decoding key of another key version wrote before it);
+- TransactionState (101): every entry, in order (replay reserves every producer id it saw);
+- RebalanceEvent history (100): nothing but its bytes (replay ignores history; compaction's
+  statistics count it).
+
+A position is ``segment base * SEQ_STRIDE + file offset``: sorting positions gives log order.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from crc32c import crc32c
+
+from .fs import FileSystem
+from .record_codec import (
+    REBALANCE_EVENT_KEY_VERSION,
+    TRANSACTION_STATE_KEY_VERSION,
+    TXN_OFFSET_COMMIT_KEY_VERSION,
+)
+from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH
+
+__all__ = ["READ_CHUNK", "SEQ_STRIDE", "LiveIndex", "index_range", "read_entry_window"]
+
+#: Bytes read per call while scanning a segment.
+READ_CHUNK = 1024 * 1024
+#: Positions of entries of different segments never collide (a segment is < 1 TiB).
+SEQ_STRIDE = 1 << 40
+
+# length, crc, entry format, key length, key version (the first two key bytes; an entry is
+# at least 18 bytes, so these 16 are always there)
+_HEAD = struct.Struct(">IIHih")
+_I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
+_MIN_ENTRY = 18
+_FIRST_SPECIAL_VERSION = min(REBALANCE_EVENT_KEY_VERSION, TRANSACTION_STATE_KEY_VERSION)
+
+
+@dataclass(slots=True)
+class LiveIndex:
+    """Where the entries a last-value-per-key replay needs are, for a prefix of the log."""
+
+    #: key bytes -> position of the key's newest entry
+    newest: dict[bytes, int] = field(default_factory=dict)
+    #: positions of entries kept whatever follows them (TransactionState)
+    kept: list[int] = field(default_factory=list)
+    #: bytes of RebalanceEvent entries (tombstones excluded), as replay counts them
+    event_bytes: int = 0
+    #: segment base -> file offset up to which its entries are indexed
+    covered: dict[int, int] = field(default_factory=dict)
+    #: False once a segment was checked without it (a repair): it then describes nothing
+    complete: bool = True
+
+    def positions(self) -> list[int]:
+        """The positions of every entry replay must decode, in log order."""
+        return sorted([*self.newest.values(), *self.kept])
+
+
+def _scan(
+    data: bytes, end: int, newest: dict[bytes, int], kept: list[int], bias: int
+) -> tuple[int, int, int]:
+    """Check and index the entries of ``data[:end]`` until its end or the first entry that
+    is not whole and valid (the checks of ``segment.scan_entries``): (where it stopped,
+    entries indexed, RebalanceEvent bytes)."""
+    head = _HEAD.unpack_from
+    i32 = _I32.unpack_from
+    checksum = crc32c
+    fmt_version = ENTRY_FORMAT_VERSION
+    special = _FIRST_SPECIAL_VERSION
+    event_version = REBALANCE_EVENT_KEY_VERSION
+    last_wins_special = TXN_OFFSET_COMMIT_KEY_VERSION
+    keep = kept.append
+    last = end - _MIN_ENTRY
+    pos = count = event_bytes = 0
+    # Two checks of scan_entries are implied by others here: a length under 10 fails the
+    # key-length check, and one over MAX_ENTRY_LENGTH runs past ``end`` (callers never
+    # pass more than 8 + MAX_ENTRY_LENGTH bytes). Which check fails does not matter: the
+    # caller has scan_entries classify the entry.
+    while pos <= last:
+        length, crc, fmt, klen, kver = head(data, pos)
+        stop = pos + 8 + length
+        if stop > end or checksum(data[pos + 8 : stop]) != crc or fmt != fmt_version:
+            break
+        kend = pos + 14 + klen
+        if klen < 0 or kend + 4 > stop:
+            break
+        span = stop - kend - 4
+        if i32(data, kend)[0] != span:
+            if i32(data, kend)[0] != -1 or span:
+                break
+            if kver == event_version and klen >= 2:  # a RebalanceEvent tombstone: no bytes
+                count += 1
+                pos = stop
+                continue
+        if kver < special or kver == last_wins_special or klen < 2:
+            newest[data[pos + 14 : kend]] = bias + pos
+        elif kver == event_version:
+            event_bytes += stop - pos
+        else:
+            keep(bias + pos)
+        count += 1
+        pos = stop
+    return pos, count, event_bytes
+
+
+def index_range(
+    fs: FileSystem,
+    path: str,
+    base: int,
+    start: int,
+    end: int,
+    index: LiveIndex | None,
+) -> tuple[int, int]:
+    """Check (and, with an ``index``, index) the entries of bytes [start, end) of the
+    segment file ``path`` whose base is ``base``, reading it in chunks: (the file offset
+    where the valid entries end, how many there are). Stops at the first entry that is
+    torn, corrupt or malformed; the caller classifies it. Without an index the positions
+    are gathered chunk by chunk and dropped (a plain check, in bounded memory)."""
+    offset = start
+    count = 0
+    want = READ_CHUNK
+    bias = base * SEQ_STRIDE
+    while offset < end:
+        request = min(want, end - offset)
+        data = fs.read_range(path, offset, request)
+        newest = index.newest if index is not None else {}
+        kept = index.kept if index is not None else []
+        pos, entries, event_bytes = _scan(data, len(data), newest, kept, bias + offset)
+        count += entries
+        if index is not None:
+            index.event_bytes += event_bytes
+        offset += pos
+        want = READ_CHUNK
+        if pos == 0:
+            # The first entry does not fit in what was read: read it whole, if it can be
+            # (not if the file ended early, or what was read is all there is).
+            if len(data) < 4 or len(data) < request or request == end - offset:
+                break
+            (length,) = _U32.unpack_from(data)
+            if length > MAX_ENTRY_LENGTH or 8 + length <= len(data):
+                break
+            want = 8 + length
+        del data  # before the next read: one chunk in memory at a time
+    if index is not None:
+        index.covered[base] = offset
+    return offset, count
+
+
+def read_entry_window(
+    fs: FileSystem, path: str, pos: int, end: int
+) -> tuple[bytes, int]:
+    """Bytes of the segment file ``path`` from ``pos`` holding at least the whole entry
+    that starts there (up to ``READ_CHUNK`` bytes, never past ``end``), and that entry's
+    end relative to them (0 if the bytes there do not frame an entry)."""
+    data = fs.read_range(path, pos, min(READ_CHUNK, end - pos))
+    if len(data) < 4:
+        return data, 0
+    stop = 8 + _U32.unpack_from(data)[0]
+    if stop > end - pos:
+        return data, 0
+    if stop > len(data):
+        data = fs.read_range(path, pos, stop)
+    return data, stop
