@@ -7,10 +7,11 @@ records appended to a real log under ``--fsync interval``) -> the reply encoded.
 
 Rows: Heartbeat, OffsetCommit of 1 and of 32 partitions (a one-member group, v4 / v8 as
 bench_server sends them), and a steady ConsumerGroupHeartbeat v1 (a one-member consumer
-group, every unchanged field null, as librdkafka sends it). Each row reports CPU microseconds per request
-(``time.process_time``, so a loaded machine skews it less than wall time): the median and
-the minimum over the repeats. ``--profile ROW`` (hb, oc1, oc32, cgh) prints a cProfile of that
-row instead. Run it from two checkouts (``PYTHONPATH=<checkout>``) to compare them.
+group, every unchanged field null, as librdkafka sends it). Each row reports CPU
+microseconds per request (``time.process_time``, so a loaded machine skews it less than wall
+time): the median and the minimum over the repeats. ``--profile ROW`` (hb, oc1, oc32, cgh)
+prints a cProfile of that row instead. Run it from two checkouts (``PYTHONPATH=<checkout>``)
+to compare them.
 """
 
 from __future__ import annotations
