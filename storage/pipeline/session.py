@@ -13,7 +13,9 @@ executor must import ``pyarrow`` (``pyspark[sql]``), ``crc32c`` and ``construct`
 missing one stops the run with the executor's host and the ``pip install`` line.
 
 Everywhere: the UI is off, time is UTC, the driver gets 1 GiB; ``extra_conf`` (the CLI's
-``--conf``) goes last and wins.
+``--conf``) goes last and wins. A JVM started here maps Spark's classes from a
+class-data-sharing archive (:mod:`.jvm_cds`; made by the first run) unless ``--conf``
+sets ``spark.driver.extraJavaOptions`` itself.
 """
 
 from __future__ import annotations
@@ -164,6 +166,15 @@ def build_session(
         settings.update(SMALL_INPUT_CONF)
         settings["spark.driver.extraJavaOptions"] += " " + SMALL_INPUT_JAVA_OPTIONS
     settings.update(extra_conf or {})
+    from pyspark import SparkContext
+
+    launching = SparkContext._gateway is None
+    if launching and "spark.driver.extraJavaOptions" not in (extra_conf or {}):
+        from .jvm_cds import archive_options
+
+        cds = archive_options()
+        if cds:
+            settings["spark.driver.extraJavaOptions"] += " " + cds
     if quiet:
         from .quiet_jvm import start_quiet_gateway
 
@@ -173,6 +184,10 @@ def build_session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if launching:
+        from .jvm_cds import register_finish
+
+        register_finish(SparkContext._gateway)
     if not local:
         spark.sparkContext.addPyFile(code_zip())
     register(spark)
