@@ -4,7 +4,9 @@ of loaded, verified and linked one by one at every start.
 Java 17's dynamic AppCDS: a first run started with ``-XX:ArchiveClassesAtExit=FILE``
 writes every class it loaded (the JDK's and Spark's jars') to FILE when the JVM exits;
 later runs started with ``-XX:SharedArchiveFile=FILE`` map them. On this project's 2-core
-machine that takes about 40 % off the JVM's start and the first session build.
+machine that takes about 40 % off the JVM's start and the first session build. Writing
+the archive (≈ 190 MB) costs the first run once: it waits for the JVM's dump at exit
+(about a minute on a loaded 2-core machine).
 
 The archive lives in a per-user cache directory (``$XDG_CACHE_HOME/kcoord/spark-cds``,
 ``~/.cache/...`` by default), named by what it depends on (the PySpark version, the
@@ -37,7 +39,7 @@ CDS_ENV = "KCOORD_SPARK_CDS"
 #: an archive it cannot use) are not for the user.
 _QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off -Xlog:class+path=off"
 #: How long this process waits at exit for the JVM writing a new archive.
-DUMP_WAIT_S = 120.0
+DUMP_WAIT_S = 300.0
 
 _pending: list[tuple[str, str]] = []  # (temporary file, final file) of this process
 
