@@ -305,7 +305,7 @@ def _run(
         # left running; one started here is stopped at the end.
         owned = SparkSession.getActiveSession() is None
         spark = build_session(args.master, extra_conf=args.conf, quiet=args.quiet,
-                              small_input=small)
+                              small_input=small, register_source=not small)
     except Exception as exc:
         print(
             f"kcoord pipeline: error: cannot start Spark: {_spark_error_text(exc)} "

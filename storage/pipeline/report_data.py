@@ -214,6 +214,7 @@ def collect(
     records (``recs``, for the counts)."""
     from pyspark.sql import functions as F
 
+    from .driver_read import GROUP_SCHEMA, driver_table
     from .lag import lag_history
 
     summary = datasets["groups_summary"]
@@ -279,8 +280,7 @@ def collect(
     spark = reb.sparkSession
     rebalances, commit_rates, history = run_concurrently([
         lambda: rows(
-            reb.join(spark.createDataFrame(top, "data_dir string, group string"),
-                     ["data_dir", "group"])
+            reb.join(driver_table(spark, top, GROUP_SCHEMA), ["data_dir", "group"])
             .select(
                 "data_dir",
                 "group",
@@ -299,10 +299,7 @@ def collect(
             .limit(20000)
         ),
         lambda: rows(
-            commits.join(
-                spark.createDataFrame(top_commit, "data_dir string, group string"),
-                ["data_dir", "group"],
-            )
+            commits.join(driver_table(spark, top_commit, GROUP_SCHEMA), ["data_dir", "group"])
             .where(F.col("commit_timestamp") >= 0)
             .groupBy(
                 "data_dir",

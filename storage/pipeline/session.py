@@ -122,6 +122,7 @@ def build_session(
     extra_conf: dict[str, str] | None = None,
     quiet: bool = False,
     small_input: bool = False,
+    register_source: bool = True,
 ) -> Any:
     """A SparkSession for ``master`` with the ``kcoord-log`` Data Source registered and
     the log level at ERROR.
@@ -131,7 +132,10 @@ def build_session(
     the executors, so the address is left to Spark (``SPARK_LOCAL_IP`` /
     ``spark.driver.host`` in ``extra_conf``) and so are the partition counts. ``quiet``:
     the JVM's start-up lines are dropped (:mod:`.quiet_jvm`). ``small_input``: tuned for
-    a short run over little data (:data:`SMALL_INPUT_CONF`, :data:`SMALL_INPUT_JAVA_OPTIONS`)."""
+    a short run over little data (:data:`SMALL_INPUT_CONF`, :data:`SMALL_INPUT_JAVA_OPTIONS`).
+    ``register_source=False``: ``kcoord-log`` is not registered (for a run that reads on
+    the driver): registering a Python Data Source makes Spark start a Python worker, once,
+    to look for other installed ones (``pyspark.sql.worker.lookup_data_sources``)."""
     prepare_environment(loopback=master.startswith("local"))
     executor_python = (extra_conf or {}).get("spark.pyspark.python")
     if executor_python:
@@ -190,7 +194,8 @@ def build_session(
         register_finish(SparkContext._gateway)
     if not local:
         spark.sparkContext.addPyFile(code_zip())
-    register(spark)
+    if register_source:
+        register(spark)
     return spark
 
 
