@@ -165,6 +165,15 @@ class _Progress:
             self._thread.join(timeout=2)
 
 
+def _preload() -> None:
+    try:
+        from .report_plots import preload
+
+        preload()
+    except Exception:  # the report's own import reports it
+        pass
+
+
 def _spark_error_text(exc: BaseException) -> str:
     """The useful line of a Spark failure (a worker's PipelineInputError, say)."""
     text = str(exc)
@@ -281,6 +290,8 @@ def _run(
     small = (args.master.startswith("local") and not remote
              and segment_bytes(inputs) <= DRIVER_READ_BYTES)
     progress = _Progress(err, args.quiet)
+    # The report's imports (a second or more) while the JVM starts; failures show later.
+    threading.Thread(target=_preload, name="pipeline-preload", daemon=True).start()
     progress.say(
         f"starting Spark ({args.master}) for {len(inputs) + len(remote)} input(s)"
         + (f", {segments} segment file(s)" if not remote else "")
@@ -294,7 +305,7 @@ def _run(
         # left running; one started here is stopped at the end.
         owned = SparkSession.getActiveSession() is None
         spark = build_session(args.master, extra_conf=args.conf, quiet=args.quiet,
-                              small_input=small)
+                              small_input=small, register_source=not small)
     except Exception as exc:
         print(
             f"kcoord pipeline: error: cannot start Spark: {_spark_error_text(exc)} "

@@ -19,7 +19,7 @@ from storage.directory import find_segments
 from .parse import parse_segment_chunks
 from .source import arrow_schema, chunk_batches, spark_schema
 
-__all__ = ["DRIVER_READ_BYTES", "driver_frame", "segment_bytes"]
+__all__ = ["DRIVER_READ_BYTES", "GROUP_SCHEMA", "driver_frame", "driver_table", "segment_bytes"]
 
 #: Inputs up to this many bytes of segment files are read on the driver.
 DRIVER_READ_BYTES = 16 * 1024 * 1024
@@ -53,3 +53,22 @@ def driver_frame(spark: Any, inputs: Sequence[str], strict: bool) -> Any:
                 batches.extend(chunk_batches(chunk))
     table = pa.Table.from_batches(batches, schema=arrow_schema())
     return spark.createDataFrame(table, schema=spark_schema())
+
+
+#: (data_dir, group) pairs, as :func:`driver_table` takes them.
+GROUP_SCHEMA = (("data_dir", "string"), ("group", "string"))
+_ARROW_TYPES = {"string": "string", "int": "int32", "bigint": "int64"}
+
+
+def driver_table(
+    spark: Any, rows: Sequence[tuple[Any, ...]], columns: Sequence[tuple[str, str]]
+) -> Any:
+    """A small DataFrame of ``rows`` (``columns``: (name, Spark type) with the types
+    string, int, bigint; every column nullable), handed to Spark as Arrow: from a list of
+    tuples Spark would start a Python worker just to unpickle them."""
+    import pyarrow as pa
+
+    schema = pa.schema([(name, getattr(pa, _ARROW_TYPES[kind])()) for name, kind in columns])
+    data = [pa.array([row[i] for row in rows], type=field.type)
+            for i, field in enumerate(schema)]
+    return spark.createDataFrame(pa.Table.from_arrays(data, schema=schema))

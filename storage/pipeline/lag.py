@@ -95,6 +95,8 @@ def offsets_lag(
     """The ``offsets_lag`` DataFrame (see the module's description)."""
     from pyspark.sql import functions as F
 
+    from .driver_read import driver_table
+
     spark = latest.sparkSession
     partitions = [
         (d, topic, index, ends.end_as_of(until_ms))
@@ -103,8 +105,10 @@ def offsets_lag(
         for (topic, index), ends in logs.ends.items()
     ]
     # Small, and known here: a broadcast table of the partitions, lists for the rest.
-    ends = F.broadcast(spark.createDataFrame(
-        partitions, "data_dir string, topic string, partition int, log_end_offset bigint"
+    ends = F.broadcast(driver_table(
+        spark, partitions,
+        (("data_dir", "string"), ("topic", "string"), ("partition", "int"),
+         ("log_end_offset", "bigint")),
     ))
     with_logs = [d for d, logs in topic_logs.items() if logs is not None]
     found = [f"{d}\0{t}" for d, logs in topic_logs.items() if logs is not None
@@ -162,11 +166,13 @@ def lag_history(
     unknown are left out. Rows: data_dir, group, bucket_ms, lag, partitions."""
     from pyspark.sql import functions as F
 
+    from .driver_read import GROUP_SCHEMA, driver_table
+
     known = [(d, g) for d, g in groups if topic_logs.get(d) is not None]
     if not known:
         return []
     spark = commits.sparkSession
-    chosen = spark.createDataFrame(known, "data_dir string, group string")
+    chosen = driver_table(spark, known, GROUP_SCHEMA)
     last = (
         commits.join(chosen, ["data_dir", "group"])
         .where(F.col("commit_timestamp") >= 0)

@@ -23,6 +23,7 @@ import datetime as dt
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from storage.starts import read_starts
@@ -78,8 +79,8 @@ TRIGGER_COLORS = {
     "unknown": "#ced4da",
 }
 
-#: dataset -> Parquet partition columns
-PARTITIONING: dict[str, tuple[str, ...]] = {  # in the order they are written
+#: dataset -> Parquet partition columns (in the order they are listed)
+PARTITIONING: dict[str, tuple[str, ...]] = {
     "offsets_latest": (),
     "offset_commits": ("group",),
     "commit_rates": (),
@@ -88,6 +89,21 @@ PARTITIONING: dict[str, tuple[str, ...]] = {  # in the order they are written
     "offsets_lag": (),
     "problems": (),
 }
+
+
+#: Driver threads running the dataset writes (and the report's queries) at once.
+WRITE_THREADS = 4
+
+
+def run_concurrently(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
+    """Run ``tasks`` (Spark actions) from :data:`WRITE_THREADS` threads; their results in
+    order. The first failure is raised once every task has ended."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=WRITE_THREADS,
+                            thread_name_prefix="pipeline-job") as pool:
+        futures = [pool.submit(task) for task in tasks]
+        return [future.result() for future in futures]
 
 
 def write_datasets(
@@ -104,36 +120,49 @@ def write_datasets(
     log ends, for ``offsets_lag``: none known without them), write each as Parquet under
     ``output``. Each is cached as it is written (the write fills the cache), so later
     jobs and the report start from memory, neither recomputing nor reading the files
-    back; the caller unpersists them. Returns (dataset -> DataFrame, dataset -> path)."""
+    back; the caller unpersists them. The writes are independent Spark jobs, started
+    together from :data:`WRITE_THREADS` driver threads: on a small input each is mostly
+    the driver's planning and the JVM's class loading, which overlap across jobs.
+    Returns (dataset -> DataFrame, dataset -> path)."""
     from pyspark import StorageLevel
 
     from . import jobs, lag
 
-    frames: dict[str, Any] = {}
-    paths: dict[str, str] = {}
+    paths = {name: os.path.join(output, name) for name in PARTITIONING}
 
-    def save(name: str, df: Any) -> Any:
-        path = os.path.join(output, name)
-        progress(f"writing {name} -> {path}")
+    def save(name: str, build: Callable[[], Any]) -> Any:
+        """Build the dataset (its analysis, and its planning by ``persist``, happen in
+        this thread too), cache it and write it."""
+        progress(f"writing {name} -> {paths[name]}")
+        df = build().persist(StorageLevel.MEMORY_AND_DISK)
         partition_by = PARTITIONING[name]
-        df = df.persist(StorageLevel.MEMORY_AND_DISK)
         if partition_by:
             df.repartition(*partition_by).write.mode("overwrite").partitionBy(
                 *partition_by
-            ).parquet(path)
+            ).parquet(paths[name])
         else:
-            df.coalesce(1).write.mode("overwrite").parquet(path)
-        paths[name] = path
-        frames[name] = df
+            df.coalesce(1).write.mode("overwrite").parquet(paths[name])
         return df
 
-    latest = save("offsets_latest", jobs.offsets_latest(recs))
-    commits = save("offset_commits", jobs.offset_commits(recs, since_ms))
-    save("commit_rates", jobs.commit_rates(commits))
-    reb = save("rebalances", jobs.rebalances(recs, since_ms))
-    save("groups_summary", jobs.groups_summary(recs, reb, latest))
-    save("offsets_lag", lag.offsets_lag(recs, latest, topic_logs or {}, until_ms))
-    save("problems", jobs.problems(raw))
+    def wave(builds: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+        frames = run_concurrently([partial(save, name, build) for name, build in builds.items()])
+        return dict(zip(builds, frames, strict=True))
+
+    # Two waves, so that no job recomputes a dataset another one is still caching: the
+    # datasets computed from the records, then those computed from the first ones.
+    first = wave({
+        "offsets_latest": lambda: jobs.offsets_latest(recs),
+        "offset_commits": lambda: jobs.offset_commits(recs, since_ms),
+        "rebalances": lambda: jobs.rebalances(recs, since_ms),
+        "problems": lambda: jobs.problems(raw),
+    })
+    latest, commits, reb = first["offsets_latest"], first["offset_commits"], first["rebalances"]
+    second = wave({
+        "commit_rates": lambda: jobs.commit_rates(commits),
+        "groups_summary": lambda: jobs.groups_summary(recs, reb, latest),
+        "offsets_lag": lambda: lag.offsets_lag(recs, latest, topic_logs or {}, until_ms),
+    })
+    frames = {name: {**first, **second}[name] for name in PARTITIONING}
     return frames, paths
 
 
@@ -185,109 +214,104 @@ def collect(
     records (``recs``, for the counts)."""
     from pyspark.sql import functions as F
 
+    from .driver_read import GROUP_SCHEMA, driver_table
     from .lag import lag_history
 
-    counts: dict[str, int] = {}
-    for row in recs.groupBy("record_type", "tombstone").count().collect():
-        key = row["record_type"] + (" (tombstone)" if row["tombstone"] else "")
-        counts[key] = int(row["count"])
     summary = datasets["groups_summary"]
-    groups = [
-        r.asDict()
-        for r in summary.orderBy(F.desc("rebalances"), F.desc("commits"), "data_dir", "group")
-        .limit(200)
-        .collect()
-    ]
-    top = [(g["data_dir"], g["group"]) for g in groups[:TOP_GROUPS]]
     reb = datasets["rebalances"]
-    top_df = reb.sparkSession.createDataFrame(top, "data_dir string, group string")
-    rebalances = [
-        r.asDict()
-        for r in reb.join(top_df, ["data_dir", "group"])
-        .select(
-            "data_dir",
-            "group",
-            "incarnation",
-            "generation",
-            "start_ms",
-            "end_ms",
-            "duration_ms",
-            "reason",
-            "trigger",
-            "members_before",
-            "members_after",
-            "partitions_moved",
-        )
-        .orderBy("data_dir", "group", "incarnation", "generation")
-        .limit(20000)
-        .collect()
-    ]
-    triggers = [
-        r.asDict()
-        for r in reb.where(F.col("has_events"))
-        .groupBy(F.coalesce("trigger", F.lit("unknown")).alias("trigger"))
-        .agg(
-            F.count(F.lit(1)).alias("rebalances"),
-            F.percentile("duration_ms", F.lit(0.5)).alias("p50_ms"),
-            F.percentile("duration_ms", F.lit(0.95)).alias("p95_ms"),
-            F.max("duration_ms").alias("max_ms"),
-            F.sum(F.when(F.col("any_partition_moved"), 1).otherwise(0)).alias("moved"),
-        )
-        .collect()
-    ]
-    durations = [
-        r.asDict()
-        for r in reb.where(F.col("duration_ms").isNotNull())
-        .select("duration_ms", F.coalesce("trigger", F.lit("unknown")).alias("trigger"))
-        .limit(200000)
-        .collect()
-    ]
     commits = datasets["offset_commits"]
-    top_commit = [
-        (r["data_dir"], r["group"])
-        for r in summary.where(F.col("commits") > 0)
+    latest = datasets["offsets_latest"]
+    lag_df = datasets["offsets_lag"]
+
+    def rows(df: Any) -> list[dict[str, Any]]:
+        return [r.asDict() for r in df.collect()]
+
+    def record_counts() -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for row in recs.groupBy("record_type", "tombstone").count().collect():
+            key = row["record_type"] + (" (tombstone)" if row["tombstone"] else "")
+            counts[key] = int(row["count"])
+        return counts
+
+    # The report's queries, each a small Spark job over the cached datasets, run from
+    # several driver threads at once: first those that depend on nothing else, then
+    # those that take the busiest groups and the time bucket from the first ones.
+    (counts, groups, triggers, durations, top_commit_rows, span, problems, live, sample,
+     lag_rows) = run_concurrently([
+        record_counts,
+        lambda: rows(summary.orderBy(F.desc("rebalances"), F.desc("commits"), "data_dir",
+                                     "group").limit(200)),
+        lambda: rows(
+            reb.where(F.col("has_events"))
+            .groupBy(F.coalesce("trigger", F.lit("unknown")).alias("trigger"))
+            .agg(
+                F.count(F.lit(1)).alias("rebalances"),
+                F.percentile("duration_ms", F.lit(0.5)).alias("p50_ms"),
+                F.percentile("duration_ms", F.lit(0.95)).alias("p95_ms"),
+                F.max("duration_ms").alias("max_ms"),
+                F.sum(F.when(F.col("any_partition_moved"), 1).otherwise(0)).alias("moved"),
+            )
+        ),
+        lambda: rows(
+            reb.where(F.col("duration_ms").isNotNull())
+            .select("duration_ms", F.coalesce("trigger", F.lit("unknown")).alias("trigger"))
+            .limit(200000)
+        ),
+        lambda: summary.where(F.col("commits") > 0)
         .orderBy(F.desc("commits"), "data_dir", "group")
         .limit(8)
-        .collect()
-    ]
-    span = commits.agg(
-        F.min("commit_timestamp").alias("lo"), F.max("commit_timestamp").alias("hi")
-    ).first()
+        .collect(),
+        lambda: commits.agg(
+            F.min("commit_timestamp").alias("lo"), F.max("commit_timestamp").alias("hi")
+        ).first(),
+        lambda: rows(datasets["problems"].limit(1000)),
+        latest.count,
+        lambda: rows(latest.orderBy("data_dir", "group", "topic", "partition").limit(50)),
+        lambda: rows(lag_df.orderBy(F.desc_nulls_last("lag"), "data_dir", "group", "topic",
+                                    "partition").limit(5000)),
+    ])
+    top = [(g["data_dir"], g["group"]) for g in groups[:TOP_GROUPS]]
+    top_commit = [(r["data_dir"], r["group"]) for r in top_commit_rows]
     bucket_ms = 60_000
     if span is not None and span["lo"] is not None:
         width = int(span["hi"]) - int(span["lo"])
         bucket_ms = next((b for b in RATE_BUCKETS_MS if width / b <= 240), RATE_BUCKETS_MS[-1])
-    commit_rates = [
-        r.asDict()
-        for r in commits.join(
-            commits.sparkSession.createDataFrame(top_commit, "data_dir string, group string"),
-            ["data_dir", "group"],
-        )
-        .where(F.col("commit_timestamp") >= 0)
-        .groupBy(
-            "data_dir",
-            "group",
-            (F.floor(F.col("commit_timestamp") / bucket_ms) * bucket_ms).alias("bucket_ms"),
-        )
-        .agg(F.count(F.lit(1)).alias("commits"))
-        .orderBy("data_dir", "group", "bucket_ms")
-        .limit(50000)
-        .collect()
-    ]
-    problems = [r.asDict() for r in datasets["problems"].limit(1000).collect()]
-    latest = datasets["offsets_latest"]
-    live = latest.count()
-    sample = [
-        r.asDict()
-        for r in latest.orderBy("data_dir", "group", "topic", "partition").limit(50).collect()
-    ]
     logs = topic_logs or {}
-    lag_df = datasets["offsets_lag"]
-    lag_rows = [
-        r.asDict()
-        for r in lag_df.orderBy(F.desc_nulls_last("lag"), "data_dir", "group", "topic",
-                                "partition").limit(5000).collect()
-    ]
+    spark = reb.sparkSession
+    rebalances, commit_rates, history = run_concurrently([
+        lambda: rows(
+            reb.join(driver_table(spark, top, GROUP_SCHEMA), ["data_dir", "group"])
+            .select(
+                "data_dir",
+                "group",
+                "incarnation",
+                "generation",
+                "start_ms",
+                "end_ms",
+                "duration_ms",
+                "reason",
+                "trigger",
+                "members_before",
+                "members_after",
+                "partitions_moved",
+            )
+            .orderBy("data_dir", "group", "incarnation", "generation")
+            .limit(20000)
+        ),
+        lambda: rows(
+            commits.join(driver_table(spark, top_commit, GROUP_SCHEMA), ["data_dir", "group"])
+            .where(F.col("commit_timestamp") >= 0)
+            .groupBy(
+                "data_dir",
+                "group",
+                (F.floor(F.col("commit_timestamp") / bucket_ms) * bucket_ms).alias("bucket_ms"),
+            )
+            .agg(F.count(F.lit(1)).alias("commits"))
+            .orderBy("data_dir", "group", "bucket_ms")
+            .limit(50000)
+        ),
+        lambda: lag_history(commits, top_commit, logs, bucket_ms),
+    ])
     data = ReportData(
         inputs=list(inputs),
         segments=segments,
@@ -311,7 +335,7 @@ def collect(
             key=lambda r: (r["data_dir"], r["group"], r["topic"], r["partition"]),
         ),
         no_topic_logs=sorted(d for d in inputs if logs.get(os.path.abspath(d)) is None),
-        lag_history=lag_history(commits, top_commit, logs, bucket_ms),
+        lag_history=history,
         restarts={os.path.abspath(d): _restarts(d, window) for d in inputs},
     )
     return data

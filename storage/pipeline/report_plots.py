@@ -15,7 +15,7 @@ from .report_data import (
     ms_to_datetime,
 )
 
-__all__ = ["draw_plots"]
+__all__ = ["draw_plots", "preload"]
 
 
 def _x(when: dt.datetime) -> float:
@@ -34,6 +34,17 @@ def _date_axis(ax: Any) -> None:
     ax.xaxis.set_major_formatter(
         mdates.ConciseDateFormatter(locator)  # type: ignore[no-untyped-call]
     )
+
+
+def preload() -> None:
+    """Import matplotlib (Agg) and pyarrow ahead of use: the CLI calls it from a thread
+    while Spark's JVM starts, which leaves this process idle."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.dates
+    import matplotlib.pyplot
+    import pyarrow  # noqa: F401  (the driver read's)
 
 
 def draw_plots(data: ReportData, out_dir: str) -> dict[str, str]:

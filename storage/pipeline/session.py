@@ -13,7 +13,9 @@ executor must import ``pyarrow`` (``pyspark[sql]``), ``crc32c`` and ``construct`
 missing one stops the run with the executor's host and the ``pip install`` line.
 
 Everywhere: the UI is off, time is UTC, the driver gets 1 GiB; ``extra_conf`` (the CLI's
-``--conf``) goes last and wins.
+``--conf``) goes last and wins. A JVM started here maps Spark's classes from a
+class-data-sharing archive (:mod:`.jvm_cds`; made by the first run) unless ``--conf``
+sets ``spark.driver.extraJavaOptions`` itself.
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ def build_session(
     extra_conf: dict[str, str] | None = None,
     quiet: bool = False,
     small_input: bool = False,
+    register_source: bool = True,
 ) -> Any:
     """A SparkSession for ``master`` with the ``kcoord-log`` Data Source registered and
     the log level at ERROR.
@@ -129,7 +132,10 @@ def build_session(
     the executors, so the address is left to Spark (``SPARK_LOCAL_IP`` /
     ``spark.driver.host`` in ``extra_conf``) and so are the partition counts. ``quiet``:
     the JVM's start-up lines are dropped (:mod:`.quiet_jvm`). ``small_input``: tuned for
-    a short run over little data (:data:`SMALL_INPUT_CONF`, :data:`SMALL_INPUT_JAVA_OPTIONS`)."""
+    a short run over little data (:data:`SMALL_INPUT_CONF`, :data:`SMALL_INPUT_JAVA_OPTIONS`).
+    ``register_source=False``: ``kcoord-log`` is not registered (for a run that reads on
+    the driver): registering a Python Data Source makes Spark start a Python worker, once,
+    to look for other installed ones (``pyspark.sql.worker.lookup_data_sources``)."""
     prepare_environment(loopback=master.startswith("local"))
     executor_python = (extra_conf or {}).get("spark.pyspark.python")
     if executor_python:
@@ -164,6 +170,15 @@ def build_session(
         settings.update(SMALL_INPUT_CONF)
         settings["spark.driver.extraJavaOptions"] += " " + SMALL_INPUT_JAVA_OPTIONS
     settings.update(extra_conf or {})
+    from pyspark import SparkContext
+
+    launching = SparkContext._gateway is None
+    if launching and "spark.driver.extraJavaOptions" not in (extra_conf or {}):
+        from .jvm_cds import archive_options
+
+        cds = archive_options()
+        if cds:
+            settings["spark.driver.extraJavaOptions"] += " " + cds
     if quiet:
         from .quiet_jvm import start_quiet_gateway
 
@@ -173,9 +188,14 @@ def build_session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if launching:
+        from .jvm_cds import register_finish
+
+        register_finish(SparkContext._gateway)
     if not local:
         spark.sparkContext.addPyFile(code_zip())
-    register(spark)
+    if register_source:
+        register(spark)
     return spark
 
 

@@ -28,8 +28,13 @@ if ROOT not in sys.path:  # the repo root, so `import storage` works without an 
 def spark() -> Iterator[Any]:
     """A ``local[2]`` SparkSession pinned to loopback, with ``kcoord-log`` registered."""
     pytest.importorskip("pyspark", reason="the pipeline extra (kcoord[pipeline]) is needed")
+    from storage.pipeline.jvm_cds import CDS_ENV
     from storage.pipeline.session import build_session
 
+    # No class-data-sharing archive in tests (this JVM's, and the CLI subprocesses'): a
+    # fresh machine would spend a minute writing one at exit (test_pipeline_jvm_cds
+    # tests the archive itself).
+    os.environ.setdefault(CDS_ENV, "0")
     session = build_session("local[2]", app_name="kcoord-pipeline-tests")
     yield session
     session.stop()
