@@ -29,6 +29,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from typing import Any
 
 __all__ = ["CDS_ENV", "archive_options", "cache_dir", "finish_archive"]
@@ -110,6 +111,10 @@ def finish_archive(proc: Any, timeout: float = DUMP_WAIT_S) -> None:
     temporary, archive = _pending.pop()
     clean = False
     if proc is not None:
+        with contextlib.suppress(OSError, ValueError):
+            print(f"kcoord pipeline: saving Spark's classes for faster starts in "
+                  f"{os.path.dirname(archive)} (once, up to a minute; {CDS_ENV}=0 skips "
+                  "this)", file=sys.stderr, flush=True)
         with contextlib.suppress(OSError, ValueError):
             if proc.stdin is not None:
                 proc.stdin.close()
