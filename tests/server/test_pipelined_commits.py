@@ -63,6 +63,23 @@ async def _send_pipelined(client: Any, frames: list[tuple[int, int, Any]]) -> li
     return corrs
 
 
+async def _interleaved_answers(client: Any, frames: list[tuple[int, int, Any]]) -> list[Any]:
+    """Send commits interleaved with heartbeats in one write; check the answers come in
+    request order and every commit succeeded; the heartbeats' answers."""
+    corrs = await _send_pipelined(client, frames)
+    got = []
+    heartbeats = []
+    for api_key, version, _ in frames:
+        corr, response = await client.recv(api_key, version)
+        got.append(corr)
+        if api_key == OFFSET_COMMIT:
+            assert response.topics[0].partitions[0].error_code == 0
+        else:
+            heartbeats.append(response)
+    assert got == corrs
+    return heartbeats
+
+
 async def test_pipelined_commits_share_appends_and_answer_in_order(
     start_server: Any, connect: Any
 ) -> None:
@@ -126,16 +143,8 @@ async def test_pipelined_heartbeats_and_commits_of_a_member_answer_in_order(
             frames.append((OFFSET_COMMIT, 8,
                            _commit("m", offset, joined.generation_id, joined.member_id)))
             frames.append((HEARTBEAT, 4, beat))
-        corrs = await _send_pipelined(client, frames)
-        got = []
-        for api_key, version, _ in frames:
-            corr, response = await client.recv(api_key, version)
-            got.append(corr)
-            if api_key == OFFSET_COMMIT:
-                assert response.topics[0].partitions[0].error_code == 0
-            else:
-                assert response.error_code == 0
-    assert got == corrs
+        heartbeats = await _interleaved_answers(client, frames)
+    assert [beat.error_code for beat in heartbeats] == [0] * 10
 
 
 async def test_pipelined_commits_under_fsync_always_share_fsyncs(
@@ -180,17 +189,9 @@ async def test_pipelined_consumer_group_heartbeats_and_commits_answer_in_order(
         for offset in range(1, 11):
             frames.append((OFFSET_COMMIT, 9, _commit("c", offset, epoch, member)))
             frames.append((CONSUMER_GROUP_HEARTBEAT, 1, steady))
-        corrs = await _send_pipelined(client, frames)
-        got = []
-        for api_key, version, _ in frames:
-            corr, response = await client.recv(api_key, version)
-            got.append(corr)
-            if api_key == OFFSET_COMMIT:
-                assert response.topics[0].partitions[0].error_code == 0
-            else:
-                assert (response.error_code, response.member_epoch) == (0, epoch)
+        heartbeats = await _interleaved_answers(client, frames)
         fetched = await client.request(OFFSET_FETCH, 8, _fetch_body("c"))
-    assert got == corrs
+    assert [(beat.error_code, beat.member_epoch) for beat in heartbeats] == [(0, epoch)] * 10
     assert fetched.groups[0].topics[0].partitions[0].committed_offset == 10
     # The heartbeats did not hold the commits back: commits behind them shared appends.
     assert sum(sink.appends) >= 10 and len(sink.appends) < 10
