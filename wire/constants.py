@@ -1,4 +1,4 @@
-"""Kafka's protocol constants: error codes and API keys, with Kafka's names.
+"""Kafka's protocol constants: error codes, API keys and feature levels, with Kafka's names.
 
 The one table of each in kcoord: wire, storage, the coordinator core and the server all
 import them from here (``org.apache.kafka.common.protocol.Errors`` and ``ApiKeys``).
@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["ApiKey", "ErrorCode"]
+__all__ = ["MAX_TRANSACTION_VERSION", "TRANSACTION_VERSION_FEATURE", "ApiKey", "ErrorCode"]
+
+#: Kafka's ``transaction.version`` feature (``org.apache.kafka.server.common.TransactionVersion``)
+#: and its latest level, TV_2 (KIP-890 part 2), which ApiVersions advertises as supported.
+TRANSACTION_VERSION_FEATURE = "transaction.version"
+MAX_TRANSACTION_VERSION = 2
 
 
 class ErrorCode(IntEnum):

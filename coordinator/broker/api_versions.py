@@ -20,8 +20,8 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 import wire
-from coordinator.broker import config as broker_config
 from wire import ApiKey, ErrorCode
+from wire.constants import MAX_TRANSACTION_VERSION, TRANSACTION_VERSION_FEATURE
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
@@ -34,7 +34,6 @@ __all__ = [
     "handle",
 ]
 
-TRANSACTION_VERSION_FEATURE = "transaction.version"
 _FEATURE_MIN_0_VERSION = 4  # ApiVersions v4: a supported feature may have minimum 0
 #: The features never change while the server runs; Kafka's epoch is the metadata offset of
 #: the last feature change.
@@ -78,9 +77,18 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         "error_code": ErrorCode.NONE,
         "api_keys": advertised_api_versions(ctx.state.served_api_keys),
         "throttle_time_ms": 0,
-        **feature_fields(broker_config.transaction_version(ctx.state.config),
+        **feature_fields(_broker_config().transaction_version(ctx.state.config),
                          request.api_version),
     }
+
+
+def _broker_config() -> Any:
+    """``coordinator.broker.config``, imported when the handler first runs: a module-level
+    import would load the whole ``coordinator.broker`` package (every handler, trio) when
+    the early listener loads this module by itself (``coordinator.server.lazy``)."""
+    from coordinator.broker import config
+
+    return config
 
 
 def feature_fields(transaction_version: int, request_version: int) -> dict[str, Any]:
@@ -91,7 +99,7 @@ def feature_fields(transaction_version: int, request_version: int) -> dict[str, 
     (EndTxn v5, Produce v12, TxnOffsetCommit v5)."""
     supported = [] if request_version < _FEATURE_MIN_0_VERSION else [
         {"name": TRANSACTION_VERSION_FEATURE, "min_version": 0,
-         "max_version": broker_config.MAX_TRANSACTION_VERSION}]
+         "max_version": MAX_TRANSACTION_VERSION}]
     finalized = [] if transaction_version == 0 else [
         {"name": TRANSACTION_VERSION_FEATURE, "max_version_level": transaction_version,
          "min_version_level": transaction_version}]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from wire.constants import MAX_TRANSACTION_VERSION, TRANSACTION_VERSION_FEATURE
+
 __all__ = [
     "AUTO_CREATE_TOPICS_ENABLE",
     "BROKER_CONFIG_DEFAULTS",
@@ -39,8 +41,7 @@ TRANSACTION_ABORT_INTERVAL_MS = "transaction.abort.timed.out.transaction.cleanup
 TRANSACTION_REMOVE_INTERVAL_MS = "transaction.remove.expired.transaction.cleanup.interval.ms"
 # The finalized level of Kafka's transaction.version feature (0-2; Kafka 4 finalizes 2 on
 # a new cluster). Kafka sets it with kafka-features / kafka-storage format; here a key.
-TRANSACTION_VERSION = "transaction.version"
-MAX_TRANSACTION_VERSION = 2
+TRANSACTION_VERSION = TRANSACTION_VERSION_FEATURE
 # Retention and segments of topic data (a topic's retention.ms / retention.bytes /
 # segment.bytes override them).
 LOG_RETENTION_HOURS = "log.retention.hours"

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from wire.constants import MAX_TRANSACTION_VERSION
+
 __all__ = ["KAFKA_CONFIG_NAMES", "MAX_TRANSACTION_VERSION", "PRODUCER_ID_BLOCK_SIZE", "TxnConfig"]
 
 PRODUCER_ID_BLOCK_SIZE = 1000
-MAX_TRANSACTION_VERSION = 2  # TransactionVersion.TV_2, the latest level
 
 
 @dataclass(frozen=True, slots=True)

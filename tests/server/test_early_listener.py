@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import socket
 import struct
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -179,3 +181,26 @@ def test_bind_listeners_refuses_a_busy_port() -> None:
             bind_listeners(sockets[0].getsockname()[1], "127.0.0.1")
     finally:
         sockets[0].close()
+
+
+def test_the_early_answer_loads_neither_trio_nor_the_broker_package() -> None:
+    """What the thread needs is loaded without ``coordinator.broker``'s ``__init__`` (every
+    handler, and trio with them): otherwise the thread could only start once they were
+    imported (a module-level import of the broker config in ``api_versions`` did that)."""
+    payload = (struct.pack(">hhih", 18, 3, 7, 1) + b"c" + b"\x00"
+               + bytes([6]) + b"probe" + bytes([2]) + b"1" + b"\x00")
+    code = (
+        "import sys\n"
+        "from coordinator.server.apis import served_api_keys\n"
+        "from coordinator.server.early import api_versions_answer\n"
+        "from coordinator.server.lazy import import_leaf\n"
+        "level = import_leaf('coordinator.broker.config').transaction_version({})\n"
+        f"reply = api_versions_answer(served_api_keys(True), level)({payload!r})\n"
+        "assert reply is not None and reply[4:8] == (7).to_bytes(4, 'big'), reply\n"
+        "print(sorted(m for m in ('trio', 'construct', 'coordinator.broker') "
+        "if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
