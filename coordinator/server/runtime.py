@@ -13,7 +13,8 @@ lock). For each ``Result``:
    replies go out in that same order; if it failed, the core answers instead
    (``append_failed``: Kafka's mapped error, soft state reverted). A Result without
    records is delivered at once when nothing is queued or being written, otherwise after
-   it, so no answer ever reveals state the log could still lose;
+   it, so no answer ever reveals state the log could still lose; if that append fails, a
+   read (describe, list, fetch) behind it is run again once the core has reverted;
 3. a reply whose requester went away (connection closed, request cancelled) is dropped.
 
 Time: ``now_ms`` is wall-clock milliseconds *advanced by the Trio clock* (the wall clock is
@@ -48,7 +49,11 @@ from coordinator.core import (
     Result,
     ScheduleTimer,
     TimerKey,
+    handle_describe_groups,
+    handle_list_groups,
+    handle_offset_fetch,
 )
+from coordinator.core.consumer_describe import handle_consumer_group_describe
 from coordinator.core.group_reload import reload_groups
 from coordinator.core.result import Effects
 from coordinator.server.context import Handler
@@ -66,6 +71,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+#: Handlers that only read (no records, no change to any state): run again when an append
+#: they were answered behind fails, as their first answer may show what it lost.
+_READS: frozenset[Any] = frozenset({handle_consumer_group_describe, handle_describe_groups,
+                                    handle_list_groups, handle_offset_fetch})
 
 RequestT = TypeVar("RequestT")
 
@@ -181,6 +190,10 @@ class CoordinatorRuntime:
         self._heap_seq = itertools.count()
         self._timer_scope: trio.CancelScope | None = None
         self._queue: list[Result] = []  # Results waiting for their records to be durable
+        # Record-less Results queued behind an append (by id): what ran them, to run again
+        # if that append fails.
+        self._reruns: dict[int, tuple[CoreHandler[Any], RequestContext, Any, ReplyToken]] = {}
+        self._reruns_due: set[int] = set()  # those answered while an append failed
         self._writing = False
         self._work = trio.Event()
         self._loaded = trio.Event()
@@ -307,7 +320,12 @@ class CoordinatorRuntime:
         pending = PendingReply(token, self._waiters)
         self._waiters[token] = pending
         try:
-            self._process(handler(self.coordinator, ctx, request, token, self.now_ms()))
+            result = handler(self.coordinator, ctx, request, token, self.now_ms())
+            if handler in _READS and (self._queue or self._writing):
+                # Answered from state an append in flight may still lose: if that append
+                # fails, the read is run again once the core has reverted.
+                self._reruns[id(result)] = (handler, ctx, request, token)
+            self._process(result)
         except BaseException:
             del self._waiters[token]
             raise
@@ -386,11 +404,22 @@ class CoordinatorRuntime:
                     self._append_failed(len(records), exc)
                 finally:
                     self._writing = False
+            if error is not None:  # every read answered meanwhile may show what it lost
+                self._reruns_due.update(self._reruns)
+            reruns = []
             for result in batch:
                 if result.records:
                     self._complete(result, error)
+                    continue
+                rerun = self._reruns.pop(id(result), None)
+                if rerun is not None and id(result) in self._reruns_due:
+                    self._reruns_due.discard(id(result))
+                    reruns.append(rerun)
                 else:
                     self._deliver(result.replies)
+            for handler, ctx, request, token in reruns:
+                self._process(handler(self.coordinator, ctx, request, token, self.now_ms()),
+                              settled=True)
 
     def _append_failed(self, count: int, exc: Exception) -> None:
         self.append_failures += 1
