@@ -13,7 +13,15 @@ import uuid
 from typing import Any
 
 import pytest
-from consumer_harness import BAR, FOO, GROUP, ConsumerHarness, assignment, owned
+from consumer_harness import (
+    BAR,
+    FOO,
+    GROUP,
+    ConsumerHarness,
+    assignment,
+    owned,
+    records_since,
+)
 
 from coordinator.core import ErrorCode
 from coordinator.core.consumer import MemberState
@@ -24,7 +32,6 @@ from storage.records import (
     ConsumerGroupMetadataKey,
     ConsumerGroupTargetAssignmentMemberKey,
     ConsumerGroupTargetAssignmentMetadataKey,
-    RebalanceEventKey,
     TopicPartitions,
 )
 
@@ -34,11 +41,6 @@ ZAR = uuid.UUID(int=0x2A4)
 @pytest.fixture
 def h() -> ConsumerHarness:
     return ConsumerHarness()
-
-
-def records_since(h: ConsumerHarness, start: int) -> list[Any]:
-    """The records appended since ``start``, without kcoord's RebalanceEvent records."""
-    return [r for r in h.records[start:] if not isinstance(r.key, RebalanceEventKey)]
 
 
 def shape(records: list[Any]) -> list[tuple[type, str | None, bool]]:
