@@ -534,12 +534,14 @@ def _leave(
     epoch, instance_id, member_id = req["member_epoch"], req["instance_id"], req["member_id"]
     member = _known_member(group, member_id, instance_id)
     if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        # Kafka's consumerGroupStaticMemberGroupLeave: the member is kept at epoch -2 with
+        # its previous epoch and assigned partitions; those it was revoking are released.
         current = member.current
         RecordWriter(group, fx).write(
             ConsumerGroupCurrentMemberAssignmentKey(group_id, member_id),
             current_value(type(current)(
-                current.state, LEAVE_GROUP_STATIC_MEMBER_EPOCH, current.member_epoch,
-                current.assigned_partitions, current.partitions_pending_revocation,
+                current.state, LEAVE_GROUP_STATIC_MEMBER_EPOCH, current.previous_member_epoch,
+                current.assigned_partitions,
             )),
         )
     else:

@@ -320,3 +320,30 @@ def test_should_throw_fenced_instance_id_exception_when_static_member_with_diffe
         "Static member unknown-m1 with instance id m1 was fenced by member m1.")
     assert h.records[start:] == []
     assert h.consumer_group().static_members["m1"] == "m1"
+
+
+def test_static_member_temporary_leave_releases_partitions_pending_revocation(
+    h: ConsumerHarness,
+) -> None:
+    """kcoord's own, from Kafka's consumerGroupStaticMemberGroupLeave: the -2 record keeps
+    the member's state, previous epoch and assigned partitions, but drops the partitions it
+    was revoking, so the member they go to gets them without waiting for the departed one."""
+    first = h.join("m1", ["foo"], instance_id="i1")
+    h.join("m2", ["foo"])
+    revoking = h.consumer_heartbeat("m1", 1, topic_partitions=owned(first))
+    current = h.consumer_group().members["m1"].current
+    assert current.state is MemberState.UNREVOKED_PARTITIONS
+    assert (current.member_epoch, current.previous_member_epoch) == (1, 1)
+    pending = current.partitions_pending_revocation
+    assert assignment(revoking) == {FOO: sorted(current.assigned_partitions[FOO])}
+    start = len(h.records)
+    assert h.consumer_heartbeat("m1", -2, instance_id="i1").member_epoch == -2
+    (record,) = records_since(h, start)
+    assert record.key == ConsumerGroupCurrentMemberAssignmentKey(GROUP, "m1")
+    assert (record.value.state, record.value.member_epoch,
+            record.value.previous_member_epoch) == (int(MemberState.UNREVOKED_PARTITIONS), -2, 1)
+    assert partitions(record.value) == {FOO: sorted(current.assigned_partitions[FOO])}
+    assert record.value.partitions_pending_revocation == ()
+    got = h.consumer_heartbeat("m2", 2, topic_partitions=[])
+    assert assignment(got) == {FOO: sorted(pending[FOO])}
+    h.assert_live_equals_replay()
