@@ -338,6 +338,26 @@ def _group_for_join(engine: Engine, group_id: str, epoch: int, fx: Effects,
     return group
 
 
+
+def _known_member(group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerMember:
+    """The existing member a heartbeat (or leave) names, checked as Kafka does: a static
+    member's instance id first (unknown: UNKNOWN_MEMBER_ID; owned by another member id:
+    FENCED_INSTANCE_ID), then the member id."""
+    if instance_id is not None:
+        owner_id = group.static_members.get(instance_id)
+        if owner_id is None:
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                 f"Instance id {instance_id} is unknown.")
+        if owner_id != member_id:
+            raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                                 f"Static member {member_id} with instance id {instance_id} "
+                                 f"was fenced by member {owner_id}.")
+    member = group.members.get(member_id)
+    if member is None:
+        raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                             f"Member {member_id} is not a member of group {group.group_id}.")
+    return member
+
 def _member(
     engine: Engine, group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest
 ) -> tuple[ConsumerMember, ConsumerMember | None]:
@@ -374,14 +394,7 @@ def _member(
             if replaced is not None:
                 _copy_metadata(replaced, member)
         return member, replaced
-    member = group.members.get(member_id)
-    if member is None:
-        raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
-                             f"Member {member_id} is not a member of group {group.group_id}.")
-    if instance_id is not None and group.static_members.get(instance_id) != member_id:
-        raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
-                             f"Static member {member_id} with instance id {instance_id} was "
-                             "fenced by another member.")
+    member = _known_member(group, member_id, instance_id)
     current = member.current
     if epoch > current.member_epoch:
         raise HeartbeatError(
@@ -519,26 +532,16 @@ def _leave(
     if group is None:
         raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
     epoch, instance_id, member_id = req["member_epoch"], req["instance_id"], req["member_id"]
-    if instance_id is not None:
-        owner_id = group.static_members.get(instance_id)
-        if owner_id is None:
-            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
-                                 f"Instance id {instance_id} is unknown.")
-        if owner_id != member_id:
-            raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
-                                 f"Static member {member_id} with instance id {instance_id} "
-                                 "was fenced by another member.")
-    member = group.members.get(member_id)
-    if member is None:
-        raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
-                             f"Member {member_id} is not a member of group {group_id}.")
+    member = _known_member(group, member_id, instance_id)
     if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        # Kafka's consumerGroupStaticMemberGroupLeave: the member is kept at epoch -2 with
+        # its previous epoch and assigned partitions; those it was revoking are released.
         current = member.current
         RecordWriter(group, fx).write(
             ConsumerGroupCurrentMemberAssignmentKey(group_id, member_id),
             current_value(type(current)(
-                current.state, LEAVE_GROUP_STATIC_MEMBER_EPOCH, current.member_epoch,
-                current.assigned_partitions, current.partitions_pending_revocation,
+                current.state, LEAVE_GROUP_STATIC_MEMBER_EPOCH, current.previous_member_epoch,
+                current.assigned_partitions,
             )),
         )
     else:

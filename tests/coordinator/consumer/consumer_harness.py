@@ -20,6 +20,7 @@ from coordinator.core.consumer_describe import handle_consumer_group_describe
 from coordinator.core.consumer_group import ConsumerGroup
 from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
 from coordinator.core.topics_image import TopicsImage
+from storage.records import RebalanceEventKey
 
 FOO = uuid.UUID(int=0xF00)
 BAR = uuid.UUID(int=0xBA4)
@@ -153,3 +154,8 @@ def owned(answer: Any) -> list[tuple[uuid.UUID, list[int]]]:
     """The assignment of an answer, as the next heartbeat's TopicPartitions."""
     got = assignment(answer) or {}
     return list(got.items())
+
+
+def records_since(h: Harness, start: int) -> list[Any]:
+    """The records appended since ``start``, without kcoord's RebalanceEvent records."""
+    return [r for r in h.records[start:] if not isinstance(r.key, RebalanceEventKey)]

@@ -19,7 +19,7 @@ EXPECTED = {
     "CommonAssignorTests": (2, 2),
     "RangeAssignorTest": (13, 13),
     "ConsumerGroupTest": (31, 34),
-    "GroupMetadataManagerTest": (53, 53),
+    "GroupMetadataManagerTest": (69, 70),
     "OffsetMetadataManagerTest": (14, 14),
 }
 
