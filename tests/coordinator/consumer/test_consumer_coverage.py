@@ -19,7 +19,7 @@ EXPECTED = {
     "CommonAssignorTests": (2, 2),
     "RangeAssignorTest": (13, 13),
     "ConsumerGroupTest": (31, 34),
-    "GroupMetadataManagerTest": (69, 70),
+    "GroupMetadataManagerTest": (96, 107),
     "OffsetMetadataManagerTest": (14, 14),
 }
 
