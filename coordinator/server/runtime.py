@@ -414,12 +414,16 @@ class CoordinatorRuntime:
                 rerun = self._reruns.pop(id(result), None)
                 if rerun is not None and id(result) in self._reruns_due:
                     self._reruns_due.discard(id(result))
-                    reruns.append(rerun)
+                    reruns.append((rerun, result))
                 else:
                     self._deliver(result.replies)
-            for handler, ctx, request, token in reruns:
-                self._process(handler(self.coordinator, ctx, request, token, self.now_ms()),
-                              settled=True)
+            for (handler, ctx, request, token), first in reruns:
+                try:
+                    again = handler(self.coordinator, ctx, request, token, self.now_ms())
+                except Exception:  # never leave the requester waiting
+                    log.exception("re-running a read after a failed append failed")
+                    again = first
+                self._process(again, settled=True)
 
     def _append_failed(self, count: int, exc: Exception) -> None:
         self.append_failures += 1
