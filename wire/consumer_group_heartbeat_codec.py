@@ -30,7 +30,13 @@ from typing import Any
 
 from construct import Container
 
-from wire.fast_frames import Malformed, compact_string, nullable_compact_string, uvarint
+from wire.fast_frames import (
+    Malformed,
+    compact_string,
+    encode_compact_string,
+    nullable_compact_string,
+    uvarint,
+)
 from wire.varint import encode_uvarint
 
 __all__ = ["API_KEY", "decode_request_body", "encode_response_frame"]
@@ -184,16 +190,11 @@ def _steady_body(group_id: str, member_id: str, member_epoch: int, version: int)
 
 
 def _put_string(out: bytearray, value: str | None) -> None:
+    """A nullable compact string."""
     if value is None:
         out.append(0)
-        return
-    data = value.encode("utf-8")
-    size = len(data) + 1
-    if size < 0x80:
-        out.append(size)
     else:
-        out += encode_uvarint(size)
-    out += data
+        out += encode_compact_string(value)
 
 
 def _put_assignment(out: bytearray, assignment: Mapping[str, Any]) -> None:

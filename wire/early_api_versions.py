@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from wire.constants import ApiKey
+from wire.fast_frames import compact_string, no_tags
 from wire.registry import lookup
 from wire.varint import encode_uvarint
 
@@ -39,42 +40,6 @@ class EarlyApiVersionsRequest(NamedTuple):
     client_software_version: str
 
 
-class _Reader:
-    __slots__ = ("data", "offset")
-
-    def __init__(self, data: bytes, offset: int) -> None:
-        self.data = data
-        self.offset = offset
-
-    def take(self, size: int) -> bytes:
-        end = self.offset + size
-        if size < 0 or end > len(self.data):
-            raise ValueError("truncated")
-        chunk = self.data[self.offset : end]
-        self.offset = end
-        return chunk
-
-    def uvarint(self) -> int:
-        value = shift = 0
-        while shift < 35:
-            (byte,) = self.take(1)
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return value
-            shift += 7
-        raise ValueError("varint too long")
-
-    def compact_string(self) -> str:
-        size = self.uvarint() - 1
-        if size < 0:
-            raise ValueError("null string")
-        return self.take(size).decode("utf-8")
-
-    def no_tags(self) -> None:
-        if self.uvarint() != 0:
-            raise ValueError("tagged fields")
-
-
 def decode_api_versions_request(payload: bytes) -> EarlyApiVersionsRequest | None:
     """The request in ``payload`` (a frame without its size prefix) when it is an ApiVersions
     request of a served version that decodes completely without tagged fields; else None."""
@@ -84,20 +49,24 @@ def decode_api_versions_request(payload: bytes) -> EarlyApiVersionsRequest | Non
     spec = lookup(ApiKey.API_VERSIONS)
     if api_key != ApiKey.API_VERSIONS or spec is None or not spec.supports(version):
         return None
-    reader = _Reader(payload, _PREFIX.size)
     try:
-        (client_id_size,) = _I16.unpack(reader.take(2))
+        (client_id_size,) = _I16.unpack_from(payload, _PREFIX.size)
+        pos = _PREFIX.size + 2
         if client_id_size >= 0:
-            reader.take(client_id_size).decode("utf-8")
+            end = pos + client_id_size
+            if end > len(payload):
+                return None
+            payload[pos:end].decode("utf-8")
+            pos = end
         name = software_version = ""
         if spec.request.is_flexible(version):
-            reader.no_tags()  # the header's
-            name = reader.compact_string()
-            software_version = reader.compact_string()
-            reader.no_tags()  # the body's
-    except (ValueError, UnicodeDecodeError):
+            pos = no_tags(payload, pos)  # the header's
+            name, pos = compact_string(payload, pos)
+            software_version, pos = compact_string(payload, pos)
+            pos = no_tags(payload, pos)  # the body's
+    except (ValueError, IndexError, struct.error):  # Malformed, UnicodeDecodeError: ValueError
         return None
-    if reader.offset != len(payload):
+    if pos != len(payload):
         return None
     return EarlyApiVersionsRequest(version, correlation_id, name, software_version)
 
