@@ -1,0 +1,81 @@
+"""kafkajs 2.2.4, the fifth real client: produces, forms a two-member group, consumes
+everything, commits per message, describes the group and fetches its offsets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from e2e_support import KcoordProcess
+from kafka import KafkaConsumer, TopicPartition
+from kafka.admin import KafkaAdminClient
+
+KAFKAJS_DIR = Path(__file__).parent / "kafkajs"
+COUNT = 120
+
+
+def kafkajs_node() -> str:
+    """The node binary, with kafkajs installed beside the script from its lock file.
+    `.ci/run` installs it first; otherwise the first run installs it with npm. Without node
+    or npm, or when the install fails, the test is skipped, saying why."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    if not (KAFKAJS_DIR / "node_modules" / "kafkajs" / "package.json").exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip("kafkajs is not installed and npm is missing")
+        install = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(KAFKAJS_DIR)],
+            capture_output=True, text=True, timeout=180, check=False,
+        )
+        if install.returncode != 0:
+            pytest.skip(f"npm ci for kafkajs failed: {install.stderr.strip()[-300:]}")
+    return node
+
+
+def log_ends(bootstrap: str, partitions: list[int]) -> dict[int, int]:
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+    try:
+        ends = consumer.end_offsets([TopicPartition("t12", p) for p in partitions])
+        return {tp.partition: offset for tp, offset in ends.items()}
+    finally:
+        consumer.close()
+
+
+def test_kafkajs_group_consumes_and_commits(kcoord: KcoordProcess) -> None:
+    node = kafkajs_node()
+    run = subprocess.run(
+        [node, str(KAFKAJS_DIR / "group_run.js"), kcoord.bootstrap, "t12", "kafkajs", str(COUNT)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+
+    # Both members owned a disjoint share of the 12 partitions before the produce.
+    owned = [set(partitions) for partitions in result["owned"]]
+    assert owned[0] and owned[1] and not owned[0] & owned[1]
+    assert owned[0] | owned[1] == set(range(12))
+    # Every message was seen; a redelivery after a rebalance is allowed, a loss is not.
+    seen = result["seen"]
+    assert {s["value"] for s in seen} == {f"js-{i}" for i in range(COUNT)}
+    assert result["group"] == {"state": "Stable", "protocolType": "consumer", "members": 2}
+
+    # What kafkajs committed is what kafkajs fetched back, and what kafka-python reads:
+    # each partition's log end.
+    ends = log_ends(kcoord.bootstrap, list(range(12)))
+    assert sum(ends.values()) == COUNT
+    fetched = {c["partition"]: c["offset"] for c in result["committed"]}
+    expected = {p: end if end else -1 for p, end in ends.items()}
+    assert fetched == expected
+    admin = KafkaAdminClient(bootstrap_servers=kcoord.bootstrap, request_timeout_ms=10_000)
+    try:
+        offsets = admin.list_group_offsets({"kafkajs": None})["kafkajs"]
+    finally:
+        admin.close()
+    assert {tp.partition: om.offset for tp, om in offsets.items()} == {
+        p: end for p, end in ends.items() if end
+    }
