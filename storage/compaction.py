@@ -260,7 +260,7 @@ def _write_cleaned(
     ``cleaned`` (fsynced). Returns (entries written, bytes written, event entries seen,
     bytes of event entries dropped, the new segment's summary)."""
     fs = log_.fs
-    summary = SegmentSummary(lo, HEADER_SIZE)
+    summary = SegmentSummary.new_segment(lo)
     tombstone_mtime = 0
     count = written = index = event_entries = event_bytes = kept_event_bytes = 0
     out = fs.open_append(cleaned, create=True)
@@ -277,10 +277,11 @@ def _write_cleaned(
                 if keep[index >> 3] & (1 << (index & 7)):
                     if is_event:
                         kept_event_bytes += end - pos
-                    buffer.append(data[pos:end])
+                    entry = data[pos:end]
+                    buffer.append(entry)
                     buffered += end - pos
                     count += 1
-                    summary.add_entries(((key_bytes, end - pos, value is None),), 1)
+                    summary.add_entries(((key_bytes, end - pos, value is None),), 1, entry)
                     if value is None:
                         tombstone_mtime = max(tombstone_mtime, seg_mtime)
                     if buffered >= _WRITE_CHUNK:

@@ -190,7 +190,7 @@ class Log:
             handle.close()
             raise
         self.segments.append(Segment(base, final, HEADER_SIZE, 0))
-        self._building = SegmentSummary(base, HEADER_SIZE)
+        self._building = SegmentSummary.new_segment(base)
         return handle
 
     # ----------------------------------------------------------------------------------
@@ -383,7 +383,7 @@ class Log:
             active.count += batch.count
             self._account(batch)
             if self._building is not None:
-                self._building.add_entries(batch.keys, batch.count)
+                self._building.add_entries(batch.keys, batch.count, batch.data)
         if (
             self.fsync_policy == "interval"
             and self.interval_sync_inline

@@ -95,8 +95,11 @@ def recover_directory(
     last = segments[-1]
     if summary is None or summary.base != last.base:  # repaired: summarise what is left
         own = LiveIndex()
-        valid, count, _ = index_range(fs, last.path, last.base, HEADER_SIZE, last.size, own)
-        summary = SegmentSummary.from_index(last.base, valid, count, own)
+        header = fs.read_range(last.path, 0, HEADER_SIZE)
+        valid, count, checksum = index_range(
+            fs, last.path, last.base, HEADER_SIZE, last.size, own, zlib.crc32(header)
+        )
+        summary = SegmentSummary.from_index(last.base, valid, count, own, checksum)
     return segments, actions, summary
 
 
@@ -153,20 +156,20 @@ def _check_segment(
         pass  # reported below, from the whole file, as before
     else:
         summary = None if last else load_summary(fs, path, base, size)
-        checksum: int | None = None
+        loaded = summary is not None
         if summary is None:
             own = LiveIndex()
             valid, count, checksum = index_range(
                 fs, path, base, HEADER_SIZE, size, own, zlib.crc32(header)
             )
             if valid == size:
-                summary = SegmentSummary.from_index(base, size, count, own)
+                summary = SegmentSummary.from_index(base, size, count, own, checksum)
             del own
         if summary is not None:
             if index is not None:
                 summary.add_to(index)
-            if checksum is not None and not last:
-                write_summary(fs, directory, path, summary, checksum)
+            if not loaded and not last:
+                write_summary(fs, directory, path, summary)
             return Segment(base, path, size, summary.count, verified=size), summary
     # Something to report or repair: the whole file, as it always was read.
     if index is not None:

@@ -4,10 +4,12 @@ in a sidecar file so a restart need not walk its entries again (FORMAT.md sectio
 A closed segment never changes, so what the per-entry check of ``live_index`` learns from
 it (its entry count, each key's newest entry in it, its TransactionState entries, its
 RebalanceEvent bytes) is a function of its bytes. ``NNN.log.summary`` holds that, plus the
-segment's size and a CRC-32 (``zlib.crc32``) of all its bytes. Open uses a summary only
-when it decodes, has this version, names the segment's base and size, and the CRC-32 of
-the segment file as it is now matches; then the segment's bytes are the ones that were
-checked entry by entry (or written by this log) when the summary was made. Anything else,
+segment's size and a CRC-32 (``zlib.crc32``) of all its bytes, computed from the bytes the
+summary was made from (those the per-entry check read, those the log appended, those
+compaction wrote), never read back for it. Open uses a summary only when it decodes, has
+this version, names the segment's base and size, and the CRC-32 of the segment file as it
+is now matches; then the segment's bytes are the ones that were checked entry by entry (or
+written by kcoord) when the summary was made. Anything else,
 and the segment is checked entry by entry as if there were no summary, so corruption is
 found, reported, refused or truncated exactly as without summaries.
 
@@ -31,6 +33,7 @@ from .record_codec import (
     TRANSACTION_STATE_KEY_VERSION,
     TXN_OFFSET_COMMIT_KEY_VERSION,
 )
+from .segment import encode_header
 
 __all__ = [
     "SUMMARY_SUFFIX",
@@ -96,23 +99,35 @@ class SegmentSummary:
     newest: dict[bytes, int] = field(default_factory=dict)
     #: positions of the TransactionState entries, in order
     kept: list[int] = field(default_factory=list)
-    #: zlib.crc32 of the file's bytes [0, size) (set when written or loaded)
+    #: zlib.crc32 of the segment's bytes [0, size), as the summary saw them
     checksum: int = 0
     #: False when appends this summary did not see went to the segment (it is not written)
     complete: bool = True
 
     @classmethod
-    def from_index(cls, base: int, size: int, count: int, index: LiveIndex) -> SegmentSummary:
-        """The summary of a segment that ``index`` (of that segment alone) covers."""
-        return cls(base, size, count, index.event_bytes, index.newest, index.kept)
+    def from_index(
+        cls, base: int, size: int, count: int, index: LiveIndex, checksum: int
+    ) -> SegmentSummary:
+        """The summary of a segment that ``index`` (of that segment alone) covers, whose
+        bytes [0, size) have the CRC-32 ``checksum``."""
+        return cls(base, size, count, index.event_bytes, index.newest, index.kept, checksum)
 
-    def add_entries(self, keys: tuple[tuple[bytes, int, bool], ...], count: int) -> None:
-        """Account for entries appended at ``size``: (key bytes, entry size, tombstone)
-        of each, as ``EncodedBatch.keys``. A batch without them (``count`` entries but no
-        keys) leaves the summary incomplete."""
+    @classmethod
+    def new_segment(cls, base: int) -> SegmentSummary:
+        """The summary of a segment holding only its header."""
+        header = encode_header(base)
+        return cls(base, len(header), checksum=zlib.crc32(header))
+
+    def add_entries(
+        self, keys: tuple[tuple[bytes, int, bool], ...], count: int, data: bytes
+    ) -> None:
+        """Account for the entries ``data`` appended at ``size``: (key bytes, entry size,
+        tombstone) of each, as ``EncodedBatch.keys``. A batch without them (``count``
+        entries but no keys) leaves the summary incomplete."""
+        self.checksum = zlib.crc32(data, self.checksum)
         if len(keys) != count:
             self.complete = False
-        pos = self.base * SEQ_STRIDE + self.size
+        start = pos = self.base * SEQ_STRIDE + self.size
         newest = self.newest
         kinds = _KINDS
         for key, size, tombstone in keys:
@@ -127,8 +142,10 @@ class SegmentSummary:
             elif not tombstone:
                 self.event_bytes += size
             pos += size
-        self.size = pos - self.base * SEQ_STRIDE
+        self.size += len(data)
         self.count += count
+        if pos - start != len(data):
+            self.complete = False
 
     def add_to(self, index: LiveIndex) -> None:
         """Merge into ``index``, which covers the segments before this one."""
@@ -239,14 +256,12 @@ def load_summary(fs: FileSystem, path: str, base: int, size: int) -> SegmentSumm
     return summary
 
 
-def write_summary(
-    fs: FileSystem, directory: str, path: str, summary: SegmentSummary,
-    checksum: int | None = None,
-) -> bool:
+def write_summary(fs: FileSystem, directory: str, path: str, summary: SegmentSummary) -> bool:
     """Write the summary of the closed segment ``path`` atomically (a temporary file,
-    fsynced, renamed, the directory fsynced). ``checksum`` is the CRC-32 of the bytes the
-    summary was made from, when they were read for it; otherwise the file is read for it.
-    On failure, log it, leave no temporary file behind if possible, and return False."""
+    fsynced, renamed, the directory fsynced). The segment is not read: the summary's
+    CRC-32 is that of the bytes it was made from, so a segment whose bytes on disk differ
+    from them never gets a summary that open would accept. On failure, log it, leave no
+    temporary file behind if possible, and return False."""
     if not summary.complete:
         return False
     final = summary_path(path)
@@ -255,11 +270,6 @@ def write_summary(
         if fs.size(path) != summary.size:
             log.warning("not summarising %s: its size changed", path)
             return False
-        if checksum is None:
-            checksum = file_checksum(fs, path, summary.size)
-            if checksum is None:
-                return False
-        summary.checksum = checksum
         if fs.exists(temp):
             fs.unlink(temp)
         handle = fs.open_append(temp, create=True)

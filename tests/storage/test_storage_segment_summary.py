@@ -177,6 +177,31 @@ def test_a_flipped_byte_in_a_summarised_segment_is_refused_as_without(
     assert errors[0] == errors[1]
 
 
+def test_bytes_changed_on_disk_before_the_roll_are_not_summarised_as_good(
+    tmp_path: Any,
+) -> None:
+    """A byte of the active segment flipped on disk while the log runs: the summary the
+    roll writes has the CRC-32 of what was appended, not of the file, so the next open
+    checks that segment entry by entry and refuses it exactly as without summaries."""
+    errors = []
+    for keep in (True, False):
+        directory = os.path.join(str(tmp_path), f"keep-{keep}")
+        with Log.open(directory, segment_bytes=SEGMENT_BYTES, fsync="never") as log:
+            log.append([commit(i) for i in range(3)])
+            _flip(log.segments[-1].path, HEADER_SIZE + 20)
+            while len(log.segments) == 1:
+                log.append([commit(9)])
+        if keep:
+            assert summaries(directory) == [segment_names(directory)[0] + ".summary"]
+        else:
+            drop_summaries(directory)
+        with pytest.raises(CorruptLogError) as info:
+            Log.open(directory, segment_bytes=SEGMENT_BYTES, live_index=True)
+        errors.append((os.path.basename(info.value.path), info.value.offset,
+                       str(info.value).replace(directory, "")))
+    assert errors[0] == errors[1]
+
+
 def test_recover_truncate_with_a_stale_summary_repairs_as_without(tmp_path: Any) -> None:
     plain = os.path.join(str(tmp_path), "plain")
     summarised = os.path.join(str(tmp_path), "summarised")
