@@ -1,8 +1,10 @@
 """The append-only record log in a data directory (see FORMAT.md for the bytes).
 
 ``Log.open`` locks the directory, finishes or discards an interrupted compaction, checks
-every segment, truncates a torn tail of the last one (and reports it), refuses corruption
-anywhere else unless ``recover="truncate"``, and opens the last segment for appends.
+every segment (a closed one with a valid summary by its CRC-32: ``segment_summary``),
+truncates a torn tail of the last one (and reports it), refuses corruption anywhere else
+unless ``recover="truncate"``, and opens the last segment for appends. A segment's summary
+is written when the log rolls past it.
 ``replay()`` yields every record in order; ``append()`` writes a batch (one ``write``) and
 fsyncs it when the policy is ``always``. Appends are thread-safe (the async wrapper runs
 them in worker threads).
