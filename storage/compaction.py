@@ -48,6 +48,7 @@ from .record_codec import (
     decode_value,
 )
 from .segment import HEADER_SIZE, StopReason, encode_header, scan_entries
+from .segment_summary import SegmentSummary
 
 __all__ = ["CompactionPolicy", "CompactionResult", "compact", "maybe_compact"]
 
@@ -178,7 +179,7 @@ def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> Compact
     if fs.exists(cleaned):
         fs.unlink(cleaned)
     try:
-        count, written, event_entries, dropped_event_bytes = _write_cleaned(
+        count, written, event_entries, dropped_event_bytes, summary = _write_cleaned(
             log_, closed, keep, cleaned, lo
         )
         fs.rename(cleaned, swap)  # the commit point: open() completes the swap from here
@@ -192,7 +193,7 @@ def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> Compact
 
     try:
         fs.fsync_dir(log_.directory)
-        log_.replace_segments(lo, hi, swap, count, dropped_event_bytes)
+        log_.replace_segments(lo, hi, swap, count, dropped_event_bytes, summary)
     except OSError as exc:  # the swap is committed: the next open finishes it
         log_.fail(f"compaction could not finish its swap ({exc.strerror or exc})")
         raise LogWriteError(
@@ -254,11 +255,12 @@ def _stream(
 
 def _write_cleaned(
     log_: Log, closed: list[Segment], keep: bytearray, cleaned: str, lo: int
-) -> tuple[int, int, int, int]:
+) -> tuple[int, int, int, int, SegmentSummary]:
     """Copy the entries whose index is in ``keep``, in order, to a new segment file
     ``cleaned`` (fsynced). Returns (entries written, bytes written, event entries seen,
-    bytes of event entries dropped)."""
+    bytes of event entries dropped, the new segment's summary)."""
     fs = log_.fs
+    summary = SegmentSummary.new_segment(lo)
     tombstone_mtime = 0
     count = written = index = event_entries = event_bytes = kept_event_bytes = 0
     out = fs.open_append(cleaned, create=True)
@@ -275,9 +277,11 @@ def _write_cleaned(
                 if keep[index >> 3] & (1 << (index & 7)):
                     if is_event:
                         kept_event_bytes += end - pos
-                    buffer.append(data[pos:end])
+                    entry = data[pos:end]
+                    buffer.append(entry)
                     buffered += end - pos
                     count += 1
+                    summary.add_entries(((key_bytes, end - pos, value is None),), 1, entry)
                     if value is None:
                         tombstone_mtime = max(tombstone_mtime, seg_mtime)
                     if buffered >= _WRITE_CHUNK:
@@ -295,7 +299,7 @@ def _write_cleaned(
         # the newest segment one came from, so no tombstone looks older than it is (none
         # is dropped early; some may stay up to one segment's lifetime longer).
         fs.set_mtime_ns(cleaned, tombstone_mtime)
-    return count, written, event_entries, event_bytes - kept_event_bytes
+    return count, written, event_entries, event_bytes - kept_event_bytes, summary
 
 
 def _identity(key_bytes: bytes) -> object:

@@ -22,6 +22,7 @@ A position is ``segment base * SEQ_STRIDE + file offset``: sorting positions giv
 from __future__ import annotations
 
 import struct
+import zlib
 from dataclasses import dataclass, field
 
 from crc32c import crc32c
@@ -124,12 +125,15 @@ def index_range(
     start: int,
     end: int,
     index: LiveIndex | None,
-) -> tuple[int, int]:
+    checksum: int = 0,
+) -> tuple[int, int, int]:
     """Check (and, with an ``index``, index) the entries of bytes [start, end) of the
     segment file ``path`` whose base is ``base``, reading it in chunks: (the file offset
-    where the valid entries end, how many there are). Stops at the first entry that is
-    torn, corrupt or malformed; the caller classifies it. Without an index the positions
-    are gathered chunk by chunk and dropped (a plain check, in bounded memory)."""
+    where the valid entries end, how many there are, ``zlib.crc32`` of the bytes from
+    ``start`` to that offset continuing ``checksum``, for a segment summary). Stops at the
+    first entry that is torn, corrupt or malformed; the caller classifies it. Without an
+    index the positions are gathered chunk by chunk and dropped (a plain check, in bounded
+    memory)."""
     offset = start
     count = 0
     want = READ_CHUNK
@@ -141,6 +145,7 @@ def index_range(
         kept = index.kept if index is not None else []
         pos, entries, event_bytes = _scan(data, len(data), newest, kept, bias + offset)
         count += entries
+        checksum = zlib.crc32(memoryview(data)[:pos], checksum)
         if index is not None:
             index.event_bytes += event_bytes
         offset += pos
@@ -157,7 +162,7 @@ def index_range(
         del data  # before the next read: one chunk in memory at a time
     if index is not None:
         index.covered[base] = offset
-    return offset, count
+    return offset, count, checksum
 
 
 def read_entry_window(

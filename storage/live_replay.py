@@ -45,7 +45,7 @@ def replay_live(
     for seg in segments:
         start = index.covered.get(seg.base, HEADER_SIZE)
         if start < seg.size:
-            valid, _ = index_range(fs, seg.path, seg.base, start, seg.size, index)
+            valid, _, _ = index_range(fs, seg.path, seg.base, start, seg.size, index)
             if valid != seg.size:
                 raise CorruptLogError(
                     seg.path, valid, "segment changed on disk after it was opened"

@@ -1,8 +1,10 @@
 """The append-only record log in a data directory (see FORMAT.md for the bytes).
 
 ``Log.open`` locks the directory, finishes or discards an interrupted compaction, checks
-every segment, truncates a torn tail of the last one (and reports it), refuses corruption
-anywhere else unless ``recover="truncate"``, and opens the last segment for appends.
+every segment (a closed one with a valid summary by its CRC-32: ``segment_summary``),
+truncates a torn tail of the last one (and reports it), refuses corruption anywhere else
+unless ``recover="truncate"``, and opens the last segment for appends. A segment's summary
+is written when the log rolls past it.
 ``replay()`` yields every record in order; ``append()`` writes a batch (one ``write``) and
 fsyncs it when the policy is ``always``. Appends are thread-safe (the async wrapper runs
 them in worker threads).
@@ -37,6 +39,7 @@ from .segment import (
     encode_header,
     scan_entries,
 )
+from .segment_summary import SegmentSummary, remove_summary, write_summary
 
 __all__ = ["DEFAULT_SEGMENT_BYTES", "Log"]
 
@@ -90,6 +93,8 @@ class Log:
         self.idle = threading.Condition(self.lock)
         #: what open() learnt for replay_live (None: replay_live builds it)
         self._live_index: LiveIndex | None = None
+        #: the active segment's summary so far, written when it is rolled
+        self._building: SegmentSummary | None = None
 
     # ----------------------------------------------------------------------------------
     # Opening and recovery
@@ -151,7 +156,7 @@ class Log:
         return os.path.join(self.directory, name)
 
     def _recover(self, index: LiveIndex | None) -> None:
-        self.segments, self.recovery = recover_directory(
+        self.segments, self.recovery, self._building = recover_directory(
             self.fs, self.directory, self.recover_mode, index
         )
         self._live_index = index
@@ -187,6 +192,7 @@ class Log:
             handle.close()
             raise
         self.segments.append(Segment(base, final, HEADER_SIZE, 0))
+        self._building = SegmentSummary.new_segment(base)
         return handle
 
     # ----------------------------------------------------------------------------------
@@ -378,6 +384,8 @@ class Log:
             active.size += len(batch.data)
             active.count += batch.count
             self._account(batch)
+            if self._building is not None:
+                self._building.add_entries(batch.keys, batch.count, batch.data)
         if (
             self.fsync_policy == "interval"
             and self.interval_sync_inline
@@ -437,6 +445,7 @@ class Log:
         can ever have a torn tail) and start a new one."""
         old = self._active
         assert old is not None
+        closed, summary = self.segments[-1], self._building
         try:
             old.fsync()
             self.fsync_count += 1
@@ -447,6 +456,8 @@ class Log:
         self._dirty = False
         self._active = new
         old.close()
+        if summary is not None:  # an optimisation: a failure is logged and ignored
+            write_summary(self.fs, self.directory, closed.path, summary)
         return new
 
     def roll(self) -> None:
@@ -499,16 +510,19 @@ class Log:
         return total >= min_bytes and total - live >= dead_ratio * live
 
     def replace_segments(
-        self, lo: int, hi: int, swap_path: str, count: int, dropped_event_bytes: int = 0
+        self, lo: int, hi: int, swap_path: str, count: int, dropped_event_bytes: int = 0,
+        summary: SegmentSummary | None = None,
     ) -> None:
         """Install committed compaction output covering entries [lo, hi): delete the old
-        segments, rename the output into place, fsync the directory."""
+        segments (and their summaries), rename the output into place, fsync the directory,
+        then write the output's ``summary`` if given."""
         with self.lock:
             self._live_index = None
             old = [s for s in self.segments if lo <= s.base < hi]
             if old and old[-1] is self.segments[-1]:
                 raise ValueError("compaction must not replace the active segment")
             for seg in old:
+                remove_summary(self.fs, seg.path)
                 self.fs.unlink(seg.path)
             final = self._path(segment_name(lo))
             self.fs.rename(swap_path, final)
@@ -517,6 +531,8 @@ class Log:
             keep = [s for s in self.segments if not lo <= s.base < hi]
             self.segments = sorted([Segment(lo, final, size, count), *keep], key=lambda s: s.base)
             self.event_bytes = max(0, self.event_bytes - dropped_event_bytes)
+            if summary is not None and summary.size == size:
+                write_summary(self.fs, self.directory, final, summary)
 
     def delete_oldest(self, count: int) -> list[Segment]:
         """Delete the ``count`` oldest segments (retention; never the active one), files
@@ -529,6 +545,7 @@ class Log:
             self._live_index = None
             doomed = self.segments[:count]
             for seg in doomed:
+                remove_summary(self.fs, seg.path)
                 self.fs.unlink(seg.path)
             self.fs.fsync_dir(self.directory)
             self.segments = self.segments[count:]

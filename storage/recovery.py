@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import zlib
 
 from .directory import (
     SWAP_RE,
@@ -32,6 +33,13 @@ from .segment import (
     find_next_valid_entry,
     scan_entries,
 )
+from .segment_summary import (
+    SegmentSummary,
+    load_summary,
+    orphan_summaries,
+    remove_summary,
+    write_summary,
+)
 
 __all__ = ["recover_directory"]
 
@@ -40,10 +48,16 @@ log = logging.getLogger(__name__)
 
 def recover_directory(
     fs: FileSystem, directory: str, mode: RecoverMode, index: LiveIndex | None = None
-) -> tuple[list[Segment], list[RecoveryAction]]:
-    """The directory's segments after recovery, and the repairs made. With an ``index``,
-    the check of every segment also fills it (see ``live_index``); when a segment needs
-    repair, or is moved aside, the index is marked incomplete (replay rebuilds it)."""
+) -> tuple[list[Segment], list[RecoveryAction], SegmentSummary | None]:
+    """The directory's segments after recovery, the repairs made, and the summary of the
+    last segment so far (the log adds its appends to it and writes it when it rolls).
+    With an ``index``, the check of every segment also fills it (see ``live_index``);
+    when a segment needs repair, or is moved aside, the index is marked incomplete (replay
+    rebuilds it).
+
+    A closed segment (every one but the last) with a valid summary (``segment_summary``)
+    is not checked entry by entry; one checked cleanly without a valid summary gets one
+    written."""
     names = fs.listdir(directory)
     for name in names:
         if name.endswith(TEMP_SUFFIXES):
@@ -57,9 +71,10 @@ def recover_directory(
     found = list_segments(names)
     segments: list[Segment] = []
     actions: list[RecoveryAction] = []
+    summary: SegmentSummary | None = None
     for i, (base, name) in enumerate(found):
         path = os.path.join(directory, name)
-        seg = _check_segment(
+        seg, summary = _check_segment(
             fs, directory, base, path, mode, actions, index, last=i == len(found) - 1
         )
         if seg is None:
@@ -74,7 +89,27 @@ def recover_directory(
                     f"({prev.count} entries from {prev.base})",
                 )
         segments.append(seg)
-    return segments, actions
+    _remove_orphan_summaries(fs, directory, segments)
+    if not segments:
+        return segments, actions, None
+    last = segments[-1]
+    if summary is None or summary.base != last.base:  # repaired: summarise what is left
+        own = LiveIndex()
+        header = fs.read_range(last.path, 0, HEADER_SIZE)
+        valid, count, checksum = index_range(
+            fs, last.path, last.base, HEADER_SIZE, last.size, own, zlib.crc32(header)
+        )
+        summary = SegmentSummary.from_index(last.base, valid, count, own, checksum)
+    return segments, actions, summary
+
+
+def _remove_orphan_summaries(fs: FileSystem, directory: str, segments: list[Segment]) -> None:
+    orphans = orphan_summaries(fs.listdir(directory), {seg.name for seg in segments})
+    for name in orphans:
+        log.info("removing %s: its segment is gone", name)
+        fs.unlink(os.path.join(directory, name))
+    if orphans:
+        fs.fsync_dir(directory)
 
 
 def _finish_swap(fs: FileSystem, directory: str, name: str) -> None:
@@ -93,6 +128,7 @@ def _finish_swap(fs: FileSystem, directory: str, name: str) -> None:
         raise CorruptLogError(path, HEADER_SIZE + scan.valid_bytes, "compaction output is damaged")
     for seg_base, seg_name in list_segments(fs.listdir(directory)):
         if lo <= seg_base < hi:
+            remove_summary(fs, os.path.join(directory, seg_name))
             fs.unlink(os.path.join(directory, seg_name))
     fs.rename(path, os.path.join(directory, segment_name(lo)))
     fs.fsync_dir(directory)
@@ -109,7 +145,9 @@ def _check_segment(
     index: LiveIndex | None,
     *,
     last: bool,
-) -> Segment | None:
+) -> tuple[Segment | None, SegmentSummary | None]:
+    """The segment after its check (None if moved aside), and its summary when it was
+    found whole (None when repaired)."""
     size = fs.size(path)
     header = fs.read_range(path, 0, HEADER_SIZE)
     try:
@@ -117,9 +155,22 @@ def _check_segment(
     except SegmentHeaderError:
         pass  # reported below, from the whole file, as before
     else:
-        valid, count = index_range(fs, path, base, HEADER_SIZE, size, index)
-        if valid == size:
-            return Segment(base, path, size, count, verified=size)
+        summary = None if last else load_summary(fs, path, base, size)
+        loaded = summary is not None
+        if summary is None:
+            own = LiveIndex()
+            valid, count, checksum = index_range(
+                fs, path, base, HEADER_SIZE, size, own, zlib.crc32(header)
+            )
+            if valid == size:
+                summary = SegmentSummary.from_index(base, size, count, own, checksum)
+            del own
+        if summary is not None:
+            if index is not None:
+                summary.add_to(index)
+            if not loaded and not last:
+                write_summary(fs, directory, path, summary)
+            return Segment(base, path, size, summary.count, verified=size), summary
     # Something to report or repair: the whole file, as it always was read.
     if index is not None:
         index.complete = False
@@ -133,7 +184,7 @@ def _check_segment(
         fs.rename(path, aside)
         fs.fsync_dir(directory)
         actions.append(RecoveryAction(path, 0, len(data), f"bad header ({exc}); moved to {aside}"))
-        return None
+        return None, None
     count, scan = _count_entries(data)
     size = len(data)
     if scan.stop is not None:
@@ -157,7 +208,7 @@ def _check_segment(
             RecoveryAction(path, bad, size - bad, f"{kind}: {reason}", count)
         )
         size = bad
-    return Segment(base, path, size, count, verified=size)
+    return Segment(base, path, size, count, verified=size), None
 
 
 def _check_header(data: bytes, base: int) -> None:

@@ -1,17 +1,22 @@
 """Startup on a large log: open, replay, and ``kcoord serve`` restarted on it (issue 14).
 
     python tests/benchmarks/bench_restart.py --log DIR [--records N] [--rounds 3]
-        [--serve 2] [--checkout BASE_DIR] [--write]
+        [--serve 2] [--checkout BASE_DIR] [--write] [--live-only]
 
 ``--log DIR`` is a data directory written by ``bench_storage.write_log`` (``--write``
 writes ``--records`` offset commits there first: 1000 groups x 16 partitions, value v3).
-Rows, for this checkout and (``--checkout``) another one, alternating:
+Every measurement runs on a fresh copy of its segments (hard links; the active segment
+copied; segment summaries *not* copied), so the first open of a copy is that of a log
+without summaries (an old log), and a second open of the same copy finds the summaries the
+first one wrote (where the checkout writes them). Rows, for this checkout and
+(``--checkout``) another one, alternating:
 
-* storage: ``Log.open`` then ``Log.replay`` (every record), and ``Log.open(live_index=True)``
-  then ``Log.replay_live`` (what the server runs; skipped where it does not exist), each in
-  a fresh interpreter with that checkout on PYTHONPATH: wall and CPU seconds, records of the
-  log per second, the process's peak RSS (VmHWM);
-* serve: ``kcoord serve`` on a copy of the log (hard links; the active segment copied):
+* storage: ``Log.open`` then ``Log.replay`` (every record; not with ``--live-only``), and
+  ``Log.open(live_index=True)`` then ``Log.replay_live`` (what the server runs; skipped
+  where it does not exist), first and second open of a copy, each in a fresh interpreter
+  with that checkout on PYTHONPATH: wall and CPU seconds, entries of the log per second,
+  the process's peak RSS (VmHWM);
+* serve: ``kcoord serve`` started twice on a copy of the log (first and second start):
   exec to the first answered ApiVersions, exec to the first answered OffsetFetch (which
   waits for the replay), the server's CPU seconds at that answer, its VmHWM.
 """
@@ -62,7 +67,7 @@ def measure_storage(checkout: str, log: str, live: bool) -> dict[str, float] | N
 
 def copy_log(log: str, into: str) -> str:
     """Hard links of the closed segments, a real copy of the last one (the server appends
-    to it, and may compact: neither reaches ``log``)."""
+    to it, and may compact: neither reaches ``log``); no segment summaries."""
     target = os.path.join(into, "data")
     os.makedirs(target)
     names = sorted(n for n in os.listdir(log) if n.endswith(".log"))
@@ -72,24 +77,36 @@ def copy_log(log: str, into: str) -> str:
     return target
 
 
-def measure_serve(checkout: str, log: str) -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix="kcoord-restart-") as tmp:
-        data = copy_log(log, tmp)
-        broker = kcoord_broker(data, "never", checkout=checkout)
-        broker.start()
+def measure_serve(checkout: str, data: str) -> dict[str, float]:
+    broker = kcoord_broker(data, "never", checkout=checkout)
+    broker.start()
+    try:
+        began = time.perf_counter() - broker.startup_s
+        session = Session(broker.port)
+        session.sock.settimeout(900)
         try:
-            began = time.perf_counter() - broker.startup_s
-            session = Session(broker.port)
-            session.sock.settimeout(900)
-            try:
-                session.call(9, 1, {"group_id": "group-1", "topics": []})
-            finally:
-                session.close()
-            fetched = time.perf_counter() - began
-            return dict(api_versions=broker.startup_s, offset_fetch=fetched,
-                        cpu=broker.cpu_seconds(), hwm=broker.memory_mib()["VmHWM"])
+            session.call(9, 1, {"group_id": "group-1", "topics": []})
         finally:
-            broker.stop()
+            session.close()
+        fetched = time.perf_counter() - began
+        return dict(api_versions=broker.startup_s, offset_fetch=fetched,
+                    cpu=broker.cpu_seconds(), hwm=broker.memory_mib()["VmHWM"])
+    finally:
+        broker.stop()
+
+
+def storage_round(checkout: str, log: str, live_only: bool) -> dict[str, dict[str, float]]:
+    """One round of storage measurements of ``checkout`` on fresh copies of ``log``."""
+    got: dict[str, dict[str, float]] = {}
+    kinds = [("live", True)] if live_only else [("all", False), ("live", True)]
+    for kind, live in kinds:
+        with tempfile.TemporaryDirectory(prefix="kcoord-restart-") as tmp:
+            data = copy_log(log, tmp)
+            for start in ("first", "second"):
+                row = measure_storage(checkout, data, live)
+                if row is not None:
+                    got[f"{kind} {start}"] = row
+    return got
 
 
 def main() -> None:
@@ -100,6 +117,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--serve", type=int, default=2, help="serve restarts per checkout")
     parser.add_argument("--checkout", help="also measure this checkout (e.g. the base)")
+    parser.add_argument("--live-only", action="store_true",
+                        help="skip Log.open + Log.replay (every record)")
     args = parser.parse_args()
     if args.write:
         from bench_storage import write_log
@@ -109,11 +128,9 @@ def main() -> None:
     rows: dict[tuple[str, str], list[dict[str, float]]] = {}
     for _ in range(args.rounds):
         for name, checkout in checkouts:
-            for live in (False, True):
-                got = measure_storage(checkout, args.log, live)
-                if got is not None:
-                    rows.setdefault((name, "replay_live" if live else "replay"), []).append(got)
-                    print(name, "live" if live else "all", json.dumps(got), flush=True)
+            for kind, got in storage_round(checkout, args.log, args.live_only).items():
+                rows.setdefault((name, kind), []).append(got)
+                print(name, kind, json.dumps(got), flush=True)
     for (name, kind), runs in rows.items():
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         entries = med["entries"]
@@ -126,9 +143,12 @@ def main() -> None:
     serve: dict[str, list[dict[str, float]]] = {}
     for _ in range(args.serve):
         for name, checkout in checkouts:
-            got = measure_serve(checkout, args.log)
-            serve.setdefault(name, []).append(got)
-            print(name, "serve", json.dumps(got), flush=True)
+            with tempfile.TemporaryDirectory(prefix="kcoord-restart-") as tmp:
+                data = copy_log(args.log, tmp)
+                for start in ("first", "second"):
+                    got = measure_serve(checkout, data)
+                    serve.setdefault(f"{name} {start}", []).append(got)
+                    print(name, start, "serve", json.dumps(got), flush=True)
     for name, runs in serve.items():
         cells = " | ".join(
             f"{k} {statistics.median(r[k] for r in runs):.2f}"

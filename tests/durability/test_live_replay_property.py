@@ -12,6 +12,11 @@ producer-id high-water mark every transaction-state record raises. The compactio
 statistics both replays rebuild must agree too, and the live records must be a subsequence
 of all records. Logs are reopened with and without the live index, appended to after open,
 and compacted, so every way ``replay_live`` completes or rebuilds its index is exercised.
+
+Closed segments get summaries (``storage/segment_summary.py``) when they roll, when
+compaction writes them and when open checks one without; steps also delete every summary
+(an old log). At the end, what open learns (segments, live index, live replay) with the
+summaries left is exactly what it learns checking every segment entry by entry.
 """
 
 from __future__ import annotations
@@ -129,6 +134,7 @@ STEPS = st.lists(
         )),
         st.tuples(st.just("reopen"), st.booleans()),
         st.tuples(st.just("compact"), st.booleans()),
+        st.tuples(st.just("unsummarise"), st.none()),
     ),
     max_size=30,
 )
@@ -164,6 +170,26 @@ def _is_subsequence(part: list[Record], whole: list[Record]) -> bool:
     return all(any(r == w for w in it) for r in part)
 
 
+def _drop_summaries(path: str) -> int:
+    names = [n for n in os.listdir(path) if n.endswith(".summary")]
+    for name in names:
+        os.unlink(os.path.join(path, name))
+    return len(names)
+
+
+def _opened(path: str, segment_bytes: int) -> tuple[Any, ...]:
+    """What open learns: segments, the live index, the live replay and its statistics."""
+    with Log.open(path, fsync="never", segment_bytes=segment_bytes, live_index=True) as log:
+        index = log._live_index
+        assert index is not None
+        learnt = (
+            [(s.base, s.size, s.count, s.verified) for s in log.segments],
+            dict(index.newest), sorted(index.kept), index.event_bytes, dict(index.covered),
+            index.complete,
+        )
+        return learnt, list(log.replay_live()), log.live_bytes, log.event_bytes
+
+
 def _check(log: Log) -> None:
     live = list(log.replay_live())
     live_stats = (log.live_bytes, log.event_bytes)
@@ -197,6 +223,8 @@ def test_live_replay_leaves_the_state_full_replay_leaves(
                 elif step == "reopen":
                     log.close()
                     log = reopen(arg)
+                elif step == "unsummarise":
+                    _drop_summaries(path)
                 else:
                     policy = CompactionPolicy(tombstone_retention_ms=0 if arg else 10**12)
                     compact(log, policy)
@@ -204,5 +232,10 @@ def test_live_replay_leaves_the_state_full_replay_leaves(
             log.close()
             log = reopen(True)
             _check(log)
+            log.close()
+            closed = len(log.segments) - 1
+            with_summaries = _opened(path, segment_bytes)
+            assert _drop_summaries(path) == closed  # every closed segment has one
+            assert _opened(path, segment_bytes) == with_summaries
         finally:
             log.close()

@@ -1,0 +1,316 @@
+"""Segment summaries: what checking a closed segment entry by entry would tell open, kept
+in a sidecar file so a restart need not walk its entries again (FORMAT.md section 10).
+
+A closed segment never changes, so what the per-entry check of ``live_index`` learns from
+it (its entry count, each key's newest entry in it, its TransactionState entries, its
+RebalanceEvent bytes) is a function of its bytes. ``NNN.log.summary`` holds that, plus the
+segment's size and a CRC-32 (``zlib.crc32``) of all its bytes, computed from the bytes the
+summary was made from (those the per-entry check read, those the log appended, those
+compaction wrote), never read back for it. Open uses a summary only when it decodes, has
+this version, names the segment's base and size, and the CRC-32 of the segment file as it
+is now matches; then the segment's bytes are the ones that were checked entry by entry (or
+written by kcoord) when the summary was made. Anything else,
+and the segment is checked entry by entry as if there were no summary, so corruption is
+found, reported, refused or truncated exactly as without summaries.
+
+Summaries are an optimisation: failing to write one is logged and ignored.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import struct
+import zlib
+from dataclasses import dataclass, field
+
+from crc32c import crc32c
+
+from .fs import FileSystem
+from .live_index import READ_CHUNK, SEQ_STRIDE, LiveIndex
+from .record_codec import (
+    REBALANCE_EVENT_KEY_VERSION,
+    TRANSACTION_STATE_KEY_VERSION,
+    TXN_OFFSET_COMMIT_KEY_VERSION,
+)
+from .segment import encode_header
+
+__all__ = [
+    "SUMMARY_SUFFIX",
+    "SUMMARY_TEMP_SUFFIX",
+    "SUMMARY_VERSION",
+    "SegmentSummary",
+    "file_checksum",
+    "load_summary",
+    "orphan_summaries",
+    "remove_summary",
+    "summary_path",
+    "write_summary",
+]
+
+log = logging.getLogger(__name__)
+
+#: ``00000000000000000042.log.summary`` summarises ``00000000000000000042.log``.
+SUMMARY_SUFFIX = ".summary"
+#: A summary being written (deleted at open).
+SUMMARY_TEMP_SUFFIX = ".summary.new"
+SUMMARY_VERSION = 1
+_MAGIC = b"KCOORDSM"
+# magic, version, flags, base, segment size, segment CRC-32, entries, event bytes,
+# newest-entry count, kept-entry count
+_HEAD = struct.Struct(">8sHHQQIQQII")
+_NEWEST = struct.Struct(">QI")  # file offset, key length (the key bytes follow)
+_U64 = struct.Struct(">Q")
+_U32 = struct.Struct(">I")
+#: Bytes of the segment read per call while computing its CRC-32.
+CHECKSUM_CHUNK = 4 * READ_CHUNK
+
+# What the entries of a key version contribute (as ``live_index._scan`` sorts them).
+_NEWEST_KIND, _EVENT_KIND, _KEPT_KIND = 0, 1, 2
+
+
+def _kind(prefix: bytes) -> int:
+    """The kind of entry whose key starts with ``prefix`` (its first two bytes)."""
+    if len(prefix) < 2:
+        return _NEWEST_KIND
+    version = int.from_bytes(prefix, "big", signed=True)
+    if version == REBALANCE_EVENT_KEY_VERSION:
+        return _EVENT_KIND
+    special = min(REBALANCE_EVENT_KEY_VERSION, TRANSACTION_STATE_KEY_VERSION)
+    if version < special or version == TXN_OFFSET_COMMIT_KEY_VERSION:
+        return _NEWEST_KIND
+    return _KEPT_KIND
+
+
+_KINDS: dict[bytes, int] = {}
+
+
+@dataclass(slots=True)
+class SegmentSummary:
+    """What the per-entry check of one segment contributes to open. Positions are
+    ``base * SEQ_STRIDE + file offset``, as in :class:`~storage.live_index.LiveIndex`."""
+
+    base: int
+    #: bytes of the segment file summarised (its whole size for a closed segment)
+    size: int
+    count: int = 0
+    event_bytes: int = 0
+    #: key bytes -> position of the key's newest entry in this segment
+    newest: dict[bytes, int] = field(default_factory=dict)
+    #: positions of the TransactionState entries, in order
+    kept: list[int] = field(default_factory=list)
+    #: zlib.crc32 of the segment's bytes [0, size), as the summary saw them
+    checksum: int = 0
+    #: False when appends this summary did not see went to the segment (it is not written)
+    complete: bool = True
+
+    @classmethod
+    def from_index(
+        cls, base: int, size: int, count: int, index: LiveIndex, checksum: int
+    ) -> SegmentSummary:
+        """The summary of a segment that ``index`` (of that segment alone) covers, whose
+        bytes [0, size) have the CRC-32 ``checksum``."""
+        return cls(base, size, count, index.event_bytes, index.newest, index.kept, checksum)
+
+    @classmethod
+    def new_segment(cls, base: int) -> SegmentSummary:
+        """The summary of a segment holding only its header."""
+        header = encode_header(base)
+        return cls(base, len(header), checksum=zlib.crc32(header))
+
+    def add_entries(
+        self, keys: tuple[tuple[bytes, int, bool], ...], count: int, data: bytes
+    ) -> None:
+        """Account for the entries ``data`` appended at ``size``: (key bytes, entry size,
+        tombstone) of each, as ``EncodedBatch.keys``. A batch without them (``count``
+        entries but no keys) leaves the summary incomplete."""
+        self.checksum = zlib.crc32(data, self.checksum)
+        if len(keys) != count:
+            self.complete = False
+        start = pos = self.base * SEQ_STRIDE + self.size
+        newest = self.newest
+        kinds = _KINDS
+        for key, size, tombstone in keys:
+            prefix = key[:2]
+            kind = kinds.get(prefix)
+            if kind is None:
+                kind = kinds[prefix] = _kind(prefix)
+            if kind == _NEWEST_KIND:
+                newest[key] = pos
+            elif kind == _KEPT_KIND:
+                self.kept.append(pos)
+            elif not tombstone:
+                self.event_bytes += size
+            pos += size
+        self.size += len(data)
+        self.count += count
+        if pos - start != len(data):
+            self.complete = False
+
+    def add_to(self, index: LiveIndex) -> None:
+        """Merge into ``index``, which covers the segments before this one."""
+        index.newest.update(self.newest)
+        index.kept.extend(self.kept)
+        index.event_bytes += self.event_bytes
+        index.covered[self.base] = self.size
+
+    def encode(self) -> bytes:
+        bias = self.base * SEQ_STRIDE
+        parts = [
+            _HEAD.pack(
+                _MAGIC,
+                SUMMARY_VERSION,
+                0,
+                self.base,
+                self.size,
+                self.checksum,
+                self.count,
+                self.event_bytes,
+                len(self.newest),
+                len(self.kept),
+            )
+        ]
+        pack = _NEWEST.pack
+        for key, pos in self.newest.items():
+            parts.append(pack(pos - bias, len(key)))
+            parts.append(key)
+        parts.extend(_U64.pack(pos - bias) for pos in self.kept)
+        body = b"".join(parts)
+        return body + _U32.pack(crc32c(body))
+
+
+def decode_summary(data: bytes) -> SegmentSummary | None:
+    """The summary ``data`` holds, or None if it is not a whole, intact summary of this
+    version (its own CRC-32C, the last four bytes, covers the rest)."""
+    if len(data) < _HEAD.size + 4:
+        return None
+    body = memoryview(data)[:-4]
+    if crc32c(body) != _U32.unpack_from(data, len(data) - 4)[0]:
+        return None
+    magic, version, _, base, size, checksum, count, events, n_newest, n_kept = (
+        _HEAD.unpack_from(data)
+    )
+    if magic != _MAGIC or version != SUMMARY_VERSION or base >= (1 << 63) // SEQ_STRIDE:
+        return None
+    bias = base * SEQ_STRIDE
+    newest: dict[bytes, int] = {}
+    pos = _HEAD.size
+    end = len(body)
+    unpack = _NEWEST.unpack_from
+    try:
+        for _ in range(n_newest):
+            offset, key_len = unpack(data, pos)
+            pos += _NEWEST.size
+            if offset >= size or pos + key_len > end:
+                return None
+            newest[data[pos : pos + key_len]] = bias + offset
+            pos += key_len
+        if pos + 8 * n_kept != end:
+            return None
+        kept = [bias + offset for (offset,) in _U64.iter_unpack(data[pos:end])]
+    except struct.error:
+        return None
+    if len(newest) != n_newest or any(offset >= bias + size for offset in kept):
+        return None
+    return SegmentSummary(base, size, count, events, newest, kept, checksum)
+
+
+def summary_path(segment_path: str) -> str:
+    return segment_path + SUMMARY_SUFFIX
+
+
+def file_checksum(fs: FileSystem, path: str, size: int) -> int | None:
+    """zlib.crc32 of the bytes [0, size) of ``path``, read in chunks; None if the file is
+    shorter."""
+    checksum = 0
+    offset = 0
+    while offset < size:
+        data = fs.read_range(path, offset, min(CHECKSUM_CHUNK, size - offset))
+        if not data:
+            return None
+        checksum = zlib.crc32(data, checksum)
+        offset += len(data)
+        del data
+    return checksum
+
+
+def load_summary(fs: FileSystem, path: str, base: int, size: int) -> SegmentSummary | None:
+    """The summary of the segment file ``path`` (base ``base``, ``size`` bytes now), if it
+    has one that describes exactly these bytes; None otherwise (then the caller checks the
+    segment entry by entry)."""
+    where = summary_path(path)
+    try:
+        if not fs.exists(where):
+            return None
+        data = fs.read_bytes(where)
+    except OSError as exc:
+        log.warning("ignoring the summary %s: %s", where, exc.strerror or exc)
+        return None
+    summary = decode_summary(data)
+    if summary is None or summary.base != base or summary.size != size:
+        log.warning("ignoring the summary %s: it does not describe the segment", where)
+        return None
+    if file_checksum(fs, path, size) != summary.checksum:
+        log.warning("ignoring the summary %s: the segment's CRC-32 differs", where)
+        return None
+    return summary
+
+
+def write_summary(fs: FileSystem, directory: str, path: str, summary: SegmentSummary) -> bool:
+    """Write the summary of the closed segment ``path`` atomically (a temporary file,
+    fsynced, renamed, the directory fsynced). The segment is not read: the summary's
+    CRC-32 is that of the bytes it was made from, so a segment whose bytes on disk differ
+    from them never gets a summary that open would accept. On failure, log it, leave no
+    temporary file behind if possible, and return False."""
+    if not summary.complete:
+        return False
+    final = summary_path(path)
+    temp = path + SUMMARY_TEMP_SUFFIX
+    try:
+        if fs.size(path) != summary.size:
+            log.warning("not summarising %s: its size changed", path)
+            return False
+        if fs.exists(temp):
+            fs.unlink(temp)
+        handle = fs.open_append(temp, create=True)
+        try:
+            data = summary.encode()
+            done = 0
+            while done < len(data):
+                written = handle.write(memoryview(data)[done:])
+                if written <= 0:
+                    raise OSError(errno.EIO, f"write returned {written}")
+                done += written
+            handle.fsync()
+        finally:
+            handle.close()
+        fs.rename(temp, final)
+        fs.fsync_dir(directory)
+    except OSError as exc:
+        log.warning("could not write the summary of %s (ignored): %s", path,
+                    exc.strerror or exc)
+        try:
+            if fs.exists(temp):
+                fs.unlink(temp)
+        except OSError:
+            pass
+        return False
+    return True
+
+
+def remove_summary(fs: FileSystem, path: str) -> None:
+    """Delete the summary of the segment file ``path``, if it has one (its segment is being
+    deleted or replaced). The caller fsyncs the directory."""
+    where = summary_path(path)
+    if fs.exists(where):
+        fs.unlink(where)
+
+
+def orphan_summaries(names: list[str], segment_names: set[str]) -> list[str]:
+    """The summaries among ``names`` whose segment is not among ``segment_names``."""
+    return [
+        name
+        for name in names
+        if name.endswith(".log" + SUMMARY_SUFFIX)
+        and name[: -len(SUMMARY_SUFFIX)] not in segment_names
+    ]
