@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from crc32c import crc32c
+from wire.checksum import crc32c
 
 from .fs import FileSystem
 from .record_codec import (
