@@ -10,12 +10,13 @@ reuses it.
 
 from __future__ import annotations
 
-import importlib
 import importlib.machinery
 import importlib.util
 import sys
 from types import ModuleType
 from typing import Protocol
+
+from wire.module_loading import load_spec
 
 __all__ = ["crc32c"]
 
@@ -35,18 +36,8 @@ def _extension() -> ModuleType:
     package = importlib.util.find_spec("crc32c")
     if package is None or not package.submodule_search_locations:
         raise ModuleNotFoundError("No module named 'crc32c'", name="crc32c")
-    spec = importlib.machinery.PathFinder.find_spec(_EXTENSION,
-                                                    list(package.submodule_search_locations))
-    if spec is None or spec.loader is None:  # an unusual install: the ordinary import
-        return importlib.import_module(_EXTENSION)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[_EXTENSION] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[_EXTENSION]
-        raise
-    return module
+    locations = list(package.submodule_search_locations)
+    return load_spec(_EXTENSION, importlib.machinery.PathFinder.find_spec(_EXTENSION, locations))
 
 
 #: ``crc32c(data, value=0)``: the CRC-32C of a bytes-like ``data``, continuing from ``value``.
