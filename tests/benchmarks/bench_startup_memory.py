@@ -81,16 +81,16 @@ def _env(checkout: str) -> dict[str, str]:
 
 def served_modules(checkout: str, seconds: float = 3.0) -> list[str]:
     """The modules a ``kcoord serve`` has imported ``seconds`` after its start, in order."""
-    data = tempfile.mkdtemp(prefix="kcoord-startup-memory-")
-    proc = subprocess.Popen(
-        [sys.executable, "-X", "importtime", "-m", "coordinator", "serve", "--port", "0",
-         "--data-dir", os.path.join(data, "d"), "--log-level", "warning"],
-        cwd=checkout, env=_env(checkout), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True,
-    )
-    time.sleep(seconds)
-    proc.terminate()
-    _, err = proc.communicate(timeout=30)
+    with tempfile.TemporaryDirectory(prefix="kcoord-startup-memory-") as data:
+        proc = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-m", "coordinator", "serve", "--port", "0",
+             "--data-dir", os.path.join(data, "d"), "--log-level", "warning"],
+            cwd=checkout, env=_env(checkout), stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True,
+        )
+        time.sleep(seconds)
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
     names = re.findall(r"^import time:\s+\d+ \|\s+\d+ \| *(\S+)$", err, re.MULTILINE)
     return list(dict.fromkeys(names))
 
