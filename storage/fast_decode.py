@@ -18,8 +18,6 @@ import struct
 from collections.abc import Callable
 from typing import Any, Literal, overload
 
-from crc32c import crc32c
-
 from storage.records import (
     OffsetCommitKey,
     OffsetCommitValue,
@@ -27,6 +25,7 @@ from storage.records import (
     Record,
     RecordKey,
 )
+from wire.checksum import crc32c
 
 from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
 from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH

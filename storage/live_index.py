@@ -25,7 +25,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
-from crc32c import crc32c
+from wire.checksum import crc32c
 
 from .fs import FileSystem
 from .record_codec import (

@@ -17,7 +17,7 @@ import struct
 from dataclasses import dataclass
 from enum import Enum
 
-from crc32c import crc32c
+from wire.checksum import crc32c
 
 __all__ = [
     "ENTRY_FORMAT_VERSION",

@@ -16,9 +16,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-import crc32c
 from construct import Int8sb, Int16sb, Int32sb, Int32ub, Int64sb, Struct
 
+from wire.checksum import crc32c
 from wire.errors import CorruptFrame
 
 __all__ = [
@@ -116,7 +116,7 @@ def parse_batches(data: bytes, verify_crc: bool = True) -> list[RecordBatchHeade
         if header.last_offset_delta < 0 or header.record_count < 0:
             raise InvalidRecordBatch(f"batch at byte {position} has negative counts")
         if verify_crc:
-            actual = crc32c.crc32c(view[position + _CRC_START : position + size])
+            actual = crc32c(view[position + _CRC_START : position + size])
             if actual != header.crc:
                 raise InvalidRecordBatch(
                     f"batch at byte {position}: CRC-32C {actual:#010x} != {header.crc:#010x}"

@@ -13,9 +13,10 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from wire.fields import Message
+if TYPE_CHECKING:
+    from wire.fields import Message
 
 __all__ = ["VERSION_TABLE", "ApiSpec", "ApiVersionRange", "all_apis", "implemented", "lookup",
            "register"]

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import zlib
 
-import crc32c
-
 from coordinator.broker.errors import BrokerError
 from wire import ErrorCode
+from wire.checksum import crc32c
 from wire.records import BATCH_OVERHEAD, InvalidRecordBatch, RecordBatchHeader, parse_batches
 
 __all__ = [
@@ -86,7 +85,7 @@ def validate_produced_batch(
             f"The record batch size {batch.size} bytes exceeds the maximum allowed "
             f"batch size {max_message_bytes}",
         )
-    if crc32c.crc32c(memoryview(records)[_CRC_START : batch.size]) != batch.crc:
+    if crc32c(memoryview(records)[_CRC_START : batch.size]) != batch.crc:
         raise BrokerError(
             ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt (stored crc = {batch.crc})"
         )

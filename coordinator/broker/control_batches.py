@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import struct
 
-from crc32c import crc32c
-
 from coordinator.txn.producer_state import BatchInfo, ControlType
+from wire.checksum import crc32c
 from wire.records import (
     ATTR_CONTROL,
     ATTR_TRANSACTIONAL,

@@ -39,7 +39,6 @@ from coordinator.server.lazy import import_leaf
 from coordinator.server.options import ServeOptions
 from coordinator.server.request_memory import RequestMemory
 from wire.constants import ApiKey
-from wire.registry import all_apis
 
 if TYPE_CHECKING:
     from coordinator.server.runtime import CoordinatorRuntime
@@ -180,7 +179,6 @@ def _advertised_host(options: ServeOptions) -> str:
 
 def _import_deferred() -> dict[int, Handler]:
     handlers = load_handlers()
-    all_apis()  # every API's schemas, so no first request imports one on the event loop
     for name in _DEFERRED_MODULES:
         importlib.import_module(name)
     return handlers

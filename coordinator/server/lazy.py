@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from wire.module_loading import load_spec
+
 __all__ = ["import_leaf"]
 
 
@@ -36,14 +38,4 @@ def import_leaf(name: str) -> ModuleType:
             break
     else:
         return importlib.import_module(name)
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        return importlib.import_module(name)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
+    return load_spec(name, importlib.util.spec_from_file_location(name, path))

@@ -8,7 +8,6 @@ which refuses what it does not know. Every refusal is a one-line :class:`ConfigE
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from collections.abc import Mapping
@@ -150,6 +149,8 @@ def _validate_broker(props: dict[str, str]) -> dict[str, str]:
         if key not in known and key not in optional:
             everything = [*known, *optional, *COORDINATOR_KEYS, *SERVER_KEYS,
                           *IGNORED_BROKER_KEYS]
+            import difflib  # only for a refused key: not on every start
+
             close = difflib.get_close_matches(key, everything, n=1, cutoff=0.8)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError(f"unknown configuration key {key!r}{hint}")

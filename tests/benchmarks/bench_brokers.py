@@ -65,7 +65,7 @@ class Broker:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
                     sock.sendall(encode_request(18, 0, 1, "bench", {}))
-                    if _recv_frame(sock):
+                    if recv_frame(sock):
                         self.startup_s = time.perf_counter() - began
                         self.startup_cpu_s = self.cpu_seconds()
                         return self.startup_s
@@ -149,7 +149,7 @@ def tansu_broker(binary: str) -> Broker:
     return Broker("tansu", argv, port)
 
 
-def _recv_frame(sock: socket.socket) -> bytes:
+def recv_frame(sock: socket.socket) -> bytes:
     data = b""
     while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
         chunk = sock.recv(1 << 16)
@@ -169,7 +169,7 @@ class Session:
     def call(self, key: int, version: int, body: dict[str, Any]) -> Any:
         self.corr += 1
         self.sock.sendall(encode_request(key, version, self.corr, "bench", body))
-        corr, response = decode_response(key, version, _recv_frame(self.sock))
+        corr, response = decode_response(key, version, recv_frame(self.sock))
         assert corr == self.corr
         return response
 

@@ -123,14 +123,14 @@ def steady_answer_check(
     once and its answer fully decoded (construct) and checked by ``expect``; every answer of
     the run must then be that answer byte for byte after its correlation id (error code,
     and for ConsumerGroupHeartbeat member id, epoch, interval and the null assignment)."""
-    from bench_brokers import _recv_frame
+    from bench_brokers import recv_frame
 
     from wire import decode_response
 
     version = struct.unpack_from(">h", frame, 6)[0]
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
         sock.sendall(frame)
-        payload = _recv_frame(sock)
+        payload = recv_frame(sock)
     correlation_id, body = decode_response(api_key, version, payload)
     assert correlation_id == struct.unpack_from(">i", frame, 8)[0], correlation_id
     assert expect(body), body

