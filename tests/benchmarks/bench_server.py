@@ -125,7 +125,8 @@ def main() -> None:
         f"# {platform.platform()} / {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}; kcoord --fsync {args.fsync}"
     )
-    print(f"# {args.repeats} repeats x {args.seconds}s per row (median); p50/p99 in ms")
+    print(f"# {args.repeats} repeats x {args.seconds}s per row (median); p50/p99 in ms; "
+          f"load average {os.getloadavg()[0]:.1f} at start")
 
     startup: dict[str, list[float]] = {name: [] for name in makers}
     loaded_rss: dict[str, list[float]] = {name: [] for name in makers}
@@ -201,9 +202,11 @@ def main() -> None:
     finally:
         for broker in brokers.values():
             broker.stop()
+    load_after_rows = os.getloadavg()[0]
     restart = restart_on_log(brokers["kcoord"]) if "kcoord" in brokers else None
 
     print()
+    print(f"# load average {load_after_rows:.1f} after the rows")
     print(f"| row | {' | '.join(f'{n} req/s (p50/p99 ms)' for n in names)} | ratio kcoord/tansu |")
     print(f"|---|{'---|' * len(names)}---|")
     med = {n: statistics.median(v) * 1000 for n, v in startup.items()}
