@@ -9,7 +9,7 @@ the general encoder rejects the batch encoder rejects with the same error.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from storage_strategies import int32s, int64s, records
 
@@ -64,6 +64,11 @@ def _oracle(records: list[Record]) -> tuple[bytes, tuple[tuple[bytes, int, bool]
     return data, tuple(keys)
 
 
+# The schema path builds 32 KiB strings with construct: slow on a loaded machine.
+_UNHURRIED = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_UNHURRIED
 @given(st.lists(commit_records | records, max_size=8))
 def test_batch_bytes_match_the_schema_path(batch: list[Record]) -> None:
     encoded = EncodedBatch.encode(batch)
@@ -78,6 +83,7 @@ def test_batch_bytes_match_the_schema_path(batch: list[Record]) -> None:
             assert decode_record(key, value) == record
 
 
+@_UNHURRIED
 @given(commit_records)
 def test_commit_record_bytes_match_the_schema_path(record: Record) -> None:
     # The same key twice: the second one comes from the (group, topic) prefix cache.
