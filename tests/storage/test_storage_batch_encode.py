@@ -1,0 +1,154 @@
+"""EncodedBatch.encode's OffsetCommit fast path writes the bytes of the general encoder.
+
+The oracle is the schema path (``encode_key_by_schema``/``encode_value_by_schema``) framed
+by ``segment.encode_entry``: every field combination, in batches mixed with other records,
+gives the same entry bytes and the same (key, size, tombstone) statistics, and whatever
+the general encoder rejects the batch encoder rejects with the same error.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from storage_strategies import int32s, int64s, records
+
+from storage import batch as batch_module
+from storage.batch import EncodedBatch
+from storage.record_codec import (
+    RecordEncodeError,
+    decode_record,
+    encode_key_by_schema,
+    encode_record,
+    encode_value_by_schema,
+    value_version_for,
+)
+from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from storage.segment import encode_entry, scan_entries
+
+names = st.sampled_from(["", "g", "topic", "é", "グループ", "x" * 300]) | st.text(
+    st.characters(exclude_categories=["Cs"]), max_size=40
+)
+metadata = (
+    st.sampled_from(["", "m", "ü" * 10, "m" * 0x7FFF, "é" * 0x3FFF])
+    | st.text(st.characters(exclude_categories=["Cs"]), max_size=60)
+)
+commit_records = st.builds(
+    Record,
+    st.builds(OffsetCommitKey, names, names, int32s | st.sampled_from([0, -1, 2**31 - 1])),
+    st.builds(
+        OffsetCommitValue,
+        offset=int64s | st.sampled_from([0, -1]),
+        leader_epoch=st.just(-1) | int32s,
+        metadata=metadata,
+        commit_timestamp=int64s,
+        expire_timestamp=st.just(-1) | int64s,
+    ),
+)
+
+
+def _oracle(records: list[Record]) -> tuple[bytes, tuple[tuple[bytes, int, bool], ...]]:
+    """The entries and statistics through the schema path, record by record."""
+    data = b""
+    keys = []
+    for record in records:
+        key = encode_key_by_schema(record.key)
+        value = (
+            None
+            if record.value is None
+            else encode_value_by_schema(record.value, value_version_for(record.value))
+        )
+        entry = encode_entry(key, value)
+        data += entry
+        keys.append((key, len(entry), value is None))
+    return data, tuple(keys)
+
+
+# The schema path builds 32 KiB strings with construct: slow on a loaded machine.
+_UNHURRIED = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_UNHURRIED
+@given(st.lists(commit_records | records, max_size=8))
+def test_batch_bytes_match_the_schema_path(batch: list[Record]) -> None:
+    encoded = EncodedBatch.encode(batch)
+    assert (encoded.data, encoded.keys) == _oracle(batch)
+    assert encoded.count == len(batch)
+    scanned = scan_entries(encoded.data)
+    assert scanned.stop is None
+    assert [k for k, _ in scanned.entries] == [k for k, _, _ in encoded.keys]
+    # v3 (no expire timestamp) keeps every field; v1 has no leader epoch.
+    for (key, value), record in zip(scanned.entries, batch, strict=True):
+        if record.value is None or getattr(record.value, "expire_timestamp", -1) == -1:
+            assert decode_record(key, value) == record
+
+
+@_UNHURRIED
+@given(commit_records)
+def test_commit_record_bytes_match_the_schema_path(record: Record) -> None:
+    # The same key twice: the second one comes from the (group, topic) prefix cache.
+    encoded = EncodedBatch.encode([record, record])
+    assert (encoded.data, encoded.keys) == _oracle([record, record])
+
+
+def test_golden_offset_commit_entry() -> None:
+    """One entry's bytes spelled out (framing, key v1, value v3)."""
+    record = Record(OffsetCommitKey("g", "t", 2), OffsetCommitValue(7, 3, "m", 9))
+    body = (
+        b"\x00\x01"  # entry format version
+        + b"\x00\x00\x00\x0c"  # key length 12
+        + b"\x00\x01\x00\x01g\x00\x01t\x00\x00\x00\x02"  # key v1: group, topic, partition
+        + b"\x00\x00\x00\x19"  # value length 25
+        + b"\x00\x03" + (7).to_bytes(8, "big") + (3).to_bytes(4, "big")  # v3 offset epoch
+        + b"\x00\x01m" + (9).to_bytes(8, "big")  # metadata, commit timestamp
+    )
+    assert EncodedBatch.encode([record]).data == encode_entry(body[6:18], body[22:])
+    assert EncodedBatch.encode([record]).data[8:] == body
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        Record(OffsetCommitKey("g", "t", 2**31), OffsetCommitValue(1)),
+        Record(OffsetCommitKey("g", "t", -(2**31) - 1), OffsetCommitValue(1)),
+        Record(OffsetCommitKey("g" * 40_000, "t", 0), OffsetCommitValue(1)),
+        Record(OffsetCommitKey("g", "é" * 20_000, 0), OffsetCommitValue(1)),
+        Record(OffsetCommitKey("g", "t", 0), OffsetCommitValue(2**63)),
+        Record(OffsetCommitKey("g", "t", 0), OffsetCommitValue(1, leader_epoch=2**31)),
+        Record(OffsetCommitKey("g", "t", 0), OffsetCommitValue(1, commit_timestamp=-(2**63) - 1)),
+        Record(OffsetCommitKey("g", "t", 0), OffsetCommitValue(1, metadata="m" * 0x8000)),
+        Record(OffsetCommitKey("g", "t", 0), OffsetCommitValue(1, metadata="é" * 0x4000)),
+    ],
+)
+def test_out_of_range_fields_raise_record_encode_error(record: Record) -> None:
+    with pytest.raises(RecordEncodeError) as general:
+        encode_record(record)
+    with pytest.raises(RecordEncodeError) as batch:
+        EncodedBatch.encode([Record(OffsetCommitKey("g", "t", 1), OffsetCommitValue(1)), record])
+    assert str(batch.value) == str(general.value)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        Record(OffsetCommitKey("g\ud800", "t", 0), OffsetCommitValue(1)),
+        Record(OffsetCommitKey("g", "t", 0), OffsetCommitValue(1, metadata="\udfff")),
+    ],
+)
+def test_unencodable_strings_raise_as_the_general_encoder_does(record: Record) -> None:
+    with pytest.raises(ValueError) as general:
+        encode_record(record)
+    with pytest.raises(ValueError) as batch:
+        EncodedBatch.encode([record])
+    assert (type(batch.value), str(batch.value)) == (type(general.value), str(general.value))
+
+
+def test_prefix_cache_stays_bounded_and_right(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch_module, "_KEY_PREFIX_LIMIT", 8)
+    batch = [
+        Record(OffsetCommitKey(f"group-{i % 20}", f"topic-{i % 3}", i), OffsetCommitValue(i))
+        for i in range(200)
+    ]
+    encoded = EncodedBatch.encode(batch)
+    assert (encoded.data, encoded.keys) == _oracle(batch)
+    assert len(batch_module._KEY_PREFIXES) <= 8
