@@ -13,13 +13,16 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
+from coordinator.config import CoordinatorConfig
 from coordinator.core.consumer import (
     EMPTY_ASSIGNMENT,
     CurrentMemberAssignment,
     MemberState,
     PartitionEpochs,
 )
+from coordinator.core.consumer_messages import ConsumerGroupHeartbeatResponse
 from coordinator.core.timers import ConsumerSessionTimerKey
 from coordinator.core.topics_image import TopicsImage, compile_regex
 from storage.records import (
@@ -46,6 +49,7 @@ __all__ = [
     "ConsumerGroup",
     "ConsumerMember",
     "PartitionMap",
+    "SteadyAnswer",
     "compiled_regex",
     "from_topic_partitions",
     "to_topic_partitions",
@@ -63,6 +67,17 @@ CONSUMER_STABLE = "Stable"
 _NO_MEMBER_EPOCH: CurrentMemberAssignment[uuid.UUID] = CurrentMemberAssignment(
     MemberState.STABLE, 0, 0
 )
+
+
+class SteadyAnswer(NamedTuple):
+    """What a Stable member's heartbeat that changes nothing gets (the steady path of
+    ``consumer_heartbeat``), made once for the member's ``current`` and the config: the
+    answer (shared: nothing downstream mutates an answer) and the session timer's key."""
+
+    current: CurrentMemberAssignment[uuid.UUID]
+    config: CoordinatorConfig
+    response: ConsumerGroupHeartbeatResponse
+    session_key: ConsumerSessionTimerKey
 
 
 def to_topic_partitions(partitions: PartitionMap) -> tuple[TopicPartitions, ...]:
@@ -106,7 +121,7 @@ class ConsumerMember:
         "rack_id",
         "rebalance_timeout_ms",
         "server_assignor",
-        "session_timer_key",
+        "steady_answer",
         "subscribed_topic_names",
         "subscribed_topic_regex",
     )
@@ -124,9 +139,10 @@ class ConsumerMember:
         #: Set for a member using the classic protocol (JoinGroup/SyncGroup/Heartbeat).
         self.classic: ClassicMemberMetadata | None = None
         self.current: CurrentMemberAssignment[uuid.UUID] = _NO_MEMBER_EPOCH
-        #: The member's session timer key, made once by the steady heartbeat path (like the
-        #: classic member's ``heartbeat_key``) instead of on every heartbeat.
-        self.session_timer_key: ConsumerSessionTimerKey | None = None
+        #: The steady heartbeat path's answer to this member and its session timer key
+        #: (``consumer_heartbeat._steady``), made for the ``current`` and the config it
+        #: holds: valid while both are the same objects.
+        self.steady_answer: SteadyAnswer | None = None
 
     @property
     def uses_classic_protocol(self) -> bool:
