@@ -131,14 +131,16 @@ def drive(
     seconds: float,
     check: Callable[[bytes], bool],
 ) -> Run:
-    """Keep ``inflight`` requests outstanding on each of ``connections``; count answers."""
+    """Keep ``inflight`` requests outstanding on each of ``connections``; count answers.
+    An answer counts as an error unless it carries its request's correlation id (requests
+    are numbered from 1 per connection and answered in order) and ``check`` accepts it."""
     sel = selectors.DefaultSelector()
     conns = []
     for _ in range(connections):
         sock = socket.create_connection(("127.0.0.1", port))
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setblocking(False)
-        state = {"sock": sock, "buf": bytearray(), "sent": deque(), "corr": 0}
+        state = {"sock": sock, "buf": bytearray(), "sent": deque(), "corr": 0, "answered": 0}
         conns.append(state)
         sel.register(sock, selectors.EVENT_READ, state)
     frame = bytearray(template)
@@ -180,17 +182,21 @@ def drive(
             answered = 0
             pos = 0
             t = time.perf_counter()
+            correlation = state["answered"]
             while len(buf) - pos >= 4:
                 size = int.from_bytes(buf[pos : pos + 4], "big")
                 if len(buf) - pos < 4 + size:
                     break
                 payload = bytes(buf[pos + 4 : pos + 4 + size])
                 pos += 4 + size
-                if not check(payload):
+                # Answers come in request order: the n-th carries correlation id n.
+                correlation += 1
+                if payload[:4] != correlation.to_bytes(4, "big") or not check(payload):
                     errors += 1
                 latencies.append(t - state["sent"].popleft())
                 answered += 1
             del buf[:pos]
+            state["answered"] = correlation
             done += answered
             if answered:
                 state["sock"].setblocking(True)
