@@ -120,6 +120,8 @@ class Run:
     p50_ms: float
     p99_ms: float
     errors: int
+    #: Answers over the whole run, the warm-up included (``rate`` counts only the rest).
+    answered: int = 0
 
 
 def drive(
@@ -146,6 +148,7 @@ def drive(
     frame = bytearray(template)
     latencies: list[float] = []
     done = 0
+    total = 0
     errors = 0
     warmup_end = time.perf_counter() + min(0.5, seconds / 4)
     end = warmup_end + seconds
@@ -198,6 +201,7 @@ def drive(
             del buf[:pos]
             state["answered"] = correlation
             done += answered
+            total += answered
             if answered:
                 state["sock"].setblocking(True)
                 send(state, answered)
@@ -212,6 +216,7 @@ def drive(
         p50_ms=latencies[len(latencies) // 2] * 1000 if latencies else float("nan"),
         p99_ms=latencies[int(len(latencies) * 0.99)] * 1000 if latencies else float("nan"),
         errors=errors,
+        answered=total,
     )
 
 
