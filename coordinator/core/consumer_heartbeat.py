@@ -31,7 +31,7 @@ from coordinator.core.consumer_assignment import assign_target
 from coordinator.core.consumer_group import (
     ConsumerGroup,
     ConsumerMember,
-    SteadyAnswer,
+    SteadyHeartbeat,
     current_value,
     to_topic_partitions,
 )
@@ -129,10 +129,11 @@ def _steady(
 ) -> Result | None:
     """The hot path: a heartbeat that changes nothing (every optional field null) from a
     member that is Stable at the group's epoch, topics unchanged. It only re-arms the
-    session, exactly what the full path would conclude; None sends it the full way. Its
-    answer and session key are the member's ``steady_answer``, made by the first such
-    heartbeat at the member's ``current`` (so at its epoch and state) and config, as the
-    classic Heartbeat answers with shared responses and its member's ``heartbeat_key``."""
+    session, exactly what the full path would conclude; None sends it the full way. What
+    it needs beyond the request (the session key, the heartbeat interval; that the member
+    is Stable and the protocol enabled) is the member's ``steady_heartbeat``, made by the
+    first such heartbeat at the member's ``current`` (so at its epoch and state) and
+    config, as a classic member keeps its ``heartbeat_key``."""
     if (
         req["topic_partitions"] is not None
         or req["subscribed_topic_names"] is not None
@@ -153,35 +154,36 @@ def _steady(
     if not current.member_epoch == req["member_epoch"] == group.group_epoch:
         return None
     config = engine.config
-    steady = member.steady_answer
+    steady = member.steady_heartbeat
     if steady is None or steady.current is not current or steady.config is not config:
-        steady = _steady_answer(group.group_id, member, current, config)
+        steady = _steady_heartbeat(group.group_id, member, current, config)
         if steady is None:
             return None
-    return Result((), (Reply(token, steady.response),), (ScheduleTimer(
+    response: ConsumerGroupHeartbeatResponse = {
+        "error_code": _NO_ERROR,
+        "member_id": member.member_id,
+        "member_epoch": current.member_epoch,
+        "heartbeat_interval_ms": steady.heartbeat_interval_ms,
+    }
+    return Result((), (Reply(token, response),), (ScheduleTimer(
         steady.session_key, now_ms + config.group_consumer_session_timeout_ms),))
 
 
-def _steady_answer(
+def _steady_heartbeat(
     group_id: str, member: ConsumerMember, current: CurrentMemberAssignment[uuid.UUID],
     config: CoordinatorConfig,
-) -> SteadyAnswer | None:
-    """The member's ``steady_answer`` for ``current`` and ``config`` (kept on the member),
+) -> SteadyHeartbeat | None:
+    """The member's ``steady_heartbeat`` for ``current`` and ``config`` (kept on it),
     or None when a heartbeat at this state must take the full path (a member not Stable or
     leaving, the consumer protocol disabled)."""
     epoch = current.member_epoch
     if epoch <= 0 or current.state is not _STABLE or not config.consumer_protocol_enabled:
         return None
-    old = member.steady_answer
+    old = member.steady_heartbeat
     session_key = (old.session_key if old is not None
                    else ConsumerSessionTimerKey(group_id, member.member_id))
-    response: ConsumerGroupHeartbeatResponse = {
-        "error_code": _NO_ERROR,
-        "member_id": member.member_id,
-        "member_epoch": epoch,
-        "heartbeat_interval_ms": config.group_consumer_heartbeat_interval_ms,
-    }
-    steady = member.steady_answer = SteadyAnswer(current, config, response, session_key)
+    steady = member.steady_heartbeat = SteadyHeartbeat(
+        current, config, session_key, config.group_consumer_heartbeat_interval_ms)
     return steady
 
 

@@ -376,7 +376,7 @@ def test_steady_heartbeat_fast_path_answers_as_the_full_path(
     assert len(h.records) == records  # neither wrote anything
 
 
-def test_steady_answer_follows_the_member_epoch_and_the_config(h: ConsumerHarness) -> None:
+def test_steady_heartbeat_follows_the_member_epoch_and_the_config(h: ConsumerHarness) -> None:
     """The steady path keeps its answer on the member, made for the member's state and the
     config: a new epoch, a member no longer Stable or a new config are never answered from
     the kept one."""
@@ -392,7 +392,7 @@ def test_steady_answer_follows_the_member_epoch_and_the_config(h: ConsumerHarnes
     assert member.current.state is MemberState.UNREVOKED_PARTITIONS
     # Not Stable: every heartbeat takes the full path, none answers from the kept answer.
     assert h.consumer_heartbeat("m1", 1).member_epoch == 1
-    assert member.steady_answer is None or member.steady_answer.current is not member.current
+    assert member.steady_heartbeat is None or member.steady_heartbeat.current is not member.current
     h.consumer_heartbeat("m1", 1, topic_partitions=owned(revoking))
     assert member.current.member_epoch == 2
     steady = h.consumer_heartbeat("m1", 2)
