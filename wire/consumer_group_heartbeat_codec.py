@@ -15,7 +15,10 @@ with the readers of ``wire.fast_frames``:
   itself, so a None changes nothing but the speed.
 - ``encode_response_frame`` returns the codec's bytes for a response body (missing fields
   at their defaults), or None for a body it does not handle (unknown tagged fields, a value
-  the codec would refuse), which the codec then encodes (or refuses) itself.
+  the codec would refuse), which the codec then encodes (or refuses) itself. The steady
+  answer (error 0, the member's id, epoch and heartbeat interval, nothing else) is encoded
+  once per member, epoch and interval and kept: each later one only writes its size and
+  correlation id in front of the kept bytes.
 
 ``tests/wire/test_consumer_group_heartbeat_codec.py`` checks both against the construct
 codec with Hypothesis, value for value and byte for byte.
@@ -172,21 +175,32 @@ def _decode(data: bytes) -> tuple[str | None, Container] | None:
     return client_id, body
 
 
-def _steady_body(group_id: str, member_id: str, member_epoch: int, version: int) -> Container:
-    """The body of a request whose every optional field is null (at its default)."""
-    if version >= _REGEX_VERSION:
-        return Container(
-            group_id=group_id, member_id=member_id, member_epoch=member_epoch,
-            instance_id=None, rack_id=None, rebalance_timeout_ms=-1,
-            subscribed_topic_names=None, subscribed_topic_regex=None, server_assignor=None,
-            topic_partitions=None,
-        )
-    return Container(
-        group_id=group_id, member_id=member_id, member_epoch=member_epoch,
+# The bodies of steady requests by version, in the codec's key order (v0: the absent
+# subscribed_topic_regex last); ``_steady_body`` copies one and fills in the three values.
+_STEADY_BODIES = (
+    Container(
+        group_id="", member_id="", member_epoch=0,
         instance_id=None, rack_id=None, rebalance_timeout_ms=-1,
         subscribed_topic_names=None, server_assignor=None, topic_partitions=None,
         subscribed_topic_regex=None,  # the codec adds absent fields last
-    )
+    ),
+    Container(
+        group_id="", member_id="", member_epoch=0,
+        instance_id=None, rack_id=None, rebalance_timeout_ms=-1,
+        subscribed_topic_names=None, subscribed_topic_regex=None, server_assignor=None,
+        topic_partitions=None,
+    ),
+)
+
+
+def _steady_body(group_id: str, member_id: str, member_epoch: int, version: int) -> Container:
+    """The body of a request whose every optional field is null (at its default): a copy
+    of the version's template (a third of the time of a Container built from keywords)."""
+    body = Container(_STEADY_BODIES[version])
+    body["group_id"] = group_id
+    body["member_id"] = member_id
+    body["member_epoch"] = member_epoch
+    return body
 
 
 def _put_string(out: bytearray, value: str | None) -> None:
@@ -215,11 +229,53 @@ def _put_assignment(out: bytearray, assignment: Mapping[str, Any]) -> None:
     out.append(0)  # the assignment's tagged fields
 
 
+# The steady answer (error 0, no message, the member's id, epoch and heartbeat interval, no
+# assignment, no throttle) a member gets to each of its heartbeats, encoded once: what follows
+# the correlation id, by (version, member id, member epoch, heartbeat interval). Filled from
+# bodies of exactly those keys, an ``int`` error code 0 and epoch and interval of type ``int``
+# and a ``str`` member id; a member's next epoch is a new entry (the whole cache is dropped
+# when it reaches ``_MAX_STEADY_ANSWERS``).
+_STEADY_ANSWERS: dict[tuple[int, str, int, int], bytes] = {}
+_MAX_STEADY_ANSWERS = 4096
+_STEADY_KEYS = frozenset({"error_code", "member_id", "member_epoch", "heartbeat_interval_ms"})
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
+
+
 def encode_response_frame(
     version: int, correlation_id: int, body: Mapping[str, Any]
 ) -> bytes | None:
     """The size-prefixed response frame ``wire.codec`` writes for ``body`` (fields it
     lacks at their defaults), or None when this module does not handle the body."""
+    if len(body) == 4:
+        get = body.get
+        error = get("error_code")
+        epoch = get("member_epoch")
+        interval = get("heartbeat_interval_ms")
+        # A hit is a body of exactly the four keys (a missing one reads None, never in a
+        # key) holding ints (a float equal to an int would hit; the codec refuses floats).
+        if (error == 0 and isinstance(error, int) and type(epoch) is int
+                and type(interval) is int):
+            tail = _STEADY_ANSWERS.get((version, get("member_id"), epoch, interval))  # type: ignore[arg-type]
+            if tail is not None:
+                return _SIZE_AND_CORRELATION.pack(len(tail) + 4, correlation_id) + tail
+    frame = _encode(version, correlation_id, body)
+    if frame is not None and len(body) == 4 and body.keys() == _STEADY_KEYS:
+        _remember_steady(version, body, frame)
+    return frame
+
+
+def _remember_steady(version: int, body: Mapping[str, Any], frame: bytes) -> None:
+    member_id = body["member_id"]
+    epoch = body["member_epoch"]
+    interval = body["heartbeat_interval_ms"]
+    if (type(member_id) is str and type(epoch) is int and type(interval) is int
+            and isinstance(body["error_code"], int) and body["error_code"] == 0):
+        if len(_STEADY_ANSWERS) >= _MAX_STEADY_ANSWERS:
+            _STEADY_ANSWERS.clear()
+        _STEADY_ANSWERS[version, member_id, epoch, interval] = frame[8:]
+
+
+def _encode(version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes | None:
     if not 0 <= version <= _MAX_VERSION or _UNKNOWN_TAGS in body:
         return None
     get = body.get

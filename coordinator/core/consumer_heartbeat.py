@@ -21,6 +21,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 
+from coordinator.config import CoordinatorConfig
 from coordinator.core.consumer import (
     CurrentMemberAssignment,
     MemberState,
@@ -30,6 +31,7 @@ from coordinator.core.consumer_assignment import assign_target
 from coordinator.core.consumer_group import (
     ConsumerGroup,
     ConsumerMember,
+    SteadyHeartbeat,
     current_value,
     to_topic_partitions,
 )
@@ -127,7 +129,11 @@ def _steady(
 ) -> Result | None:
     """The hot path: a heartbeat that changes nothing (every optional field null) from a
     member that is Stable at the group's epoch, topics unchanged. It only re-arms the
-    session, exactly what the full path would conclude; None sends it the full way."""
+    session, exactly what the full path would conclude; None sends it the full way. What
+    it needs beyond the request (the session key, the heartbeat interval; that the member
+    is Stable and the protocol enabled) is the member's ``steady_heartbeat``, made by the
+    first such heartbeat at the member's ``current`` (so at its epoch and state) and
+    config, as a classic member keeps its ``heartbeat_key``."""
     if (
         req["topic_partitions"] is not None
         or req["subscribed_topic_names"] is not None
@@ -141,34 +147,44 @@ def _steady(
     group = engine.consumer_groups.get(req["group_id"])
     if group is None or not group.is_current(engine.topics_image):
         return None
-    member_id = req["member_id"]
-    member = group.members.get(member_id)
+    member = group.members.get(req["member_id"])
     if member is None:
         return None
     current = member.current
-    epoch = req["member_epoch"]
-    if (
-        epoch <= 0
-        or current.member_epoch != epoch
-        or epoch != group.group_epoch
-        or current.state is not _STABLE
-    ):
+    if not current.member_epoch == req["member_epoch"] == group.group_epoch:
         return None
     config = engine.config
-    if not config.consumer_protocol_enabled:
-        return None
-    session_key = member.session_timer_key
-    if session_key is None:
-        session_key = member.session_timer_key = ConsumerSessionTimerKey(
-            group.group_id, member_id)
+    steady = member.steady_heartbeat
+    if steady is None or steady.current is not current or steady.config is not config:
+        steady = _steady_heartbeat(group.group_id, member, current, config)
+        if steady is None:
+            return None
     response: ConsumerGroupHeartbeatResponse = {
         "error_code": _NO_ERROR,
-        "member_id": member_id,
-        "member_epoch": epoch,
-        "heartbeat_interval_ms": config.group_consumer_heartbeat_interval_ms,
+        "member_id": member.member_id,
+        "member_epoch": current.member_epoch,
+        "heartbeat_interval_ms": steady.heartbeat_interval_ms,
     }
     return Result((), (Reply(token, response),), (ScheduleTimer(
-        session_key, now_ms + config.group_consumer_session_timeout_ms),))
+        steady.session_key, now_ms + config.group_consumer_session_timeout_ms),))
+
+
+def _steady_heartbeat(
+    group_id: str, member: ConsumerMember, current: CurrentMemberAssignment[uuid.UUID],
+    config: CoordinatorConfig,
+) -> SteadyHeartbeat | None:
+    """The member's ``steady_heartbeat`` for ``current`` and ``config`` (kept on it),
+    or None when a heartbeat at this state must take the full path (a member not Stable or
+    leaving, the consumer protocol disabled)."""
+    epoch = current.member_epoch
+    if epoch <= 0 or current.state is not _STABLE or not config.consumer_protocol_enabled:
+        return None
+    old = member.steady_heartbeat
+    session_key = (old.session_key if old is not None
+                   else ConsumerSessionTimerKey(group_id, member.member_id))
+    steady = member.steady_heartbeat = SteadyHeartbeat(
+        current, config, session_key, config.group_consumer_heartbeat_interval_ms)
+    return steady
 
 
 def _heartbeat(

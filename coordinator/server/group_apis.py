@@ -374,8 +374,9 @@ class _WithTopics:
     def submit(
         self, ctx: RequestContext, request: wire.DecodedRequest
     ) -> PendingReply | None:
-        runtime = _runtime(ctx)
-        store = ctx.state.topics
+        state = ctx.state
+        runtime: CoordinatorRuntime = state.groups
+        store = state.topics
         # The version check inline: every steady heartbeat passes it with nothing to refresh.
         if store is not None and runtime.coordinator.topics_image.version != store.version:
             refresh_topics_image(ctx)

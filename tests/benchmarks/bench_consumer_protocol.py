@@ -144,8 +144,13 @@ def steady_answer_check(
 
 def server_rows(seconds: float, repeats: int, checkout: str | None = None) -> None:
     """Classic Heartbeat and ConsumerGroupHeartbeat rows, alternating, one kcoord (run from
-    ``checkout`` when given). Each answer is checked the same way in both rows
-    (``steady_answer_check``)."""
+    ``checkout`` when given). Each answer is checked the same way in both rows: its
+    correlation id (``bench_load.drive``) and the rest byte for byte
+    (``steady_answer_check``). ``ratio`` is the ratio of the median rates; the pair ratios
+    are those of each classic run and the consumer run next to it in time (each pair in
+    the other order than the one before), which a machine whose load drifts skews less.
+    The server's CPU time per answer (all its threads, from /proc, connection set-up and
+    warm-up included) is the figure a busy machine skews least."""
     broker = kcoord_broker(tempfile.mkdtemp(prefix="kcoord-bench-848-"), "never", checkout)
     broker.argv += ["-c", "group.consumer.session.timeout.ms=600000",
                     "-c", "group.consumer.max.session.timeout.ms=600000"]
@@ -164,15 +169,24 @@ def server_rows(seconds: float, repeats: int, checkout: str | None = None) -> No
         shapes = [(label, conns, inflight) for label, kind, _, conns, inflight in ROWS
                   if kind == "hb"]
         print("| shape | Heartbeat req/s (p50/p99 ms) | ConsumerGroupHeartbeat req/s "
-              "(p50/p99 ms) | ratio |")
-        print("|---|---|---|---|")
+              "(p50/p99 ms) | ratio | pair ratios, median (range) | server CPU us per "
+              "answer, Heartbeat / ConsumerGroupHeartbeat (ratio) |")
+        print("|---|---|---|---|---|---|")
         for label, conns, inflight in shapes:
             runs: dict[str, list[object]] = {"classic": [], "modern": []}
+            cpu: dict[str, list[float]] = {"classic": [], "modern": []}
+            pairs = [("classic", classic), ("modern", modern)]
             for _ in range(repeats):
-                for name, (frame, ok) in (("classic", classic), ("modern", modern)):
-                    runs[name].append(drive(broker.port, frame, connections=conns,
-                                            inflight=inflight, seconds=seconds,
-                                            check=ok))  # type: ignore[arg-type]
+                for name, (frame, ok) in pairs:
+                    before = broker.cpu_seconds()
+                    run = drive(broker.port, frame, connections=conns, inflight=inflight,
+                                seconds=seconds, check=ok)  # type: ignore[arg-type]
+                    runs[name].append(run)
+                    cpu[name].append((broker.cpu_seconds() - before) * 1e6
+                                     / max(run.answered, 1))
+                pairs.reverse()  # each API goes first in every other pair: drift cancels
+            pair_ratios = [m.rate / c.rate  # type: ignore[attr-defined]
+                           for c, m in zip(runs["classic"], runs["modern"], strict=True)]
             cells = []
             rates = []
             for name in ("classic", "modern"):
@@ -184,7 +198,12 @@ def server_rows(seconds: float, repeats: int, checkout: str | None = None) -> No
                 rates.append(rate)
                 cells.append(f"{rate:,.0f} ({p50:.2f}/{p99:.2f})"
                              + (f" {errors} errors" if errors else ""))
-            print(f"| {label} | {cells[0]} | {cells[1]} | {rates[1] / rates[0]:.2f}x |")
+            cpu_classic = statistics.median(cpu["classic"])
+            cpu_modern = statistics.median(cpu["modern"])
+            print(f"| {label} | {cells[0]} | {cells[1]} | {rates[1] / rates[0]:.2f}x | "
+                  f"{statistics.median(pair_ratios):.2f}x ({min(pair_ratios):.2f}-"
+                  f"{max(pair_ratios):.2f}) | {cpu_classic:.1f} / {cpu_modern:.1f} "
+                  f"({cpu_modern / cpu_classic:.2f}x) |")
     finally:
         broker.stop()
 

@@ -122,6 +122,8 @@ class Run:
     p50_ms: float
     p99_ms: float
     errors: int
+    #: Answers over the whole run, the warm-up included (``rate`` counts only the rest).
+    answered: int = 0
 
 
 def drive(
@@ -133,20 +135,23 @@ def drive(
     seconds: float,
     check: Callable[[bytes], bool],
 ) -> Run:
-    """Keep ``inflight`` requests outstanding on each of ``connections``; count answers."""
+    """Keep ``inflight`` requests outstanding on each of ``connections``; count answers.
+    An answer counts as an error unless it carries its request's correlation id (requests
+    are numbered from 1 per connection and answered in order) and ``check`` accepts it."""
     sel = selectors.DefaultSelector()
     conns = []
     for _ in range(connections):
         sock = socket.create_connection(("127.0.0.1", port))
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setblocking(False)
-        state = {"sock": sock, "buf": bytearray(), "sent": deque(), "corr": 0}
+        state = {"sock": sock, "buf": bytearray(), "sent": deque(), "corr": 0, "answered": 0}
         conns.append(state)
         sel.register(sock, selectors.EVENT_READ, state)
     frame = bytearray(template)
     receive_view = memoryview(bytearray(1 << 20))
     latencies: list[float] = []
     done = 0
+    total = 0
     errors = 0
     warmup_end = time.perf_counter() + min(0.5, seconds / 4)
     end = warmup_end + seconds
@@ -185,18 +190,23 @@ def drive(
             answered = 0
             pos = 0
             t = time.perf_counter()
+            correlation = state["answered"]
             while len(buf) - pos >= 4:
                 size = int.from_bytes(buf[pos : pos + 4], "big")
                 if len(buf) - pos < 4 + size:
                     break
                 payload = bytes(buf[pos + 4 : pos + 4 + size])
                 pos += 4 + size
-                if not check(payload):
+                # Answers come in request order: the n-th carries correlation id n.
+                correlation += 1
+                if payload[:4] != correlation.to_bytes(4, "big") or not check(payload):
                     errors += 1
                 latencies.append(t - state["sent"].popleft())
                 answered += 1
             del buf[:pos]
+            state["answered"] = correlation
             done += answered
+            total += answered
             if answered:
                 state["sock"].setblocking(True)
                 send(state, answered)
@@ -211,6 +221,7 @@ def drive(
         p50_ms=latencies[len(latencies) // 2] * 1000 if latencies else float("nan"),
         p99_ms=latencies[int(len(latencies) * 0.99)] * 1000 if latencies else float("nan"),
         errors=errors,
+        answered=total,
     )
 
 

@@ -270,3 +270,64 @@ def test_bodies_construct_refuses_are_refused_the_same(body: dict[str, Any]) -> 
         construct_encode(1, 3, body)
     with pytest.raises(type(from_construct.value)):
         fast_codec.encode_response(68, 1, 3, body)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_steady_answers_kept_encoded_are_the_codec_bytes(version: int) -> None:
+    """A steady answer is encoded once per member, epoch and interval; every later one is
+    that with its own correlation id, byte for byte the codec's."""
+    body = {"error_code": 0, "member_id": "m-kept", "member_epoch": 7,
+            "heartbeat_interval_ms": 5000}
+    for correlation_id in (1, -5, 2**31 - 1, 1):
+        assert encode_response_frame(version, correlation_id, body) == construct_encode(
+            version, correlation_id, body)
+    for changed in ({"member_epoch": 8}, {"heartbeat_interval_ms": 3000},
+                    {"member_id": "m-other"}, {"error_code": wire.ErrorCode.NONE}):
+        other = {**body, **changed}
+        assert encode_response_frame(version, 2, other) == construct_encode(version, 2, other)
+
+
+@pytest.mark.parametrize("body", [
+    # The kept answer's values, but not its four keys.
+    {"error_code": 0, "member_id": "m-kept", "member_epoch": 7, "throttle_time_ms": 5000},
+    {"error_code": 0, "member_id": "m-kept", "heartbeat_interval_ms": 5000,
+     "error_message": None},
+    {"error_code": 0, "member_id": "m-kept", "member_epoch": 7,
+     "heartbeat_interval_ms": 5000, "assignment": None},
+    {"error_code": 0, "member_epoch": 7, "heartbeat_interval_ms": 5000,
+     "assignment": {"topic_partitions": []}},
+], ids=["throttle", "message", "assignment-null", "no-member-id"])
+def test_bodies_like_a_kept_answer_are_encoded_in_full(body: dict[str, Any]) -> None:
+    kept = {"error_code": 0, "member_id": "m-kept", "member_epoch": 7,
+            "heartbeat_interval_ms": 5000}
+    encode_response_frame(1, 1, kept)
+    assert encode_response_frame(1, 3, body) == construct_encode(1, 3, body)
+
+
+@pytest.mark.parametrize("changed", [
+    {"member_epoch": 7.0}, {"heartbeat_interval_ms": 5000.0}, {"error_code": 0.0},
+], ids=["epoch", "interval", "error-code"])
+def test_floats_equal_to_a_kept_answer_are_refused_as_construct_does(
+    changed: dict[str, Any],
+) -> None:
+    kept = {"error_code": 0, "member_id": "m-kept", "member_epoch": 7,
+            "heartbeat_interval_ms": 5000}
+    encode_response_frame(1, 1, kept)
+    body = {**kept, **changed}
+    assert encode_response_frame(1, 3, body) is None
+    with pytest.raises(Exception) as from_construct:
+        construct_encode(1, 3, body)
+    with pytest.raises(type(from_construct.value)):
+        fast_codec.encode_response(68, 1, 3, body)
+
+
+def test_kept_answers_are_bounded() -> None:
+    from wire import consumer_group_heartbeat_codec as codec
+
+    limit = codec._MAX_STEADY_ANSWERS
+    for epoch in range(limit + 10):
+        body = {"error_code": 0, "member_id": "m-many", "member_epoch": epoch,
+                "heartbeat_interval_ms": 5000}
+        encode_response_frame(1, epoch, body)
+    assert 0 < len(codec._STEADY_ANSWERS) <= limit
+    assert encode_response_frame(1, 9, body) == construct_encode(1, 9, body)

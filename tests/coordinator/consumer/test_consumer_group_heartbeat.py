@@ -20,6 +20,7 @@ from consumer_harness import (
 
 from coordinator.core import ErrorCode
 from coordinator.core.consumer import MemberState
+from coordinator.core.timers import ConsumerSessionTimerKey
 
 
 @pytest.fixture
@@ -363,10 +364,50 @@ def test_steady_heartbeat_fast_path_answers_as_the_full_path(
     h.consumer_heartbeat("m1", 1, topic_partitions=owned(a1))
     fast = h.consumer_heartbeat("m1", 1)
     records = len(h.records)
+    session = ConsumerSessionTimerKey(GROUP, "m1")
+    h.sleep(1_000)
+    fast_again = h.consumer_heartbeat("m1", 1)  # the member's kept steady answer
+    assert h.deadline(session) == h.now + CONFIG.group_consumer_session_timeout_ms
     monkeypatch.setattr(consumer_heartbeat, "_steady", lambda *args: None)
+    h.sleep(1_000)
     full = h.consumer_heartbeat("m1", 1)
-    assert fast == full
+    assert fast == fast_again == full
+    assert h.deadline(session) == h.now + CONFIG.group_consumer_session_timeout_ms
     assert len(h.records) == records  # neither wrote anything
+
+
+def test_steady_heartbeat_follows_the_member_epoch_and_the_config(h: ConsumerHarness) -> None:
+    """The steady path keeps its answer on the member, made for the member's state and the
+    config: a new epoch, a member no longer Stable or a new config are never answered from
+    the kept one."""
+    a1 = h.join("m1", ["foo"])
+    h.consumer_heartbeat("m1", 1, topic_partitions=owned(a1))
+    assert h.consumer_heartbeat("m1", 1).member_epoch == 1
+    # m2 joins: the group epoch moves to 2; m1 must revoke half of foo's partitions.
+    h.join("m2", ["foo"])
+    revoking = h.consumer_heartbeat("m1", 1)
+    assert revoking.error_code == ErrorCode.NONE and revoking.member_epoch == 1
+    assert revoking.assignment is not None and len(assignment(revoking)[FOO]) == 3
+    member = h.consumer_group().members["m1"]
+    assert member.current.state is MemberState.UNREVOKED_PARTITIONS
+    # Not Stable: every heartbeat takes the full path, none answers from the kept answer.
+    assert h.consumer_heartbeat("m1", 1).member_epoch == 1
+    assert member.steady_heartbeat is None or member.steady_heartbeat.current is not member.current
+    h.consumer_heartbeat("m1", 1, topic_partitions=owned(revoking))
+    assert member.current.member_epoch == 2
+    steady = h.consumer_heartbeat("m1", 2)
+    assert (steady.error_code, steady.member_epoch, steady.heartbeat_interval_ms) == (
+        ErrorCode.NONE, 2, 5_000)
+    assert "assignment" not in steady
+    # The stale epoch is fenced, not answered with the kept answer.
+    assert h.consumer_heartbeat("m1", 3).error_code == ErrorCode.FENCED_MEMBER_EPOCH
+    # A new config (a new heartbeat interval) makes a new answer.
+    h.coordinator.config = dataclasses.replace(CONFIG, group_consumer_heartbeat_interval_ms=7_000)
+    assert h.consumer_heartbeat("m1", 2).heartbeat_interval_ms == 7_000
+    h.coordinator.config = dataclasses.replace(
+        CONFIG, group_coordinator_rebalance_protocols="classic")
+    assert h.consumer_heartbeat("m1", 2).error_code == ErrorCode.UNSUPPORTED_VERSION
+    h.assert_live_equals_replay()
 
 
 def test_consumer_group_offsets_expire_unless_subscribed_and_the_empty_group_goes() -> None:
