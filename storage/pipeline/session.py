@@ -1,7 +1,8 @@
 """The pipeline's SparkSession: pinned to loopback locally, shipping its code to a cluster.
 
 A ``local[...]`` master (``shared/reference/pyspark.md``): the driver binds to 127.0.0.1
-(left alone, Spark picks the eth0 address), shuffles use 2 partitions, Python workers run
+(left alone, Spark picks the eth0 address), shuffles use 2 partitions (1 for a small
+input, :data:`SMALL_INPUT_CONF`), Python workers run
 this interpreter (``PYSPARK_PYTHON=sys.executable``: the venv's, which has pyarrow) and
 import ``storage.pipeline`` from the repository root (put on their ``PYTHONPATH``).
 
