@@ -184,6 +184,23 @@ def _spark_error_text(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
+def _report_problems(problems: list[dict[str, Any]], err: TextIO) -> bool:
+    """Warn of torn tails, report corrupt inputs; whether any input is corrupt."""
+    corrupt = False
+    for p in problems:
+        where = f"{os.path.join(p['data_dir'], p['segment'])} at byte {p['position']}"
+        if p["record_type"] == TORN_TAIL:
+            print(f"kcoord pipeline: warning: {where}: {p['problem']}", file=err)
+        elif p["record_type"] == CORRUPT:
+            corrupt = True
+            print(
+                f"kcoord pipeline: error: {where}: {p['problem']} "
+                "(the other inputs are read; --strict to fail instead)",
+                file=err,
+            )
+    return corrupt
+
+
 def main(
     argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
@@ -370,7 +387,10 @@ def _run(
             else:
                 df = load_inputs(spark, inputs, remote_inputs, args.strict)
             raw = df.persist(StorageLevel.MEMORY_AND_DISK)
-            total = raw.count()
+            recs = jobs.apply_window(raw, since, until)
+            # The first job: fills the cache and counts the records by type.
+            read, counts = report_data.count_records(
+                raw, recs, windowed=since is not None or until is not None)
         except Exception as exc:
             text = _spark_error_text(exc)
             from .parse import PipelineInputError, PipelineReadError
@@ -387,31 +407,29 @@ def _run(
             if args.strict:
                 print("kcoord pipeline: nothing written (--strict)", file=err)
             return 1
-        problems = [r.asDict() for r in jobs.problems(raw).collect()]
-        corrupt = False
-        for p in problems:
-            where = f"{os.path.join(p['data_dir'], p['segment'])} at byte {p['position']}"
-            if p["record_type"] == TORN_TAIL:
-                print(f"kcoord pipeline: warning: {where}: {p['problem']}", file=err)
-            elif p["record_type"] == CORRUPT:
-                corrupt = True
-                print(
-                    f"kcoord pipeline: error: {where}: {p['problem']} "
-                    "(the other inputs are read; --strict to fail instead)",
-                    file=err,
-                )
-        progress.say(f"read {total - len(problems):,} records")
-        recs = jobs.apply_window(raw, since, until)
+        progress.say(f"read {read:,} records")
         progress.say("reading the topics' log ends")
         topic_logs = lag.read_inputs(inputs, [r.location.text for r in remote_inputs])
-        datasets, paths = report_data.write_datasets(
-            recs, raw, output.text, since, progress.say, topic_logs=topic_logs, until_ms=until
+        # A small input's report is computed on the driver from the datasets, each
+        # collected once after its write; a large one's by Spark queries on their caches.
+        local_report = ("groups_summary", "rebalances", "offset_commits", "offsets_latest",
+                        "offsets_lag") if small else ()
+        datasets, paths, collected = report_data.write_datasets(
+            recs, raw, output.text, since, progress.say, topic_logs=topic_logs,
+            until_ms=until, collect=("problems", *local_report),
         )
+        problems = collected["problems"]
+        corrupt = _report_problems(problems, err)
         progress.say("collecting the report")
         names = [*inputs, *(str(r.location) for r in remote_inputs)]
-        data = report_data.collect(
-            datasets, recs, names, segments, paths, (since, until), topic_logs=topic_logs
-        )
+        if small:
+            from .report_local import collect_local
+
+            data = collect_local(collected, counts, names, segments, paths, (since, until),
+                                 topic_logs=topic_logs)
+        else:
+            data = report_data.collect(datasets, counts, problems, names, segments, paths,
+                                       (since, until), topic_logs=topic_logs)
         data.elapsed_s = time.monotonic() - progress.t0
         if files is not None and output.uri:
             written = render_report(files, output, lambda tmp: report.render(data, tmp))

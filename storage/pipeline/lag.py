@@ -37,6 +37,7 @@ from .topic_ends import TopicLogs, read_topic_logs
 
 __all__ = [
     "LAG_STATUSES",
+    "history_totals",
     "lag_history",
     "offsets_lag",
     "read_inputs",
@@ -187,6 +188,15 @@ def lag_history(
         .limit(200_000)
         .collect()
     )
+    return history_totals(last, topic_logs)
+
+
+def history_totals(
+    last: Sequence[Any], topic_logs: dict[str, TopicLogs | None]
+) -> list[dict[str, Any]]:
+    """The lag totals of :func:`lag_history` from each partition's latest commit per time
+    bucket (``last``: rows with data_dir, group, topic, partition, bucket_ms, offset and
+    ts, ordered by data_dir, group and bucket_ms)."""
     current: dict[tuple[str, str], dict[tuple[str, int], int]] = {}
     totals: dict[tuple[str, str, int], tuple[int, int]] = {}
     for r in last:

@@ -38,9 +38,12 @@ __all__ = [
     "TRIGGER_ORDER",
     "ReportData",
     "collect",
+    "count_records",
     "duration_text",
     "group_label",
     "ms_to_datetime",
+    "order_triggers",
+    "restarts_of",
     "write_datasets",
 ]
 
@@ -114,7 +117,8 @@ def write_datasets(
     progress: Callable[[str], None] = lambda _msg: None,
     topic_logs: dict[str, TopicLogs | None] | None = None,
     until_ms: int | None = None,
-) -> tuple[dict[str, Any], dict[str, str]]:
+    collect: Sequence[str] = (),
+) -> tuple[dict[str, Any], dict[str, str], dict[str, list[dict[str, Any]]]]:
     """Compute every dataset from ``recs`` (records, :func:`jobs.apply_window` applied),
     ``raw`` (the Data Source's rows, for the problems) and ``topic_logs`` (the inputs'
     log ends, for ``offsets_lag``: none known without them), write each as Parquet under
@@ -122,13 +126,16 @@ def write_datasets(
     jobs and the report start from memory, neither recomputing nor reading the files
     back; the caller unpersists them. The writes are independent Spark jobs, started
     together from :data:`WRITE_THREADS` driver threads: on a small input each is mostly
-    the driver's planning and the JVM's class loading, which overlap across jobs.
-    Returns (dataset -> DataFrame, dataset -> path)."""
+    the driver's planning and the JVM's class loading, which overlap across jobs. The
+    datasets named in ``collect`` are also collected to the driver from their caches,
+    each right after its write, in its thread (for :func:`.report_local.collect_local`).
+    Returns (dataset -> DataFrame, dataset -> path, dataset -> rows as dicts)."""
     from pyspark import StorageLevel
 
     from . import jobs, lag
 
     paths = {name: os.path.join(output, name) for name in PARTITIONING}
+    collected: dict[str, list[dict[str, Any]]] = {}
 
     def save(name: str, build: Callable[[], Any]) -> Any:
         """Build the dataset (its analysis, and its planning by ``persist``, happen in
@@ -142,6 +149,8 @@ def write_datasets(
             ).parquet(paths[name])
         else:
             df.coalesce(1).write.mode("overwrite").parquet(paths[name])
+        if name in collect:
+            collected[name] = [r.asDict() for r in df.collect()]
         return df
 
     def wave(builds: dict[str, Callable[[], Any]]) -> dict[str, Any]:
@@ -163,7 +172,7 @@ def write_datasets(
         "offsets_lag": lambda: lag.offsets_lag(recs, latest, topic_logs or {}, until_ms),
     })
     frames = {name: {**first, **second}[name] for name in PARTITIONING}
-    return frames, paths
+    return frames, paths, collected
 
 
 @dataclass
@@ -201,17 +210,39 @@ class ReportData:
     restarts: dict[str, list[int] | None] = field(default_factory=dict)
 
 
+def count_records(raw: Any, recs: Any, windowed: bool) -> tuple[int, dict[str, int]]:
+    """(records read: ``raw``'s rows with a log position, i.e. not a problem report; the
+    report's records per type, of ``recs``) in one Spark job over ``raw`` when there is
+    no time window (``recs`` is then those rows; as a run's first job it fills ``raw``'s
+    cache), else in two. A type's tombstones count under ``"<type> (tombstone)"``."""
+    from pyspark.sql import functions as F
+
+    def by_type(df: Any, *extra: Any) -> list[Any]:
+        return list(df.groupBy("record_type", "tombstone", *extra).count().collect())
+
+    placed = [r for r in by_type(raw, F.col("log_index").isNotNull().alias("placed"))
+              if r["placed"]]
+    read = sum(int(r["count"]) for r in placed)
+    counts: dict[str, int] = {}
+    for row in by_type(recs) if windowed else placed:
+        key = row["record_type"] + (" (tombstone)" if row["tombstone"] else "")
+        counts[key] = counts.get(key, 0) + int(row["count"])
+    return read, counts
+
+
 def collect(
     datasets: dict[str, Any],
-    recs: Any,
+    record_counts: dict[str, int],
+    problems: list[dict[str, Any]],
     inputs: Sequence[str],
     segments: int,
     paths: dict[str, str],
     window: tuple[int | None, int | None] = (None, None),
     topic_logs: dict[str, TopicLogs | None] | None = None,
 ) -> ReportData:
-    """Collect the report's aggregates (small results only) from the datasets and the
-    records (``recs``, for the counts)."""
+    """Collect the report's aggregates (small results only) from the datasets, with
+    ``record_counts`` (:func:`count_records`) and ``problems`` (the problems dataset's
+    rows) given."""
     from pyspark.sql import functions as F
 
     from .driver_read import GROUP_SCHEMA, driver_table
@@ -226,19 +257,11 @@ def collect(
     def rows(df: Any) -> list[dict[str, Any]]:
         return [r.asDict() for r in df.collect()]
 
-    def record_counts() -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for row in recs.groupBy("record_type", "tombstone").count().collect():
-            key = row["record_type"] + (" (tombstone)" if row["tombstone"] else "")
-            counts[key] = int(row["count"])
-        return counts
-
     # The report's queries, each a small Spark job over the cached datasets, run from
     # several driver threads at once: first those that depend on nothing else, then
     # those that take the busiest groups and the time bucket from the first ones.
-    (counts, groups, triggers, durations, top_commit_rows, span, problems, live, sample,
+    (groups, triggers, durations, top_commit_rows, span, live, sample,
      lag_rows) = run_concurrently([
-        record_counts,
         lambda: rows(summary.orderBy(F.desc("rebalances"), F.desc("commits"), "data_dir",
                                      "group").limit(200)),
         lambda: rows(
@@ -264,7 +287,6 @@ def collect(
         lambda: commits.agg(
             F.min("commit_timestamp").alias("lo"), F.max("commit_timestamp").alias("hi")
         ).first(),
-        lambda: rows(datasets["problems"].limit(1000)),
         latest.count,
         lambda: rows(latest.orderBy("data_dir", "group", "topic", "partition").limit(50)),
         lambda: rows(lag_df.orderBy(F.desc_nulls_last("lag"), "data_dir", "group", "topic",
@@ -315,13 +337,13 @@ def collect(
     data = ReportData(
         inputs=list(inputs),
         segments=segments,
-        record_counts=counts,
+        record_counts=record_counts,
         groups=groups,
         rebalances=rebalances,
-        triggers=sorted(triggers, key=lambda t: -int(t["rebalances"])),
+        triggers=order_triggers(triggers),
         commit_rates=commit_rates,
         rate_bucket_ms=bucket_ms,
-        problems=problems,
+        problems=problems[:1000],
         live_offsets=live,
         offset_sample=sample,
         durations=durations,
@@ -336,12 +358,19 @@ def collect(
         ),
         no_topic_logs=sorted(d for d in inputs if logs.get(os.path.abspath(d)) is None),
         lag_history=history,
-        restarts={os.path.abspath(d): _restarts(d, window) for d in inputs},
+        restarts={os.path.abspath(d): restarts_of(d, window) for d in inputs},
     )
     return data
 
 
-def _restarts(data_dir: str, window: tuple[int | None, int | None]) -> list[int] | None:
+def order_triggers(triggers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The report's trigger rows: most rebalances first, ties in :data:`TRIGGER_ORDER`."""
+    rank = {name: i for i, name in enumerate(TRIGGER_ORDER)}
+    return sorted(triggers, key=lambda t: (-int(t["rebalances"]),
+                                           rank.get(t["trigger"], len(rank)), t["trigger"]))
+
+
+def restarts_of(data_dir: str, window: tuple[int | None, int | None]) -> list[int] | None:
     """The server's starts after its first one, within the window."""
     starts = read_starts(data_dir)
     if starts is None:

@@ -1,7 +1,8 @@
 """The pipeline's SparkSession: pinned to loopback locally, shipping its code to a cluster.
 
 A ``local[...]`` master (``shared/reference/pyspark.md``): the driver binds to 127.0.0.1
-(left alone, Spark picks the eth0 address), shuffles use 2 partitions, Python workers run
+(left alone, Spark picks the eth0 address), shuffles use 2 partitions (1 for a small
+input, :data:`SMALL_INPUT_CONF`), Python workers run
 this interpreter (``PYSPARK_PYTHON=sys.executable``: the venv's, which has pyarrow) and
 import ``storage.pipeline`` from the repository root (put on their ``PYTHONPATH``).
 
@@ -46,11 +47,17 @@ _SHIPPED_PACKAGES = ("storage", "wire")
 
 
 #: A small input's session: every plan runs once over a few thousand rows, so compiling
-#: generated code (whole-stage codegen) and re-planning at each shuffle (adaptive query
-#: execution) cost more than they save.
+#: generated code (whole-stage codegen, and the per-expression classes Spark otherwise
+#: compiles with Janino: ``codegen.factoryMode=NO_CODEGEN`` takes the interpreted
+#: projections, predicates and orderings instead) and re-planning at each shuffle
+#: (adaptive query execution) cost more than they save; one partition per shuffle and per
+#: local table (the driver's Arrow read) is one task per stage.
 SMALL_INPUT_CONF = {
     "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.default.parallelism": "1",
 }
 #: ... and the JVM's JIT stops at its quick first tier (C1), with the serial collector:
 #: less compiling and fewer threads on a short run.

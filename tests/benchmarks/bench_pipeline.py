@@ -22,7 +22,10 @@ Source's columns, so every column of every row is converted by the JVM otherwise
 
 ``--cold-cli N`` instead measures whole cold runs of ``kcoord pipeline -q`` (a new
 process each: JVM start, the jobs, the report) on a small log of about N records,
-``--repeat`` runs, and prints each and the median.
+``--repeat`` runs, and prints each and the median. ``--cold-jobs N``: one run of the
+pipeline in this process on the same log (the session built first, as the CLI builds it
+for a small input), with its progress lines and the JVM's CPU at each, then how many
+Spark jobs and stages it ran.
 
 ``--scaling`` runs the warm measurement on 10^6 records split into 1, 2, 4, 8 segments
 and into 2 data directories of 4 segments each. Numbers depend on the machine's load:
@@ -179,11 +182,8 @@ def best(
     return took
 
 
-def cold_cli(workdir: str, records: int, runs: int) -> int:
-    """Whole cold runs of the CLI (a new process each) on a small mixed log."""
-    import statistics
-    import subprocess
-
+def small_log(workdir: str, records: int) -> str:
+    """A cached mixed log (groups, rebalances, commits) of about ``records`` records."""
     from synthetic import write_log
 
     path = os.path.join(workdir, f"small-{records}")
@@ -191,6 +191,56 @@ def cold_cli(workdir: str, records: int, runs: int) -> int:
         shutil.rmtree(path, ignore_errors=True)
         write_log(path, seed=3, steps=max(1, records * 60 // 800))
         open(os.path.join(path, ".complete"), "w").close()
+    return path
+
+
+def cold_jobs(workdir: str, records: int) -> int:
+    """One pipeline run in this process: phases with the JVM's CPU, Spark jobs and stages."""
+    import io
+
+    from storage.pipeline import cli
+    from storage.pipeline.session import build_session
+
+    path = small_log(workdir, records)
+    began = time.perf_counter()
+    spark = build_session("local[*]", quiet=True, small_input=True, register_source=False)
+    jvm_pid = spark.sparkContext._gateway.proc.pid
+    print(f"# session {time.perf_counter() - began:.1f} s, JVM CPU {cpu_split(jvm_pid)[0]:.1f} s "
+          f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+
+    import threading
+
+    lock = threading.Lock()
+
+    class Lines(io.StringIO):
+        """The progress lines (from several threads), each with the JVM's CPU so far."""
+
+        def write(self, text: str) -> int:
+            if text.strip():
+                line = f"{text.rstrip()}  (JVM CPU {cpu_split(jvm_pid)[0]:.1f} s)\n"
+                with lock:
+                    sys.stdout.write(line)
+                    sys.stdout.flush()
+            return len(text)
+
+    out = os.path.join(workdir, "jobs-out")
+    shutil.rmtree(out, ignore_errors=True)
+    status = cli.main(["-i", path, "-o", out], stdout=io.StringIO(), stderr=Lines())
+    tracker = spark.sparkContext.statusTracker()
+    jobs = tracker.getJobIdsForGroup(None)
+    stages = {s for j in jobs if (info := tracker.getJobInfo(j)) for s in info.stageIds}
+    print(f"exit status {status}: {len(jobs)} Spark jobs, {len(stages)} stages (skipped ones "
+          f"included; load average {os.getloadavg()[0]:.1f})")
+    spark.stop()
+    return status
+
+
+def cold_cli(workdir: str, records: int, runs: int) -> int:
+    """Whole cold runs of the CLI (a new process each) on a small mixed log."""
+    import statistics
+    import subprocess
+
+    path = small_log(workdir, records)
     count = sum(len(chunk) for seg in find_segments(path) for chunk in parse_segment_chunks(seg))
     print(f"# cold `kcoord pipeline -q` on {count:,} records ({os.cpu_count()} CPUs, load "
           f"average {' '.join(f'{x:.1f}' for x in os.getloadavg())})", flush=True)
@@ -218,7 +268,11 @@ def main() -> int:
     p.add_argument("--workdir", default=os.path.join("/tmp", "kcoord-bench-pipeline"))
     p.add_argument("--cold-cli", type=int, metavar="N",
                    help="time cold `kcoord pipeline -q` runs on a log of about N records")
+    p.add_argument("--cold-jobs", type=int, metavar="N",
+                   help="one in-process run on that log: phases, JVM CPU, Spark jobs")
     args = p.parse_args()
+    if args.cold_jobs:
+        return cold_jobs(args.workdir, args.cold_jobs)
     if args.cold_cli:
         return cold_cli(args.workdir, args.cold_cli, args.repeat)
     os.makedirs(args.workdir, exist_ok=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import warnings
 from typing import Any
 
 from coordinator.core.store import HardState
@@ -22,6 +23,21 @@ from storage.records import (
 from wire.consumer_protocol import encode_assignment, encode_subscription
 
 T0 = 1_700_000_000_000
+
+
+def topic_batch(timestamps: list[int]) -> bytes:
+    """A v2 record batch of a topic (kafka-python's builder), one record per timestamp."""
+    with warnings.catch_warnings():  # kafka-python 3.0 uses importlib.resources.read_text
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20,
+    )
+    for i, ts in enumerate(timestamps):
+        builder.append(i, timestamp=ts, key=None, value=b"v%d" % i, headers=[])
+    return bytes(builder.build())
 
 
 def assignment(*pairs: tuple[str, list[int]]) -> bytes:

@@ -6,31 +6,17 @@ from __future__ import annotations
 
 import os
 import uuid
-import warnings
 from pathlib import Path
 
-with warnings.catch_warnings():  # kafka-python 3.0 uses importlib.resources.read_text
-    warnings.simplefilter("ignore", DeprecationWarning)
-    from kafka.record.default_records import DefaultRecordBatchBuilder
+from pipeline_support import topic_batch
 
 from coordinator.broker.topic_files import TopicFiles
 from storage.pipeline.topic_ends import read_topic_logs
 from wire.records import with_base_offset
 
 
-def _batch(timestamps: list[int]) -> bytes:
-    """A v2 batch (kafka-python's builder), one record per timestamp."""
-    builder = DefaultRecordBatchBuilder(
-        magic=2, compression_type=0, is_transactional=False, producer_id=-1,
-        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20,
-    )
-    for i, ts in enumerate(timestamps):
-        builder.append(i, timestamp=ts, key=None, value=b"v%d" % i, headers=[])
-    return bytes(builder.build())
-
-
 def _append(files: TopicFiles, topic: uuid.UUID, index: int, base: int, ts: list[int]) -> None:
-    files.appended(topic, index, base, with_base_offset(_batch(ts), base))
+    files.appended(topic, index, base, with_base_offset(topic_batch(ts), base))
 
 
 def test_log_ends_of_durable_topics(tmp_path: Path) -> None:
