@@ -67,7 +67,7 @@ __all__ = [
     "rows",
 ]
 
-DEFAULT_CHUNK_ENTRIES = 65536
+DEFAULT_CHUNK_ENTRIES = 262144
 
 
 class PipelineInputError(ValueError):

@@ -5,17 +5,18 @@
     df = spark.read.format("kcoord-log").load(["/data/a", "/data/b"])   # or "a,b"
     df = spark.read.format("kcoord-log").option("strict", "true").load("/data/a")
 
-One input partition per segment file; each task parses its segment with
-:mod:`storage.pipeline.vector_parse` (numpy over the entry layout for offset commits,
-storage's codec for the rest) and yields ``pyarrow.RecordBatch`` es of at most
-``chunkEntries`` entries (default 65536). The
-schema is :data:`storage.pipeline.parse.COLUMNS`. Torn tails and (without ``strict``)
-corrupt files show up as rows with ``record_type`` ``torn_tail`` / ``corrupt`` naming
-the file and byte offset; with ``strict`` a corrupt file fails the job.
+Input partitions are segment files, small ones packed together (up to the option
+``maxPartitionBytes``, default 4 MiB or an eighth of the input, whichever is more); each
+task parses its segments with :mod:`storage.pipeline.vector_parse` (numpy over the entry
+layout for offset commits, storage's codec for the rest) and yields
+``pyarrow.RecordBatch`` es of at most ``chunkEntries`` entries (default 262144). The schema
+is :data:`storage.pipeline.columns.COLUMNS`. Torn tails and (without ``strict``) corrupt
+files show up as rows with ``record_type`` ``torn_tail`` / ``corrupt`` naming the file
+and byte offset; with ``strict`` a corrupt file fails the job.
 
 Options: ``path`` / ``paths`` (set by ``load``), ``strict`` (default false),
-``chunkEntries``. A schema given to the reader (:func:`pruned_schema`) selects columns:
-only those are converted and shipped to the JVM.
+``chunkEntries``, ``maxPartitionBytes``. A schema given to the reader
+(:func:`pruned_schema`) selects columns: only those are built and shipped to the JVM.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = [
     "KcoordLogDataSource",
     "arrow_schema",
     "chunk_batches",
+    "pack_segments",
     "pruned_schema",
     "reader_schema",
     "register",
@@ -92,31 +94,69 @@ class KcoordLogDataSource(DataSource):
         chunk = int(options.get("chunkEntries", DEFAULT_CHUNK_ENTRIES))
         if chunk < 1:
             raise ValueError(f"kcoord-log: chunkEntries must be positive, not {chunk}")
+        pack = options.get("maxPartitionBytes")
+        if pack is not None and int(pack) < 1:
+            raise ValueError(f"kcoord-log: maxPartitionBytes must be positive, not {pack}")
         return KcoordLogReader(raw, _truthy(options.get("strict")), chunk,
-                               _projection(schema))
+                               _projection(schema), None if pack is None else int(pack))
 
 
 class SegmentPartition(InputPartition):
-    """One segment file to read."""
+    """Segment files to read in one task (consecutive ones of one or more directories)."""
 
-    def __init__(self, segment: SegmentFile) -> None:
-        super().__init__(segment.path)
-        self.segment = segment
+    def __init__(self, segments: list[SegmentFile]) -> None:
+        super().__init__(segments[0].path)
+        self.segments = segments
+
+
+#: Small segments are packed into one partition up to this many bytes, or an eighth of
+#: the input if that is more (so a large input still makes several tasks).
+PACK_BYTES = 4 * 1024 * 1024
+
+
+def pack_segments(
+    segments: list[SegmentFile], max_bytes: int | None = None
+) -> list[list[SegmentFile]]:
+    """Consecutive segments grouped into partitions of at most ``max_bytes`` of files
+    (default: :data:`PACK_BYTES` or an eighth of the total, whichever is more); a larger
+    segment is a partition of its own. A file that cannot be sized counts 0 (reading it
+    reports it)."""
+    sizes = []
+    for seg in segments:
+        try:
+            sizes.append(os.path.getsize(seg.path))
+        except OSError:
+            sizes.append(0)
+    if max_bytes is None:
+        max_bytes = max(PACK_BYTES, -(-sum(sizes) // 8))
+    groups: list[list[SegmentFile]] = []
+    held = 0
+    for seg, size in zip(segments, sizes, strict=True):
+        if groups and held + size <= max_bytes:
+            groups[-1].append(seg)
+            held += size
+        else:
+            groups.append([seg])
+            held = size
+    return groups
 
 
 class KcoordLogReader(DataSourceReader):
-    """Plans one partition per segment file of every input directory."""
+    """Plans the segment files of every input directory as partitions: small ones packed
+    together (:func:`pack_segments`), each large one alone."""
 
     def __init__(self, paths: list[str], strict: bool, chunk_entries: int,
-                 columns: list[str] | None = None) -> None:
+                 columns: list[str] | None = None, max_partition_bytes: int | None = None
+                 ) -> None:
         self.paths = paths
         self.strict = strict
         self.chunk_entries = chunk_entries
         #: the columns to yield (a schema given to the reader), None for all
         self.columns = columns
+        self.max_partition_bytes = max_partition_bytes
 
     def partitions(self) -> list[SegmentPartition]:
-        parts: list[SegmentPartition] = []
+        segments: list[SegmentFile] = []
         seen: set[str] = set()
         for path in self.paths:
             directory = os.path.abspath(path)
@@ -125,18 +165,19 @@ class KcoordLogReader(DataSourceReader):
             seen.add(directory)
             if not os.path.isdir(directory):
                 raise FileNotFoundError(f"kcoord-log: no such data directory: {path}")
-            parts.extend(SegmentPartition(seg) for seg in find_segments(directory))
-        return parts
+            segments.extend(find_segments(directory))
+        return [SegmentPartition(group)
+                for group in pack_segments(segments, self.max_partition_bytes)]
 
     def read(self, partition: Any) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SegmentPartition):
             # No segment at all: Spark still runs one task with InputPartition(None).
             return
-        seg: SegmentFile = partition.segment
-        yield from segment_batches(
-            seg, reader_schema(self.columns), strict=self.strict,
-            chunk_entries=self.chunk_entries,
-        )
+        schema = reader_schema(self.columns)
+        for seg in partition.segments:
+            yield from segment_batches(
+                seg, schema, strict=self.strict, chunk_entries=self.chunk_entries
+            )
 
 
 def reader_schema(columns: Sequence[str] | None = None) -> pa.Schema:

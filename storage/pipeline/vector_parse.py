@@ -66,6 +66,7 @@ def segment_batches(
     if data is None:
         data = read_segment(seg)
     keys = KeyTable()
+    known: dict[bytes, int] = {}
     names = schema.names
 
     def slow_batches(chunk: Chunk) -> Iterator[pa.RecordBatch]:
@@ -82,7 +83,7 @@ def segment_batches(
     while pos < end:
         starts, framed_to = _frame(data, pos, end, chunk_entries)
         slow = Chunk(seg, keys)
-        commits, good = _parse_run(data, buf, view, starts, index, slow, strict)
+        commits, good = _parse_run(data, buf, view, starts, index, slow, known, strict)
         done = False
         if commits is not None and len(commits["position"]):
             yield _commit_batch(seg, keys, commits, schema)
@@ -133,6 +134,7 @@ def _parse_run(
     starts_list: list[int],
     index: int,
     slow: Chunk,
+    known: dict[bytes, int],
     strict: bool,
 ) -> tuple[dict[str, Any] | None, int]:
     """Parse the framed entries at ``starts_list`` (entry ``index`` first): (the fast
@@ -164,7 +166,7 @@ def _parse_run(
         m = int(np.argmin(ok))
         s, stop, kend, vlen, span = s[:m], stop[:m], kend[:m], vlen[:m], span[:m]
         n = m
-    kid, is_commit_key = _key_ids(buf, data, slow.keys, s + 14, kend)
+    kid, is_commit_key = _key_ids(buf, data, slow.keys, known, s + 14, kend)
     fast = is_commit_key & (span >= 28)
     vs = np.where(fast, kend, 0)
     mlen = _ints(buf, vs + 18, ">i2")
@@ -188,10 +190,16 @@ def _parse_run(
 
 
 def _key_ids(
-    buf: np.ndarray[Any, Any], data: bytes, keys: KeyTable, kstart: _Int, kend: _Int
+    buf: np.ndarray[Any, Any],
+    data: bytes,
+    keys: KeyTable,
+    known: dict[bytes, int],
+    kstart: _Int,
+    kend: _Int,
 ) -> tuple[_Int, _Bool]:
     """Per entry: the key table id of its key and whether it is an OffsetCommit key that
     decodes (other keys are left to the per-record path, which reports or skips them).
+    ``known`` maps the segment's key bytes seen so far to that id (-1: not a commit key).
 
     The keys are an Arrow ``binary_view`` array over the segment's bytes (16-byte views
     built with numpy: length, then the bytes inline up to 12, else a 4-byte prefix and the
@@ -214,20 +222,27 @@ def _key_ids(
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     ids: list[int] = []
     for kb in encoded.dictionary.to_pylist():
-        key: object = keys.cache.get(kb)
-        if key is None:
-            try:
-                key = decode_key(kb)
-            except Exception:  # reported by the per-record path
-                key = None
-        if isinstance(key, OffsetCommitKey):
-            keys.cache[kb] = key
-            ids.append(keys.id_of(key))
-        else:  # other record types: the per-record path
-            ids.append(-1)
+        found = known.get(kb)
+        if found is None:
+            found = known[kb] = _commit_key_id(keys, kb)
+        ids.append(found)
     by_code = np.array(ids, dtype=np.int64)
-    kid = by_code[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+    kid: _Int = by_code[codes] if len(codes) else np.zeros(0, dtype=np.int64)
     return kid, kid >= 0
+
+
+def _commit_key_id(keys: KeyTable, raw: bytes) -> int:
+    """The key table id of ``raw`` if it is an OffsetCommit key that decodes, else -1."""
+    key: object = keys.cache.get(raw)
+    if key is None:
+        try:
+            key = decode_key(raw)
+        except Exception:  # reported by the per-record path
+            return -1
+    if not isinstance(key, OffsetCommitKey):
+        return -1
+    keys.cache[raw] = key
+    return keys.id_of(key)
 
 
 def _metadata(
@@ -270,6 +285,12 @@ def _commit_batch(
     string, int64 = pa.string(), pa.int64()
 
     def const(value: Any, kind: pa.DataType) -> pa.Array:
+        if isinstance(value, str):  # a string array from buffers: one memcpy
+            text = value.encode("utf-8")
+            offsets = np.arange(0, (n + 1) * len(text), len(text) or 1, dtype=np.int32)
+            if not text:
+                offsets = np.zeros(n + 1, dtype=np.int32)
+            return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(text * n))
         return pa.repeat(pa.scalar(value, kind), n)
 
     build: dict[str, Any] = {

@@ -214,3 +214,20 @@ def test_bad_header_and_unreadable_segment(tmp_path: Any) -> None:
         os.remove(seg.path)
     with pytest.raises(OSError, match="cannot read"):
         list(segment_batches(seg, arrow_schema()))
+
+
+def test_pack_segments_groups_small_segments(tmp_path: Any) -> None:
+    from storage.pipeline.source import PACK_BYTES, pack_segments
+
+    directory = str(tmp_path / "d")
+    sizes = [100, 200, PACK_BYTES, 50, 60, 70]
+    write_segments(directory, [b"x" * n for n in sizes])
+    segments = find_segments(directory)
+    packed = pack_segments(segments)
+    assert [[s.name for s in group] for group in packed] == [
+        [s.name for s in segments[:2]], [segments[2].name], [s.name for s in segments[3:]]
+    ]
+    assert [len(g) for g in pack_segments(segments, max_bytes=150)] == [1, 1, 1, 2, 1]
+    assert [len(g) for g in pack_segments(segments, max_bytes=1)] == [1] * 6
+    os.remove(segments[0].path)  # unreadable: counts 0, reading it reports it
+    assert [len(g) for g in pack_segments(segments, max_bytes=200)] == [2, 1, 3]
