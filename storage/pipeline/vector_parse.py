@@ -25,7 +25,7 @@ same decoding, the same problem rows and the same :class:`PipelineInputError` wi
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -83,10 +83,11 @@ def segment_batches(
     while pos < end:
         starts, framed_to = _frame(data, pos, end, chunk_entries)
         slow = Chunk(seg, keys)
-        commits, good = _parse_run(data, buf, view, starts, index, slow, known, strict)
+        read, good = _parse_run(data, buf, view, starts, index, slow, known, strict)
         done = False
-        if commits is not None and len(commits["position"]):
-            yield _commit_batch(seg, keys, commits, schema)
+        for columns in read:
+            if len(columns["position"]):
+                yield _batch(seg, keys, columns, schema)
         index += good
         pos = framed_to
         if good < len(starts) or (framed_to < end and good < chunk_entries):
@@ -136,13 +137,13 @@ def _parse_run(
     slow: Chunk,
     known: dict[bytes, int],
     strict: bool,
-) -> tuple[dict[str, Any] | None, int]:
-    """Parse the framed entries at ``starts_list`` (entry ``index`` first): (the fast
-    commits as numpy columns, how many entries pass the framing rules: a prefix).
-    Entries that are not fast commits go to ``slow``, in log order."""
+) -> tuple[list[dict[str, Any]], int]:
+    """Parse the framed entries at ``starts_list`` (entry ``index`` first): (the offset
+    commits read here and the commit tombstones, as numpy columns; how many entries pass
+    the framing rules: a prefix). The other entries go to ``slow``, in log order."""
     n = len(starts_list)
     if n == 0:
-        return None, 0
+        return [], 0
     s: _Int = np.array(starts_list, dtype=np.int64)
     stop = s + 8 + _ints(buf, s, ">u4")
     body = (s + 8).tolist()
@@ -175,7 +176,8 @@ def _parse_run(
     vs = np.where(fast, vs, 0)
     mlen = np.where(fast, mlen, 0)
     commit_ts = _ints(buf, vs + 20 + mlen, ">i8")
-    _slow_runs(data, s, fast, index, slow, strict)
+    tombstone = is_commit_key & (vlen == -1)
+    _slow_runs(data, s, fast | tombstone, index, slow, strict)
     rows = np.flatnonzero(fast)
     commits = {
         "position": s[rows],
@@ -186,7 +188,9 @@ def _parse_run(
         "commit_timestamp": commit_ts[rows],
         "metadata": None if metadata is None else [metadata.get(int(r), "") for r in rows],
     }
-    return commits, n
+    rows = np.flatnonzero(tombstone)
+    tombstones = {"position": s[rows], "log_index": rows + index, "key": kid[rows]}
+    return [commits, tombstones], n
 
 
 def _key_ids(
@@ -276,11 +280,13 @@ def _slow_runs(data: bytes, s: _Int, fast: _Bool, index: int, slow: Chunk, stric
         fill_chunk(data, int(s[first]), end, index + first, slow, strict, len(run))
 
 
-def _commit_batch(
+def _batch(
     seg: SegmentFile, keys: KeyTable, commits: dict[str, Any], schema: pa.Schema
 ) -> pa.RecordBatch:
-    """The fast commits as a batch of ``schema`` (only its columns are built)."""
+    """Offset commits, or commit tombstones (no ``offset`` column given), as a batch of
+    ``schema`` (only its columns are built; a tombstone's value columns are null)."""
     n = len(commits["position"])
+    tombstone = "offset" not in commits
     kid = commits["key"]
     string, int64 = pa.string(), pa.int64()
 
@@ -294,13 +300,13 @@ def _commit_batch(
         return pa.repeat(pa.scalar(value, kind), n)
 
     build: dict[str, Any] = {
+        "timestamp": lambda: pa.array(commits["commit_timestamp"], type=int64),
         "data_dir": lambda: const(seg.data_dir, string),
         "segment": lambda: const(seg.name, string),
         "position": lambda: pa.array(commits["position"], type=int64),
         "log_index": lambda: pa.array(commits["log_index"], type=int64),
         "record_type": lambda: const(OFFSET_COMMIT, string),
-        "tombstone": lambda: const(False, pa.bool_()),
-        "timestamp": lambda: pa.array(commits["commit_timestamp"], type=int64),
+        "tombstone": lambda: const(tombstone, pa.bool_()),
         "group": lambda: pa.array(keys.group, type=string).take(kid),
         "topic": lambda: pa.array(keys.topic, type=string).take(kid),
         "partition": lambda: pa.array(keys.partition, type=pa.int32()).take(kid),
@@ -313,15 +319,9 @@ def _commit_batch(
         "commit_timestamp": lambda: pa.array(commits["commit_timestamp"], type=int64),
         "expire_timestamp": lambda: const(-1, int64),
     }
+    given = {"data_dir", "segment", "position", "log_index", "record_type", "tombstone",
+             "group", "topic", "partition"} if tombstone else build
     arrays = [
-        build[f.name]() if f.name in build else pa.nulls(n, f.type) for f in schema
+        build[f.name]() if f.name in given else pa.nulls(n, f.type) for f in schema
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
-def column_schema(full: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:
-    """``full`` restricted to ``columns`` (in ``full``'s order); all of it for None."""
-    if columns is None:
-        return full
-    wanted = set(columns)
-    return pa.schema([f for f in full if f.name in wanted])
