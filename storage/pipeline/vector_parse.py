@@ -47,6 +47,7 @@ __all__ = ["segment_batches"]
 _U32 = struct.Struct(">I")
 _WIDTHS = {np.dtype(t).itemsize: np.arange(np.dtype(t).itemsize, dtype=np.int64)
            for t in (">i2", ">i4", ">i8")}
+_MAX_VIEW_OFFSET = 2**31 - 1
 _INLINE = np.arange(12, dtype=np.int64)
 _Int = np.ndarray[Any, np.dtype[np.int64]]
 _Bool = np.ndarray[Any, np.dtype[np.bool_]]
@@ -208,20 +209,13 @@ def _key_ids(
     The keys are an Arrow ``binary_view`` array over the segment's bytes (16-byte views
     built with numpy: length, then the bytes inline up to 12, else a 4-byte prefix and the
     offset), dictionary-encoded by Arrow: no Python object per entry."""
-    n = len(kstart)
-    klen = kend - kstart
-    views = np.zeros((n, 16), dtype=np.uint8)
-    views[:, 0:4] = klen.astype("<i4").view(np.uint8).reshape(n, 4)
-    at = np.minimum(kstart[:, None] + _INLINE, len(buf) - 1)
-    inline = buf[at]
-    inline[_INLINE[None, :] >= klen[:, None]] = 0
-    views[:, 4:16] = inline
-    long = klen > 12
-    views[long, 8:12] = 0  # buffer 0: the segment
-    views[long, 12:16] = kstart[long].astype("<i4").view(np.uint8).reshape(-1, 4)
-    raw = pa.Array.from_buffers(
-        pa.binary_view(), n, [None, pa.py_buffer(views), pa.py_buffer(data)]
-    )
+    if len(buf) > _MAX_VIEW_OFFSET:  # views hold int32 offsets: the keys' bytes instead
+        raw: pa.Array = pa.array(
+            list(map(data.__getitem__, map(slice, kstart.tolist(), kend.tolist()))),
+            type=pa.binary(),
+        )
+    else:
+        raw = _key_views(buf, data, kstart, kend)
     encoded = raw.dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     ids: list[int] = []
@@ -233,6 +227,24 @@ def _key_ids(
     by_code = np.array(ids, dtype=np.int64)
     kid: _Int = by_code[codes] if len(codes) else np.zeros(0, dtype=np.int64)
     return kid, kid >= 0
+
+
+def _key_views(buf: np.ndarray[Any, Any], data: bytes, kstart: _Int, kend: _Int) -> pa.Array:
+    """The keys ``data[kstart:kend]`` as a ``binary_view`` array over ``data``."""
+    n = len(kstart)
+    klen = kend - kstart
+    views = np.zeros((n, 16), dtype=np.uint8)
+    views[:, 0:4] = klen.astype("<i4").view(np.uint8).reshape(n, 4)
+    at = np.minimum(kstart[:, None] + _INLINE, len(buf) - 1)
+    inline = buf[at]
+    inline[_INLINE[None, :] >= klen[:, None]] = 0
+    views[:, 4:16] = inline
+    long = klen > 12
+    views[long, 8:12] = 0  # buffer 0: the segment
+    views[long, 12:16] = kstart[long].astype("<i4").view(np.uint8).reshape(-1, 4)
+    return pa.Array.from_buffers(
+        pa.binary_view(), n, [None, pa.py_buffer(views), pa.py_buffer(data)]
+    )
 
 
 def _commit_key_id(keys: KeyTable, raw: bytes) -> int:
