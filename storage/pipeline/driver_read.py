@@ -1,5 +1,6 @@
-"""Small inputs read on the driver: the same parser and Arrow batches as the ``kcoord-log``
-Data Source, handed to Spark as one Arrow table (``SparkSession.createDataFrame``).
+"""Small inputs read on the driver: the same parser (:mod:`.vector_parse`) and Arrow
+batches as the ``kcoord-log`` Data Source, handed to Spark as one Arrow table
+(``SparkSession.createDataFrame``).
 
 Spark's Python workers start on a Data Source's first task (seconds on a loaded machine,
 the largest part of a cold run on a small input after the JVM itself); a few MiB of log
@@ -16,8 +17,8 @@ from typing import Any
 
 from storage.directory import find_segments
 
-from .parse import parse_segment_chunks
-from .source import arrow_schema, chunk_batches, spark_schema
+from .arrow_rows import arrow_schema, spark_schema
+from .vector_parse import segment_batches
 
 __all__ = ["DRIVER_READ_BYTES", "GROUP_SCHEMA", "driver_frame", "driver_table", "segment_bytes"]
 
@@ -41,6 +42,7 @@ def driver_frame(spark: Any, inputs: Sequence[str], strict: bool) -> Any:
     corrupt input with ``strict``)."""
     import pyarrow as pa
 
+    schema = arrow_schema()
     batches: list[pa.RecordBatch] = []
     seen: set[str] = set()
     for path in inputs:
@@ -49,9 +51,8 @@ def driver_frame(spark: Any, inputs: Sequence[str], strict: bool) -> Any:
             continue
         seen.add(directory)
         for seg in find_segments(directory):
-            for chunk in parse_segment_chunks(seg, strict=strict):
-                batches.extend(chunk_batches(chunk))
-    table = pa.Table.from_batches(batches, schema=arrow_schema())
+            batches.extend(segment_batches(seg, schema, strict=strict))
+    table = pa.Table.from_batches(batches, schema=schema)
     return spark.createDataFrame(table, schema=spark_schema())
 
 

@@ -58,13 +58,16 @@ __all__ = [
     "DEFAULT_CHUNK_ENTRIES",
     "PipelineInputError",
     "PipelineReadError",
+    "check_header",
+    "fill_chunk",
     "parse_directory",
     "parse_segment",
     "parse_segment_chunks",
+    "read_segment",
     "rows",
 ]
 
-DEFAULT_CHUNK_ENTRIES = 65536
+DEFAULT_CHUNK_ENTRIES = 262144
 
 
 class PipelineInputError(ValueError):
@@ -103,12 +106,36 @@ def parse_segment_chunks(
     PipelineInputError for corruption when ``strict`` (a torn tail never raises) and
     PipelineReadError (an OSError) when the file cannot be read."""
     if data is None:
-        try:
-            with open(seg.path, "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            raise PipelineReadError(seg.path, exc) from None
+        data = read_segment(seg)
     keys = KeyTable()
+    problem = check_header(seg, data, keys, strict)
+    if problem is not None:
+        yield problem
+        return
+    pos = HEADER_SIZE
+    index = seg.base
+    end = len(data)
+    while True:
+        chunk = Chunk(seg, keys)
+        pos, index, done = fill_chunk(data, pos, end, index, chunk, strict, chunk_entries)
+        if len(chunk):
+            yield chunk
+        if done:
+            return
+
+
+def read_segment(seg: SegmentFile) -> bytes:
+    """The segment file's bytes (PipelineReadError if it cannot be read)."""
+    try:
+        with open(seg.path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise PipelineReadError(seg.path, exc) from None
+
+
+def check_header(seg: SegmentFile, data: bytes, keys: KeyTable, strict: bool) -> Chunk | None:
+    """None if the segment header is good; else a chunk holding the problem row (or
+    PipelineInputError with ``strict``)."""
     try:
         header_base = decode_header(data)
         if header_base != seg.base:
@@ -118,18 +145,8 @@ def parse_segment_chunks(
             raise PipelineInputError(seg.path, 0, f"bad segment header: {exc}") from None
         chunk = Chunk(seg, keys)
         chunk.problems.append((CORRUPT, 0, f"bad segment header: {exc}; segment not read"))
-        yield chunk
-        return
-    pos = HEADER_SIZE
-    index = seg.base
-    end = len(data)
-    while True:
-        chunk = Chunk(seg, keys)
-        pos, index, done = _fill(data, pos, end, index, chunk, strict, chunk_entries)
-        if len(chunk):
-            yield chunk
-        if done:
-            return
+        return chunk
+    return None
 
 
 def parse_segment(
@@ -144,7 +161,7 @@ def parse_segment(
         yield from chunk.groups()
 
 
-def _fill(
+def fill_chunk(
     data: bytes,
     pos: int,
     end: int,
@@ -154,7 +171,8 @@ def _fill(
     limit: int,
 ) -> tuple[int, int, bool]:
     """Decode up to ``limit`` entries from ``pos`` into ``chunk``: (next position, next
-    index, whether the segment is finished).
+    index, whether the segment is finished). Also the vectorised parser's path for the
+    entries it does not read itself.
 
     Entries go through storage's own readers, as replay does: the fused fast decoder
     (``storage.fast_decode``) while it can, and for an entry it stops at, the general

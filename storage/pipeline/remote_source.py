@@ -2,7 +2,7 @@
 
 Spark's ``binaryFile`` source reads each listed segment file with the cluster's Hadoop
 filesystem (on the executors) and hands its bytes to a ``mapInArrow`` task that decodes
-them with storage's own parser (:func:`storage.pipeline.parse.parse_segment_chunks`,
+them with the Data Source's parser (:func:`storage.pipeline.vector_parse.segment_batches`,
 ``data=``) into the same Arrow batches and schema as the ``kcoord-log`` Data Source. Plain
 local paths keep the Data Source (``open()`` in the task: no copy through the JVM).
 
@@ -27,10 +27,12 @@ import pyarrow as pa
 
 from storage.directory import SegmentFile
 
+from .arrow_rows import arrow_schema
 from .hadoop_fs import HadoopFiles, RemoteInput
-from .parse import DEFAULT_CHUNK_ENTRIES, parse_segment_chunks
-from .source import FORMAT_NAME, chunk_batches, spark_schema
+from .parse import DEFAULT_CHUNK_ENTRIES
+from .source import FORMAT_NAME, spark_schema
 from .uris import Location
+from .vector_parse import segment_batches
 
 __all__ = ["load_inputs", "read_failure", "read_segments", "render_report"]
 
@@ -47,6 +49,8 @@ def read_segments(
     for remote in inputs:
         by_path.update(zip(remote.qualified, remote.segments, strict=True))
 
+    schema = arrow_schema()
+
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             contents = batch.column("content")
@@ -55,10 +59,9 @@ def read_segments(
                 if seg is None:  # Spark named the file differently from its listing
                     raise KeyError(f"kcoord-log: {path} was not listed as a segment")
                 data = contents[i].as_py()
-                for chunk in parse_segment_chunks(
-                    seg, strict=strict, chunk_entries=chunk_entries, data=data
-                ):
-                    yield from chunk_batches(chunk)
+                yield from segment_batches(
+                    seg, schema, strict=strict, chunk_entries=chunk_entries, data=data
+                )
 
     files = spark.read.format("binaryFile").load(sorted(by_path))
     return files.select("path", "content").mapInArrow(decode, spark_schema())

@@ -8,7 +8,8 @@ For each size it writes a log of offset commits (``synthetic.write_commits``: 10
 one tombstone in 200, in ``--segments`` segment files), then measures in one run:
 
 - the pure-Python replay of the same log: ``storage.log.Log.replay`` into a dict (the
-  coordinator's own start-up path) and the pipeline's parser alone (``parse.py``);
+  coordinator's own start-up path), the per-record parser alone (``parse.py``) and the
+  Data Source's vectorised parser to Arrow batches (``vector_parse.py``);
 - Spark ``local[2]``: session start (JVM), first job, first use of the Python workers
   (the Data Source on a tiny log), then reading + ``offsets_latest`` (result written to
   Spark's ``noop`` sink) cold (first time on this data) and warm (best of ``--repeat``),
@@ -85,11 +86,25 @@ def replay(path: str) -> tuple[float, dict[tuple[str, str, int], int]]:
 
 
 def parse_only(path: str) -> tuple[float, int]:
+    """The per-record parser alone (Chunks, no Arrow)."""
     began = time.perf_counter()
     n = 0
     for seg in find_segments(path):
         for chunk in parse_segment_chunks(seg):
             n += len(chunk)
+    return time.perf_counter() - began, n
+
+
+def vector_only(path: str) -> tuple[float, int]:
+    """The Data Source's parser alone: segment files to Arrow batches of every column."""
+    from storage.pipeline.source import arrow_schema
+    from storage.pipeline.vector_parse import segment_batches
+
+    began = time.perf_counter()
+    n = 0
+    for seg in find_segments(path):
+        for batch in segment_batches(seg, arrow_schema()):
+            n += batch.num_rows
     return time.perf_counter() - began, n
 
 
@@ -294,16 +309,19 @@ def main() -> int:
         oracles[n] = oracle
         parse_took, parsed = parse_only(path)
         assert parsed == n
-        rows.append((n, took, parse_took, len(oracle)))
+        vector_took, parsed = vector_only(path)
+        assert parsed == n
+        rows.append((n, took, parse_took, vector_took, len(oracle)))
     print(
-        "| records | Log.replay -> dict | records/s | pipeline parser alone | records/s "
-        "| live keys |"
+        "| records | Log.replay -> dict | records/s | per-record parser alone | records/s "
+        "| vectorised parser to Arrow | records/s | live keys |"
     )
-    print("|---:|---:|---:|---:|---:|---:|")
-    for n, took, parse_took, keys in rows:
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, took, parse_took, vector_took, keys in rows:
         print(
             f"| {n:,} | {took:.2f} s | {n / took:,.0f} | {parse_took:.2f} s "
-            f"| {n / parse_took:,.0f} | {keys:,} |",
+            f"| {n / parse_took:,.0f} | {vector_took:.2f} s | {n / vector_took:,.0f} "
+            f"| {keys:,} |",
             flush=True,
         )
 

@@ -61,7 +61,10 @@ def test_data_source_over_several_dirs(spark: Any, ab: Any, logs: dict[str, Any]
     a, b = logs["a"].data_dir, logs["b"].data_dir
     segments = len(find_segments(a)) + len(find_segments(b))
     assert len(find_segments(a)) > 5
-    assert ab.rdd.getNumPartitions() == segments  # one input partition per segment file
+    # small segments are packed into one input partition (up to 4 MiB); one each when
+    # maxPartitionBytes is below a segment's size
+    assert ab.rdd.getNumPartitions() == 1
+    assert load(spark, [a, b], maxPartitionBytes="1").rdd.getNumPartitions() == segments
     df = load(spark, [a, b], chunkEntries="50")
     expected = rows(list(parse_directory(a)) + list(parse_directory(b)))
     got = sorted(

@@ -1,0 +1,237 @@
+"""The vectorised segment parser (``storage.pipeline.vector_parse``) against the per-record
+one (``parse_segment_chunks`` + ``chunk_batches``): the same rows, problem reports and
+strict-mode errors on generated segments of every record type, damaged or not."""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from crc32c import crc32c
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pipeline_support import T0, mixed_records
+from synthetic import write_commits
+
+from storage.directory import find_segments
+from storage.pipeline import vector_parse
+from storage.pipeline.arrow_rows import arrow_schema, chunk_batches
+from storage.pipeline.parse import PipelineInputError, parse_segment_chunks
+from storage.pipeline.source import reader_schema
+from storage.pipeline.vector_parse import segment_batches
+from storage.record_codec import encode_key, encode_record, encode_value
+from storage.records import (
+    GroupMetadataKey,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    TxnOffsetCommitKey,
+    TxnOffsetCommitValue,
+)
+from storage.segment import HEADER_SIZE, encode_entry, encode_header
+
+_SORT = [("segment", "ascending"), ("position", "ascending"), ("record_type", "ascending")]
+
+names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+
+
+@st.composite
+def commit_entries(draw: st.DrawFn) -> bytes:
+    """An offset commit key (version 0 or 1) with a value of any version, or none."""
+    key = OffsetCommitKey(draw(names), draw(names), draw(st.integers(0, 2**31 - 1)))
+    raw_key = encode_key(key, draw(st.sampled_from([0, 1])))
+    version = draw(st.sampled_from([3, 3, 3, 0, 1, 2, 4, None]))
+    if version is None:
+        return encode_entry(raw_key, None)
+    value = OffsetCommitValue(
+        offset=draw(st.integers(-1, 2**63 - 1)),
+        leader_epoch=draw(st.integers(-1, 2**31 - 1)) if version >= 3 else -1,
+        metadata=draw(st.sampled_from(["", "", "meta", "ünï ✓"])),
+        commit_timestamp=T0 + draw(st.integers(0, 10**6)),
+        expire_timestamp=T0 + 10**7 if version == 1 else -1,
+    )
+    return encode_entry(raw_key, encode_value(value, version))
+
+
+def odd_commit(raw_key: bytes, kind: int) -> bytes:
+    """A commit v3 value laid out by hand: metadata that is not UTF-8, a trailing byte,
+    a negative metadata length, or a value too short for its fields."""
+    head = struct.pack(">hqih", 3, 7, 1, 2)
+    if kind == 0:
+        value = head + b"\xff\xfe" + struct.pack(">q", T0)
+    elif kind == 1:
+        value = struct.pack(">hqih", 3, 7, 1, 0) + struct.pack(">q", T0) + b"\x00"
+    elif kind == 2:
+        value = struct.pack(">hqih", 3, 7, 1, -1) + struct.pack(">q", T0)
+    else:
+        value = struct.pack(">hq", 3, 7)
+    return encode_entry(raw_key, value)
+
+
+@st.composite
+def other_entries(draw: st.DrawFn) -> bytes:
+    """Every other kind of entry: the other record types, tombstones, staged offsets,
+    unknown record types, keys that do not decode, odd commit values."""
+    kind = draw(st.integers(0, 6))
+    if kind == 0:
+        return encode_entry(*encode_record(draw(st.sampled_from(mixed_records()))))
+    if kind == 1:
+        return encode_entry(encode_key(GroupMetadataKey(draw(names))), None)
+    if kind == 2:
+        key = TxnOffsetCommitKey(5, draw(names), "t", 0)
+        value = TxnOffsetCommitValue(offset=3, leader_epoch=-1, metadata="",
+                                     commit_timestamp=T0)
+        return encode_entry(encode_key(key), draw(st.sampled_from([encode_value(value), None])))
+    if kind == 3:  # an unknown record type: skipped
+        return encode_entry(struct.pack(">h", 50) + b"whatever", b"\x00\x00")
+    if kind == 4:  # a commit key that does not decode
+        return encode_entry(struct.pack(">hh", 1, 40) + b"short", b"\x00\x03")
+    if kind == 5:  # a group name that is not UTF-8
+        return encode_entry(struct.pack(">hh", 1, 2) + b"\xc3\x28" + struct.pack(">hi", 0, 1),
+                            None)
+    key = encode_key(OffsetCommitKey(draw(names), "t", 1))
+    return odd_commit(key, draw(st.integers(0, 3)))
+
+
+entries = st.one_of(commit_entries(), commit_entries(), other_entries())
+
+
+@st.composite
+def damaged(draw: st.DrawFn, data: bytes) -> bytes:
+    """``data`` (a segment) as written, or with a flipped byte, cut short, garbage
+    appended or an entry of a future entry format."""
+    how = draw(st.sampled_from(["none", "none", "flip", "cut", "garbage", "format"]))
+    body = len(data) - HEADER_SIZE
+    if how == "none" or body <= 0:
+        return data
+    at = HEADER_SIZE + draw(st.integers(0, body - 1))
+    if how == "flip":
+        return data[:at] + bytes([data[at] ^ 0x40]) + data[at + 1 :]
+    if how == "cut":
+        return data[:at]
+    if how == "garbage":
+        return data + draw(st.binary(min_size=1, max_size=40))
+    commit_v3 = OffsetCommitValue(offset=1, leader_epoch=-1, metadata="", commit_timestamp=T0,
+                                  expire_timestamp=-1)
+    future = bytearray(encode_entry(encode_key(OffsetCommitKey("g", "t", 0)),
+                                    encode_value(commit_v3, 3)))
+    future[8:10] = b"\x00\x02"
+    future[4:8] = struct.pack(">I", crc32c(bytes(future[8:])))
+    return data + bytes(future)
+
+
+def write_segments(directory: str, segments: list[bytes]) -> None:
+    os.makedirs(directory)
+    base = 0
+    for data in segments:
+        with open(os.path.join(directory, f"{base:020d}.log"), "wb") as f:
+            f.write(data)
+        base += 1000
+
+
+def per_record(directory: str, strict: bool, chunk: int) -> pa.Table:
+    return pa.Table.from_batches(
+        [
+            batch
+            for seg in find_segments(directory)
+            for c in parse_segment_chunks(seg, strict=strict, chunk_entries=chunk)
+            for batch in chunk_batches(c)
+        ],
+        schema=arrow_schema(),
+    ).sort_by(_SORT)
+
+
+def vectorised(
+    directory: str, strict: bool, chunk: int, schema: pa.Schema, by: Any = _SORT
+) -> pa.Table:
+    return pa.Table.from_batches(
+        [
+            batch
+            for seg in find_segments(directory)
+            for batch in segment_batches(seg, schema, strict=strict, chunk_entries=chunk)
+        ],
+        schema=schema,
+    ).sort_by(by)
+
+
+def outcome(read: Any) -> pa.Table | str:
+    try:
+        result: pa.Table = read()
+    except PipelineInputError as exc:
+        return f"PipelineInputError: {exc}"
+    return result
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    segments=st.lists(st.lists(entries, max_size=25), min_size=1, max_size=3),
+    chunk=st.sampled_from([1, 4, 65536]),
+    data=st.data(),
+)
+def test_vectorised_parser_gives_the_per_record_parsers_rows(
+    segments: list[list[bytes]], chunk: int, data: st.DataObject
+) -> None:
+    files = [data.draw(damaged(encode_header(i * 1000) + b"".join(entries)))
+             for i, entries in enumerate(segments)]
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = os.path.join(tmp, "d")
+        write_segments(directory, files)
+        for strict in (False, True):
+            want = outcome(lambda: per_record(directory, strict, chunk))  # noqa: B023
+            got = outcome(lambda: vectorised(directory, strict, chunk, arrow_schema()))  # noqa: B023
+            if isinstance(want, str) or isinstance(got, str):
+                assert got == want
+            else:
+                assert got.equals(want), (got.to_pylist(), want.to_pylist())
+
+
+def test_bulk_commits_and_pruned_columns(tmp_path: Any, monkeypatch: Any) -> None:
+    directory = str(tmp_path / "bulk")
+    write_commits(directory, 20_000, segments=2, seed=4)
+    want = per_record(directory, False, 65536)
+    assert want.num_rows == 20_000
+    assert vectorised(directory, False, 4096, arrow_schema()).equals(want)
+    with monkeypatch.context() as patched:  # a segment too large for int32 key views
+        patched.setattr(vector_parse, "_MAX_VIEW_OFFSET", 0)
+        assert vectorised(directory, False, 4096, arrow_schema()).equals(want)
+    columns = ["topic", "offset", "log_index", "group", "tombstone", "metadata"]
+    pruned = vectorised(directory, False, 65536, reader_schema(columns), "log_index")
+    assert pruned.schema.names == columns
+    assert pruned.equals(want.select(columns).sort_by("log_index"))
+
+
+def test_bad_header_and_unreadable_segment(tmp_path: Any) -> None:
+    directory = str(tmp_path / "d")
+    write_segments(directory, [b"KCOORDLG" + b"\x00" * 30])
+    (seg,) = find_segments(directory)
+    rows = [b for b in segment_batches(seg, arrow_schema())]
+    assert [r["record_type"] for b in rows for r in b.to_pylist()] == ["corrupt"]
+    assert per_record(directory, False, 10).equals(vectorised(directory, False, 10,
+                                                              arrow_schema()))
+    with pytest.raises(PipelineInputError, match="bad segment header"):
+        list(segment_batches(seg, arrow_schema(), strict=True))
+    os.chmod(seg.path, 0)
+    if os.access(seg.path, os.R_OK):  # root reads anything: remove the file instead
+        os.remove(seg.path)
+    with pytest.raises(OSError, match="cannot read"):
+        list(segment_batches(seg, arrow_schema()))
+
+
+def test_pack_segments_groups_small_segments(tmp_path: Any) -> None:
+    from storage.pipeline.source import PACK_BYTES, pack_segments
+
+    directory = str(tmp_path / "d")
+    sizes = [100, 200, PACK_BYTES, 50, 60, 70]
+    write_segments(directory, [b"x" * n for n in sizes])
+    segments = find_segments(directory)
+    packed = pack_segments(segments)
+    assert [[s.name for s in group] for group in packed] == [
+        [s.name for s in segments[:2]], [segments[2].name], [s.name for s in segments[3:]]
+    ]
+    assert [len(g) for g in pack_segments(segments, max_bytes=150)] == [1, 1, 1, 2, 1]
+    assert [len(g) for g in pack_segments(segments, max_bytes=1)] == [1] * 6
+    os.remove(segments[0].path)  # unreadable: counts 0, reading it reports it
+    assert [len(g) for g in pack_segments(segments, max_bytes=200)] == [2, 1, 3]
