@@ -41,6 +41,23 @@ def _consumer(bootstrap: str, group: str, assigned: dict[str, set[int]], name: s
     return consumer
 
 
+def _commit(consumer: Any, message: Any) -> None:
+    """A synchronous commit, retried on STALE_MEMBER_EPOCH (113) the way Kafka's own
+    consumer retries ``commitSync``: a commit sent while the member's epoch is being bumped
+    carries the old epoch, and Kafka (as kcoord) refuses it as stale; librdkafka learns the
+    new epoch from its next heartbeat, in its own thread. Bounded at about 2 s; any other
+    error, or a stale epoch that persists, fails the test."""
+    for _ in range(80):
+        try:
+            consumer.commit(message, asynchronous=False)
+            return
+        except confluent_kafka.KafkaException as exc:
+            if exc.args[0].code() != confluent_kafka.KafkaError.STALE_MEMBER_EPOCH:
+                raise
+        time.sleep(0.025)
+    consumer.commit(message, asynchronous=False)
+
+
 def _produce(bootstrap: str, topic: str, count: int, partitions: int) -> None:
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     failed: list[Any] = []
@@ -71,7 +88,7 @@ def test_three_consumers_consume_every_record_once_and_commit(
                 message = consumer.poll(0.05)
                 if message is not None and not message.error():
                     seen.setdefault(message.value(), []).append(name)
-                    consumer.commit(message, asynchronous=False)
+                    _commit(consumer, message)
             return len(seen) == 240 and exact_cover(assigned.values(), set(range(12))) and all(
                 len(parts) == 4 for parts in assigned.values())
 
