@@ -14,9 +14,8 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from crc32c import crc32c
-
 from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from wire.checksum import crc32c
 
 from .errors import RecordTooLargeError
 from .record_codec import encode_record

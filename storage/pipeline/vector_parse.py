@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from crc32c import crc32c
 
 from storage.directory import SegmentFile
 from storage.record_codec import decode_key
 from storage.records import OffsetCommitKey
 from storage.segment import HEADER_SIZE, MAX_ENTRY_LENGTH
+from wire.checksum import crc32c
 
 from .arrow_rows import chunk_batches
 from .chunk import Chunk, KeyTable
