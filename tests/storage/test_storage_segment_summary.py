@@ -155,6 +155,15 @@ def _flip(path: str, offset: int) -> None:
         f.write(bytes([byte[0] ^ 0x40]))
 
 
+def _refusal(directory: str) -> tuple[str, int, str]:
+    """How opening ``directory`` refuses it: the file's name, the offset and the message
+    (with the directory left out, so two directories' refusals compare equal)."""
+    with pytest.raises(CorruptLogError) as info:
+        Log.open(directory, segment_bytes=SEGMENT_BYTES, live_index=True)
+    return (os.path.basename(info.value.path), info.value.offset,
+            str(info.value).replace(directory, ""))
+
+
 @pytest.mark.parametrize("where", [HEADER_SIZE + 1, HEADER_SIZE + 9, -3, 2])
 def test_a_flipped_byte_in_a_summarised_segment_is_refused_as_without(
     tmp_path: Any, where: int
@@ -170,10 +179,7 @@ def test_a_flipped_byte_in_a_summarised_segment_is_refused_as_without(
         assert os.path.exists(os.path.join(summarised, name + ".summary"))
         path = os.path.join(directory, name)
         _flip(path, where if where >= 0 else os.path.getsize(path) + where)
-        with pytest.raises(CorruptLogError) as info:
-            Log.open(directory, segment_bytes=SEGMENT_BYTES, live_index=True)
-        errors.append((os.path.basename(info.value.path), info.value.offset,
-                       str(info.value).replace(directory, "")))
+        errors.append(_refusal(directory))
     assert errors[0] == errors[1]
 
 
@@ -195,10 +201,7 @@ def test_bytes_changed_on_disk_before_the_roll_are_not_summarised_as_good(
             assert summaries(directory) == [segment_names(directory)[0] + ".summary"]
         else:
             drop_summaries(directory)
-        with pytest.raises(CorruptLogError) as info:
-            Log.open(directory, segment_bytes=SEGMENT_BYTES, live_index=True)
-        errors.append((os.path.basename(info.value.path), info.value.offset,
-                       str(info.value).replace(directory, "")))
+        errors.append(_refusal(directory))
     assert errors[0] == errors[1]
 
 
