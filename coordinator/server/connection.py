@@ -29,21 +29,31 @@ I/O goes straight to the non-blocking socket and waits with ``trio.lowlevel.wait
 event loop per request instead of trio's SocketStream's two. Since a read that finds data
 does not yield, a connection that has kept the loop for ``FAIR_SLICE_S`` yields explicitly
 before going on (without it, a fast ping-pong client starves the other connections: their
-readiness is only seen when the loop polls).
+readiness is only seen when the loop polls). Between requests, a connection with nothing
+buffered or queued parks in the event loop's ready reactor (``reactor.py``) instead, which
+answers its pipelinable requests that complete at once without waking this task, and
+hands the connection back here, with its buffered bytes, for anything else.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
-import threading
+from functools import partial
 from typing import Any
 
 import trio
 
 from coordinator.server.context import Handler, RequestContext, ServerState
 from coordinator.server.early import EarlyConnection
-from coordinator.server.pipeline import PIPELINED, ResponsePipeline
+from coordinator.server.pipeline import PIPELINED, PendingAnswer, ResponsePipeline
+from coordinator.server.reactor import (
+    FAIR_SLICE_S,
+    Handback,
+    current_reactor,
+    receive_view,
+    serve_ready,
+)
 from coordinator.server.request_memory import RequestMemory
 from wire import (
     NEED_DATA,
@@ -63,27 +73,10 @@ log = logging.getLogger(__name__)
 
 #: APIs whose handler may wait a long time: flush earlier answers before calling them.
 MAY_WAIT = frozenset({0, 1, 11, 14})  # Produce (acks=-1), Fetch, JoinGroup, SyncGroup
-RECEIVE_BYTES = 256 * 1024
 FLUSH_BYTES = 1 << 20
-#: How long one connection may keep the event loop before it yields to the others.
-FAIR_SLICE_S = 0.0005
 #: How long a started request may take to arrive whole.
 FRAME_DEADLINE_S = 60.0
 _NEVER = float("inf")
-
-
-_THREAD = threading.local()
-
-
-def _receive_view() -> memoryview:
-    """This thread's receive buffer (one per event loop, shared by its connections: each
-    copies what it received out before it next waits). ``sock.recv(RECEIVE_BYTES)`` would
-    allocate RECEIVE_BYTES for every read, however few bytes came: a 256 KiB allocation and
-    release cost 40-60 us a request, more than decoding a whole OffsetCommit."""
-    view: memoryview | None = getattr(_THREAD, "receive_view", None)
-    if view is None:
-        view = _THREAD.receive_view = memoryview(bytearray(RECEIVE_BYTES))
-    return view
 
 
 class Connection:
@@ -122,7 +115,7 @@ class Connection:
         """The next bytes from the peer (b"" at end of stream)."""
         sock = self.sock
         await self.maybe_yield()
-        view = _receive_view()
+        view = receive_view()
         while True:
             try:
                 size = sock.recv_into(view)
@@ -342,13 +335,41 @@ async def _serve_frames(
     connection_id = conn.connection_id
     peer_host = conn.peer_host
     debug = log.isEnabledFor(logging.DEBUG)
+    reactor = current_reactor()
+    sock_fd = conn.sock.fileno()
+    serve_inline = partial(serve_ready, server, conn, reader, debug)
+    handed: Handback | None = None
     while True:
+        request: DecodedRequest | None = None
+        pending: PendingAnswer | None = None
         try:
-            payload = reader.next_frame()
+            # The request the reactor handed over (decoded, maybe submitted), else the next.
+            given = None if handed is None else handed.payload
+            payload = reader.next_frame() if given is None else given
+            if given is not None and handed is not None:
+                request, pending = handed.request, handed.pending
+            handed = None
             if payload is NEED_DATA:
                 if out:
                     await conn.send_all(out)
                     out = bytearray()
+                if (reactor is not None and not reader.buffered and not pipeline.active
+                        and not server.faults and server.loaded.is_set()):
+                    handed = await reactor.park(sock_fd, serve_inline)
+                    if handed.unsent:
+                        await conn.send_all(handed.unsent)
+                    if handed.error is not None:
+                        if isinstance(handed.error, OSError):
+                            raise handed.error
+                        failed = handed.request
+                        log.error("closing connection %d from %s: %s failed", connection_id,
+                                  peer_host, "a request" if failed is None else
+                                  f"{failed.spec.name} v{failed.api_version} (correlation id "
+                                  f"{failed.correlation_id})", exc_info=handed.error)
+                        break
+                    if handed.eof:
+                        break
+                    continue
                 data = await receiving.more(conn, reader)
                 if not data:
                     break
@@ -361,7 +382,8 @@ async def _serve_frames(
             receiving.done()
 
         try:
-            request = decode_request(payload)
+            if request is None:
+                request = decode_request(payload)
         except UnsupportedVersion as exc:
             if exc.api_key == ApiKey.API_VERSIONS and exc.correlation_id is not None:
                 if pipeline.active:
@@ -403,10 +425,11 @@ async def _serve_frames(
             request.api_version,
             request.correlation_id,
         )
-        if api_key in PIPELINED and not server.faults:
+        if pending is not None or (api_key in PIPELINED and not server.faults):
             try:
-                submit = getattr(handler, "submit", None)
-                pending = None if submit is None else submit(ctx, request)
+                if pending is None:  # (not submitted by the reactor yet)
+                    submit = getattr(handler, "submit", None)
+                    pending = None if submit is None else submit(ctx, request)
                 if pending is not None and (pipeline.active or not pending.ready()):
                     if out:
                         await conn.send_all(out)
