@@ -30,9 +30,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import select
+import socket
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import outcome
 import trio
@@ -42,8 +43,15 @@ from coordinator.server.pipeline import PIPELINED
 from wire import NEED_DATA, CorruptFrame, FrameReader, FrameTooLarge, UnsupportedVersion
 from wire.fast_codec import decode_request, encode_response
 
-if TYPE_CHECKING:
-    from coordinator.server.connection import Connection
+
+class Connection(Protocol):
+    """The connection side the reactor reads, answers and stamps (``connection.Connection``)."""
+
+    sock: socket.socket
+    connection_id: int
+    client_host: str
+    last_active: float
+    last_yield: float
 
 __all__ = ["FAIR_SLICE_S", "RECEIVE_BYTES", "Handback", "Reactor", "current_reactor",
            "receive_view", "serve_ready"]
