@@ -332,12 +332,8 @@ class CoordinatorRuntime:
         return pending
 
     def answer_now_ms(self) -> int | None:
-        """``now_ms()`` when a request answered without records may be answered at once
-        (the runtime open and loaded, no append queued or being written: the answer reveals
-        nothing the log could still lose), else None. For a caller answering such a request
-        itself (the steady ConsumerGroupHeartbeat: its timer through ``arm_timer``);
-        otherwise such a request takes ``submit``, which queues its answer behind the
-        append."""
+        """``now_ms()`` if a caller may answer a record-less request itself at once (loaded,
+        open, no append queued or being written), else None: ``submit`` queues it then."""
         if self._queue or self._writing or self._closed or not self._loaded.is_set():
             return None
         return self.now_ms()
