@@ -33,13 +33,19 @@ from coordinator.core import (
     handle_offset_fetch,
 )
 from coordinator.core.consumer_describe import handle_consumer_group_describe
-from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
+from coordinator.core.consumer_heartbeat import (
+    handle_consumer_group_heartbeat,
+    steady_heartbeat,
+    steady_response,
+)
 from coordinator.core.topics_image import TopicsImage
 from coordinator.server.context import RequestContext
 from coordinator.server.runtime import CoordinatorRuntime, PendingReply
+from wire.consumer_group_heartbeat_codec import SteadyRequestBody
 
 __all__ = [
     "GROUP_AUTHORIZED_OPERATIONS",
+    "ReadyReply",
     "TopicView",
     "consumer_group_describe",
     "consumer_group_heartbeat",
@@ -373,17 +379,70 @@ class _WithTopics:
 
     def submit(
         self, ctx: RequestContext, request: wire.DecodedRequest
-    ) -> PendingReply | None:
-        state = ctx.state
-        runtime: CoordinatorRuntime = state.groups
-        store = state.topics
-        # The version check inline: every steady heartbeat passes it with nothing to refresh.
-        if store is not None and runtime.coordinator.topics_image.version != store.version:
-            refresh_topics_image(ctx)
-        return runtime.submit(self._handler, ctx, request.body)
+    ) -> PendingReply | ReadyReply | None:
+        return _with_current_topics(ctx).submit(self._handler, ctx, request.body)
 
 
-consumer_group_heartbeat = _WithTopics(
+def _with_current_topics(ctx: RequestContext) -> CoordinatorRuntime:
+    """The runtime, its core holding the broker's current topics."""
+    state = ctx.state
+    runtime: CoordinatorRuntime = state.groups
+    store = state.topics
+    # The version check inline: every steady heartbeat passes it with nothing to refresh.
+    if store is not None and runtime.coordinator.topics_image.version != store.version:
+        refresh_topics_image(ctx)
+    return runtime
+
+
+class ReadyReply:
+    """A reply made without the runtime's bookkeeping, ready at once (the connection's
+    ``PendingAnswer``, as ``PendingReply``)."""
+
+    __slots__ = ("response",)
+
+    def __init__(self, response: Any) -> None:
+        self.response = response
+
+    def ready(self) -> bool:
+        return True
+
+    def result(self) -> Any:
+        return self.response
+
+    async def wait(self) -> Any:
+        return self.response
+
+    def discard(self) -> None:
+        """Nothing to release."""
+
+
+class _ConsumerGroupHeartbeat(_WithTopics):
+    """ConsumerGroupHeartbeat, with a shortcut for the steady heartbeat (every optional
+    field null, as the codec's ``SteadyRequestBody`` says): when the core's
+    ``steady_heartbeat`` finds it steady and the runtime may answer at once, the member's
+    session timer moves and the answer is made here, without the runtime's pending reply,
+    Result, Reply and ScheduleTimer. It is the answer, session deadline and (no) records
+    the core's handler gives the same request. Everything else, and everything while
+    faults are injected, takes the handler."""
+
+    def submit(
+        self, ctx: RequestContext, request: wire.DecodedRequest
+    ) -> PendingReply | ReadyReply | None:
+        runtime = _with_current_topics(ctx)
+        body = request.body
+        if type(body) is SteadyRequestBody and not ctx.state.faults:
+            now_ms = runtime.answer_now_ms()
+            if now_ms is not None:
+                steady = steady_heartbeat(runtime.coordinator, body["group_id"],
+                                          body["member_id"], body["member_epoch"])
+                if steady is not None:
+                    runtime.arm_timer(steady.session_key,
+                                      now_ms + steady.config.group_consumer_session_timeout_ms)
+                    return ReadyReply(steady_response(steady))
+        return runtime.submit(self._handler, ctx, body)
+
+
+consumer_group_heartbeat = _ConsumerGroupHeartbeat(
     handle_consumer_group_heartbeat, "consumer_group_heartbeat",
     "ConsumerGroupHeartbeat against the broker's current topics.",
 )
