@@ -44,6 +44,7 @@ __all__ = [
     "load_summary",
     "orphan_summaries",
     "remove_summary",
+    "summary_matches",
     "summary_path",
     "write_summary",
 ]
@@ -213,6 +214,31 @@ def decode_summary(data: bytes) -> SegmentSummary | None:
     if len(newest) != n_newest or any(offset >= bias + size for offset in kept):
         return None
     return SegmentSummary(base, size, count, events, newest, kept, checksum)
+
+
+def summary_matches(segment_path: str, base: int, data: bytes) -> bool:
+    """Whether the summary beside ``segment_path`` (read with plain file I/O) is intact
+    (its CRC-32C, magic, version) and describes exactly ``data``, the segment's bytes as
+    the caller read them: base ``base``, size ``len(data)``, and ``zlib.crc32(data)``
+    equal to the recorded CRC-32. Only the summary's fixed head is decoded. Anything else
+    (no summary, unreadable, malformed, another base, size or checksum): False."""
+    try:
+        with open(summary_path(segment_path), "rb") as f:
+            raw = f.read()
+    except OSError:
+        return False
+    if len(raw) < _HEAD.size + 4:
+        return False
+    if crc32c(memoryview(raw)[:-4]) != _U32.unpack_from(raw, len(raw) - 4)[0]:
+        return False
+    magic, version, _, summary_base, size, checksum = _HEAD.unpack_from(raw)[:6]
+    return bool(
+        magic == _MAGIC
+        and version == SUMMARY_VERSION
+        and summary_base == base
+        and size == len(data)
+        and zlib.crc32(data) == checksum
+    )
 
 
 def summary_path(segment_path: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import struct
 import tempfile
+import zlib
 from typing import Any
 
 import pyarrow as pa
@@ -31,7 +32,8 @@ from storage.records import (
     TxnOffsetCommitKey,
     TxnOffsetCommitValue,
 )
-from storage.segment import HEADER_SIZE, encode_entry, encode_header
+from storage.segment import HEADER_SIZE, MAX_ENTRY_LENGTH, encode_entry, encode_header
+from storage.segment_summary import SegmentSummary, summary_matches, summary_path
 
 _SORT = [("segment", "ascending"), ("position", "ascending"), ("record_type", "ascending")]
 
@@ -75,7 +77,7 @@ def odd_commit(raw_key: bytes, kind: int) -> bytes:
 def other_entries(draw: st.DrawFn) -> bytes:
     """Every other kind of entry: the other record types, tombstones, staged offsets,
     unknown record types, keys that do not decode, odd commit values."""
-    kind = draw(st.integers(0, 6))
+    kind = draw(st.integers(0, 7))
     if kind == 0:
         return encode_entry(*encode_record(draw(st.sampled_from(mixed_records()))))
     if kind == 1:
@@ -92,8 +94,12 @@ def other_entries(draw: st.DrawFn) -> bytes:
     if kind == 5:  # a group name that is not UTF-8
         return encode_entry(struct.pack(">hh", 1, 2) + b"\xc3\x28" + struct.pack(">hi", 0, 1),
                             None)
-    key = encode_key(OffsetCommitKey(draw(names), "t", 1))
-    return odd_commit(key, draw(st.integers(0, 3)))
+    if kind == 6:
+        key = encode_key(OffsetCommitKey(draw(names), "t", 1))
+        return odd_commit(key, draw(st.integers(0, 3)))
+    # an unknown record type whose key holds a whole entry: a false framing candidate
+    inner = draw(commit_entries())
+    return encode_entry(struct.pack(">h", 50) + inner, draw(st.sampled_from([None, inner])))
 
 
 entries = st.one_of(commit_entries(), commit_entries(), other_entries())
@@ -123,12 +129,22 @@ def damaged(draw: st.DrawFn, data: bytes) -> bytes:
     return data + bytes(future)
 
 
-def write_segments(directory: str, segments: list[bytes]) -> None:
+def write_segments(
+    directory: str, segments: list[bytes], summarised: list[bytes | None] | None = None
+) -> None:
+    """Segment files with bases 0, 1000, ...; ``summarised``: per segment, the bytes a
+    summary sidecar describes (size and CRC-32), or None for no summary."""
     os.makedirs(directory)
     base = 0
-    for data in segments:
-        with open(os.path.join(directory, f"{base:020d}.log"), "wb") as f:
+    for i, data in enumerate(segments):
+        path = os.path.join(directory, f"{base:020d}.log")
+        with open(path, "wb") as f:
             f.write(data)
+        described = summarised[i] if summarised else None
+        if described is not None:
+            summary = SegmentSummary(base, len(described), checksum=zlib.crc32(described))
+            with open(summary_path(path), "wb") as f:
+                f.write(summary.encode())
         base += 1000
 
 
@@ -169,16 +185,20 @@ def outcome(read: Any) -> pa.Table | str:
 @given(
     segments=st.lists(st.lists(entries, max_size=25), min_size=1, max_size=3),
     chunk=st.sampled_from([1, 4, 65536]),
+    summaries=st.booleans(),
     data=st.data(),
 )
 def test_vectorised_parser_gives_the_per_record_parsers_rows(
-    segments: list[list[bytes]], chunk: int, data: st.DataObject
+    segments: list[list[bytes]], chunk: int, summaries: bool, data: st.DataObject
 ) -> None:
-    files = [data.draw(damaged(encode_header(i * 1000) + b"".join(entries)))
-             for i, entries in enumerate(segments)]
+    """With ``summaries``, every segment has a summary of its bytes as written (before
+    any damage): an undamaged one is read without per-entry CRC-32C, a damaged one is
+    checked entry by entry; the rows and errors are the per-record parser's either way."""
+    written = [encode_header(i * 1000) + b"".join(entries) for i, entries in enumerate(segments)]
+    files = [data.draw(damaged(raw)) for raw in written]
     with tempfile.TemporaryDirectory() as tmp:
         directory = os.path.join(tmp, "d")
-        write_segments(directory, files)
+        write_segments(directory, files, list(written) if summaries else None)
         for strict in (False, True):
             want = outcome(lambda: per_record(directory, strict, chunk))  # noqa: B023
             got = outcome(lambda: vectorised(directory, strict, chunk, arrow_schema()))  # noqa: B023
@@ -235,3 +255,93 @@ def test_pack_segments_groups_small_segments(tmp_path: Any) -> None:
     assert [len(g) for g in pack_segments(segments, max_bytes=1)] == [1] * 6
     os.remove(segments[0].path)  # unreadable: counts 0, reading it reports it
     assert [len(g) for g in pack_segments(segments, max_bytes=200)] == [2, 1, 3]
+
+
+def frame_by_python_loop(data: bytes, pos: int) -> tuple[list[int], int]:
+    """FORMAT.md section 3's walk over the length fields alone: the reference."""
+    starts = []
+    while len(data) - pos >= 18:
+        (length,) = struct.unpack_from(">I", data, pos)
+        if length < 10 or length > MAX_ENTRY_LENGTH or pos + 8 + length > len(data):
+            break
+        starts.append(pos)
+        pos += 8 + length
+    return starts, pos
+
+
+@settings(max_examples=60, deadline=None)
+@given(entries=st.lists(entries, max_size=30), data=st.data())
+def test_framer_finds_the_python_loops_boundaries(entries: list[bytes], data: st.DataObject
+                                                  ) -> None:
+    """Entry boundaries from the numpy candidates equal the Python loop's, whole and in
+    chunks, on segments with entries inside entries (false candidates), damage, garbage."""
+    segment = data.draw(damaged(encode_header(0) + b"".join(entries)))
+    want, final = frame_by_python_loop(segment, HEADER_SIZE)
+    framer = vector_parse._Framer(vector_parse._Bytes(segment))
+    whole, framed_to = framer.frame(HEADER_SIZE, len(want) + 1)
+    assert (whole.tolist(), framed_to) == (want, final)
+    limit = data.draw(st.integers(1, 5))
+    pos, got = HEADER_SIZE, []
+    while True:
+        starts, pos = framer.frame(pos, limit)
+        got += starts.tolist()
+        if len(starts) < limit:
+            break
+    assert (got, pos) == (want, final)
+    if want:  # from an offset off the chain: walked again from there
+        inside = want[-1] + 1
+        starts, framed_to = framer.frame(inside, 10**6)
+        assert (starts.tolist(), framed_to) == frame_by_python_loop(segment, inside)
+
+
+def test_matching_summary_skips_entry_crcs_and_damage_falls_back(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """A closed segment whose summary describes its bytes is read without computing one
+    CRC-32C per entry; the same segment with one byte changed no longer matches its
+    summary and is checked entry by entry: the same corrupt row as without summaries."""
+    source = str(tmp_path / "source")
+    write_commits(source, 2_000, segments=2, seed=5)
+    raw = []
+    for seg in find_segments(source):
+        with open(seg.path, "rb") as f:
+            raw.append(f.read())
+    directory = str(tmp_path / "d")
+    write_segments(directory, raw, raw)
+    segments = find_segments(directory)
+    assert all(summary_matches(seg.path, seg.base, data)
+               for seg, data in zip(segments, raw, strict=True))
+    want = per_record(directory, False, 65536)
+    entry_crcs: list[int] = []
+
+    def counted(data: Any) -> int:
+        entry_crcs.append(1)
+        return crc32c(data)
+
+    monkeypatch.setattr(vector_parse, "crc32c", counted)
+    assert vectorised(directory, False, 512, arrow_schema()).equals(want)
+    assert entry_crcs == []
+    # a stale summary (another size, another checksum, another base) is not used
+    for other in (raw[0] + b"x", raw[0][:-1] + bytes([raw[0][-1] ^ 1])):
+        assert not summary_matches(segments[0].path, segments[0].base, other)
+    assert not summary_matches(segments[0].path, segments[0].base + 1, raw[0])
+    assert not summary_matches(segments[0].path + ".none", segments[0].base, raw[0])
+    with open(summary_path(segments[1].path), "r+b") as f:  # a damaged summary
+        f.seek(20)
+        f.write(b"\xff")
+    assert not summary_matches(segments[1].path, segments[1].base, raw[1])
+
+    at = len(raw[0]) // 2  # a byte inside an entry of the first (closed) segment
+    with open(segments[0].path, "r+b") as f:
+        f.seek(at)
+        f.write(bytes([raw[0][at] ^ 0x10]))
+    entry_crcs.clear()
+    want = per_record(directory, False, 65536)
+    assert "corrupt" in want.column("record_type").to_pylist()
+    assert vectorised(directory, False, 512, arrow_schema()).equals(want)
+    assert entry_crcs  # checked entry by entry
+    with pytest.raises(PipelineInputError) as wanted:
+        per_record(directory, True, 65536)
+    with pytest.raises(PipelineInputError) as got:
+        vectorised(directory, True, 512, arrow_schema())
+    assert str(got.value) == str(wanted.value)
