@@ -407,14 +407,17 @@ class Log:
 
     def _account(self, batch: EncodedBatch) -> None:
         live = self._live
+        drop = live.pop
+        added = 0
         for key, size, tombstone in batch.keys:
-            if key[:2] == EVENT_KEY_PREFIX and not tombstone:
+            if tombstone:
+                added -= drop(key, 0)
+            elif key[:2] == EVENT_KEY_PREFIX:
                 self.event_bytes += size
-                continue
-            self.live_bytes -= live.pop(key, 0)
-            if not tombstone:
+            else:
+                added += size - drop(key, 0)
                 live[key] = size
-                self.live_bytes += size
+        self.live_bytes += added
 
     def _writable(self) -> FileHandle:
         if self._active is None:
