@@ -428,10 +428,9 @@ class Log:
 
     @staticmethod
     def _write_all(handle: FileHandle, data: bytes) -> None:
-        view = memoryview(data)
         done = 0
-        while done < len(data):
-            n = handle.write(view[done:])
+        while done < len(data):  # one write() in the usual case: no view to slice
+            n = handle.write(memoryview(data)[done:] if done else data)
             if n <= 0:
                 raise OSError(errno_mod.EIO, f"write returned {n}")
             done += n
