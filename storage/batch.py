@@ -28,6 +28,8 @@ _KEY_HEAD = struct.Struct(">Hih")
 #: The key's partition, the value length, then OffsetCommitValue v3: version, offset,
 #: leader epoch, metadata length.
 _PARTITION_AND_VALUE_HEAD = struct.Struct(">iihqih")
+#: The same, then the empty metadata's commit timestamp: the whole rest of the entry.
+_PARTITION_AND_EMPTY_VALUE = struct.Struct(">iihqihq")
 _I64 = struct.Struct(">q")
 _ENTRY_HEAD = struct.Struct(">II")  # length, CRC-32C
 _I16 = struct.Struct(">h")
@@ -76,6 +78,11 @@ class EncodedBatch:
         value_head = _PARTITION_AND_VALUE_HEAD.pack
         i64 = _I64.pack
         entry_head = _ENTRY_HEAD.pack
+        empty_value = _PARTITION_AND_EMPTY_VALUE.pack
+        group: str | None = None  # the (group, topic) of ``prefix``, the last one met
+        topic: str | None = None
+        prefix: bytes | None = None
+        key_end = 0
         for record in records:
             key = record.key
             value = record.value
@@ -86,25 +93,33 @@ class EncodedBatch:
                 and value.expire_timestamp == -1
             ):
                 try:
-                    prefix = prefixes.get((key.group, key.topic)) or _key_prefix(
-                        key.group, key.topic
-                    )
+                    if key.group != group or key.topic != topic:
+                        group = key.group
+                        topic = key.topic
+                        prefix = prefixes.get((group, topic)) or _key_prefix(group, topic)
+                        key_end = 0 if prefix is None else len(prefix) + 4
                     if prefix is not None:
-                        meta = value.metadata.encode("utf-8") if value.metadata else b""
-                        body = b"".join((
-                            prefix,
-                            value_head(key.partition, _VALUE_V3_FIXED + len(meta), 3,
-                                       value.offset, value.leader_epoch, len(meta)),
-                            meta,
-                            i64(value.commit_timestamp),
-                        ))
-                        entry = entry_head(len(body), crc32c(body)) + body
+                        meta = value.metadata
+                        if meta:
+                            encoded = meta.encode("utf-8")
+                            body = b"".join((
+                                prefix,
+                                value_head(key.partition, _VALUE_V3_FIXED + len(encoded), 3,
+                                           value.offset, value.leader_epoch, len(encoded)),
+                                encoded,
+                                i64(value.commit_timestamp),
+                            ))
+                        else:  # the usual commit: no metadata
+                            body = prefix + empty_value(key.partition, _VALUE_V3_FIXED, 3,
+                                                        value.offset, value.leader_epoch, 0,
+                                                        value.commit_timestamp)
                         # At most three int16 strings: far below MAX_ENTRY_LENGTH.
-                        add_part(entry)
-                        add_key((body[6 : len(prefix) + 4], len(entry), False))
+                        add_part(entry_head(len(body), crc32c(body)))
+                        add_part(body)
+                        add_key((body[6:key_end], len(body) + 8, False))
                         continue
                 except (struct.error, UnicodeEncodeError):
-                    pass  # the general encoder below raises its RecordEncodeError
+                    group = topic = None  # the general encoder below raises its error
             key_bytes, value_bytes = encode_record(record)
             entry = encode_entry(key_bytes, value_bytes)
             if len(entry) - 8 > MAX_ENTRY_LENGTH:
@@ -114,7 +129,7 @@ class EncodedBatch:
                 )
             add_part(entry)
             add_key((key_bytes, len(entry), value_bytes is None))
-        return EncodedBatch(b"".join(parts), len(parts), tuple(keys))
+        return EncodedBatch(b"".join(parts), len(keys), tuple(keys))
 
     @staticmethod
     def concat(batches: Sequence[EncodedBatch]) -> EncodedBatch:

@@ -407,14 +407,17 @@ class Log:
 
     def _account(self, batch: EncodedBatch) -> None:
         live = self._live
+        drop = live.pop
+        added = 0
         for key, size, tombstone in batch.keys:
-            if key[:2] == EVENT_KEY_PREFIX and not tombstone:
+            if tombstone:
+                added -= drop(key, 0)
+            elif key[:2] == EVENT_KEY_PREFIX:
                 self.event_bytes += size
-                continue
-            self.live_bytes -= live.pop(key, 0)
-            if not tombstone:
+            else:
+                added += size - drop(key, 0)
                 live[key] = size
-                self.live_bytes += size
+        self.live_bytes += added
 
     def _writable(self) -> FileHandle:
         if self._active is None:
@@ -425,10 +428,9 @@ class Log:
 
     @staticmethod
     def _write_all(handle: FileHandle, data: bytes) -> None:
-        view = memoryview(data)
         done = 0
-        while done < len(data):
-            n = handle.write(view[done:])
+        while done < len(data):  # one write() in the usual case: no view to slice
+            n = handle.write(memoryview(data)[done:] if done else data)
             if n <= 0:
                 raise OSError(errno_mod.EIO, f"write returned {n}")
             done += n

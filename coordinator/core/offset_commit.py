@@ -30,7 +30,7 @@ from coordinator.core.messages import (
 )
 from coordinator.core.result import Effects, ReplyToken, Result
 from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
-from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from storage.records import Record, offset_commit_record
 from wire.constants import ErrorCode
 
 __all__ = [
@@ -206,11 +206,9 @@ def _store_offsets(
             commit_timestamp = now_ms
             if per_partition_timestamp and p["commit_timestamp"] != -1:
                 commit_timestamp = p["commit_timestamp"]
-            add(Record(
-                OffsetCommitKey(group_id, name, index),
-                OffsetCommitValue(p["committed_offset"], p["committed_leader_epoch"], metadata,
-                                  commit_timestamp, expire),
-            ))
+            add(offset_commit_record(group_id, name, index, p["committed_offset"],
+                                     p["committed_leader_epoch"], metadata, commit_timestamp,
+                                     expire))
             answer({"partition_index": index, "error_code": ok})
         topics.append({"name": name, "partitions": results})
     if records:

@@ -8,6 +8,8 @@ the general encoder rejects the batch encoder rejects with the same error.
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,7 +25,7 @@ from storage.record_codec import (
     encode_value_by_schema,
     value_version_for,
 )
-from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from storage.records import OffsetCommitKey, OffsetCommitValue, Record, offset_commit_record
 from storage.segment import encode_entry, scan_entries
 
 names = st.sampled_from(["", "g", "topic", "é", "グループ", "x" * 300]) | st.text(
@@ -152,3 +154,57 @@ def test_prefix_cache_stays_bounded_and_right(monkeypatch: pytest.MonkeyPatch) -
     encoded = EncodedBatch.encode(batch)
     assert (encoded.data, encoded.keys) == _oracle(batch)
     assert len(batch_module._KEY_PREFIXES) <= 8
+
+
+# Runs of one (group, topic) broken by others and by records the general path takes (an
+# expire timestamp, a tombstone): the encoder keeps the last (group, topic)'s prefix.
+_few_names = st.sampled_from(["g", "h", "é"])
+run_records = st.builds(
+    Record,
+    st.builds(OffsetCommitKey, _few_names, _few_names, st.integers(0, 3)),
+    st.none() | st.builds(
+        OffsetCommitValue,
+        offset=st.integers(0, 10),
+        metadata=st.sampled_from(["", "m", "ü"]),
+        commit_timestamp=st.integers(0, 10),
+        expire_timestamp=st.sampled_from([-1, -1, -1, 5]),
+    ),
+)
+
+
+@_UNHURRIED
+@given(st.lists(run_records, max_size=40))
+def test_runs_of_one_group_and_topic_match_the_schema_path(batch: list[Record]) -> None:
+    encoded = EncodedBatch.encode(batch)
+    assert (encoded.data, encoded.keys) == _oracle(batch)
+    assert encoded.count == len(batch)
+
+
+def test_a_refused_record_leaves_the_next_ones_right() -> None:
+    """A record the fast path cannot write, then more of the same (group, topic): after
+    the general encoder's error the batch is not half-written (it raises), and a batch
+    without the bad record still matches."""
+    good = [Record(OffsetCommitKey("g", "t", i), OffsetCommitValue(i)) for i in range(3)]
+    bad = Record(OffsetCommitKey("g", "t", 2**31), OffsetCommitValue(1))
+    with pytest.raises(RecordEncodeError):
+        EncodedBatch.encode([*good, bad, *good])
+    encoded = EncodedBatch.encode([*good, *good])
+    assert (encoded.data, encoded.keys) == _oracle([*good, *good])
+
+
+@given(commit_records)
+def test_offset_commit_record_is_the_dataclasses(record: Record) -> None:
+    """``offset_commit_record`` (the commit hot path's builder) gives the very objects the
+    constructors give: equal, hashing alike, frozen, same repr."""
+    key = record.key
+    value = record.value
+    assert isinstance(key, OffsetCommitKey) and isinstance(value, OffsetCommitValue)
+    built = offset_commit_record(key.group, key.topic, key.partition, value.offset,
+                                 value.leader_epoch, value.metadata, value.commit_timestamp,
+                                 value.expire_timestamp)
+    assert built == record and hash(built) == hash(record) and repr(built) == repr(record)
+    assert type(built.key) is OffsetCommitKey and type(built.value) is OffsetCommitValue
+    with pytest.raises(FrozenInstanceError):
+        built.key.partition = 1  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        built.value.offset = 1  # type: ignore[misc, union-attr]

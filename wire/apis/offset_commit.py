@@ -202,25 +202,34 @@ def decode_request_body(
         n, pos = array_count(payload, pos, flexible)
         partitions: list[dict[str, Any]] = []
         append = partitions.append
-        for _ in range(n):
-            fields = unpack(payload, pos)
-            pos += size
-            if flexible:
-                if payload[pos] == 1:  # "" (length 0 + 1), the usual metadata
+        if flexible:  # v8+: the usual shape, read in one step per partition
+            for _ in range(n):
+                index, offset, leader_epoch = unpack(payload, pos)
+                pos += size
+                if payload[pos] == 1 and payload[pos + 1] == 0:  # "" and no tagged fields
                     metadata: str | None = ""
-                    pos += 1
+                    pos += 2
                 else:
                     metadata, pos = nullable_compact_string(payload, pos)
-                pos = no_tags(payload, pos)
-            else:
-                metadata, pos = nullable_string(payload, pos)
-            append({
-                "partition_index": fields[0],
-                "committed_offset": fields[1],
-                "committed_leader_epoch": fields[2] if version >= 6 else -1,
-                "commit_timestamp": fields[2] if version == 1 else -1,
-                "committed_metadata": metadata,
-            })
+                    pos = no_tags(payload, pos)
+                append({
+                    "partition_index": index,
+                    "committed_offset": offset,
+                    "committed_leader_epoch": leader_epoch,
+                    "commit_timestamp": -1,
+                    "committed_metadata": metadata,
+                })
+        else:
+            for _ in range(n):
+                fields = unpack(payload, pos)
+                nullable, pos = nullable_string(payload, pos + size)
+                append({
+                    "partition_index": fields[0],
+                    "committed_offset": fields[1],
+                    "committed_leader_epoch": fields[2] if version >= 6 else -1,
+                    "commit_timestamp": fields[2] if version == 1 else -1,
+                    "committed_metadata": nullable,
+                })
         if flexible:
             pos = no_tags(payload, pos)
         topics.append(make(name=name, topic_id=topic_id, partitions=partitions))
@@ -268,7 +277,8 @@ def encode_response_body(version: int, correlation_id: int, body: Mapping[str, A
                      else I32.pack(len(partitions)))
         parts.extend([
             pack(p["partition_index"], p["error_code"]) for p in partitions
-            if UNKNOWN_TAGS not in p or _unknown_tags()
+            # A two-key answer (the core's) holds the two fields and nothing else.
+            if len(p) == 2 or UNKNOWN_TAGS not in p or _unknown_tags()
         ])
         if flexible:
             parts.append(b"\x00")
