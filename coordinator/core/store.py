@@ -88,23 +88,11 @@ class HardState:
             self._apply_pending_txn(key, value)
 
     def apply_appended(self, records: Iterable[Record]) -> None:
-        """``apply`` each of ``records`` but RebalanceEvent history (nothing to apply), with
-        a commit (the usual record) set in place: one call per append, not per record."""
-        offsets = self.offsets
+        """``apply`` each of ``records`` but RebalanceEvent history (nothing to apply)."""
         apply = self.apply
         for record in records:
-            key = record.key
-            if type(key) is OffsetCommitKey:
-                value = record.value
-                if type(value) is OffsetCommitValue:
-                    group_offsets = offsets.get(key.group)
-                    if group_offsets is None:
-                        group_offsets = offsets[key.group] = {}
-                    group_offsets[(key.topic, key.partition)] = value
-                    continue
-            elif type(key) is RebalanceEventKey:
-                continue
-            apply(record)
+            if type(record.key) is not RebalanceEventKey:
+                apply(record)
 
     def _apply_pending_txn(self, key: TxnOffsetCommitKey, value: object) -> None:
         by_group = self.pending_txn.get(key.producer_id)
