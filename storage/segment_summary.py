@@ -23,6 +23,7 @@ import logging
 import struct
 import zlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from wire.checksum import crc32c
 
@@ -183,16 +184,13 @@ class SegmentSummary:
 def decode_summary(data: bytes) -> SegmentSummary | None:
     """The summary ``data`` holds, or None if it is not a whole, intact summary of this
     version (its own CRC-32C, the last four bytes, covers the rest)."""
-    if len(data) < _HEAD.size + 4:
+    head = _intact_head(data)
+    if head is None:
+        return None
+    _, _, _, base, size, checksum, count, events, n_newest, n_kept = head
+    if base >= (1 << 63) // SEQ_STRIDE:
         return None
     body = memoryview(data)[:-4]
-    if crc32c(body) != _U32.unpack_from(data, len(data) - 4)[0]:
-        return None
-    magic, version, _, base, size, checksum, count, events, n_newest, n_kept = (
-        _HEAD.unpack_from(data)
-    )
-    if magic != _MAGIC or version != SUMMARY_VERSION or base >= (1 << 63) // SEQ_STRIDE:
-        return None
     bias = base * SEQ_STRIDE
     newest: dict[bytes, int] = {}
     pos = _HEAD.size
@@ -227,18 +225,24 @@ def summary_matches(segment_path: str, base: int, data: bytes) -> bool:
             raw = f.read()
     except OSError:
         return False
-    if len(raw) < _HEAD.size + 4:
+    head = _intact_head(raw)
+    if head is None:
         return False
-    if crc32c(memoryview(raw)[:-4]) != _U32.unpack_from(raw, len(raw) - 4)[0]:
-        return False
-    magic, version, _, summary_base, size, checksum = _HEAD.unpack_from(raw)[:6]
-    return bool(
-        magic == _MAGIC
-        and version == SUMMARY_VERSION
-        and summary_base == base
-        and size == len(data)
-        and zlib.crc32(data) == checksum
-    )
+    summary_base, size, checksum = head[3:6]
+    return bool(summary_base == base and size == len(data) and zlib.crc32(data) == checksum)
+
+
+def _intact_head(data: bytes) -> tuple[Any, ...] | None:
+    """The fixed head of the summary ``data``, if ``data`` is whole and intact (its own
+    CRC-32C, the last four bytes, covers the rest) and of this version; else None."""
+    if len(data) < _HEAD.size + 4:
+        return None
+    if crc32c(memoryview(data)[:-4]) != _U32.unpack_from(data, len(data) - 4)[0]:
+        return None
+    head: tuple[Any, ...] = _HEAD.unpack_from(data)
+    if head[0] != _MAGIC or head[1] != SUMMARY_VERSION:
+        return None
+    return head
 
 
 def summary_path(segment_path: str) -> str:
