@@ -176,6 +176,7 @@ class _Framer:
             end = len(buf.data)
             top = end - 18  # the last offset with 18 bytes left
             c: _Int = np.zeros(0, dtype=np.int64)
+            stop: _Int = c
             if top >= HEADER_SIZE:
                 u8 = buf.u8
                 c = np.flatnonzero(u8[HEADER_SIZE + 9 : top + 10] == 1) + HEADER_SIZE
@@ -187,10 +188,8 @@ class _Framer:
                 kend = c + 14 + klen
                 keep = (klen >= 0) & (kend + 4 <= stop)
                 c, stop, kend = c[keep], stop[keep], kend[keep]
-                vlen = buf.ints(kend, ">i4")
-                span = stop - kend
-                c = c[((vlen == -1) & (span == 4)) | ((vlen >= 0) & (span == 4 + vlen))]
-            stop = c + 8 + buf.ints(c, ">u4")
+                keep = _value_fills_entry(buf.ints(kend, ">i4"), stop - kend)
+                c, stop = c[keep], stop[keep]
             run_ends = np.append(np.flatnonzero(stop[:-1] != c[1:]), len(c) - 1)
             self._candidates = c, stop, run_ends
         return self._candidates
@@ -257,7 +256,7 @@ def _parse_run(
     kend = np.where(ok, kend, s + 8)  # a readable value length either way
     vlen = buf.ints(kend, ">i4")
     span = stop - kend
-    ok &= ((vlen == -1) & (span == 4)) | ((vlen >= 0) & (span == 4 + vlen))
+    ok &= _value_fills_entry(vlen, span)
     if not ok.all():
         m = int(np.argmin(ok))
         s, stop, kend, vlen, span = s[:m], stop[:m], kend[:m], vlen[:m], span[:m]
@@ -286,6 +285,13 @@ def _parse_run(
     rows = np.flatnonzero(tombstone)
     tombstones = {"position": s[rows], "log_index": rows + index, "key": kid[rows]}
     return [commits, tombstones], n
+
+
+def _value_fills_entry(vlen: _Int, span: _Int) -> _Bool:
+    """Where the value length ``vlen`` (-1: no value) and what follows the key, ``span``
+    bytes (the value length field included), fill the entry exactly."""
+    fills: _Bool = ((vlen == -1) & (span == 4)) | ((vlen >= 0) & (span == 4 + vlen))
+    return fills
 
 
 def _key_ids(
