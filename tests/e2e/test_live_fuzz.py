@@ -103,7 +103,7 @@ def fuzz(port: int, seed: int, frames: int, sent: list[int]) -> None:
                     break
             # On a busy machine this thread can send all its frames before the server
             # reads the first: wait (bounded) for the server's verdict on what was sent.
-            if closed or _closed_within(sock, VERDICT_WAIT_S):
+            if closed or _closed(sock, VERDICT_WAIT_S):
                 connections_closed[0] += 1
     sent.append(done)
 
@@ -114,32 +114,20 @@ connections_closed = [0]
 VERDICT_WAIT_S = 5.0
 
 
-def _closed(sock: socket.socket) -> bool:
-    """Drain what the server answered; True once it closed the connection."""
+def _closed(sock: socket.socket, wait_s: float = 0.0) -> bool:
+    """Drain what the server answered; True once it closed the connection, waiting up to
+    ``wait_s`` seconds for that (0: only what has already come)."""
+    deadline = time.monotonic() + wait_s
     try:
         while True:
+            left = deadline - time.monotonic()
+            sock.settimeout(left if left > 0 else 0.0)  # 0.0: non-blocking
             if not sock.recv(1 << 16):
                 return True
-    except BlockingIOError:
+    except (BlockingIOError, TimeoutError):
         return False
     except OSError:
         return True
-
-
-def _closed_within(sock: socket.socket, seconds: float) -> bool:
-    """True if the server closes the connection within ``seconds`` (what it answers
-    meanwhile is drained)."""
-    deadline = time.monotonic() + seconds
-    while (left := deadline - time.monotonic()) > 0:
-        sock.settimeout(left)
-        try:
-            if not sock.recv(1 << 16):
-                return True
-        except TimeoutError:
-            return False
-        except OSError:
-            return True
-    return False
 
 
 def peak_rss(pid: int) -> int:
