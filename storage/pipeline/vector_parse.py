@@ -79,7 +79,10 @@ def segment_batches(
 
     def slow_batches(chunk: Chunk) -> Iterator[pa.RecordBatch]:
         for batch in chunk_batches(chunk):
-            yield batch if batch.schema.names == names else batch.select(names)
+            if batch.schema.equals(schema):
+                yield batch
+            else:  # the schema's columns, with its nullability
+                yield pa.RecordBatch.from_arrays(batch.select(names).columns, schema=schema)
 
     header = check_header(seg, data, keys, strict)
     if header is not None:  # a bad header: the problem row

@@ -21,6 +21,7 @@ from synthetic import write_commits
 from storage.directory import find_segments
 from storage.pipeline import vector_parse
 from storage.pipeline.arrow_rows import arrow_schema, chunk_batches
+from storage.pipeline.columns import NOT_NULL
 from storage.pipeline.parse import PipelineInputError, parse_segment_chunks
 from storage.pipeline.source import reader_schema
 from storage.pipeline.vector_parse import segment_batches
@@ -206,6 +207,14 @@ def test_vectorised_parser_gives_the_per_record_parsers_rows(
                 assert got == want
             else:
                 assert got.equals(want), (got.to_pylist(), want.to_pylist())
+                assert_not_null_columns_hold_values(got)
+
+
+def assert_not_null_columns_hold_values(table: pa.Table) -> None:
+    """The columns the schema declares non-nullable have a value in every row."""
+    for name in NOT_NULL:
+        assert not table.schema.field(name).nullable
+        assert table.column(name).null_count == 0, name
 
 
 def test_bulk_commits_and_pruned_columns(tmp_path: Any, monkeypatch: Any) -> None:
@@ -345,3 +354,25 @@ def test_matching_summary_skips_entry_crcs_and_damage_falls_back(
     with pytest.raises(PipelineInputError) as got:
         vectorised(directory, True, 512, arrow_schema())
     assert str(got.value) == str(wanted.value)
+
+
+def test_not_null_only_where_every_row_has_a_value(tmp_path: Any) -> None:
+    """Non-strict reads of every record type, a corrupt entry, a torn tail and a bad
+    header: the non-nullable columns have a value in every row, on both parsers, and
+    every other column is null in some row (so it must stay nullable)."""
+    body = b"".join(encode_entry(*encode_record(r)) for r in mixed_records())
+    good = encode_header(0) + body
+    corrupt = bytearray(encode_header(1000) + body)
+    corrupt[HEADER_SIZE + 30] ^= 0x40  # inside the first entry: a corrupt row
+    bad_header = b"KCOORDLG" + b"\x00" * 30
+    torn = encode_header(3000) + body[:-5]  # the last segment: a torn tail
+    directory = str(tmp_path / "d")
+    write_segments(directory, [good, bytes(corrupt), bad_header, torn])
+    for table in (per_record(directory, False, 4), vectorised(directory, False, 4,
+                                                              arrow_schema())):
+        assert {"corrupt", "torn_tail", "offset_commit", "group_metadata",
+                "rebalance_event"} <= set(table.column("record_type").to_pylist())
+        assert_not_null_columns_hold_values(table)
+        for field in table.schema:
+            if field.name not in NOT_NULL:
+                assert field.nullable and table.column(field.name).null_count > 0, field.name
