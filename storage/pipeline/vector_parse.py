@@ -308,21 +308,11 @@ def _key_ids(
     decodes (other keys are left to the per-record path, which reports or skips them).
     ``known`` maps the segment's key bytes seen so far to that id (-1: not a commit key).
 
-    The keys are an Arrow ``binary_view`` array over the segment's bytes (16-byte views
-    built with numpy: length, then the bytes inline up to 12, else a 4-byte prefix and the
-    offset), dictionary-encoded by Arrow: no Python object per entry."""
-    data = buf.data
-    if len(data) > _MAX_VIEW_OFFSET:  # views hold int32 offsets: the keys' bytes instead
-        raw: pa.Array = pa.array(
-            list(map(data.__getitem__, map(slice, kstart.tolist(), kend.tolist()))),
-            type=pa.binary(),
-        )
-    else:
-        raw = _key_views(buf, kstart, kend)
-    encoded = raw.dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    Each distinct key's bytes are found by Arrow's dictionary encoding (:func:`_key_codes`):
+    no Python object per entry."""
+    codes, distinct = _key_codes(buf, kstart, kend)
     ids: list[int] = []
-    for kb in encoded.dictionary.to_pylist():
+    for kb in distinct:
         found = known.get(kb)
         if found is None:
             found = known[kb] = _commit_key_id(keys, kb)
@@ -330,6 +320,66 @@ def _key_ids(
     by_code = np.array(ids, dtype=np.int64)
     kid: _Int = by_code[codes] if len(codes) else np.zeros(0, dtype=np.int64)
     return kid, kid >= 0
+
+
+#: Keys of at most this many different lengths are encoded as fixed-size binary, one
+#: array per length; more, as one array of variable-length views.
+MAX_KEY_LENGTHS = 16
+
+
+def _key_codes(buf: _Bytes, kstart: _Int, kend: _Int) -> tuple[_Int, list[bytes]]:
+    """(per entry, the index of its key in the list of distinct keys; that list): the
+    keys ``data[kstart:kend]`` dictionary-encoded by Arrow. Keys of a few lengths (all
+    the same length, typically) are gathered as fixed-size binary arrays, one per length
+    (a strided copy, hashed as fixed-width values); otherwise they are a ``binary_view``
+    array over the segment (:func:`_key_views`)."""
+    klen = kend - kstart
+    n = len(klen)
+    if not n:
+        return np.zeros(0, dtype=np.int64), []
+    low, high = int(klen.min()), int(klen.max())
+    present = [low] if low == high else (
+        (np.flatnonzero(np.bincount(klen - low)) + low).tolist()
+        if high - low < 4096 else []
+    )
+    if not present or low == 0 or len(present) > MAX_KEY_LENGTHS:
+        return _dictionary_codes(_key_views(buf, kstart, kend)
+                                 if len(buf.data) <= _MAX_VIEW_OFFSET
+                                 else _key_bytes(buf.data, kstart, kend))
+    data = buf.data
+    codes: _Int = np.empty(n, dtype=np.int64)
+    distinct: list[bytes] = []
+    for length in present:
+        rows = None if len(present) == 1 else np.flatnonzero(klen == length)
+        at = kstart if rows is None else kstart[rows]
+        windows = np.ndarray((len(data) - length + 1,), dtype=f"V{length}", buffer=data,
+                             strides=(1,))
+        gathered = windows[at]
+        fixed = pa.FixedSizeBinaryArray.from_buffers(
+            pa.binary(length), len(at), [None, pa.py_buffer(gathered)]
+        )
+        part, found = _dictionary_codes(fixed)
+        part += len(distinct)
+        if rows is None:
+            codes = part
+        else:
+            codes[rows] = part
+        distinct += found
+    return codes, distinct
+
+
+def _dictionary_codes(keys: pa.Array) -> tuple[_Int, list[bytes]]:
+    """``keys`` dictionary-encoded: (each one's index in the distinct keys; those)."""
+    encoded = keys.dictionary_encode()
+    codes: _Int = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, encoded.dictionary.to_pylist()
+
+
+def _key_bytes(data: bytes, kstart: _Int, kend: _Int) -> pa.Array:
+    """The keys as a ``binary`` array of copies (a segment too large for views' int32
+    offsets)."""
+    return pa.array(list(map(data.__getitem__, map(slice, kstart.tolist(), kend.tolist()))),
+                    type=pa.binary())
 
 
 def _key_views(buf: _Bytes, kstart: _Int, kend: _Int) -> pa.Array:

@@ -187,16 +187,22 @@ def outcome(read: Any) -> pa.Table | str:
     segments=st.lists(st.lists(entries, max_size=25), min_size=1, max_size=3),
     chunk=st.sampled_from([1, 4, 65536]),
     summaries=st.booleans(),
+    key_lengths=st.sampled_from([0, 1, 16]),
     data=st.data(),
 )
 def test_vectorised_parser_gives_the_per_record_parsers_rows(
-    segments: list[list[bytes]], chunk: int, summaries: bool, data: st.DataObject
+    segments: list[list[bytes]], chunk: int, summaries: bool, key_lengths: int,
+    data: st.DataObject
 ) -> None:
     """With ``summaries``, every segment has a summary of its bytes as written (before
     any damage): an undamaged one is read without per-entry CRC-32C, a damaged one is
-    checked entry by entry; the rows and errors are the per-record parser's either way."""
+    checked entry by entry; the rows and errors are the per-record parser's either way.
+    ``key_lengths``: keys of up to that many lengths are encoded as fixed-size binary
+    (0: always as views)."""
     written = [encode_header(i * 1000) + b"".join(entries) for i, entries in enumerate(segments)]
     files = [data.draw(damaged(raw)) for raw in written]
+    default = vector_parse.MAX_KEY_LENGTHS
+    vector_parse.MAX_KEY_LENGTHS = key_lengths
     with tempfile.TemporaryDirectory() as tmp:
         directory = os.path.join(tmp, "d")
         write_segments(directory, files, list(written) if summaries else None)
@@ -208,6 +214,7 @@ def test_vectorised_parser_gives_the_per_record_parsers_rows(
             else:
                 assert got.equals(want), (got.to_pylist(), want.to_pylist())
                 assert_not_null_columns_hold_values(got)
+    vector_parse.MAX_KEY_LENGTHS = default
 
 
 def assert_not_null_columns_hold_values(table: pa.Table) -> None:
@@ -223,7 +230,9 @@ def test_bulk_commits_and_pruned_columns(tmp_path: Any, monkeypatch: Any) -> Non
     want = per_record(directory, False, 65536)
     assert want.num_rows == 20_000
     assert vectorised(directory, False, 4096, arrow_schema()).equals(want)
-    with monkeypatch.context() as patched:  # a segment too large for int32 key views
+    with monkeypatch.context() as patched:  # keys as views, as copies (a segment too
+        patched.setattr(vector_parse, "MAX_KEY_LENGTHS", 0)  # large for int32 views)
+        assert vectorised(directory, False, 4096, arrow_schema()).equals(want)
         patched.setattr(vector_parse, "_MAX_VIEW_OFFSET", 0)
         assert vectorised(directory, False, 4096, arrow_schema()).equals(want)
     columns = ["topic", "offset", "log_index", "group", "tombstone", "metadata"]
