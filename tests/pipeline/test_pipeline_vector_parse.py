@@ -10,6 +10,7 @@ import tempfile
 import zlib
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from crc32c import crc32c
@@ -203,18 +204,22 @@ def test_vectorised_parser_gives_the_per_record_parsers_rows(
     files = [data.draw(damaged(raw)) for raw in written]
     default = vector_parse.MAX_KEY_LENGTHS
     vector_parse.MAX_KEY_LENGTHS = key_lengths
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = os.path.join(tmp, "d")
-        write_segments(directory, files, list(written) if summaries else None)
-        for strict in (False, True):
-            want = outcome(lambda: per_record(directory, strict, chunk))  # noqa: B023
-            got = outcome(lambda: vectorised(directory, strict, chunk, arrow_schema()))  # noqa: B023
-            if isinstance(want, str) or isinstance(got, str):
-                assert got == want
-            else:
-                assert got.equals(want), (got.to_pylist(), want.to_pylist())
-                assert_not_null_columns_hold_values(got)
-    vector_parse.MAX_KEY_LENGTHS = default
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            directory = os.path.join(tmp, "d")
+            write_segments(directory, files, list(written) if summaries else None)
+            for strict in (False, True):
+                want = outcome(lambda: per_record(directory, strict, chunk))  # noqa: B023
+                got = outcome(
+                    lambda: vectorised(directory, strict, chunk, arrow_schema())  # noqa: B023
+                )
+                if isinstance(want, str) or isinstance(got, str):
+                    assert got == want
+                else:
+                    assert got.equals(want), (got.to_pylist(), want.to_pylist())
+                    assert_not_null_columns_hold_values(got)
+    finally:
+        vector_parse.MAX_KEY_LENGTHS = default
 
 
 def assert_not_null_columns_hold_values(table: pa.Table) -> None:
@@ -385,3 +390,21 @@ def test_not_null_only_where_every_row_has_a_value(tmp_path: Any) -> None:
         for field in table.schema:
             if field.name not in NOT_NULL:
                 assert field.nullable and table.column(field.name).null_count > 0, field.name
+
+
+@pytest.mark.parametrize("key_lengths", [0, 1, 2, 16])
+def test_key_codes_number_each_distinct_key_once(key_lengths: int, monkeypatch: Any) -> None:
+    """Keys of several lengths (fixed-size arrays per length, or views when there are
+    more lengths than ``MAX_KEY_LENGTHS``): equal keys share a code, different ones do
+    not, and the distinct list holds each key's bytes."""
+    monkeypatch.setattr(vector_parse, "MAX_KEY_LENGTHS", key_lengths)
+    keys = [b"abc", b"abcde", b"abc", b"x" * 30, b"abd", b"abcde", b"x" * 30, b"\x00bc"]
+    data = b"".join(keys)
+    ends = [sum(map(len, keys[: i + 1])) for i in range(len(keys))]
+    starts = [end - len(k) for end, k in zip(ends, keys, strict=True)]
+    codes, distinct = vector_parse._key_codes(
+        vector_parse._Bytes(data), np.array(starts, dtype=np.int64),
+        np.array(ends, dtype=np.int64),
+    )
+    assert [distinct[c] for c in codes.tolist()] == keys
+    assert sorted(distinct) == sorted(set(keys))
