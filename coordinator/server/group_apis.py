@@ -134,7 +134,8 @@ def _partition_errors(partitions: Iterable[int], error: int) -> list[dict[str, i
 class _OffsetCommit:
     """OffsetCommit: commit the partitions the broker has; refuse the others per partition.
     ``submit`` hands the commit to the coordinator at once and returns its pending reply,
-    so a connection may take the next request while this one waits for the disk."""
+    so a connection may take the next request while this one waits for the disk; the usual
+    commit, when nothing is in flight, is written and answered at once (``_commit_inline``)."""
 
     __name__ = __qualname__ = "offset_commit"
 
