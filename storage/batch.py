@@ -18,7 +18,7 @@ from storage.records import OffsetCommitKey, OffsetCommitValue, Record
 from wire.checksum import crc32c
 
 from .errors import RecordTooLargeError
-from .record_codec import encode_record
+from .record_codec import EVENT_KEY_PREFIX, encode_record
 from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH, encode_entry
 
 __all__ = ["EncodedBatch"]
@@ -61,11 +61,14 @@ def _key_prefix(group: str, topic: str) -> bytes | None:
 @dataclass(frozen=True, slots=True)
 class EncodedBatch:
     """Records framed as entries, ready for one write: bytes, entry count, and the
-    (key bytes, entry size, is tombstone) of each entry for the compaction statistics."""
+    (key bytes, entry size, is tombstone) of each entry for the compaction statistics.
+    ``commits``: every entry is an OffsetCommitKey v1 entry with a value (no tombstone, no
+    history, nothing kept), so the log's accounting may skip classifying each key."""
 
     data: bytes
     count: int
     keys: tuple[tuple[bytes, int, bool], ...] = field(default=())
+    commits: bool = False
 
     @staticmethod
     def encode(records: Sequence[Record]) -> EncodedBatch:
@@ -83,6 +86,7 @@ class EncodedBatch:
         topic: str | None = None
         prefix: bytes | None = None
         key_end = 0
+        commits = True  # every record framed by the fast path so far
         for record in records:
             key = record.key
             value = record.value
@@ -120,6 +124,7 @@ class EncodedBatch:
                         continue
                 except (struct.error, UnicodeEncodeError):
                     group = topic = None  # the general encoder below raises its error
+            commits = False
             key_bytes, value_bytes = encode_record(record)
             entry = encode_entry(key_bytes, value_bytes)
             if len(entry) - 8 > MAX_ENTRY_LENGTH:
@@ -129,7 +134,27 @@ class EncodedBatch:
                 )
             add_part(entry)
             add_key((key_bytes, len(entry), value_bytes is None))
-        return EncodedBatch(b"".join(parts), len(keys), tuple(keys))
+        return EncodedBatch(b"".join(parts), len(keys), tuple(keys), commits and bool(keys))
+
+    def account(self, live: dict[bytes, int]) -> tuple[int, int]:
+        """Apply these entries to ``live`` (key bytes -> size of the key's newest entry,
+        tombstones removing it): the change in live bytes and the history bytes added."""
+        drop = live.pop
+        added = events = 0
+        if self.commits:  # live offset commits only: no tombstone, no history
+            for key, size, _ in self.keys:
+                added += size - drop(key, 0)
+                live[key] = size
+            return added, 0
+        for key, size, tombstone in self.keys:
+            if tombstone:
+                added -= drop(key, 0)
+            elif key[:2] == EVENT_KEY_PREFIX:
+                events += size
+            else:
+                added += size - drop(key, 0)
+                live[key] = size
+        return added, events
 
     @staticmethod
     def concat(batches: Sequence[EncodedBatch]) -> EncodedBatch:
@@ -140,4 +165,5 @@ class EncodedBatch:
             b"".join(b.data for b in batches),
             sum(b.count for b in batches),
             tuple(k for b in batches for k in b.keys),
+            all(b.commits for b in batches),
         )

@@ -385,7 +385,7 @@ class Log:
             active.count += batch.count
             self._account(batch)
             if self._building is not None:
-                self._building.add_entries(batch.keys, batch.count, batch.data)
+                self._building.add_entries(batch.keys, batch.count, batch.data, batch.commits)
         if (
             self.fsync_policy == "interval"
             and self.interval_sync_inline
@@ -406,18 +406,9 @@ class Log:
         return True
 
     def _account(self, batch: EncodedBatch) -> None:
-        live = self._live
-        drop = live.pop
-        added = 0
-        for key, size, tombstone in batch.keys:
-            if tombstone:
-                added -= drop(key, 0)
-            elif key[:2] == EVENT_KEY_PREFIX:
-                self.event_bytes += size
-            else:
-                added += size - drop(key, 0)
-                live[key] = size
+        added, events = batch.account(self._live)
         self.live_bytes += added
+        self.event_bytes += events
 
     def _writable(self) -> FileHandle:
         if self._active is None:

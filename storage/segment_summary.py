@@ -121,17 +121,24 @@ class SegmentSummary:
         return cls(base, len(header), checksum=zlib.crc32(header))
 
     def add_entries(
-        self, keys: tuple[tuple[bytes, int, bool], ...], count: int, data: bytes
+        self, keys: tuple[tuple[bytes, int, bool], ...], count: int, data: bytes,
+        commits: bool = False,
     ) -> None:
         """Account for the entries ``data`` appended at ``size``: (key bytes, entry size,
-        tombstone) of each, as ``EncodedBatch.keys``. A batch without them (``count``
-        entries but no keys) leaves the summary incomplete."""
+        tombstone) of each, as ``EncodedBatch.keys`` (``commits``: as
+        ``EncodedBatch.commits``). A batch without them (``count`` entries but no keys)
+        leaves the summary incomplete."""
         self.checksum = zlib.crc32(data, self.checksum)
         if len(keys) != count:
             self.complete = False
         start = pos = self.base * SEQ_STRIDE + self.size
         newest = self.newest
         kinds = _KINDS
+        if commits:  # every key an offset commit's (the newest of its key counts)
+            for key, size, _ in keys:
+                newest[key] = pos
+                pos += size
+            keys = ()
         for key, size, tombstone in keys:
             prefix = key[:2]
             kind = kinds.get(prefix)

@@ -79,7 +79,10 @@ def string(data: bytes, pos: int) -> tuple[str, int]:
     if size < 0:
         raise Malformed("null string")
     pos += 2
-    return _take(data, pos, size), pos + size
+    end = pos + size
+    if end > len(data):
+        raise Malformed("truncated")
+    return data[pos:end].decode("utf-8"), end
 
 
 def nullable_string(data: bytes, pos: int) -> tuple[str | None, int]:
@@ -90,11 +93,20 @@ def nullable_string(data: bytes, pos: int) -> tuple[str | None, int]:
         if size != -1:
             raise Malformed("negative string length")
         return None, pos
-    return _take(data, pos, size), pos + size
+    end = pos + size
+    if end > len(data):
+        raise Malformed("truncated")
+    return data[pos:end].decode("utf-8"), end
 
 
 def compact_string(data: bytes, pos: int) -> tuple[str, int]:
     """A uvarint(length + 1) string (not null)."""
+    size = data[pos]
+    if 0 < size < 0x80:  # the usual one-byte length, read here
+        end = pos + size
+        if end > len(data):
+            raise Malformed("truncated")
+        return data[pos + 1:end].decode("utf-8"), end
     size, pos = uvarint(data, pos)
     if size == 0:
         raise Malformed("null string")
@@ -104,6 +116,14 @@ def compact_string(data: bytes, pos: int) -> tuple[str, int]:
 
 def nullable_compact_string(data: bytes, pos: int) -> tuple[str | None, int]:
     """A uvarint(length + 1) string, 0 for null."""
+    size = data[pos]
+    if size < 0x80:  # the usual one-byte length (or null), read here
+        if size == 0:
+            return None, pos + 1
+        end = pos + size
+        if end > len(data):
+            raise Malformed("truncated")
+        return data[pos + 1:end].decode("utf-8"), end
     size, pos = uvarint(data, pos)
     if size == 0:
         return None, pos

@@ -38,9 +38,11 @@ from coordinator.core.consumer_heartbeat import (
     steady_heartbeat,
     steady_response,
 )
+from coordinator.core.offset_commit import commit_failed, inline_commit, session_renewed
 from coordinator.core.topics_image import TopicsImage
 from coordinator.server.context import RequestContext
 from coordinator.server.runtime import CoordinatorRuntime, PendingReply
+from storage.errors import append_error_of
 from wire.consumer_group_heartbeat_codec import SteadyRequestBody
 
 __all__ = [
@@ -132,7 +134,8 @@ def _partition_errors(partitions: Iterable[int], error: int) -> list[dict[str, i
 class _OffsetCommit:
     """OffsetCommit: commit the partitions the broker has; refuse the others per partition.
     ``submit`` hands the commit to the coordinator at once and returns its pending reply,
-    so a connection may take the next request while this one waits for the disk."""
+    so a connection may take the next request while this one waits for the disk; the usual
+    commit, when nothing is in flight, is written and answered at once (``_commit_inline``)."""
 
     __name__ = __qualname__ = "offset_commit"
 
@@ -146,12 +149,17 @@ class _OffsetCommit:
 
     def submit(
         self, ctx: RequestContext, request: wire.DecodedRequest
-    ) -> PendingReply | None:
+    ) -> PendingReply | ReadyReply | None:
         body = request.body
         by_id = ctx.api_version >= _TOPIC_IDS_VERSION
         view = TopicView(ctx.state.topics)
-        if not by_id and _all_exist(view, body["topics"]):
-            return _runtime(ctx).submit(handle_offset_commit, ctx, body)  # the common case
+        if not by_id and _all_exist(view, body["topics"]):  # the common case
+            runtime = _runtime(ctx)
+            if not ctx.state.faults:
+                ready = _commit_inline(runtime, body, ctx.api_version)
+                if ready is not None:
+                    return ready
+            return runtime.submit(handle_offset_commit, ctx, body)
         refused: list[dict[str, Any]] = []
         valid: list[dict[str, Any]] = []
         untouched = not by_id
@@ -196,6 +204,34 @@ class _OffsetCommit:
 
 
 offset_commit = _OffsetCommit()
+
+
+def _commit_inline(runtime: CoordinatorRuntime, body: Any, version: int) -> ReadyReply | None:
+    """The usual commit without the runtime's bookkeeping: when the runtime may answer at
+    once (nothing queued or being written) and the core's ``inline_commit`` takes the
+    commit (an existing group, its checks passed), its records are appended here, applied
+    once written, and the answer is ready: the answer, records, hard state and session
+    deadline the handler gives the same request, without its Result, Reply, pending reply
+    and the append's completion. A failed append answers as the handler's does; a sink
+    that cannot write at once (the log busy with an fsync) leaves the commit to the
+    handler (None)."""
+    now_ms = runtime.answer_now_ms()
+    if now_ms is None:
+        return None
+    engine = runtime.coordinator
+    commit = inline_commit(engine, body, version, now_ms)
+    if commit is None:
+        return None
+    records, response, member = commit
+    written = runtime.append_now(records)
+    if written is False:
+        return None
+    if member is not None:  # the handler renews the session whatever the append does
+        runtime.arm_timer(*session_renewed(member, now_ms))
+    if written is True:
+        engine.store.apply_appended(records)
+        return ReadyReply(response)
+    return ReadyReply(commit_failed(response, append_error_of(written)))
 
 
 def _all_exist(view: TopicView, topics: Iterable[Any]) -> bool:

@@ -338,6 +338,17 @@ class CoordinatorRuntime:
             return None
         return self.now_ms()
 
+    def append_now(self, records: Sequence[Record]) -> bool | Exception:
+        """Append ``records`` at once, as ``submit`` does when nothing is in flight (call only
+        when ``answer_now_ms`` allows): True once written, False when the sink cannot write
+        synchronously now (nothing written: use ``submit``), the error when the append
+        failed (counted and logged as any failed append)."""
+        try:
+            return self.sink.append_nowait(records)
+        except Exception as exc:
+            self._append_failed(len(records), exc)
+            return exc
+
     def _process(self, result: Result, *, settled: bool = False) -> None:
         """Apply one Result: timers now, records queued in order, replies when durable.
         ``settled``: the Result follows an append that just completed, so replies without

@@ -8,6 +8,7 @@ the general encoder rejects the batch encoder rejects with the same error.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import FrozenInstanceError
 
 import pytest
@@ -27,6 +28,7 @@ from storage.record_codec import (
 )
 from storage.records import OffsetCommitKey, OffsetCommitValue, Record, offset_commit_record
 from storage.segment import encode_entry, scan_entries
+from storage.segment_summary import SegmentSummary
 
 names = st.sampled_from(["", "g", "topic", "é", "グループ", "x" * 300]) | st.text(
     st.characters(exclude_categories=["Cs"]), max_size=40
@@ -208,3 +210,34 @@ def test_offset_commit_record_is_the_dataclasses(record: Record) -> None:
         built.key.partition = 1  # type: ignore[misc]
     with pytest.raises(FrozenInstanceError):
         built.value.offset = 1  # type: ignore[misc, union-attr]
+
+
+@_UNHURRIED
+@given(st.lists(run_records | records, max_size=12), st.lists(run_records | records,
+                                                                max_size=12))
+def test_commit_batches_account_as_every_batch(earlier: list[Record],
+                                               batch: list[Record]) -> None:
+    """``commits`` is set exactly when every record is a live offset commit the fast path
+    framed, and its shortcuts in the log's accounting and the segment summary leave the
+    same live bytes, history bytes and summary as classifying every key (the batch also
+    commits again the keys of the earlier one's commits)."""
+    batch = [r for r in earlier if type(r.value) is OffsetCommitValue] + batch
+    encoded = EncodedBatch.encode(batch)
+    assert encoded.commits == (bool(batch) and all(
+        type(r.key) is OffsetCommitKey and type(r.value) is OffsetCommitValue
+        and r.value.expire_timestamp == -1 for r in batch))
+    general = dataclasses.replace(encoded, commits=False)
+    before = EncodedBatch.encode(earlier)
+    lives: list[dict[bytes, int]] = [{}, {}]
+    summaries = [SegmentSummary.new_segment(0), SegmentSummary.new_segment(0)]
+    outcomes = []
+    for live, summary, each in zip(lives, summaries, (encoded, general), strict=True):
+        before.account(live)
+        summary.add_entries(before.keys, before.count, before.data, before.commits)
+        outcomes.append(each.account(live))
+        summary.add_entries(each.keys, each.count, each.data, each.commits)
+    assert outcomes[0] == outcomes[1]
+    assert lives[0] == lives[1]
+    assert summaries[0] == summaries[1]
+    both = EncodedBatch.concat([before, encoded])
+    assert both.commits == (before.commits and encoded.commits)
