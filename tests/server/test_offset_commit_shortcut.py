@@ -396,7 +396,8 @@ async def test_append_in_flight_takes_the_handler(nursery: trio.Nursery) -> None
 
 
 @pytest.mark.trio
-async def test_failed_append_answers_as_the_handler(nursery: trio.Nursery) -> None:
+async def test_failed_append_answers_as_the_handler(
+        nursery: trio.Nursery, mock_clock: trio.testing.MockClock) -> None:
     """A write that fails: the mapped error on every partition, nothing applied, the
     session renewed all the same (as the handler's timers), counted as a failed append."""
     sink = MemorySink()
