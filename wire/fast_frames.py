@@ -79,10 +79,7 @@ def string(data: bytes, pos: int) -> tuple[str, int]:
     if size < 0:
         raise Malformed("null string")
     pos += 2
-    end = pos + size
-    if end > len(data):
-        raise Malformed("truncated")
-    return data[pos:end].decode("utf-8"), end
+    return _take(data, pos, size), pos + size
 
 
 def nullable_string(data: bytes, pos: int) -> tuple[str | None, int]:
@@ -93,20 +90,14 @@ def nullable_string(data: bytes, pos: int) -> tuple[str | None, int]:
         if size != -1:
             raise Malformed("negative string length")
         return None, pos
-    end = pos + size
-    if end > len(data):
-        raise Malformed("truncated")
-    return data[pos:end].decode("utf-8"), end
+    return _take(data, pos, size), pos + size
 
 
 def compact_string(data: bytes, pos: int) -> tuple[str, int]:
     """A uvarint(length + 1) string (not null)."""
     size = data[pos]
     if 0 < size < 0x80:  # the usual one-byte length, read here
-        end = pos + size
-        if end > len(data):
-            raise Malformed("truncated")
-        return data[pos + 1:end].decode("utf-8"), end
+        return _take(data, pos + 1, size - 1), pos + size
     size, pos = uvarint(data, pos)
     if size == 0:
         raise Malformed("null string")
@@ -120,10 +111,7 @@ def nullable_compact_string(data: bytes, pos: int) -> tuple[str | None, int]:
     if size < 0x80:  # the usual one-byte length (or null), read here
         if size == 0:
             return None, pos + 1
-        end = pos + size
-        if end > len(data):
-            raise Malformed("truncated")
-        return data[pos + 1:end].decode("utf-8"), end
+        return _take(data, pos + 1, size - 1), pos + size
     size, pos = uvarint(data, pos)
     if size == 0:
         return None, pos

@@ -18,7 +18,7 @@ from typing import Any
 
 from coordinator.core.append_errors import offset_commit_error
 from coordinator.core.consumer_group import ConsumerGroup
-from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.engine import Engine, renew_session, valid_group_id
 from coordinator.core.group import ClassicGroup, Member
 from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
@@ -172,11 +172,9 @@ def handle_offset_commit(
         engine.groups[group.group_id] = group
     elif type(target) is ClassicGroup:
         group = target
-        state = group.state
-        if state is STABLE or state is PREPARING_REBALANCE:
-            # Commits from the previous generation are allowed while preparing; they keep
-            # the member's session alive.
-            engine.reschedule_heartbeat(group.members[req["member_id"]], now_ms, fx)
+        member = _kept_alive(group, req)
+        if member is not None:
+            engine.reschedule_heartbeat(member, now_ms, fx)
     records, response = commit_records(engine, req, ctx.api_version, now_ms)
     fx.reply(token, response)
     if records:
@@ -202,19 +200,23 @@ def inline_commit(
     records, response = commit_records(engine, req, version, now_ms)
     if not records:
         return None
-    member = None
-    if type(target) is ClassicGroup:
-        state = target.state
-        if state is STABLE or state is PREPARING_REBALANCE:
-            member = target.members[req["member_id"]]
-    return records, response, member
+    return records, response, _kept_alive(target, req) if type(target) is ClassicGroup else None
+
+
+def _kept_alive(group: ClassicGroup, req: OffsetCommitRequest) -> Member | None:
+    """The member whose session a commit to classic ``group`` renews: the committer while
+    the group is Stable or PreparingRebalance (commits from the previous generation are
+    allowed while preparing; they keep the member's session alive), else None."""
+    state = group.state
+    if state is STABLE or state is PREPARING_REBALANCE:
+        return group.members[req["member_id"]]
+    return None
 
 
 def session_renewed(member: Member, now_ms: int) -> tuple[TimerKey, int]:
     """Move ``member``'s session deadline as the handler's ``reschedule_heartbeat`` does;
     the timer to arm (key, deadline)."""
-    deadline = member.heartbeat_deadline = now_ms + member.session_timeout_ms
-    return member.heartbeat_key, deadline
+    return member.heartbeat_key, renew_session(member, now_ms)
 
 
 def commit_records(
