@@ -18,7 +18,7 @@ from storage.records import OffsetCommitKey, OffsetCommitValue, Record
 from wire.checksum import crc32c
 
 from .errors import RecordTooLargeError
-from .record_codec import encode_record
+from .record_codec import EVENT_KEY_PREFIX, encode_record
 from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH, encode_entry
 
 __all__ = ["EncodedBatch"]
@@ -28,6 +28,8 @@ _KEY_HEAD = struct.Struct(">Hih")
 #: The key's partition, the value length, then OffsetCommitValue v3: version, offset,
 #: leader epoch, metadata length.
 _PARTITION_AND_VALUE_HEAD = struct.Struct(">iihqih")
+#: The same, then the empty metadata's commit timestamp: the whole rest of the entry.
+_PARTITION_AND_EMPTY_VALUE = struct.Struct(">iihqihq")
 _I64 = struct.Struct(">q")
 _ENTRY_HEAD = struct.Struct(">II")  # length, CRC-32C
 _I16 = struct.Struct(">h")
@@ -59,11 +61,14 @@ def _key_prefix(group: str, topic: str) -> bytes | None:
 @dataclass(frozen=True, slots=True)
 class EncodedBatch:
     """Records framed as entries, ready for one write: bytes, entry count, and the
-    (key bytes, entry size, is tombstone) of each entry for the compaction statistics."""
+    (key bytes, entry size, is tombstone) of each entry for the compaction statistics.
+    ``commits``: every entry is an OffsetCommitKey v1 entry with a value (no tombstone, no
+    history, nothing kept), so the log's accounting may skip classifying each key."""
 
     data: bytes
     count: int
     keys: tuple[tuple[bytes, int, bool], ...] = field(default=())
+    commits: bool = False
 
     @staticmethod
     def encode(records: Sequence[Record]) -> EncodedBatch:
@@ -76,6 +81,12 @@ class EncodedBatch:
         value_head = _PARTITION_AND_VALUE_HEAD.pack
         i64 = _I64.pack
         entry_head = _ENTRY_HEAD.pack
+        empty_value = _PARTITION_AND_EMPTY_VALUE.pack
+        group: str | None = None  # the (group, topic) of ``prefix``, the last one met
+        topic: str | None = None
+        prefix: bytes | None = None
+        key_end = 0
+        commits = True  # every record framed by the fast path so far
         for record in records:
             key = record.key
             value = record.value
@@ -86,25 +97,34 @@ class EncodedBatch:
                 and value.expire_timestamp == -1
             ):
                 try:
-                    prefix = prefixes.get((key.group, key.topic)) or _key_prefix(
-                        key.group, key.topic
-                    )
+                    if key.group != group or key.topic != topic:
+                        group = key.group
+                        topic = key.topic
+                        prefix = prefixes.get((group, topic)) or _key_prefix(group, topic)
+                        key_end = 0 if prefix is None else len(prefix) + 4
                     if prefix is not None:
-                        meta = value.metadata.encode("utf-8") if value.metadata else b""
-                        body = b"".join((
-                            prefix,
-                            value_head(key.partition, _VALUE_V3_FIXED + len(meta), 3,
-                                       value.offset, value.leader_epoch, len(meta)),
-                            meta,
-                            i64(value.commit_timestamp),
-                        ))
-                        entry = entry_head(len(body), crc32c(body)) + body
+                        meta = value.metadata
+                        if meta:
+                            encoded = meta.encode("utf-8")
+                            body = b"".join((
+                                prefix,
+                                value_head(key.partition, _VALUE_V3_FIXED + len(encoded), 3,
+                                           value.offset, value.leader_epoch, len(encoded)),
+                                encoded,
+                                i64(value.commit_timestamp),
+                            ))
+                        else:  # the usual commit: no metadata
+                            body = prefix + empty_value(key.partition, _VALUE_V3_FIXED, 3,
+                                                        value.offset, value.leader_epoch, 0,
+                                                        value.commit_timestamp)
                         # At most three int16 strings: far below MAX_ENTRY_LENGTH.
-                        add_part(entry)
-                        add_key((body[6 : len(prefix) + 4], len(entry), False))
+                        add_part(entry_head(len(body), crc32c(body)))
+                        add_part(body)
+                        add_key((body[6:key_end], len(body) + 8, False))
                         continue
                 except (struct.error, UnicodeEncodeError):
-                    pass  # the general encoder below raises its RecordEncodeError
+                    group = topic = None  # the general encoder below raises its error
+            commits = False
             key_bytes, value_bytes = encode_record(record)
             entry = encode_entry(key_bytes, value_bytes)
             if len(entry) - 8 > MAX_ENTRY_LENGTH:
@@ -114,7 +134,27 @@ class EncodedBatch:
                 )
             add_part(entry)
             add_key((key_bytes, len(entry), value_bytes is None))
-        return EncodedBatch(b"".join(parts), len(parts), tuple(keys))
+        return EncodedBatch(b"".join(parts), len(keys), tuple(keys), commits and bool(keys))
+
+    def account(self, live: dict[bytes, int]) -> tuple[int, int]:
+        """Apply these entries to ``live`` (key bytes -> size of the key's newest entry,
+        tombstones removing it): the change in live bytes and the history bytes added."""
+        drop = live.pop
+        added = events = 0
+        if self.commits:  # live offset commits only: no tombstone, no history
+            for key, size, _ in self.keys:
+                added += size - drop(key, 0)
+                live[key] = size
+            return added, 0
+        for key, size, tombstone in self.keys:
+            if tombstone:
+                added -= drop(key, 0)
+            elif key[:2] == EVENT_KEY_PREFIX:
+                events += size
+            else:
+                added += size - drop(key, 0)
+                live[key] = size
+        return added, events
 
     @staticmethod
     def concat(batches: Sequence[EncodedBatch]) -> EncodedBatch:
@@ -125,4 +165,5 @@ class EncodedBatch:
             b"".join(b.data for b in batches),
             sum(b.count for b in batches),
             tuple(k for b in batches for k in b.keys),
+            all(b.commits for b in batches),
         )

@@ -385,7 +385,7 @@ class Log:
             active.count += batch.count
             self._account(batch)
             if self._building is not None:
-                self._building.add_entries(batch.keys, batch.count, batch.data)
+                self._building.add_entries(batch.keys, batch.count, batch.data, batch.commits)
         if (
             self.fsync_policy == "interval"
             and self.interval_sync_inline
@@ -406,15 +406,9 @@ class Log:
         return True
 
     def _account(self, batch: EncodedBatch) -> None:
-        live = self._live
-        for key, size, tombstone in batch.keys:
-            if key[:2] == EVENT_KEY_PREFIX and not tombstone:
-                self.event_bytes += size
-                continue
-            self.live_bytes -= live.pop(key, 0)
-            if not tombstone:
-                live[key] = size
-                self.live_bytes += size
+        added, events = batch.account(self._live)
+        self.live_bytes += added
+        self.event_bytes += events
 
     def _writable(self) -> FileHandle:
         if self._active is None:
@@ -425,10 +419,9 @@ class Log:
 
     @staticmethod
     def _write_all(handle: FileHandle, data: bytes) -> None:
-        view = memoryview(data)
         done = 0
-        while done < len(data):
-            n = handle.write(view[done:])
+        while done < len(data):  # one write() in the usual case: no view to slice
+            n = handle.write(memoryview(data)[done:] if done else data)
             if n <= 0:
                 raise OSError(errno_mod.EIO, f"write returned {n}")
             done += n

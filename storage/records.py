@@ -27,7 +27,9 @@ Kafka's record types (as RebalanceEvent's 100):
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "CONSUMER_GROUP_KEY_TYPES",
@@ -62,6 +64,7 @@ __all__ = [
     "TxnOffsetCommitKey",
     "TxnOffsetCommitValue",
     "TxnTopicPartitions",
+    "offset_commit_record",
 ]
 
 
@@ -365,3 +368,57 @@ class Record:
 
     key: RecordKey
     value: RecordValue | None
+
+
+# The commit hot path builds three frozen dataclasses per partition. Their generated
+# ``__init__`` sets each field through ``object.__setattr__`` (about 1.3 us per object);
+# setting the slots through their descriptors skips the frozen check's name lookups and the
+# Python-level ``__init__`` call, for the same objects (equal, hashing alike, frozen).
+_new = object.__new__
+
+
+def _slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The setter of slot ``name`` of ``cls`` (it bypasses a frozen class's __setattr__)."""
+    setter: Callable[[Any, Any], None] = cls.__dict__[name].__set__
+    return setter
+
+
+_set_group = _slot_setter(OffsetCommitKey, "group")
+_set_topic = _slot_setter(OffsetCommitKey, "topic")
+_set_partition = _slot_setter(OffsetCommitKey, "partition")
+_set_offset = _slot_setter(OffsetCommitValue, "offset")
+_set_leader_epoch = _slot_setter(OffsetCommitValue, "leader_epoch")
+_set_metadata = _slot_setter(OffsetCommitValue, "metadata")
+_set_commit_timestamp = _slot_setter(OffsetCommitValue, "commit_timestamp")
+_set_expire_timestamp = _slot_setter(OffsetCommitValue, "expire_timestamp")
+_set_key = _slot_setter(Record, "key")
+_set_value = _slot_setter(Record, "value")
+
+
+def offset_commit_record(
+    group: str,
+    topic: str,
+    partition: int,
+    offset: int,
+    leader_epoch: int,
+    metadata: str,
+    commit_timestamp: int,
+    expire_timestamp: int,
+) -> Record:
+    """``Record(OffsetCommitKey(group, topic, partition), OffsetCommitValue(offset,
+    leader_epoch, metadata, commit_timestamp, expire_timestamp))``, built about twice as
+    fast (the OffsetCommit hot path: one per committed partition)."""
+    key = _new(OffsetCommitKey)
+    _set_group(key, group)
+    _set_topic(key, topic)
+    _set_partition(key, partition)
+    value = _new(OffsetCommitValue)
+    _set_offset(value, offset)
+    _set_leader_epoch(value, leader_epoch)
+    _set_metadata(value, metadata)
+    _set_commit_timestamp(value, commit_timestamp)
+    _set_expire_timestamp(value, expire_timestamp)
+    record: Record = _new(Record)
+    _set_key(record, key)
+    _set_value(record, value)
+    return record

@@ -23,6 +23,7 @@ import logging
 import struct
 import zlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from wire.checksum import crc32c
 
@@ -44,6 +45,7 @@ __all__ = [
     "load_summary",
     "orphan_summaries",
     "remove_summary",
+    "summary_matches",
     "summary_path",
     "write_summary",
 ]
@@ -119,17 +121,24 @@ class SegmentSummary:
         return cls(base, len(header), checksum=zlib.crc32(header))
 
     def add_entries(
-        self, keys: tuple[tuple[bytes, int, bool], ...], count: int, data: bytes
+        self, keys: tuple[tuple[bytes, int, bool], ...], count: int, data: bytes,
+        commits: bool = False,
     ) -> None:
         """Account for the entries ``data`` appended at ``size``: (key bytes, entry size,
-        tombstone) of each, as ``EncodedBatch.keys``. A batch without them (``count``
-        entries but no keys) leaves the summary incomplete."""
+        tombstone) of each, as ``EncodedBatch.keys`` (``commits``: as
+        ``EncodedBatch.commits``). A batch without them (``count`` entries but no keys)
+        leaves the summary incomplete."""
         self.checksum = zlib.crc32(data, self.checksum)
         if len(keys) != count:
             self.complete = False
         start = pos = self.base * SEQ_STRIDE + self.size
         newest = self.newest
         kinds = _KINDS
+        if commits:  # every key an offset commit's (the newest of its key counts)
+            for key, size, _ in keys:
+                newest[key] = pos
+                pos += size
+            keys = ()
         for key, size, tombstone in keys:
             prefix = key[:2]
             kind = kinds.get(prefix)
@@ -182,16 +191,13 @@ class SegmentSummary:
 def decode_summary(data: bytes) -> SegmentSummary | None:
     """The summary ``data`` holds, or None if it is not a whole, intact summary of this
     version (its own CRC-32C, the last four bytes, covers the rest)."""
-    if len(data) < _HEAD.size + 4:
+    head = _intact_head(data)
+    if head is None:
+        return None
+    _, _, _, base, size, checksum, count, events, n_newest, n_kept = head
+    if base >= (1 << 63) // SEQ_STRIDE:
         return None
     body = memoryview(data)[:-4]
-    if crc32c(body) != _U32.unpack_from(data, len(data) - 4)[0]:
-        return None
-    magic, version, _, base, size, checksum, count, events, n_newest, n_kept = (
-        _HEAD.unpack_from(data)
-    )
-    if magic != _MAGIC or version != SUMMARY_VERSION or base >= (1 << 63) // SEQ_STRIDE:
-        return None
     bias = base * SEQ_STRIDE
     newest: dict[bytes, int] = {}
     pos = _HEAD.size
@@ -213,6 +219,37 @@ def decode_summary(data: bytes) -> SegmentSummary | None:
     if len(newest) != n_newest or any(offset >= bias + size for offset in kept):
         return None
     return SegmentSummary(base, size, count, events, newest, kept, checksum)
+
+
+def summary_matches(segment_path: str, base: int, data: bytes) -> bool:
+    """Whether the summary beside ``segment_path`` (read with plain file I/O) is intact
+    (its CRC-32C, magic, version) and describes exactly ``data``, the segment's bytes as
+    the caller read them: base ``base``, size ``len(data)``, and ``zlib.crc32(data)``
+    equal to the recorded CRC-32. Only the summary's fixed head is decoded. Anything else
+    (no summary, unreadable, malformed, another base, size or checksum): False."""
+    try:
+        with open(summary_path(segment_path), "rb") as f:
+            raw = f.read()
+    except OSError:
+        return False
+    head = _intact_head(raw)
+    if head is None:
+        return False
+    summary_base, size, checksum = head[3:6]
+    return bool(summary_base == base and size == len(data) and zlib.crc32(data) == checksum)
+
+
+def _intact_head(data: bytes) -> tuple[Any, ...] | None:
+    """The fixed head of the summary ``data``, if ``data`` is whole and intact (its own
+    CRC-32C, the last four bytes, covers the rest) and of this version; else None."""
+    if len(data) < _HEAD.size + 4:
+        return None
+    if crc32c(memoryview(data)[:-4]) != _U32.unpack_from(data, len(data) - 4)[0]:
+        return None
+    head: tuple[Any, ...] = _HEAD.unpack_from(data)
+    if head[0] != _MAGIC or head[1] != SUMMARY_VERSION:
+        return None
+    return head
 
 
 def summary_path(segment_path: str) -> str:

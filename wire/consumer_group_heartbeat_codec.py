@@ -12,7 +12,11 @@ with the readers of ``wire.fast_frames``:
   ``Container`` holding every field, ``subscribed_topic_regex`` None in v0), or None for
   anything it does not handle: another API or version, a tagged field anywhere, trailing
   bytes, a truncated or malformed frame. The codec then decodes (or refuses) the frame
-  itself, so a None changes nothing but the speed.
+  itself, so a None changes nothing but the speed. A steady request (every field after
+  the member epoch at its default) decodes to a ``SteadyRequestBody``, a ``Container``
+  whose type tells the server so (its steady shortcut, ``coordinator.server.group_apis``);
+  its values are kept by the frame's bytes after the correlation id, so the member's next
+  heartbeats (the same bytes but that id) are looked up, not read again.
 - ``encode_response_frame`` returns the codec's bytes for a response body (missing fields
   at their defaults), or None for a body it does not handle (unknown tagged fields, a value
   the codec would refuse), which the codec then encodes (or refuses) itself. The steady
@@ -42,7 +46,7 @@ from wire.fast_frames import (
 )
 from wire.varint import encode_uvarint
 
-__all__ = ["API_KEY", "decode_request_body", "encode_response_frame"]
+__all__ = ["API_KEY", "SteadyRequestBody", "decode_request_body", "encode_response_frame"]
 
 API_KEY = 68
 _MAX_VERSION = 1
@@ -113,10 +117,24 @@ def decode_request_body(payload: bytes) -> tuple[str | None, Container] | None:
     """(client id, body) of a ConsumerGroupHeartbeat request frame (without its size
     prefix) exactly as ``wire.codec`` decodes it, or None when this module does not handle
     the frame (see the module's docstring)."""
+    if type(payload) is bytes:
+        known = _STEADY_REQUESTS.get(payload[8:])
+        if known is not None and payload.startswith(known[0]):
+            _, client_id, group_id, member_id, member_epoch, version = known
+            return client_id, _steady_body(group_id, member_id, member_epoch, version)
     try:
         return _decode(payload)
     except (Malformed, IndexError, ValueError, struct.error):  # UnicodeDecodeError: ValueError
         return None
+
+
+# Steady requests decoded before, by the frame's bytes after the correlation id (the client
+# id, the header's tags and the body): (the frame's first four bytes -- API key and version
+# --, client id, group id, member id, member epoch, version). A member's steady heartbeats
+# are the same bytes but for the correlation id, so each later one is a lookup. Filled by
+# ``_decode`` from frames it read as steady; dropped whole at ``_MAX_STEADY_REQUESTS``.
+_STEADY_REQUESTS: dict[bytes, tuple[bytes, str | None, str, str, int, int]] = {}
+_MAX_STEADY_REQUESTS = 4096
 
 
 def _decode(data: bytes) -> tuple[str | None, Container] | None:
@@ -139,6 +157,11 @@ def _decode(data: bytes) -> tuple[str | None, Container] | None:
     member_id, pos = _required_string(data, pos)
     (member_epoch,) = _I32.unpack_from(data, pos)
     if data[pos + 4 :] == _STEADY_TAILS[version]:  # the steady heartbeat: nothing else set
+        if type(data) is bytes:
+            if len(_STEADY_REQUESTS) >= _MAX_STEADY_REQUESTS:
+                _STEADY_REQUESTS.clear()
+            _STEADY_REQUESTS[data[8:]] = (
+                data[:4], client_id, group_id, member_id, member_epoch, version)
         return client_id, _steady_body(group_id, member_id, member_epoch, version)
     instance_id, pos = nullable_compact_string(data, pos + 4)
     rack_id, pos = nullable_compact_string(data, pos)
@@ -175,16 +198,24 @@ def _decode(data: bytes) -> tuple[str | None, Container] | None:
     return client_id, body
 
 
+class SteadyRequestBody(Container):  # type: ignore[misc]  # construct is untyped
+    """The body of a steady request: a ``Container`` equal to the codec's (same keys, same
+    order, same values) whose every field after ``member_epoch`` is at its default (null,
+    ``rebalance_timeout_ms`` -1), which its type tells the server without reading them."""
+
+    __slots__ = ()
+
+
 # The bodies of steady requests by version, in the codec's key order (v0: the absent
 # subscribed_topic_regex last); ``_steady_body`` copies one and fills in the three values.
 _STEADY_BODIES = (
-    Container(
+    SteadyRequestBody(
         group_id="", member_id="", member_epoch=0,
         instance_id=None, rack_id=None, rebalance_timeout_ms=-1,
         subscribed_topic_names=None, server_assignor=None, topic_partitions=None,
         subscribed_topic_regex=None,  # the codec adds absent fields last
     ),
-    Container(
+    SteadyRequestBody(
         group_id="", member_id="", member_epoch=0,
         instance_id=None, rack_id=None, rebalance_timeout_ms=-1,
         subscribed_topic_names=None, subscribed_topic_regex=None, server_assignor=None,
@@ -193,10 +224,12 @@ _STEADY_BODIES = (
 )
 
 
-def _steady_body(group_id: str, member_id: str, member_epoch: int, version: int) -> Container:
+def _steady_body(
+    group_id: str, member_id: str, member_epoch: int, version: int
+) -> SteadyRequestBody:
     """The body of a request whose every optional field is null (at its default): a copy
     of the version's template (a third of the time of a Container built from keywords)."""
-    body = Container(_STEADY_BODIES[version])
+    body = SteadyRequestBody(_STEADY_BODIES[version])
     body["group_id"] = group_id
     body["member_id"] = member_id
     body["member_epoch"] = member_epoch

@@ -95,6 +95,9 @@ def nullable_string(data: bytes, pos: int) -> tuple[str | None, int]:
 
 def compact_string(data: bytes, pos: int) -> tuple[str, int]:
     """A uvarint(length + 1) string (not null)."""
+    size = data[pos]
+    if 0 < size < 0x80:  # the usual one-byte length, read here
+        return _take(data, pos + 1, size - 1), pos + size
     size, pos = uvarint(data, pos)
     if size == 0:
         raise Malformed("null string")
@@ -104,6 +107,11 @@ def compact_string(data: bytes, pos: int) -> tuple[str, int]:
 
 def nullable_compact_string(data: bytes, pos: int) -> tuple[str | None, int]:
     """A uvarint(length + 1) string, 0 for null."""
+    size = data[pos]
+    if size < 0x80:  # the usual one-byte length (or null), read here
+        if size == 0:
+            return None, pos + 1
+        return _take(data, pos + 1, size - 1), pos + size
     size, pos = uvarint(data, pos)
     if size == 0:
         return None, pos

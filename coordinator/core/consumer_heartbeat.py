@@ -78,6 +78,8 @@ __all__ = [
     "HeartbeatError",
     "handle_consumer_group_heartbeat",
     "replace_static_member",
+    "steady_heartbeat",
+    "steady_response",
 ]
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -128,12 +130,9 @@ def _steady(
     engine: Engine, req: ConsumerGroupHeartbeatRequest, token: ReplyToken, now_ms: int
 ) -> Result | None:
     """The hot path: a heartbeat that changes nothing (every optional field null) from a
-    member that is Stable at the group's epoch, topics unchanged. It only re-arms the
-    session, exactly what the full path would conclude; None sends it the full way. What
-    it needs beyond the request (the session key, the heartbeat interval; that the member
-    is Stable and the protocol enabled) is the member's ``steady_heartbeat``, made by the
-    first such heartbeat at the member's ``current`` (so at its epoch and state) and
-    config, as a classic member keeps its ``heartbeat_key``."""
+    member that is Stable at the group's epoch, topics unchanged (``steady_heartbeat``). It
+    only re-arms the session, exactly what the full path would conclude; None sends it the
+    full way."""
     if (
         req["topic_partitions"] is not None
         or req["subscribed_topic_names"] is not None
@@ -144,29 +143,51 @@ def _steady(
         or req["server_assignor"] is not None
     ):
         return None
-    group = engine.consumer_groups.get(req["group_id"])
+    steady = steady_heartbeat(engine, req["group_id"], req["member_id"], req["member_epoch"])
+    if steady is None:
+        return None
+    return Result((), (Reply(token, steady_response(steady)),), (ScheduleTimer(
+        steady.session_key, now_ms + steady.config.group_consumer_session_timeout_ms),))
+
+
+def steady_heartbeat(
+    engine: Engine, group_id: str, member_id: str, member_epoch: int
+) -> SteadyHeartbeat | None:
+    """What a steady heartbeat (one whose every optional field is null) of this member
+    concludes, or None when it must take the full path. Steady: the consumer protocol
+    enabled, the group current against the topics image, the member Stable at the group
+    epoch and the request at that epoch. Such a heartbeat writes no record; it answers
+    ``steady_response`` and moves the member's session timer (``session_key``) to now plus
+    ``config.group_consumer_session_timeout_ms``, as the full path would. The result is the
+    member's ``steady_heartbeat``, made by the first such heartbeat at the member's
+    ``current`` (so at its epoch and state) and config, as a classic member keeps its
+    ``heartbeat_key``. Shared by the core's handler and the server's steady shortcut, so
+    both decide on the same checks."""
+    group = engine.consumer_groups.get(group_id)
     if group is None or not group.is_current(engine.topics_image):
         return None
-    member = group.members.get(req["member_id"])
+    member = group.members.get(member_id)
     if member is None:
         return None
     current = member.current
-    if not current.member_epoch == req["member_epoch"] == group.group_epoch:
+    if not current.member_epoch == member_epoch == group.group_epoch:
         return None
     config = engine.config
     steady = member.steady_heartbeat
     if steady is None or steady.current is not current or steady.config is not config:
-        steady = _steady_heartbeat(group.group_id, member, current, config)
-        if steady is None:
-            return None
-    response: ConsumerGroupHeartbeatResponse = {
+        return _steady_heartbeat(group.group_id, member, current, config)
+    return steady
+
+
+def steady_response(steady: SteadyHeartbeat) -> ConsumerGroupHeartbeatResponse:
+    """The answer to a steady heartbeat: no error, the member's id, epoch and heartbeat
+    interval, no assignment (a new dict each time: the caller may keep it)."""
+    return {
         "error_code": _NO_ERROR,
-        "member_id": member.member_id,
-        "member_epoch": current.member_epoch,
+        "member_id": steady.session_key.member_id,
+        "member_epoch": steady.current.member_epoch,
         "heartbeat_interval_ms": steady.heartbeat_interval_ms,
     }
-    return Result((), (Reply(token, response),), (ScheduleTimer(
-        steady.session_key, now_ms + config.group_consumer_session_timeout_ms),))
 
 
 def _steady_heartbeat(

@@ -200,10 +200,7 @@ class GroupCoordinator(Engine):
         """``result.records`` are in the log: apply them to hard state and run the Result's
         callbacks. The runtime sends ``result.replies`` and then processes what this returns."""
         records = result.records
-        apply = self.store.apply
-        for record in records:
-            if type(record.key) is not RebalanceEventKey:  # history: nothing to apply
-                apply(record)
+        self.store.apply_appended(records)
         if self.pending:
             self.pending.settle(records)
         if not result.callbacks:

@@ -36,7 +36,7 @@ from storage.records import (
 )
 from wire.constants import ErrorCode
 
-__all__ = ["Engine", "valid_group_id"]
+__all__ = ["Engine", "renew_session", "valid_group_id"]
 
 
 def valid_group_id(group_id: str | None, allow_empty: bool) -> bool:
@@ -44,6 +44,14 @@ def valid_group_id(group_id: str | None, allow_empty: bool) -> bool:
     if group_id is None:
         return False
     return allow_empty or group_id != ""
+
+
+def renew_session(member: Member, now_ms: int, timeout_ms: int | None = None) -> int:
+    """Move ``member``'s session deadline to ``now_ms`` plus its session timeout (or
+    ``timeout_ms``); the new deadline, for the caller to arm the member's timer at."""
+    deadline = now_ms + (member.session_timeout_ms if timeout_ms is None else timeout_ms)
+    member.heartbeat_deadline = deadline
+    return deadline
 
 
 class Engine:
@@ -173,9 +181,7 @@ class Engine:
         self, member: Member, now_ms: int, fx: Effects, timeout_ms: int | None = None
     ) -> None:
         """(Re)arm the member's session timer (Kafka's completeAndScheduleNextHeartbeat)."""
-        deadline = now_ms + (member.session_timeout_ms if timeout_ms is None else timeout_ms)
-        member.heartbeat_deadline = deadline
-        fx.schedule(member.heartbeat_key, deadline)
+        fx.schedule(member.heartbeat_key, renew_session(member, now_ms, timeout_ms))
 
     def cancel_heartbeat(self, member: Member, fx: Effects) -> None:
         """Disarm the member's session timer."""

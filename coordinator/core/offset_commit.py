@@ -18,8 +18,8 @@ from typing import Any
 
 from coordinator.core.append_errors import offset_commit_error
 from coordinator.core.consumer_group import ConsumerGroup
-from coordinator.core.engine import Engine, valid_group_id
-from coordinator.core.group import ClassicGroup
+from coordinator.core.engine import Engine, renew_session, valid_group_id
+from coordinator.core.group import ClassicGroup, Member
 from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
     OffsetCommitRequest,
@@ -30,13 +30,19 @@ from coordinator.core.messages import (
 )
 from coordinator.core.result import Effects, ReplyToken, Result
 from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
-from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from coordinator.core.timers import TimerKey
+from storage.records import Record, offset_commit_record
 from wire.constants import ErrorCode
 
 __all__ = [
     "all_partitions",
+    "commit_failed",
+    "commit_records",
+    "commit_target",
     "handle_offset_commit",
+    "inline_commit",
     "metadata_too_large",
+    "session_renewed",
     "validate_classic_commit",
     "validate_consumer_commit",
 ]
@@ -122,68 +128,104 @@ def validate_consumer_commit(
     return None
 
 
+def commit_target(
+    engine: Engine, req: OffsetCommitRequest, version: int
+) -> tuple[ErrorCode | None, ClassicGroup | ConsumerGroup | None]:
+    """Kafka's OffsetMetadataManager.validateOffsetCommit for this commit: (the error every
+    partition is answered with, None) or (None, the group committed to); (None, None) when
+    the group does not exist and the commit makes a simple group. Shared by the handler
+    and ``inline_commit``, so both decide on the same checks."""
+    group_id = req["group_id"]
+    if not valid_group_id(group_id, allow_empty=True):
+        return ErrorCode.INVALID_GROUP_ID, None
+    generation = req["generation_id_or_member_epoch"]
+    consumer_group = engine.consumer_groups.get(group_id)
+    if consumer_group is not None:
+        error = validate_consumer_commit(consumer_group, generation, req["member_id"], version)
+        return error, None if error is not None else consumer_group
+    group = engine.groups.get(group_id)
+    if group is None:
+        if generation >= 0:
+            return (ErrorCode.GROUP_ID_NOT_FOUND if version >= 9
+                    else ErrorCode.ILLEGAL_GENERATION), None
+        return None, None  # a "simple" group: Kafka used only for offset storage
+    error = validate_classic_commit(group, generation, req["member_id"],
+                                    req["group_instance_id"])
+    if error is None and group.state is COMPLETING_REBALANCE:
+        error = ErrorCode.REBALANCE_IN_PROGRESS
+    return error, None if error is not None else group
+
+
 def handle_offset_commit(
     engine: Engine, ctx: RequestContext, req: OffsetCommitRequest, token: ReplyToken, now_ms: int
 ) -> Result:
     """Handle one OffsetCommit."""
     fx = engine.effects()
-    group_id = req["group_id"]
-    if not valid_group_id(group_id, allow_empty=True):
-        fx.reply(token, all_partitions(req["topics"], ErrorCode.INVALID_GROUP_ID))
+    error, target = commit_target(engine, req, ctx.api_version)
+    if error is not None:
+        fx.reply(token, all_partitions(req["topics"], error))
         return fx.result()
-    consumer_group = engine.consumer_groups.get(group_id)
-    if consumer_group is not None:
-        error = validate_consumer_commit(consumer_group, req["generation_id_or_member_epoch"],
-                                         req["member_id"], ctx.api_version)
-        if error is not None:
-            fx.reply(token, all_partitions(req["topics"], error))
-            return fx.result()
-        response = _store_offsets(engine, ctx, req, now_ms, fx)
-        fx.reply(token, response)
-        if fx.records:
-            fx.after_append(_CommitOutcome(engine, None, False, token, response))
-        return fx.result()
-    group = engine.groups.get(group_id)
-    created = group is None
-    if group is None:
-        if req["generation_id_or_member_epoch"] >= 0:
-            error = (ErrorCode.GROUP_ID_NOT_FOUND if ctx.api_version >= 9
-                     else ErrorCode.ILLEGAL_GENERATION)
-            fx.reply(token, all_partitions(req["topics"], error))
-            return fx.result()
-        # A "simple" group: Kafka used only for offset storage.
-        group = ClassicGroup(group_id, EMPTY, now_ms)
-        engine.groups[group_id] = group
-    validation_error = validate_classic_commit(
-        group, req["generation_id_or_member_epoch"], req["member_id"], req["group_instance_id"]
-    )
-    if validation_error is not None:
-        fx.reply(token, all_partitions(req["topics"], validation_error))
-        return fx.result()
-    state = group.state
-    if state is COMPLETING_REBALANCE:
-        fx.reply(token, all_partitions(req["topics"], ErrorCode.REBALANCE_IN_PROGRESS))
-        return fx.result()
-    if state is STABLE or state is PREPARING_REBALANCE:
-        # Commits from the previous generation are allowed while preparing; they keep the
-        # member's session alive.
-        engine.reschedule_heartbeat(group.members[req["member_id"]], now_ms, fx)
-    response = _store_offsets(engine, ctx, req, now_ms, fx)
+    group: ClassicGroup | None = None
+    created = target is None
+    if target is None:
+        group = ClassicGroup(req["group_id"], EMPTY, now_ms)
+        engine.groups[group.group_id] = group
+    elif type(target) is ClassicGroup:
+        group = target
+        member = _kept_alive(group, req)
+        if member is not None:
+            engine.reschedule_heartbeat(member, now_ms, fx)
+    records, response = commit_records(engine, req, ctx.api_version, now_ms)
     fx.reply(token, response)
-    if fx.records:
+    if records:
+        fx.records.extend(records)
+        engine.pending.add_offsets(req["group_id"], records)
         fx.after_append(_CommitOutcome(engine, group, created, token, response))
     return fx.result()
 
 
-def _store_offsets(
-    engine: Engine, ctx: RequestContext, req: OffsetCommitRequest, now_ms: int, fx: Effects
-) -> OffsetCommitResponse:
+def inline_commit(
+    engine: Engine, req: OffsetCommitRequest, version: int, now_ms: int
+) -> tuple[list[Record], OffsetCommitResponse, Member | None] | None:
+    """The commit the handler would make of ``req`` when it passes ``commit_target`` into
+    an existing group and commits at least one partition: its records, its answer (every
+    partition NONE or OFFSET_METADATA_TOO_LARGE) and the classic member whose session it
+    keeps alive (``session_renewed``); None for anything else, which takes the handler.
+    Nothing is changed: for a caller that appends the records itself at once (the server's
+    shortcut), then applies them (``HardState.apply_appended``) or, if the append failed,
+    answers ``commit_failed``."""
+    error, target = commit_target(engine, req, version)
+    if error is not None or target is None:
+        return None
+    records, response = commit_records(engine, req, version, now_ms)
+    if not records:
+        return None
+    return records, response, _kept_alive(target, req) if type(target) is ClassicGroup else None
+
+
+def _kept_alive(group: ClassicGroup, req: OffsetCommitRequest) -> Member | None:
+    """The member whose session a commit to classic ``group`` renews: the committer while
+    the group is Stable or PreparingRebalance (commits from the previous generation are
+    allowed while preparing; they keep the member's session alive), else None."""
+    state = group.state
+    if state is STABLE or state is PREPARING_REBALANCE:
+        return group.members[req["member_id"]]
+    return None
+
+
+def session_renewed(member: Member, now_ms: int) -> tuple[TimerKey, int]:
+    """Move ``member``'s session deadline as the handler's ``reschedule_heartbeat`` does;
+    the timer to arm (key, deadline)."""
+    return member.heartbeat_key, renew_session(member, now_ms)
+
+
+def commit_records(
+    engine: Engine, req: OffsetCommitRequest, version: int, now_ms: int
+) -> tuple[list[Record], OffsetCommitResponse]:
     """One OffsetCommit record per partition whose metadata fits, and the answer of every
-    partition. The hot path of a consumer: the records go to ``fx`` and to the writes in
-    flight in one step each (``PendingWrites.add_offsets``), not one call per partition."""
+    partition. The hot path of a consumer."""
     limit = engine.config.offset_metadata_max_bytes
     group_id = req["group_id"]
-    version = ctx.api_version
     retention = req["retention_time_ms"]
     # An explicit expiry exists only where the request carries a retention time (v2-4).
     expire = now_ms + retention if retention != -1 and 2 <= version <= 4 else -1
@@ -206,17 +248,32 @@ def _store_offsets(
             commit_timestamp = now_ms
             if per_partition_timestamp and p["commit_timestamp"] != -1:
                 commit_timestamp = p["commit_timestamp"]
-            add(Record(
-                OffsetCommitKey(group_id, name, index),
-                OffsetCommitValue(p["committed_offset"], p["committed_leader_epoch"], metadata,
-                                  commit_timestamp, expire),
-            ))
+            add(offset_commit_record(group_id, name, index, p["committed_offset"],
+                                     p["committed_leader_epoch"], metadata, commit_timestamp,
+                                     expire))
             answer({"partition_index": index, "error_code": ok})
         topics.append({"name": name, "partitions": results})
-    if records:
-        fx.records.extend(records)
-        engine.pending.add_offsets(group_id, records)
-    return {"topics": topics}
+    return records, {"topics": topics}
+
+
+def commit_failed(response: OffsetCommitResponse, error: ErrorCode) -> OffsetCommitResponse:
+    """The answer of a commit whose append failed with log-append error ``error``: each
+    partition it would have committed carries the mapped error (Kafka's
+    maybeConvertOffsetCommitError)."""
+    code = offset_commit_error(error)
+    return {
+        "topics": [
+            {
+                "name": t["name"],
+                "partitions": [
+                    {"partition_index": p["partition_index"],
+                     "error_code": p["error_code"] or code}
+                    for p in t["partitions"]
+                ],
+            }
+            for t in response["topics"]
+        ]
+    }
 
 
 class _CommitOutcome:
@@ -244,20 +301,7 @@ class _CommitOutcome:
 
     def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
         """Answer with the mapped error; undo the creation of a simple group."""
-        code = offset_commit_error(error)
-        fx.reply(self.token, {
-            "topics": [
-                {
-                    "name": t["name"],
-                    "partitions": [
-                        {"partition_index": p["partition_index"],
-                         "error_code": p["error_code"] or code}
-                        for p in t["partitions"]
-                    ],
-                }
-                for t in self.response["topics"]
-            ]
-        })
+        fx.reply(self.token, commit_failed(self.response, error))
         engine = self.engine
         group = self.group
         if group is None:

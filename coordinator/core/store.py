@@ -25,6 +25,7 @@ from storage.records import (
     GroupMetadataValue,
     OffsetCommitKey,
     OffsetCommitValue,
+    RebalanceEventKey,
     Record,
     TxnOffsetCommitKey,
     TxnOffsetCommitValue,
@@ -85,6 +86,13 @@ class HardState:
             self._apply_consumer(cast(ConsumerGroupKey, key), record)
         elif isinstance(key, TxnOffsetCommitKey):
             self._apply_pending_txn(key, value)
+
+    def apply_appended(self, records: Iterable[Record]) -> None:
+        """``apply`` each of ``records`` but RebalanceEvent history (nothing to apply)."""
+        apply = self.apply
+        for record in records:
+            if type(record.key) is not RebalanceEventKey:
+                apply(record)
 
     def _apply_pending_txn(self, key: TxnOffsetCommitKey, value: object) -> None:
         by_group = self.pending_txn.get(key.producer_id)

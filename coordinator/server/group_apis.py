@@ -33,13 +33,21 @@ from coordinator.core import (
     handle_offset_fetch,
 )
 from coordinator.core.consumer_describe import handle_consumer_group_describe
-from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
+from coordinator.core.consumer_heartbeat import (
+    handle_consumer_group_heartbeat,
+    steady_heartbeat,
+    steady_response,
+)
+from coordinator.core.offset_commit import commit_failed, inline_commit, session_renewed
 from coordinator.core.topics_image import TopicsImage
 from coordinator.server.context import RequestContext
 from coordinator.server.runtime import CoordinatorRuntime, PendingReply
+from storage.errors import append_error_of
+from wire.consumer_group_heartbeat_codec import SteadyRequestBody
 
 __all__ = [
     "GROUP_AUTHORIZED_OPERATIONS",
+    "ReadyReply",
     "TopicView",
     "consumer_group_describe",
     "consumer_group_heartbeat",
@@ -126,7 +134,8 @@ def _partition_errors(partitions: Iterable[int], error: int) -> list[dict[str, i
 class _OffsetCommit:
     """OffsetCommit: commit the partitions the broker has; refuse the others per partition.
     ``submit`` hands the commit to the coordinator at once and returns its pending reply,
-    so a connection may take the next request while this one waits for the disk."""
+    so a connection may take the next request while this one waits for the disk; the usual
+    commit, when nothing is in flight, is written and answered at once (``_commit_inline``)."""
 
     __name__ = __qualname__ = "offset_commit"
 
@@ -140,12 +149,17 @@ class _OffsetCommit:
 
     def submit(
         self, ctx: RequestContext, request: wire.DecodedRequest
-    ) -> PendingReply | None:
+    ) -> PendingReply | ReadyReply | None:
         body = request.body
         by_id = ctx.api_version >= _TOPIC_IDS_VERSION
         view = TopicView(ctx.state.topics)
-        if not by_id and _all_exist(view, body["topics"]):
-            return _runtime(ctx).submit(handle_offset_commit, ctx, body)  # the common case
+        if not by_id and _all_exist(view, body["topics"]):  # the common case
+            runtime = _runtime(ctx)
+            if not ctx.state.faults:
+                ready = _commit_inline(runtime, body, ctx.api_version)
+                if ready is not None:
+                    return ready
+            return runtime.submit(handle_offset_commit, ctx, body)
         refused: list[dict[str, Any]] = []
         valid: list[dict[str, Any]] = []
         untouched = not by_id
@@ -190,6 +204,34 @@ class _OffsetCommit:
 
 
 offset_commit = _OffsetCommit()
+
+
+def _commit_inline(runtime: CoordinatorRuntime, body: Any, version: int) -> ReadyReply | None:
+    """The usual commit without the runtime's bookkeeping: when the runtime may answer at
+    once (nothing queued or being written) and the core's ``inline_commit`` takes the
+    commit (an existing group, its checks passed), its records are appended here, applied
+    once written, and the answer is ready: the answer, records, hard state and session
+    deadline the handler gives the same request, without its Result, Reply, pending reply
+    and the append's completion. A failed append answers as the handler's does; a sink
+    that cannot write at once (the log busy with an fsync) leaves the commit to the
+    handler (None)."""
+    now_ms = runtime.answer_now_ms()
+    if now_ms is None:
+        return None
+    engine = runtime.coordinator
+    commit = inline_commit(engine, body, version, now_ms)
+    if commit is None:
+        return None
+    records, response, member = commit
+    written = runtime.append_now(records)
+    if written is False:
+        return None
+    if member is not None:  # the handler renews the session whatever the append does
+        runtime.arm_timer(*session_renewed(member, now_ms))
+    if written is True:
+        engine.store.apply_appended(records)
+        return ReadyReply(response)
+    return ReadyReply(commit_failed(response, append_error_of(written)))
 
 
 def _all_exist(view: TopicView, topics: Iterable[Any]) -> bool:
@@ -373,17 +415,70 @@ class _WithTopics:
 
     def submit(
         self, ctx: RequestContext, request: wire.DecodedRequest
-    ) -> PendingReply | None:
-        state = ctx.state
-        runtime: CoordinatorRuntime = state.groups
-        store = state.topics
-        # The version check inline: every steady heartbeat passes it with nothing to refresh.
-        if store is not None and runtime.coordinator.topics_image.version != store.version:
-            refresh_topics_image(ctx)
-        return runtime.submit(self._handler, ctx, request.body)
+    ) -> PendingReply | ReadyReply | None:
+        return _with_current_topics(ctx).submit(self._handler, ctx, request.body)
 
 
-consumer_group_heartbeat = _WithTopics(
+def _with_current_topics(ctx: RequestContext) -> CoordinatorRuntime:
+    """The runtime, its core holding the broker's current topics."""
+    state = ctx.state
+    runtime: CoordinatorRuntime = state.groups
+    store = state.topics
+    # The version check inline: every steady heartbeat passes it with nothing to refresh.
+    if store is not None and runtime.coordinator.topics_image.version != store.version:
+        refresh_topics_image(ctx)
+    return runtime
+
+
+class ReadyReply:
+    """A reply made without the runtime's bookkeeping, ready at once (the connection's
+    ``PendingAnswer``, as ``PendingReply``)."""
+
+    __slots__ = ("response",)
+
+    def __init__(self, response: Any) -> None:
+        self.response = response
+
+    def ready(self) -> bool:
+        return True
+
+    def result(self) -> Any:
+        return self.response
+
+    async def wait(self) -> Any:
+        return self.response
+
+    def discard(self) -> None:
+        """Nothing to release."""
+
+
+class _ConsumerGroupHeartbeat(_WithTopics):
+    """ConsumerGroupHeartbeat, with a shortcut for the steady heartbeat (every optional
+    field null, as the codec's ``SteadyRequestBody`` says): when the core's
+    ``steady_heartbeat`` finds it steady and the runtime may answer at once, the member's
+    session timer moves and the answer is made here, without the runtime's pending reply,
+    Result, Reply and ScheduleTimer. It is the answer, session deadline and (no) records
+    the core's handler gives the same request. Everything else, and everything while
+    faults are injected, takes the handler."""
+
+    def submit(
+        self, ctx: RequestContext, request: wire.DecodedRequest
+    ) -> PendingReply | ReadyReply | None:
+        runtime = _with_current_topics(ctx)
+        body = request.body
+        if type(body) is SteadyRequestBody and not ctx.state.faults:
+            now_ms = runtime.answer_now_ms()
+            if now_ms is not None:
+                steady = steady_heartbeat(runtime.coordinator, body["group_id"],
+                                          body["member_id"], body["member_epoch"])
+                if steady is not None:
+                    runtime.arm_timer(steady.session_key,
+                                      now_ms + steady.config.group_consumer_session_timeout_ms)
+                    return ReadyReply(steady_response(steady))
+        return runtime.submit(self._handler, ctx, body)
+
+
+consumer_group_heartbeat = _ConsumerGroupHeartbeat(
     handle_consumer_group_heartbeat, "consumer_group_heartbeat",
     "ConsumerGroupHeartbeat against the broker's current topics.",
 )

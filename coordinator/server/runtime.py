@@ -331,6 +331,24 @@ class CoordinatorRuntime:
             raise
         return pending
 
+    def answer_now_ms(self) -> int | None:
+        """``now_ms()`` if a caller may answer a record-less request itself at once (loaded,
+        open, no append queued or being written), else None: ``submit`` queues it then."""
+        if self._queue or self._writing or self._closed or not self._loaded.is_set():
+            return None
+        return self.now_ms()
+
+    def append_now(self, records: Sequence[Record]) -> bool | Exception:
+        """Append ``records`` at once, as ``submit`` does when nothing is in flight (call only
+        when ``answer_now_ms`` allows): True once written, False when the sink cannot write
+        synchronously now (nothing written: use ``submit``), the error when the append
+        failed (counted and logged as any failed append)."""
+        try:
+            return self.sink.append_nowait(records)
+        except Exception as exc:
+            self._append_failed(len(records), exc)
+            return exc
+
     def _process(self, result: Result, *, settled: bool = False) -> None:
         """Apply one Result: timers now, records queued in order, replies when durable.
         ``settled``: the Result follows an append that just completed, so replies without
@@ -448,19 +466,19 @@ class CoordinatorRuntime:
         """Arm/disarm keys. The heap is lazy: each armed key has one live heap entry at or
         before its deadline (``_queued``); pushing a later deadline (every heartbeat does)
         only updates the dict, and the entry is moved when it comes up."""
-        timers = self._timers
-        queued = self._queued
+        arm = self.arm_timer
         for change in changes:
-            key = change.key
             if isinstance(change, ScheduleTimer):
-                deadline = change.deadline_ms
-                timers[key] = deadline
-                entry = queued.get(key)
-                if entry is not None and entry <= deadline:
-                    continue
-                self._push(key, deadline)
+                arm(change.key, change.deadline_ms)
             else:
-                timers.pop(key, None)
+                self._timers.pop(change.key, None)
+
+    def arm_timer(self, key: TimerKey, deadline_ms: int) -> None:
+        """Arm ``key`` at ``deadline_ms``, replacing its deadline (a ScheduleTimer's change)."""
+        self._timers[key] = deadline_ms
+        entry = self._queued.get(key)
+        if entry is None or entry > deadline_ms:
+            self._push(key, deadline_ms)
 
     def _push(self, key: TimerKey, deadline: int) -> None:
         self._queued[key] = deadline

@@ -18,7 +18,7 @@ from pyspark.sql.types import (
 )
 
 from .chunk import Chunk
-from .columns import COLUMNS, MEMBER_FIELDS, OFFSET_COMMIT, Columns
+from .columns import COLUMNS, MEMBER_FIELDS, NOT_NULL, OFFSET_COMMIT, Columns
 
 __all__ = ["arrow_schema", "chunk_batches", "spark_schema", "to_record_batch"]
 
@@ -41,11 +41,12 @@ _SPARK_TYPES: dict[str, DataType] = {
 
 
 def spark_schema() -> StructType:
-    """The Data Source's schema as a Spark StructType (no JVM needed)."""
+    """The Data Source's schema as a Spark StructType (no JVM needed): the columns of
+    :data:`.columns.NOT_NULL` are not nullable, the others are."""
     fields = []
     for name, kind in COLUMNS:
         dtype = ArrayType(_MEMBER) if name == "members" else _SPARK_TYPES[kind]
-        fields.append(StructField(name, dtype, nullable=True))
+        fields.append(StructField(name, dtype, nullable=name not in NOT_NULL))
     return StructType(fields)
 
 
@@ -73,7 +74,8 @@ def arrow_schema() -> pa.Schema:
     global _ARROW_SCHEMA
     if _ARROW_SCHEMA is None:
         _ARROW_SCHEMA = pa.schema(
-            [pa.field(f.name, _arrow_type(f.dataType)) for f in spark_schema().fields]
+            [pa.field(f.name, _arrow_type(f.dataType), nullable=f.nullable)
+             for f in spark_schema().fields]
         )
     return _ARROW_SCHEMA
 

@@ -14,6 +14,7 @@ __all__ = [
     "CORRUPT",
     "GROUP_METADATA",
     "MEMBER_FIELDS",
+    "NOT_NULL",
     "OFFSET_COMMIT",
     "REBALANCE_EVENT",
     "RECORD_TYPES",
@@ -91,6 +92,12 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("problem", "string"),
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
+
+#: The columns every row has a value in, whatever its record type (a torn tail or a
+#: corrupt entry too: the file, the byte offset, the row's kind): declared non-nullable,
+#: so Spark's row conversion skips their null checks. ``log_index`` is null in torn_tail /
+#: corrupt rows, the key and value columns wherever the record type has none.
+NOT_NULL = frozenset({"data_dir", "segment", "position", "record_type", "tombstone"})
 
 _ASSIGNED_CACHE: dict[bytes, list[dict[str, Any]] | None] = {}
 

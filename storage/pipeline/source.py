@@ -21,6 +21,7 @@ Options: ``path`` / ``paths`` (set by ``load``), ``strict`` (default false),
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -41,6 +42,7 @@ __all__ = [
     "KcoordLogDataSource",
     "arrow_schema",
     "chunk_batches",
+    "freeze_worker_heap",
     "pack_segments",
     "pruned_schema",
     "reader_schema",
@@ -68,6 +70,29 @@ def split_paths(paths: str | Sequence[str]) -> list[str]:
     return out
 
 
+#: Where :func:`freeze_worker_heap` froze the heap -> the pid of the process that did
+#: (a forked child has another pid, so it freezes its own).
+_FROZEN_AT: dict[str, int] = {}
+
+
+def freeze_worker_heap(point: str) -> bool:
+    """In a reused Spark Python worker (``SPARK_REUSE_WORKER`` set, Spark's default), move
+    every object alive now into the collector's permanent generation, the first time
+    the process reaches ``point``: before the first read, the modules the worker imported
+    (pyspark, pyarrow, numpy, kcoord's); after it, those the parse imported lazily
+    (``pyarrow.compute``, pandas through ``pyarrow.pandas_compat``). After each task the
+    worker's loop (``pyspark.daemon``) runs a full ``gc.collect()`` that otherwise walks
+    ≈ 94k such objects, ≈ 40 ms of CPU per task, and the automatic full collections
+    during a parse walk them too. Objects made later are collected as before (and
+    frozen ones are still freed when their reference count drops). True if this call
+    froze the heap."""
+    if not os.environ.get("SPARK_REUSE_WORKER") or _FROZEN_AT.get(point) == os.getpid():
+        return False
+    _FROZEN_AT[point] = os.getpid()
+    gc.freeze()
+    return True
+
+
 def _truthy(value: str | None) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes", "on")
 
@@ -75,14 +100,21 @@ def _truthy(value: str | None) -> bool:
 class KcoordLogDataSource(DataSource):
     """``spark.read.format("kcoord-log").load(paths)``."""
 
+    def __init__(self, options: dict[str, str]) -> None:
+        # Spark makes the instance in its create_data_source worker (reused per job).
+        freeze_worker_heap("create")
+        super().__init__(options)
+
     @classmethod
     def name(cls) -> str:
         return FORMAT_NAME
 
     def schema(self) -> StructType:
+        freeze_worker_heap("schema")
         return spark_schema()
 
     def reader(self, schema: StructType) -> KcoordLogReader:
+        freeze_worker_heap("reader")
         options = self.options
         raw: list[str] = []
         if options.get("paths"):
@@ -97,8 +129,9 @@ class KcoordLogDataSource(DataSource):
         pack = options.get("maxPartitionBytes")
         if pack is not None and int(pack) < 1:
             raise ValueError(f"kcoord-log: maxPartitionBytes must be positive, not {pack}")
-        return KcoordLogReader(raw, _truthy(options.get("strict")), chunk,
-                               _projection(schema), None if pack is None else int(pack))
+        columns, nullable = _projection(schema)
+        return KcoordLogReader(raw, _truthy(options.get("strict")), chunk, columns,
+                               None if pack is None else int(pack), nullable)
 
 
 class SegmentPartition(InputPartition):
@@ -146,14 +179,16 @@ class KcoordLogReader(DataSourceReader):
     together (:func:`pack_segments`), each large one alone."""
 
     def __init__(self, paths: list[str], strict: bool, chunk_entries: int,
-                 columns: list[str] | None = None, max_partition_bytes: int | None = None
-                 ) -> None:
+                 columns: list[str] | None = None, max_partition_bytes: int | None = None,
+                 nullable: Sequence[str] = ()) -> None:
         self.paths = paths
         self.strict = strict
         self.chunk_entries = chunk_entries
         #: the columns to yield (a schema given to the reader), None for all
         self.columns = columns
         self.max_partition_bytes = max_partition_bytes
+        #: non-nullable columns the given schema declares nullable (they are shipped so)
+        self.nullable = tuple(nullable)
 
     def partitions(self) -> list[SegmentPartition]:
         segments: list[SegmentFile] = []
@@ -173,19 +208,28 @@ class KcoordLogReader(DataSourceReader):
         if not isinstance(partition, SegmentPartition):
             # No segment at all: Spark still runs one task with InputPartition(None).
             return
-        schema = reader_schema(self.columns)
+        freeze_worker_heap("read")
+        schema = reader_schema(self.columns, self.nullable)
         for seg in partition.segments:
             yield from segment_batches(
                 seg, schema, strict=self.strict, chunk_entries=self.chunk_entries
             )
+        freeze_worker_heap("after read")
 
 
-def reader_schema(columns: Sequence[str] | None = None) -> pa.Schema:
-    """The Arrow schema the reader yields: every column, or ``columns`` in that order."""
+def reader_schema(
+    columns: Sequence[str] | None = None, nullable: Sequence[str] = ()
+) -> pa.Schema:
+    """The Arrow schema the reader yields: every column, or ``columns`` in that order;
+    the columns in ``nullable`` declared nullable even where the data source's schema
+    says they are not (as a schema given to the reader may declare them)."""
     full = arrow_schema()
-    if columns is None:
+    if columns is None and not nullable:
         return full
-    return pa.schema([full.field(name) for name in columns])
+    return pa.schema([
+        full.field(name).with_nullable(True) if name in nullable else full.field(name)
+        for name in (full.names if columns is None else columns)
+    ])
 
 
 def pruned_schema(columns: Sequence[str]) -> StructType:
@@ -199,20 +243,29 @@ def pruned_schema(columns: Sequence[str]) -> StructType:
     return StructType([f for f in spark_schema().fields if f.name in wanted])
 
 
-def _projection(schema: StructType) -> list[str] | None:
-    """The columns of a schema given to the reader (None: the whole schema); ValueError
-    for a column that is not the Data Source's or has another type."""
-    full = {f.name: f.dataType for f in spark_schema().fields}
+def _projection(schema: StructType) -> tuple[list[str] | None, list[str]]:
+    """The columns of a schema given to the reader (None: the whole schema) and those of
+    them it declares nullable though the data source's schema does not (they are then
+    shipped as nullable: Spark requires the batches' Arrow fields to be the schema's);
+    ValueError for a column that is not the Data Source's, has another type, or is
+    declared non-nullable where rows can hold null."""
+    full = {f.name: f for f in spark_schema().fields}
     names = [f.name for f in schema.fields]
-    if names == list(full):
-        return None
+    looser: list[str] = []
     for f in schema.fields:
-        if full.get(f.name) != f.dataType:
+        ours = full.get(f.name)
+        if ours is None or ours.dataType != f.dataType:
             raise ValueError(
                 f"kcoord-log: column {f.name} {f.dataType.simpleString()} is not in the "
                 "schema (see storage.pipeline.columns.COLUMNS)"
             )
-    return names
+        if ours.nullable and not f.nullable:
+            raise ValueError(
+                f"kcoord-log: column {f.name} can be null (declare it nullable)"
+            )
+        if f.nullable and not ours.nullable:
+            looser.append(f.name)
+    return (None if names == list(full) else names), looser
 
 
 def register(spark: Any) -> None:

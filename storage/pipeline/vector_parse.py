@@ -4,12 +4,18 @@ It gives the same rows as :func:`storage.pipeline.parse.parse_segment_chunks` fo
 :func:`storage.pipeline.source.chunk_batches` (tests compare the two on generated logs),
 without a Python object per offset commit:
 
-1. a Python loop over the entries' length fields only finds the entry boundaries
-   (``storage/FORMAT.md`` section 3: length in range, the entry present);
+1. the entry boundaries (``storage/FORMAT.md`` section 3: length in range, the entry
+   present) are found with numpy: every byte offset where an entry that frames exactly
+   (format 1, key and value filling it) could start is a candidate, and runs of
+   candidates each of which ends where the next starts are taken whole; only where the
+   chain leaves the candidates does a Python step read one length field (:class:`_Framer`);
 2. the CRC-32C of every entry body (``crc32c`` mapped over memoryview slices, no Python
-   loop) is compared with the stored ones, and the framing rules (entry format 1, key and
-   value lengths exactly filling the entry) are checked with numpy over all entries at
-   once; the first entry failing any of them ends the fast part;
+   loop) is compared with the stored ones, unless the segment's summary
+   (``storage/FORMAT.md`` section 10) describes exactly the bytes read: its size and its
+   CRC-32 of the whole file (``zlib.crc32``, one call) match, so the bytes are those
+   kcoord checked or wrote; the framing rules (entry format 1, key and value lengths) are
+   checked with numpy over all entries at once either way; the first entry failing any of
+   them ends the fast part;
 3. each distinct key's bytes are decoded once (storage's codec, :class:`KeyTable`); for
    entries whose key is an OffsetCommit key, the value's fixed fields (OffsetCommitValue
    v3: version, offset, leader epoch, metadata length, commit timestamp) are gathered
@@ -35,6 +41,7 @@ from storage.directory import SegmentFile
 from storage.record_codec import decode_key
 from storage.records import OffsetCommitKey
 from storage.segment import HEADER_SIZE, MAX_ENTRY_LENGTH
+from storage.segment_summary import summary_matches
 from wire.checksum import crc32c
 
 from .arrow_rows import chunk_batches
@@ -45,8 +52,6 @@ from .parse import DEFAULT_CHUNK_ENTRIES, check_header, fill_chunk, read_segment
 __all__ = ["segment_batches"]
 
 _U32 = struct.Struct(">I")
-_WIDTHS = {np.dtype(t).itemsize: np.arange(np.dtype(t).itemsize, dtype=np.int64)
-           for t in (">i2", ">i4", ">i8")}
 _MAX_VIEW_OFFSET = 2**31 - 1
 _INLINE = np.arange(12, dtype=np.int64)
 _Int = np.ndarray[Any, np.dtype[np.int64]]
@@ -64,27 +69,32 @@ def segment_batches(
     """One segment file as Arrow batches of ``schema`` (the Data Source's schema or a
     subset of its columns), each from at most ``chunk_entries`` entries. ``data`` is the
     file's bytes if already read. Raises what ``parse_segment_chunks`` raises."""
+    verified = False
     if data is None:
         data = read_segment(seg)
+        verified = summary_matches(seg.path, seg.base, data)
     keys = KeyTable()
     known: dict[bytes, int] = {}
     names = schema.names
 
     def slow_batches(chunk: Chunk) -> Iterator[pa.RecordBatch]:
         for batch in chunk_batches(chunk):
-            yield batch if batch.schema.names == names else batch.select(names)
+            if batch.schema.equals(schema):
+                yield batch
+            else:  # the schema's columns, with its nullability
+                yield pa.RecordBatch.from_arrays(batch.select(names).columns, schema=schema)
 
     header = check_header(seg, data, keys, strict)
     if header is not None:  # a bad header: the problem row
         yield from slow_batches(header)
         return
-    buf = np.frombuffer(data, dtype=np.uint8)
-    view = memoryview(data)
+    buf = _Bytes(data)
+    framer = _Framer(buf)
     pos, index, end = HEADER_SIZE, seg.base, len(data)
     while pos < end:
-        starts, framed_to = _frame(data, pos, end, chunk_entries)
+        starts, framed_to = framer.frame(pos, chunk_entries)
         slow = Chunk(seg, keys)
-        read, good = _parse_run(data, buf, view, starts, index, slow, known, strict)
+        read, good = _parse_run(buf, starts, index, slow, known, strict, verified)
         done = False
         for columns in read:
             if len(columns["position"]):
@@ -94,7 +104,7 @@ def segment_batches(
         if good < len(starts) or (framed_to < end and good < chunk_entries):
             # the entry where the framing rules stopped, on the per-record path: it
             # names why and ends the segment (or reads the entry if it is valid after all)
-            stopped_at = starts[good] if good < len(starts) else framed_to
+            stopped_at = int(starts[good]) if good < len(starts) else framed_to
             pos, index, done = fill_chunk(data, stopped_at, end, index, slow, strict, 1)
             done = done or pos == stopped_at
         yield from slow_batches(slow)
@@ -102,81 +112,167 @@ def segment_batches(
             return
 
 
-def _frame(data: bytes, pos: int, end: int, limit: int) -> tuple[list[int], int]:
-    """Start offsets of up to ``limit`` entries from ``pos`` whose length is in range and
-    whose bytes are present, and where that stopped."""
-    starts: list[int] = []
-    append = starts.append
-    u32 = _U32.unpack_from
-    max_length = MAX_ENTRY_LENGTH
-    while limit > 0 and end - pos >= 18:
-        (length,) = u32(data, pos)
-        stop = pos + 8 + length
-        if length < 10 or length > max_length or stop > end:
-            break
-        append(pos)
-        pos = stop
-        limit -= 1
-    return starts, pos
+class _Bytes:
+    """A segment's bytes, and big-endian integers gathered from them at any byte offsets
+    (numpy views of the bytes with a one-byte stride: one gather per column)."""
+
+    __slots__ = ("_views", "data", "u8", "view")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.u8: np.ndarray[Any, np.dtype[np.uint8]] = np.frombuffer(data, dtype=np.uint8)
+        self.view = memoryview(data)
+        self._views: dict[str, np.ndarray[Any, Any]] = {}
+
+    def ints(self, at: _Int, dtype: str) -> _Int:
+        """The integers of ``dtype`` (``>i2``, ``>u4``, ``>i8``, ...) at the byte offsets
+        ``at`` (each with all its bytes inside the data), as int64."""
+        strided = self._views.get(dtype)
+        if strided is None:
+            kind = np.dtype(dtype)
+            count = max(len(self.data) - kind.itemsize + 1, 0)
+            strided = self._views[dtype] = np.ndarray(
+                (count,), dtype=kind, buffer=self.data, strides=(1,)
+            )
+        out: _Int = strided[at].astype(np.int64)
+        return out
 
 
-def _ints(buf: np.ndarray[Any, Any], at: _Int, dtype: str) -> _Int:
-    """The big-endian integers of ``dtype`` (``>i2``, ``>i4``, ``>i8``, ``>u4``, ...) at
-    the byte offsets ``at``, as int64."""
-    width = np.dtype(dtype).itemsize
-    gathered = buf[at[:, None] + _WIDTHS[width]]
-    out: _Int = gathered.view(dtype)[:, 0].astype(np.int64)
-    return out
+class _Framer:
+    """The entry boundaries of one segment from an offset on, found at once for the rest
+    of the segment (:meth:`frame` slices them), equal to a Python loop over the length
+    fields (stop at the first entry with fewer than 18 bytes left, a length out of range
+    or not all present).
+
+    Candidates are the byte offsets where an entry could start and frame exactly: at least
+    18 bytes left, length in range and present, format 1, key length >= 0, the value
+    length -1 or >= 0 with key and value filling the entry. Runs of candidates each ending
+    where the next starts are taken whole; where the chain reaches an offset that is not
+    a candidate (an entry breaking a rule beyond the length, or the end of a candidate
+    that is not the next candidate because a false one lies inside an entry), one Python
+    step applies the length rules themselves. Every offset taken passes those rules and
+    none is skipped, so the boundaries are the loop's."""
+
+    def __init__(self, buf: _Bytes) -> None:
+        self.buf = buf
+        self.chain: _Int = np.zeros(0, dtype=np.int64)
+        self.final = -1
+        self._candidates: tuple[_Int, _Int, _Int] | None = None
+
+    def frame(self, pos: int, limit: int) -> tuple[_Int, int]:
+        """Start offsets of up to ``limit`` entries from ``pos`` whose length is in range
+        and whose bytes are present, and where that stopped."""
+        chain = self.chain
+        i = int(np.searchsorted(chain, pos))
+        if i >= len(chain) or chain[i] != pos:
+            chain, self.final = self._walk(pos)
+            self.chain = chain
+            i = 0
+        stop = i + limit
+        return chain[i:stop], int(chain[stop]) if stop < len(chain) else self.final
+
+    def candidates(self) -> tuple[_Int, _Int, _Int]:
+        """(candidate offsets; each one's end; the indices where a run of candidates ends,
+        the next candidate not starting where this one ends, the last index always)."""
+        if self._candidates is None:
+            buf = self.buf
+            end = len(buf.data)
+            top = end - 18  # the last offset with 18 bytes left
+            c: _Int = np.zeros(0, dtype=np.int64)
+            stop: _Int = c
+            if top >= HEADER_SIZE:
+                u8 = buf.u8
+                c = np.flatnonzero(u8[HEADER_SIZE + 9 : top + 10] == 1) + HEADER_SIZE
+                c = c[u8[c + 8] == 0]
+                stop = c + 8 + buf.ints(c, ">u4")
+                keep = (stop >= c + 18) & (stop <= c + 8 + MAX_ENTRY_LENGTH) & (stop <= end)
+                c, stop = c[keep], stop[keep]
+                klen = buf.ints(c + 10, ">i4")
+                kend = c + 14 + klen
+                keep = (klen >= 0) & (kend + 4 <= stop)
+                c, stop, kend = c[keep], stop[keep], kend[keep]
+                keep = _value_fills_entry(buf.ints(kend, ">i4"), stop - kend)
+                c, stop = c[keep], stop[keep]
+            run_ends = np.append(np.flatnonzero(stop[:-1] != c[1:]), len(c) - 1)
+            self._candidates = c, stop, run_ends
+        return self._candidates
+
+    def _walk(self, pos: int) -> tuple[_Int, int]:
+        """Every entry start from ``pos`` on, and where they end."""
+        c, stop, run_ends = self.candidates()
+        data = self.buf.data
+        end = len(data)
+        parts: list[_Int] = []
+        singles: list[int] = []
+        u32 = _U32.unpack_from
+        while end - pos >= 18:
+            i = int(np.searchsorted(c, pos))
+            if i < len(c) and c[i] == pos:
+                last = int(run_ends[np.searchsorted(run_ends, i)])
+                if singles:
+                    parts.append(np.array(singles, dtype=np.int64))
+                    singles = []
+                parts.append(c[i : last + 1])
+                pos = int(stop[last])
+                continue
+            (length,) = u32(data, pos)
+            after = pos + 8 + length
+            if length < 10 or length > MAX_ENTRY_LENGTH or after > end:
+                break
+            singles.append(pos)
+            pos = after
+        if singles:
+            parts.append(np.array(singles, dtype=np.int64))
+        chain = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        return chain, pos
 
 
 def _parse_run(
-    data: bytes,
-    buf: np.ndarray[Any, Any],
-    view: memoryview,
-    starts_list: list[int],
+    buf: _Bytes,
+    s: _Int,
     index: int,
     slow: Chunk,
     known: dict[bytes, int],
     strict: bool,
+    verified: bool,
 ) -> tuple[list[dict[str, Any]], int]:
-    """Parse the framed entries at ``starts_list`` (entry ``index`` first): (the offset
-    commits read here and the commit tombstones, as numpy columns; how many entries pass
-    the framing rules: a prefix). The other entries go to ``slow``, in log order."""
-    n = len(starts_list)
+    """Parse the framed entries at ``s`` (entry ``index`` first): (the offset commits
+    read here and the commit tombstones, as numpy columns; how many entries pass the
+    framing rules: a prefix). The other entries go to ``slow``, in log order.
+    ``verified``: the bytes are those kcoord checked or wrote (a matching summary), so
+    the entries' CRC-32C is not computed again."""
+    n = len(s)
     if n == 0:
         return [], 0
-    s: _Int = np.array(starts_list, dtype=np.int64)
-    stop = s + 8 + _ints(buf, s, ">u4")
-    body = (s + 8).tolist()
-    crcs = np.fromiter(
-        map(crc32c, map(view.__getitem__, map(slice, body, stop.tolist()))),
-        dtype=np.int64, count=n,
-    )
-    klen = _ints(buf, s + 10, ">i4")
+    data = buf.data
+    stop = s + 8 + buf.ints(s, ">u4")
+    klen = buf.ints(s + 10, ">i4")
     kend = s + 14 + klen
-    ok: _Bool = (
-        (crcs == _ints(buf, s + 4, ">u4"))
-        & (_ints(buf, s + 8, ">u2") == 1)
-        & (klen >= 0)
-        & (kend + 4 <= stop)
-    )
+    ok: _Bool = (buf.ints(s + 8, ">u2") == 1) & (klen >= 0) & (kend + 4 <= stop)
+    if not verified:
+        view = buf.view
+        crcs = np.fromiter(
+            map(crc32c, map(view.__getitem__, map(slice, (s + 8).tolist(), stop.tolist()))),
+            dtype=np.int64, count=n,
+        )
+        ok &= crcs == buf.ints(s + 4, ">u4")
     kend = np.where(ok, kend, s + 8)  # a readable value length either way
-    vlen = _ints(buf, kend, ">i4")
+    vlen = buf.ints(kend, ">i4")
     span = stop - kend
-    ok &= ((vlen == -1) & (span == 4)) | ((vlen >= 0) & (span == 4 + vlen))
+    ok &= _value_fills_entry(vlen, span)
     if not ok.all():
         m = int(np.argmin(ok))
         s, stop, kend, vlen, span = s[:m], stop[:m], kend[:m], vlen[:m], span[:m]
         n = m
-    kid, is_commit_key = _key_ids(buf, data, slow.keys, known, s + 14, kend)
+    kid, is_commit_key = _key_ids(buf, slow.keys, known, s + 14, kend)
     fast = is_commit_key & (span >= 28)
     vs = np.where(fast, kend, 0)
-    mlen = _ints(buf, vs + 18, ">i2")
-    fast &= (_ints(buf, vs + 4, ">i2") == 3) & (mlen >= 0) & (span == 28 + mlen)
+    mlen = buf.ints(vs + 18, ">i2")
+    fast &= (buf.ints(vs + 4, ">i2") == 3) & (mlen >= 0) & (span == 28 + mlen)
     metadata = _metadata(data, vs, mlen, fast)
     vs = np.where(fast, vs, 0)
     mlen = np.where(fast, mlen, 0)
-    commit_ts = _ints(buf, vs + 20 + mlen, ">i8")
+    commit_ts = buf.ints(vs + 20 + mlen, ">i8")
     tombstone = is_commit_key & (vlen == -1)
     _slow_runs(data, s, fast | tombstone, index, slow, strict)
     rows = np.flatnonzero(fast)
@@ -184,8 +280,8 @@ def _parse_run(
         "position": s[rows],
         "log_index": rows + index,
         "key": kid[rows],
-        "offset": _ints(buf, vs[rows] + 6, ">i8"),
-        "leader_epoch": _ints(buf, vs[rows] + 14, ">i4"),
+        "offset": buf.ints(vs[rows] + 6, ">i8"),
+        "leader_epoch": buf.ints(vs[rows] + 14, ">i4"),
         "commit_timestamp": commit_ts[rows],
         "metadata": None if metadata is None else [metadata.get(int(r), "") for r in rows],
     }
@@ -194,9 +290,15 @@ def _parse_run(
     return [commits, tombstones], n
 
 
+def _value_fills_entry(vlen: _Int, span: _Int) -> _Bool:
+    """Where the value length ``vlen`` (-1: no value) and what follows the key, ``span``
+    bytes (the value length field included), fill the entry exactly."""
+    fills: _Bool = ((vlen == -1) & (span == 4)) | ((vlen >= 0) & (span == 4 + vlen))
+    return fills
+
+
 def _key_ids(
-    buf: np.ndarray[Any, Any],
-    data: bytes,
+    buf: _Bytes,
     keys: KeyTable,
     known: dict[bytes, int],
     kstart: _Int,
@@ -206,20 +308,11 @@ def _key_ids(
     decodes (other keys are left to the per-record path, which reports or skips them).
     ``known`` maps the segment's key bytes seen so far to that id (-1: not a commit key).
 
-    The keys are an Arrow ``binary_view`` array over the segment's bytes (16-byte views
-    built with numpy: length, then the bytes inline up to 12, else a 4-byte prefix and the
-    offset), dictionary-encoded by Arrow: no Python object per entry."""
-    if len(buf) > _MAX_VIEW_OFFSET:  # views hold int32 offsets: the keys' bytes instead
-        raw: pa.Array = pa.array(
-            list(map(data.__getitem__, map(slice, kstart.tolist(), kend.tolist()))),
-            type=pa.binary(),
-        )
-    else:
-        raw = _key_views(buf, data, kstart, kend)
-    encoded = raw.dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    Each distinct key's bytes are found by Arrow's dictionary encoding (:func:`_key_codes`):
+    no Python object per entry."""
+    codes, distinct = _key_codes(buf, kstart, kend)
     ids: list[int] = []
-    for kb in encoded.dictionary.to_pylist():
+    for kb in distinct:
         found = known.get(kb)
         if found is None:
             found = known[kb] = _commit_key_id(keys, kb)
@@ -229,14 +322,76 @@ def _key_ids(
     return kid, kid >= 0
 
 
-def _key_views(buf: np.ndarray[Any, Any], data: bytes, kstart: _Int, kend: _Int) -> pa.Array:
+#: Keys of at most this many different lengths are encoded as fixed-size binary, one
+#: array per length; more, as one array of variable-length views.
+MAX_KEY_LENGTHS = 16
+
+
+def _key_codes(buf: _Bytes, kstart: _Int, kend: _Int) -> tuple[_Int, list[bytes]]:
+    """(per entry, the index of its key in the list of distinct keys; that list): the
+    keys ``data[kstart:kend]`` dictionary-encoded by Arrow. Keys of a few lengths (all
+    the same length, typically) are gathered as fixed-size binary arrays, one per length
+    (a strided copy, hashed as fixed-width values); otherwise they are a ``binary_view``
+    array over the segment (:func:`_key_views`)."""
+    klen = kend - kstart
+    n = len(klen)
+    if not n:
+        return np.zeros(0, dtype=np.int64), []
+    low, high = int(klen.min()), int(klen.max())
+    present = [low] if low == high else (
+        (np.flatnonzero(np.bincount(klen - low)) + low).tolist()
+        if high - low < 4096 else []
+    )
+    if not present or low == 0 or len(present) > MAX_KEY_LENGTHS:
+        return _dictionary_codes(_key_views(buf, kstart, kend)
+                                 if len(buf.data) <= _MAX_VIEW_OFFSET
+                                 else _key_bytes(buf.data, kstart, kend))
+    data = buf.data
+    codes: _Int = np.empty(n, dtype=np.int64)
+    distinct: list[bytes] = []
+    for length in present:
+        rows = None if len(present) == 1 else np.flatnonzero(klen == length)
+        at = kstart if rows is None else kstart[rows]
+        windows = np.ndarray((len(data) - length + 1,), dtype=f"V{length}", buffer=data,
+                             strides=(1,))
+        gathered = windows[at]
+        fixed = pa.FixedSizeBinaryArray.from_buffers(
+            pa.binary(length), len(at), [None, pa.py_buffer(gathered)]
+        )
+        part, found = _dictionary_codes(fixed)
+        part += len(distinct)
+        if rows is None:
+            codes = part
+        else:
+            codes[rows] = part
+        distinct += found
+    return codes, distinct
+
+
+def _dictionary_codes(keys: pa.Array) -> tuple[_Int, list[bytes]]:
+    """``keys`` dictionary-encoded: (each one's index in the distinct keys; those)."""
+    encoded = keys.dictionary_encode()
+    codes: _Int = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, encoded.dictionary.to_pylist()
+
+
+def _key_bytes(data: bytes, kstart: _Int, kend: _Int) -> pa.Array:
+    """The keys as a ``binary`` array of copies (a segment too large for views' int32
+    offsets)."""
+    return pa.array(list(map(data.__getitem__, map(slice, kstart.tolist(), kend.tolist()))),
+                    type=pa.binary())
+
+
+def _key_views(buf: _Bytes, kstart: _Int, kend: _Int) -> pa.Array:
     """The keys ``data[kstart:kend]`` as a ``binary_view`` array over ``data``."""
     n = len(kstart)
+    data = buf.data
     klen = kend - kstart
     views = np.zeros((n, 16), dtype=np.uint8)
     views[:, 0:4] = klen.astype("<i4").view(np.uint8).reshape(n, 4)
-    at = np.minimum(kstart[:, None] + _INLINE, len(buf) - 1)
-    inline = buf[at]
+    source = data if not n or int(kstart[-1]) + 12 <= len(data) else data + bytes(12)
+    windows = np.ndarray((len(source) - 11,), dtype="V12", buffer=source, strides=(1,))
+    inline = windows[kstart].view(np.uint8).reshape(n, 12)
     inline[_INLINE[None, :] >= klen[:, None]] = 0
     views[:, 4:16] = inline
     long = klen > 12

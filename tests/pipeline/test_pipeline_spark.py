@@ -456,3 +456,30 @@ def test_a_pruned_schema_yields_only_its_columns(spark: Any, logs: dict[str, Any
     assert df.exceptAll(full).count() == 0 and full.exceptAll(df).count() == 0
     with pytest.raises(ValueError, match="no such column"):
         pruned_schema(["offset", "nope"])
+
+
+def test_non_nullable_columns_and_a_given_schemas_nullability(
+    spark: Any, logs: dict[str, Any]
+) -> None:
+    """The Data Source declares :data:`NOT_NULL` non-nullable (Spark skips their null
+    checks); a given schema may declare them nullable (they are shipped so), but not
+    declare a column non-nullable where rows can hold null."""
+    from pyspark.sql.types import StructField, StructType
+
+    from storage.pipeline.columns import NOT_NULL
+    from storage.pipeline.source import pruned_schema
+
+    df = load(spark, logs["a"].data_dir)
+    assert {f.name for f in df.schema.fields if not f.nullable} == NOT_NULL
+    columns = ["data_dir", "log_index", "record_type", "tombstone", "group", "offset"]
+    loose = StructType([StructField(f.name, f.dataType, True)
+                        for f in pruned_schema(columns).fields])
+    given = spark.read.format("kcoord-log").schema(loose).load(logs["a"].data_dir)
+    assert all(f.nullable for f in given.schema.fields)
+    full = df.select(*columns)
+    assert given.count() == full.count() > 0
+    assert given.exceptAll(full).count() == 0 and full.exceptAll(given).count() == 0
+    strict = StructType([StructField(f.name, f.dataType, f.name != "log_index")
+                         for f in pruned_schema(columns).fields])
+    with pytest.raises(Exception, match="log_index can be null"):
+        spark.read.format("kcoord-log").schema(strict).load(logs["a"].data_dir).count()

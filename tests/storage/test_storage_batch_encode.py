@@ -8,6 +8,9 @@ the general encoder rejects the batch encoder rejects with the same error.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import FrozenInstanceError
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,8 +26,9 @@ from storage.record_codec import (
     encode_value_by_schema,
     value_version_for,
 )
-from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from storage.records import OffsetCommitKey, OffsetCommitValue, Record, offset_commit_record
 from storage.segment import encode_entry, scan_entries
+from storage.segment_summary import SegmentSummary
 
 names = st.sampled_from(["", "g", "topic", "é", "グループ", "x" * 300]) | st.text(
     st.characters(exclude_categories=["Cs"]), max_size=40
@@ -152,3 +156,88 @@ def test_prefix_cache_stays_bounded_and_right(monkeypatch: pytest.MonkeyPatch) -
     encoded = EncodedBatch.encode(batch)
     assert (encoded.data, encoded.keys) == _oracle(batch)
     assert len(batch_module._KEY_PREFIXES) <= 8
+
+
+# Runs of one (group, topic) broken by others and by records the general path takes (an
+# expire timestamp, a tombstone): the encoder keeps the last (group, topic)'s prefix.
+_few_names = st.sampled_from(["g", "h", "é"])
+run_records = st.builds(
+    Record,
+    st.builds(OffsetCommitKey, _few_names, _few_names, st.integers(0, 3)),
+    st.none() | st.builds(
+        OffsetCommitValue,
+        offset=st.integers(0, 10),
+        metadata=st.sampled_from(["", "m", "ü"]),
+        commit_timestamp=st.integers(0, 10),
+        expire_timestamp=st.sampled_from([-1, -1, -1, 5]),
+    ),
+)
+
+
+@_UNHURRIED
+@given(st.lists(run_records, max_size=40))
+def test_runs_of_one_group_and_topic_match_the_schema_path(batch: list[Record]) -> None:
+    encoded = EncodedBatch.encode(batch)
+    assert (encoded.data, encoded.keys) == _oracle(batch)
+    assert encoded.count == len(batch)
+
+
+def test_a_refused_record_leaves_the_next_ones_right() -> None:
+    """A record the fast path cannot write, then more of the same (group, topic): after
+    the general encoder's error the batch is not half-written (it raises), and a batch
+    without the bad record still matches."""
+    good = [Record(OffsetCommitKey("g", "t", i), OffsetCommitValue(i)) for i in range(3)]
+    bad = Record(OffsetCommitKey("g", "t", 2**31), OffsetCommitValue(1))
+    with pytest.raises(RecordEncodeError):
+        EncodedBatch.encode([*good, bad, *good])
+    encoded = EncodedBatch.encode([*good, *good])
+    assert (encoded.data, encoded.keys) == _oracle([*good, *good])
+
+
+@given(commit_records)
+def test_offset_commit_record_is_the_dataclasses(record: Record) -> None:
+    """``offset_commit_record`` (the commit hot path's builder) gives the very objects the
+    constructors give: equal, hashing alike, frozen, same repr."""
+    key = record.key
+    value = record.value
+    assert isinstance(key, OffsetCommitKey) and isinstance(value, OffsetCommitValue)
+    built = offset_commit_record(key.group, key.topic, key.partition, value.offset,
+                                 value.leader_epoch, value.metadata, value.commit_timestamp,
+                                 value.expire_timestamp)
+    assert built == record and hash(built) == hash(record) and repr(built) == repr(record)
+    assert type(built.key) is OffsetCommitKey and type(built.value) is OffsetCommitValue
+    with pytest.raises(FrozenInstanceError):
+        built.key.partition = 1  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        built.value.offset = 1  # type: ignore[misc, union-attr]
+
+
+@_UNHURRIED
+@given(st.lists(run_records | records, max_size=12), st.lists(run_records | records,
+                                                                max_size=12))
+def test_commit_batches_account_as_every_batch(earlier: list[Record],
+                                               batch: list[Record]) -> None:
+    """``commits`` is set exactly when every record is a live offset commit the fast path
+    framed, and its shortcuts in the log's accounting and the segment summary leave the
+    same live bytes, history bytes and summary as classifying every key (the batch also
+    commits again the keys of the earlier one's commits)."""
+    batch = [r for r in earlier if type(r.value) is OffsetCommitValue] + batch
+    encoded = EncodedBatch.encode(batch)
+    assert encoded.commits == (bool(batch) and all(
+        type(r.key) is OffsetCommitKey and type(r.value) is OffsetCommitValue
+        and r.value.expire_timestamp == -1 for r in batch))
+    general = dataclasses.replace(encoded, commits=False)
+    before = EncodedBatch.encode(earlier)
+    lives: list[dict[bytes, int]] = [{}, {}]
+    summaries = [SegmentSummary.new_segment(0), SegmentSummary.new_segment(0)]
+    outcomes = []
+    for live, summary, each in zip(lives, summaries, (encoded, general), strict=True):
+        before.account(live)
+        summary.add_entries(before.keys, before.count, before.data, before.commits)
+        outcomes.append(each.account(live))
+        summary.add_entries(each.keys, each.count, each.data, each.commits)
+    assert outcomes[0] == outcomes[1]
+    assert lives[0] == lives[1]
+    assert summaries[0] == summaries[1]
+    both = EncodedBatch.concat([before, encoded])
+    assert both.commits == (before.commits and encoded.commits)

@@ -20,7 +20,11 @@ from hypothesis import strategies as st
 import wire
 from wire import fast_codec
 from wire.apis.consumer_group_heartbeat import REQUEST, RESPONSE
-from wire.consumer_group_heartbeat_codec import decode_request_body, encode_response_frame
+from wire.consumer_group_heartbeat_codec import (
+    SteadyRequestBody,
+    decode_request_body,
+    encode_response_frame,
+)
 from wire.header import REQUEST_HEADER, RESPONSE_HEADER
 from wire.schema import UNKNOWN_TAGS, message_struct
 
@@ -80,9 +84,24 @@ def construct_encode(version: int, correlation_id: int, body: dict[str, Any]) ->
     return struct.pack(">i", len(data)) + data
 
 
+# The fields a steady request leaves at their defaults (null; rebalance_timeout_ms -1).
+STEADY_NULLS = ("instance_id", "rack_id", "subscribed_topic_names", "subscribed_topic_regex",
+                "server_assignor", "topic_partitions")
+
+
+def is_steady(body: Any) -> bool:
+    """Whether a decoded request body has every field after member_epoch at its default."""
+    return body["rebalance_timeout_ms"] == -1 and all(body[n] is None for n in STEADY_NULLS)
+
+
 def assert_same_values(fast: Any, reference: Any) -> None:
-    """Equal values of the same types (Container, list, UUID) all the way down."""
-    assert type(fast) is type(reference), (fast, reference)
+    """Equal values of the same types (Container, list, UUID) all the way down; a request
+    body is a SteadyRequestBody (a Container) exactly when it is steady."""
+    if type(reference) is Container and "rebalance_timeout_ms" in reference:
+        assert (type(fast) is SteadyRequestBody) == is_steady(reference), (fast, reference)
+        assert isinstance(fast, Container)
+    else:
+        assert type(fast) is type(reference), (fast, reference)
     if isinstance(reference, dict):
         assert list(fast) == list(reference)  # same keys in the same order
         for name in reference:
@@ -122,6 +141,29 @@ def test_steady_heartbeat_has_every_optional_field_at_its_default(version: int) 
     assert_same_values(fast[1], construct_decode(payload)[1])
     assert fast[1]["subscribed_topic_regex"] is None
     assert fast[1]["rebalance_timeout_ms"] == -1
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_steady_request_decoded_again_from_its_bytes(version: int) -> None:
+    """A member's later steady heartbeats (the same bytes but the correlation id) are read
+    from what the first one decoded to: equal values, a new body each time; a frame that
+    differs before the correlation id (API key, version) is not taken for it."""
+    body = {"group_id": "g", "member_id": "m-1", "member_epoch": 3}
+    first = decode_request_body(wire.encode_request(68, version, 1, "rdkafka", body)[4:])
+    again_payload = wire.encode_request(68, version, 2, "rdkafka", body)[4:]
+    again = decode_request_body(again_payload)
+    assert first is not None and again is not None
+    assert again[0] == "rdkafka"
+    assert_same_values(again[1], construct_decode(again_payload)[1])
+    assert again[1] is not first[1]
+    again[1]["member_epoch"] = 99  # a handler changing its body changes no later one
+    later = decode_request_body(again_payload)
+    assert later is not None and later[1]["member_epoch"] == 3
+    other_api = struct.pack(">h", 12) + again_payload[2:]
+    assert decode_request_body(other_api) is None
+    other_version = again_payload[:2] + struct.pack(">h", 1 - version) + again_payload[4:]
+    decoded = decode_request_body(other_version)  # a v0 tail read as v1 is not steady
+    assert decoded is None or type(decoded[1]) is not SteadyRequestBody
 
 
 def _with_header_tags(payload: bytes, tags: bytes) -> bytes:

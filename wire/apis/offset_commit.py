@@ -202,25 +202,34 @@ def decode_request_body(
         n, pos = array_count(payload, pos, flexible)
         partitions: list[dict[str, Any]] = []
         append = partitions.append
-        for _ in range(n):
-            fields = unpack(payload, pos)
-            pos += size
-            if flexible:
-                if payload[pos] == 1:  # "" (length 0 + 1), the usual metadata
+        if flexible:  # v8+: the usual shape, read in one step per partition
+            for _ in range(n):
+                index, offset, leader_epoch = unpack(payload, pos)
+                pos += size
+                if payload[pos] == 1 and payload[pos + 1] == 0:  # "" and no tagged fields
                     metadata: str | None = ""
-                    pos += 1
+                    pos += 2
                 else:
                     metadata, pos = nullable_compact_string(payload, pos)
-                pos = no_tags(payload, pos)
-            else:
-                metadata, pos = nullable_string(payload, pos)
-            append({
-                "partition_index": fields[0],
-                "committed_offset": fields[1],
-                "committed_leader_epoch": fields[2] if version >= 6 else -1,
-                "commit_timestamp": fields[2] if version == 1 else -1,
-                "committed_metadata": metadata,
-            })
+                    pos = no_tags(payload, pos)
+                append({
+                    "partition_index": index,
+                    "committed_offset": offset,
+                    "committed_leader_epoch": leader_epoch,
+                    "commit_timestamp": -1,
+                    "committed_metadata": metadata,
+                })
+        else:
+            for _ in range(n):
+                fields = unpack(payload, pos)
+                nullable, pos = nullable_string(payload, pos + size)
+                append({
+                    "partition_index": fields[0],
+                    "committed_offset": fields[1],
+                    "committed_leader_epoch": fields[2] if version >= 6 else -1,
+                    "commit_timestamp": fields[2] if version == 1 else -1,
+                    "committed_metadata": nullable,
+                })
         if flexible:
             pos = no_tags(payload, pos)
         topics.append(make(name=name, topic_id=topic_id, partitions=partitions))
@@ -239,20 +248,43 @@ def _unknown_tags() -> bool:
     raise Malformed("unknown tagged fields")
 
 
+_HEAD = struct.Struct(">i")  # correlation id (v0-2)
+_HEAD_THROTTLE = struct.Struct(">ii")  # correlation id, throttle time (v3-7)
+_HEAD_FLEXIBLE = struct.Struct(">ixi")  # correlation id, no header tags, throttle (v8+)
+#: (topic name, flexible) -> the name as the answer writes it (bounded: cleared when full).
+_NAMES: dict[tuple[str, bool], bytes] = {}
+_NAMES_LIMIT = 4096
+
+
+def _count(n: int, flexible: bool) -> bytes:
+    return encode_uvarint(n + 1) if flexible else I32.pack(n)
+
+
+def _name(name: str, flexible: bool) -> bytes:
+    encoded = (encode_compact_string if flexible else encode_string)(name)
+    if len(_NAMES) >= _NAMES_LIMIT:
+        _NAMES.clear()
+    _NAMES[(name, flexible)] = encoded
+    return encoded
+
+
 def encode_response_body(version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
     """A size-prefixed OffsetCommit response frame; raises on any shape left to the codec
     (unknown tagged fields, missing keys, out-of-range values)."""
     if UNKNOWN_TAGS in body:
         raise Malformed("unknown tagged fields")
     flexible = version >= _FLEXIBLE
-    parts = [b"", I32.pack(correlation_id)]
-    if flexible:
-        parts.append(b"\x00")
-    if version >= 3:
-        parts.append(I32.pack(body.get("throttle_time_ms", 0)))
     topics = body["topics"]
-    parts.append(encode_uvarint(len(topics) + 1) if flexible else I32.pack(len(topics)))
+    if flexible:
+        head = _HEAD_FLEXIBLE.pack(correlation_id, body.get("throttle_time_ms", 0))
+    elif version >= 3:
+        head = _HEAD_THROTTLE.pack(correlation_id, body.get("throttle_time_ms", 0))
+    else:
+        head = _HEAD.pack(correlation_id)
+    parts = [head, _count(len(topics), flexible)]
+    add = parts.append
     pack = (_FLEXIBLE_ANSWER if flexible else _ANSWER).pack
+    names = _NAMES
     for topic in topics:
         if UNKNOWN_TAGS in topic:
             raise Malformed("unknown tagged fields")
@@ -260,20 +292,20 @@ def encode_response_body(version: int, correlation_id: int, body: Mapping[str, A
             topic_id = topic.get("topic_id", _ZERO_UUID)
             if not isinstance(topic_id, uuid.UUID):
                 raise Malformed("topic id")
-            parts.append(topic_id.bytes)
+            add(topic_id.bytes)
         else:
-            parts.append((encode_compact_string if flexible else encode_string)(topic["name"]))
+            name = topic["name"]
+            add(names.get((name, flexible)) or _name(name, flexible))
         partitions = topic["partitions"]
-        parts.append(encode_uvarint(len(partitions) + 1) if flexible
-                     else I32.pack(len(partitions)))
+        add(_count(len(partitions), flexible))
         parts.extend([
             pack(p["partition_index"], p["error_code"]) for p in partitions
-            if UNKNOWN_TAGS not in p or _unknown_tags()
+            # A two-key answer (the core's) holds the two fields and nothing else.
+            if len(p) == 2 or UNKNOWN_TAGS not in p or _unknown_tags()
         ])
         if flexible:
-            parts.append(b"\x00")
+            add(b"\x00")
     if flexible:
-        parts.append(b"\x00")
-    size = sum(len(part) for part in parts)
-    parts[0] = I32.pack(size)
-    return b"".join(parts)
+        add(b"\x00")
+    data = b"".join(parts)
+    return I32.pack(len(data)) + data
