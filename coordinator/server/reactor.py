@@ -28,9 +28,12 @@ that arrived later on another connection does not overtake it.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import select
 import socket
+import sys
+import termios
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -62,6 +65,7 @@ RECEIVE_BYTES = 256 * 1024
 #: How long one connection may keep the event loop before it yields to the others.
 FAIR_SLICE_S = 0.0005
 _THREAD = threading.local()
+_UNREAD = bytes(4)  # FIONREAD's int
 
 
 def receive_view() -> memoryview:
@@ -181,6 +185,16 @@ def _failed(error: BaseException, request: Any = None) -> Handback:
     return back
 
 
+def _unread_bytes(sock: socket.socket) -> int:
+    """Bytes the kernel holds for ``sock`` to read (FIONREAD; 0 also at the end of the
+    stream, which the level-triggered epoll then reports as readable)."""
+    try:
+        count = fcntl.ioctl(sock.fileno(), termios.FIONREAD, _UNREAD)
+    except (OSError, ValueError):  # (ValueError: a closed socket's descriptor is -1)
+        return 1  # let the read find out what is wrong
+    return int.from_bytes(count, sys.byteorder, signed=True)
+
+
 def serve_ready(
     server: ServerState, conn: Connection, reader: FrameReader, debug: bool, now: float
 ) -> Handback | None:
@@ -217,10 +231,12 @@ def serve_ready(
                 back.unsent = out[sent:]
         if back is not None:
             return back
-        # Read again at once: a ping-pong client has often answered by now (the send woke
-        # it), which saves a turn through the event loop -- for one slice at most.
+        # Read again at once if the peer has sent more already (a pipelining client often
+        # has), which saves a turn through the event loop -- for one slice at most. FIONREAD
+        # asks without a read that fails: an empty read raises BlockingIOError, about 3 us
+        # against 0.7, and after one answer the socket is empty nine times in ten.
         now = trio.current_time()
-        if now - began >= FAIR_SLICE_S:
+        if now - began >= FAIR_SLICE_S or not _unread_bytes(sock):
             return None
 
 

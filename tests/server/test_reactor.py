@@ -4,6 +4,7 @@ handed back to their task in request order, with their buffered bytes."""
 from __future__ import annotations
 
 import itertools
+import socket
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ import trio
 from raw_client import HEARTBEAT, JOIN_GROUP, OFFSET_COMMIT, OFFSET_FETCH, join_body
 
 from coordinator.server.app import RunningServer
-from coordinator.server.reactor import current_reactor
+from coordinator.server.reactor import _unread_bytes, current_reactor
 from wire import decode_response, encode_request
 
 pytestmark = pytest.mark.trio
@@ -122,3 +123,20 @@ async def test_a_client_leaving_while_parked_in_the_reactor_is_closed(
     with trio.fail_after(5):
         while server.server.connections:
             await trio.sleep(0.01)
+
+
+async def test_unread_bytes_counts_what_the_peer_sent_and_not_more() -> None:
+    left, right = socket.socketpair()
+    with left, right:
+        left.setblocking(False)
+        assert _unread_bytes(left) == 0
+        right.sendall(b"12345")
+        assert _unread_bytes(left) == 5
+        assert left.recv(2) == b"12"
+        assert _unread_bytes(left) == 3
+        assert left.recv(3) == b"345"
+        right.close()
+        assert _unread_bytes(left) == 0  # the end of the stream: epoll reports it
+        assert left.recv(1) == b""
+    # A closed socket: the read that follows reports the error.
+    assert _unread_bytes(left) == 1
