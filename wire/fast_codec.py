@@ -72,6 +72,13 @@ _DECODING: dict[int, tuple[ApiSpec, int, int, _Decoder]] = {
 }
 
 
+#: api key -> (its lowest and highest version, the hand-coded encoder)
+_ENCODING: dict[int, tuple[int, int, _Encoder]] = {
+    key: (spec.min_version, spec.max_version, encode)
+    for key, (spec, encode) in _ENCODERS.items()
+}
+
+
 def _slot_setter(name: str) -> Callable[[Any, Any], None]:
     setter: Callable[[Any, Any], None] = DecodedRequest.__dict__[name].__set__
     return setter
@@ -114,10 +121,10 @@ def decode_request(payload: bytes) -> DecodedRequest:
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
     """``wire.codec.encode_response``, by hand for the common shapes of the hot APIs."""
-    fast = _ENCODERS.get(api_key)
+    fast = _ENCODING.get(api_key)
     if fast is not None:
-        spec, encode = fast
-        if spec.supports(api_version):
+        lowest, highest, encode = fast
+        if lowest <= api_version <= highest:
             try:
                 return encode(api_version, correlation_id, body)
             except Exception:  # any shape the hand-coded path leaves to the codec
