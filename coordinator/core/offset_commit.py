@@ -30,7 +30,6 @@ from coordinator.core.result import Effects, ReplyToken, Result
 from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from coordinator.core.timers import TimerKey
 from storage.records import Record, offset_commit_record
-from wire.apis.offset_commit import SharedAnswer
 from wire.constants import ErrorCode
 
 __all__ = [
@@ -261,6 +260,18 @@ def commit_records(
                             else ErrorCode.NONE)}
             for i, index in enumerate(indexes)]}
         for t, (name, indexes) in enumerate(shape)]}
+
+
+class SharedAnswer(dict[str, Any]):
+    """An all-NONE OffsetCommit answer ({"topics": [...]}) shared by every commit of the
+    same topics and partitions: never changed once made, so the wire encoder keeps its
+    frame per version in ``encoded_tails`` (``wire.apis.offset_commit``)."""
+
+    __slots__ = ("encoded_tails",)
+
+    def __init__(self, topics: list[dict[str, Any]]) -> None:
+        super().__init__(topics=topics)
+        self.encoded_tails: dict[int, bytes] = {}
 
 
 #: (name, partition indexes) of each topic -> their all-NONE answer (bounded: cleared when

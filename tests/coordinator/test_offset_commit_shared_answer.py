@@ -1,6 +1,6 @@
 """An all-NONE OffsetCommit answer is shared per (topic names, partition indexes) shape
-(``offset_commit.shared_answer``) and its encoding kept per version
-(``wire.apis.offset_commit.SharedAnswer``): the frames equal the construct codec's for a
+(``offset_commit.shared_answer``) and its encoding kept per version in its
+``encoded_tails`` by ``wire.apis.offset_commit``: the frames equal the construct codec's for a
 plain dict of the same answer, byte for byte, for every version and correlation id, and
 the cache of shared answers stays within its bound."""
 
@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 import wire
 from coordinator.core import offset_commit
 from wire import fast_codec
-from wire.apis.offset_commit import SharedAnswer
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 SHAPES = st.lists(
@@ -36,7 +35,7 @@ def test_shared_answer_encodes_as_the_codec(
     shape: Any, version: int, first: int, second: int
 ) -> None:
     answer = offset_commit.shared_answer(shape)
-    assert type(answer) is SharedAnswer
+    assert type(answer) is offset_commit.SharedAnswer
     assert answer == _plain(shape)
     assert offset_commit.shared_answer(shape) is answer  # one per shape
     for correlation_id in (first, second, first):  # the kept encoding, then reused

@@ -347,30 +347,20 @@ def _name(name: str, flexible: bool) -> bytes:
     return encoded
 
 
-class SharedAnswer(dict[str, Any]):
-    """An all-NONE OffsetCommit answer ({"topics": [...]}) shared by every commit of the
-    same topics and partitions (``coordinator.core.offset_commit``): never changed once
-    made, so its encoding after the correlation id is kept per version and a frame costs
-    one ``struct`` call (``encode_response_body``)."""
-
-    __slots__ = ("tails",)
-
-    def __init__(self, topics: list[dict[str, Any]]) -> None:
-        super().__init__(topics=topics)
-        #: version -> the frame's bytes after its size and correlation id
-        self.tails: dict[int, bytes] = {}
-
-
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
 
 
 def encode_response_body(version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
     """A size-prefixed OffsetCommit response frame; raises on any shape left to the codec
-    (unknown tagged fields, missing keys, out-of-range values)."""
-    if type(body) is SharedAnswer:
-        tail = body.tails.get(version)
+    (unknown tagged fields, missing keys, out-of-range values). A body that is never
+    changed once made (the core's shared all-NONE answers) may carry ``encoded_tails``, a
+    dict in which its frame after the size and correlation id is kept per version: it is
+    encoded once, then each frame costs one ``struct`` call."""
+    tails: dict[int, bytes] | None = getattr(body, "encoded_tails", None)
+    if tails is not None:
+        tail = tails.get(version)
         if tail is None:
-            tail = body.tails[version] = _encode_frame(version, 0, body)[8:]
+            tail = tails[version] = _encode_frame(version, 0, body)[8:]
         return _SIZE_AND_CORRELATION.pack(len(tail) + 4, correlation_id) + tail
     return _encode_frame(version, correlation_id, body)
 
