@@ -408,11 +408,11 @@ def offset_commit_record(
 ) -> Record:
     """``Record(OffsetCommitKey(group, topic, partition), OffsetCommitValue(offset,
     leader_epoch, metadata, commit_timestamp, expire_timestamp))``, built about twice as
-    fast (the OffsetCommit hot path: one per committed partition)."""
-    key = _new(OffsetCommitKey)
-    _set_group(key, group)
-    _set_topic(key, topic)
-    _set_partition(key, partition)
+    fast (the OffsetCommit hot path: one per committed partition). The key, immutable and
+    the same for every commit of a partition, is shared (``COMMIT_KEYS_LIMIT``)."""
+    key = _COMMIT_KEYS.get((group, topic, partition))
+    if key is None:
+        key = _commit_key(group, topic, partition)
     value = _new(OffsetCommitValue)
     _set_offset(value, offset)
     _set_leader_epoch(value, leader_epoch)
@@ -423,3 +423,19 @@ def offset_commit_record(
     _set_key(record, key)
     _set_value(record, value)
     return record
+
+
+#: (group, topic, partition) -> its OffsetCommitKey (bounded: cleared when full).
+_COMMIT_KEYS: dict[tuple[str, str, int], OffsetCommitKey] = {}
+COMMIT_KEYS_LIMIT = 8192
+
+
+def _commit_key(group: str, topic: str, partition: int) -> OffsetCommitKey:
+    key = _new(OffsetCommitKey)
+    _set_group(key, group)
+    _set_topic(key, topic)
+    _set_partition(key, partition)
+    if len(_COMMIT_KEYS) >= COMMIT_KEYS_LIMIT:
+        _COMMIT_KEYS.clear()
+    _COMMIT_KEYS[(group, topic, partition)] = key
+    return key
