@@ -349,66 +349,72 @@ class Log:
 
         On failure the segment is cut back to where the batch started and
         :class:`LogWriteError` raised; the log stays loadable."""
+        with self.lock:
+            self._write_locked(batch)
+        self._sync_if_due()
+
+    def try_write_batch(self, batch: EncodedBatch) -> bool:
+        """``write_batch`` unless another thread holds the log (an interval fsync, a
+        compaction's swap): False then, and nothing written (the caller writes from a
+        thread instead of waiting on the event loop)."""
+        lock = self.lock
+        if not lock.acquire(blocking=False):
+            return False
+        try:
+            self._write_locked(batch)
+            self._sync_if_due()
+        finally:
+            lock.release()
+        return True
+
+    def _write_locked(self, batch: EncodedBatch) -> None:
         if batch.count == 0:
             return
-        with self.lock:
-            handle = self._writable()
+        data = batch.data
+        handle = self._writable()
+        active = self.segments[-1]
+        if active.count > 0 and active.size + len(data) > self.segment_bytes:
+            handle = self._roll()
             active = self.segments[-1]
-            if active.count > 0 and active.size + len(batch.data) > self.segment_bytes:
-                handle = self._roll()
-                active = self.segments[-1]
-            start = active.size
+        start = active.size
+        try:
+            self._write_all(handle, data)
+        except OSError as exc:
+            self._cut_back(handle, start)
+            raise LogWriteError(
+                f"append to {active.path} failed: {exc.strerror or exc}", exc.errno
+            ) from exc
+        if self.fsync_policy == "always":
             try:
-                self._write_all(handle, batch.data)
+                handle.fsync()
             except OSError as exc:
+                # After a failed fsync the kernel may have dropped dirty pages: nothing
+                # written since the last good fsync can be trusted (PostgreSQL's
+                # "fsyncgate"). Cut back and refuse further appends until reopened.
                 self._cut_back(handle, start)
+                self._failed = f"fsync failed: {exc.strerror or exc}"
                 raise LogWriteError(
-                    f"append to {active.path} failed: {exc.strerror or exc}", exc.errno
+                    f"fsync of {active.path} failed: {exc.strerror or exc}", exc.errno
                 ) from exc
-            if self.fsync_policy == "always":
-                try:
-                    handle.fsync()
-                except OSError as exc:
-                    # After a failed fsync the kernel may have dropped dirty pages: nothing
-                    # written since the last good fsync can be trusted (PostgreSQL's
-                    # "fsyncgate"). Cut back and refuse further appends until reopened.
-                    self._cut_back(handle, start)
-                    self._failed = f"fsync failed: {exc.strerror or exc}"
-                    raise LogWriteError(
-                        f"fsync of {active.path} failed: {exc.strerror or exc}", exc.errno
-                    ) from exc
-                self.fsync_count += 1
-                self._last_sync = time.monotonic()
-            else:
-                self._dirty = True
-            active.size += len(batch.data)
-            active.count += batch.count
-            self._account(batch)
-            if self._building is not None:
-                self._building.add_entries(batch.keys, batch.count, batch.data, batch.commits)
+            self.fsync_count += 1
+            self._last_sync = time.monotonic()
+        else:
+            self._dirty = True
+        active.size += len(data)
+        active.count += batch.count
+        added, events = batch.account(self._live)
+        self.live_bytes += added
+        self.event_bytes += events
+        if self._building is not None:
+            self._building.add_entries(batch.keys, batch.count, data, batch.commits)
+
+    def _sync_if_due(self) -> None:
         if (
             self.fsync_policy == "interval"
             and self.interval_sync_inline
             and (time.monotonic() - self._last_sync) * 1000 >= self.fsync_interval_ms
         ):
             self.sync()
-
-    def try_write_batch(self, batch: EncodedBatch) -> bool:
-        """``write_batch`` unless another thread holds the log (an interval fsync, a
-        compaction's swap): False then, and nothing written (the caller writes from a
-        thread instead of waiting on the event loop)."""
-        if not self.lock.acquire(blocking=False):
-            return False
-        try:
-            self.write_batch(batch)
-        finally:
-            self.lock.release()
-        return True
-
-    def _account(self, batch: EncodedBatch) -> None:
-        added, events = batch.account(self._live)
-        self.live_bytes += added
-        self.event_bytes += events
 
     def _writable(self) -> FileHandle:
         if self._active is None:

@@ -65,6 +65,7 @@ __all__ = [
     "TxnOffsetCommitValue",
     "TxnTopicPartitions",
     "offset_commit_record",
+    "slot_setter",
 ]
 
 
@@ -377,22 +378,22 @@ class Record:
 _new = object.__new__
 
 
-def _slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+def slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
     """The setter of slot ``name`` of ``cls`` (it bypasses a frozen class's __setattr__)."""
     setter: Callable[[Any, Any], None] = cls.__dict__[name].__set__
     return setter
 
 
-_set_group = _slot_setter(OffsetCommitKey, "group")
-_set_topic = _slot_setter(OffsetCommitKey, "topic")
-_set_partition = _slot_setter(OffsetCommitKey, "partition")
-_set_offset = _slot_setter(OffsetCommitValue, "offset")
-_set_leader_epoch = _slot_setter(OffsetCommitValue, "leader_epoch")
-_set_metadata = _slot_setter(OffsetCommitValue, "metadata")
-_set_commit_timestamp = _slot_setter(OffsetCommitValue, "commit_timestamp")
-_set_expire_timestamp = _slot_setter(OffsetCommitValue, "expire_timestamp")
-_set_key = _slot_setter(Record, "key")
-_set_value = _slot_setter(Record, "value")
+_set_group = slot_setter(OffsetCommitKey, "group")
+_set_topic = slot_setter(OffsetCommitKey, "topic")
+_set_partition = slot_setter(OffsetCommitKey, "partition")
+_set_offset = slot_setter(OffsetCommitValue, "offset")
+_set_leader_epoch = slot_setter(OffsetCommitValue, "leader_epoch")
+_set_metadata = slot_setter(OffsetCommitValue, "metadata")
+_set_commit_timestamp = slot_setter(OffsetCommitValue, "commit_timestamp")
+_set_expire_timestamp = slot_setter(OffsetCommitValue, "expire_timestamp")
+_set_key = slot_setter(Record, "key")
+_set_value = slot_setter(Record, "value")
 
 
 def offset_commit_record(
@@ -407,11 +408,11 @@ def offset_commit_record(
 ) -> Record:
     """``Record(OffsetCommitKey(group, topic, partition), OffsetCommitValue(offset,
     leader_epoch, metadata, commit_timestamp, expire_timestamp))``, built about twice as
-    fast (the OffsetCommit hot path: one per committed partition)."""
-    key = _new(OffsetCommitKey)
-    _set_group(key, group)
-    _set_topic(key, topic)
-    _set_partition(key, partition)
+    fast (the OffsetCommit hot path: one per committed partition). The key, immutable and
+    the same for every commit of a partition, is shared (``COMMIT_KEYS_LIMIT``)."""
+    key = _COMMIT_KEYS.get((group, topic, partition))
+    if key is None:
+        key = _commit_key(group, topic, partition)
     value = _new(OffsetCommitValue)
     _set_offset(value, offset)
     _set_leader_epoch(value, leader_epoch)
@@ -422,3 +423,19 @@ def offset_commit_record(
     _set_key(record, key)
     _set_value(record, value)
     return record
+
+
+#: (group, topic, partition) -> its OffsetCommitKey (bounded: cleared when full).
+_COMMIT_KEYS: dict[tuple[str, str, int], OffsetCommitKey] = {}
+COMMIT_KEYS_LIMIT = 8192
+
+
+def _commit_key(group: str, topic: str, partition: int) -> OffsetCommitKey:
+    key = _new(OffsetCommitKey)
+    _set_group(key, group)
+    _set_topic(key, topic)
+    _set_partition(key, partition)
+    if len(_COMMIT_KEYS) >= COMMIT_KEYS_LIMIT:
+        _COMMIT_KEYS.clear()
+    _COMMIT_KEYS[(group, topic, partition)] = key
+    return key

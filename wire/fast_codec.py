@@ -65,30 +65,66 @@ _ENCODERS: dict[int, tuple[ApiSpec, _Encoder]] = {
 }
 
 
+#: api key -> (spec, its lowest and highest version, the hand-coded decoder)
+_DECODING: dict[int, tuple[ApiSpec, int, int, _Decoder]] = {
+    key: (spec, spec.min_version, spec.max_version, decode)
+    for key, (spec, decode) in _DECODERS.items()
+}
+
+
+#: api key -> (its lowest and highest version, the hand-coded encoder)
+_ENCODING: dict[int, tuple[int, int, _Encoder]] = {
+    key: (spec.min_version, spec.max_version, encode)
+    for key, (spec, encode) in _ENCODERS.items()
+}
+
+
+def _slot_setter(name: str) -> Callable[[Any, Any], None]:
+    setter: Callable[[Any, Any], None] = DecodedRequest.__dict__[name].__set__
+    return setter
+
+
+# A DecodedRequest filled slot by slot: half the cost of its frozen dataclass __init__
+# (which sets each field through object.__setattr__), on every request of the hot APIs.
+_new_request = object.__new__
+_set_api_key = _slot_setter("api_key")
+_set_api_version = _slot_setter("api_version")
+_set_correlation_id = _slot_setter("correlation_id")
+_set_client_id = _slot_setter("client_id")
+_set_body = _slot_setter("body")
+_set_spec = _slot_setter("spec")
+
+
 def decode_request(payload: bytes) -> DecodedRequest:
     """``wire.codec.decode_request``, by hand for the common shapes of the hot APIs."""
     if len(payload) >= REQUEST_PREFIX.size:
         api_key, api_version, correlation_id = REQUEST_PREFIX.unpack_from(payload)
-        fast = _DECODERS.get(api_key)
+        fast = _DECODING.get(api_key)
         if fast is not None:
-            spec, decode = fast
-            if spec.supports(api_version):
+            spec, lowest, highest, decode = fast
+            if lowest <= api_version <= highest:
                 try:
                     client_id, body = decode(payload, api_version, Container)
                 except Exception:  # any shape the hand-coded path leaves to the codec
                     pass
                 else:
-                    return DecodedRequest(api_key, api_version, correlation_id, client_id,
-                                          body, spec)
+                    request: DecodedRequest = _new_request(DecodedRequest)
+                    _set_api_key(request, api_key)
+                    _set_api_version(request, api_version)
+                    _set_correlation_id(request, correlation_id)
+                    _set_client_id(request, client_id)
+                    _set_body(request, body)
+                    _set_spec(request, spec)
+                    return request
     return codec_decode_request(payload)
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
     """``wire.codec.encode_response``, by hand for the common shapes of the hot APIs."""
-    fast = _ENCODERS.get(api_key)
+    fast = _ENCODING.get(api_key)
     if fast is not None:
-        spec, encode = fast
-        if spec.supports(api_version):
+        lowest, highest, encode = fast
+        if lowest <= api_version <= highest:
             try:
                 return encode(api_version, correlation_id, body)
             except Exception:  # any shape the hand-coded path leaves to the codec

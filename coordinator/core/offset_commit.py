@@ -24,8 +24,6 @@ from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
     OffsetCommitRequest,
     OffsetCommitResponse,
-    OffsetCommitResponsePartition,
-    OffsetCommitResponseTopic,
     RequestContext,
 )
 from coordinator.core.result import Effects, ReplyToken, Result
@@ -43,6 +41,7 @@ __all__ = [
     "inline_commit",
     "metadata_too_large",
     "session_renewed",
+    "shared_answer",
     "validate_classic_commit",
     "validate_consumer_commit",
 ]
@@ -223,37 +222,77 @@ def commit_records(
     engine: Engine, req: OffsetCommitRequest, version: int, now_ms: int
 ) -> tuple[list[Record], OffsetCommitResponse]:
     """One OffsetCommit record per partition whose metadata fits, and the answer of every
-    partition. The hot path of a consumer."""
+    partition (an all-NONE answer is ``shared_answer``'s). The hot path of a consumer."""
     limit = engine.config.offset_metadata_max_bytes
     group_id = req["group_id"]
     retention = req["retention_time_ms"]
     # An explicit expiry exists only where the request carries a retention time (v2-4).
     expire = now_ms + retention if retention != -1 and 2 <= version <= 4 else -1
     per_partition_timestamp = version == 1  # the v1 per-partition commit timestamp
-    ok = ErrorCode.NONE
-    too_large = ErrorCode.OFFSET_METADATA_TOO_LARGE
     records: list[Record] = []
     add = records.append
-    topics: list[OffsetCommitResponseTopic] = []
+    shape: list[tuple[str, tuple[int, ...]]] = []  # (name, partition indexes) per topic
+    too_large: set[tuple[int, int]] = set()  # (topic, partition) positions refused
     for topic in req["topics"]:
         name = topic["name"]
-        results: list[OffsetCommitResponsePartition] = []
-        answer = results.append
+        indexes: list[int] = []
         for p in topic["partitions"]:
             index = p["partition_index"]
             metadata = p["committed_metadata"] or ""
             if (metadata or limit < 0) and metadata_too_large(metadata, limit):
-                answer({"partition_index": index, "error_code": too_large})
+                too_large.add((len(shape), len(indexes)))
+                indexes.append(index)
                 continue
+            indexes.append(index)
             commit_timestamp = now_ms
             if per_partition_timestamp and p["commit_timestamp"] != -1:
                 commit_timestamp = p["commit_timestamp"]
             add(offset_commit_record(group_id, name, index, p["committed_offset"],
                                      p["committed_leader_epoch"], metadata, commit_timestamp,
                                      expire))
-            answer({"partition_index": index, "error_code": ok})
-        topics.append({"name": name, "partitions": results})
-    return records, {"topics": topics}
+        shape.append((name, tuple(indexes)))
+    if not too_large:
+        return records, shared_answer(tuple(shape))
+    return records, {"topics": [
+        {"name": name, "partitions": [
+            {"partition_index": index,
+             "error_code": (ErrorCode.OFFSET_METADATA_TOO_LARGE if (t, i) in too_large
+                            else ErrorCode.NONE)}
+            for i, index in enumerate(indexes)]}
+        for t, (name, indexes) in enumerate(shape)]}
+
+
+class SharedAnswer(dict[str, Any]):
+    """An all-NONE OffsetCommit answer ({"topics": [...]}) shared by every commit of the
+    same topics and partitions: never changed once made, so the wire encoder keeps its
+    frame per version in ``encoded_tails`` (``wire.apis.offset_commit``)."""
+
+    __slots__ = ("encoded_tails",)
+
+    def __init__(self, topics: list[dict[str, Any]]) -> None:
+        super().__init__(topics=topics)
+        self.encoded_tails: dict[int, bytes] = {}
+
+
+#: (name, partition indexes) of each topic -> their all-NONE answer (bounded: cleared when
+#: full).
+_SHARED_ANSWERS: dict[tuple[tuple[str, tuple[int, ...]], ...], SharedAnswer] = {}
+SHARED_ANSWERS_LIMIT = 1024
+
+
+def shared_answer(shape: tuple[tuple[str, tuple[int, ...]], ...]) -> OffsetCommitResponse:
+    """The answer NONE for every partition of ``shape`` ((topic name, partition indexes) per
+    topic, in request order): one shared, never changed ``SharedAnswer`` per shape, whose
+    encoding the wire layer keeps."""
+    answer = _SHARED_ANSWERS.get(shape)
+    if answer is None:
+        if len(_SHARED_ANSWERS) >= SHARED_ANSWERS_LIMIT:
+            _SHARED_ANSWERS.clear()
+        answer = _SHARED_ANSWERS[shape] = SharedAnswer([
+            {"name": name, "partitions": [
+                {"partition_index": index, "error_code": ErrorCode.NONE} for index in indexes]}
+            for name, indexes in shape])
+    return answer  # type: ignore[return-value]  # a dict of that shape
 
 
 def commit_failed(response: OffsetCommitResponse, error: ErrorCode) -> OffsetCommitResponse:

@@ -65,6 +65,7 @@ GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 
 _NULLABLE_PROTOCOL_NAME_VERSION = 7  # JoinGroup
 _TOPIC_IDS_VERSION = 10  # OffsetCommit and OffsetFetch
+_ANY_PARTITION_COUNT = 2**31 - 1  # every partition exists without a topic store
 _GROUPS_VERSION = 8  # OffsetFetch
 _TOP_LEVEL_ERROR_VERSION = 2  # OffsetFetch
 
@@ -92,7 +93,7 @@ class TopicView:
         """Partitions of topic ``name``; None if it does not exist."""
         store = self._store
         if store is None:
-            return 2**31 - 1
+            return _ANY_PARTITION_COUNT
         topic = store.get(name)
         return None if topic is None else len(topic.partitions)
 
@@ -151,15 +152,17 @@ class _OffsetCommit:
         self, ctx: RequestContext, request: wire.DecodedRequest
     ) -> PendingReply | ReadyReply | None:
         body = request.body
-        by_id = ctx.api_version >= _TOPIC_IDS_VERSION
-        view = TopicView(ctx.state.topics)
-        if not by_id and _all_exist(view, body["topics"]):  # the common case
-            runtime = _runtime(ctx)
-            if not ctx.state.faults:
-                ready = _commit_inline(runtime, body, ctx.api_version)
+        version = ctx.api_version
+        by_id = version >= _TOPIC_IDS_VERSION
+        state = ctx.state
+        if not by_id and _all_exist(state.topics, body["topics"]):  # the common case
+            runtime: CoordinatorRuntime = state.groups
+            if not state.faults:
+                ready = _commit_inline(runtime, body, version)
                 if ready is not None:
                     return ready
             return runtime.submit(handle_offset_commit, ctx, body)
+        view = TopicView(state.topics)
         refused: list[dict[str, Any]] = []
         valid: list[dict[str, Any]] = []
         untouched = not by_id
@@ -234,14 +237,19 @@ def _commit_inline(runtime: CoordinatorRuntime, body: Any, version: int) -> Read
     return ReadyReply(commit_failed(response, append_error_of(written)))
 
 
-def _all_exist(view: TopicView, topics: Iterable[Any]) -> bool:
-    """Whether ``topics`` (by name) name partitions, all of which exist (a commit of no
-    partition at all is answered without the coordinator, as Kafka's broker does)."""
+def _all_exist(store: Any, topics: Iterable[Any]) -> bool:
+    """Whether ``topics`` (by name) name partitions, all of which exist in the topic store
+    (``TopicView.partition_count``; a commit of no partition at all is answered without
+    the coordinator, as Kafka's broker does)."""
     some = False
     for topic in topics:
-        count = view.partition_count(topic["name"])
-        if count is None:
-            return False
+        if store is None:
+            count = _ANY_PARTITION_COUNT
+        else:
+            found = store.get(topic["name"])
+            if found is None:
+                return False
+            count = len(found.partitions)
         for p in topic["partitions"]:
             if not 0 <= p["partition_index"] < count:
                 return False

@@ -40,6 +40,7 @@ from storage.records import Record
 OFFSET_COMMIT, OFFSET_FETCH, JOIN, SYNC, CGH = 8, 9, 11, 14, 68
 WALL_MS = 1_700_000_000_000
 TOPIC = "t"
+OTHER_TOPIC = "u"  # answers of other shapes: the shared answers' cache hit and missed
 LONG_METADATA = "x" * 5000  # over offset.metadata.max.bytes (4096)
 NONE, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID = 0, 22, 25
 REBALANCE_IN_PROGRESS, OFFSET_METADATA_TOO_LARGE, NOT_COORDINATOR = 27, 12, 16
@@ -132,7 +133,7 @@ class Kcoord:
 
 def _options(data_dir: str | None, **kwargs: Any) -> Any:
     return build_options({"group.initial.rebalance.delay.ms": "0"}, host="127.0.0.1", port=0,
-                         data_dir=data_dir, topics=((TOPIC, 4),), fsync="interval",
+                         data_dir=data_dir, topics=((TOPIC, 4), (OTHER_TOPIC, 4)), fsync="interval",
                          clock_ms=lambda: WALL_MS, **kwargs)
 
 
@@ -192,7 +193,7 @@ COMMITS = st.tuples(
     st.sampled_from([2, 3, 4, 5, 6, 7, 8, 9, 9, 9]),  # v10 names topics by id: the handler's
     st.sampled_from(["current", "current", "current", "stale", "none", "other"]),
     st.sampled_from(["own", "own", "own", "m2", "", "unknown"]),  # own: the group's member
-    st.lists(st.tuples(st.sampled_from([TOPIC] * 6 + ["nope"]),
+    st.lists(st.tuples(st.sampled_from([TOPIC] * 4 + [OTHER_TOPIC] * 2 + ["nope"]),
                        st.sampled_from([0, 1, 2, 3, 0, 1, 2, 3, 5]), st.integers(0, 2**40),
                        st.sampled_from([None, "", "", "meta", "é", LONG_METADATA])),
              min_size=1, max_size=4),
@@ -227,6 +228,10 @@ async def _scenario(commits: list[Any]) -> None:
                 assert kinds[1] is PendingReply
                 event(f"shortcut: {kinds[0] is ReadyReply}")
                 assert answers[0] == answers[1]
+                # The frame as the connection writes it (a shared answer's kept encoding)
+                # equals the construct codec's.
+                assert connection.encode_response(OFFSET_COMMIT, version, 7, answers[0]) == \
+                    wire.encode_response(OFFSET_COMMIT, version, 7, dict(answers[1]))
                 assert appended[0] == appended[1]
                 assert fast.deadlines() == slow.deadlines()
                 assert fast.runtime.coordinator.hard_state().offsets == \

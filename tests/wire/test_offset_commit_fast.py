@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import wire
 from wire import fast_codec
+from wire.apis import offset_commit
 from wire.fast_frames import UNKNOWN_TAGS
 from wire.schema import UNKNOWN_TAGS as SCHEMA_UNKNOWN_TAGS
 
@@ -108,6 +109,11 @@ def damaged(draw: st.DrawFn) -> bytes:
     else:
         frame = wire.encode_request(12, draw(HEARTBEAT_VERSIONS), 1, draw(st.none() | TEXT),
                                     draw(heartbeat_request))
+    return _damage(draw, frame)
+
+
+def _damage(draw: st.DrawFn, frame: bytes) -> bytes:
+    """``frame`` cut, extended or with bytes changed, one to three times."""
     data = bytearray(frame)
     for _ in range(draw(st.integers(1, 3))):
         how = draw(st.sampled_from(["cut", "extend", "flip"]))
@@ -200,3 +206,74 @@ def test_heartbeat_response_encodes_as_the_codec(
 @pytest.mark.parametrize("version", [0, 3, 8, 10])
 def test_shapes_left_to_the_codec_encode_as_the_codec(version: int, body: Any) -> None:
     same_encoding(8, version, 5, body)
+
+
+# ------------------------------------------- v8/v9 in a consumer's shape, read in one step
+
+# Strings around the one-byte compact length (126 bytes), partitions around 127.
+SHORT_OR_LONG = st.text(max_size=3) | st.text(alphabet="aé", min_size=60, max_size=130)
+consumer_partition = st.fixed_dictionaries({
+    "partition_index": INT32,
+    "committed_offset": INT64,
+    "committed_leader_epoch": INT32,
+    "committed_metadata": st.sampled_from(["", "", None]) | SHORT_OR_LONG,
+})
+consumer_commit = st.fixed_dictionaries({
+    "group_id": SHORT_OR_LONG,
+    "generation_id_or_member_epoch": INT32,
+    "member_id": SHORT_OR_LONG,
+    "group_instance_id": st.none() | SHORT_OR_LONG,
+    "topics": st.lists(st.fixed_dictionaries({
+        "name": SHORT_OR_LONG,
+        "partitions": st.lists(consumer_partition, max_size=3),
+    }), min_size=1, max_size=2),
+})
+
+
+def _consumer_shape(client_id: str | None, body: dict[str, Any]) -> bool:
+    """Whether ``_consumer_frame`` reads this frame (else the general reader does)."""
+    def short(s: str | None) -> bool:
+        return s is None or len(s.encode()) < 127
+
+    (topic,) = body["topics"] if len(body["topics"]) == 1 else (None,)
+    return (client_id is not None and topic is not None
+            and all(short(body[k]) for k in ("group_id", "member_id", "group_instance_id"))
+            and body["group_id"] is not None and short(topic["name"])
+            and len(topic["partitions"]) < 127)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([8, 9]), INT32, st.none() | TEXT, consumer_commit)
+def test_consumer_frame_decodes_as_the_codec(
+    version: int, correlation_id: int, client_id: str | None, body: dict[str, Any]
+) -> None:
+    frame = wire.encode_request(8, version, correlation_id, client_id, body)
+    same_decoding(frame)
+    read = offset_commit._consumer_frame(frame[4:], dict)
+    assert (read is not None) == _consumer_shape(client_id, body)
+
+
+@st.composite
+def damaged_consumer_frame(draw: st.DrawFn) -> bytes:
+    """A v8/v9 consumer frame, then cut, extended or with bytes changed."""
+    body = draw(consumer_commit)
+    body["topics"] = body["topics"][:1]
+    return _damage(draw, wire.encode_request(8, draw(st.sampled_from([8, 9])), 1, "c", body))
+
+
+@settings(max_examples=300, deadline=None)
+@given(damaged_consumer_frame())
+def test_damaged_consumer_frames_decode_or_fail_as_the_codec(frame: bytes) -> None:
+    same_decoding(frame)
+
+
+@pytest.mark.parametrize("count", [0, 126, 127, 128])
+def test_consumer_frame_partition_counts(count: int) -> None:
+    """Up to 126 partitions the count takes one byte and ``_consumer_frame`` reads them."""
+    body = {"group_id": "g", "generation_id_or_member_epoch": 3, "member_id": "m",
+            "group_instance_id": None, "topics": [{"name": "t", "partitions": [
+                {"partition_index": i, "committed_offset": i * 7, "committed_leader_epoch": -1,
+                 "committed_metadata": "" if i % 2 else "m"} for i in range(count)]}]}
+    frame = wire.encode_request(8, 9, 5, "c", body)
+    same_decoding(frame)
+    assert (offset_commit._consumer_frame(frame[4:], dict) is not None) == (count < 127)

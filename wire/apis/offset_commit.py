@@ -53,6 +53,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from wire.fast_frames import (
+    I16,
     I32,
     I64,
     UNKNOWN_TAGS,
@@ -164,6 +165,10 @@ def decode_request_body(
 ) -> tuple[str | None, Any]:
     """(client_id, body) of an OffsetCommit request frame's payload; raises on any shape
     left to the codec."""
+    if version == 8 or version == 9:
+        common = _consumer_frame(payload, make)
+        if common is not None:
+            return common
     flexible = version >= _FLEXIBLE
     client_id, pos = request_header_end(payload, flexible)
     read = compact_string if flexible else string
@@ -200,26 +205,12 @@ def decode_request_body(
             name, pos = read(payload, pos)
             topic_id = _ZERO_UUID
         n, pos = array_count(payload, pos, flexible)
-        partitions: list[dict[str, Any]] = []
-        append = partitions.append
+        partitions: list[dict[str, Any]]
         if flexible:  # v8+: the usual shape, read in one step per partition
-            for _ in range(n):
-                index, offset, leader_epoch = unpack(payload, pos)
-                pos += size
-                if payload[pos] == 1 and payload[pos + 1] == 0:  # "" and no tagged fields
-                    metadata: str | None = ""
-                    pos += 2
-                else:
-                    metadata, pos = nullable_compact_string(payload, pos)
-                    pos = no_tags(payload, pos)
-                append({
-                    "partition_index": index,
-                    "committed_offset": offset,
-                    "committed_leader_epoch": leader_epoch,
-                    "commit_timestamp": -1,
-                    "committed_metadata": metadata,
-                })
+            partitions, pos = _flexible_partitions(payload, pos, n)
         else:
+            partitions = []
+            append = partitions.append
             for _ in range(n):
                 fields = unpack(payload, pos)
                 nullable, pos = nullable_string(payload, pos + size)
@@ -241,6 +232,94 @@ def decode_request_body(
         group_instance_id=instance_id,
         retention_time_ms=retention,
         topics=topics,
+    )
+
+
+_GENERATION_AND_MEMBER_SIZE = struct.Struct(">iB")
+
+
+def _flexible_partitions(
+    payload: bytes, pos: int, count: int
+) -> tuple[list[dict[str, Any]], int]:
+    """``count`` v8+ partitions from ``pos`` (the usual metadata "" in one step); raises on
+    tagged fields or a malformed metadata string."""
+    partitions: list[dict[str, Any]] = []
+    append = partitions.append
+    unpack = _PARTITION_V6.unpack_from
+    for _ in range(count):
+        index, offset, leader_epoch = unpack(payload, pos)
+        pos += 16
+        if payload[pos] == 1 and payload[pos + 1] == 0:  # "" and no tagged fields
+            metadata: str | None = ""
+            pos += 2
+        else:
+            metadata, pos = nullable_compact_string(payload, pos)
+            pos = no_tags(payload, pos)
+        append({
+            "partition_index": index,
+            "committed_offset": offset,
+            "committed_leader_epoch": leader_epoch,
+            "commit_timestamp": -1,
+            "committed_metadata": metadata,
+        })
+    return partitions, pos
+
+
+def _consumer_frame(payload: bytes, make: Callable[..., Any]) -> tuple[str | None, Any] | None:
+    """``decode_request_body`` of v8/v9 in the shape consumers send: a client id, every
+    string before the partitions with a one-byte length, one topic of fewer than 127
+    partitions, no tagged fields; None for anything else (the general reader takes it),
+    including anything truncated or trailing. One step per field."""
+    try:
+        (size,) = I16.unpack_from(payload, 8)
+        if size < 0:
+            return None
+        pos = 10 + size
+        client_id = payload[10:pos].decode("utf-8")
+        size = payload[pos + 1]
+        if payload[pos] != 0 or not 0 < size < 0x80:
+            return None
+        start = pos + 2
+        pos = start + size - 1
+        group_id = payload[start:pos].decode("utf-8")
+        generation, size = _GENERATION_AND_MEMBER_SIZE.unpack_from(payload, pos)
+        if not 0 < size < 0x80:
+            return None
+        start = pos + 5
+        pos = start + size - 1
+        member_id = payload[start:pos].decode("utf-8")
+        size = payload[pos]
+        if size == 0:
+            instance_id: str | None = None
+            pos += 1
+        elif size < 0x80:
+            start = pos + 1
+            pos = start + size - 1
+            instance_id = payload[start:pos].decode("utf-8")
+        else:
+            return None
+        size = payload[pos + 1]
+        if payload[pos] != 2 or not 0 < size < 0x80:  # one topic; its name
+            return None
+        start = pos + 2
+        pos = start + size - 1
+        name = payload[start:pos].decode("utf-8")
+        count = payload[pos] - 1
+        if not 0 <= count < 0x7F:
+            return None
+        partitions, pos = _flexible_partitions(payload, pos + 1, count)
+        # The topic's and the message's tagged fields (none), and nothing after them.
+        if payload[pos] != 0 or payload[pos + 1] != 0 or pos + 2 != len(payload):
+            return None
+    except (IndexError, struct.error, UnicodeDecodeError, Malformed):
+        return None
+    return client_id, make(
+        group_id=group_id,
+        generation_id_or_member_epoch=generation,
+        member_id=member_id,
+        group_instance_id=instance_id,
+        retention_time_ms=-1,
+        topics=[make(name=name, topic_id=_ZERO_UUID, partitions=partitions)],
     )
 
 
@@ -268,9 +347,25 @@ def _name(name: str, flexible: bool) -> bytes:
     return encoded
 
 
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
+
+
 def encode_response_body(version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
     """A size-prefixed OffsetCommit response frame; raises on any shape left to the codec
-    (unknown tagged fields, missing keys, out-of-range values)."""
+    (unknown tagged fields, missing keys, out-of-range values). A body that is never
+    changed once made (the core's shared all-NONE answers) may carry ``encoded_tails``, a
+    dict in which its frame after the size and correlation id is kept per version: it is
+    encoded once, then each frame costs one ``struct`` call."""
+    tails: dict[int, bytes] | None = getattr(body, "encoded_tails", None)
+    if tails is not None:
+        tail = tails.get(version)
+        if tail is None:
+            tail = tails[version] = _encode_frame(version, 0, body)[8:]
+        return _SIZE_AND_CORRELATION.pack(len(tail) + 4, correlation_id) + tail
+    return _encode_frame(version, correlation_id, body)
+
+
+def _encode_frame(version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
     if UNKNOWN_TAGS in body:
         raise Malformed("unknown tagged fields")
     flexible = version >= _FLEXIBLE
