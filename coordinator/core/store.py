@@ -88,19 +88,10 @@ class HardState:
             self._apply_pending_txn(key, value)
 
     def apply_appended(self, records: Iterable[Record]) -> None:
-        """``apply`` each of ``records`` but RebalanceEvent history (nothing to apply); an
-        offset commit (the hot path) is applied here, as ``apply`` does."""
+        """``apply`` each of ``records`` but RebalanceEvent history (nothing to apply)."""
         apply = self.apply
-        offsets = self.offsets
         for record in records:
-            key = record.key
-            value = record.value
-            if type(key) is OffsetCommitKey and type(value) is OffsetCommitValue:
-                group_offsets = offsets.get(key.group)
-                if group_offsets is None:
-                    group_offsets = offsets[key.group] = {}
-                group_offsets[(key.topic, key.partition)] = value
-            elif type(key) is not RebalanceEventKey:
+            if type(record.key) is not RebalanceEventKey:
                 apply(record)
 
     def _apply_pending_txn(self, key: TxnOffsetCommitKey, value: object) -> None:

@@ -344,10 +344,10 @@ async def _serve_frames(
         pending: PendingAnswer | None = None
         try:
             # The request the reactor handed over (decoded, maybe submitted), else the next.
-            given = None if handed is None else handed.payload
-            payload = reader.next_frame() if given is None else given
-            if given is not None and handed is not None:
-                request, pending = handed.request, handed.pending
+            if handed is None or handed.payload is None:
+                payload = reader.next_frame()
+            else:
+                payload, request, pending = handed.payload, handed.request, handed.pending
             handed = None
             if payload is NEED_DATA:
                 if out:

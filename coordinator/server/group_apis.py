@@ -91,11 +91,7 @@ class TopicView:
 
     def partition_count(self, name: str) -> int | None:
         """Partitions of topic ``name``; None if it does not exist."""
-        store = self._store
-        if store is None:
-            return _ANY_PARTITION_COUNT
-        topic = store.get(name)
-        return None if topic is None else len(topic.partitions)
+        return _partition_count(self._store, name)
 
     def name_of(self, topic_id: uuid.UUID) -> str | None:
         """The name of the topic with this id, or None."""
@@ -237,19 +233,24 @@ def _commit_inline(runtime: CoordinatorRuntime, body: Any, version: int) -> Read
     return ReadyReply(commit_failed(response, append_error_of(written)))
 
 
+def _partition_count(store: Any, name: str) -> int | None:
+    """Partitions of topic ``name`` in the broker's topic store (any number without one);
+    None if it does not exist."""
+    if store is None:
+        return _ANY_PARTITION_COUNT
+    topic = store.get(name)
+    return None if topic is None else len(topic.partitions)
+
+
 def _all_exist(store: Any, topics: Iterable[Any]) -> bool:
     """Whether ``topics`` (by name) name partitions, all of which exist in the topic store
     (``TopicView.partition_count``; a commit of no partition at all is answered without
     the coordinator, as Kafka's broker does)."""
     some = False
     for topic in topics:
-        if store is None:
-            count = _ANY_PARTITION_COUNT
-        else:
-            found = store.get(topic["name"])
-            if found is None:
-                return False
-            count = len(found.partitions)
+        count = _partition_count(store, topic["name"])
+        if count is None:
+            return False
         for p in topic["partitions"]:
             if not 0 <= p["partition_index"] < count:
                 return False

@@ -246,9 +246,10 @@ def _flexible_partitions(
     partitions: list[dict[str, Any]] = []
     append = partitions.append
     unpack = _PARTITION_V6.unpack_from
+    size = _PARTITION_V6.size
     for _ in range(count):
         index, offset, leader_epoch = unpack(payload, pos)
-        pos += 16
+        pos += size
         if payload[pos] == 1 and payload[pos + 1] == 0:  # "" and no tagged fields
             metadata: str | None = ""
             pos += 2
