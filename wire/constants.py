@@ -8,12 +8,36 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["MAX_TRANSACTION_VERSION", "TRANSACTION_VERSION_FEATURE", "ApiKey", "ErrorCode"]
+__all__ = [
+    "MAX_TRANSACTION_VERSION",
+    "SHARE_VERSION_FEATURE",
+    "TRANSACTION_VERSION_FEATURE",
+    "AcknowledgeType",
+    "AclOperation",
+    "AclPermissionType",
+    "AlterConfigOpType",
+    "ApiKey",
+    "ClientQuotaEntityType",
+    "ConfigResourceType",
+    "ConfigSource",
+    "ConfigType",
+    "ElectionType",
+    "EndpointType",
+    "ErrorCode",
+    "PatternType",
+    "ResourceType",
+    "ScramMechanism",
+    "ShareAcquireMode",
+]
 
 #: Kafka's ``transaction.version`` feature (``org.apache.kafka.server.common.TransactionVersion``)
 #: and its latest level, TV_2 (KIP-890 part 2), which ApiVersions advertises as supported.
 TRANSACTION_VERSION_FEATURE = "transaction.version"
 MAX_TRANSACTION_VERSION = 2
+
+#: Kafka's ``share.version`` feature (``org.apache.kafka.server.common.ShareVersion``, KIP-932):
+#: share groups are enabled at level 1.
+SHARE_VERSION_FEATURE = "share.version"
 
 
 class ErrorCode(IntEnum):
@@ -252,3 +276,181 @@ class ApiKey(IntEnum):
     DESCRIBE_SHARE_GROUP_OFFSETS = 90
     ALTER_SHARE_GROUP_OFFSETS = 91
     DELETE_SHARE_GROUP_OFFSETS = 92
+
+
+# -- ACLs (KIP-140, KIP-290) -----------------------------------------------------------
+
+
+class ResourceType(IntEnum):
+    """An ACL resource's type (``org.apache.kafka.common.resource.ResourceType``)."""
+
+    UNKNOWN = 0
+    ANY = 1
+    TOPIC = 2
+    GROUP = 3
+    CLUSTER = 4
+    TRANSACTIONAL_ID = 5
+    DELEGATION_TOKEN = 6
+    USER = 7
+
+
+class PatternType(IntEnum):
+    """How an ACL's resource name matches (``org.apache.kafka.common.resource.PatternType``):
+    ANY and MATCH only in filters."""
+
+    UNKNOWN = 0
+    ANY = 1
+    MATCH = 2
+    LITERAL = 3
+    PREFIXED = 4
+
+
+class AclOperation(IntEnum):
+    """An ACL's operation (``org.apache.kafka.common.acl.AclOperation``); also the bit
+    positions of the authorized-operations fields. TWO_PHASE_COMMIT is KIP-939's."""
+
+    UNKNOWN = 0
+    ANY = 1
+    ALL = 2
+    READ = 3
+    WRITE = 4
+    CREATE = 5
+    DELETE = 6
+    ALTER = 7
+    DESCRIBE = 8
+    CLUSTER_ACTION = 9
+    DESCRIBE_CONFIGS = 10
+    ALTER_CONFIGS = 11
+    IDEMPOTENT_WRITE = 12
+    CREATE_TOKENS = 13
+    DESCRIBE_TOKENS = 14
+    TWO_PHASE_COMMIT = 15
+
+
+class AclPermissionType(IntEnum):
+    """Allow or deny (``org.apache.kafka.common.acl.AclPermissionType``); ANY in filters."""
+
+    UNKNOWN = 0
+    ANY = 1
+    DENY = 2
+    ALLOW = 3
+
+
+# -- configs ---------------------------------------------------------------------------
+
+
+class ConfigResourceType(IntEnum):
+    """A config resource's type (``org.apache.kafka.common.config.ConfigResource.Type``)."""
+
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
+    GROUP = 32
+
+
+class ConfigSource(IntEnum):
+    """Where a described config's value comes from
+    (``org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource``)."""
+
+    UNKNOWN = 0
+    TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
+    GROUP_CONFIG = 8
+
+
+class ConfigType(IntEnum):
+    """A described config's type
+    (``org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType``)."""
+
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+class AlterConfigOpType(IntEnum):
+    """IncrementalAlterConfigs' operation (``org.apache.kafka.clients.admin.AlterConfigOp
+    .OpType``)."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+# -- client quotas (KIP-546) --------------------------------------------------------------
+
+
+class ClientQuotaEntityType:
+    """The entity types of a client quota (``org.apache.kafka.common.quota
+    .ClientQuotaEntity``): strings on the wire."""
+
+    USER = "user"
+    CLIENT_ID = "client-id"
+    IP = "ip"
+
+
+# -- SCRAM (KIP-554) ----------------------------------------------------------------------
+
+
+class ScramMechanism(IntEnum):
+    """A SCRAM credential's mechanism (``org.apache.kafka.clients.admin.ScramMechanism``)."""
+
+    UNKNOWN = 0
+    SCRAM_SHA_256 = 1
+    SCRAM_SHA_512 = 2
+
+
+# -- cluster ------------------------------------------------------------------------------
+
+
+class ElectionType(IntEnum):
+    """ElectLeaders' election type (``org.apache.kafka.common.ElectionType``)."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+
+class EndpointType(IntEnum):
+    """DescribeCluster's endpoint type (``org.apache.kafka.clients.admin.EndpointType``,
+    KIP-919)."""
+
+    UNKNOWN = 0
+    BROKER = 1
+    CONTROLLER = 2
+
+
+# -- share groups (KIP-932) ---------------------------------------------------------------
+
+
+class AcknowledgeType(IntEnum):
+    """A share-group acknowledgement's type, as ShareFetch and ShareAcknowledge carry it:
+    GAP (0) marks offsets that are not records; the others are
+    ``org.apache.kafka.clients.consumer.AcknowledgeType`` (RENEW: KIP-1222)."""
+
+    GAP = 0
+    ACCEPT = 1
+    RELEASE = 2
+    REJECT = 3
+    RENEW = 4
+
+
+class ShareAcquireMode(IntEnum):
+    """ShareFetch v2's acquire mode (``org.apache.kafka.clients.consumer.ShareAcquireMode``,
+    KIP-1206)."""
+
+    BATCH_OPTIMIZED = 0
+    RECORD_LIMIT = 1

@@ -12,7 +12,12 @@ import subprocess
 import sys
 
 import wire
+from coordinator.server.apis import SERVED_API_KEYS
 from wire.registry import VERSION_TABLE
+
+#: The APIs the server answers: wire also decodes APIs no route serves yet (their first
+#: request closes the connection, as an unknown key's does).
+ROUTED = [api for api in VERSION_TABLE if api.api_key in SERVED_API_KEYS]
 
 #: Run by the child: start a server (memory sink), note which codec modules it loaded,
 #: then send each frame and report the modules loaded before and after its answer.
@@ -60,7 +65,7 @@ _BODIES = {0: {"acks": 1, "timeout_ms": 1000}}
 
 def test_each_api_codec_loads_on_its_first_request_which_is_answered() -> None:
     requests = []
-    for correlation_id, api in enumerate(VERSION_TABLE, start=1):
+    for correlation_id, api in enumerate(ROUTED, start=1):
         frame = wire.encode_request(api.api_key, api.max_version, correlation_id, "first",
                                     _BODIES.get(api.api_key, {}))
         requests.append([api.api_key, frame.hex()])
@@ -69,7 +74,7 @@ def test_each_api_codec_loads_on_its_first_request_which_is_answered() -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     loaded_at_start = set(report["loaded"])
-    modules = {api.api_key: f"wire.apis.{api.module}" for api in VERSION_TABLE}
+    modules = {api.api_key: f"wire.apis.{api.module}" for api in ROUTED}
     lazy = set(modules.values()) - loaded_at_start
     # The fast paths' three (Heartbeat, OffsetCommit, ConsumerGroupHeartbeat) load at start.
     assert len(lazy) >= len(modules) - 4, sorted(loaded_at_start)
@@ -79,8 +84,8 @@ def test_each_api_codec_loads_on_its_first_request_which_is_answered() -> None:
         if module in lazy:
             assert module not in before, f"{module} was loaded before its first request"
         assert module in after
-        api = next(a for a in VERSION_TABLE if a.api_key == key)
+        api = next(a for a in ROUTED if a.api_key == key)
         got_id, _ = wire.decode_response(key, api.max_version, bytes.fromhex(payload))
         assert got_id == correlation_id
         answered.append(key)
-    assert answered == [api.api_key for api in VERSION_TABLE]
+    assert answered == [api.api_key for api in ROUTED]

@@ -145,6 +145,8 @@ def _kio_primitive_strategy(kind: str | None, name: str) -> st.SearchStrategy[An
         return st.integers(low, high)
     if kind == "bool":
         return st.booleans()
+    if kind == "float64":
+        return st.floats(allow_nan=False)
     if kind == "string":
         return SMALL_TEXT
     if kind in ("bytes", "records"):
@@ -221,9 +223,10 @@ def _kio_full_scalar(kf: dataclasses.Field[Any], kind: str | None, n: int) -> An
         return cls.parse(datetime.timedelta(milliseconds=5_000 + n))
     if kind == "datetime_i64":
         return EPOCH + datetime.timedelta(milliseconds=1_700_000_000_000 + n)
-    value = {"int8": 1 + n % 100, "int16": 300 + n, "int32": 70_000 + 7 * n}.get(
-        kind or "", 2**40 + n
-    )
+    if kind == "float64":
+        return 1.5 + n if default is MISSING or default != 1.5 + n else 2.5 + n
+    value = {"int8": 1 + n % 100, "int16": 300 + n, "uint16": 300 + n,
+             "int32": 70_000 + 7 * n}.get(kind or "", 2**40 + n)
     return value + 1 if value == default else value
 
 
@@ -299,6 +302,10 @@ def kio_minimal_sample(cls: type[Any]) -> Any:
             kwargs[kf.name] = (kio_minimal_sample(shape.type_),)
         elif isinstance(shape, PrimitiveTupleField):
             kwargs[kf.name] = ()
+        elif _kafka_type(kf) == "records":
+            # Kafka's JSON makes ShareFetch's Records nullable but kio's class does not
+            # accept None: empty records stand in.
+            kwargs[kf.name] = b""
         else:
             default = _kio_default(kf)
             kwargs[kf.name] = default if default is not MISSING else kio_implicit_default(kf)

@@ -26,7 +26,7 @@ def test_every_api_module_is_in_the_table_with_its_schemas_versions() -> None:
 def test_register_refuses_versions_the_table_does_not_have() -> None:
     heartbeat = wire.lookup(wire.ApiKey.HEARTBEAT)
     assert heartbeat is not None
-    unknown = replace(heartbeat, api_key=wire.ApiKey.SASL_AUTHENTICATE, name="SaslAuthenticate")
+    unknown = replace(heartbeat, api_key=wire.ApiKey.WRITE_TXN_MARKERS, name="WriteTxnMarkers")
     with pytest.raises(ValueError, match="VERSION_TABLE"):
         register(unknown)
     with pytest.raises(ValueError, match="already registered"):

@@ -1,0 +1,63 @@
+"""DescribeAcls: versions 1-3.
+
+Request versions (Kafka's schema notes):
+    Version 0 was removed in Apache Kafka 4.0, Version 1 is the new baseline.
+    Version 1 adds resource pattern type.
+    Version 2 enables flexible versions.
+    Version 3 adds user resource type.
+
+Response versions:
+    Version 0 was removed in Apache Kafka 4.0, Version 1 is the new baseline.
+    Version 1 adds PatternType.
+    Starting in version 1, on quota violation, brokers send out responses before throttling.
+    Version 2 enables flexible versions.
+    Version 3 adds user resource type.
+"""
+
+from __future__ import annotations
+
+from wire.fields import Field as F
+from wire.fields import Message
+from wire.registry import ApiSpec, register
+
+REQUEST = Message(
+    "DescribeAclsRequest",
+    api_key=29,
+    valid="1-3",
+    flexible="2+",
+    fields=(
+        F("resource_type_filter", "int8", "0+"),
+        F("resource_name_filter", "string", "0+", nullable="0+"),
+        F("pattern_type_filter", "int8", "1+", default=3),
+        F("principal_filter", "string", "0+", nullable="0+"),
+        F("host_filter", "string", "0+", nullable="0+"),
+        F("operation", "int8", "0+"),
+        F("permission_type", "int8", "0+"),
+    ),
+)
+
+RESPONSE = Message(
+    "DescribeAclsResponse",
+    api_key=29,
+    valid="1-3",
+    flexible="2+",
+    fields=(
+        F("throttle_time_ms", "int32", "0+"),
+        F("error_code", "int16", "0+"),
+        F("error_message", "string", "0+", nullable="0+"),
+        F("resources", "[]", "0+", fields=(
+            F("resource_type", "int8", "0+"),
+            F("resource_name", "string", "0+"),
+            F("pattern_type", "int8", "1+", default=3),
+            F("acls", "[]", "0+", fields=(
+                F("principal", "string", "0+"),
+                F("host", "string", "0+"),
+                F("operation", "int8", "0+"),
+                F("permission_type", "int8", "0+"),
+            )),
+        )),
+    ),
+)
+
+API = register(ApiSpec(api_key=29, name="DescribeAcls", request=REQUEST, response=RESPONSE))
+

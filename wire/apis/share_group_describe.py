@@ -1,0 +1,66 @@
+"""ShareGroupDescribe: version 1 (KIP-932), flexible.
+
+Request versions (Kafka's schema notes):
+    Version 0 was used for early access of KIP-932 in Apache Kafka 4.0 but removed in
+    Apache Kafka 4.1.
+    Version 1 is the initial stable version (KIP-932).
+
+Response versions: version 1 as the request. Errors: GROUP_AUTHORIZATION_FAILED,
+NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, INVALID_REQUEST,
+INVALID_GROUP_ID, GROUP_ID_NOT_FOUND.
+"""
+
+from __future__ import annotations
+
+from wire.fields import Field as F
+from wire.fields import Message
+from wire.registry import ApiSpec, register
+
+REQUEST = Message(
+    "ShareGroupDescribeRequest",
+    api_key=77,
+    valid="1",
+    flexible="0+",
+    fields=(
+        F("group_ids", "[]string", "0+"),
+        F("include_authorized_operations", "bool", "0+"),
+    ),
+)
+
+RESPONSE = Message(
+    "ShareGroupDescribeResponse",
+    api_key=77,
+    valid="1",
+    flexible="0+",
+    fields=(
+        F("throttle_time_ms", "int32", "0+"),
+        F("groups", "[]", "0+", fields=(
+            F("error_code", "int16", "0+"),
+            F("error_message", "string", "0+", nullable="0+", default="null"),
+            F("group_id", "string", "0+"),
+            F("group_state", "string", "0+"),
+            F("group_epoch", "int32", "0+"),
+            F("assignment_epoch", "int32", "0+"),
+            F("assignor_name", "string", "0+"),
+            F("members", "[]", "0+", fields=(
+                F("member_id", "string", "0+"),
+                F("rack_id", "string", "0+", nullable="0+", default="null"),
+                F("member_epoch", "int32", "0+"),
+                F("client_id", "string", "0+"),
+                F("client_host", "string", "0+"),
+                F("subscribed_topic_names", "[]string", "0+"),
+                F("assignment", "struct", "0+", fields=(
+                    F("topic_partitions", "[]", "0+", fields=(
+                        F("topic_id", "uuid", "0+"),
+                        F("topic_name", "string", "0+"),
+                        F("partitions", "[]int32", "0+"),
+                    )),
+                )),
+            )),
+            F("authorized_operations", "int32", "0+", default=-2147483648),
+        )),
+    ),
+)
+
+API = register(ApiSpec(api_key=77, name="ShareGroupDescribe", request=REQUEST, response=RESPONSE))
+
