@@ -155,7 +155,9 @@ def decode_response(api_key: int, api_version: int, payload: bytes) -> tuple[int
 
 
 def api_versions_keys() -> list[dict[str, int]]:
-    """The ApiVersions answer: exactly the registered APIs and versions."""
+    """Every registered API and its versions. The server advertises only those it also
+    routes (``coordinator/broker/api_versions.py``): wire decodes some APIs before any
+    handler serves them."""
     return [
         {"api_key": a.api_key, "min_version": a.min_version, "max_version": a.max_version}
         for a in VERSION_TABLE

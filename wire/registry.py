@@ -1,8 +1,10 @@
 """The one registry of implemented APIs: it refuses duplicates and is the single source of
-the ApiVersions answer, so kcoord advertises exactly what it can decode and encode.
+the versions ApiVersions advertises, so kcoord never advertises what it cannot decode and
+encode (the server advertises the registered APIs it also routes: ``coordinator/server/
+apis.py``; codecs may land before their handlers).
 
 ``VERSION_TABLE`` lists every API with its module (under ``wire.apis``) and version range;
-ApiVersions is answered from it without importing the 31 modules (startup time), and each
+ApiVersions is answered from it without importing the modules (startup time), and each
 module's schemas must have exactly its range (``register`` refuses anything else; every
 module is imported by ``all_apis`` and so by the wire tests). ``lookup`` imports an API's
 module on first use.
