@@ -8,8 +8,9 @@ Request versions (Kafka's schema notes):
     KIP-1222).
 
 Response versions:
-    Version 1 is the initial stable version (KIP-932); it adds AcquisitionLockTimeoutMs.
-    Version 2 is the same (ShareAcquireMode and Renew acknowledgements in the request).
+    Version 1 is the initial stable version (KIP-932).
+    Version 2 is the same as version 1 (ShareAcquireMode and Renew acknowledgements are
+    in the request).
     Supported errors for ErrorCode and AcknowledgeErrorCode:
     - GROUP_AUTHORIZATION_FAILED (version 0+)
     - TOPIC_AUTHORIZATION_FAILED (version 0+)
@@ -74,7 +75,7 @@ RESPONSE = Message(
         F("throttle_time_ms", "int32", "0+"),
         F("error_code", "int16", "0+"),
         F("error_message", "string", "0+", nullable="0+", default="null"),
-        F("acquisition_lock_timeout_ms", "int32", "1+"),
+        F("acquisition_lock_timeout_ms", "int32", "0+"),
         F("responses", "[]", "0+", fields=(
             F("topic_id", "uuid", "0+"),
             F("partitions", "[]", "0+", fields=(
