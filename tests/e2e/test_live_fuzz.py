@@ -24,6 +24,7 @@ from e2e_support import KcoordProcess, raw_request
 from kafka import KafkaConsumer, KafkaProducer
 
 import wire
+from coordinator.server.apis import SERVED_API_KEYS
 
 pytestmark = pytest.mark.slow
 
@@ -35,16 +36,20 @@ PEAK_RSS_BOUND = 512 * 2**20
 
 
 def seed_frames() -> list[bytes]:
-    """A sample request of every (api, version) with every field set (the wire fuzz
+    """A sample request of every served (api, version) with every field set (the wire fuzz
     tests' seeds), and one with every field at its default."""
     path = Path(__file__).resolve().parents[1] / "wire" / "fixtures" / "samples.py"
     spec = importlib.util.spec_from_file_location("wire_samples_for_live_fuzz", path)
     assert spec is not None and spec.loader is not None
     samples: Any = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(samples)
-    seeds = [frame for _, frame in samples.sample_request_frames()]
+    # Only the APIs the server routes: a valid request of one wire decodes but no handler
+    # serves (a codec ahead of its server work) just closes the connection.
+    seeds = [frame for _, frame in samples.sample_request_frames()
+             if struct.unpack_from(">h", frame, 4)[0] in SERVED_API_KEYS]
     for key, version in samples.all_api_versions():
-        seeds.append(wire.encode_request(key, version, 7, "fuzz", {}))
+        if key in SERVED_API_KEYS:
+            seeds.append(wire.encode_request(key, version, 7, "fuzz", {}))
     return seeds
 
 
