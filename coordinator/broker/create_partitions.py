@@ -21,6 +21,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import wire
+from coordinator.broker.admin_limits import yield_between_topics
 from coordinator.broker.common import broker_ids, replication_factor_of, store_of
 from coordinator.broker.create_topics import MAX_PARTITIONS_PER_TOPIC, check_registered
 from coordinator.broker.errors import BrokerError
@@ -91,6 +92,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     for topic in body.topics:
         if counts[topic.name] > 1:
             continue
+        if results:
+            await yield_between_topics()
         try:
             _grow(ctx, topic, bool(body.validate_only))
         except BrokerError as exc:

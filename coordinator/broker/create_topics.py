@@ -12,6 +12,8 @@
   partition indexes from 0 and replica lists naming registered brokers once
   (else INVALID_REPLICA_ASSIGNMENT). The replica lists' length is the topic's replication
   factor; where the replicas sit is kcoord's own layout (``cluster.Cluster``);
+- more than 10,000 partitions in one request (``admin_limits``): POLICY_VIOLATION for
+  every topic, nothing created;
 - ``validate_only`` checks everything and creates nothing (its topic id is the zero uuid).
 
 v5+ results carry the partition count, replication factor and the topic's explicit
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.broker import config as broker_config
+from coordinator.broker.admin_limits import check_partitions_per_request, yield_between_topics
 from coordinator.broker.common import ZERO_UUID, broker_ids, replication_factor_of, store_of
 from coordinator.broker.errors import BrokerError
 from wire import ErrorCode
@@ -139,9 +142,16 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     default_partitions = broker_config.num_partitions(ctx.state.config)
     counts = Counter(t.name for t in body.topics)
     results: list[dict[str, Any]] = []
-    for topic in body.topics:
-        if counts[topic.name] > 1:
-            continue
+    unique = [topic for topic in body.topics if counts[topic.name] == 1]
+    try:
+        check_partitions_per_request(unique, default_partitions)
+    except BrokerError as exc:
+        unique = []
+        results.extend(_error(topic.name, exc) for topic in body.topics
+                       if counts[topic.name] == 1)
+    for topic in unique:
+        if results:
+            await yield_between_topics()
         try:
             store.check_new_topic(topic.name, 1)  # name, existence and collisions first
             configs = _configs(topic)

@@ -16,6 +16,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import wire
+from coordinator.broker.admin_limits import yield_between_topics
 from coordinator.broker.common import ZERO_UUID, store_of
 from wire import ErrorCode
 
@@ -58,6 +59,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     results: list[dict[str, Any]] = []
     reported: set[str | uuid.UUID] = set()
     for name, topic_id in entries:
+        if results:
+            await yield_between_topics()
         if name is None and topic_id == ZERO_UUID:
             results.append(
                 _result(
