@@ -18,11 +18,12 @@ Kafka's UNSUPPORTED_VERSION answer in a v0 body so the client can retry lower.
 ``connections.max.idle.ms`` closes a connection that sends nothing for that long (a sweep
 in ``app.Server``, like Kafka's idle-expiry manager, so the hot path only stamps a time).
 
-Memory: once a request's size prefix is in, the connection reserves the whole request from
-the server's ``queued.max.request.bytes`` pool (``request_memory.py``) before reading more
-of it, so all partially received requests together stay bounded; and a started request
-must arrive whole within ``FRAME_DEADLINE_S``, or the connection is closed (one byte a
-second would otherwise hold it open forever: every byte resets the idle timer).
+Memory: once a request's size prefix is in, the connection reserves memory for it from the
+server's ``queued.max.request.bytes`` pool (``request_memory.py``) a step ahead of what it
+reads, so all partially received requests together stay bounded and a slow sender holds
+about what it sent; and a started request must arrive whole within ``FRAME_DEADLINE_S`` of
+its first byte, or the connection is closed (one byte a second would otherwise hold it open
+forever: every byte resets the idle timer).
 
 I/O goes straight to the non-blocking socket and waits with ``trio.lowlevel.wait_readable``
 / ``wait_writable`` only when the kernel has nothing (or no room): one trip through the
@@ -49,12 +50,13 @@ from coordinator.server.early import EarlyConnection
 from coordinator.server.pipeline import PIPELINED, PendingAnswer, ResponsePipeline
 from coordinator.server.reactor import (
     FAIR_SLICE_S,
+    RECEIVE_BYTES,
     Handback,
     current_reactor,
     receive_view,
     serve_ready,
 )
-from coordinator.server.request_memory import RequestMemory
+from coordinator.server.request_memory import RESERVE_STEP, RequestMemory, Reservation
 from wire import (
     NEED_DATA,
     ApiKey,
@@ -111,11 +113,13 @@ class Connection:
         self.expired = True
         self.scope.cancel()
 
-    async def receive(self) -> bytes:
-        """The next bytes from the peer (b"" at end of stream)."""
+    async def receive(self, limit: int = RECEIVE_BYTES) -> bytes:
+        """The next bytes from the peer, at most ``limit`` (b"" at end of stream)."""
         sock = self.sock
         await self.maybe_yield()
         view = receive_view()
+        if limit < len(view):
+            view = view[:limit]
         while True:
             try:
                 size = sock.recv_into(view)
@@ -271,36 +275,54 @@ class _FrameDeadline(Exception):
 
 class _Receiving:
     """The request a connection is receiving: its reservation in the server's request
-    memory and the deadline for the rest of it."""
+    memory (grown a step ahead of the bytes read, ``request_memory.py``) and its deadline,
+    counted from the request's first byte."""
 
-    __slots__ = ("deadline", "memory", "reserved")
+    __slots__ = ("deadline", "received_at", "reservation")
 
     def __init__(self, memory: RequestMemory | None) -> None:
-        self.memory = memory
-        self.reserved = 0
+        self.reservation: Reservation | None = (
+            memory.reservation() if memory is not None and memory.capacity >= 0 else None)
         self.deadline = _NEVER
+        #: When the bytes the reader holds last arrived (a request's first byte among them).
+        self.received_at = _NEVER
 
     async def more(self, conn: Connection, reader: FrameReader) -> bytes:
         """The next bytes of the peer, once the frame being received has its memory."""
         if not reader.buffered:
-            return await conn.receive()  # between requests: no frame, no deadline
+            data = await conn.receive()  # between requests: no frame, no deadline
+            self.received_at = conn.last_active
+            return data
         if self.deadline == _NEVER:
-            self.deadline = trio.current_time() + FRAME_DEADLINE_S
+            self.deadline = self.received_at + FRAME_DEADLINE_S
         with trio.move_on_at(self.deadline) as scope:
-            pending = reader.pending_size()
-            if self.memory is not None and pending is not None and not self.reserved:
-                await self.memory.reserve(pending)
-                self.reserved = pending
-            return await conn.receive()
+            limit = RECEIVE_BYTES
+            reservation = self.reservation
+            if reservation is not None:
+                pending = reader.pending_size()
+                if pending is None:
+                    limit = 4 - reader.buffered  # the size prefix first
+                else:
+                    await reservation.grow(min(4 + pending, reader.buffered + RESERVE_STEP))
+                    limit = reservation.held - reader.buffered
+            data = await conn.receive(limit)
+            self.received_at = conn.last_active
+            return data
         assert scope.cancelled_caught
         raise _FrameDeadline
 
+    @property
+    def active(self) -> bool:
+        """Whether a frame holds memory or has a deadline."""
+        return self.deadline != _NEVER or (
+            self.reservation is not None and self.reservation.held > 0)
+
     def done(self) -> None:
-        """A whole frame arrived (or the connection ends): give its memory back."""
+        """A whole frame arrived (or the connection ends): give its memory back. The next
+        frame's deadline counts from ``received_at``: bytes of it may have come along."""
         self.deadline = _NEVER
-        if self.reserved and self.memory is not None:
-            self.memory.release(self.reserved)
-        self.reserved = 0
+        if self.reservation is not None:
+            self.reservation.release()
 
 
 async def _serve(server: ServerState, conn: Connection, early: EarlyConnection | None) -> None:
@@ -309,6 +331,7 @@ async def _serve(server: ServerState, conn: Connection, early: EarlyConnection |
     out = bytearray()
     if early is not None:
         reader.receive_data(bytes(early.unread))
+        receiving.received_at = conn.last_active
         out += early.unsent
     try:
         async with trio.open_nursery() as nursery:
@@ -369,6 +392,7 @@ async def _serve_frames(
                         break
                     if handed.eof:
                         break
+                    receiving.received_at = conn.last_active  # what the reactor read
                     continue
                 data = await receiving.more(conn, reader)
                 if not data:
@@ -378,7 +402,7 @@ async def _serve_frames(
         except FrameTooLarge as exc:
             BAD_INPUT.warn("closing connection %d from %s: %s", connection_id, peer_host, exc)
             break
-        if receiving.reserved or receiving.deadline != _NEVER:
+        if receiving.active:
             receiving.done()
 
         try:
