@@ -8,7 +8,10 @@ Layout, under ``DATA_DIR/topics/``:
   clients.
 - ``<topic id>/<partition>/``: the partition's batches, as received with their base offsets
   assigned, in storage's own segment log (``storage.log.Log``: the same entry framing, CRC,
-  recovery and fsync policy as the metadata log). One entry per batch: the key is the base
+  recovery and fsync policy as the metadata log). The partition logs share a pool of open
+  files (``storage.open_files``, ``kcoord.max.open.segment.files``) and the data
+  directory's lock, so a server holds a bounded number of descriptors however many
+  partitions it has. One entry per batch: the key is the base
   offset (int64), the value the batch. DeleteRecords moving the log start offset is an
   entry of its own: key ``b"L"`` + the new log start offset (int64), no value.
 
@@ -43,6 +46,7 @@ from storage.batch import EncodedBatch
 from storage.directory import Segment
 from storage.errors import StorageError
 from storage.log import Log
+from storage.open_files import DEFAULT_MAX_OPEN_SEGMENT_FILES, PooledFileSystem
 from storage.policy import FsyncPolicy, RecoverMode
 from storage.segment import HEADER_SIZE, encode_entry
 from wire import ErrorCode
@@ -95,8 +99,11 @@ class TopicFiles:
     """The ``topics/`` directory of one data directory."""
 
     def __init__(self, data_dir: str, fsync: FsyncPolicy, recover: RecoverMode,
-                 segment_bytes: int = _DEFAULT_SEGMENT_BYTES) -> None:
+                 segment_bytes: int = _DEFAULT_SEGMENT_BYTES,
+                 max_open_files: int = DEFAULT_MAX_OPEN_SEGMENT_FILES) -> None:
         self.root = os.path.join(data_dir, TOPICS_DIR)
+        #: The partition logs' files: at most ``max_open_files`` descriptors open at once.
+        self.fs = PooledFileSystem(max_open_files)
         self.fsync: FsyncPolicy = fsync
         self.recover: RecoverMode = recover
         #: ``log.segment.bytes``: the segment size of topics without ``segment.bytes``.
@@ -192,8 +199,8 @@ class TopicFiles:
         """Write one batch (base offset assigned) to the partition's log, fsynced per the
         policy; KAFKA_STORAGE_ERROR if it cannot be written (nothing is then applied)."""
         entry = encode_entry(_OFFSET.pack(base_offset), data)
-        partition_log = self._open(topic_id, index)
         try:
+            partition_log = self._open(topic_id, index)
             partition_log.write_batch(EncodedBatch(entry, 1))
         except (StorageError, OSError) as exc:
             raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
@@ -285,7 +292,8 @@ class TopicFiles:
             directory = os.path.join(self.root, str(topic_id), str(index))
             segment_bytes = self._topic_segment_bytes.get(topic_id, self.segment_bytes)
             partition_log = Log.open(directory, fsync=self.fsync, recover=self.recover,
-                                     segment_bytes=max(segment_bytes, HEADER_SIZE + 1))
+                                     segment_bytes=max(segment_bytes, HEADER_SIZE + 1),
+                                     fs=self.fs)
             self._logs[key] = partition_log
         return partition_log
 

@@ -34,6 +34,7 @@ import trio
 from coordinator.server.apis import SERVED_API_KEYS, load_handlers, served_api_keys
 from coordinator.server.connection import BAD_INPUT, Connection, serve_connection
 from coordinator.server.context import BrokerIdentity, Handler
+from coordinator.server.descriptors import descriptor_budget
 from coordinator.server.early import EarlyConnection, probe_lock
 from coordinator.server.lazy import import_leaf
 from coordinator.server.options import ServeOptions
@@ -184,7 +185,7 @@ def _import_deferred() -> dict[int, Handler]:
     return handlers
 
 
-def _topic_store(options: ServeOptions) -> Any:
+def _topic_store(options: ServeOptions, max_open_files: int) -> Any:
     from coordinator.broker.config import num_partitions, segment_bytes
     from coordinator.broker.topics import TopicStore
 
@@ -193,7 +194,7 @@ def _topic_store(options: ServeOptions) -> Any:
         from coordinator.broker.topic_files import TopicFiles
 
         files = TopicFiles(options.data_dir, options.fsync, options.recover,
-                           segment_bytes(options.broker_config))
+                           segment_bytes(options.broker_config), max_open_files)
         restored = store.restore(files)
         log.info("topics loaded: %d topics, %d batches", len(store), restored)
     default_partitions = num_partitions(options.broker_config)
@@ -271,7 +272,8 @@ async def serve(
         )
         server.explicit_config_keys = frozenset(options.properties)
         server.request_memory = RequestMemory(options.queued_max_request_bytes)
-        server.max_connections = options.max_connections
+        budget = descriptor_budget(options.max_open_segment_files)
+        server.max_connections = min(options.max_connections, budget.connections)
         _quiet_accept_errors()
         brokers = None
         if options.brokers > 1:
@@ -303,7 +305,7 @@ async def serve(
                 runtime = CoordinatorRuntime(
                     coordinator, sink, clock_ms=options.clock_ms or wall_clock_ms
                 )
-                server.topics = _topic_store(options)
+                server.topics = _topic_store(options, budget.segment_files)
                 if server.topics.files is not None:
                     stack.callback(server.topics.files.close)
                 server.groups = runtime

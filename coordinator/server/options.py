@@ -21,8 +21,10 @@ from storage.policy import FsyncPolicy, RecoverMode
 
 __all__ = [
     "DEFAULT_CONNECTIONS_MAX_IDLE_MS",
+    "DEFAULT_MAX_OPEN_SEGMENT_FILES",
     "DEFAULT_QUEUED_MAX_REQUEST_BYTES",
     "DEFAULT_SOCKET_REQUEST_MAX_BYTES",
+    "MAX_OPEN_SEGMENT_FILES",
     "SERVER_KEYS",
     "ConfigError",
     "ServeOptions",
@@ -38,6 +40,9 @@ DEFAULT_CONNECTIONS_MAX_IDLE_MS = 600_000
 DEFAULT_QUEUED_MAX_REQUEST_BYTES = 2 * DEFAULT_SOCKET_REQUEST_MAX_BYTES
 _INT_MAX = 2**31 - 1
 _LONG_MAX = 2**63 - 1
+MAX_OPEN_SEGMENT_FILES = "kcoord.max.open.segment.files"
+#: (``storage.open_files.DEFAULT_MAX_OPEN_SEGMENT_FILES``, not imported: startup cost.)
+DEFAULT_MAX_OPEN_SEGMENT_FILES = 256
 
 #: Keys the network layer owns, with their accepted ranges (Kafka's).
 SERVER_KEYS: dict[str, tuple[int, int]] = {
@@ -52,6 +57,8 @@ SERVER_KEYS: dict[str, tuple[int, int]] = {
     "offsets.topic.num.partitions": (1, 100_000),
     "transaction.state.log.num.partitions": (1, 100_000),
     "coordinator.load.delay.ms": (0, 3_600_000),
+    # kcoord's own: the partition logs' open files (``storage.open_files``).
+    MAX_OPEN_SEGMENT_FILES: (1, _INT_MAX),
 }
 
 #: Kafka broker keys a real ``server.properties`` carries that mean nothing for one kcoord
@@ -106,6 +113,8 @@ class ServeOptions:
     queued_max_request_bytes: int = DEFAULT_QUEUED_MAX_REQUEST_BYTES
     #: ``max.connections``: connections beyond it are closed at once.
     max_connections: int = _INT_MAX
+    #: ``kcoord.max.open.segment.files``: descriptors the partition logs keep open.
+    max_open_segment_files: int = DEFAULT_MAX_OPEN_SEGMENT_FILES
     #: A record sink to use instead of a data directory (tests: ``MemorySink``).
     sink: Any = None
     #: Wall-clock milliseconds source for the runtime (tests).
@@ -192,6 +201,8 @@ def build_options(properties: Mapping[str, str], **kwargs: Any) -> ServeOptions:
             "queued.max.request.bytes", DEFAULT_QUEUED_MAX_REQUEST_BYTES
         ),
         max_connections=server.get("max.connections", _INT_MAX),
+        max_open_segment_files=server.get(MAX_OPEN_SEGMENT_FILES,
+                                          DEFAULT_MAX_OPEN_SEGMENT_FILES),
         default_replication_factor=server.get("default.replication.factor", 1),
         coordinator_load_delay_ms=server.get("coordinator.load.delay.ms", 0),
         **kwargs,

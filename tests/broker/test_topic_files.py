@@ -139,3 +139,52 @@ def test_a_replication_factor_given_at_creation_survives_a_restart(tmp_path: Pat
     assert (rf3.replication_factor, len(rf3.partitions)) == (3, 4)
     assert default.replication_factor == -1
     close(again)
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_partition_files_stay_within_the_open_file_bound(tmp_path: Path) -> None:
+    """Issue 32 item 6: every partition written to kept two descriptors open forever."""
+    store = TopicStore()
+    store.restore(TopicFiles(str(tmp_path), "interval", "fail", max_open_files=4))
+    store.create_topic("many", 40)
+    before = _open_descriptors()
+    for rounds in range(2):
+        for index in range(40):
+            produce(store, "many", index, make_batch([b"%d-%d" % (rounds, index)]))
+    assert store.files is not None
+    assert store.files.fs.open_count <= 4
+    assert _open_descriptors() - before <= 4
+    close(store)
+    again = TopicStore()
+    again.restore(TopicFiles(str(tmp_path), "interval", "fail", max_open_files=4))
+    assert _open_descriptors() - before <= 4  # starting holds no more
+    partitions = again.get("many").partitions  # type: ignore[union-attr]
+    assert [p.high_watermark for p in partitions] == [2] * 40
+    assert produce(again, "many", 7, make_batch([b"after"])) == 2
+    close(again)
+
+
+def test_a_refused_descriptor_is_a_storage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The OS refusing a descriptor (EMFILE) answers KAFKA_STORAGE_ERROR, not a traceback,
+    and the partition takes the next append once descriptors are back."""
+    import errno
+
+    store = open_store(tmp_path)
+    store.create_topic("t", 2)
+    real_open = os.open
+
+    def refuse(*args: object, **kwargs: object) -> int:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(BrokerError) as refused:
+        produce(store, "t", 1, make_batch([b"x"]))
+    monkeypatch.setattr(os, "open", real_open)
+    assert refused.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert produce(store, "t", 1, make_batch([b"y"])) == 0
+    close(store)
