@@ -31,8 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from coordinator.server.answer_memory import AnswerLimits, AnswerMemory
 from coordinator.server.apis import SERVED_API_KEYS, load_handlers, served_api_keys
-from coordinator.server.connection import BAD_INPUT, Connection, serve_connection
+from coordinator.server.bad_input import BAD_INPUT
+from coordinator.server.connection import Connection, serve_connection
 from coordinator.server.context import BrokerIdentity, Handler
 from coordinator.server.descriptors import descriptor_budget
 from coordinator.server.early import EarlyConnection, probe_lock
@@ -82,6 +84,8 @@ class Server:
         self.explicit_config_keys: frozenset[str] = frozenset()
         #: queued.max.request.bytes: the memory partially received requests share.
         self.request_memory = RequestMemory(-1)
+        #: The memory and time answers being written may take (``answer_memory.py``).
+        self.answer_limits = AnswerLimits(AnswerMemory(-1))
         #: Updated in place when loading completes (connections hold a reference).
         self.handlers: dict[int, Handler] = dict(handlers)
         #: The handler table's keys: what ApiVersions advertises, already before loading.
@@ -272,6 +276,9 @@ async def serve(
         )
         server.explicit_config_keys = frozenset(options.properties)
         server.request_memory = RequestMemory(options.queued_max_request_bytes)
+        server.answer_limits = AnswerLimits(AnswerMemory(options.queued_max_response_bytes),
+                                            options.socket_send_buffer_bytes,
+                                            options.socket_send_timeout_ms / 1000)
         budget = descriptor_budget(options.max_open_segment_files)
         server.max_connections = min(options.max_connections, budget.connections)
         _quiet_accept_errors()
@@ -361,6 +368,7 @@ async def _open_brokers(
         server.loaded = primary.loaded
         server.explicit_config_keys = primary.explicit_config_keys
         server.request_memory = primary.request_memory
+        server.answer_limits = primary.answer_limits
         server.max_connections = primary.max_connections
         brokers.add(node_id, server, bound)
     return brokers

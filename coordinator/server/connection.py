@@ -18,12 +18,12 @@ Kafka's UNSUPPORTED_VERSION answer in a v0 body so the client can retry lower.
 ``connections.max.idle.ms`` closes a connection that sends nothing for that long (a sweep
 in ``app.Server``, like Kafka's idle-expiry manager, so the hot path only stamps a time).
 
-Memory: once a request's size prefix is in, the connection reserves memory for it from the
-server's ``queued.max.request.bytes`` pool (``request_memory.py``) a step ahead of what it
-reads, so all partially received requests together stay bounded and a slow sender holds
-about what it sent; and a started request must arrive whole within ``FRAME_DEADLINE_S`` of
-its first byte, or the connection is closed (one byte a second would otherwise hold it open
-forever: every byte resets the idle timer).
+Memory: a request being received holds memory from the server's
+``queued.max.request.bytes`` pool a step ahead of what was read, and must arrive whole
+within a deadline from its first byte (``receiving.py``); an answer being written counts in
+the server's answer memory, a Fetch asks for no more than that has free, and an answer its
+peer does not read for ``socket.send.timeout.ms`` closes the connection
+(``answer_memory.py``).
 
 I/O goes straight to the non-blocking socket and waits with ``trio.lowlevel.wait_readable``
 / ``wait_writable`` only when the kernel has nothing (or no room): one trip through the
@@ -38,6 +38,7 @@ hands the connection back here, with its buffered bytes, for anything else.
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 from functools import partial
@@ -45,6 +46,13 @@ from typing import Any
 
 import trio
 
+from coordinator.server.answer_memory import (
+    DEFAULT_SEND_TIMEOUT_MS,
+    AnswerLimits,
+    AnswerMemory,
+    cap_fetch,
+)
+from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.context import Handler, RequestContext, ServerState
 from coordinator.server.early import EarlyConnection
 from coordinator.server.pipeline import PIPELINED, PendingAnswer, ResponsePipeline
@@ -56,7 +64,14 @@ from coordinator.server.reactor import (
     receive_view,
     serve_ready,
 )
-from coordinator.server.request_memory import RESERVE_STEP, RequestMemory, Reservation
+from coordinator.server.receiving import (
+    FRAME_DEADLINE_S,
+    GONE,
+    PARKS,
+    FrameDeadline,
+    Receiving,
+    parked,
+)
 from wire import (
     NEED_DATA,
     ApiKey,
@@ -76,15 +91,14 @@ log = logging.getLogger(__name__)
 #: APIs whose handler may wait a long time: flush earlier answers before calling them.
 MAY_WAIT = frozenset({0, 1, 11, 14})  # Produce (acks=-1), Fetch, JoinGroup, SyncGroup
 FLUSH_BYTES = 1 << 20
-#: How long a started request may take to arrive whole.
-FRAME_DEADLINE_S = 60.0
-_NEVER = float("inf")
+_FETCH = 1
 
 
 class Connection:
     """One accepted connection: its socket, identity and activity (for the idle sweep)."""
 
     __slots__ = (
+        "answers",
         "busy",
         "client_host",
         "connection_id",
@@ -93,11 +107,17 @@ class Connection:
         "last_yield",
         "peer_host",
         "scope",
+        "send_timeout",
         "sock",
     )
 
-    def __init__(self, sock: socket.socket, connection_id: int, peer_host: str) -> None:
+    def __init__(self, sock: socket.socket, connection_id: int, peer_host: str,
+                 answers: AnswerMemory | None = None,
+                 send_timeout: float = DEFAULT_SEND_TIMEOUT_MS / 1000) -> None:
         self.sock = sock
+        #: The server's memory for answers being written (``answer_memory.py``).
+        self.answers = answers if answers is not None else AnswerMemory(-1)
+        self.send_timeout = send_timeout
         self.connection_id = connection_id
         self.peer_host = peer_host
         # The client's address as Kafka reports it (InetAddress.toString): "/127.0.0.1".
@@ -138,17 +158,31 @@ class Connection:
             self.last_yield = trio.current_time()
 
     async def send_all(self, data: bytearray) -> None:
-        """Write all of ``data``, waiting for room when the socket buffer is full."""
+        """Write all of ``data``, waiting for room when the socket buffer is full; counted in
+        the server's answer memory meanwhile. ``AnswerUnread`` when the peer takes none of
+        it for ``send_timeout`` seconds (``answer_memory.py``)."""
         sock = self.sock
-        with memoryview(data) as view:
-            sent = 0
-            total = len(view)
-            while sent < total:
-                try:
-                    sent += sock.send(view[sent:])
-                except BlockingIOError:
-                    await trio.lowlevel.wait_writable(sock)
+        size = len(data)
+        answers = self.answers
+        answers.take(size)
+        try:
+            with memoryview(data) as view:
+                sent = 0
+                while sent < size:
+                    try:
+                        sent += sock.send(view[sent:])
+                    except BlockingIOError:
+                        with trio.move_on_after(self.send_timeout) as waited:
+                            await trio.lowlevel.wait_writable(sock)
+                        if waited.cancelled_caught:
+                            raise AnswerUnread(errno.ETIMEDOUT, "answer unread") from None
+        finally:
+            answers.give_back(size)
         self.last_active = trio.current_time()
+
+
+class AnswerUnread(OSError):
+    """The peer took no byte of an answer for ``socket.send.timeout.ms``."""
 
 
 async def serve_connection(
@@ -167,15 +201,24 @@ async def serve_connection(
     # Take the descriptor over from trio's stream (TCP_NODELAY stays set on it).
     sock = socket.socket(fileno=stream.socket.detach())
     sock.setblocking(False)
-    conn = Connection(sock, connection_id, peer_host)
+    limits: AnswerLimits | None = getattr(server, "answer_limits", None)
+    if limits is None:
+        conn = Connection(sock, connection_id, peer_host)
+    else:
+        if limits.send_buffer_bytes > 0:  # socket.send.buffer.bytes, as Kafka sets it
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, limits.send_buffer_bytes)
+        conn = Connection(sock, connection_id, peer_host, limits.memory, limits.send_timeout_s)
     server.connections[connection_id] = conn
     log.debug("connection %d from %s opened", connection_id, peer_host)
     try:
         with conn.scope:
             await _serve(server, conn, early)
-    except _FrameDeadline:
+    except FrameDeadline:
         log.warning("closing connection %d from %s: a request did not arrive whole within %g s",
                     connection_id, peer_host, FRAME_DEADLINE_S)
+    except AnswerUnread:
+        BAD_INPUT.warn("closing connection %d from %s: it read nothing of its answer for %g s "
+                       "(socket.send.timeout.ms)", connection_id, peer_host, conn.send_timeout)
     except OSError as exc:
         log.debug("connection %d from %s broken: %r", connection_id, peer_host, exc)
     finally:
@@ -192,142 +235,13 @@ async def serve_connection(
             log.debug("connection %d from %s closed", connection_id, peer_host)
 
 
-class BadInputLog:
-    """Warnings for connections closed over bad input, rate-limited: at most ``burst`` per
-    ``window_s`` seconds; the rest are counted and reported once the window ends (a fuzzing
-    client would otherwise fill stderr: 60,000 bad frames, 6.8 MB)."""
-
-    __slots__ = ("burst", "logged", "suppressed", "total", "window_s", "window_start")
-
-    def __init__(self, burst: int = 10, window_s: float = 10.0) -> None:
-        self.burst = burst
-        self.window_s = window_s
-        self.window_start = -_NEVER
-        self.logged = 0
-        self.suppressed = 0
-        #: Connections closed over bad input since start (diagnostics, tests).
-        self.total = 0
-
-    def warn(self, msg: str, *args: object) -> None:
-        self.total += 1
-        now = trio.current_time()
-        if now - self.window_start >= self.window_s:
-            if self.suppressed:
-                log.warning("%d more connections were closed over bad input in the last "
-                            "%g s (not logged one by one)", self.suppressed, self.window_s)
-            self.window_start, self.logged, self.suppressed = now, 0, 0
-        if self.logged < self.burst:
-            self.logged += 1
-            log.warning(msg, *args)
-        else:
-            self.suppressed += 1
-
-
-BAD_INPUT = BadInputLog()
-
-
-#: APIs whose answer may be parked for long (JoinGroup, SyncGroup, Fetch's long-poll): the
-#: client's leaving is watched meanwhile, so its connection closes at once instead of
-#: holding a descriptor until the answer comes.
-PARKS = frozenset({1, 11, 14})
-_GONE: Any = object()
-
-
-async def _parked(
-    conn: Connection, handler: Handler, ctx: RequestContext, request: DecodedRequest
-) -> Any:
-    """Run ``handler`` (at once, in this task); ``_GONE`` if the peer closed the connection
-    before it answered."""
-    body: Any = _GONE
-    async with trio.open_nursery() as nursery:
-
-        async def watch() -> None:
-            if await _peer_left(conn):
-                nursery.cancel_scope.cancel()
-
-        nursery.start_soon(watch)
-        body = await handler(ctx, request)
-        nursery.cancel_scope.cancel()
-    return body
-
-
-async def _peer_left(conn: Connection) -> bool:
-    """Wait until the peer's socket is readable: True if that is the end of the stream
-    (the client left), False if it is more data (a pipelined request: stop watching)."""
-    sock = conn.sock
-    while True:
-        await trio.lowlevel.wait_readable(sock)
-        try:
-            return not sock.recv(1, socket.MSG_PEEK)
-        except BlockingIOError:
-            continue
-        except OSError:
-            return True
-
-
 class _Close(Exception):
     """This connection must be closed (after writing what was already answered)."""
 
 
-class _FrameDeadline(Exception):
-    """A started request did not arrive whole in time."""
-
-
-class _Receiving:
-    """The request a connection is receiving: its reservation in the server's request
-    memory (grown a step ahead of the bytes read, ``request_memory.py``) and its deadline,
-    counted from the request's first byte."""
-
-    __slots__ = ("deadline", "received_at", "reservation")
-
-    def __init__(self, memory: RequestMemory | None) -> None:
-        self.reservation: Reservation | None = (
-            memory.reservation() if memory is not None and memory.capacity >= 0 else None)
-        self.deadline = _NEVER
-        #: When the bytes the reader holds last arrived (a request's first byte among them).
-        self.received_at = _NEVER
-
-    async def more(self, conn: Connection, reader: FrameReader) -> bytes:
-        """The next bytes of the peer, once the frame being received has its memory."""
-        if not reader.buffered:
-            data = await conn.receive()  # between requests: no frame, no deadline
-            self.received_at = conn.last_active
-            return data
-        if self.deadline == _NEVER:
-            self.deadline = self.received_at + FRAME_DEADLINE_S
-        with trio.move_on_at(self.deadline) as scope:
-            limit = RECEIVE_BYTES
-            reservation = self.reservation
-            if reservation is not None:
-                pending = reader.pending_size()
-                if pending is None:
-                    limit = 4 - reader.buffered  # the size prefix first
-                else:
-                    await reservation.grow(min(4 + pending, reader.buffered + RESERVE_STEP))
-                    limit = reservation.held - reader.buffered
-            data = await conn.receive(limit)
-            self.received_at = conn.last_active
-            return data
-        assert scope.cancelled_caught
-        raise _FrameDeadline
-
-    @property
-    def active(self) -> bool:
-        """Whether a frame holds memory or has a deadline."""
-        return self.deadline != _NEVER or (
-            self.reservation is not None and self.reservation.held > 0)
-
-    def done(self) -> None:
-        """A whole frame arrived (or the connection ends): give its memory back. The next
-        frame's deadline counts from ``received_at``: bytes of it may have come along."""
-        self.deadline = _NEVER
-        if self.reservation is not None:
-            self.reservation.release()
-
-
 async def _serve(server: ServerState, conn: Connection, early: EarlyConnection | None) -> None:
     reader = FrameReader(server.max_request_bytes)
-    receiving = _Receiving(getattr(server, "request_memory", None))
+    receiving = Receiving(getattr(server, "request_memory", None))
     out = bytearray()
     if early is not None:
         reader.receive_data(bytes(early.unread))
@@ -339,7 +253,7 @@ async def _serve(server: ServerState, conn: Connection, early: EarlyConnection |
             await _serve_frames(server, conn, reader, receiving, pipeline, out)
     except BaseExceptionGroup as group:
         # The pipeline's writer handles its own errors: this is the reading side's one
-        # (OSError, _FrameDeadline), raised as it would be without the nursery.
+        # (OSError, FrameDeadline), raised as it would be without the nursery.
         if len(group.exceptions) == 1:
             raise group.exceptions[0] from None
         raise
@@ -351,7 +265,7 @@ async def _serve_frames(
     server: ServerState,
     conn: Connection,
     reader: FrameReader,
-    receiving: _Receiving,
+    receiving: Receiving,
     pipeline: ResponsePipeline,
     out: bytearray,
 ) -> None:
@@ -489,17 +403,19 @@ async def _serve_frames(
             if server.faults:
                 body = await _with_fault(server, conn, out, handler, ctx, request)
             elif api_key in PARKS:
-                parked = await _parked(conn, handler, ctx, request)
-                if parked is _GONE:
+                if api_key == _FETCH:
+                    cap_fetch(conn.answers, request)
+                body = await parked(conn, handler, ctx, request)
+                if body is GONE:
                     log.debug("connection %d from %s: the client left during a parked %s",
                               connection_id, peer_host, request.spec.name)
                     break
-                body = parked
             else:
                 body = await handler(ctx, request)
             conn.busy = False
             if body is not None:
                 out += encode_response(api_key, request.api_version, request.correlation_id, body)
+                body = None  # (a Fetch's records: not held while the answer is written)
                 if debug:
                     log.debug(
                         "connection %d: answered %s correlation id %d (%d bytes buffered)",

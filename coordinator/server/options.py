@@ -16,6 +16,7 @@ from typing import Any
 
 from coordinator.config import KNOWN_KEYS as COORDINATOR_KEYS
 from coordinator.config import ConfigError, CoordinatorConfig
+from coordinator.server.answer_memory import DEFAULT_SEND_TIMEOUT_MS
 from coordinator.server.lazy import import_leaf
 from storage.policy import FsyncPolicy, RecoverMode
 
@@ -43,6 +44,8 @@ _LONG_MAX = 2**63 - 1
 MAX_OPEN_SEGMENT_FILES = "kcoord.max.open.segment.files"
 #: (``storage.open_files.DEFAULT_MAX_OPEN_SEGMENT_FILES``, not imported: startup cost.)
 DEFAULT_MAX_OPEN_SEGMENT_FILES = 256
+#: All answers being written: twice Kafka's ``fetch.max.bytes`` default.
+DEFAULT_QUEUED_MAX_RESPONSE_BYTES = 2 * 57_671_680
 
 #: Keys the network layer owns, with their accepted ranges (Kafka's).
 SERVER_KEYS: dict[str, tuple[int, int]] = {
@@ -59,6 +62,10 @@ SERVER_KEYS: dict[str, tuple[int, int]] = {
     "coordinator.load.delay.ms": (0, 3_600_000),
     # kcoord's own: the partition logs' open files (``storage.open_files``).
     MAX_OPEN_SEGMENT_FILES: (1, _INT_MAX),
+    # Answers being written (``coordinator.server.answer_memory``).
+    "socket.send.buffer.bytes": (-1, _INT_MAX),
+    "socket.send.timeout.ms": (1, _INT_MAX),
+    "kcoord.queued.max.response.bytes": (-1, _LONG_MAX),
 }
 
 #: Kafka broker keys a real ``server.properties`` carries that mean nothing for one kcoord
@@ -69,7 +76,7 @@ IGNORED_BROKER_KEYS = frozenset({
     "controller.quorum.bootstrap.servers", "controller.listener.names", "listeners",
     "advertised.listeners", "inter.broker.listener.name", "listener.security.protocol.map",
     "num.network.threads", "num.io.threads", "num.replica.fetchers",
-    "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "log.dirs", "log.dir",
+    "socket.receive.buffer.bytes", "log.dirs", "log.dir",
     "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
     "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
     "share.coordinator.state.topic.replication.factor",
@@ -115,6 +122,12 @@ class ServeOptions:
     max_connections: int = _INT_MAX
     #: ``kcoord.max.open.segment.files``: descriptors the partition logs keep open.
     max_open_segment_files: int = DEFAULT_MAX_OPEN_SEGMENT_FILES
+    #: ``kcoord.queued.max.response.bytes``: all answers being written (-1: unbounded).
+    queued_max_response_bytes: int = DEFAULT_QUEUED_MAX_RESPONSE_BYTES
+    #: ``socket.send.buffer.bytes``: SO_SNDBUF of each connection (-1: the OS default).
+    socket_send_buffer_bytes: int = -1
+    #: ``socket.send.timeout.ms``: how long an answer may wait for its reader.
+    socket_send_timeout_ms: int = DEFAULT_SEND_TIMEOUT_MS
     #: A record sink to use instead of a data directory (tests: ``MemorySink``).
     sink: Any = None
     #: Wall-clock milliseconds source for the runtime (tests).
@@ -203,6 +216,10 @@ def build_options(properties: Mapping[str, str], **kwargs: Any) -> ServeOptions:
         max_connections=server.get("max.connections", _INT_MAX),
         max_open_segment_files=server.get(MAX_OPEN_SEGMENT_FILES,
                                           DEFAULT_MAX_OPEN_SEGMENT_FILES),
+        queued_max_response_bytes=server.get("kcoord.queued.max.response.bytes",
+                                             DEFAULT_QUEUED_MAX_RESPONSE_BYTES),
+        socket_send_buffer_bytes=server.get("socket.send.buffer.bytes", -1),
+        socket_send_timeout_ms=server.get("socket.send.timeout.ms", DEFAULT_SEND_TIMEOUT_MS),
         default_replication_factor=server.get("default.replication.factor", 1),
         coordinator_load_delay_ms=server.get("coordinator.load.delay.ms", 0),
         **kwargs,

@@ -238,8 +238,9 @@ async def test_bad_input_warnings_are_rate_limited(
     import logging
 
     from coordinator.server import connection
+    from coordinator.server.bad_input import BadInputLog
 
-    limiter = connection.BadInputLog(burst=3, window_s=3600)
+    limiter = BadInputLog(burst=3, window_s=3600)
     monkeypatch.setattr(connection, "BAD_INPUT", limiter)
     caplog.set_level(logging.WARNING, logger="coordinator.server.connection")
     for _ in range(12):

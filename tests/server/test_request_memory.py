@@ -11,7 +11,7 @@ from typing import Any
 import trio
 
 from coordinator.server.app import RunningServer
-from coordinator.server.connection import FRAME_DEADLINE_S
+from coordinator.server.receiving import FRAME_DEADLINE_S
 from coordinator.server.request_memory import RESERVE_STEP
 from wire import FrameReader
 
