@@ -15,6 +15,7 @@ from coordinator.broker.control_batches import batch_info
 from coordinator.broker.errors import BrokerError
 from coordinator.txn.partition import AbortedTxn, PartitionTransactions
 from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
+from storage.time_index import SCAN_BUDGET_BYTES, TimeIndex
 from wire.records import RecordBatchHeader, parse_batches, with_base_offset
 
 __all__ = ["PartitionLog", "StoredBatch"]
@@ -41,6 +42,8 @@ class PartitionLog:
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.size_bytes = 0
+        #: Where ListOffsets by timestamp starts (``storage.time_index``).
+        self.time_index = TimeIndex()
         #: Producer state, open transactions, the LSO and the aborted-transaction index.
         self.txn = PartitionTransactions(str(index))
 
@@ -122,10 +125,13 @@ class PartitionLog:
         keep = bisect_left(self.batches, offset, key=lambda b: b.last_offset)
         self.size_bytes -= sum(len(b.data) for b in self.batches[:keep])
         del self.batches[:keep]
+        if keep:
+            self.time_index.rebuild((b.max_timestamp, b.base_offset) for b in self.batches)
 
     def _take(self, data: bytes, header: RecordBatchHeader, base_offset: int) -> None:
         last_offset = base_offset + header.last_offset_delta
         self.batches.append(StoredBatch(base_offset, last_offset, header.max_timestamp, data))
+        self.time_index.append(header.max_timestamp, base_offset)
         self.log_end_offset = last_offset + 1
         self.size_bytes += len(data)
 
@@ -176,16 +182,26 @@ class PartitionLog:
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(timestamp, offset) of the first record with timestamp >= ``timestamp``.
 
-        Kafka looks in the first batch whose max timestamp is >= the target; for a batch
-        whose records this broker cannot decode (snappy, lz4, zstd) the batch's base
-        offset and max timestamp are returned instead (never past the wanted record).
+        The time index names the first batch whose max timestamp is >= the target; Kafka
+        looks there, and on in later batches that claim as much. A batch whose records
+        this broker cannot decode (snappy, lz4, zstd), or met after ``SCAN_BUDGET_BYTES`` of
+        records were decoded, answers its base offset and max timestamp instead (never
+        past the wanted record).
         """
-        for batch in self.batches:
+        start = self.time_index.lookup(timestamp)
+        if start is None:
+            return None
+        decoded = 0
+        batches = self.batches
+        for position in range(self._first_batch_at(max(start, self.log_start_offset)),
+                              len(batches)):
+            batch = batches[position]
             if batch.max_timestamp < timestamp or batch.last_offset < self.log_start_offset:
                 continue
-            records = record_timestamps(batch.data)
+            records = record_timestamps(batch.data) if decoded < SCAN_BUDGET_BYTES else None
             if records is None:
                 return batch.max_timestamp, max(batch.base_offset, self.log_start_offset)
+            decoded += len(batch.data)
             for offset, record_timestamp in records:
                 if record_timestamp >= timestamp and offset >= self.log_start_offset:
                     return record_timestamp, offset
@@ -194,12 +210,10 @@ class PartitionLog:
     def max_timestamp_offset(self) -> tuple[int, int] | None:
         """(timestamp, offset) of the earliest record holding the partition's largest
         timestamp (ListOffsets -3), or None when the log is empty."""
-        best: StoredBatch | None = None
-        for batch in self.batches:
-            if best is None or batch.max_timestamp > best.max_timestamp:
-                best = batch
-        if best is None:
+        largest = self.time_index.largest()
+        if largest is None or not self.batches:
             return None
+        best = self.batches[self._first_batch_at(largest[1])]
         records = record_timestamps(best.data)
         if records is not None:
             for offset, record_timestamp in records:
