@@ -280,7 +280,9 @@ async def serve(
                                             options.socket_send_buffer_bytes,
                                             options.socket_send_timeout_ms / 1000)
         budget = descriptor_budget(options.max_open_segment_files)
-        server.max_connections = min(options.max_connections, budget.connections)
+        # The process's descriptors are shared by its brokers (max.connections is each one's).
+        server.max_connections = min(options.max_connections,
+                                     max(1, budget.connections // options.brokers))
         _quiet_accept_errors()
         brokers = None
         if options.brokers > 1:

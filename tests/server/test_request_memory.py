@@ -9,6 +9,7 @@ import warnings
 from typing import Any
 
 import trio
+import trio.testing
 
 from coordinator.server.app import RunningServer
 from coordinator.server.receiving import FRAME_DEADLINE_S
@@ -161,3 +162,24 @@ def test_a_frame_is_returned_whole_and_the_buffer_reused() -> None:
     reader.receive_data(framed[100_000:] + framed[:4])
     assert reader.next_frame() == payload
     assert reader.buffered == 4 and reader.pending_size() == len(payload)
+
+
+async def test_holders_that_fill_the_pool_cannot_deadlock() -> None:
+    """Each holds part of its request and needs more than the pool has left: one of them
+    finishes past the pool (the overdraft), then the other."""
+    from coordinator.server.request_memory import RequestMemory
+
+    memory = RequestMemory(100)
+    a, b = memory.reservation(), memory.reservation()
+    await a.grow(50)
+    await b.grow(50)
+    with trio.fail_after(1):
+        await a.grow(90)  # the pool is full: a takes the overdraft
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(b.grow, 90)  # waits: one overdraft at a time
+            await trio.testing.wait_all_tasks_blocked()
+            assert b.held == 50 and memory.used == 140
+            a.release()
+    assert b.held == 90 and memory.used == 90
+    b.release()
+    assert memory.used == 0 and memory.holders == 0

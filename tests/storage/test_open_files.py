@@ -4,8 +4,10 @@ is fsynced as it is closed."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,43 +41,40 @@ def test_many_logs_share_a_bounded_number_of_descriptors(tmp_path: Path) -> None
             assert values == [b"v%d-%d" % (i, r) * 10 for r in range(5)]
 
 
-def test_a_handle_closed_with_unsynced_writes_is_fsynced(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _dirty_log_and_its_eviction(tmp_path: Path, fsync: Any) -> Log:
+    """A log with an unsynced write whose handle the pool (of one) then closes, with
+    ``fsync`` standing in for ``os.fsync`` meanwhile."""
     fs = PooledFileSystem(max_open=1)
-    first = Log.open(str(tmp_path / "a"), fsync="interval", fs=fs)
-    first.write_batch(_entry(b"k", b"v"))
+    log = Log.open(str(tmp_path / "a"), fsync="interval", fs=fs)
+    log.write_batch(_entry(b"k", b"v"))
+    real_fsync = os.fsync
+    os.fsync = fsync
+    try:
+        fs.open_append(str(tmp_path / "other"), create=True).close()  # takes a's place
+    finally:
+        os.fsync = real_fsync
+    assert fs.evictions == 1
+    return log
+
+
+def test_a_handle_closed_with_unsynced_writes_is_fsynced(tmp_path: Path) -> None:
     synced: list[int] = []
     real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
-    second = Log.open(str(tmp_path / "b"), fsync="interval", fs=fs)  # closes a's handle
-    assert synced and fs.evictions == 1
-    first.sync()  # nothing left to fsync: no reopen
-    assert fs.open_count == 1
-    first.close()
-    second.close()
+    log = _dirty_log_and_its_eviction(tmp_path, lambda fd: (synced.append(fd), real_fsync(fd)))
+    assert len(synced) == 1
+    log.sync()  # nothing left to fsync: no reopen
+    assert isinstance(log.fs, PooledFileSystem) and log.fs.open_count == 0
+    log.close()
 
 
-def test_a_failed_fsync_as_a_handle_closes_is_raised_by_the_next_fsync(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import errno
-
+def test_a_failed_fsync_as_a_handle_closes_is_raised_by_the_next_fsync(tmp_path: Path) -> None:
     from storage.errors import LogWriteError
-
-    fs = PooledFileSystem(max_open=1)
-    first = Log.open(str(tmp_path / "a"), fsync="interval", fs=fs)
-    first.write_batch(_entry(b"k", b"v"))
 
     def failing(fd: int) -> None:
         raise OSError(errno.EIO, "I/O error")
 
-    monkeypatch.setattr(os, "fsync", failing)
-    other = fs.open_append(str(tmp_path / "other"), create=True)  # closes a's handle
-    monkeypatch.undo()
-    assert fs.evictions == 1
+    log = _dirty_log_and_its_eviction(tmp_path, failing)
     with pytest.raises(LogWriteError):
-        first.sync()
-    assert first.failed is not None  # the fsync policy saw the failure
-    other.close()
-    first.close()
+        log.sync()
+    assert log.failed is not None  # the fsync policy saw the failure
+    log.close()
