@@ -97,13 +97,14 @@ class RequestMemory:
             self.waits += 1
             holder.wanted = size
             self._waiting.append(holder)
+            self._wake()  # the waiters' shares changed: each checks again
             try:
                 while not self._grants(holder, size):
                     await self._freed.wait()
             finally:
                 self._waiting.remove(holder)
                 holder.wanted = 0
-                self._wake()  # the waiters' shares changed
+                self._wake()  # (again, as it leaves)
         if not holder.held:
             self.holders += 1
         holder.held += size
