@@ -7,7 +7,7 @@ module level, in functions, and under TYPE_CHECKING).
 | layer | must never import |
 |---|---|
 | wire/ | trio, coordinator, storage |
-| coordinator/core/, config.py, storage/records.py | trio, time, random, os, socket, threads |
+| coordinator/core/, security/, config.py, storage/records.py | trio, time, random, os, socket, threads |
 | storage/ | coordinator; codec modules also trio |
 | coordinator/ outside testing/ (and the CLI) | coordinator.testing (the test double) |
 """
@@ -61,7 +61,13 @@ def test_wire_is_pure() -> None:
 
 
 @pytest.mark.parametrize(
-    "part", [("coordinator", "core"), ("coordinator", "config.py"), ("storage", "records.py")]
+    "part",
+    [
+        ("coordinator", "core"),
+        ("coordinator", "security"),
+        ("coordinator", "config.py"),
+        ("storage", "records.py"),
+    ],
 )
 def test_coordinator_core_is_sans_io(part: tuple[str, ...]) -> None:
     paths = modules_under(*part)
