@@ -12,7 +12,7 @@ from coordinator.security.oauthbearer import (
 )
 from coordinator.security.plain import PLAIN, PlainServer, PlainUsers
 from coordinator.security.sasl import ALL_MECHANISMS, RandomBytes, SaslAuthenticator, SaslServer
-from coordinator.security.scram import ScramServer
+from coordinator.security.scram import ScramServer, server_nonce
 from coordinator.security.scram_credentials import ScramCredentialStore, ScramMechanism
 
 __all__ = ["SaslMechanisms", "parse_enabled_mechanisms"]
@@ -52,7 +52,10 @@ class SaslMechanisms:
         scram = ScramMechanism.from_name(mechanism)
         if scram is ScramMechanism.UNKNOWN:
             raise ValueError(f"no SASL mechanism {mechanism}")
-        return ScramServer(scram, self.scram_credentials, self.random_bytes)
+        return ScramServer(scram, self.scram_credentials, self._scram_nonce)
+
+    def _scram_nonce(self) -> str:
+        return server_nonce(self.random_bytes)
 
     def authenticator(self) -> SaslAuthenticator:
         """The SASL state of a new connection."""

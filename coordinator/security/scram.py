@@ -15,6 +15,7 @@ import enum
 import hashlib
 import hmac
 import re
+from collections.abc import Callable
 
 from coordinator.security.sasl import Challenge, Complete, Failure, RandomBytes, SaslStep
 from coordinator.security.scram_credentials import (
@@ -24,7 +25,7 @@ from coordinator.security.scram_credentials import (
     ScramMechanism,
 )
 
-__all__ = ["ScramServer"]
+__all__ = ["ScramServer", "server_nonce"]
 
 _VALUE_SAFE_CHAR = r"[\x01-\x2b\x2d-\x3c\x3e-\x7f]"  # [\x01-\x7F] less ',' and '='
 _VALUE = r"[\x01-\x2b\x2d-\x7f]+"  # [\x01-\x7F] less ','
@@ -60,7 +61,8 @@ def _parse_extensions(text: str) -> dict[str, str]:
     return extensions
 
 
-def _server_nonce(random_bytes: RandomBytes) -> str:
+def server_nonce(random_bytes: RandomBytes) -> str:
+    """A server nonce as Kafka makes one (ScramFormatter.secureRandomString)."""
     # Kafka's ScramFormatter.secureRandomString: 130 random bits in base 36.
     number = int.from_bytes(random_bytes(17), "big") & ((1 << 130) - 1)
     digits = []
@@ -76,19 +78,21 @@ class ScramServer:
 
     __slots__ = (
         "_authorization_id", "_client_first_bare", "_credential", "_credentials", "_hash",
-        "_nonce", "_random_bytes", "_server_first", "_state", "scram_mechanism",
+        "_new_nonce", "_nonce", "_server_first", "_state", "scram_mechanism",
     )
 
     def __init__(
         self,
         mechanism: ScramMechanism,
         credentials: ScramCredentialStore,
-        random_bytes: RandomBytes,
+        new_nonce: Callable[[], str],
     ) -> None:
+        """``new_nonce`` makes the server's part of the nonce (``server_nonce`` over the
+        runtime's randomness; a test passes RFC 7677's)."""
         self.scram_mechanism = mechanism
         self._hash = mechanism.hash_name
         self._credentials = credentials
-        self._random_bytes = random_bytes
+        self._new_nonce = new_nonce
         self._state = _State.RECEIVE_CLIENT_FIRST_MESSAGE
         self._clear()
 
@@ -138,7 +142,7 @@ class ScramServer:
             )
         if credential.iterations < MIN_ITERATIONS:
             return Failure(None)  # "Iterations ... is less than the minimum ..."
-        nonce = match["nonce"] + _server_nonce(self._random_bytes)
+        nonce = match["nonce"] + self._new_nonce()
         salt = base64.b64encode(credential.salt).decode("ascii")
         server_first = f"r={nonce},s={salt},i={credential.iterations}"
         bare = f"n={saslname},r={match['nonce']}"
