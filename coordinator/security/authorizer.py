@@ -11,7 +11,7 @@ operation. With no ACL on the resource at all the configured default answers
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from coordinator.security.acl import (
@@ -132,6 +132,17 @@ class StandardAuthorizer:
         # (resource type, pattern type, name) -> the entries on exactly that pattern
         self._by_resource: dict[tuple[ResourceType, PatternType, str], list[AccessControlEntry]]
         self._by_resource = {}
+
+    @classmethod
+    def from_config(cls, configs: Mapping[str, str]) -> StandardAuthorizer:
+        """From ``super.users`` and ``allow.everyone.if.no.acl.found`` (trimmed; anything
+        but ``true`` is false, as Boolean.parseBoolean). Raises ValueError for a super user
+        without ``type:name``."""
+        allow = configs.get("allow.everyone.if.no.acl.found")
+        return cls(
+            parse_super_users(configs.get("super.users")),
+            allow_everyone_if_no_acl_found=allow is not None and allow.strip().lower() == "true",
+        )
 
     # ------------------------------------------------------------------ the ACLs in force
 

@@ -307,5 +307,5 @@ def test_failed_exchange_keeps_no_state() -> None:
     server = rfc7677_server()
     server.evaluate(RFC7677_CLIENT_FIRST, 0)
     server.evaluate(b"c=biws,r=wrong,p=AAAA", 0)
-    assert server._credential is None  # noqa: SLF001 - the point of the test
-    assert server._client_first_bare == server._server_first == server._nonce == ""  # noqa: SLF001
+    assert server._credential is None
+    assert server._client_first_bare == server._server_first == server._nonce == ""
