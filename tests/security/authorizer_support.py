@@ -27,6 +27,10 @@ from coordinator.security.authorizer import (
     StandardAuthorizer,
     parse_super_users,
 )
+from coordinator.security.records import (
+    AccessControlEntryRecord,
+    RemoveAccessControlEntryRecord,
+)
 
 ALL, READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE = (
     AclOperation.ALL, AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE,
@@ -50,12 +54,18 @@ class Harness:
         )
         self.store = AclStore(self.authorizer)
         self._ids = (uuid.UUID(int=i) for i in itertools.count(1))
+        self.log: list[AccessControlEntryRecord | RemoveAccessControlEntryRecord] = []
+
+    def apply(self, record: AccessControlEntryRecord | RemoveAccessControlEntryRecord) -> None:
+        """Persist (here: keep) then replay, as the server will."""
+        self.log.append(record)
+        self.store.replay(record)
 
     def add(self, entries: Iterable[AccessControlEntry], pattern: ResourcePattern) -> None:
         for entry in entries:
             binding = AclBinding(pattern, entry)
             if binding not in self.acls(exact(binding)):
-                self.store.replay(record_of(next(self._ids), binding))
+                self.apply(record_of(next(self._ids), binding))
 
     def add_acl(self, *acls: tuple[ResourceType, str, PatternType, str, str, AclOperation,
                                    AclPermissionType]) -> None:
@@ -71,7 +81,7 @@ class Harness:
         )
         records, results = self.store.delete_acls(filters)
         for record in records:
-            self.store.replay(record)
+            self.apply(record)
         return all(r.error is None and r.deleted for r in results)
 
     def acls(self, acl_filter: AclBindingFilter = ANY_ACL_FILTER) -> set[AclBinding]:

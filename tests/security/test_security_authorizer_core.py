@@ -47,7 +47,7 @@ from coordinator.security.acl import (
     ResourcePatternFilter,
     ResourceType,
 )
-from coordinator.security.acl_store import AclStore, record_of
+from coordinator.security.acl_store import AclStore
 from coordinator.security.authorizer import StandardAuthorizer
 
 RESOURCE = ResourcePattern(TOPIC, "foo-0b3f", LITERAL)  # "foo-" + a UUID in Kafka's setUp
@@ -194,8 +194,8 @@ def test_load_cache() -> None:
     records, _ = h.store.create_acls(sorted(h.acls(), key=repr), iter_ids().__next__)
     assert records == []  # both exist: creating them again writes nothing
     reloaded = Harness()
-    for acl_id, binding in h.store._by_id.items():  # noqa: SLF001 - the log's content
-        reloaded.store.replay(record_of(acl_id, binding))
+    for record in h.log:
+        reloaded.store.replay(record)
     assert reloaded.entries(RESOURCE) == h.entries(RESOURCE)
     assert reloaded.entries(resource1) == h.entries(resource1)
     assert not reloaded.authorize(user("bob", "host3"), READ, TOPIC, "test-2")
@@ -351,7 +351,7 @@ def test_acls_filter() -> None:
     records, errors = h.store.create_acls([acl1, acl2, acl3, acl4], iter_ids().__next__)
     assert errors == [None] * 4
     for record in records:
-        h.store.replay(record)
+        h.apply(record)
     assert h.acls() == {acl1, acl2, acl3, acl4}
     assert h.acls(AclBindingFilter(pattern_filter(resource1), any_entry())) == {acl1, acl2}
     assert h.acls(AclBindingFilter(pattern_filter(prefixed), any_entry())) == {acl4}
