@@ -12,6 +12,7 @@ from coordinator.security.records import (
     RemoveUserScramCredentialRecord,
     UserScramCredentialRecord,
 )
+from coordinator.security.sasl import Complete
 from coordinator.security.scram import ScramServer
 from coordinator.security.scram_credentials import (
     AlterResult,
@@ -23,7 +24,6 @@ from coordinator.security.scram_credentials import (
     credential_from_password,
     salted_password,
 )
-from coordinator.security.sasl import Complete
 from wire.constants import ErrorCode
 
 SHA256, SHA512 = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512
