@@ -7,7 +7,7 @@ module level, in functions, and under TYPE_CHECKING).
 | layer | must never import |
 |---|---|
 | wire/ | trio, coordinator, storage |
-| coordinator/core/, security/, config.py, storage/records.py | trio, time, random, os, socket |
+| coordinator/{core,security}/, config.py, storage/records.py | trio time random os socket threads |
 | storage/ | coordinator; codec modules also trio |
 | coordinator/ outside testing/ (and the CLI) | coordinator.testing (the test double) |
 """
