@@ -87,14 +87,12 @@ def session_lifetime(
     max_set = max_reauth_ms is not None and max_reauth_ms > 0
     if credential_expiry_ms is None and not max_set:
         return SessionLifetime(0, None)
-    if credential_expiry_ms is None:
-        assert max_reauth_ms is not None
-        lifetime = max(0, max_reauth_ms)
-    elif not max_set:
-        lifetime = max(0, credential_expiry_ms - now_ms)
-    else:
-        assert max_reauth_ms is not None
-        lifetime = max(0, min(credential_expiry_ms - now_ms, max_reauth_ms))
+    candidates = []
+    if credential_expiry_ms is not None:
+        candidates.append(credential_expiry_ms - now_ms)
+    if max_set and max_reauth_ms is not None:
+        candidates.append(max_reauth_ms)
+    lifetime = max(0, min(candidates))
     return SessionLifetime(lifetime, now_ms + lifetime)
 
 
@@ -155,7 +153,13 @@ class SaslAuthenticator:
 
     def handshake(self, mechanism: str) -> HandshakeAnswer:
         """SaslHandshake: the mechanism must be enabled (UNSUPPORTED_SASL_MECHANISM with the
-        enabled list, then close); on re-authentication it must be the one used before."""
+        enabled list, then close); on re-authentication it must be the one used before. A
+        second handshake in the middle of an exchange is ILLEGAL_SASL_STATE, as in Kafka,
+        where only SaslAuthenticate may follow a handshake until the exchange ends."""
+        if self._server is not None or self._bad_mechanism_message is not None:
+            self._server = None
+            self._bad_mechanism_message = None
+            return HandshakeAnswer(ErrorCode.ILLEGAL_SASL_STATE, self._enabled, True)
         if mechanism not in self._enabled:
             self._server = None
             return HandshakeAnswer(ErrorCode.UNSUPPORTED_SASL_MECHANISM, self._enabled, True)

@@ -66,6 +66,17 @@ def test_enabled_mechanisms_default_to_all_four_and_refuse_unknown_names() -> No
         parse_enabled_mechanisms("PLAIN,GSSAPI")
 
 
+def test_second_handshake_during_an_exchange_is_an_illegal_state() -> None:
+    authenticator = mechanisms().authenticator()
+    authenticator.handshake("SCRAM-SHA-256")
+    authenticator.authenticate(b"n,,n=alice,r=abc", 0)
+    answer = authenticator.handshake("PLAIN")
+    assert answer.error_code == ErrorCode.ILLEGAL_SASL_STATE and answer.close
+    fresh = mechanisms().authenticator()
+    fresh.handshake("PLAIN")
+    assert fresh.handshake("PLAIN").error_code == ErrorCode.ILLEGAL_SASL_STATE
+
+
 def test_authenticate_before_handshake_is_an_illegal_state() -> None:
     answer = mechanisms().authenticator().authenticate(plain_login("alice", "alice-secret"), 0)
     assert answer.error_code == ErrorCode.ILLEGAL_SASL_STATE and answer.close
