@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from coordinator.security.sasl import Challenge, Complete, Failure, SaslStep
+from coordinator.security.sasl import SASLNAME_PATTERN, Challenge, Complete, Failure, SaslStep
 
 __all__ = [
     "OAUTHBEARER",
@@ -32,11 +32,10 @@ __all__ = [
 
 OAUTHBEARER = "OAUTHBEARER"
 
-_SASLNAME = r"(?:[\x01-\x2b\x2d-\x3c\x3e-\x7f]|=2C|=3D)+"
 _KEY = "[A-Za-z]+"
 _VALUE = r"[\x21-\x7e \t\r\n]+"
 _CLIENT_INITIAL_RESPONSE = re.compile(
-    rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,\x01(?P<kvpairs>(?:{_KEY}={_VALUE}\x01)*)\x01"
+    rf"n,(?:a=(?P<authzid>{SASLNAME_PATTERN}))?,\x01(?P<kvpairs>(?:{_KEY}={_VALUE}\x01)*)\x01"
 )
 _AUTH = re.compile(r"(?P<scheme>\w+) +(?P<token>[-_.a-zA-Z0-9]+)", re.ASCII)
 

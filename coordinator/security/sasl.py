@@ -19,6 +19,7 @@ from wire.constants import ErrorCode
 
 __all__ = [
     "ALL_MECHANISMS",
+    "SASLNAME_PATTERN",
     "AuthenticateAnswer",
     "Challenge",
     "Complete",
@@ -34,6 +35,10 @@ __all__ = [
 
 ALL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 """kcoord's mechanisms, the default ``sasl.enabled.mechanisms``."""
+
+SASLNAME_PATTERN = r"(?:[\x01-\x2b\x2d-\x3c\x3e-\x7f]|=2C|=3D)+"
+"""RFC 5802's ``saslname`` (ASCII less ',' and '=', which come escaped as =2C and =3D), the
+authzid and user name grammar Kafka's SCRAM and OAUTHBEARER servers share."""
 
 RandomBytes = Callable[[int], bytes]
 """Where salts and nonces come from: the runtime passes ``secrets.token_bytes``."""

@@ -17,7 +17,14 @@ import hmac
 import re
 from collections.abc import Callable
 
-from coordinator.security.sasl import Challenge, Complete, Failure, RandomBytes, SaslStep
+from coordinator.security.sasl import (
+    SASLNAME_PATTERN,
+    Challenge,
+    Complete,
+    Failure,
+    RandomBytes,
+    SaslStep,
+)
 from coordinator.security.scram_credentials import (
     MIN_ITERATIONS,
     ScramCredential,
@@ -27,16 +34,14 @@ from coordinator.security.scram_credentials import (
 
 __all__ = ["ScramServer", "server_nonce"]
 
-_VALUE_SAFE_CHAR = r"[\x01-\x2b\x2d-\x3c\x3e-\x7f]"  # [\x01-\x7F] less ',' and '='
 _VALUE = r"[\x01-\x2b\x2d-\x7f]+"  # [\x01-\x7F] less ','
 _PRINTABLE = r"[\x21-\x2b\x2d-\x7e]+"  # [\x21-\x7E] less ','
-_SASLNAME = rf"(?:{_VALUE_SAFE_CHAR}|=2C|=3D)+"
 _B64 = "[a-zA-Z0-9/+]"
 _BASE64 = f"(?:{_B64}{{4}})*(?:{_B64}{{3}}=|{_B64}{{2}}==)?"
 _RESERVED = rf"(?:m={_VALUE},)?"
 _EXTENSIONS = rf"(?:,[A-Za-z]+={_VALUE})*"
 _CLIENT_FIRST = re.compile(
-    rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,{_RESERVED}n=(?P<saslname>{_SASLNAME}),"
+    rf"n,(?:a=(?P<authzid>{SASLNAME_PATTERN}))?,{_RESERVED}n=(?P<saslname>{SASLNAME_PATTERN}),"
     rf"r=(?P<nonce>{_PRINTABLE})(?P<extensions>{_EXTENSIONS})"
 )
 _CLIENT_FINAL = re.compile(
