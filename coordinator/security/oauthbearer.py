@@ -16,6 +16,7 @@ import base64
 import binascii
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +49,22 @@ class UnsecuredValidatorOptions:
     scope_claim_name: str = "scope"
     required_scope: tuple[str, ...] = ()
     allowable_clock_skew_ms: int = 0
+
+    @classmethod
+    def from_jaas_options(cls, options: Mapping[str, str]) -> UnsecuredValidatorOptions:
+        """From the OAuthBearerLoginModule's options (blank means the default); raises
+        ValueError for a clock skew that is not a non-negative integer."""
+        principal = options.get("unsecuredValidatorPrincipalClaimName", "").strip()
+        scope = options.get("unsecuredValidatorScopeClaimName", "").strip()
+        required = options.get("unsecuredValidatorRequiredScope", "").split()
+        skew_text = options.get("unsecuredValidatorAllowableClockSkewMs", "").strip()
+        try:
+            skew = int(skew_text) if skew_text else 0
+        except ValueError:
+            raise ValueError(f'For input string: "{skew_text}"') from None
+        if skew < 0:
+            raise ValueError(f"Allowable clock skew millis must not be negative: {skew_text}")
+        return cls(principal or "sub", scope or "scope", tuple(required), skew)
 
 
 class InvalidToken(Exception):

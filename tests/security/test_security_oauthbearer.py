@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from security_support import mechanisms
 
+from coordinator.security.jaas import server_jaas_entry
 from coordinator.security.oauthbearer import (
     InvalidToken,
     OAuthBearerServer,
@@ -171,3 +172,19 @@ def test_a_new_token_after_an_error_is_evaluated_afresh() -> None:
     expired = token(claims(exp=NOW_MS / 1000 - 1, iat=NOW_MS / 1000 - 10))
     assert server.evaluate(initial_response(expired), NOW_MS) == Challenge(INVALID_TOKEN)
     assert isinstance(server.evaluate(initial_response(token(claims())), NOW_MS), Complete)
+
+
+def test_validator_options_from_jaas() -> None:
+    entry = server_jaas_entry(
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+        'unsecuredLoginStringClaim_sub="admin" unsecuredValidatorPrincipalClaimName=" azp " '
+        'unsecuredValidatorRequiredScope="LOGIN_TO_KAFKA  ADMIN" '
+        'unsecuredValidatorAllowableClockSkewMs="3000";'
+    )
+    options = UnsecuredValidatorOptions.from_jaas_options(entry.options)
+    assert options == UnsecuredValidatorOptions("azp", "scope", ("LOGIN_TO_KAFKA", "ADMIN"), 3000)
+    assert UnsecuredValidatorOptions.from_jaas_options({}) == UnsecuredValidatorOptions()
+    with pytest.raises(ValueError, match="must not be negative: -1"):
+        UnsecuredValidatorOptions.from_jaas_options(
+            {"unsecuredValidatorAllowableClockSkewMs": "-1"}
+        )
