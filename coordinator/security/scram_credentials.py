@@ -37,6 +37,7 @@ __all__ = [
     "credential_from_password",
     "credential_from_salted_password",
     "salted_password",
+    "user_records",
 ]
 
 MIN_ITERATIONS = 4096
@@ -113,6 +114,20 @@ def credential_from_password(
     salt = random_bytes(32)
     salted = salted_password(mechanism, password, salt, iterations)
     return credential_from_salted_password(mechanism, salted, salt, iterations)
+
+
+def user_records(
+    name: str, password: str, random_bytes: RandomBytes, iterations: int = MIN_ITERATIONS
+) -> list[UserScramCredentialRecord]:
+    """Both SCRAM credentials of a configured user (``--sasl-user``), as records to persist."""
+    return [
+        UserScramCredentialRecord(
+            name, mechanism.value, credential.salt, credential.stored_key,
+            credential.server_key, credential.iterations,
+        )
+        for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512)
+        for credential in (credential_from_password(mechanism, password, random_bytes, iterations),)
+    ]
 
 
 @dataclass(frozen=True, slots=True)

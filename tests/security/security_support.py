@@ -8,11 +8,7 @@ import itertools
 from coordinator.security.mechanisms import SaslMechanisms
 from coordinator.security.plain import PlainUsers
 from coordinator.security.sasl import ALL_MECHANISMS
-from coordinator.security.scram_credentials import (
-    ScramCredentialStore,
-    ScramMechanism,
-    credential_from_password,
-)
+from coordinator.security.scram_credentials import ScramCredentialStore, user_records
 
 
 class CountingRandom:
@@ -32,9 +28,8 @@ def scram_store(users: dict[str, str], random_bytes: CountingRandom) -> ScramCre
     """A store with both SCRAM credentials for each user, set by replaying records."""
     store = ScramCredentialStore()
     for user, password in users.items():
-        for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512):
-            credential = credential_from_password(mechanism, password, random_bytes)
-            store.replay(store.upsert_record(user, mechanism, credential))
+        for record in user_records(user, password, random_bytes):
+            store.replay(record)
     return store
 
 

@@ -23,6 +23,7 @@ from coordinator.security.scram_credentials import (
     ScramUpsertion,
     credential_from_password,
     salted_password,
+    user_records,
 )
 from wire.constants import ErrorCode
 
@@ -184,3 +185,24 @@ def test_configured_users_get_fresh_salts() -> None:
     assert first.salt != second.salt and first.stored_key != second.stored_key
     assert len(first.salt) == 32 and first.iterations == 4096
     assert "same" not in repr(first)
+
+
+def test_user_records_cover_both_mechanisms() -> None:
+    store = ScramCredentialStore()
+    for record in user_records("carol", "carol-secret", CountingRandom()):
+        store.replay(record)
+    assert store.describe(["carol"]) == [
+        DescribeResult("carol", credential_infos=((SHA256, 4096), (SHA512, 4096)))
+    ]
+
+
+def test_password_is_hashed_as_utf8_without_saslprep_as_kafka_does() -> None:
+    # Kafka's ScramFormatter takes the password's UTF-8 bytes; SASLprep (which scramp applies)
+    # would map the soft hyphen away and make the two passwords one.
+    salt = b"s" * 16
+    assert salted_password(SHA256, "I\u00adX", salt, 4096) == hashlib.pbkdf2_hmac(
+        "sha256", "I\u00adX".encode(), salt, 4096
+    )
+    assert salted_password(SHA256, "I\u00adX", salt, 4096) != salted_password(
+        SHA256, "IX", salt, 4096
+    )
