@@ -36,6 +36,7 @@ __all__ = [
     "ScramUpsertion",
     "credential_from_password",
     "credential_from_salted_password",
+    "credential_record",
     "salted_password",
     "user_records",
 ]
@@ -121,13 +122,21 @@ def user_records(
 ) -> list[UserScramCredentialRecord]:
     """Both SCRAM credentials of a configured user (``--sasl-user``), as records to persist."""
     return [
-        UserScramCredentialRecord(
-            name, mechanism.value, credential.salt, credential.stored_key,
-            credential.server_key, credential.iterations,
+        credential_record(
+            name, mechanism, credential_from_password(mechanism, password, random_bytes, iterations)
         )
         for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512)
-        for credential in (credential_from_password(mechanism, password, random_bytes, iterations),)
     ]
+
+
+def credential_record(
+    name: str, mechanism: ScramMechanism, credential: ScramCredential
+) -> UserScramCredentialRecord:
+    """The record that sets one credential."""
+    return UserScramCredentialRecord(
+        name, mechanism.value, credential.salt, credential.stored_key, credential.server_key,
+        credential.iterations,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,15 +197,6 @@ class ScramCredentialStore:
     def lookup(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
         return self._credentials.get((user, mechanism))
 
-    def upsert_record(
-        self, user: str, mechanism: ScramMechanism, credential: ScramCredential
-    ) -> UserScramCredentialRecord:
-        """The record that sets a credential (for users created from configuration)."""
-        return UserScramCredentialRecord(
-            user, mechanism.value, credential.salt, credential.stored_key, credential.server_key,
-            credential.iterations,
-        )
-
     def alter(
         self, deletions: Sequence[ScramDeletion], upsertions: Sequence[ScramUpsertion]
     ) -> tuple[list[ScramRecord], list[AlterResult]]:
@@ -244,7 +244,7 @@ class ScramCredentialStore:
             credential = credential_from_salted_password(
                 mechanism, upsertion.salted_password, upsertion.salt, upsertion.iterations
             )
-            records.append(self.upsert_record(upsertion.name, mechanism, credential))
+            records.append(credential_record(upsertion.name, mechanism, credential))
             results.append(AlterResult(upsertion.name))
         results.extend(errors.values())
         return records, results

@@ -17,6 +17,7 @@ from coordinator.security.scram_credentials import (
     ScramCredentialStore,
     ScramMechanism,
     credential_from_salted_password,
+    credential_record,
     salted_password,
 )
 from wire.constants import ErrorCode
@@ -47,7 +48,7 @@ def rfc7677_store() -> ScramCredentialStore:
     credential = credential_from_salted_password(
         SHA256, salted_password(SHA256, "pencil", salt, 4096), salt, 4096
     )
-    store.replay(store.upsert_record("user", SHA256, credential))
+    store.replay(credential_record("user", SHA256, credential))
     return store
 
 
@@ -292,7 +293,7 @@ def test_credential_below_minimum_iterations_fails() -> None:
     credential = credential_from_salted_password(
         SHA256, salted_password(SHA256, "pw", salt, 1024), salt, 1024
     )
-    store.replay(store.upsert_record("weak", SHA256, credential))
+    store.replay(credential_record("weak", SHA256, credential))
     server = ScramServer(SHA256, store, lambda: "srv")
     assert server.evaluate(b"n,,n=weak,r=abc", 0) == Failure(None)
 
