@@ -23,8 +23,10 @@ from coordinator.security.acl import (
     AclPermissionType,
     PatternType,
     ResourceType,
+    authorization_error,
     supported_operations,
 )
+from wire.constants import ErrorCode
 
 __all__ = [
     "AUTHORIZED_OPERATIONS_OMITTED",
@@ -182,6 +184,26 @@ class StandardAuthorizer:
         if allowed:
             return True
         return self.allow_if_no_acl and not has_resource_acls
+
+    def check(self, identity: RequestIdentity, action: Action) -> ErrorCode:
+        """NONE, or the error a denied action answers (TOPIC_AUTHORIZATION_FAILED, ...)."""
+        if self.authorize_one(identity, action):
+            return ErrorCode.NONE
+        return authorization_error(action.resource_type)
+
+    def filter_authorized(
+        self,
+        identity: RequestIdentity,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        names: Iterable[str],
+    ) -> list[str]:
+        """The names the principal may act on, in order: how Metadata, ListGroups and
+        DescribeGroups leave out what it may not DESCRIBE (AuthHelper.filterByAuthorized)."""
+        return [
+            name for name in names
+            if self.authorize_one(identity, Action(operation, resource_type, name))
+        ]
 
     def _entries_covering(
         self, resource_type: ResourceType, name: str

@@ -41,7 +41,7 @@ from coordinator.security.acl import (
     supported_operations,
 )
 from coordinator.security.acl_store import AclStore, binding_of, group_by_resource, record_of
-from coordinator.security.authorizer import StandardAuthorizer, host_address
+from coordinator.security.authorizer import Action, StandardAuthorizer, host_address
 from wire.constants import ErrorCode
 
 IDS = (uuid.UUID(int=i) for i in itertools.count(1))
@@ -254,3 +254,32 @@ def test_deny_on_another_host_does_not_apply() -> None:
           pattern)
     assert h.authorize(user("alice", "10.0.0.1"), READ, TOPIC, "t")
     assert not h.authorize(user("alice", "10.9.9.9"), READ, TOPIC, "t")
+
+
+def test_check_answers_the_resource_types_authorization_error() -> None:
+    h = Harness()
+    h.add([ace("User:alice", WILDCARD, WRITE, ALLOW)], ResourcePattern(TOPIC, "t", LITERAL))
+    alice = user("alice")
+    assert h.authorizer.check(alice, Action(WRITE, TOPIC, "t")) == ErrorCode.NONE
+    assert h.authorizer.check(alice, Action(READ, TOPIC, "t")) == (
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    )
+    assert h.authorizer.check(alice, Action(READ, GROUP, "g")) == (
+        ErrorCode.GROUP_AUTHORIZATION_FAILED
+    )
+    assert h.authorizer.check(alice, Action(AclOperation.ALTER, CLUSTER, CLUSTER_NAME)) == (
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    )
+
+
+def test_filter_authorized_keeps_order_and_drops_the_denied() -> None:
+    h = Harness()
+    h.add([ace("User:alice", WILDCARD, READ, ALLOW)], ResourcePattern(TOPIC, "app-", PREFIXED))
+    h.add([ace("User:alice", WILDCARD, READ, DENY)], ResourcePattern(TOPIC, "app-read", LITERAL))
+    h.add([ace("User:alice", WILDCARD, AclOperation.DESCRIBE, DENY)],
+          ResourcePattern(TOPIC, "app-secret", LITERAL))
+    names = ["app-b", "other", "app-secret", "app-read", "app-a"]
+    # A DENY READ does not deny DESCRIBE (no implication for DENY): app-read stays.
+    assert h.authorizer.filter_authorized(
+        user("alice"), AclOperation.DESCRIBE, TOPIC, names
+    ) == ["app-b", "app-read", "app-a"]
