@@ -206,3 +206,4 @@ def test_password_is_hashed_as_utf8_without_saslprep_as_kafka_does() -> None:
     assert salted_password(SHA256, "I\u00adX", salt, 4096) != salted_password(
         SHA256, "IX", salt, 4096
     )
+

@@ -1,0 +1,31 @@
+"""The security state the log rebuilds: SCRAM credentials and ACLs, one replay for both."""
+
+from __future__ import annotations
+
+from coordinator.security.acl_store import AclStore
+from coordinator.security.authorizer import StandardAuthorizer
+from coordinator.security.records import (
+    AccessControlEntryRecord,
+    RemoveAccessControlEntryRecord,
+    SecurityRecord,
+)
+from coordinator.security.scram_credentials import ScramCredentialStore
+
+__all__ = ["SecurityState"]
+
+
+class SecurityState:
+    """What the security records describe; ``replay`` is the only way it changes."""
+
+    __slots__ = ("acls", "authorizer", "scram")
+
+    def __init__(self, authorizer: StandardAuthorizer | None = None) -> None:
+        self.authorizer = authorizer or StandardAuthorizer()
+        self.acls = AclStore(self.authorizer)
+        self.scram = ScramCredentialStore()
+
+    def replay(self, record: SecurityRecord) -> None:
+        if isinstance(record, (AccessControlEntryRecord, RemoveAccessControlEntryRecord)):
+            self.acls.replay(record)
+        else:
+            self.scram.replay(record)
