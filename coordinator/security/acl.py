@@ -1,16 +1,17 @@
-"""ACL vocabulary: Kafka's resource types, pattern types, operations and permissions, with their
-wire codes, and the bindings and filters CreateAcls/DescribeAcls/DeleteAcls carry.
+"""ACL vocabulary: the bindings and filters CreateAcls/DescribeAcls/DeleteAcls carry, over
+Kafka's resource types, pattern types, operations and permissions (``wire.constants``).
 
-Codes and matching rules are Kafka's (``org.apache.kafka.common.acl``/``resource``): an
-unrecognised code reads as UNKNOWN, never as an error here; validation says what is wrong.
+Matching and validation are Kafka's (``org.apache.kafka.common.acl``/``resource``,
+AclControlManager, AclApis): an unrecognised code reads as UNKNOWN (``from_code``), never
+as an error here; validation says what is wrong.
 """
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
+from typing import TypeVar
 
-from wire.constants import ErrorCode
+from wire.constants import AclOperation, AclPermissionType, ErrorCode, PatternType, ResourceType
 
 __all__ = [
     "ANY_ACL_FILTER",
@@ -29,6 +30,7 @@ __all__ = [
     "ResourcePatternFilter",
     "ResourceType",
     "authorization_error",
+    "from_code",
     "supported_operations",
     "validate_filter",
     "validate_new_acl",
@@ -41,58 +43,16 @@ CLUSTER_NAME = "kafka-cluster"
 """The one name a CLUSTER resource has (Kafka's ``Resource.CLUSTER_NAME``)."""
 
 
-class _Coded(enum.IntEnum):
-    @classmethod
-    def from_code(cls, code: int) -> _Coded:
-        try:
-            return cls(code)
-        except ValueError:
-            return cls(0)  # UNKNOWN, as Kafka's fromCode
+CodedEnum = TypeVar("CodedEnum", ResourceType, PatternType, AclOperation, AclPermissionType)
 
 
-class ResourceType(_Coded):
-    UNKNOWN = 0
-    ANY = 1
-    TOPIC = 2
-    GROUP = 3
-    CLUSTER = 4
-    TRANSACTIONAL_ID = 5
-    DELEGATION_TOKEN = 6
-    USER = 7
-
-
-class PatternType(_Coded):
-    UNKNOWN = 0
-    ANY = 1
-    MATCH = 2
-    LITERAL = 3
-    PREFIXED = 4
-
-
-class AclOperation(_Coded):
-    UNKNOWN = 0
-    ANY = 1
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
-    TWO_PHASE_COMMIT = 15
-
-
-class AclPermissionType(_Coded):
-    UNKNOWN = 0
-    ANY = 1
-    DENY = 2
-    ALLOW = 3
+def from_code(kind: type[CodedEnum], code: int) -> CodedEnum:
+    """A wire code as its member, or UNKNOWN for a code this version does not know (as
+    Kafka's ``fromCode``): validation, not decoding, says what is wrong with it."""
+    try:
+        return kind(code)
+    except ValueError:
+        return kind(0)
 
 
 @dataclass(frozen=True, slots=True)

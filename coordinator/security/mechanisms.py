@@ -13,7 +13,8 @@ from coordinator.security.oauthbearer import (
 from coordinator.security.plain import PLAIN, PlainServer, PlainUsers
 from coordinator.security.sasl import ALL_MECHANISMS, RandomBytes, SaslAuthenticator, SaslServer
 from coordinator.security.scram import ScramServer, server_nonce
-from coordinator.security.scram_credentials import ScramCredentialStore, ScramMechanism
+from coordinator.security.scram_credentials import ScramCredentialStore, mechanism_by_name
+from wire.constants import ScramMechanism
 
 __all__ = ["SaslMechanisms", "parse_enabled_mechanisms"]
 
@@ -49,7 +50,7 @@ class SaslMechanisms:
             return PlainServer(self.plain_users)
         if mechanism == OAUTHBEARER:
             return OAuthBearerServer(self.oauth_options)
-        scram = ScramMechanism.from_name(mechanism)
+        scram = mechanism_by_name(mechanism)
         if scram is ScramMechanism.UNKNOWN:
             raise ValueError(f"no SASL mechanism {mechanism}")
         return ScramServer(scram, self.scram_credentials, self._scram_nonce)

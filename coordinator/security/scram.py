@@ -29,8 +29,10 @@ from coordinator.security.scram_credentials import (
     MIN_ITERATIONS,
     ScramCredential,
     ScramCredentialStore,
-    ScramMechanism,
+    hash_name,
+    mechanism_name,
 )
+from wire.constants import ScramMechanism
 
 __all__ = ["ScramServer", "server_nonce"]
 
@@ -95,7 +97,7 @@ class ScramServer:
         """``new_nonce`` makes the server's part of the nonce (``server_nonce`` over the
         runtime's randomness; a test passes RFC 7677's)."""
         self.scram_mechanism = mechanism
-        self._hash = mechanism.hash_name
+        self._hash = hash_name(mechanism)
         self._credentials = credentials
         self._new_nonce = new_nonce
         self._state = _State.RECEIVE_CLIENT_FIRST_MESSAGE
@@ -103,7 +105,7 @@ class ScramServer:
 
     @property
     def mechanism(self) -> str:
-        return self.scram_mechanism.mechanism_name
+        return mechanism_name(self.scram_mechanism)
 
     def _clear(self) -> None:
         self._credential: ScramCredential | None = None

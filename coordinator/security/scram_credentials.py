@@ -10,7 +10,6 @@ HMAC(SaltedPassword, "Server Key")``.
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import hmac
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ from coordinator.security.records import (
     UserScramCredentialRecord,
 )
 from coordinator.security.sasl import RandomBytes
-from wire.constants import ErrorCode
+from wire.constants import ErrorCode, ScramMechanism
 
 __all__ = [
     "MAX_ITERATIONS",
@@ -37,7 +36,11 @@ __all__ = [
     "credential_from_password",
     "credential_from_salted_password",
     "credential_record",
+    "hash_name",
+    "mechanism_by_name",
+    "mechanism_name",
     "salted_password",
+    "scram_mechanism",
     "user_records",
 ]
 
@@ -47,35 +50,32 @@ MAX_ITERATIONS = 16384
 """Kafka's maximum for AlterUserScramCredentials (ScramControlManager.MAX_ITERATIONS)."""
 
 
-class ScramMechanism(enum.IntEnum):
-    """Kafka's ``ScramMechanism`` type codes, as AlterUserScramCredentials carries them."""
+_NAMES = {
+    ScramMechanism.SCRAM_SHA_256: "SCRAM-SHA-256", ScramMechanism.SCRAM_SHA_512: "SCRAM-SHA-512"
+}
+_HASHES = {ScramMechanism.SCRAM_SHA_256: "sha256", ScramMechanism.SCRAM_SHA_512: "sha512"}
 
-    UNKNOWN = 0
-    SCRAM_SHA_256 = 1
-    SCRAM_SHA_512 = 2
 
-    @classmethod
-    def from_type(cls, code: int) -> ScramMechanism:
-        try:
-            return cls(code)
-        except ValueError:
-            return cls.UNKNOWN
+def scram_mechanism(code: int) -> ScramMechanism:
+    """A wire code as its mechanism; UNKNOWN for a code Kafka does not know (``fromType``)."""
+    try:
+        return ScramMechanism(code)
+    except ValueError:
+        return ScramMechanism.UNKNOWN
 
-    @classmethod
-    def from_name(cls, name: str) -> ScramMechanism:
-        return {"SCRAM-SHA-256": cls.SCRAM_SHA_256, "SCRAM-SHA-512": cls.SCRAM_SHA_512}.get(
-            name, cls.UNKNOWN
-        )
 
-    @property
-    def mechanism_name(self) -> str:
-        return self.name.replace("_", "-")
+def mechanism_by_name(name: str) -> ScramMechanism:
+    """``SCRAM-SHA-256`` or ``SCRAM-SHA-512`` as its mechanism; UNKNOWN for any other name."""
+    return next((m for m, n in _NAMES.items() if n == name), ScramMechanism.UNKNOWN)
 
-    @property
-    def hash_name(self) -> str:
-        return {ScramMechanism.SCRAM_SHA_256: "sha256", ScramMechanism.SCRAM_SHA_512: "sha512"}[
-            self
-        ]
+
+def mechanism_name(mechanism: ScramMechanism) -> str:
+    return _NAMES[mechanism]
+
+
+def hash_name(mechanism: ScramMechanism) -> str:
+    """The hashlib name of the mechanism's hash."""
+    return _HASHES[mechanism]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +92,16 @@ class ScramCredential:
 def salted_password(
     mechanism: ScramMechanism, password: str, salt: bytes, iterations: int
 ) -> bytes:
-    return hashlib.pbkdf2_hmac(mechanism.hash_name, password.encode("utf-8"), salt, iterations)
+    return hashlib.pbkdf2_hmac(hash_name(mechanism), password.encode("utf-8"), salt, iterations)
 
 
 def credential_from_salted_password(
     mechanism: ScramMechanism, salted: bytes, salt: bytes, iterations: int
 ) -> ScramCredential:
     """The stored form of what AlterUserScramCredentials sends (salt + salted password)."""
-    client_key = hmac.new(salted, b"Client Key", mechanism.hash_name).digest()
-    stored_key = hashlib.new(mechanism.hash_name, client_key).digest()
-    server_key = hmac.new(salted, b"Server Key", mechanism.hash_name).digest()
+    client_key = hmac.new(salted, b"Client Key", hash_name(mechanism)).digest()
+    stored_key = hashlib.new(hash_name(mechanism), client_key).digest()
+    server_key = hmac.new(salted, b"Server Key", hash_name(mechanism)).digest()
     return ScramCredential(salt, stored_key, server_key, iterations)
 
 
@@ -250,7 +250,7 @@ class ScramCredentialStore:
         return records, results
 
     def _validate_deletion(self, deletion: ScramDeletion) -> AlterResult | None:
-        mechanism = ScramMechanism.from_type(deletion.mechanism)
+        mechanism = scram_mechanism(deletion.mechanism)
         error = _validate_name_and_mechanism(deletion.name, mechanism)
         if error is None and (deletion.name, mechanism) not in self._credentials:
             return AlterResult(
@@ -294,7 +294,7 @@ class ScramCredentialStore:
         return results
 
     def replay(self, record: UserScramCredentialRecord | RemoveUserScramCredentialRecord) -> None:
-        key = (record.name, ScramMechanism.from_type(record.mechanism))
+        key = (record.name, scram_mechanism(record.mechanism))
         if isinstance(record, RemoveUserScramCredentialRecord):
             if self._credentials.pop(key, None) is None:
                 raise ValueError(f"Unable to find credential to delete: {key}")
@@ -305,7 +305,7 @@ class ScramCredentialStore:
 
 
 def _validate_upsertion(upsertion: ScramUpsertion) -> AlterResult | None:
-    mechanism = ScramMechanism.from_type(upsertion.mechanism)
+    mechanism = scram_mechanism(upsertion.mechanism)
     error = _validate_name_and_mechanism(upsertion.name, mechanism)
     if error is not None:
         return error

@@ -38,6 +38,7 @@ from coordinator.security.acl import (
     ResourcePatternFilter,
     ResourceType,
     authorization_error,
+    from_code,
     supported_operations,
 )
 from coordinator.security.acl_store import AclStore, binding_of, group_by_resource, record_of
@@ -133,10 +134,10 @@ def test_unknown_filters_are_invalid_requests() -> None:
 
 
 def test_codes_read_as_unknown_when_unrecognised() -> None:
-    assert ResourceType.from_code(99) is ResourceType.UNKNOWN
-    assert PatternType.from_code(4) is PatternType.PREFIXED
-    assert AclOperation.from_code(-3) is AclOperation.UNKNOWN
-    assert AclPermissionType.from_code(3) is AclPermissionType.ALLOW
+    assert from_code(ResourceType, 99) is ResourceType.UNKNOWN
+    assert from_code(PatternType, 4) is PatternType.PREFIXED
+    assert from_code(AclOperation, -3) is AclOperation.UNKNOWN
+    assert from_code(AclPermissionType, 3) is AclPermissionType.ALLOW
 
 
 def test_match_filter_finds_literal_wildcard_and_prefixes() -> None:

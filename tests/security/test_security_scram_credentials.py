@@ -23,6 +23,7 @@ from coordinator.security.scram_credentials import (
     ScramUpsertion,
     credential_from_password,
     salted_password,
+    scram_mechanism,
     user_records,
 )
 from wire.constants import ErrorCode
@@ -35,7 +36,7 @@ TWICE = "A user credential cannot be altered twice in the same request"
 def upsertion(name: str, mechanism: int = 1, iterations: int = 4096, password: str = "pw") -> (
     ScramUpsertion
 ):
-    mech = ScramMechanism.from_type(mechanism)
+    mech = scram_mechanism(mechanism)
     salted = (
         salted_password(mech, password, SALT, max(iterations, 1))
         if mech is not ScramMechanism.UNKNOWN else b"x" * 32
