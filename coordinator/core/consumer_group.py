@@ -10,7 +10,6 @@ append that failed -- rebuilds exactly this from them (``ConsumerGroup.from_reco
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
@@ -23,7 +22,7 @@ from coordinator.core.consumer import (
     PartitionEpochs,
 )
 from coordinator.core.timers import ConsumerSessionTimerKey
-from coordinator.core.topics_image import TopicsImage, compile_regex
+from coordinator.core.topics_image import TopicsImage
 from storage.records import (
     ClassicMemberMetadata,
     ConsumerGroupCurrentMemberAssignmentKey,
@@ -49,7 +48,6 @@ __all__ = [
     "ConsumerMember",
     "PartitionMap",
     "SteadyHeartbeat",
-    "compiled_regex",
     "from_topic_partitions",
     "to_topic_partitions",
 ]
@@ -96,16 +94,6 @@ def from_topic_partitions(items: Iterable[TopicPartitions]) -> PartitionMap:
         if item.partitions:
             out[item.topic_id] = out.get(item.topic_id, frozenset()) | frozenset(item.partitions)
     return out if out else EMPTY_ASSIGNMENT  # read-only by convention
-
-
-def compiled_regex(regex: str | None) -> re.Pattern[str] | None:
-    """A member's persisted subscription regex compiled (None: no regex)."""
-    if regex is None:
-        return None
-    try:
-        return compile_regex(regex)
-    except re.error:  # persisted by a writer that accepted it; it matches nothing here
-        return None
 
 
 class ConsumerMember:
@@ -297,7 +285,7 @@ class ConsumerGroup:
             ids = shared.get(key)
             if ids is None:
                 ids = shared[key] = image.resolve(
-                    m.subscribed_topic_names, compiled_regex(m.subscribed_topic_regex)
+                    m.subscribed_topic_names, m.subscribed_topic_regex
                 )
             subscribed[mid] = ids
         self._resolved = (subscribed, image.metadata_hash(frozenset().union(*subscribed.values())))

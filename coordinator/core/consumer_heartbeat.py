@@ -17,7 +17,6 @@ members downgrades it. Not modelled: rack-aware assignment, KIP-1251's partition
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping, Sequence
 
@@ -57,8 +56,13 @@ from coordinator.core.engine import Engine
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import Effects, Reply, ReplyToken, Result, ScheduleTimer
 from coordinator.core.state import EMPTY
+from coordinator.core.subscription_regex import (
+    InvalidRegularExpression,
+    compile_regex,
+    invalid_regex_message,
+    require_bounded_match,
+)
 from coordinator.core.timers import ConsumerRebalanceTimerKey, ConsumerSessionTimerKey
-from coordinator.core.topics_image import compile_regex
 from storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupMemberMetadataKey,
@@ -219,7 +223,8 @@ def _heartbeat(
     if not config.consumer_protocol_enabled:
         raise HeartbeatError(ErrorCode.UNSUPPORTED_VERSION,
                              "The consumer group protocol is disabled.")
-    _validate(req, ctx.api_version, config.consumer_assignors)
+    _validate(req, ctx.api_version, config.consumer_assignors,
+              len(engine.topics_image.by_name))
     epoch = req["member_epoch"]
     if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
         return _leave(engine, req, now_ms, fx)
@@ -296,9 +301,11 @@ def _heartbeat(
 
 
 def _validate(
-    req: ConsumerGroupHeartbeatRequest, version: int, assignors: Sequence[str]
+    req: ConsumerGroupHeartbeatRequest, version: int, assignors: Sequence[str],
+    topic_count: int,
 ) -> None:
-    """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, and a regex that compiles."""
+    """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, and a regex that compiles and
+    may be matched against ``topic_count`` topics within the per-request bound."""
     epoch = req["member_epoch"]
     if req["group_id"] == "":
         raise _invalid("GroupId can't be empty.")
@@ -332,14 +339,13 @@ def _validate(
             f"Supported assignors: {', '.join(assignors)}.",
         )
     regex = req["subscribed_topic_regex"]
-    if regex is None:
+    if not regex:  # null: unchanged; "": no regex
         return
     try:
-        compile_regex(regex)
-    except (re.error, RecursionError, OverflowError) as exc:
+        require_bounded_match(compile_regex(regex), topic_count)
+    except InvalidRegularExpression as exc:
         raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION,
-                             f"SubscribedTopicRegex `{regex}` is not a valid regular "
-                             f"expression: {exc}.") from None
+                             invalid_regex_message(regex, exc.description)) from None
 
 
 # --------------------------------------------------------------------------- group & member

@@ -7,19 +7,20 @@ never reads the broker's topic store itself.
 from __future__ import annotations
 
 import hashlib
-import re
 import uuid
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-__all__ = ["EMPTY_IMAGE", "TopicsImage", "compile_regex"]
+from coordinator.core.subscription_regex import InvalidRegularExpression, compile_regex
+
+__all__ = ["EMPTY_IMAGE", "TopicsImage"]
 
 
 class TopicsImage:
     """An immutable snapshot of the broker's topics. ``version`` orders images (it is the
     broker's topic-store version), so the core can tell whether anything changed."""
 
-    __slots__ = ("by_id", "by_name", "version")
+    __slots__ = ("_regex_matches", "by_id", "by_name", "version")
 
     def __init__(self, topics: Iterable[tuple[str, uuid.UUID, int]] = (), version: int = 0):
         self.by_name: Mapping[str, tuple[uuid.UUID, int]] = MappingProxyType(
@@ -29,16 +30,31 @@ class TopicsImage:
             {topic_id: name for name, (topic_id, _) in self.by_name.items()}
         )
         self.version = version
+        # Each pattern is matched against this image's names once, whoever subscribes to it.
+        self._regex_matches: dict[str, frozenset[uuid.UUID]] = {}
 
-    def resolve(
-        self, names: Iterable[str], regex: re.Pattern[str] | None
-    ) -> frozenset[uuid.UUID]:
-        """Ids of the existing topics among ``names`` or whose whole name ``regex`` matches."""
+    def resolve(self, names: Iterable[str], regex: str | None) -> frozenset[uuid.UUID]:
+        """Ids of the existing topics among ``names`` or whose whole name ``regex`` (RE2
+        syntax) matches."""
         by_name = self.by_name
         ids = {by_name[name][0] for name in names if name in by_name}
         if regex is not None:
-            ids.update(by_name[name][0] for name in by_name if regex.fullmatch(name))
+            ids.update(self._matching(regex))
         return frozenset(ids)
+
+    def _matching(self, regex: str) -> frozenset[uuid.UUID]:
+        matches = self._regex_matches.get(regex)
+        if matches is None:
+            try:
+                compiled = compile_regex(regex)
+            except InvalidRegularExpression:  # persisted by a writer that accepted it
+                compiled = None
+            by_name = self.by_name
+            matches = self._regex_matches[regex] = frozenset(
+                by_name[name][0] for name in by_name
+                if compiled is not None and compiled.fullmatch(name)
+            )
+        return matches
 
     def metadata_hash(self, topic_ids: Iterable[uuid.UUID]) -> int:
         """A stable 64-bit hash of the topics' names, ids and partition counts (Kafka's
@@ -58,18 +74,3 @@ class TopicsImage:
 #: What the core sees before the broker hands it topics; its version matches no topic store's
 #: (those start at 0), so the first request always installs the broker's image.
 EMPTY_IMAGE = TopicsImage(version=-1)
-
-_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
-
-
-def compile_regex(pattern: str) -> re.Pattern[str]:
-    """The compiled subscription regex (re.error when it does not compile). Kafka compiles
-    with RE2/J; Python's ``re`` accepts a superset of RE2's syntax (backreferences and
-    lookaround too), which kcoord does not reject."""
-    compiled = _REGEX_CACHE.get(pattern)
-    if compiled is None:
-        compiled = re.compile(pattern)
-        if len(_REGEX_CACHE) > 1024:
-            _REGEX_CACHE.clear()
-        _REGEX_CACHE[pattern] = compiled
-    return compiled
