@@ -3,25 +3,28 @@
 Produce accepts exactly one magic-v2 batch per partition (Kafka's
 ``ProduceRequest.validateRecords``), refuses it when it is larger than
 ``message.max.bytes``, when its CRC is wrong, or when it breaks Kafka's client-origin
-rules (``LogValidator.validateBatch``). ListOffsets by timestamp needs the offset and
-timestamp of individual records: :func:`record_timestamps` reads them from uncompressed
-and gzip batches (the codecs the standard library can open).
+rules (``LogValidator.validateBatch``), or when its records are not what its header
+declares (:mod:`storage.batch_validation`, every codec, decompressed within
+``message.max.bytes``). ListOffsets by timestamp reads the offset and timestamp of
+individual records with :func:`record_timestamps`, within a bounded decompression too.
 """
 
 from __future__ import annotations
 
-import zlib
-
 from coordinator.broker.errors import BrokerError
+from storage.batch_validation import (
+    InvalidBatchRecords,
+    record_offsets_and_timestamps,
+    validate_batch_records,
+)
 from wire import ErrorCode
 from wire.checksum import crc32c
-from wire.records import BATCH_OVERHEAD, InvalidRecordBatch, RecordBatchHeader, parse_batches
+from wire.records import InvalidRecordBatch, RecordBatchHeader, parse_batches
 
 __all__ = [
     "COMPRESSION_GZIP",
     "COMPRESSION_NONE",
     "COMPRESSION_ZSTD",
-    "check_record_framing",
     "compression_codec",
     "record_timestamps",
     "validate_produced_batch",
@@ -90,7 +93,10 @@ def validate_produced_batch(
             ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt (stored crc = {batch.crc})"
         )
     _check_client_batch(batch)
-    check_record_framing(records, batch)
+    try:
+        validate_batch_records(records, batch, max_message_bytes)
+    except InvalidBatchRecords as exc:
+        raise BrokerError(exc.code, exc.message) from None
     return batch
 
 
@@ -119,79 +125,7 @@ def _check_client_batch(batch: RecordBatchHeader) -> None:
         )
 
 
-def _read_varint(data: bytes, position: int) -> tuple[int, int]:
-    """A zig-zag varint/varlong at ``position``: (value, next position)."""
-    shift = 0
-    raw = 0
-    while True:
-        if position >= len(data) or shift > 63:
-            raise ValueError("truncated or overlong varint")
-        byte = data[position]
-        position += 1
-        raw |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            break
-        shift += 7
-    return (raw >> 1) ^ -(raw & 1), position
-
-
 def record_timestamps(batch: bytes) -> list[tuple[int, int]] | None:
     """(offset, timestamp) of every record of one stored batch, in order; None when its
-    codec is one this broker cannot open (snappy, lz4, zstd) or its records are garbled."""
-    header = parse_batches(batch, verify_crc=False)[0]
-    codec = compression_codec(header)
-    body = batch[BATCH_OVERHEAD : header.size]
-    if codec == COMPRESSION_GZIP:
-        try:
-            body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
-        except zlib.error:
-            return None
-    elif codec != COMPRESSION_NONE:
-        return None
-    log_append_time = bool(header.attributes & _ATTR_LOG_APPEND_TIME)
-    out: list[tuple[int, int]] = []
-    position = 0
-    if header.record_count > len(body):  # every record takes at least a byte
-        return None
-    try:
-        for _ in range(header.record_count):
-            length, start = _read_varint(body, position)
-            if length <= 0 or start + length > len(body):
-                return None  # the walk must always advance, inside the batch
-            # attributes (one byte), then timestampDelta and offsetDelta
-            timestamp_delta, after = _read_varint(body, start + 1)
-            offset_delta, _ = _read_varint(body, after)
-            timestamp = (
-                header.max_timestamp if log_append_time else header.base_timestamp + timestamp_delta
-            )
-            out.append((header.base_offset + offset_delta, timestamp))
-            position = start + length
-    except ValueError:
-        return None
-    return out
-
-
-def check_record_framing(batch: bytes, header: RecordBatchHeader) -> None:
-    """Kafka's LogValidator on an uncompressed batch: exactly ``record_count`` records, each
-    with a sane length, filling the batch (CORRUPT_MESSAGE otherwise). Compressed batches
-    are checked when they are read (``record_timestamps``)."""
-    if compression_codec(header) != COMPRESSION_NONE:
-        return
-    body = batch[BATCH_OVERHEAD : header.size]
-    if header.record_count > len(body):
-        raise BrokerError(ErrorCode.CORRUPT_MESSAGE,
-                          f"Found invalid record count {header.record_count} in a batch of "
-                          f"{len(body)} bytes of records")
-    position = 0
-    try:
-        for _ in range(header.record_count):
-            length, start = _read_varint(body, position)
-            if length <= 0 or start + length > len(body):
-                raise ValueError(f"invalid record length {length}")
-            position = start + length
-    except ValueError as exc:
-        raise BrokerError(ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt: {exc}") from None
-    if position != len(body):
-        raise BrokerError(ErrorCode.CORRUPT_MESSAGE,
-                          f"{len(body) - position} bytes after the batch's "
-                          f"{header.record_count} records")
+    records cannot be read (garbled, or decompressing past the read bound)."""
+    return record_offsets_and_timestamps(batch, parse_batches(batch, verify_crc=False)[0])

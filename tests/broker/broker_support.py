@@ -88,6 +88,39 @@ def gzip_batch(values: list[bytes], timestamps: list[int]) -> bytes:
     return make_batch(values, timestamps, compression=1)
 
 
+def with_body(batch: bytes, body: bytes, codec: int) -> bytes:
+    """The batch's header (length, compression bits and CRC fixed) over ``body``: a batch
+    whose records are ``body``, as ``codec`` would carry them."""
+    data = bytearray(batch[:61]) + body
+    data[8:12] = (len(data) - 12).to_bytes(4, "big")
+    attributes = int.from_bytes(data[21:23], "big")
+    data[21:23] = ((attributes & ~0x07) | codec).to_bytes(2, "big")
+    data[17:21] = crc32c.crc32c(bytes(data[21:])).to_bytes(4, "big")
+    return bytes(data)
+
+
+def compress_records(records: bytes, codec: int) -> bytes:
+    """``records`` compressed as Kafka's clients do (snappy in snappy-java's xerial frames)."""
+    import cramjam
+
+    if codec == 1:
+        return bytes(cramjam.gzip.compress(records))
+    if codec == 2:
+        block = bytes(cramjam.snappy.compress_raw(records))
+        return (b"\x82SNAPPY\x00" + (1).to_bytes(4, "big") + (1).to_bytes(4, "big")
+                + len(block).to_bytes(4, "big") + block)
+    if codec == 3:
+        return bytes(cramjam.lz4.compress(records))
+    assert codec == 4
+    return bytes(cramjam.zstd.compress(records))
+
+
+def compressed_batch(values: list[bytes], timestamps: list[int], codec: int) -> bytes:
+    """A batch of ``values`` whose records are compressed with ``codec`` (1-4)."""
+    plain = make_batch(values, timestamps)
+    return with_body(plain, compress_records(plain[61:], codec), codec)
+
+
 def with_codec_bits(batch: bytes, codec: int) -> bytes:
     """The batch with its compression bits set to ``codec`` and its CRC recomputed (the
     body stays as it is: only for tests of code that must not open the records)."""
