@@ -73,6 +73,22 @@ class Fault:
         return asdict(self)
 
 
+def _error_code(value: object) -> int:
+    """A Kafka error code from its number or its name ("NOT_COORDINATOR"); ValueError
+    otherwise."""
+    if isinstance(value, str):
+        try:
+            return int(ErrorCode[value.strip().upper()])
+        except KeyError:
+            raise ValueError(f"error_code {value!r} is not a Kafka error name") from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"error_code must be an error code or name, got {value!r}")
+    try:
+        return int(ErrorCode(value))
+    except ValueError:
+        raise ValueError(f"error_code {value} is not a Kafka error code") from None
+
+
 class FaultInjector:
     """The set of active faults. Thread-safe: tests add faults from their own thread."""
 
@@ -85,7 +101,7 @@ class FaultInjector:
         self,
         api_key: int | str,
         *,
-        error_code: int | None = None,
+        error_code: int | str | None = None,
         count: int | None = 1,
         delay_ms: int = 0,
         drop: DropWhen | None = None,
@@ -96,28 +112,28 @@ class FaultInjector:
     ) -> Fault:
         """Register a fault; returns it (its ``id`` removes it). ``api_key`` is a key or a
         Kafka API name ("OffsetCommit"); it must be an API kcoord serves, and
-        ``error_code`` a Kafka error code (ValueError otherwise)."""
+        ``error_code`` a Kafka error code or its name (ValueError otherwise)."""
         api_key = resolve_api_key(api_key)
         if error_code is not None:
-            if isinstance(error_code, bool) or not isinstance(error_code, int):
-                raise ValueError(f"error_code must be an integer, got {error_code!r}")
-            try:
-                ErrorCode(error_code)
-            except ValueError:
-                raise ValueError(f"error_code {error_code} is not a Kafka error code") from None
+            error_code = _error_code(error_code)
         if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
             raise ValueError(f"count must be an integer, got {count!r}")
         if isinstance(delay_ms, bool) or not isinstance(delay_ms, int) or delay_ms > MAX_DELAY_MS:
             raise ValueError(f"delay_ms must be an integer of at most {MAX_DELAY_MS}")
         if count is not None and count < 1:
-            raise ValueError("count must be at least 1 (or None for until removed)")
+            raise ValueError("count must be at least 1, or null (None) for until removed")
         if delay_ms < 0:
             raise ValueError("delay_ms cannot be negative")
         if drop not in (None, "before", "after"):
-            raise ValueError("drop must be 'before', 'after' or None")
+            raise ValueError('drop must be "before", "after" or null (None)')
         if node_id is not None and (isinstance(node_id, bool) or not isinstance(node_id, int)
                                     or node_id < 0):
             raise ValueError(f"node_id must be a broker's node id, got {node_id!r}")
+        if not isinstance(stall, bool):
+            raise ValueError(f"stall must be true or false, got {stall!r}")
+        for name, value in (("group_id", group_id), ("client_id", client_id)):
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name} must be a string or null (None), got {value!r}")
         if error_code is None and not delay_ms and drop is None and not stall:
             raise ValueError("a fault needs error_code, delay_ms, drop or stall")
         with self._lock:

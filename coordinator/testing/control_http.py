@@ -31,7 +31,11 @@ Answers are JSON. Time moves only if the server runs on a ``trio.testing.MockClo
 
 The API is for loopback only, and refuses what a web page could forge (DNS rebinding, a
 cross-site form post): a ``Host`` header naming anything but ``localhost``, ``127.0.0.1`` or
-``::1`` is 403, and a body without ``Content-Type: application/json`` is 415.
+``::1`` is 403, and so is an ``Origin`` that is not such a name; every state-changing
+request (POST, DELETE) without ``Content-Type: application/json`` is 415, with or without a
+body (a page cannot send that type cross-site without a CORS preflight, which this API never
+grants). A body is JSON nested at most ``MAX_JSON_DEPTH`` deep, its numbers finite and
+within 64 bits (400 otherwise).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from coordinator.server.app import RunningServer
 from coordinator.server.cluster import Cluster, ClusterError
 from coordinator.server.faults import FaultInjector
 from coordinator.testing.double import (
+    advance_seconds,
     describe_any,
     describe_transactions,
     describe_with_offsets,
@@ -68,10 +73,11 @@ log = logging.getLogger(__name__)
 
 _MAX_REQUEST_BYTES = 65536
 _READ_TIMEOUT_S = 10.0
-
-
-#: The largest jump one ``POST /time/advance`` makes (ten years of coordinator time).
-MAX_ADVANCE_SECONDS = 10 * 365 * 24 * 3600
+#: The deepest nesting of arrays and objects a body may have (json would recurse past
+#: Python's stack on a 20,000-deep array).
+MAX_JSON_DEPTH = 32
+_MAX_JSON_INT = 2**63
+_STATE_CHANGING = frozenset({"POST", "DELETE", "PUT", "PATCH"})
 
 class _HttpError(Exception):
     def __init__(self, status: HTTPStatus, message: str) -> None:
@@ -112,7 +118,7 @@ class _ControlApi:
             status, answer = HTTPStatus.REQUEST_TIMEOUT, {"error": "request not received in time"}
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return
-        payload = json.dumps(answer, default=str).encode()
+        payload = json.dumps(answer, default=_json_default).encode()
         head = (
             f"HTTP/1.1 {status.value} {status.phrase}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
@@ -159,16 +165,12 @@ class _ControlApi:
         raise _HttpError(HTTPStatus.NOT_FOUND, f"no route {method} {path}")
 
     async def advance(self, body: Any) -> dict[str, Any]:
-        if not isinstance(body, dict) or not isinstance(body.get("seconds"), int | float):
+        if not isinstance(body, dict) or "seconds" not in body:
             raise _HttpError(HTTPStatus.BAD_REQUEST, 'body must be {"seconds": <number>}')
-        if isinstance(body["seconds"], bool):
-            raise _HttpError(HTTPStatus.BAD_REQUEST, 'body must be {"seconds": <number>}')
-        seconds = float(body["seconds"])
-        if not math.isfinite(seconds) or seconds > MAX_ADVANCE_SECONDS:
-            raise _HttpError(HTTPStatus.BAD_REQUEST,
-                             f"seconds must be finite and at most {MAX_ADVANCE_SECONDS}")
-        if seconds < 0:
-            raise _HttpError(HTTPStatus.BAD_REQUEST, "time only moves forward")
+        try:
+            seconds = advance_seconds(body["seconds"])
+        except ValueError as exc:
+            raise _HttpError(HTTPStatus.BAD_REQUEST, str(exc)) from None
         clock = trio.lowlevel.current_clock()
         if not isinstance(clock, trio.testing.MockClock):
             raise _HttpError(HTTPStatus.CONFLICT, "this server's clock cannot be moved")
@@ -247,10 +249,12 @@ class _ControlApi:
     async def reset(self) -> dict[str, Any]:
         self.faults.clear()
         runtime = self.running.runtime
-        empty = [
+        coordinator = runtime.coordinator
+        empty = [  # classic and consumer (KIP-848) groups alike
             g
-            for g in runtime.coordinator.group_ids()
-            if (view := runtime.coordinator.describe(g)) is not None and not view.members
+            for g in coordinator.group_ids()
+            if (described := describe_any(coordinator, g)) is not None
+            and not described["members"]
         ]
         request: DeleteGroupsRequest = {"groups_names": empty}
         response: DeleteGroupsResponse = await runtime.call(
@@ -290,6 +294,15 @@ def _loopback_host(value: str) -> bool:
     return host in _LOOPBACK_NAMES
 
 
+def _loopback_origin(value: str) -> bool:
+    """Whether an Origin header (``scheme://host[:port]``) names this machine's loopback;
+    ``null`` (a sandboxed or file page) does not."""
+    scheme, sep, rest = value.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        return False
+    return _loopback_host(rest.partition("/")[0])
+
+
 async def _read_request(stream: trio.SocketStream) -> tuple[str, str, Any]:
     data = bytearray()
     while b"\r\n\r\n" not in data:
@@ -307,6 +320,7 @@ async def _read_request(stream: trio.SocketStream) -> tuple[str, str, Any]:
         raise _HttpError(HTTPStatus.BAD_REQUEST, "malformed request line") from None
     length = 0
     content_type = ""
+    origin: str | None = None
     for line in lines[1:]:
         name, _, value = line.partition(":")
         name = name.strip().lower()
@@ -320,9 +334,16 @@ async def _read_request(stream: trio.SocketStream) -> tuple[str, str, Any]:
                              "is for loopback only")
         elif name == "content-type":
             content_type = value.split(";", 1)[0].strip().lower()
-    if length and content_type != "application/json":
+        elif name == "origin":
+            origin = value.strip()
+    if origin is not None and not _loopback_origin(origin):
+        raise _HttpError(HTTPStatus.FORBIDDEN,
+                         f"Origin {origin!r} is not a loopback name: the control API is for "
+                         "loopback only")
+    if (length or method in _STATE_CHANGING) and content_type != "application/json":
         raise _HttpError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
-                         "a request body must be sent as Content-Type: application/json")
+                         "a state-changing request (or one with a body) must be sent as "
+                         "Content-Type: application/json, with or without a body")
     if length > _MAX_REQUEST_BYTES:
         raise _HttpError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body too large")
     body = bytearray(rest)
@@ -333,7 +354,65 @@ async def _read_request(stream: trio.SocketStream) -> tuple[str, str, Any]:
         body += chunk
     if not length:
         return method, path, None
+    return method, path, _parse_json(bytes(body[:length]))
+
+
+def _parse_json(raw: bytes) -> Any:
+    """The body as JSON, or 400: nested at most ``MAX_JSON_DEPTH`` deep (checked before
+    parsing), no NaN or Infinity, every number within 64 bits."""
+    if _json_depth(raw) > MAX_JSON_DEPTH:
+        raise _HttpError(HTTPStatus.BAD_REQUEST,
+                         f"body is nested deeper than {MAX_JSON_DEPTH} levels")
+
+    def refuse_constant(name: str) -> Any:
+        raise _HttpError(HTTPStatus.BAD_REQUEST, f"body holds {name}: numbers must be finite")
+
     try:
-        return method, path, json.loads(bytes(body[:length]))
-    except json.JSONDecodeError as exc:
-        raise _HttpError(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}") from exc
+        body = json.loads(raw, parse_constant=refuse_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError; an int of >4300 digits
+        raise _HttpError(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}") from None
+    _check_numbers(body)
+    return body
+
+
+def _json_depth(raw: bytes) -> int:
+    """The deepest nesting of ``[``/``{`` in ``raw`` outside strings."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
+
+
+def _check_numbers(value: Any) -> None:
+    """400 for a float that is not finite (1e400 parses as inf) or an int beyond 64 bits."""
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_numbers(item)
+    elif isinstance(value, list):
+        for item in value:
+            _check_numbers(item)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise _HttpError(HTTPStatus.BAD_REQUEST, "body holds a number that is not finite")
+    elif isinstance(value, int) and not isinstance(value, bool) and not (
+        -_MAX_JSON_INT <= value < _MAX_JSON_INT
+    ):
+        raise _HttpError(HTTPStatus.BAD_REQUEST, "body holds an integer beyond 64 bits")
+
+
+def _json_default(value: Any) -> Any:
+    """What JSON cannot hold natively (UUIDs, enums, tuples as keys' values) as text."""
+    return str(value)

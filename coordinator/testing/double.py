@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import shutil
 import tempfile
 import threading
@@ -29,8 +30,8 @@ from coordinator.server.faults import DropWhen, Fault, FaultInjector
 from coordinator.server.options import ServeOptions, build_options
 from wire.consumer_protocol import decode_assignment
 
-__all__ = ["DEFAULT_TEST_CONFIG", "KcoordServer", "describe_any", "describe_consumer_group",
-           "describe_view", "jump_clock"]
+__all__ = ["DEFAULT_TEST_CONFIG", "MAX_ADVANCE_SECONDS", "KcoordServer", "advance_seconds",
+           "describe_any", "describe_consumer_group", "describe_view", "jump_clock"]
 
 log = logging.getLogger(__name__)
 
@@ -219,9 +220,9 @@ class KcoordServer:
     # -- controls -------------------------------------------------------------------------
 
     def advance(self, seconds: float) -> None:
-        """Make ``seconds`` of coordinator time pass now, and let due timers fire."""
-        if seconds < 0:
-            raise ValueError("time only moves forward")
+        """Make ``seconds`` of coordinator time pass now, and let due timers fire
+        (ValueError unless a finite number from 0 to ``MAX_ADVANCE_SECONDS``)."""
+        seconds = advance_seconds(seconds)
         if self._token is None or self._clock is None:
             raise RuntimeError("kcoord is not running")
         trio.from_thread.run(jump_clock, self._clock, seconds, trio_token=self._token)
@@ -230,7 +231,7 @@ class KcoordServer:
         self,
         api_key: int | str,
         *,
-        error_code: int | None = None,
+        error_code: int | str | None = None,
         count: int | None = 1,
         delay_ms: int = 0,
         drop: DropWhen | None = None,
@@ -305,6 +306,26 @@ class KcoordServer:
         if self._running is None:
             raise RuntimeError("kcoord is not running")
         return self._running
+
+
+#: The largest jump one advance makes (ten years of coordinator time): a larger one would
+#: overflow the runtime's deadlines.
+MAX_ADVANCE_SECONDS = 10 * 365 * 24 * 3600
+
+
+def advance_seconds(seconds: object) -> float:
+    """``seconds`` as a time jump: ValueError unless a finite number (not a bool) from 0 to
+    ``MAX_ADVANCE_SECONDS``. A NaN would hang the clock, 1e308 kill the runtime."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise ValueError(f"seconds must be a number, got {seconds!r}")
+    if isinstance(seconds, int) and abs(seconds) > MAX_ADVANCE_SECONDS:  # before float()
+        seconds = math.inf if seconds > 0 else -math.inf
+    value = float(seconds)
+    if not math.isfinite(value) or value > MAX_ADVANCE_SECONDS:
+        raise ValueError(f"seconds must be finite and at most {MAX_ADVANCE_SECONDS}")
+    if value < 0:
+        raise ValueError("time only moves forward")
+    return value
 
 
 async def jump_clock(clock: trio.testing.MockClock, seconds: float) -> None:

@@ -23,7 +23,7 @@ JOIN_GROUP, SYNC_GROUP, HEARTBEAT = 11, 14, 12
 
 def http(port: int, method: str, path: str, body: Any = None) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
-    headers = {} if data is None else {"Content-Type": "application/json"}
+    headers = {"Content-Type": "application/json"}  # every state-changing request needs it
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
                                  headers=headers)
     try:
