@@ -213,6 +213,25 @@ def _options(args: argparse.Namespace) -> ServeOptions:
     )
 
 
+def _announce(line: str) -> None:
+    """Print a status line on stdout. A reader that went away (``kcoord serve | head -1``)
+    must not stop the server: stdout is pointed at /dev/null from then on, so neither this
+    nor the interpreter's last flush raises BrokenPipeError."""
+    try:
+        print(line, flush=True)
+    except (BrokenPipeError, ValueError):  # ValueError: stdout already closed
+        _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def _configure_logging(level: str) -> None:
     logging.basicConfig(
         stream=sys.stderr,
@@ -229,10 +248,10 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
     from coordinator.server.app import serve
 
     def listening(host: str, port: int) -> None:
-        print(f"kcoord listening on {host}:{port}", flush=True)
+        _announce(f"kcoord listening on {host}:{port}")
 
     def broker_listening(node_id: int, host: str, port: int) -> None:
-        print(f"kcoord broker {node_id} listening on {host}:{port}", flush=True)
+        _announce(f"kcoord broker {node_id} listening on {host}:{port}")
 
     faults = None
     if control_port is not None:
@@ -256,7 +275,7 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
                 from coordinator.testing.control_http import serve_control
 
                 bound = await nursery.start(serve_control, running, faults, control_port)
-                print(f"kcoord control API listening on 127.0.0.1:{bound}", flush=True)
+                _announce(f"kcoord control API listening on 127.0.0.1:{bound}")
             async for signum in signals:
                 log.info("%s received: shutting down", signal.Signals(signum).name)
                 nursery.cancel_scope.cancel()
@@ -272,12 +291,31 @@ def _run_serve(args: argparse.Namespace) -> int:
         options = _options(args)
     except ConfigError as exc:
         raise _UsageError(str(exc)) from None
-    _check_data_dir(args.data_dir)
+    # Every check comes before anything binds, so "listening" is never printed for a server
+    # that cannot start.
+    from coordinator.startup_checks import (
+        StartupCheckError,
+        check_control_port,
+        check_data_dir,
+        port_problem,
+    )
+
+    try:
+        check_data_dir(args.data_dir)
+        check_control_port(args.control_port, args.port, args.brokers)
+    except StartupCheckError as exc:
+        raise _UsageError(str(exc)) from None
     if args.control_port:
-        problem = _port_problem("127.0.0.1", args.control_port)
+        problem = port_problem("127.0.0.1", args.control_port)
         if problem is not None:
             print(f"kcoord: cannot serve the control API on 127.0.0.1:{args.control_port}: "
                   f"{problem}", file=sys.stderr)
+            return EXIT_FAILURE
+    for node_id in range(1, args.brokers if args.port else 0):
+        problem = port_problem(args.host or "0.0.0.0", args.port + node_id)
+        if problem is not None:
+            print(f"kcoord: cannot serve broker {node_id} on {args.host or '0.0.0.0'}:"
+                  f"{args.port + node_id}: {problem}", file=sys.stderr)
             return EXIT_FAILURE
     # Bound and answering ApiVersions before trio and the codecs are imported; a signal
     # before trio takes them over is kept, then acted on.
@@ -303,7 +341,7 @@ def _serve_early(options: ServeOptions, args: argparse.Namespace) -> int:
     except Exception as exc:
         return _serve_failure(exc, args)
     try:
-        print(f"kcoord listening on {options.host or '0.0.0.0'}:{early.port}", flush=True)
+        _announce(f"kcoord listening on {options.host or '0.0.0.0'}:{early.port}")
         return _run_trio(dataclasses.replace(options, early=early), args)
     finally:
         early.close()
@@ -343,36 +381,6 @@ def _serve_failure(exc: Exception, args: argparse.Namespace) -> int:
         print(f"kcoord: cannot serve on {args.host}:{args.port}: {leaf}", file=sys.stderr)
         return EXIT_FAILURE
     raise exc
-
-
-def _port_problem(host: str, port: int) -> str | None:
-    """Why ``host:port`` cannot be listened on (checked before anything else binds, so a
-    busy --control-port is named as such), or None."""
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            return str(exc)
-    return None
-
-
-def _check_data_dir(path: str) -> None:
-    """The data directory must be a directory kcoord can write (checked before anything
-    binds, so "listening" is never printed for a server that cannot start)."""
-    if os.path.exists(path):
-        if not os.path.isdir(path):
-            raise _UsageError(f"--data-dir {path}: not a directory")
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise _UsageError(f"--data-dir {path}: not writable")
-        return
-    parent = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
-        raise _UsageError(f"--data-dir {path}: cannot be created in {parent}")
 
 
 def _single_leaf(exc: BaseException) -> BaseException:

@@ -227,8 +227,13 @@ def _log_end_offsets(conn: _Connection, partitions: set[tuple[str, int]]) -> dic
     return ends
 
 
+class GroupNotFound(Exception):
+    """The group does not exist (Dead, or unknown, with no committed offsets)."""
+
+
 def describe(conn: _Connection, group: str) -> list[str]:
-    """The lines ``kafka-consumer-groups.sh --describe --group G`` prints for one group."""
+    """The lines ``kafka-consumer-groups.sh --describe --group G`` prints for one group;
+    GroupNotFound when there is no such group."""
     coordinator = _Connection(*_coordinator(conn, group))
     try:
         state, owners = _members(coordinator, group)
@@ -236,7 +241,7 @@ def describe(conn: _Connection, group: str) -> list[str]:
     finally:
         coordinator.close()
     if state in ("Dead", "") and not committed:
-        return [f"Consumer group '{group}' does not exist."]
+        raise GroupNotFound(group)
     partitions = set(committed) | set(owners)
     ends = _log_end_offsets(conn, partitions)
     rows = []
@@ -273,6 +278,7 @@ def main(argv: Sequence[str]) -> int:
     except (_UsageError, ValueError) as exc:
         print(f"kcoord groups: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    status = EXIT_OK
     try:
         conn = _Connection(host, port)
         try:
@@ -283,7 +289,13 @@ def main(argv: Sequence[str]) -> int:
                 for i, group in enumerate(args.groups):
                     if i:
                         lines.append("")
-                    lines.extend(describe(conn, group))
+                    try:
+                        lines.extend(describe(conn, group))
+                    except GroupNotFound:
+                        # kafka-consumer-groups.sh's words, on stdout as it prints them;
+                        # the exit status says it too.
+                        lines.append(f"Error: Consumer group '{group}' does not exist.")
+                        status = EXIT_FAILURE
         finally:
             conn.close()
     except _Failure as exc:
@@ -291,4 +303,4 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_FAILURE
     for line in lines:
         print(line)
-    return EXIT_OK
+    return status

@@ -29,7 +29,7 @@ from storage.records import (
 from wire.consumer_protocol import decode_assignment, decode_subscription
 
 from .directory import find_segments
-from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
+from .record_codec import RECORD_TYPES, RecordDecodeError, UnknownKey, decode_key, decode_value
 from .record_mapping import to_fields
 from .segment import HEADER_SIZE, SegmentHeaderError, decode_header, scan_entries
 
@@ -93,9 +93,20 @@ def _key_fields(key: RecordKey | UnknownKey) -> tuple[str, dict[str, Any]]:
     if isinstance(key, UnknownKey):
         return "unknown", {"version": key.version, "raw": key.raw.hex()}
     # Kafka 4's consumer group records: snake_case of the key's name, every field as is.
-    name = type(key).__name__.removesuffix("Key")
-    kind = "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
-    return kind, to_fields(key)
+    return _kind(type(key)), to_fields(key)
+
+
+def _kind(key_type: type) -> str:
+    """A record type's name in the dump: snake_case of its key class, without "Key"."""
+    name = key_type.__name__.removesuffix("Key")
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+
+
+def record_type_names() -> list[str]:
+    """Every ``type`` a dumped record can have (what ``--type`` takes), sorted."""
+    names = {_kind(t.key_type) for t in RECORD_TYPES.values()}
+    return sorted(names | {"offset_commit", "group_metadata", "rebalance_event", "unknown",
+                           "undecodable"})
 
 
 def _decoded(protocol_type: str, kind: str, data: bytes) -> Any:
@@ -228,6 +239,19 @@ def _line(d: dict[str, Any]) -> str:
     return f"{text} payload: {','.join(fields)}"
 
 
+def _quiet(out: TextIO) -> None:
+    """Point a broken stdout at /dev/null, so the interpreter's last flush is silent."""
+    try:
+        fd = out.fileno()
+    except (OSError, ValueError):  # not a real file (a test's StringIO)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def main(
     argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
@@ -251,6 +275,12 @@ def main(
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else 2
     directory: str = args.directory
+    known = record_type_names()
+    unknown = sorted(set(args.types) - set(known))
+    if unknown:
+        print(f"kcoord log dump: unknown --type {', '.join(unknown)}; the types are: "
+              f"{', '.join(known)}", file=err)
+        return 2
     if not os.path.isdir(directory):
         print(f"kcoord log dump: {directory}: not a directory", file=err)
         return 2
@@ -270,6 +300,10 @@ def main(
                 out.write(json.dumps(d, default=_json_default, ensure_ascii=False) + "\n")
             else:
                 out.write(_line(d) + "\n")
+        out.flush()
+    except BrokenPipeError:  # the reader went away (``log dump DIR | head``): stop quietly
+        _quiet(out)
+        return 0
     except OSError as exc:
         print(f"kcoord log dump: {directory}: {exc.strerror or exc}", file=err)
         return 2

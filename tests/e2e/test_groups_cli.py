@@ -72,8 +72,8 @@ def test_describe_shows_offsets_and_lag(start_kcoord: Any, protocol: str) -> Non
 def test_unknown_group_bad_broker_and_bad_arguments(start_kcoord: Any) -> None:
     server = start_kcoord()
     missing = kcoord("groups", "describe", "nobody", "--bootstrap", server.bootstrap)
-    assert (missing.returncode, missing.stdout.strip()) == (
-        0, "Consumer group 'nobody' does not exist.")
+    assert (missing.returncode, missing.stdout.strip()) == (  # issue 32 item 11: non-zero
+        1, "Error: Consumer group 'nobody' does not exist.")
     unreachable = kcoord("groups", "list", "--bootstrap", "127.0.0.1:1")
     assert unreachable.returncode == 1 and unreachable.stderr.count("\n") == 1
     for bad in (["groups"], ["groups", "describe"], ["groups", "list", "--bootstrap", "x"]):
