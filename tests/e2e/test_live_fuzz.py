@@ -1,6 +1,10 @@
 """A live server under fuzzing (issue 15): more than 100,000 mutated frames of every API
 kcoord decodes, admin APIs included, sent over many connections to a real ``kcoord serve``
-while a healthy kafka-python group consumes and commits beside them.
+while a healthy kafka-python group consumes and commits beside them. Beside the frame
+mutations, well-formed requests carry mutated contents that only the validators see
+(issue 32): Produce batches of every codec (garbage, bombs, lying record counts, flipped
+bytes, CRCs fixed up) and ConsumerGroupHeartbeats with pathological and mutated
+subscription regexes against a 30-character topic name; each must be answered promptly.
 
 Asserted: the server is still up and answering, wrote no traceback, kept its peak RSS
 bounded, and every commit the healthy group got acknowledged is there to read afterwards.
@@ -33,6 +37,7 @@ CONNECTIONS = 8
 FRAMES_PER_CONNECTION = 500
 TOPIC, GROUP = "healthy-topic-7f3a", "healthy-group-7f3a"
 PEAK_RSS_BOUND = 512 * 2**20
+VALIDATOR_REQUESTS = 300
 
 
 def seed_frames() -> list[bytes]:
@@ -113,6 +118,98 @@ def fuzz(port: int, seed: int, frames: int, sent: list[int]) -> None:
     sent.append(done)
 
 
+PATHOLOGICAL_REGEXES = ["(.*?)+X", "(a|aa)*b", "((a+)+)+$", "(a*)*b", "(?=a)a", "(a)\\1",
+                        "[a", "a**", "x{1001}", "\\C", "(?P<n>a)(?P<n>a)", "a{1000}" * 3]
+LONG_TOPIC = "a" * 30
+#: Where the validator fuzz produces (not the healthy group's topic: kafka-python cannot
+#: read the snappy, lz4 and zstd batches that are valid).
+FUZZ_TOPIC = "fuzz-batches"
+#: The slowest answer a validated request may take (a backtracking regex took seconds).
+ANSWER_BOUND_S = 5.0
+
+
+def _batch(rng: random.Random) -> bytes:
+    """A Produce batch whose records are mutated as only a validator would notice; its
+    length and CRC are fixed up so that it reaches the record checks."""
+    import cramjam
+    import crc32c
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
+                                        producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                        batch_size=1 << 24)
+    count = rng.randint(1, 5)
+    for i in range(count):
+        builder.append(i, timestamp=1000 + i, key=None, value=rng.randbytes(rng.randint(0, 64)),
+                       headers=[])
+    plain = bytes(builder.build())
+    header, records = bytearray(plain[:61]), plain[61:]
+    codec = rng.randint(1, 4)
+    op = rng.choice(("garbage", "bomb", "fewer", "more", "flip", "valid"))
+    if op == "garbage":
+        records = rng.randbytes(rng.randint(1, 200))
+    elif op == "bomb":
+        records = bytes(rng.choice((2, 8, 32)) << 20)
+    elif op == "fewer":
+        records = records[: rng.randrange(len(records))]
+    elif op == "more":
+        records = records + records
+    compress = {1: cramjam.gzip.compress, 2: cramjam.snappy.compress_raw,
+                3: cramjam.lz4.compress, 4: cramjam.zstd.compress}[codec]
+    body = bytearray(rng.randbytes(len(records)) if op == "garbage" else compress(records))
+    if op == "flip" and body:
+        body[rng.randrange(len(body))] ^= 1 << rng.randrange(8)
+    data = header + body
+    data[8:12] = struct.pack(">i", len(data) - 12)
+    data[21:23] = struct.pack(">h", (struct.unpack(">h", data[21:23])[0] & ~7) | codec)
+    data[17:21] = struct.pack(">I", crc32c.crc32c(bytes(data[21:])))
+    return bytes(data)
+
+
+def _regex(rng: random.Random) -> str:
+    regex = rng.choice(PATHOLOGICAL_REGEXES)
+    if rng.random() < 0.5:
+        chars = list(regex)
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randint(0, len(chars))
+            chars[i:i] = rng.choice("()[]{}*+?|\\.^$aX09,")
+        regex = "".join(chars)
+    return regex
+
+
+def validator_fuzz(port: int, seed: int, requests: int, slowest: list[float]) -> None:
+    """Well-formed Produce and ConsumerGroupHeartbeat requests with mutated batches and
+    regexes, one connection; every one must be answered within ANSWER_BOUND_S."""
+    import uuid
+
+    rng = random.Random(seed)
+    reader = wire.FrameReader()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        for correlation in range(1, requests + 1):
+            if rng.random() < 0.5:
+                key, version, body = 0, 9, {
+                    "transactional_id": None, "acks": 1, "timeout_ms": 5000,
+                    "topic_data": [{"name": FUZZ_TOPIC, "partition_data": [
+                        {"index": rng.randrange(4), "records": _batch(rng)}]}]}
+            else:
+                key, version, body = 68, 1, {
+                    "group_id": f"fuzz-regex-{seed}-{correlation}",
+                    "member_id": str(uuid.uuid4()), "member_epoch": 0, "instance_id": None,
+                    "rack_id": None, "rebalance_timeout_ms": 1000,
+                    "subscribed_topic_names": None, "subscribed_topic_regex": _regex(rng),
+                    "server_assignor": None, "topic_partitions": []}
+            start = time.monotonic()
+            sock.sendall(wire.encode_request(key, version, correlation, "vfuzz", body))
+            while (payload := reader.next_frame()) is wire.NEED_DATA:
+                data = sock.recv(1 << 16)
+                assert data, f"the server closed on a well-formed request {key} v{version}"
+                reader.receive_data(data)
+            assert isinstance(payload, bytes)
+            answered, _ = wire.decode_response(key, version, payload)
+            assert answered == correlation
+            slowest.append(time.monotonic() - start)
+
+
 connections_opened = [0]
 connections_closed = [0]
 #: How long a connection waits, after its last frame, for the server to close it.
@@ -143,7 +240,8 @@ def peak_rss(pid: int) -> int:
 
 
 def test_a_live_server_survives_100000_mutated_frames(tmp_path: Path) -> None:
-    server = KcoordProcess(tmp_path / "data", topics=[f"{TOPIC}:4"], fsync="interval")
+    server = KcoordProcess(tmp_path / "data", topics=[f"{TOPIC}:4", f"{LONG_TOPIC}:1", f"{FUZZ_TOPIC}:4"],
+                           fsync="interval")
     server.start()
     stop = threading.Event()
     acked: dict[int, int] = {}
@@ -187,11 +285,25 @@ def test_a_live_server_survives_100000_mutated_frames(tmp_path: Path) -> None:
         fuzzers = [threading.Thread(target=fuzz, args=(server.port, seed,
                                                         FRAMES // CONNECTIONS, sent))
                    for seed in range(CONNECTIONS)]
+        answer_times: list[float] = []
+        validator_failures: list[BaseException] = []
+
+        def run_validator_fuzz(seed: int) -> None:
+            try:
+                validator_fuzz(server.port, seed, VALIDATOR_REQUESTS, answer_times)
+            except BaseException as exc:
+                validator_failures.append(exc)
+
+        fuzzers += [threading.Thread(target=run_validator_fuzz, args=(seed,))
+                    for seed in range(2)]
         for thread in fuzzers:
             thread.start()
         for thread in fuzzers:
             thread.join(600)
         assert sum(sent) >= FRAMES
+        assert validator_failures == []
+        assert len(answer_times) == 2 * VALIDATOR_REQUESTS
+        assert max(answer_times) < ANSWER_BOUND_S, max(answer_times)
         # Most mutated frames are refused: the server closes (nearly) every connection.
         assert connections_opened[0] >= FRAMES // FRAMES_PER_CONNECTION
         assert connections_closed[0] >= 0.9 * connections_opened[0], (
@@ -209,7 +321,9 @@ def test_a_live_server_survives_100000_mutated_frames(tmp_path: Path) -> None:
         print(f"live fuzz: {sum(sent):,} frames, {connections_closed[0]:,} of "
               f"{connections_opened[0]:,} connections closed by the server, "
               f"peak RSS {peak / 2**20:.0f} MiB, "
-              f"{sum(acked.values()):,} records' commits acknowledged")
+              f"{sum(acked.values()):,} records' commits acknowledged, "
+              f"{len(answer_times)} validator-fuzz requests answered in at most "
+              f"{max(answer_times):.3f} s")
         assert peak < PEAK_RSS_BOUND
         assert failures == []
         assert sum(acked.values()) > 0, "the healthy group never committed"
