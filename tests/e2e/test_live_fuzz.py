@@ -240,7 +240,8 @@ def peak_rss(pid: int) -> int:
 
 
 def test_a_live_server_survives_100000_mutated_frames(tmp_path: Path) -> None:
-    server = KcoordProcess(tmp_path / "data", topics=[f"{TOPIC}:4", f"{LONG_TOPIC}:1", f"{FUZZ_TOPIC}:4"],
+    server = KcoordProcess(tmp_path / "data",
+                           topics=[f"{TOPIC}:4", f"{LONG_TOPIC}:1", f"{FUZZ_TOPIC}:4"],
                            fsync="interval")
     server.start()
     stop = threading.Event()
