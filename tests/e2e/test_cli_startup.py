@@ -157,3 +157,17 @@ def test_log_dump_refuses_an_unknown_type_naming_the_valid_ones(typo: str) -> No
         [sys.executable, "-m", "coordinator", "log", "dump", str(V1_LOG), "--type",
          "offset_commit"], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert known.returncode == 0 and "offset_commit::" in known.stdout
+
+
+def test_a_busy_port_of_broker_1_is_named_before_listening(tmp_path: Path) -> None:
+    port = free_ports(2)
+    with socket.socket() as busy:
+        busy.bind(("0.0.0.0", port + 1))
+        busy.listen()
+        result = subprocess.run(
+            [*SERVE, "--port", str(port), "--brokers", "2", "--data-dir", str(tmp_path / "d")],
+            capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert result.returncode == 1 and result.stdout == "", result
+    lines = [line for line in result.stderr.splitlines() if line.startswith("kcoord:")]
+    assert len(lines) == 1 and lines[0].startswith("kcoord: cannot serve broker 1 on ")
+    assert f":{port + 1}: " in lines[0], result.stderr
