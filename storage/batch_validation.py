@@ -141,93 +141,121 @@ def batch_records(batch: bytes, header: RecordBatchHeader, limit: int) -> bytes:
     raise InvalidBatchRecords(ErrorCode.CORRUPT_MESSAGE, f"Unknown compression type id: {codec}")
 
 
-class _Reader:
-    """Zig-zag varints over the records, Kafka's ``ByteUtils.readVarint`` / ``readVarlong``."""
-
-    __slots__ = ("data", "end", "position")
-
-    def __init__(self, data: bytes):
-        self.data = data
-        self.position = 0
-        self.end = len(data)
-
-    def varint(self) -> int:
-        data = self.data
-        position = self.position
-        if position >= self.end:
-            raise _invalid("Incorrect declared batch size, premature EOF reached")
+def _long_varint(data: bytes, position: int) -> tuple[int, int]:
+    """A zig-zag varint/varlong of more than one byte at ``position`` (Kafka's
+    ``ByteUtils.readVarlong``): (value, next position); IndexError when it runs off the end,
+    ValueError past 64 bits."""
+    raw = 0
+    shift = 0
+    while True:
         byte = data[position]
-        if byte < 0x80:  # the usual one-byte varint
-            self.position = position + 1
-            return (byte >> 1) ^ -(byte & 1)
-        raw = 0
-        shift = 0
-        while True:
-            if position >= self.end or shift > 63:
-                raise _invalid("Found invalid record structure")
-            byte = data[position]
-            position += 1
-            raw |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                break
-            shift += 7
-        self.position = position
-        return (raw >> 1) ^ -(raw & 1)
-
-    def skip_bytes(self, length: int, limit: int) -> None:
-        """Skip a length-prefixed field inside the record ending at ``limit`` (-1: null)."""
-        if length < -1 or self.position + max(length, 0) > limit:
-            raise _invalid("Found invalid record structure")
-        self.position += max(length, 0)
+        position += 1
+        raw |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (raw >> 1) ^ -(raw & 1), position
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint longer than 64 bits")
 
 
 def _walk(records: bytes, header: RecordBatchHeader, keep: bool) -> list[tuple[int, int]]:
     """Every record parsed as ``DefaultRecord.readFrom`` does; with ``keep``, each record's
-    (offset, timestamp)."""
-    reader = _Reader(records)
+    (offset, timestamp). The produce hot path: one-byte varints are decoded inline."""
+    data = records
+    total = len(data)
     out: list[tuple[int, int]] = []
     log_append_time = bool(header.attributes & _ATTR_LOG_APPEND_TIME)
     count = header.record_count
     if count < 0:
         raise _invalid(f"Found invalid record count {count} in magic v2 batch")
-    for index in range(count):
-        size = reader.varint()
-        start = reader.position
-        if size < 0:
-            raise _invalid(f"Invalid record size: expected to read {size} bytes in record "
-                           "payload")
-        if start + size > reader.end:
-            raise _invalid(
-                f"Invalid record size: expected {size} bytes in record payload, but instead "
-                f"the buffer has only {reader.end - start} remaining bytes.")
-        end = start + size
-        reader.position += 1  # attributes
-        timestamp_delta = reader.varint()
-        offset_delta = reader.varint()
-        if offset_delta != index:
-            raise _invalid(f"Record {index} of the batch has offset delta {offset_delta}")
-        reader.skip_bytes(reader.varint(), end)  # key
-        reader.skip_bytes(reader.varint(), end)  # value
-        headers = reader.varint()
-        if headers < 0:
-            raise _invalid(f"Found invalid number of record headers {headers}")
-        if headers > end - reader.position:
-            raise _invalid(f"Found invalid number of record headers. {headers} is larger "
-                           "than the remaining size of the buffer")
-        for _ in range(headers):
-            key_size = reader.varint()
-            if key_size < 0:
-                raise _invalid(f"Invalid negative header key size {key_size}")
-            reader.skip_bytes(key_size, end)
-            reader.skip_bytes(reader.varint(), end)
-        if reader.position != end:
-            raise _invalid(f"Invalid record size: expected to read {size} bytes in record "
-                           f"payload, but instead read {reader.position - start}")
-        if keep:
-            timestamp = (header.max_timestamp if log_append_time
-                         else header.base_timestamp + timestamp_delta)
-            out.append((header.base_offset + offset_delta, timestamp))
-    if reader.position != reader.end:
+    pos = 0
+    try:
+        for index in range(count):
+            if pos >= total:
+                raise _invalid("Incorrect declared batch size, premature EOF reached")
+            b = data[pos]
+            if b < 0x80:
+                size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif (c := data[pos + 1]) < 0x80:  # two bytes: records up to 8 KiB
+                raw = (b & 0x7F) | (c << 7)
+                size = (raw >> 1) ^ -(raw & 1)
+                pos += 2
+            else:
+                size, pos = _long_varint(data, pos)
+            start = pos
+            if size < 0:
+                raise _invalid(f"Invalid record size: expected to read {size} bytes in "
+                               "record payload")
+            end = start + size
+            if end > total:
+                raise _invalid(
+                    f"Invalid record size: expected {size} bytes in record payload, but "
+                    f"instead the buffer has only {total - start} remaining bytes.")
+            pos += 1  # attributes
+            b = data[pos]
+            if b < 0x80:
+                timestamp_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                timestamp_delta, pos = _long_varint(data, pos)
+            b = data[pos]
+            if b < 0x80:
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                offset_delta, pos = _long_varint(data, pos)
+            if offset_delta != index:
+                raise _invalid(f"Record {index} of the batch has offset delta {offset_delta}")
+            for _ in range(2):  # key, then value: length (-1: null) and bytes
+                b = data[pos]
+                if b < 0x80:
+                    length = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                elif (c := data[pos + 1]) < 0x80:
+                    raw = (b & 0x7F) | (c << 7)
+                    length = (raw >> 1) ^ -(raw & 1)
+                    pos += 2
+                else:
+                    length, pos = _long_varint(data, pos)
+                if length > 0:
+                    pos += length
+                elif length < -1:
+                    raise _invalid("Found invalid record structure")
+            b = data[pos]
+            if b < 0x80:
+                headers = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                headers, pos = _long_varint(data, pos)
+            if headers < 0:
+                raise _invalid(f"Found invalid number of record headers {headers}")
+            if headers > end - pos:
+                raise _invalid(f"Found invalid number of record headers. {headers} is larger "
+                               "than the remaining size of the buffer")
+            for _ in range(headers):
+                key_size, pos = _long_varint(data, pos) if data[pos] >= 0x80 else (
+                    (data[pos] >> 1) ^ -(data[pos] & 1), pos + 1)
+                if key_size < 0:
+                    raise _invalid(f"Invalid negative header key size {key_size}")
+                pos += key_size
+                value_size, pos = _long_varint(data, pos) if data[pos] >= 0x80 else (
+                    (data[pos] >> 1) ^ -(data[pos] & 1), pos + 1)
+                if value_size < -1:
+                    raise _invalid("Found invalid record structure")
+                pos += max(value_size, 0)
+                if pos > end:
+                    raise _invalid("Found invalid record structure")
+            if pos != end:
+                raise _invalid(f"Invalid record size: expected to read {size} bytes in record "
+                               f"payload, but instead read {pos - start}")
+            if keep:
+                timestamp = (header.max_timestamp if log_append_time
+                             else header.base_timestamp + timestamp_delta)
+                out.append((header.base_offset + offset_delta, timestamp))
+    except (IndexError, ValueError):  # a field ran off the records, a varint past 64 bits
+        raise _invalid("Found invalid record structure") from None
+    if pos != total:
         raise _invalid("Incorrect declared batch size, records still remaining in file")
     return out
 
