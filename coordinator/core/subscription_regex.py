@@ -77,23 +77,49 @@ def _re2j_description(re2_error: str) -> str:
     return re2_error.split(": ", 1)[0]  # e.g. "pattern too large - compile failed"
 
 
-def _has_any_byte_escape(pattern: str) -> bool:
-    """Whether the pattern uses ``\\C`` (any byte): C++ RE2 accepts it, RE2/J refuses it as
-    an invalid escape sequence. Text between ``\\Q`` and ``\\E`` is literal."""
+def _re2j_refusal(pattern: str) -> str | None:
+    """What RE2/J refuses in a pattern C++ RE2 compiled: ``\\C`` (any byte; RE2/J: an
+    invalid escape sequence) and a capture group name used twice (RE2 keeps the first).
+    Text between ``\\Q`` and ``\\E`` is literal, and so is ``(`` in a character class."""
+    names: set[str] = set()
     i, end = 0, len(pattern)
+    in_class = False
     while i < end:
-        if pattern[i] != "\\" or i + 1 == end:
+        c = pattern[i]
+        if c == "\\":
+            escaped = pattern[i + 1 : i + 2]
+            if escaped == "Q":
+                close = pattern.find("\\E", i + 2)
+                i = end if close < 0 else close + 2
+                continue
+            if escaped == "C":
+                return "invalid escape sequence"
+            i += 2
+        elif in_class:
+            close = pattern.find(":]", i + 2) if pattern.startswith("[:", i) else -1
+            if close >= 0:  # [:alpha:]
+                i = close + 2
+                continue
+            in_class = c != "]"
             i += 1
-            continue
-        escaped = pattern[i + 1]
-        if escaped == "C":
-            return True
-        if escaped == "Q":
-            close = pattern.find("\\E", i + 2)
-            i = end if close < 0 else close + 2
-            continue
-        i += 2
-    return False
+        elif c == "[":
+            in_class = True
+            i += 1
+            if pattern.startswith("^", i):
+                i += 1
+            if pattern.startswith("]", i):  # a ] first in a class is literal
+                i += 1
+        elif pattern.startswith("(?P<", i) or pattern.startswith("(?<", i):
+            first = i + (4 if pattern[i + 2] == "P" else 3)
+            close = pattern.find(">", first)
+            name = pattern[first:close]
+            if name in names:
+                return "duplicate capture group name"
+            names.add(name)
+            i = close + 1
+        else:
+            i += 1
+    return None
 
 
 def _options() -> Any:
@@ -109,8 +135,6 @@ def compile_regex(pattern: str) -> CompiledRegex:
     RE2/J's description when Kafka would refuse it."""
     import re2
 
-    if _has_any_byte_escape(pattern):
-        raise InvalidRegularExpression("invalid escape sequence")
     try:
         compiled: CompiledRegex = re2.compile(pattern, _options())
     except re2.error as exc:
@@ -118,6 +142,9 @@ def compile_regex(pattern: str) -> CompiledRegex:
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
         raise InvalidRegularExpression(_re2j_description(str(text))) from None
+    refusal = _re2j_refusal(pattern)
+    if refusal is not None:
+        raise InvalidRegularExpression(refusal)
     return compiled
 
 

@@ -46,6 +46,8 @@ def test_catastrophic_backtracking_pattern_matches_in_linear_time() -> None:
     ("f\\C", "invalid escape sequence"),  # RE2 takes \C (any byte), RE2/J does not
     ("[z-a]", "invalid character class range"),
     ("foo\\", "trailing backslash at end of expression"),
+    ("(?P<t>f)(?P<t>o)", "duplicate capture group name"),  # RE2 keeps the first, RE2/J refuses
+    ("[\\C]oo", "invalid escape sequence"),
 ])
 def test_invalid_regex_answers_kafkas_message(regex: str, description: str) -> None:
     h = ConsumerHarness()
@@ -63,6 +65,7 @@ def test_re2_syntax_kafka_accepts() -> None:
     assert answer.error_code == ErrorCode.NONE  # type: ignore[attr-defined]
     assert assignment(answer) == {T1: [0]}
     assert compile_regex("\\QC\\C\\E").fullmatch("C\\C")  # \C quoted is literal
+    assert compile_regex("[(?P<a>](?P<a>x)").fullmatch("(x")  # ( in a class is literal
 
 
 def test_regex_match_work_per_request_is_bounded() -> None:
