@@ -118,6 +118,9 @@ class _ControlApi:
             status, answer = HTTPStatus.REQUEST_TIMEOUT, {"error": "request not received in time"}
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return
+        except Exception:  # a bug in a route must never stop the server it controls
+            log.exception("control API request failed")
+            status, answer = HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "internal error"}
         payload = json.dumps(answer, default=_json_default).encode()
         head = (
             f"HTTP/1.1 {status.value} {status.phrase}\r\nContent-Type: application/json\r\n"
@@ -142,9 +145,10 @@ class _ControlApi:
             self.faults.clear()
             return HTTPStatus.OK, {"removed": "all"}
         if len(parts) == 2 and parts[0] == "faults" and method == "DELETE":
-            if not parts[1].isdigit() or not self.faults.remove(int(parts[1])):
-                raise _HttpError(HTTPStatus.NOT_FOUND, f"no fault {parts[1]}")
-            return HTTPStatus.OK, {"removed": int(parts[1])}
+            fault_id = _small_int(parts[1])
+            if fault_id is None or not self.faults.remove(fault_id):
+                raise _HttpError(HTTPStatus.NOT_FOUND, f"no fault {parts[1][:40]!r}")
+            return HTTPStatus.OK, {"removed": fault_id}
         if parts == ["groups"] and method == "GET":
             return HTTPStatus.OK, self.groups()
         if len(parts) == 3 and parts[0] == "groups" and parts[2] == "offsets" and method == "GET":
@@ -268,11 +272,23 @@ class _ControlApi:
         }
 
 
+def _small_int(text: str) -> int | None:
+    """A path segment of 1-9 ASCII digits as an int, else None (``str.isdigit`` takes "²",
+    which ``int`` refuses; 5,000 digits would pass the 4,300-digit limit's ValueError)."""
+    if not 0 < len(text) <= 9 or not text.isascii() or not text.isdigit():
+        return None
+    return int(text)
+
+
 def _node_id(cluster: Cluster, raw: Any) -> int:
     """A broker id from a path segment or a JSON value: 400 when not an integer, 404 when
     no such broker."""
-    if isinstance(raw, str) and raw.isdigit():
-        raw = int(raw)
+    if isinstance(raw, str):
+        parsed = _small_int(raw)
+        if parsed is None:
+            raise _HttpError(HTTPStatus.BAD_REQUEST,
+                             f"node id must be an integer, got {raw[:40]!r}")
+        raw = parsed
     if isinstance(raw, bool) or not isinstance(raw, int):
         raise _HttpError(HTTPStatus.BAD_REQUEST, f"node id must be an integer, got {raw!r}")
     try:
@@ -325,9 +341,10 @@ async def _read_request(stream: trio.SocketStream) -> tuple[str, str, Any]:
         name, _, value = line.partition(":")
         name = name.strip().lower()
         if name == "content-length":
-            if not value.strip().isdigit():
+            digits = value.strip()
+            if not digits.isascii() or not digits.isdigit() or len(digits) > 18:
                 raise _HttpError(HTTPStatus.BAD_REQUEST, "bad Content-Length")
-            length = int(value.strip())
+            length = int(digits)
         elif name == "host" and not _loopback_host(value.strip()):
             raise _HttpError(HTTPStatus.FORBIDDEN,
                              f"Host {value.strip()!r} is not a loopback name: the control API "

@@ -166,3 +166,39 @@ def test_advance_refuses_what_would_kill_or_hang_the_clock(seconds: object) -> N
         advance_seconds(seconds)
     assert advance_seconds(MAX_ADVANCE_SECONDS) == MAX_ADVANCE_SECONDS
     assert advance_seconds(0) == 0.0
+
+
+async def test_odd_digits_in_paths_and_headers_never_stop_the_server(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    """``str.isdigit`` takes "²" (latin-1 0xB2), which ``int`` refuses: ``DELETE /faults/²``
+    stopped the server. Nor may 5,000 digits (past int's 4,300-digit limit)."""
+    mock_clock.rate = 1.0
+    faults = FaultInjector()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            _, port = await start(nursery, faults)
+            requests = [
+                b"DELETE /faults/\xb2 HTTP/1.1\r\nContent-Type: application/json\r\n\r\n",
+                b"DELETE /faults/" + b"9" * 5000
+                + b" HTTP/1.1\r\nContent-Type: application/json\r\n\r\n",
+                b"POST /brokers/\xb2/stop HTTP/1.1\r\nContent-Type: application/json\r\n\r\n",
+                b"POST /reset HTTP/1.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: \xb2\r\n\r\n",
+                b"POST /reset HTTP/1.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n",
+            ]
+            for raw in requests:
+                def exchange(raw: bytes = raw) -> bytes:
+                    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                        sock.sendall(raw)
+                        data = b""
+                        while chunk := sock.recv(65536):
+                            data += chunk
+                        return data
+
+                answer = await trio.to_thread.run_sync(exchange)
+                assert answer.split(b" ")[1] in (b"400", b"404", b"409"), (raw[:40], answer)
+            status, _ = await call(port, "GET", "/faults")
+            assert status == 200  # still serving
+            nursery.cancel_scope.cancel()
