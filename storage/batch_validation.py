@@ -158,9 +158,18 @@ def _long_varint(data: bytes, position: int) -> tuple[int, int]:
             raise ValueError("varint longer than 64 bits")
 
 
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    """A zig-zag varint/varlong at ``position``: (value, next position)."""
+    byte = data[position]
+    if byte < 0x80:
+        return (byte >> 1) ^ -(byte & 1), position + 1
+    return _long_varint(data, position)
+
+
 def _walk(records: bytes, header: RecordBatchHeader, keep: bool) -> list[tuple[int, int]]:
     """Every record parsed as ``DefaultRecord.readFrom`` does; with ``keep``, each record's
-    (offset, timestamp). The produce hot path: one-byte varints are decoded inline."""
+    (offset, timestamp). The produce hot path: the record's length and its key's and
+    value's lengths, one or two bytes as a rule, are decoded inline."""
     data = records
     total = len(data)
     out: list[tuple[int, int]] = []
@@ -193,18 +202,8 @@ def _walk(records: bytes, header: RecordBatchHeader, keep: bool) -> list[tuple[i
                     f"Invalid record size: expected {size} bytes in record payload, but "
                     f"instead the buffer has only {total - start} remaining bytes.")
             pos += 1  # attributes
-            b = data[pos]
-            if b < 0x80:
-                timestamp_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                timestamp_delta, pos = _long_varint(data, pos)
-            b = data[pos]
-            if b < 0x80:
-                offset_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                offset_delta, pos = _long_varint(data, pos)
+            timestamp_delta, pos = _varint(data, pos)
+            offset_delta, pos = _varint(data, pos)
             if offset_delta != index:
                 raise _invalid(f"Record {index} of the batch has offset delta {offset_delta}")
             for _ in range(2):  # key, then value: length (-1: null) and bytes
@@ -222,25 +221,18 @@ def _walk(records: bytes, header: RecordBatchHeader, keep: bool) -> list[tuple[i
                     pos += length
                 elif length < -1:
                     raise _invalid("Found invalid record structure")
-            b = data[pos]
-            if b < 0x80:
-                headers = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                headers, pos = _long_varint(data, pos)
+            headers, pos = _varint(data, pos)
             if headers < 0:
                 raise _invalid(f"Found invalid number of record headers {headers}")
             if headers > end - pos:
                 raise _invalid(f"Found invalid number of record headers. {headers} is larger "
                                "than the remaining size of the buffer")
             for _ in range(headers):
-                key_size, pos = _long_varint(data, pos) if data[pos] >= 0x80 else (
-                    (data[pos] >> 1) ^ -(data[pos] & 1), pos + 1)
+                key_size, pos = _varint(data, pos)
                 if key_size < 0:
                     raise _invalid(f"Invalid negative header key size {key_size}")
                 pos += key_size
-                value_size, pos = _long_varint(data, pos) if data[pos] >= 0x80 else (
-                    (data[pos] >> 1) ^ -(data[pos] & 1), pos + 1)
+                value_size, pos = _varint(data, pos)
                 if value_size < -1:
                     raise _invalid("Found invalid record structure")
                 pos += max(value_size, 0)

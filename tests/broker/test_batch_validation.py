@@ -7,6 +7,8 @@ from __future__ import annotations
 import struct
 import tracemalloc
 import zlib
+from collections.abc import Callable
+from typing import TypeVar
 
 import crc32c
 import pytest
@@ -18,6 +20,7 @@ from coordinator.broker.batches import record_timestamps, validate_produced_batc
 from wire import ErrorCode
 from wire.records import parse_batches
 
+T = TypeVar("T")
 LIMIT = 1 << 20
 CODECS = [1, 2, 3, 4]
 
@@ -73,16 +76,22 @@ def _gzip_bomb(size: int) -> bytes:
     return b"".join(parts)
 
 
+def _traced(call: Callable[[], T]) -> tuple[T, int]:
+    """``call()`` and the peak of the memory Python allocated during it."""
+    tracemalloc.start()
+    try:
+        result = call()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return result, peak
+
+
 def test_gzip_bomb_is_refused_within_the_batch_limit() -> None:
     """100 MiB of zeros in ~100 KB of gzip: refused having decompressed at most the limit."""
     bomb = with_body(make_batch([b"a"]), _gzip_bomb(100 << 20), 1)
     assert len(bomb) < LIMIT
-    tracemalloc.start()
-    try:
-        code, message = _refusal(bomb)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    (code, message), peak = _traced(lambda: _refusal(bomb))
     assert code == ErrorCode.MESSAGE_TOO_LARGE
     assert f"more than {LIMIT} bytes" in message
     assert peak < 3 * LIMIT, peak
@@ -91,12 +100,7 @@ def test_gzip_bomb_is_refused_within_the_batch_limit() -> None:
 @pytest.mark.parametrize("codec", [2, 3, 4])
 def test_bombs_of_other_codecs_are_refused_within_the_limit(codec: int) -> None:
     bomb = with_body(make_batch([b"a"]), compress_records(bytes(8 << 20), codec), codec)
-    tracemalloc.start()
-    try:
-        code, _ = _refusal(bomb)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    (code, _), peak = _traced(lambda: _refusal(bomb))
     assert code == ErrorCode.MESSAGE_TOO_LARGE
     assert peak < 3 * LIMIT, peak
 
@@ -114,12 +118,7 @@ def test_list_offsets_reads_a_stored_bomb_within_the_read_bound(
     store.append("t", 0, bomb, parse_batches(bomb)[0])
     log = store.partition("t", 0)
     assert log is not None
-    tracemalloc.start()
-    try:
-        found = log.offset_for_timestamp(10)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    found, peak = _traced(lambda: log.offset_for_timestamp(10))
     assert found == (50, 0)
     assert peak < 3 * LIMIT, peak
 

@@ -123,7 +123,7 @@ def test_a_real_server_properties_starts_with_a_warning_per_foreign_key(
     props.write_text("broker.id=0\nlisteners=PLAINTEXT://:9092\nlog.dirs=/tmp/kafka-logs\n"
                      "num.network.threads=3\nnum.partitions=2\nzookeeper.connect=zk:2181\n")
     server = start_kcoord(extra_args=["--config-file", str(props)])
-    assert _api_versions(server.port) == 0
+    assert api_versions_error(server.port) == 0
     stderr = server.stderr()
     for key in ("broker.id", "listeners", "log.dirs", "num.network.threads",
                 "zookeeper.connect"):
@@ -131,7 +131,8 @@ def test_a_real_server_properties_starts_with_a_warning_per_foreign_key(
     assert "num.partitions does not apply" not in stderr
 
 
-def _api_versions(port: int) -> int:
+def api_versions_error(port: int) -> int:
+    """The error code of an ApiVersions v3 answered on ``port``."""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
         sock.sendall(
             encode_request(
@@ -163,7 +164,7 @@ def test_listening_line_then_clean_exit_on_signal(tmp_path: Path, sig: int) -> N
     process.start()
     try:
         assert process.port > 0
-        assert _api_versions(process.port) == 0
+        assert api_versions_error(process.port) == 0
         assert process.proc is not None
         process.proc.send_signal(sig)
         assert process.proc.wait(15) == 0
@@ -314,7 +315,7 @@ def test_several_brokers_print_one_listening_line_each(tmp_path: Path) -> None:
         assert lines[2].startswith("kcoord broker 2 listening on 127.0.0.1:")
         ports = [int(line.rsplit(":", 1)[1]) for line in lines]
         assert len(set(ports)) == 3
-        assert [_api_versions(port) for port in ports] == [0, 0, 0]
+        assert [api_versions_error(port) for port in ports] == [0, 0, 0]
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(15) == 0
     finally:

@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 from e2e_support import REPO
-
-from wire import decode_response, encode_request
+from test_cli import api_versions_error, wait_until_locked
 
 SERVE = [sys.executable, "-m", "coordinator", "serve"]
 V1_LOG = REPO / "tests" / "storage" / "fixtures" / "v1-log"
@@ -56,8 +55,6 @@ def free_ports(count: int) -> int:
 def test_a_data_dir_locked_by_another_server_is_refused_before_listening(
     tmp_path: Path, start_kcoord: Any
 ) -> None:
-    from test_cli import wait_until_locked
-
     start_kcoord(data_dir=tmp_path / "shared")
     wait_until_locked(tmp_path / "shared" / ".lock")
     result = refused("--port", "0", "--data-dir", str(tmp_path / "shared"))
@@ -83,19 +80,6 @@ def test_a_control_port_equal_to_broker_1s_port_is_named_as_such(tmp_path: Path)
                      "--data-dir", str(tmp_path / "d"))
     assert (f"--control-port {port + 1} is broker 1's Kafka port (--port {port} --brokers 2)"
             in result.stderr)
-
-
-def _api_versions(port: int) -> int:
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(encode_request(18, 3, 1, "t", {"client_software_name": "t",
-                                                     "client_software_version": "1"}))
-        data = b""
-        while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
-            chunk = sock.recv(65536)
-            assert chunk
-            data += chunk
-    _, answer = decode_response(18, 3, data[4:])
-    return int(answer.error_code)
 
 
 def _get(port: int, path: str) -> tuple[int, Any]:
@@ -124,7 +108,7 @@ def test_a_closed_stdout_never_stops_the_server(tmp_path: Path) -> None:
             except OSError:
                 assert time.monotonic() < deadline, "the control API never answered"
                 time.sleep(0.1)
-        assert _api_versions(port) == 0
+        assert api_versions_error(port) == 0
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
         assert proc.returncode == 0, err
