@@ -1,9 +1,11 @@
 """The ``kcoord`` command line: ``serve``, ``ping``, ``groups``, ``log dump DIR`` and
 ``pipeline``.
 
-A contract other tools rely on: bad flags, unknown configuration keys and bad values print
-ONE line on stderr and exit with status 2; once bound, ``kcoord listening on HOST:PORT``
-(the real port) goes to stdout; SIGTERM/SIGINT shut down cleanly with status 0. Heavy
+A contract other tools rely on: bad flags, unknown configuration keys and bad values, and
+every start-up check (``coordinator/startup_checks.py``: the data directory, the control
+port) print ONE line on stderr and exit with status 2 before anything binds; once bound,
+``kcoord listening on HOST:PORT`` (the real port) goes to stdout, and a stdout whose reader
+went away never stops the server; SIGTERM/SIGINT shut down cleanly with status 0. Heavy
 modules are imported only by the subcommand that needs them, once arguments are valid:
 trio costs about 110 ms and the wire codecs 45-65 ms on an idle machine (``python -X
 importtime``), which ``log dump`` and a refused flag do without; ``serve`` binds and answers

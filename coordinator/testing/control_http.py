@@ -6,16 +6,20 @@
 ``GET /faults``              the armed faults
 ``POST /faults``             ``{"api_key": 8, "error_code": 27, "count": 1, "delay_ms": 0,
                              "drop": null|"before"|"after", "stall": false, "group_id": null,
-                             "client_id": null}`` → 201 and the fault (with its ``id``)
+                             "client_id": null}`` → 201 and the fault (with its ``id``);
+                             ``api_key`` may be an API name, ``error_code`` an error name
+                             (``"NOT_COORDINATOR"``)
 ``DELETE /faults/{id}``      remove one fault; ``DELETE /faults`` removes all
-``GET /groups``              every group: id, state, generation, member count
+``GET /groups``              every group: ``group_id``, ``type``, ``state``,
+                             ``generation_id``, ``members`` (a count)
 ``GET /groups/{id}``         one group straight from the coordinator, with its offsets
                              (404 if unknown)
 ``GET /groups/{id}/offsets`` its committed offsets, log-end offsets and lag
 ``GET /transactions``        every transactional id: state, producer id and epoch,
                              timeout, partitions, offsets staged by its open transaction
-``POST /reset``              remove every fault and delete every group without members
-                             (DeleteGroups semantics: their offsets are tombstoned)
+``POST /reset``              remove every fault and delete every group without members,
+                             classic or consumer (DeleteGroups semantics: their offsets are
+                             tombstoned)
 ``GET /brokers``             every broker: node id, address, live, coordinator partitions
 ``POST /brokers/{id}/stop``  stop a broker (``--brokers`` N > 1): listener closed,
                              connections reset, its partitions and groups fail over; the
