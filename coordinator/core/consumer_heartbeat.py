@@ -223,8 +223,8 @@ def _heartbeat(
     if not config.consumer_protocol_enabled:
         raise HeartbeatError(ErrorCode.UNSUPPORTED_VERSION,
                              "The consumer group protocol is disabled.")
-    _validate(req, ctx.api_version, config.consumer_assignors,
-              len(engine.topics_image.by_name))
+    _validate(req, ctx.api_version, config.consumer_assignors)
+    _validate_new_regex(engine, req)
     epoch = req["member_epoch"]
     if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
         return _leave(engine, req, now_ms, fx)
@@ -301,11 +301,9 @@ def _heartbeat(
 
 
 def _validate(
-    req: ConsumerGroupHeartbeatRequest, version: int, assignors: Sequence[str],
-    topic_count: int,
+    req: ConsumerGroupHeartbeatRequest, version: int, assignors: Sequence[str]
 ) -> None:
-    """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, and a regex that compiles and
-    may be matched against ``topic_count`` topics within the per-request bound."""
+    """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid."""
     epoch = req["member_epoch"]
     if req["group_id"] == "":
         raise _invalid("GroupId can't be empty.")
@@ -338,11 +336,24 @@ def _validate(
             f"ServerAssignor {assignor} is not supported. "
             f"Supported assignors: {', '.join(assignors)}.",
         )
+
+
+def _validate_new_regex(engine: Engine, req: ConsumerGroupHeartbeatRequest) -> None:
+    """A regex new to the group compiles (Kafka's throwIfRegularExpressionIsInvalid, run
+    when a member brings a regex no member of its group has) and may be matched against
+    the topics within the per-request bound. Checked before anything is written; a regex
+    the group already has is not checked again, so topics created since cannot turn its
+    members away."""
     regex = req["subscribed_topic_regex"]
     if not regex:  # null: unchanged; "": no regex
         return
+    group = engine.consumer_groups.get(req["group_id"])
+    if group is not None and any(
+        m.subscribed_topic_regex == regex for m in group.members.values()
+    ):
+        return
     try:
-        require_bounded_match(compile_regex(regex), topic_count)
+        require_bounded_match(compile_regex(regex), len(engine.topics_image.by_name))
     except InvalidRegularExpression as exc:
         raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION,
                              invalid_regex_message(regex, exc.description)) from None

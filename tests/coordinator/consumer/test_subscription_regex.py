@@ -93,3 +93,25 @@ def test_image_matches_each_pattern_once() -> None:
     assert first == {T1}
     assert image.resolve(["nosuch"], "orders-.*") == first
     assert image._regex_matches == {"orders-.*": first}  # one entry, matched once
+
+
+def test_a_regex_the_group_has_is_not_checked_again() -> None:
+    """Kafka checks a regex when a member brings one no member of its group has; topics
+    created later may push the same pattern past the bound: the member re-sending it keeps
+    its place and a member joining with it is admitted, a group new to it is refused."""
+    regex = "|".join(f"t{i}x" for i in range(400))
+    size = compile_regex(regex).programsize
+    h = ConsumerHarness(**{"t1x": (T1, 1)})
+    joined = _join(h, regex)
+    assert joined.error_code == ErrorCode.NONE  # type: ignore[attr-defined]
+    h.set_topics(**{f"t{i}": (uuid.UUID(int=1000 + i), 1)
+                    for i in range(MAX_REGEX_MATCH_WORK // size + 1)}, t1x=(T1, 1))
+    again = h.consumer_heartbeat("m1", joined.member_epoch,  # type: ignore[attr-defined]
+                                 subscribed_topic_regex=regex, topic_partitions=[])
+    assert again.error_code == ErrorCode.NONE, again.error_message  # type: ignore[attr-defined]
+    newcomer = h.consumer_heartbeat("m2", 0, rebalance_timeout_ms=5000, topic_partitions=[],
+                                    subscribed_topic_regex=regex, server_assignor="range")
+    assert newcomer.error_code == ErrorCode.NONE  # type: ignore[attr-defined]
+    other = h.consumer_heartbeat("m3", 0, rebalance_timeout_ms=5000, topic_partitions=[],
+                                 subscribed_topic_regex=regex, group_id="other-group")
+    assert other.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION  # type: ignore[attr-defined]
