@@ -15,6 +15,9 @@ from coordinator.core.subscription_regex import InvalidRegularExpression, compil
 
 __all__ = ["EMPTY_IMAGE", "TopicsImage"]
 
+#: The most patterns one image keeps the matches of.
+_MAX_MEMOISED_REGEXES = 4096
+
 
 class TopicsImage:
     """An immutable snapshot of the broker's topics. ``version`` orders images (it is the
@@ -50,6 +53,8 @@ class TopicsImage:
             except InvalidRegularExpression:  # persisted by a writer that accepted it
                 compiled = None
             by_name = self.by_name
+            if len(self._regex_matches) >= _MAX_MEMOISED_REGEXES:
+                self._regex_matches.clear()  # patterns of members long gone, as a rule
             matches = self._regex_matches[regex] = frozenset(
                 by_name[name][0] for name in by_name
                 if compiled is not None and compiled.fullmatch(name)
