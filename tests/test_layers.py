@@ -10,6 +10,7 @@ module level, in functions, and under TYPE_CHECKING).
 | coordinator/{core,security}/, config.py, storage/records.py | trio time random os socket threads |
 | storage/ | coordinator; codec modules also trio |
 | coordinator/ outside testing/ (and the CLI) | coordinator.testing (the test double) |
+| coordinator/broker/ (the topic store) | coordinator.server (the APIs on top of it) |
 """
 
 from __future__ import annotations
@@ -103,6 +104,14 @@ def test_production_code_does_not_import_the_test_double() -> None:
         if "testing" not in p.parts and p != ROOT / "coordinator" / "cli.py"
     ]
     assert violations(production, ("coordinator.testing",)) == []
+
+
+def test_the_topic_store_does_not_import_the_server() -> None:
+    # The broker APIs live in the server's route modules; ``coordinator/broker`` is the
+    # topic store under them.
+    paths = modules_under("coordinator", "broker")
+    assert len(paths) > 5, "coordinator/broker has no modules"
+    assert violations(paths, ("coordinator.server",)) == []
 
 
 # --------------------------------------------------------------------------- import cycles

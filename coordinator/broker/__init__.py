@@ -1,9 +1,9 @@
-"""The broker surface: the non-group APIs real clients need around a consumer group.
+"""The broker's topic store: topics, their partition logs and record batches, topic files
+and the broker's config (:data:`BROKER_CONFIG_DEFAULTS`).
 
-One module per API, each with a ``handle`` (the contract of ``coordinator.server.context``)
-that the server's handler table (``coordinator/server/apis.py``) names; the handlers reach
-the topic data through ``ctx.state.topics``, a :class:`TopicStore`, and read their settings
-from ``ctx.state.config`` (see :data:`BROKER_CONFIG_DEFAULTS`).
+The APIs that read and write it are the server's route modules
+(``coordinator/server/apis/``); they reach the store through ``ctx.state.topics``, a
+:class:`TopicStore`. Nothing here imports ``coordinator.server``.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ answered ApiVersions). The CLI binds before importing trio and answers ApiVersio
 thread meanwhile (``early.py``, ``options.early``); ``serve`` takes those sockets and
 connections over. Otherwise it binds itself and reports the address
 (``options.on_listening``). Either way it answers ApiVersions at once from the handler
-table's keys (``apis.served_api_keys``), while a worker thread imports the handlers
-(``apis.load_handlers``: the coordinator, the broker surface, the runtime and storage's
+route modules' names (``apis.served_api_keys``), while a worker thread imports the routes
+(``apis.load_routes``: the coordinator, the broker surface, the runtime and storage's
 writer; about 120 ms on an idle machine): the functions below import those modules where
 they use them. Then the log is opened (locked, recovered) and replayed into
 the coordinator; other requests wait for that (``Server.loaded``). ``task_status.started``
@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from coordinator.server.answer_memory import AnswerLimits, AnswerMemory
-from coordinator.server.apis import SERVED_API_KEYS, load_handlers, served_api_keys
+from coordinator.server.apis import SERVED_API_KEYS, RouteTable, load_routes, served_api_keys
 from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.connection import Connection, serve_connection
-from coordinator.server.context import BrokerIdentity, Handler
+from coordinator.server.context import ApiTraits, BrokerIdentity, Handler
 from coordinator.server.descriptors import descriptor_budget
 from coordinator.server.early import EarlyConnection, probe_lock
 from coordinator.server.lazy import import_leaf
@@ -88,6 +88,8 @@ class Server:
         self.answer_limits = AnswerLimits(AnswerMemory(-1))
         #: Updated in place when loading completes (connections hold a reference).
         self.handlers: dict[int, Handler] = dict(handlers)
+        #: What connections read off the routes (set with the handlers once loaded).
+        self.traits = ApiTraits()
         #: The handler table's keys: what ApiVersions advertises, already before loading.
         self.served_api_keys = served_api_keys
         self.loaded = trio.Event()
@@ -182,11 +184,11 @@ def _advertised_host(options: ServeOptions) -> str:
     return options.host
 
 
-def _import_deferred() -> dict[int, Handler]:
-    handlers = load_handlers()
+def _import_deferred() -> RouteTable:
+    routes = load_routes()
     for name in _DEFERRED_MODULES:
         importlib.import_module(name)
-    return handlers
+    return routes
 
 
 def _topic_store(options: ServeOptions, max_open_files: int) -> Any:
@@ -241,7 +243,7 @@ async def serve(
     early = options.early
     if early is None and options.sink is None and options.data_dir is not None:
         probe_lock(options.data_dir)
-    api_versions: Any = import_leaf("coordinator.broker.api_versions")
+    api_versions: Any = import_leaf("coordinator.server.apis.api_versions")
     async with AsyncExitStack() as stack:
         if early is None:
             listeners = await trio.open_tcp_listeners(options.port, host=options.host or None)
@@ -303,7 +305,7 @@ async def serve(
                 options.on_listening(host, port)
             if brokers is not None:
                 _report_brokers(brokers, host, options)
-            handlers = await trio.to_thread.run_sync(_import_deferred)
+            routes = await trio.to_thread.run_sync(_import_deferred)
             from coordinator.core import GroupCoordinator
             from coordinator.server.runtime import CoordinatorRuntime, wall_clock_ms
 
@@ -328,9 +330,10 @@ async def serve(
                     if server.topics.files is not None:
                         core_nursery.start_soon(_enforce_retention, server, runtime)
                     if brokers is None:
-                        server.handlers.update(handlers)
+                        server.handlers.update(routes.handlers)
+                        server.traits = routes.traits
                     else:
-                        brokers.loaded(handlers)
+                        brokers.loaded(routes)
                     server.loaded.set()
                     task_status.started(RunningServer(host, port, server, brokers))
 

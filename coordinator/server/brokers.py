@@ -22,7 +22,8 @@ from typing import Any, Protocol
 import trio
 
 from coordinator.server.cluster import Cluster
-from coordinator.server.context import BrokerIdentity, Handler
+from coordinator.server.apis import RouteTable
+from coordinator.server.context import ApiTraits, BrokerIdentity, Handler
 from coordinator.server.routing import routed_handlers
 from coordinator.txn.placement import OFFSETS_TOPIC
 
@@ -43,6 +44,7 @@ class Server(Protocol):
     groups: Any
     transactions: Any
     handlers: dict[int, Handler]
+    traits: ApiTraits
     connections: dict[int, Any]
 
     async def handle_stream(self, stream: trio.SocketStream) -> None: ...
@@ -74,16 +76,18 @@ class BrokerSet:
         self.ports[node_id] = port
         self.cluster.identities[node_id] = server.identity
 
-    def loaded(self, handlers: dict[int, Handler]) -> None:
+    def loaded(self, routes: RouteTable) -> None:
         """Every broker gets the loaded handlers (routed by coordinator) and the shared
         runtime, topic store and transaction runtime of the primary."""
         primary = self.servers[0]
-        routed = routed_handlers(handlers)
+        routed = routed_handlers(routes.handlers, routes)
+        traits = routes.traits
         for server in self.servers.values():
             server.topics = primary.topics
             server.groups = primary.groups
             server.transactions = primary.transactions
             server.handlers.update(routed)
+            server.traits = traits
 
     async def run(self, nursery: trio.Nursery) -> None:
         """Serve every broker's listener in ``nursery`` (each under its own cancel scope)."""

@@ -55,7 +55,7 @@ from coordinator.server.answer_memory import (
 from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.context import Handler, RequestContext, ServerState
 from coordinator.server.early import EarlyConnection
-from coordinator.server.pipeline import PIPELINED, PendingAnswer, ResponsePipeline
+from coordinator.server.pipeline import PendingAnswer, ResponsePipeline
 from coordinator.server.reactor import (
     FAIR_SLICE_S,
     RECEIVE_BYTES,
@@ -67,7 +67,6 @@ from coordinator.server.reactor import (
 from coordinator.server.receiving import (
     FRAME_DEADLINE_S,
     GONE,
-    PARKS,
     FrameDeadline,
     Receiving,
     parked,
@@ -84,12 +83,10 @@ from wire import (
 )
 from wire.fast_codec import decode_request, encode_response
 
-__all__ = ["MAY_WAIT", "Connection", "serve_connection"]
+__all__ = ["Connection", "serve_connection"]
 
 log = logging.getLogger(__name__)
 
-#: APIs whose handler may wait a long time: flush earlier answers before calling them.
-MAY_WAIT = frozenset({0, 1, 11, 14})  # Produce (acks=-1), Fetch, JoinGroup, SyncGroup
 FLUSH_BYTES = 1 << 20
 _FETCH = 1
 
@@ -363,7 +360,7 @@ async def _serve_frames(
             request.api_version,
             request.correlation_id,
         )
-        if pending is not None or (api_key in PIPELINED and not server.faults):
+        if pending is not None or (api_key in server.traits.pipelined and not server.faults):
             try:
                 if pending is None:  # (not submitted by the reactor yet)
                     submit = getattr(handler, "submit", None)
@@ -395,14 +392,14 @@ async def _serve_frames(
                 break
         if pipeline.active:
             await pipeline.drained()  # answers in request order; earlier commits applied
-        if out and api_key in MAY_WAIT:
+        if out and api_key in server.traits.may_wait:  # flush: its handler may wait long
             await conn.send_all(out)
             out = bytearray()
         try:
             conn.busy = True
             if server.faults:
                 body = await _with_fault(server, conn, out, handler, ctx, request)
-            elif api_key in PARKS:
+            elif api_key in server.traits.parks:  # watch for the client leaving meanwhile
                 if api_key == _FETCH:
                     cap_fetch(conn.answers, request)
                 body = await parked(conn, handler, ctx, request)

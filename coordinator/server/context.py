@@ -1,6 +1,7 @@
 """The contract between the connections, the handler table and the handlers.
 
-Every served Kafka API has one entry in ``coordinator/server/apis.py``'s table: a handler::
+Every served Kafka API has one route module in ``coordinator/server/apis/`` whose
+``ROUTE`` names a handler (``coordinator/server/route.py``)::
 
     async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict | None
 
@@ -8,7 +9,8 @@ returning the response body as a dict for ``wire.encode_response`` (missing fiel
 their defaults), or ``None`` when Kafka sends no response (Produce with acks=0). A handler
 may wait (Fetch long-poll, a parked JoinGroup): the connection answers in request order,
 other connections are not blocked. Group APIs are the core's handlers behind
-``runtime.group_api``; broker APIs are ``coordinator/broker/<api>.py``'s ``handle``.
+``runtime.group_api`` or their route module's code around them; the broker APIs' code is
+their route module's ``handle``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
     import wire
 
-__all__ = ["BrokerIdentity", "Handler", "RequestContext", "ServerState"]
+__all__ = ["ApiTraits", "BrokerIdentity", "Handler", "RequestContext", "ServerState"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,18 @@ class BrokerIdentity:
     host: str
     port: int
     cluster_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApiTraits:
+    """What a connection reads off the routes (``apis.RouteTable.traits``), by API key:
+    whose handler may wait long (write earlier answers first), whose answer may park
+    (watch for the client leaving), which may be submitted behind pending replies. Empty
+    until the handlers are loaded: only ApiVersions is answered before, and it does none."""
+
+    may_wait: frozenset[int] = frozenset()
+    parks: frozenset[int] = frozenset()
+    pipelined: frozenset[int] = frozenset()
 
 
 class ServerState(Protocol):
@@ -49,6 +63,7 @@ class ServerState(Protocol):
     #: The brokers' ``coordinator.server.cluster.Cluster`` (None with one broker).
     cluster: Any
     handlers: dict[int, Handler]
+    traits: ApiTraits
     served_api_keys: Collection[int]
     loaded: trio.Event
     faults: Any

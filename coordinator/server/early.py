@@ -11,7 +11,7 @@ with the bytes it has read but not answered and any answer not yet sent: a clien
 one connection, answered in order.
 
 The thread answers only the well-formed case (``wire.early_api_versions``) and with the
-same table as the server (``broker/api_versions.advertised_api_versions`` of the served
+same table as the server (``server/apis/api_versions.advertised_api_versions`` of the served
 keys). At the first request it cannot answer -- another API, a bad frame, ApiVersions of
 an unsupported version or with an invalid client software name -- it stops reading that
 connection and leaves it to the server. It holds at most ``MAX_CONNECTIONS`` connections
@@ -113,7 +113,7 @@ def api_versions_answer(served_api_keys: Collection[int],
                         transaction_version: int) -> Callable[[bytes], bytes | None]:
     """The answer to a request payload when it is an ApiVersions request the thread can
     answer exactly as the server would (the same keys and feature fields), else None."""
-    api_versions: Any = import_leaf("coordinator.broker.api_versions")
+    api_versions: Any = import_leaf("coordinator.server.apis.api_versions")
     keys = api_versions.advertised_api_versions(served_api_keys)
 
     def answer(payload: bytes) -> bytes | None:

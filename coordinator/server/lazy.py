@@ -1,9 +1,10 @@
 """Importing a submodule without its package's ``__init__`` (startup time).
 
-``coordinator/broker/__init__.py`` imports every broker handler, and through them the topic
-store, record batches and codecs. Validating the broker's config keys and answering the
-first ApiVersions need only two small leaf modules of it, so the CLI loads those by file
-and leaves the rest to a worker thread after the listener is up (the issue's budget is
+``coordinator/broker/__init__.py`` imports the topic store, and through it record batches,
+partition logs and the transaction state. Validating the broker's config keys and
+answering the first ApiVersions need only two small leaf modules (``broker/config.py``,
+``server/apis/api_versions.py``), so the CLI loads those by file and leaves the rest to a
+worker thread after the listener is up (the issue's budget is
 150 ms from process start to the first answered ApiVersions). Once the package is imported
 for real, its ``__init__`` finds these modules in ``sys.modules`` and reuses them.
 """

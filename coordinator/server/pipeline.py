@@ -1,9 +1,9 @@
 """Pipelined requests on one connection: the answers of requests that wait for the disk.
 
-A connection hands a pipelinable request (``PIPELINED``: OffsetCommit, Heartbeat,
-ConsumerGroupHeartbeat) to the coordinator at once (``submit``) and, when its reply is not
-ready yet (under ``--fsync always`` a commit waits for its fsync), queues the pending reply
-here and goes on reading:
+A connection hands a pipelinable request (a route with ``pipelined``: OffsetCommit,
+Heartbeat, ConsumerGroupHeartbeat) to the coordinator at once (``submit``) and, when its
+reply is not ready yet (under ``--fsync always`` a commit waits for its fsync), queues the
+pending reply here and goes on reading:
 request N+1 reaches the coordinator while N waits for the disk, so the runtime's group
 commit covers many requests of one connection with one fsync. A writer task collects the
 replies in request order and writes them (every reply ready at once in one write). No
@@ -23,16 +23,12 @@ from typing import Any, Protocol
 
 import trio
 
-from wire import ApiKey
 from wire.fast_codec import encode_response
 
-__all__ = ["PIPELINED", "PendingAnswer", "ResponsePipeline", "Writer"]
+__all__ = ["PendingAnswer", "ResponsePipeline", "Writer"]
 
 log = logging.getLogger(__name__)
 
-#: APIs a connection may submit while earlier requests still wait for their appends.
-PIPELINED = frozenset(
-    {ApiKey.OFFSET_COMMIT, ApiKey.HEARTBEAT, ApiKey.CONSUMER_GROUP_HEARTBEAT})
 #: Pending replies per connection before the connection stops reading (backpressure).
 MAX_PENDING = 1024
 

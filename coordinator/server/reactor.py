@@ -4,7 +4,7 @@ A connection between requests (nothing buffered, nothing queued, no faults, the 
 loaded) parks here instead of in ``trio.lowlevel.wait_readable`` on its own socket: it is
 registered once in a level-triggered ``select.epoll`` whose descriptor one task per event
 loop waits on. When that wakes, every ready connection is read in turn, and the requests
-that complete at once -- the pipelinable ones (``pipeline.PIPELINED``) whose reply is ready
+that complete at once -- the pipelinable ones (their routes' ``pipelined``) whose reply is ready
 at submit time -- are decoded, submitted and answered inline, their answers written in one
 send per connection. Per request that saves the connection task's wake-up, its
 ``epoll_ctl`` re-arm and the read that finds nothing after each answer.
@@ -42,7 +42,6 @@ import outcome
 import trio
 
 from coordinator.server.context import RequestContext, ServerState
-from coordinator.server.pipeline import PIPELINED
 from wire import NEED_DATA, CorruptFrame, FrameReader, FrameTooLarge, UnsupportedVersion
 from wire.fast_codec import decode_request, encode_response
 
@@ -262,7 +261,7 @@ def _answer_buffered(
         back.request = request
         api_key = request.api_key
         submit = getattr(server.handlers.get(api_key), "submit", None)
-        if submit is None or api_key not in PIPELINED or server.faults:
+        if submit is None or api_key not in server.traits.pipelined or server.faults:
             return back
         if debug:
             log.debug("connection %d: %s v%d correlation id %d", conn.connection_id,

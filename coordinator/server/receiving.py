@@ -19,8 +19,7 @@ from coordinator.server.reactor import RECEIVE_BYTES
 from coordinator.server.request_memory import RESERVE_STEP, RequestMemory, Reservation
 from wire import DecodedRequest, FrameReader
 
-__all__ = ["FRAME_DEADLINE_S", "GONE", "PARKS", "Connection", "FrameDeadline", "Receiving",
-           "parked"]
+__all__ = ["FRAME_DEADLINE_S", "GONE", "Connection", "FrameDeadline", "Receiving", "parked"]
 
 
 class Connection(Protocol):
@@ -37,10 +36,6 @@ FRAME_DEADLINE_S = 60.0
 _NEVER = float("inf")
 
 
-#: APIs whose answer may be parked for long (JoinGroup, SyncGroup, Fetch's long-poll): the
-#: client's leaving is watched meanwhile, so its connection closes at once instead of
-#: holding a descriptor until the answer comes.
-PARKS = frozenset({1, 11, 14})
 GONE: Any = object()
 
 

@@ -1,26 +1,22 @@
 """Coordinator routing with several brokers: a group or transactional request reaches the
-coordinator only on the broker that coordinates its key (``cluster.Cluster``).
+coordinator only on the broker that coordinates its key (``cluster.Cluster``), as each
+route's ``routing`` says (``coordinator/server/route.py``):
 
-Kafka's rules, per API:
-
-- one group id (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetDelete,
-  OffsetFetch v0-7, ConsumerGroupHeartbeat, TxnOffsetCommit) or one transactional id
-  (InitProducerId with one, AddPartitionsToTxn v0-3, AddOffsetsToTxn, EndTxn): elsewhere the
-  whole request gets NOT_COORDINATOR, and COORDINATOR_LOAD_IN_PROGRESS while the
-  coordinator loads the key's partition -- except Heartbeat, which Kafka's
-  GroupCoordinatorService answers NONE then ("the group is still loading, so blindly
+- ``OneKey``: one group id or transactional id; elsewhere the whole request gets
+  NOT_COORDINATOR, and COORDINATOR_LOAD_IN_PROGRESS while the coordinator loads the key's
+  partition -- except where the route answers while loading (Heartbeat: Kafka's
+  GroupCoordinatorService answers NONE then, "the group is still loading, so blindly
   respond");
-- several keys (DescribeGroups, DeleteGroups, OffsetFetch v8+, ConsumerGroupDescribe,
-  DescribeTransactions): each key is answered on its own, the foreign ones with that error;
-- ListGroups and ListTransactions list what this broker coordinates, or answer
-  COORDINATOR_LOAD_IN_PROGRESS while it loads any partition of its internal topic.
+- ``EachKey``: several keys, each answered on its own, the foreign ones with that error;
+- ``ListedKeys``: a listing of what this broker coordinates, or COORDINATOR_LOAD_IN_PROGRESS
+  while it loads any partition of its internal topic.
 
 With one broker nothing is wrapped: every key is this broker's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -30,66 +26,10 @@ from construct import Container, ListContainer
 import wire
 from coordinator.server.cluster import Cluster
 from coordinator.server.context import Handler, RequestContext
-from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
+from coordinator.server.route import EachKey, ListedKeys, OneKey, Route
 from wire import ApiKey, ErrorCode
 
 __all__ = ["routed_handlers"]
-
-_GROUP_KEYED = frozenset({
-    ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP,
-    ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_DELETE, ApiKey.CONSUMER_GROUP_HEARTBEAT,
-    ApiKey.TXN_OFFSET_COMMIT,
-})
-_TXN_KEYED = frozenset({ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN})
-_OFFSET_FETCH_GROUPS_VERSION = 8
-_ADD_PARTITIONS_BATCHED_VERSION = 4
-
-Key = tuple[str, str]  # (internal topic, key)
-
-
-def _single_key(api_key: int, version: int, body: Any) -> Key | None:
-    """The one key a request is routed by, or None when it has none (or several)."""
-    if api_key in _GROUP_KEYED or (
-        api_key == ApiKey.OFFSET_FETCH and version < _OFFSET_FETCH_GROUPS_VERSION
-    ):
-        return OFFSETS_TOPIC, body.group_id
-    if api_key in _TXN_KEYED:
-        return TRANSACTION_STATE_TOPIC, body.transactional_id
-    if api_key == ApiKey.ADD_PARTITIONS_TO_TXN and version < _ADD_PARTITIONS_BATCHED_VERSION:
-        return TRANSACTION_STATE_TOPIC, body.v3_and_below_transactional_id
-    if api_key == ApiKey.INIT_PRODUCER_ID and body.transactional_id is not None:
-        return TRANSACTION_STATE_TOPIC, body.transactional_id
-    return None
-
-
-class _Multi:
-    """A request naming several keys: where they are in the request and the response."""
-
-    def __init__(self, topic: str, request_field: str, response_field: str,
-                 response_key: str, key_of: Callable[[Any], str] = str,
-                 error_entry: Mapping[str, Any] | None = None) -> None:
-        self.topic = topic
-        self.request_field = request_field
-        self.response_field = response_field
-        self.response_key = response_key
-        self.key_of = key_of
-        self.error_entry = dict(error_entry or {})
-
-
-_MULTI: dict[int, _Multi] = {
-    ApiKey.DESCRIBE_GROUPS: _Multi(OFFSETS_TOPIC, "groups", "groups", "group_id"),
-    ApiKey.DELETE_GROUPS: _Multi(OFFSETS_TOPIC, "groups_names", "results", "group_id"),
-    ApiKey.CONSUMER_GROUP_DESCRIBE: _Multi(OFFSETS_TOPIC, "group_ids", "groups", "group_id"),
-    ApiKey.OFFSET_FETCH: _Multi(OFFSETS_TOPIC, "groups", "groups", "group_id",
-                                key_of=lambda g: str(g.group_id), error_entry={"topics": []}),
-    ApiKey.DESCRIBE_TRANSACTIONS: _Multi(TRANSACTION_STATE_TOPIC, "transactional_ids",
-                                         "transaction_states", "transactional_id"),
-}
-_LISTS: dict[int, tuple[str, str, str]] = {
-    ApiKey.LIST_GROUPS: (OFFSETS_TOPIC, "groups", "group_id"),
-    ApiKey.LIST_TRANSACTIONS: (TRANSACTION_STATE_TOPIC, "transaction_states",
-                               "transactional_id"),
-}
 
 
 def _cluster_and_node(ctx: RequestContext) -> tuple[Cluster, int]:
@@ -97,14 +37,13 @@ def _cluster_and_node(ctx: RequestContext) -> tuple[Cluster, int]:
     return cluster, ctx.state.identity.node_id
 
 
-def _route_single(handler: Handler) -> Handler:
+def _route_single(handler: Handler, one: OneKey) -> Handler:
     async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> Any:
-        key = _single_key(request.api_key, request.api_version, request.body)
-        if key is not None and key[1] is not None:
+        key = one.key(request.api_version, request.body)
+        if key is not None:
             cluster, node = _cluster_and_node(ctx)
-            error = cluster.coordinator_error(node, key[0], key[1], trio.current_time())
-            if (error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-                    and request.api_key == ApiKey.HEARTBEAT):
+            error = cluster.coordinator_error(node, one.topic, key, trio.current_time())
+            if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS and one.answers_while_loading:
                 return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE}
             if error != ErrorCode.NONE:
                 return _whole_request_error(request, error)
@@ -128,11 +67,11 @@ def _whole_request_error(request: wire.DecodedRequest, error: ErrorCode) -> Any:
     return response
 
 
-def _route_multi(handler: Handler, multi: _Multi, single: Handler) -> Handler:
+def _route_multi(handler: Handler, multi: EachKey) -> Handler:
+    single = None if multi.before is None else _route_single(handler, multi.before)
+
     async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> Any:
-        if request.api_key == ApiKey.OFFSET_FETCH and (
-            request.api_version < _OFFSET_FETCH_GROUPS_VERSION
-        ):
+        if single is not None and request.api_version < multi.from_version:
             return await single(ctx, request)
         cluster, node = _cluster_and_node(ctx)
         now = trio.current_time()
@@ -162,7 +101,9 @@ def _route_multi(handler: Handler, multi: _Multi, single: Handler) -> Handler:
     return handle
 
 
-def _route_list(handler: Handler, topic: str, field: str, key_field: str) -> Handler:
+def _route_list(handler: Handler, listed: ListedKeys) -> Handler:
+    topic, field, key_field = listed
+
     async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> Any:
         cluster, node = _cluster_and_node(ctx)
         if cluster.loading(node, topic, trio.current_time()):
@@ -178,16 +119,17 @@ def _route_list(handler: Handler, topic: str, field: str, key_field: str) -> Han
     return handle
 
 
-def routed_handlers(handlers: Mapping[int, Handler]) -> dict[int, Handler]:
+def routed_handlers(
+    handlers: Mapping[int, Handler], routes: Mapping[int, Route]
+) -> dict[int, Handler]:
     """The handler table of one broker among several (see the module docstring)."""
     out = dict(handlers)
     for api_key, handler in handlers.items():
-        if api_key in _MULTI:
-            out[api_key] = _route_multi(handler, _MULTI[api_key], _route_single(handler))
-        elif api_key in _LISTS:
-            out[api_key] = _route_list(handler, *_LISTS[api_key])
-        elif api_key in _GROUP_KEYED or api_key in _TXN_KEYED or api_key in (
-            ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.INIT_PRODUCER_ID,
-        ):
-            out[api_key] = _route_single(handler)
+        routing = routes[api_key].routing
+        if isinstance(routing, EachKey):
+            out[api_key] = _route_multi(handler, routing)
+        elif isinstance(routing, ListedKeys):
+            out[api_key] = _route_list(handler, routing)
+        elif isinstance(routing, OneKey):
+            out[api_key] = _route_single(handler, routing)
     return out

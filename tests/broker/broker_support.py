@@ -14,7 +14,7 @@ from construct import Container
 
 import wire
 from coordinator.broker import TopicStore
-from coordinator.server.apis import ROUTES, SERVED_API_KEYS
+from coordinator.server.apis import SERVED_API_KEYS, load_routes
 from coordinator.server.context import BrokerIdentity, Handler, RequestContext
 
 with warnings.catch_warnings():
@@ -33,11 +33,12 @@ def _served_versions(api_key: int) -> range:
     return range(spec.min_version, spec.max_version + 1)
 
 
-# The broker surface's handlers, from the server's one table.
+# The broker surface's handlers, from the server's routes: the route modules' own
+# ``handle`` (the group and transaction APIs run in the coordinators instead).
 BROKER_HANDLERS: dict[int, Handler] = {
-    key: route.resolve()
-    for key, route in ROUTES.items()
-    if route.module.startswith("coordinator.broker.")
+    key: route.handler
+    for key, route in load_routes().items()
+    if getattr(route.handler, "__name__", "") == "handle"
 }
 
 # Versions each broker API serves (the wire registry's ranges).

@@ -10,8 +10,8 @@ import pytest
 from broker_support import BROKER_HANDLERS, IDENTITY, VERSIONS, FakeState, call
 
 import wire
-from coordinator.broker.api_versions import advertised_api_versions
 from coordinator.server.apis import SERVED_API_KEYS
+from coordinator.server.apis.api_versions import advertised_api_versions
 from wire import ErrorCode
 
 ZERO = uuid.UUID(int=0)

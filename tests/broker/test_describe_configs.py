@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from broker_support import VERSIONS, FakeState, call
 
-from coordinator.broker.describe_configs import TOPIC_CONFIG_DEFAULTS
+from coordinator.server.apis.describe_configs import TOPIC_CONFIG_DEFAULTS
 from wire import ErrorCode
 
 API = 32

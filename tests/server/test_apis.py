@@ -1,4 +1,4 @@
-"""The one handler table: every route resolves, keys are unique, and ApiVersions advertises
+"""The route table: every route has a handler, keys are unique, and ApiVersions advertises
 exactly what is both decoded by wire and handled."""
 
 from __future__ import annotations
@@ -10,14 +10,15 @@ import pytest
 from raw_client import API_VERSIONS
 
 import wire
-from coordinator.broker.api_versions import advertised_api_versions
-from coordinator.server.apis import ROUTES, SERVED_API_KEYS, Route, load_handlers, routes
+from coordinator.server.apis import SERVED_API_KEYS, RouteTable, load_handlers, load_routes
+from coordinator.server.apis.api_versions import advertised_api_versions
+from coordinator.server.route import ALLOWED, Route
 from wire import ApiKey
 
 
 def test_every_route_resolves_to_a_handler_for_a_decoded_api() -> None:
     handlers = load_handlers()
-    assert handlers.keys() == ROUTES.keys() == SERVED_API_KEYS
+    assert handlers.keys() == load_routes().keys() == SERVED_API_KEYS
     for key, handler in handlers.items():
         assert callable(handler), key
         assert wire.lookup(key) is not None, key
@@ -39,14 +40,15 @@ def test_group_and_broker_apis_share_the_table() -> None:
 
 
 def test_a_key_given_twice_is_refused() -> None:
-    heartbeat = ROUTES[ApiKey.HEARTBEAT]
-    with pytest.raises(ValueError, match="two handlers"):
-        routes([heartbeat, heartbeat._replace(function="something_else")])
+    heartbeat = load_routes()[ApiKey.HEARTBEAT]
+    with pytest.raises(ValueError, match="two routes"):
+        RouteTable([heartbeat, heartbeat._replace(parks=True)])
 
 
 def test_a_key_wire_cannot_decode_is_refused() -> None:
+    metadata = load_routes()[ApiKey.METADATA]
     with pytest.raises(ValueError, match="no wire codec"):
-        routes([Route(ApiKey.ALTER_PARTITION, "coordinator.broker.metadata", "handle")])
+        RouteTable([Route(ApiKey.ALTER_PARTITION, metadata.handler, acl=ALLOWED)])
 
 
 def _ranges(keys: list[dict[str, int]]) -> dict[int, tuple[int, int]]:

@@ -1,4 +1,4 @@
-"""The server's steady ConsumerGroupHeartbeat shortcut (``group_apis._ConsumerGroupHeartbeat``)
+"""The server's steady ConsumerGroupHeartbeat shortcut (``apis/consumer_group_heartbeat.py``)
 answers exactly as the core's handler does through the runtime: the same answer and the
 same session deadline, no record. It answers only a steady request (every optional field
 null) of a member Stable at the group epoch, in a group current against the broker's
@@ -22,10 +22,10 @@ from coordinator.core.consumer import MemberState
 from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
 from coordinator.core.timers import ConsumerSessionTimerKey
 from coordinator.server import connection
+from coordinator.server.api_support import ReadyReply
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.context import RequestContext
 from coordinator.server.faults import FaultInjector
-from coordinator.server.group_apis import ReadyReply
 from coordinator.server.options import build_options
 from coordinator.server.runtime import CoordinatorRuntime, PendingReply
 from wire.consumer_group_heartbeat_codec import SteadyRequestBody

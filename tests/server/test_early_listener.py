@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 import wire
-from coordinator.broker.api_versions import advertised_api_versions, feature_fields
 from coordinator.server.apis import SERVED_API_KEYS, served_api_keys
+from coordinator.server.apis.api_versions import advertised_api_versions, feature_fields
 from coordinator.server.early import (
     MAX_CONNECTIONS,
     EarlyConnection,

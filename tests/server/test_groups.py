@@ -220,7 +220,7 @@ async def test_offset_fetch_all_topics_and_old_versions(
 async def test_offset_fetch_single_group_error_placement() -> None:
     """v2-7 copy the single group's error to the top level (the core answers in v8's shape);
     v0-1 have no top-level error and put it on every requested partition."""
-    from coordinator.server.group_apis import _single_group
+    from coordinator.server.apis.offset_fetch import _single_group
 
     group = {"group_id": "g", "error_code": 24, "topics": []}
     requested = [{"name": "t", "partition_indexes": [0, 2]}]

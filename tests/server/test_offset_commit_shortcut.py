@@ -1,10 +1,10 @@
-"""The server's OffsetCommit shortcut (``group_apis._commit_inline``) commits exactly as the
-core's handler does through the runtime: the same answer, the same bytes in the log, the
-same hard state, session deadlines and OffsetFetch answers, and the same after a restart.
-It takes only a commit by topic name whose partitions all exist, to an existing group whose
-checks pass (``offset_commit.commit_target``), with no fault injected, nothing queued or
-being written, and a sink that can write at once; everything else takes the handler (a
-``PendingReply``), as before.
+"""The server's OffsetCommit shortcut (``_commit_inline`` of ``apis/offset_commit.py``)
+commits exactly as the core's handler does through the runtime: the same answer, the same
+bytes in the log, the same hard state, session deadlines and OffsetFetch answers, and the
+same after a restart. It takes only a commit by topic name whose partitions all exist, to
+an existing group whose checks pass (``offset_commit.commit_target``), with no fault
+injected, nothing queued or being written, and a sink that can write at once; everything
+else takes the handler (a ``PendingReply``), as before.
 
 The property test drives two servers in one trio run on one MockClock, each with its own
 data directory and the same fixed wall clock: one with the shortcut, one without (a fault
@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 
 import wire
 from coordinator.server import connection
+from coordinator.server.api_support import ReadyReply
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.context import RequestContext
 from coordinator.server.faults import FaultInjector
-from coordinator.server.group_apis import ReadyReply
 from coordinator.server.options import build_options
 from coordinator.server.runtime import CoordinatorRuntime, PendingReply
 from coordinator.server.sink import MemorySink

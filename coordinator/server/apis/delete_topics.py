@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.broker.admin_limits import yield_between_topics
-from coordinator.broker.common import ZERO_UUID, store_of
+from coordinator.server.api_support import ZERO_UUID, store_of
+from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
+from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["handle"]
+__all__ = ["ROUTE", "handle"]
 
 _BY_ID_VERSION = 6
 
@@ -133,3 +135,11 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                 store.delete_topic(found.name)
                 results.append(_result(found.name, topic_id, ErrorCode.NONE))
     return {"throttle_time_ms": 0, "responses": results}
+
+
+ROUTE = Route(
+    ApiKey.DELETE_TOPICS,
+    handle,
+    acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE, "topics named by id"),
+         Acl(ResourceType.TOPIC, AclOperation.DELETE)),
+)

@@ -23,21 +23,23 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.broker import config as broker_config
-from coordinator.broker.common import (
+from coordinator.broker.errors import BrokerError
+from coordinator.broker.topics import Topic, TopicStore, validate_topic_name
+from coordinator.server.api_support import (
     CLUSTER_AUTHORIZED_OPERATIONS,
     NO_AUTHORIZED_OPERATIONS,
     TOPIC_AUTHORIZED_OPERATIONS,
     ZERO_UUID,
     store_of,
 )
-from coordinator.broker.errors import BrokerError
-from coordinator.broker.topics import Topic, TopicStore, validate_topic_name
+from coordinator.server.route import Acl, AclOperation, AnyOf, ResourceType, Route
 from wire import ErrorCode
+from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["handle"]
+__all__ = ["ROUTE", "handle"]
 
 
 
@@ -172,3 +174,13 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         ),
         "error_code": ErrorCode.NONE,
     }
+
+
+ROUTE = Route(
+    ApiKey.METADATA,
+    handle,
+    acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE),
+         AnyOf((Acl(ResourceType.CLUSTER, AclOperation.CREATE, "auto-creation"),
+               Acl(ResourceType.TOPIC, AclOperation.CREATE, "auto-creation"))),
+         Acl(ResourceType.CLUSTER, AclOperation.DESCRIBE, "cluster authorized operations")),
+)

@@ -1,7 +1,7 @@
 """ApiVersions (key 18), versions 0-4: the APIs and versions this server implements.
 
 The list is every API that is both decoded by ``wire`` (its registry's version range) and
-handled (a key of the server's handler table, ``coordinator/server/apis.py``), with one
+handled (a route module of ``coordinator/server/apis/``), with one
 deliberate difference that Kafka 4 makes too (KAFKA-18659): Produce is advertised from
 version 0 although only 3+ is served, because librdkafka only enables compression when
 Produce v0 is in the broker's range. Clients always pick the highest common version, so
@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 import wire
+from coordinator.server.route import ALLOWED, Route
 from wire import ApiKey, ErrorCode
 from wire.constants import MAX_TRANSACTION_VERSION, TRANSACTION_VERSION_FEATURE
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
 __all__ = [
+    "ROUTE",
     "TRANSACTION_VERSION_FEATURE",
     "advertised_api_versions",
     "client_software_valid",
@@ -105,3 +107,10 @@ def feature_fields(transaction_version: int, request_version: int) -> dict[str, 
          "min_version_level": transaction_version}]
     return {"supported_features": supported, "finalized_features": finalized,
             "finalized_features_epoch": _FINALIZED_FEATURES_EPOCH}
+
+
+ROUTE = Route(
+    ApiKey.API_VERSIONS,
+    handle,
+    acl=ALLOWED,
+)

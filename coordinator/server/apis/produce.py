@@ -30,18 +30,20 @@ from typing import TYPE_CHECKING, Any
 import wire
 from coordinator.broker import config as broker_config
 from coordinator.broker.batches import validate_produced_batch
-from coordinator.broker.common import leadership_error, store_of
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import Topic
+from coordinator.server.api_support import leadership_error, store_of
+from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from coordinator.server.txn_apis import transactions_of
 from coordinator.txn import TopicPartition
 from wire import ErrorCode
+from wire.constants import ApiKey
 from wire.records import ATTR_TRANSACTIONAL
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["handle"]
+__all__ = ["ROUTE", "handle"]
 
 _TOPIC_ID_VERSION = 13
 _IMPLICIT_ADD_VERSION = 12  # KIP-890 part 2: the broker adds the partition to the txn
@@ -208,3 +210,12 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     if body.acks == 0:
         return None
     return {"responses": responses, "throttle_time_ms": 0}
+
+
+ROUTE = Route(
+    ApiKey.PRODUCE,
+    handle,
+    acl=(Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.WRITE, "transactional records"),
+         Acl(ResourceType.TOPIC, AclOperation.WRITE)),
+    may_wait=True,  # acks=-1 waits for the records to be durable
+)

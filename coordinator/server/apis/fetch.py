@@ -33,15 +33,17 @@ import trio
 
 import wire
 from coordinator.broker import config as broker_config
-from coordinator.broker.common import leadership_error, store_of
 from coordinator.broker.topics import FetchTarget, PartitionLog, TopicStore
+from coordinator.server.api_support import leadership_error, store_of
+from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
+from wire.constants import ApiKey
 from wire.records import parse_batches
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["handle"]
+__all__ = ["ROUTE", "handle"]
 
 _TOPIC_ID_VERSION = 13
 _READ_COMMITTED = 1
@@ -215,3 +217,13 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         "session_id": 0,
         "responses": responses,
     }
+
+
+ROUTE = Route(
+    ApiKey.FETCH,
+    handle,
+    acl=(Acl(ResourceType.TOPIC, AclOperation.READ, "from a consumer"),
+         Acl(ResourceType.CLUSTER, AclOperation.CLUSTER_ACTION, "from a follower")),
+    may_wait=True,
+    parks=True,  # the long poll
+)

@@ -15,14 +15,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import wire
-from coordinator.broker.common import store_of
 from coordinator.broker.errors import BrokerError
+from coordinator.server.api_support import store_of
+from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
+from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["handle"]
+__all__ = ["ROUTE", "handle"]
 
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
@@ -42,3 +44,10 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                                "error_code": ErrorCode.NONE})
         topics.append({"name": topic.name, "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+ROUTE = Route(
+    ApiKey.DELETE_RECORDS,
+    handle,
+    acl=(Acl(ResourceType.TOPIC, AclOperation.DELETE),),
+)

@@ -22,15 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.broker.admin_limits import yield_between_topics
-from coordinator.broker.common import broker_ids, replication_factor_of, store_of
-from coordinator.broker.create_topics import MAX_PARTITIONS_PER_TOPIC, check_registered
 from coordinator.broker.errors import BrokerError
+from coordinator.server.api_support import broker_ids, replication_factor_of, store_of
+from coordinator.server.apis.create_topics import MAX_PARTITIONS_PER_TOPIC, check_registered
+from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
+from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["handle"]
+__all__ = ["ROUTE", "handle"]
 
 def _check_assignments(assignments: Any, added: int, factor: int,
                        registered: list[int]) -> None:
@@ -107,3 +109,10 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         for name, count in counts.items() if count > 1
     )
     return {"throttle_time_ms": 0, "results": results}
+
+
+ROUTE = Route(
+    ApiKey.CREATE_PARTITIONS,
+    handle,
+    acl=(Acl(ResourceType.TOPIC, AclOperation.ALTER),),
+)

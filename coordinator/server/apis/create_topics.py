@@ -28,16 +28,18 @@ from typing import TYPE_CHECKING, Any
 import wire
 from coordinator.broker import config as broker_config
 from coordinator.broker.admin_limits import check_partitions_per_request, yield_between_topics
-from coordinator.broker.common import ZERO_UUID, broker_ids, replication_factor_of, store_of
 from coordinator.broker.errors import BrokerError
+from coordinator.server.api_support import ZERO_UUID, broker_ids, replication_factor_of, store_of
+from coordinator.server.route import Acl, AclOperation, AnyOf, ResourceType, Route
 from wire import ErrorCode
+from wire.constants import ApiKey
 
 MAX_PARTITIONS_PER_TOPIC = 10_000
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["MAX_PARTITIONS_PER_TOPIC", "check_registered", "handle"]
+__all__ = ["MAX_PARTITIONS_PER_TOPIC", "ROUTE", "check_registered", "handle"]
 
 _DYNAMIC_TOPIC_CONFIG = 1  # DescribeConfigs ConfigSource id
 
@@ -210,3 +212,12 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     duplicate = BrokerError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
     results.extend(_error(name, duplicate) for name, count in counts.items() if count > 1)
     return {"throttle_time_ms": 0, "topics": results}
+
+
+ROUTE = Route(
+    ApiKey.CREATE_TOPICS,
+    handle,
+    acl=(AnyOf((Acl(ResourceType.CLUSTER, AclOperation.CREATE),
+               Acl(ResourceType.TOPIC, AclOperation.CREATE))),
+         Acl(ResourceType.TOPIC, AclOperation.DESCRIBE_CONFIGS, "configs in the answer")),
+)

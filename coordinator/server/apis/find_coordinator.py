@@ -19,13 +19,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import wire
+from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from wire import ErrorCode
+from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.context import BrokerIdentity, RequestContext
 
-__all__ = ["handle"]
+__all__ = ["ROUTE", "handle"]
 
 KEY_TYPE_GROUP = 0
 KEY_TYPE_TRANSACTION = 1
@@ -78,3 +80,11 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         "error_message": message if message is not None else "NONE",
         **_node(ctx, body.key_type, body.key, error),
     }
+
+
+ROUTE = Route(
+    ApiKey.FIND_COORDINATOR,
+    handle,
+    acl=(Acl(ResourceType.GROUP, AclOperation.DESCRIBE, "key_type 0"),
+         Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.DESCRIBE, "key_type 1")),
+)

@@ -10,14 +10,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import wire
+from coordinator.server.route import ALLOWED, Route
 from wire import ErrorCode
+from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["handle"]
+__all__ = ["ROUTE", "handle"]
 
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
     """Refuse the handshake: this listener speaks PLAINTEXT only."""
     return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "mechanisms": []}
+
+
+ROUTE = Route(
+    ApiKey.SASL_HANDSHAKE,
+    handle,
+    acl=ALLOWED,
+)

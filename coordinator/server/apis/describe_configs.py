@@ -26,15 +26,17 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.broker import config as broker_config
-from coordinator.broker.common import store_of
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import validate_topic_name
+from coordinator.server.api_support import store_of
+from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
+from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["TOPIC_CONFIG_DEFAULTS", "handle"]
+__all__ = ["ROUTE", "TOPIC_CONFIG_DEFAULTS", "handle"]
 
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
@@ -165,3 +167,11 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     synonyms = bool(request.api_version >= 1 and body.include_synonyms)
     return {"throttle_time_ms": 0,
             "results": [_describe(ctx, r, synonyms) for r in body.resources]}
+
+
+ROUTE = Route(
+    ApiKey.DESCRIBE_CONFIGS,
+    handle,
+    acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE_CONFIGS, "topic resources"),
+         Acl(ResourceType.CLUSTER, AclOperation.DESCRIBE_CONFIGS, "broker resources")),
+)

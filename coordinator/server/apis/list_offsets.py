@@ -26,15 +26,17 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import wire
-from coordinator.broker.common import leadership_error, store_of
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import PartitionLog
+from coordinator.server.api_support import leadership_error, store_of
+from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
+from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["handle"]
+__all__ = ["ROUTE", "handle"]
 
 LATEST = -1
 EARLIEST = -2
@@ -177,3 +179,10 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         "throttle_time_ms": 0,
         "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
     }
+
+
+ROUTE = Route(
+    ApiKey.LIST_OFFSETS,
+    handle,
+    acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE),),
+)

@@ -13,13 +13,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import wire
-from coordinator.broker.common import store_of
+from coordinator.server.api_support import store_of
+from coordinator.server.route import Acl, AclOperation, AnyOf, OneKey, ResourceType, Route, field
+from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
 from wire import ErrorCode
+from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["handle"]
+__all__ = ["ROUTE", "handle"]
 
 _NO_PRODUCER_ID = -1
 _NO_PRODUCER_EPOCH = -1
@@ -51,3 +54,13 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         "producer_id": store_of(ctx).next_producer_id(),
         "producer_epoch": 0,
     }
+
+
+ROUTE = Route(
+    ApiKey.INIT_PRODUCER_ID,
+    handle,
+    acl=(Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.WRITE, "with a transactional id"),
+         AnyOf((Acl(ResourceType.CLUSTER, AclOperation.IDEMPOTENT_WRITE, "without one"),
+               Acl(ResourceType.TOPIC, AclOperation.WRITE, "without one: on any topic")))),
+    routing=OneKey(TRANSACTION_STATE_TOPIC, field("transactional_id")),
+)

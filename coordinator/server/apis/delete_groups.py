@@ -1,0 +1,20 @@
+"""DeleteGroups (42): delete empty groups and their offsets, answered by the group core
+(``coordinator/core/delete_groups.py``); each group on its own coordinator."""
+
+from __future__ import annotations
+
+from coordinator.core.delete_groups import handle_delete_groups
+from coordinator.server.route import Acl, AclOperation, EachKey, ResourceType, Route
+from coordinator.server.runtime import group_api
+from coordinator.txn.placement import OFFSETS_TOPIC
+from wire.constants import ApiKey
+
+__all__ = ["ROUTE"]
+
+
+ROUTE = Route(
+    ApiKey.DELETE_GROUPS,
+    group_api(handle_delete_groups),
+    acl=(Acl(ResourceType.GROUP, AclOperation.DELETE),),
+    routing=EachKey(OFFSETS_TOPIC, "groups_names", "results", "group_id"),
+)

@@ -1,0 +1,23 @@
+"""DescribeTransactions (65): the state of transactions, each on its own coordinator.
+
+The handler is ``coordinator/server/txn_apis.py``'s ``describe_transactions``."""
+
+from __future__ import annotations
+
+from coordinator.server.route import Acl, AclOperation, EachKey, ResourceType, Route
+from coordinator.server.txn_apis import describe_transactions
+from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
+from wire.constants import ApiKey
+
+__all__ = ["ROUTE"]
+
+
+ROUTE = Route(
+    ApiKey.DESCRIBE_TRANSACTIONS,
+    describe_transactions,
+    acl=(Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.DESCRIBE),
+         # The partitions of topics one may not DESCRIBE are left out of the answer.
+         Acl(ResourceType.TOPIC, AclOperation.DESCRIBE)),
+    routing=EachKey(TRANSACTION_STATE_TOPIC, "transactional_ids", "transaction_states",
+                    "transactional_id"),
+)

@@ -1,0 +1,194 @@
+"""What a route declares: everything the server needs to know about one Kafka API.
+
+Every served API is one module of ``coordinator/server/apis/``, named after the API
+(``heartbeat.py`` serves ``ApiKey.HEARTBEAT``), that declares one ``ROUTE``::
+
+    ROUTE = Route(
+        ApiKey.HEARTBEAT,
+        group_api(handle_heartbeat),          # the handler (server.context.Handler)
+        routing=OneKey(OFFSETS_TOPIC, field("group_id"), answers_while_loading=True),
+        pipelined=True,                       # may be submitted behind pending replies
+        fast_codec=True,                      # wire.fast_codec has a hand codec for it
+        acl=(Acl(GROUP, READ),),              # what KafkaApis authorizes (not enforced yet)
+    )
+
+The server's tables (what a connection flushes before, what it watches while parked, what
+it pipelines, what is routed to another broker's coordinator, what ApiVersions advertises)
+are all read off the routes by ``coordinator/server/apis/__init__.py``; nothing else lists
+API keys. This module is imported before the listener answers, so it holds plain named
+tuples and enums, nothing of trio or the codecs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from wire.constants import ApiKey
+
+if TYPE_CHECKING:
+    from coordinator.server.context import Handler
+
+__all__ = [
+    "ALLOWED",
+    "Acl",
+    "AclOperation",
+    "AnyOf",
+    "EachKey",
+    "KeyOf",
+    "ListedKeys",
+    "OneKey",
+    "ResourceType",
+    "Route",
+    "Routing",
+    "field",
+    "field_below",
+]
+
+# --------------------------------------------------------------------------- ACLs
+
+
+class ResourceType(IntEnum):
+    """Kafka's ``ResourceType`` codes (the ones ACLs name)."""
+
+    TOPIC = 2
+    GROUP = 3
+    CLUSTER = 4
+    TRANSACTIONAL_ID = 5
+    DELEGATION_TOKEN = 6
+    USER = 7
+
+
+class AclOperation(IntEnum):
+    """Kafka's ``AclOperation`` codes."""
+
+    ALL = 2
+    READ = 3
+    WRITE = 4
+    CREATE = 5
+    DELETE = 6
+    ALTER = 7
+    DESCRIBE = 8
+    CLUSTER_ACTION = 9
+    DESCRIBE_CONFIGS = 10
+    ALTER_CONFIGS = 11
+    IDEMPOTENT_WRITE = 12
+    CREATE_TOKENS = 13
+    DESCRIBE_TOKENS = 14
+
+
+class Acl(NamedTuple):
+    """One authorization ``KafkaApis`` makes: ``operation`` on the request's resources of
+    ``resource`` (every topic it names, its group, its transactional id, the cluster).
+    ``when`` says in words when Kafka checks it, if not always (e.g. "transactional
+    records"); a later security step enforces these."""
+
+    resource: ResourceType
+    operation: AclOperation
+    when: str = ""
+
+
+class AnyOf(NamedTuple):
+    """Allowed if any one of ``acls`` is (CreateTopics: CLUSTER CREATE, else TOPIC CREATE
+    per topic)."""
+
+    acls: tuple[Acl, ...]
+
+
+#: The ACL of an API Kafka answers before authentication (ApiVersions, SaslHandshake).
+ALLOWED: tuple[Acl | AnyOf, ...] = ()
+
+
+# --------------------------------------------------------------------------- routing
+
+#: (request version, decoded body) -> the coordinator key, or None when the request has none.
+KeyOf = Callable[[int, Any], "str | None"]
+
+
+def field(name: str) -> KeyOf:
+    """The key is the request's field ``name`` (a null one: the request is not routed,
+    as InitProducerId without a transactional id)."""
+    return lambda _version, body: body[name]
+
+
+def field_below(version: int, name: str) -> KeyOf:
+    """The key is field ``name`` in versions below ``version``; later ones have none."""
+    return lambda v, body: body[name] if v < version else None
+
+
+class OneKey(NamedTuple):
+    """Kafka's rule for a request about one group or transactional id: served only on the
+    broker coordinating the key, in ``topic``'s partition for it. Elsewhere the whole
+    request gets NOT_COORDINATOR; COORDINATOR_LOAD_IN_PROGRESS while that partition loads,
+    unless ``answers_while_loading`` (Heartbeat: Kafka's GroupCoordinatorService "blindly
+    responds" NONE)."""
+
+    topic: str
+    key: KeyOf
+    answers_while_loading: bool = False
+
+
+class EachKey(NamedTuple):
+    """A request naming several keys (``request_field``'s entries): each key is answered on
+    its own, a foreign one in ``response_field`` as ``{response_key: key, "error_code":
+    error, **error_entry}``. Versions below ``from_version`` carry one key (``before``)."""
+
+    topic: str
+    request_field: str
+    response_field: str
+    response_key: str
+    key_of: Callable[[Any], str] = str
+    error_entry: Mapping[str, Any] = {}
+    from_version: int = 0
+    before: OneKey | None = None
+
+
+class ListedKeys(NamedTuple):
+    """A listing (ListGroups, ListTransactions): only the keys this broker coordinates
+    (``field``'s entries, keyed by ``key_field``), or COORDINATOR_LOAD_IN_PROGRESS while
+    any partition of ``topic`` loads here."""
+
+    topic: str
+    field: str
+    key_field: str
+
+
+Routing = OneKey | EachKey | ListedKeys | None
+
+
+# --------------------------------------------------------------------------- the route
+
+
+class Route(NamedTuple):
+    """Everything the server needs about one API (see the module docstring).
+
+    - ``handler``: answers the request (``server.context.Handler``).
+    - ``routing``: which broker's coordinator may answer it (None: any broker).
+    - ``may_wait``: its handler may wait long (Produce acks=-1, Fetch, JoinGroup,
+      SyncGroup): the connection writes the answers it holds before calling it.
+    - ``parks``: its answer may be parked for long (JoinGroup, SyncGroup, Fetch's long
+      poll): the connection watches for the client leaving meanwhile, so it closes at
+      once instead of holding a descriptor until the answer comes.
+    - ``read_only``: it changes nothing; ``core_handler`` is the group core's handler it
+      runs, which the runtime runs again when an append it was answered behind fails.
+    - ``pipelined``: its handler's ``submit`` may take it while earlier replies still wait
+      for their appends.
+    - ``fast_codec``: ``wire.fast_codec`` has a hand decoder/encoder for it.
+    - ``consumer_protocol``: advertised only when ``group.coordinator.rebalance.protocols``
+      includes ``consumer`` (its module's name starts with ``consumer_group_``, so the
+      early listener reads this off the file names).
+    - ``acl``: what Kafka's ``KafkaApis`` authorizes; every entry must pass.
+    """
+
+    api_key: ApiKey
+    handler: Handler
+    acl: tuple[Acl | AnyOf, ...]
+    routing: Routing = None
+    may_wait: bool = False
+    parks: bool = False
+    read_only: bool = False
+    core_handler: Any = None
+    pipelined: bool = False
+    fast_codec: bool = False
+    consumer_protocol: bool = False
