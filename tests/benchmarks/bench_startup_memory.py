@@ -27,12 +27,15 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 #: (label, prefixes of module names), in the server's import order; a module goes to the
-#: first group whose prefix it has (the early path's modules are named one by one).
+#: first group whose prefix it has (the early path's modules are named one by one, and
+#: match by their exact names: ``coordinator.server.apis``'s route modules come later).
 GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("coordinator.cli (argparse, dataclasses, logging, typing)", ("coordinator.cli",)),
     ("the early path (config, options, wire registry, early listener)",
      ("coordinator.config", "coordinator.server.options", "wire.constants",
-      "coordinator.server.apis", "coordinator.server.early", "wire.early_api_versions")),
+      "coordinator.server.apis", "coordinator.server.apis.api_versions",
+      "coordinator.server.route", "coordinator.server.early",
+      "wire.early_api_versions")),
     ("ssl (imported by trio)", ("ssl",)),
     ("the rest of trio", ("trio",)),
     ("construct", ("construct",)),
@@ -44,6 +47,8 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("coordinator.server", ("coordinator.server.",)),
     ("anything else", ("",)),
 ]
+
+_EARLY = 1  # the index of the early path's group
 
 _STAGES = r'''
 import importlib, json, re, sys
@@ -100,7 +105,8 @@ def rss_by_stage(checkout: str) -> list[tuple[str, float]]:
     groups: list[tuple[str, list[str]]] = [(label, []) for label, _ in GROUPS]
     for name in modules:
         for (_, prefixes), (_, members) in zip(GROUPS, groups, strict=True):
-            if any(name == p or name.startswith(p) for p in prefixes):
+            exact = prefixes is GROUPS[_EARLY][1]
+            if any(name == p or (not exact and name.startswith(p)) for p in prefixes):
                 members.append(name)
                 break
     done = subprocess.run([sys.executable, "-c", _STAGES], input=json.dumps(groups),
