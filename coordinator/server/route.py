@@ -6,17 +6,26 @@ Every served API is one module of ``coordinator/server/apis/``, named after the 
     ROUTE = Route(
         ApiKey.HEARTBEAT,
         group_api(handle_heartbeat),          # the handler (server.context.Handler)
+        acl=(Acl(ResourceType.GROUP, AclOperation.READ),),  # as KafkaApis authorizes
         routing=OneKey(OFFSETS_TOPIC, field("group_id"), answers_while_loading=True),
         pipelined=True,                       # may be submitted behind pending replies
         fast_codec=True,                      # wire.fast_codec has a hand codec for it
-        acl=(Acl(GROUP, READ),),              # what KafkaApis authorizes (not enforced yet)
     )
 
+Adding an API: its wire module (``wire/apis/<api>.py``), its logic (a group core module, or
+code in the route module itself, as the broker APIs have), and its route module here --
+nothing else. Every fact not given is the quiet default: served by any broker, answered at
+once, not pipelined, no hand codec, always advertised; ``acl`` has no default (``ALLOWED``
+for the APIs Kafka answers before authentication).
+
 The server's tables (what a connection flushes before, what it watches while parked, what
-it pipelines, what is routed to another broker's coordinator, what ApiVersions advertises)
-are all read off the routes by ``coordinator/server/apis/__init__.py``; nothing else lists
-API keys. This module is imported before the listener answers, so it holds plain named
-tuples and enums, nothing of trio or the codecs.
+it pipelines, what is routed to another broker's coordinator, what ApiVersions advertises,
+which reads the runtime runs again) are all read off the routes by
+``coordinator/server/apis/__init__.py``; nothing else lists API keys. One exception by
+floor: ``wire.fast_codec`` (the lowest floor, which cannot read the routes) keeps its own
+table of hand codecs, and a test holds it equal to the routes' ``fast_codec``. This
+module is imported before the listener answers, so it holds plain named tuples and enums,
+nothing of trio or the codecs.
 """
 
 from __future__ import annotations
