@@ -14,9 +14,10 @@ with the readers of ``wire.fast_frames``:
   bytes, a truncated or malformed frame. The codec then decodes (or refuses) the frame
   itself, so a None changes nothing but the speed. A steady request (every field after
   the member epoch at its default) decodes to a ``SteadyRequestBody``, a ``Container``
-  whose type tells the server so (its steady shortcut, ``coordinator.server.apis.consumer_group_heartbeat``);
-  its values are kept by the frame's bytes after the correlation id, so the member's next
-  heartbeats (the same bytes but that id) are looked up, not read again.
+  whose type tells the server so (its steady shortcut, in the route module
+  ``coordinator/server/apis/consumer_group_heartbeat.py``); its values are kept by the
+  frame's bytes after the correlation id, so the member's next heartbeats (the same bytes
+  but that id) are looked up, not read again.
 - ``encode_response_frame`` returns the codec's bytes for a response body (missing fields
   at their defaults), or None for a body it does not handle (unknown tagged fields, a value
   the codec would refuse), which the codec then encodes (or refuses) itself. The steady

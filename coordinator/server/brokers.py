@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 import trio
 
-from coordinator.server.cluster import Cluster
 from coordinator.server.apis import RouteTable
+from coordinator.server.cluster import Cluster
 from coordinator.server.context import ApiTraits, BrokerIdentity, Handler
 from coordinator.server.routing import routed_handlers
 from coordinator.txn.placement import OFFSETS_TOPIC

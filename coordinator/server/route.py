@@ -197,7 +197,7 @@ class Route(NamedTuple):
     may_wait: bool = False
     parks: bool = False
     read_only: bool = False
-    core_handler: Any = None
+    core_handler: Callable[..., Any] | None = None
     pipelined: bool = False
     fast_codec: bool = False
     consumer_protocol: bool = False
