@@ -238,3 +238,28 @@ def test_a_misnamed_route_module_is_refused(on_path: Path, file: str, text: str,
     package = _package(on_path, "extra_routes", {file: text})
     with pytest.raises(ValueError, match=error):
         load_routes(package)
+
+
+# --------------------------------------------------------------------------- the server
+
+
+@pytest.mark.parametrize("brokers", [1, 2])
+async def test_a_loaded_server_reads_its_connection_traits_off_the_routes(brokers: int) -> None:
+    import trio
+
+    from coordinator.server.app import RunningServer, serve
+    from coordinator.server.options import build_options
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            options = build_options({}, port=0, data_dir=None, brokers=brokers)
+            running: RunningServer = await nursery.start(serve, options)
+            servers = ([running.server] if running.brokers is None
+                       else list(running.brokers.servers.values()))
+            assert len(servers) == brokers
+            for server in servers:
+                assert server.traits.may_wait == MAY_WAIT
+                assert server.traits.parks == PARKS
+                assert server.traits.pipelined == PIPELINED
+                assert server.handlers.keys() == SERVED
+            nursery.cancel_scope.cancel()
