@@ -179,8 +179,10 @@ class Route(NamedTuple):
     - ``parks``: its answer may be parked for long (JoinGroup, SyncGroup, Fetch's long
       poll): the connection watches for the client leaving meanwhile, so it closes at
       once instead of holding a descriptor until the answer comes.
-    - ``read_only``: it changes nothing; ``core_handler`` is the group core's handler it
-      runs, which the runtime runs again when an append it was answered behind fails.
+    - ``read_only``: a coordinator API that changes nothing, so its answer may show state
+      an append still in flight loses; ``core_handler`` is the group core's handler it
+      runs, which the runtime runs again when that append fails. (The broker APIs do not
+      run in a coordinator: none sets it.)
     - ``pipelined``: its handler's ``submit`` may take it while earlier replies still wait
       for their appends.
     - ``fast_codec``: ``wire.fast_codec`` has a hand decoder/encoder for it.

@@ -58,6 +58,7 @@ def test_each_route_module_declares_every_fact(name: str) -> None:
     assert route.routing is None or isinstance(route.routing, OneKey | EachKey | ListedKeys)
     for flag in _FLAGS:
         assert type(getattr(route, flag)) is bool, flag
+    assert route.read_only or route.core_handler is None
     assert (route.core_handler is not None) == (
         route.read_only and route.routing is not None and route.routing.topic == OFFSETS_TOPIC
     ), "a read-only group API names the core handler the runtime runs again"
@@ -132,9 +133,9 @@ def test_the_runtimes_read_only_handlers_are_the_derived_ones() -> None:
     from coordinator.server.runtime import _READS
 
     assert ROUTES.read_only_core_handlers == _READS
-    assert ROUTES.keys_where("read_only") >= {
+    assert ROUTES.keys_where("read_only") == {
         ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.OFFSET_FETCH,
-        ApiKey.CONSUMER_GROUP_DESCRIBE}
+        ApiKey.CONSUMER_GROUP_DESCRIBE, ApiKey.DESCRIBE_TRANSACTIONS, ApiKey.LIST_TRANSACTIONS}
 
 
 def test_the_fast_codec_routes_are_the_wire_fast_codecs() -> None:

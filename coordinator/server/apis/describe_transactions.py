@@ -18,6 +18,7 @@ ROUTE = Route(
     acl=(Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.DESCRIBE),
          # The partitions of topics one may not DESCRIBE are left out of the answer.
          Acl(ResourceType.TOPIC, AclOperation.DESCRIBE)),
+    read_only=True,
     routing=EachKey(TRANSACTION_STATE_TOPIC, "transactional_ids", "transaction_states",
                     "transactional_id"),
 )

@@ -17,5 +17,6 @@ ROUTE = Route(
     list_transactions,
     acl=(Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.DESCRIBE,
              "only the transactional ids one may describe are listed"),),
+    read_only=True,
     routing=ListedKeys(TRANSACTION_STATE_TOPIC, "transaction_states", "transactional_id"),
 )
