@@ -31,10 +31,9 @@ nothing of trio or the codecs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from enum import IntEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from wire.constants import ApiKey
+from wire.constants import AclOperation, ApiKey, ResourceType
 
 if TYPE_CHECKING:
     from coordinator.server.context import Handler
@@ -56,35 +55,8 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------- ACLs
-
-
-class ResourceType(IntEnum):
-    """Kafka's ``ResourceType`` codes (the ones ACLs name)."""
-
-    TOPIC = 2
-    GROUP = 3
-    CLUSTER = 4
-    TRANSACTIONAL_ID = 5
-    DELEGATION_TOKEN = 6
-    USER = 7
-
-
-class AclOperation(IntEnum):
-    """Kafka's ``AclOperation`` codes."""
-
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
+# ``ResourceType`` and ``AclOperation`` are wire's (Kafka's codes), named here too so a
+# route module takes its whole vocabulary from this module.
 
 
 class Acl(NamedTuple):

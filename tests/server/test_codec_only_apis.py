@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from raw_client import API_VERSIONS
 
-from coordinator.broker.api_versions import advertised_api_versions
 from coordinator.server.apis import SERVED_API_KEYS
+from coordinator.server.apis.api_versions import advertised_api_versions
 from wire import ApiKey
 from wire.registry import VERSION_TABLE
 
