@@ -42,6 +42,10 @@ from .record_schemas import (
     OFFSET_COMMIT_VALUE,
     REBALANCE_EVENT_KEY,
     REBALANCE_EVENT_VALUE,
+    SHARE_SNAPSHOT_KEY,
+    SHARE_SNAPSHOT_VALUE,
+    SHARE_UPDATE_KEY,
+    SHARE_UPDATE_VALUE,
     TRANSACTION_STATE_KEY,
     TRANSACTION_STATE_VALUE,
     TXN_OFFSET_COMMIT_KEY,
@@ -73,6 +77,12 @@ from .records import (
     TxnOffsetCommitKey,
     TxnOffsetCommitValue,
 )
+from .share_records import (
+    ShareSnapshotKey,
+    ShareSnapshotValue,
+    ShareUpdateKey,
+    ShareUpdateValue,
+)
 
 __all__ = [
     "EVENT_KEY_PREFIX",
@@ -80,6 +90,8 @@ __all__ = [
     "OFFSET_COMMIT_KEY_VERSIONS",
     "REBALANCE_EVENT_KEY_VERSION",
     "RECORD_TYPES",
+    "SHARE_SNAPSHOT_KEY_VERSION",
+    "SHARE_UPDATE_KEY_VERSION",
     "RecordDecodeError",
     "RecordEncodeError",
     "RecordType",
@@ -150,6 +162,9 @@ REBALANCE_EVENT_KEY_VERSION = 100
 #: kcoord's transaction records (storage/records.py): the coordinator's state, staged offsets.
 TRANSACTION_STATE_KEY_VERSION = 101
 TXN_OFFSET_COMMIT_KEY_VERSION = 102
+#: kcoord's share coordinator records (storage/share_records.py); Kafka's types 0 and 1.
+SHARE_SNAPSHOT_KEY_VERSION = 103
+SHARE_UPDATE_KEY_VERSION = 104
 #: The first bytes of every RebalanceEvent key (its version): history, not state.
 EVENT_KEY_PREFIX = struct.pack(">h", REBALANCE_EVENT_KEY_VERSION)
 
@@ -204,6 +219,11 @@ _TYPES = (
              TRANSACTION_STATE_VALUE, TransactionStateValue),
             (TXN_OFFSET_COMMIT_KEY_VERSION, TXN_OFFSET_COMMIT_KEY, TxnOffsetCommitKey,
              TXN_OFFSET_COMMIT_VALUE, TxnOffsetCommitValue),
+            # kcoord's share coordinator records (storage/share_records.py).
+            (SHARE_SNAPSHOT_KEY_VERSION, SHARE_SNAPSHOT_KEY, ShareSnapshotKey,
+             SHARE_SNAPSHOT_VALUE, ShareSnapshotValue),
+            (SHARE_UPDATE_KEY_VERSION, SHARE_UPDATE_KEY, ShareUpdateKey,
+             SHARE_UPDATE_VALUE, ShareUpdateValue),
         )
     ),
 )

@@ -33,6 +33,10 @@ __all__ = [
     "OFFSET_COMMIT_VALUE",
     "REBALANCE_EVENT_KEY",
     "REBALANCE_EVENT_VALUE",
+    "SHARE_SNAPSHOT_KEY",
+    "SHARE_SNAPSHOT_VALUE",
+    "SHARE_UPDATE_KEY",
+    "SHARE_UPDATE_VALUE",
     "TRANSACTION_STATE_KEY",
     "TRANSACTION_STATE_VALUE",
     "TXN_OFFSET_COMMIT_KEY",
@@ -285,5 +289,65 @@ TXN_OFFSET_COMMIT_VALUE = Message(
         F("leader_epoch", "int32", "0+", default=-1),
         F("metadata", "string", "0+"),
         F("commit_timestamp", "int64", "0+"),
+    ),
+)
+
+
+# ------------------------------------------------------------------ share groups (KIP-932)
+# storage/share_records.py: Kafka's ShareSnapshot/ShareUpdate fields (Kafka 4.2, with
+# DeliveryCompleteCount as tag 0), under kcoord's key versions 103 and 104.
+
+
+def _share_key(name: str, record_type: int) -> Message:
+    at = str(record_type)
+    return Message(
+        name,
+        api_key=_RECORD,
+        valid=at,
+        flexible="none",
+        fields=(
+            F("group_id", "string", at),
+            F("topic_id", "uuid", at),
+            F("partition", "int32", at),
+        ),
+    )
+
+
+_STATE_BATCH = (
+    F("first_offset", "int64", "0+"),
+    F("last_offset", "int64", "0+"),
+    F("delivery_state", "int8", "0+"),
+    F("delivery_count", "int16", "0+"),
+)
+
+SHARE_SNAPSHOT_KEY = _share_key("ShareSnapshotKey", 103)
+SHARE_SNAPSHOT_VALUE = Message(
+    "ShareSnapshotValue",
+    api_key=_RECORD,
+    valid="0",
+    flexible="0+",
+    fields=(
+        F("snapshot_epoch", "int32", "0+"),
+        F("state_epoch", "int32", "0+"),
+        F("leader_epoch", "int32", "0+"),
+        F("start_offset", "int64", "0+"),
+        F("delivery_complete_count", "int32", "0+", default=-1, tag=0, tagged="0+"),
+        F("create_timestamp", "int64", "0+"),
+        F("write_timestamp", "int64", "0+"),
+        F("state_batches", "[]", "0+", fields=_STATE_BATCH),
+    ),
+)
+SHARE_UPDATE_KEY = _share_key("ShareUpdateKey", 104)
+SHARE_UPDATE_VALUE = Message(
+    "ShareUpdateValue",
+    api_key=_RECORD,
+    valid="0",
+    flexible="0+",
+    fields=(
+        F("snapshot_epoch", "int32", "0+"),
+        F("leader_epoch", "int32", "0+"),
+        F("start_offset", "int64", "0+"),
+        F("delivery_complete_count", "int32", "0+", default=-1, tag=0, tagged="0+"),
+        F("state_batches", "[]", "0+", fields=_STATE_BATCH),
     ),
 )

@@ -22,6 +22,9 @@ Kafka's record types (as RebalanceEvent's 100):
 - ``TxnOffsetCommitKey`` (102): an offset a transaction staged for a group partition, until
   the marker: a COMMIT writes the ordinary offset commit record and tombstones this one, an
   ABORT only tombstones it.
+
+The share coordinator's records (``ShareSnapshotKey`` 103, ``ShareUpdateKey`` 104) are
+declared in :mod:`storage.share_records`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from storage.share_records import (
+    ShareSnapshotKey,
+    ShareSnapshotValue,
+    ShareUpdateKey,
+    ShareUpdateValue,
+)
 
 __all__ = [
     "CONSUMER_GROUP_KEY_TYPES",
@@ -352,6 +362,8 @@ RecordKey = (
     | ConsumerGroupKey
     | TransactionStateKey
     | TxnOffsetCommitKey
+    | ShareSnapshotKey
+    | ShareUpdateKey
 )
 RecordValue = (
     OffsetCommitValue
@@ -360,6 +372,8 @@ RecordValue = (
     | ConsumerGroupValue
     | TransactionStateValue
     | TxnOffsetCommitValue
+    | ShareSnapshotValue
+    | ShareUpdateValue
 )
 
 
