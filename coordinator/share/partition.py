@@ -260,6 +260,11 @@ class SharePartition:
             raise ShareError(
                 ErrorCode.INVALID_REQUEST, f"Invalid acknowledge type: {list(types)}"
             ) from None
+        if self.next_offset == self.start_offset or last < self.start_offset:
+            raise ShareError(
+                ErrorCode.INVALID_RECORD_STATE,
+                "Batch record not found. The request batch offsets are not found in the cache.",
+            )
         if first >= self.next_offset:
             raise ShareError(
                 ErrorCode.INVALID_REQUEST,
