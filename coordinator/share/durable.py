@@ -104,7 +104,10 @@ def state_batches(entries: Mapping[int, Entry]) -> tuple[ShareStateBatch, ...]:
 def _entries(batches: Iterable[ShareStateBatch]) -> dict[int, Entry]:
     found: dict[int, Entry] = {}
     for batch in batches:
-        entry = (RecordState(batch.delivery_state), batch.delivery_count)
+        state = RecordState(batch.delivery_state)
+        # Kafka's writers may persist ACQUIRED (1); no acquisition survives a restart.
+        entry = (RecordState.AVAILABLE if state is RecordState.ACQUIRED else state,
+                 batch.delivery_count)
         for offset in range(batch.first_offset, batch.last_offset + 1):
             found[offset] = entry
     return found
