@@ -77,6 +77,9 @@ def simple_assign(
             for p in parts:
                 current_by_partition.setdefault((topic_id, p), []).append(member)
     subscribed = {m: frozenset(subscriptions[m]) for m in members}
+    if len(set(subscribed.values())) == 1:
+        return _assign_homogeneous(members, subscribed[members[0]], partition_counts,
+                                   current_by_partition)
     member_targets = {
         m: _partitions(subscribed[m], partition_counts) for m in members if subscribed[m]
     }
@@ -101,6 +104,34 @@ def simple_assign(
         for member in owners:
             if member in topic_members.get(target[0], ()):
                 final[member].add(target)
+    return _by_topic(final, new)
+
+
+def _assign_homogeneous(
+    members: list[str],
+    topic_ids: frozenset[uuid.UUID],
+    partition_counts: Mapping[uuid.UUID, int],
+    current_by_partition: dict[TopicIdPartition, list[str]],
+) -> Assignment:
+    """Every member subscribes to the same topics (Kafka's assignHomogenous)."""
+    if not topic_ids:
+        return {}
+    targets = _partitions(topic_ids, partition_counts)
+    new: dict[TopicIdPartition, list[str]] = {}
+    _hash_assign(targets, members, new)
+    unassigned = [t for t in targets if t not in new and t not in current_by_partition]
+    _round_robin(members, unassigned, new)
+    final: dict[str, set[TopicIdPartition]] = {m: set() for m in members}
+    for target, owners in current_by_partition.items():
+        if target[0] in topic_ids:
+            for member in owners:
+                final[member].add(target)
+    return _by_topic(final, new)
+
+
+def _by_topic(
+    final: dict[str, set[TopicIdPartition]], new: dict[TopicIdPartition, list[str]]
+) -> Assignment:
     for target, owners in new.items():
         for member in owners:
             final[member].add(target)

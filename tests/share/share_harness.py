@@ -78,7 +78,9 @@ class ShareHarness:
     def ack(self, member_id: str, first: int, last: int, *types: int) -> None:
         self.persist(self.acknowledge(member_id, AcknowledgementBatch(first, last, types)))
 
-    def acknowledge(self, member_id: str, *batches: AcknowledgementBatch) -> ShareStateChange | None:
+    def acknowledge(
+        self, member_id: str, *batches: AcknowledgementBatch
+    ) -> ShareStateChange | None:
         return self.partition.acknowledge(member_id, batches, self.now)
 
     def sleep(self, ms: int) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from share_harness import KEY, MEMBER_ID, MEMBER_ID_2, TOPIC_ID, ShareHarness
 
 from coordinator.share import (
-    AcquiredRecords,
     AcknowledgeType,
+    AcquiredRecords,
     DurableState,
     RecordState,
     SharePartition,
