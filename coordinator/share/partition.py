@@ -13,7 +13,7 @@ after every earlier pending one, so its append applies them too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from storage.records import Record
@@ -60,8 +60,13 @@ class ShareStateChange:
     record: Record
     after: DurableState
     log_after: RecordLog
-    offsets: frozenset[int]
+    transitions: Mapping[int, Entry]
     failed: bool = False
+
+    @property
+    def offsets(self) -> frozenset[int]:
+        """The records the change moves."""
+        return frozenset(self.transitions)
 
 
 @dataclass(slots=True)
@@ -325,11 +330,15 @@ class SharePartition:
         entries = dict(base.entries)
         entries.update(transitions)
         after = normalised(base.start_offset, base.state_epoch, entries)
+        # An update is only written against a snapshot already in the log: were it written
+        # against a pending one whose append then failed, replay could not place it.
+        snapshot_pending = log.snapshot_epoch != self._log.snapshot_epoch
         record, log_after = state_record(
-            self.key, log, after, now_ms, self.config, force_snapshot=self._force_snapshot
+            self.key, log, after, now_ms, self.config,
+            force_snapshot=self._force_snapshot or snapshot_pending,
         )
         self._force_snapshot = False
-        change = ShareStateChange(record, after, log_after, frozenset(transitions))
+        change = ShareStateChange(record, after, log_after, transitions)
         self._pending.append(change)
         self._blocked = self._blocked | change.offsets
         return change
