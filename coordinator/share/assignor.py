@@ -9,7 +9,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping
 
-__all__ = ["PartitionAssignorError", "TopicIdPartition", "java_string_hash", "simple_assign"]
+__all__ = [
+    "SIMPLE_ASSIGNOR_NAME",
+    "PartitionAssignorError", "TopicIdPartition", "java_string_hash",
+    "simple_assign",
+]
+
+#: The assignor's name, as share groups report it.
+SIMPLE_ASSIGNOR_NAME = "simple"
 
 TopicIdPartition = tuple[uuid.UUID, int]
 Assignment = dict[str, dict[uuid.UUID, frozenset[int]]]

@@ -17,6 +17,7 @@ from storage.records import (
     TransactionStateKey,
     TxnOffsetCommitKey,
 )
+from storage.share_records import ShareSnapshotKey, ShareUpdateKey
 
 from .columns import (
     GROUP_METADATA,
@@ -52,8 +53,8 @@ class KeyTable:
         kid = self.by_object.get(id(key))
         if kid is not None:
             return kid
-        if isinstance(key, TransactionStateKey):
-            raise ValueError("transaction state records are not in the datasets")
+        if isinstance(key, TransactionStateKey | ShareSnapshotKey | ShareUpdateKey):
+            raise ValueError("transaction and share state records are not in the datasets")
         kid = len(self.kind)
         if isinstance(key, OffsetCommitKey | TxnOffsetCommitKey):
             self.kind.append(_OC if isinstance(key, OffsetCommitKey) else _TX)
@@ -73,8 +74,9 @@ class KeyTable:
         key = self.cache.get(raw)
         if key is None:
             decoded = decode_key(raw)
-            if isinstance(decoded, UnknownKey | TransactionStateKey):
-                return -1  # unknown, or transaction state: not in the datasets
+            if isinstance(decoded, UnknownKey | TransactionStateKey | ShareSnapshotKey
+                          | ShareUpdateKey):
+                return -1  # unknown, transaction or share state: not in the datasets
             key = self.cache[raw] = decoded
         return self.id_of(key)
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coordinator.share import PartitionAssignorError, simple_assign
-from coordinator.share.assignor import java_string_hash
+from coordinator.share.assignor import SIMPLE_ASSIGNOR_NAME, java_string_hash
 
 TOPIC_1 = uuid.UUID(int=1)
 TOPIC_2 = uuid.UUID(int=2)
@@ -40,9 +40,10 @@ def test_assign_with_subscribed_to_non_existent_topic() -> None:
         simple_assign({"A": [TOPIC_2]}, {TOPIC_1: 3})
 
 
-def test_assign_hashes_members_then_round_robins_the_rest() -> None:
-    # Homogeneous, 5 partitions: "A" hashes (65) to index 0, "B" (66) to 1; the other three
-    # go round-robin A, B, A.
+def test_assign_with_two_members_and_two_topics_homogeneous() -> None:
+    # Kafka's scenario, with the expectation of the hashing assignor (the stored test, from
+    # 2024, expects every member to get every partition). Homogeneous, 5 partitions: "A"
+    # hashes (65) to index 0, "B" (66) to 1; the other three go round-robin A, B, A.
     got = simple_assign(
         {"A": [TOPIC_1, TOPIC_3], "B": [TOPIC_3, TOPIC_1]}, {TOPIC_1: 3, TOPIC_3: 2}
     )
@@ -67,6 +68,29 @@ def test_assign_heterogeneous_round_robins_per_topic() -> None:
         "A": {TOPIC_1: frozenset({0, 2})},
         "B": {TOPIC_1: frozenset({1, 2}), TOPIC_3: frozenset({0})},
     }
+
+
+def test_assign_with_three_members_three_topics_heterogeneous() -> None:
+    # "A" [t1, t2] hashes to 65 % 6 = 5: t2-2; "B" [t3] to 66 % 2 = 0: t3-0; "C" [t2, t3] to
+    # 67 % 5 = 2: t2-2. Round-robin per topic: t1-0..2 to A; t2-0 A, t2-1 C; t3-1 B.
+    got = simple_assign(
+        {"A": [TOPIC_1, TOPIC_2], "B": [TOPIC_3], "C": [TOPIC_2, TOPIC_3]},
+        {TOPIC_1: 3, TOPIC_2: 3, TOPIC_3: 2},
+    )
+    assert got == {
+        "A": {TOPIC_1: frozenset({0, 1, 2}), TOPIC_2: frozenset({0, 2})},
+        "B": {TOPIC_3: frozenset({0, 1})},
+        "C": {TOPIC_2: frozenset({1, 2})},
+    }
+
+
+def test_assign_with_one_member_no_assigned_topic_heterogeneous() -> None:
+    got = simple_assign({"A": [TOPIC_1, TOPIC_2], "B": []}, {TOPIC_1: 3, TOPIC_2: 2})
+    assert got == {"A": {TOPIC_1: frozenset({0, 1, 2}), TOPIC_2: frozenset({0, 1})}, "B": {}}
+
+
+def test_name() -> None:
+    assert SIMPLE_ASSIGNOR_NAME == "simple"
 
 
 def test_assign_heterogeneous_keeps_each_member_to_its_topics() -> None:
