@@ -443,3 +443,119 @@ def test_a_later_change_applies_an_earlier_pending_one() -> None:
     h.persist(second)
     assert h.partition.start_offset == 2 and h.state(2) == (AVAILABLE, 1)
     assert h.replayed().durable_view() == h.partition.durable_view()
+
+
+def test_acknowledge_out_of_range_cached_data_first_batch() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 5)
+    h.ack(MEMBER_ID, 0, 4, ACCEPT)  # the cache empties: the start offset moves to 5
+    with pytest.raises(ShareError) as info:
+        h.acknowledge(MEMBER_ID, AcknowledgementBatch(0, 4, (ACCEPT,)))
+    assert info.value.error_code == ErrorCode.INVALID_RECORD_STATE
+
+
+def test_acquisition_lock_timeout_cause_s_p_s_o_move_forward_and_clear_cached_state() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 10)
+    h.ack(MEMBER_ID, 0, 9, REJECT)
+    h.sleep(LOCK_MS)
+    assert h.partition.start_offset == 10 and h.partition.records == {}
+    assert h.partition.next_lock_deadline() is None
+
+
+def test_maybe_update_cached_state_when_acknowledgements_from_beginning_for_entire_batch() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 15)
+    h.ack(MEMBER_ID, 0, 9, ACCEPT)
+    assert h.partition.start_offset == 10 and h.partition.next_offset == 15
+    assert sorted(h.partition.records) == list(range(10, 15))
+
+
+def test_maybe_update_cached_state_when_acknowledgements_from_beginning_for_batch_subset() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 15)
+    h.ack(MEMBER_ID, 0, 4, ACCEPT)
+    assert h.partition.start_offset == 5 and h.state(5) == (ACQUIRED, 1)
+
+
+def test_acknowledge_with_another_member_rollback_batch_error() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 5)
+    h.acquire(MEMBER_ID_2, 5)
+    h.acquire(MEMBER_ID, 5)
+    with pytest.raises(ShareError):
+        h.acknowledge(
+            MEMBER_ID,
+            AcknowledgementBatch(0, 4, (REJECT,)),
+            AcknowledgementBatch(5, 9, (RELEASE,)),
+            AcknowledgementBatch(10, 14, (ACCEPT,)),
+        )
+    assert {h.state(o) for o in range(15)} == {(ACQUIRED, 1)}
+    assert [h.owner(o) for o in (0, 5, 10)] == [MEMBER_ID, MEMBER_ID_2, MEMBER_ID]
+
+
+def test_acknowledge_subset_with_another_member() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 7)
+    h.ack(MEMBER_ID, 5, 6, RELEASE)
+    h.acquire(MEMBER_ID_2, 2)
+    with pytest.raises(ShareError):
+        h.acknowledge(MEMBER_ID, AcknowledgementBatch(5, 6, (ACCEPT,)))
+    h.ack(MEMBER_ID, 0, 4, ACCEPT)
+    assert h.partition.start_offset == 5
+
+
+def test_acquisition_lock_for_acquiring_multiple_records() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 5)
+    h.now = 1000
+    h.acquire(MEMBER_ID_2, 5)
+    assert h.partition.next_lock_deadline() == LOCK_MS
+    h.sleep(LOCK_MS - 1000)
+    assert h.state(0) == (AVAILABLE, 1) and h.state(5) == (ACQUIRED, 1)
+    assert h.partition.next_lock_deadline() == LOCK_MS + 1000
+
+
+def test_acquisition_lock_on_acknowledging_multiple_record_batch() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 10)
+    h.ack(MEMBER_ID, 0, 9, RELEASE)
+    h.sleep(LOCK_MS)
+    assert h.partition.expire_locks(h.now) is None
+    assert {h.state(o) for o in range(10)} == {(AVAILABLE, 1)}
+
+
+def test_release_multiple_record_batch() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 5)
+    h.acquire(MEMBER_ID, 5)
+    h.persist(h.partition.release_member(MEMBER_ID, h.now))
+    assert {h.state(o) for o in range(10)} == {(AVAILABLE, 1)}
+    assert h.partition.acquired_by(MEMBER_ID) == []
+
+
+def test_release_acquired_records_after_different_acknowledges() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 5)
+    h.ack(MEMBER_ID, 1, 1, ACCEPT)
+    h.ack(MEMBER_ID, 3, 3, REJECT)
+    h.persist(h.partition.release_member(MEMBER_ID, h.now))
+    assert [h.state(o)[0] for o in range(5)] == [
+        AVAILABLE, ACKNOWLEDGED, AVAILABLE, ARCHIVED, AVAILABLE]
+
+
+def test_max_delivery_count_limit_exceeded_for_records_subset_cache_cleared() -> None:
+    h = ShareHarness(SharePartitionConfig(delivery_count_limit=2))
+    h.acquire(MEMBER_ID, 20)
+    h.ack(MEMBER_ID, 0, 19, RELEASE)
+    h.acquire(MEMBER_ID, 20)
+    h.persist(h.partition.release_member(MEMBER_ID, h.now))
+    assert h.partition.start_offset == 20 and h.partition.records == {}
+
+
+def test_acquire_with_multiple_batches_and_max_fetch_records() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 30)
+    h.ack(MEMBER_ID, 10, 14, RELEASE)
+    h.ack(MEMBER_ID, 20, 24, RELEASE)
+    assert h.acquire(MEMBER_ID_2, 7) == [AcquiredRecords(10, 14, 2), AcquiredRecords(20, 21, 2)]
