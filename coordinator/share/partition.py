@@ -93,6 +93,9 @@ class SharePartition:
             offset: InFlightRecord(*state.entry(offset)) for offset in range(self.start_offset, end)
         }
         self.next_offset = end
+        #: The log's start offset as last reported (soft: the runtime reports it after a
+        #: load); records below it are archived instead of delivered or made available.
+        self.log_start_offset = 0
         self._pending: list[ShareStateChange] = []
         self._blocked: frozenset[int] = frozenset()
         self._force_snapshot = False
@@ -181,7 +184,13 @@ class SharePartition:
         def skip(offset: int) -> bool:
             return any(first <= offset <= last for first, last in skipped)
 
-        for offset in range(self.start_offset, min(self.next_offset, end_offset)):
+        for offset in range(self.start_offset, min(self.next_offset, self.log_start_offset)):
+            rec = self.records[offset]  # released below the log start: gone from the log
+            if rec.state is _AVAILABLE and offset not in self._blocked:
+                archive[offset] = (RecordState.ARCHIVED, rec.delivery_count)
+
+        first = max(self.start_offset, self.log_start_offset)
+        for offset in range(first, min(self.next_offset, end_offset)):
             if len(taken) >= max_records:
                 break
             rec = self.records[offset]
@@ -200,7 +209,7 @@ class SharePartition:
             offset = self.next_offset
             rec = self.records[offset] = InFlightRecord(_AVAILABLE, 0)
             self.next_offset += 1
-            if skipped and skip(offset):
+            if offset < self.log_start_offset or (skipped and skip(offset)):
                 archive[offset] = (RecordState.ARCHIVED, 0)
                 continue
             self._take(rec, member_id, deadline)
@@ -245,7 +254,7 @@ class SharePartition:
                 elif ack == AcknowledgeType.ACCEPT:
                     transitions[offset] = (RecordState.ACKNOWLEDGED, rec.delivery_count)
                 elif ack == AcknowledgeType.RELEASE:
-                    transitions[offset] = self._released(rec)
+                    transitions[offset] = self._released(offset, rec)
                 else:  # REJECT, GAP
                     transitions[offset] = (RecordState.ARCHIVED, rec.delivery_count)
         duration = self.config.record_lock_duration_ms
@@ -296,16 +305,39 @@ class SharePartition:
             found.append((offset, ack))
         return found
 
-    def _released(self, rec: InFlightRecord) -> Entry:
-        # A record released at the delivery count limit is never delivered again.
-        if rec.delivery_count >= self.config.delivery_count_limit:
+    def _released(self, offset: int, rec: InFlightRecord) -> Entry:
+        # A record released at the delivery count limit is never delivered again, nor one
+        # the log no longer holds.
+        if (
+            rec.delivery_count >= self.config.delivery_count_limit
+            or offset < self.log_start_offset
+        ):
             return (RecordState.ARCHIVED, rec.delivery_count)
         return (_AVAILABLE, rec.delivery_count)
+
+    def advance_log_start_offset(
+        self, log_start_offset: int, now_ms: int
+    ) -> ShareStateChange | None:
+        """The log's start offset moved (retention, DeleteRecords): available records below
+        it are archived and the start offset follows, up to the first record still acquired
+        (archived when it is released or its lock expires)."""
+        self.log_start_offset = max(self.log_start_offset, log_start_offset)
+        if self.log_start_offset <= self.start_offset:
+            return None
+        transitions: dict[int, Entry] = {}
+        floor = self.log_start_offset
+        for offset in range(self.start_offset, min(self.next_offset, self.log_start_offset)):
+            rec = self.records[offset]
+            if rec.state is _ACQUIRED or offset in self._blocked:
+                floor = min(floor, offset)
+            elif rec.state is _AVAILABLE:
+                transitions[offset] = (RecordState.ARCHIVED, rec.delivery_count)
+        return self._plan(transitions, now_ms, start_floor=floor)
 
     def release_member(self, member_id: str, now_ms: int) -> ShareStateChange | None:
         """Release every record ``member_id`` holds (it left the group)."""
         transitions = {
-            o: self._released(r)
+            o: self._released(o, r)
             for o, r in self.records.items()
             if r.state is _ACQUIRED and r.member_id == member_id and o not in self._blocked
         }
@@ -314,7 +346,7 @@ class SharePartition:
     def expire_locks(self, now_ms: int) -> ShareStateChange | None:
         """Release the records whose acquisition lock deadline has passed."""
         transitions = {
-            o: self._released(r)
+            o: self._released(o, r)
             for o, r in self.records.items()
             if r.state is _ACQUIRED and r.lock_deadline_ms <= now_ms and o not in self._blocked
         }
@@ -322,14 +354,16 @@ class SharePartition:
 
     # ------------------------------------------------------------------ persist, then apply
 
-    def _plan(self, transitions: dict[int, Entry], now_ms: int) -> ShareStateChange:
+    def _plan(
+        self, transitions: dict[int, Entry], now_ms: int, *, start_floor: int = 0
+    ) -> ShareStateChange:
         if self._pending:
             base, log = self._pending[-1].after, self._pending[-1].log_after
         else:
             base, log = self.durable_view(), self._log
         entries = dict(base.entries)
         entries.update(transitions)
-        after = normalised(base.start_offset, base.state_epoch, entries)
+        after = normalised(max(base.start_offset, start_floor), base.state_epoch, entries)
         # An update is only written against a snapshot already in the log: were it written
         # against a pending one whose append then failed, replay could not place it.
         snapshot_pending = log.snapshot_epoch != self._log.snapshot_epoch

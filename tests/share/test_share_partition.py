@@ -559,3 +559,72 @@ def test_acquire_with_multiple_batches_and_max_fetch_records() -> None:
     h.ack(MEMBER_ID, 10, 14, RELEASE)
     h.ack(MEMBER_ID, 20, 24, RELEASE)
     assert h.acquire(MEMBER_ID_2, 7) == [AcquiredRecords(10, 14, 2), AcquiredRecords(20, 21, 2)]
+
+
+# ---------------------------------------------------------------- log start offset movement
+
+
+def _move_log_start(h: ShareHarness, offset: int) -> None:
+    h.persist(h.partition.advance_log_start_offset(offset, h.now))
+
+
+def test_lso_movement_on_initialization_share_partition() -> None:
+    h = ShareHarness()
+    _move_log_start(h, 5)
+    assert h.partition.start_offset == 5 and h.partition.next_offset == 5
+    assert h.acquire(MEMBER_ID, 2) == [AcquiredRecords(5, 6, 1)]
+    h.restart()
+    assert h.partition.start_offset == 5
+
+
+def test_lso_movement_for_archiving_batches() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 20)
+    h.ack(MEMBER_ID, 0, 14, RELEASE)
+    _move_log_start(h, 10)  # 0-9 available: archived, and the start offset follows
+    assert h.partition.start_offset == 10
+    assert h.acquire(MEMBER_ID_2, 20) == [AcquiredRecords(10, 14, 2), AcquiredRecords(20, 34, 1)]
+
+
+def test_lso_movement_to_end_offset() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 10)
+    h.ack(MEMBER_ID, 0, 9, RELEASE)
+    _move_log_start(h, 10)
+    assert h.partition.start_offset == 10 and h.partition.records == {}
+
+
+def test_lso_movement_ahead_of_end_offset() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 10)
+    h.ack(MEMBER_ID, 0, 9, RELEASE)
+    _move_log_start(h, 15)
+    assert h.partition.start_offset == 15 and h.partition.next_offset == 15
+    assert h.acquire(MEMBER_ID, 1) == [AcquiredRecords(15, 15, 1)]
+
+
+def test_release_acquired_records_batches_post_start_offset_movement() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 10)
+    _move_log_start(h, 5)  # 0-4 are still acquired: the start offset waits for them
+    assert h.partition.start_offset == 0
+    h.persist(h.partition.release_member(MEMBER_ID, h.now))
+    assert h.partition.start_offset == 5  # released below the log start: archived
+    assert h.state(5) == (AVAILABLE, 1)
+
+
+def test_acquisition_lock_timeout_for_batches_post_start_offset_movement() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 10)
+    _move_log_start(h, 7)
+    h.sleep(LOCK_MS)
+    assert h.partition.start_offset == 7
+    assert [h.state(o) for o in (7, 9)] == [(AVAILABLE, 1), (AVAILABLE, 1)]
+
+
+def test_acknowledge_batch_post_lso_movement() -> None:
+    h = ShareHarness()
+    h.acquire(MEMBER_ID, 10)
+    _move_log_start(h, 5)
+    h.ack(MEMBER_ID, 0, 9, ACCEPT)
+    assert h.partition.start_offset == 10 and h.partition.records == {}

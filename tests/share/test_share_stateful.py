@@ -1,8 +1,9 @@
 """A Hypothesis state machine over one share partition, with appends that complete late or
 fail and crashes that lose every pending change: a record is never acquired by two members
 at once, delivery counts never decrease (a crash brings an acquired record back with the
-count durable before its acquisition), accepted records never come back, and the live state
-always equals the replay of the records in the log."""
+count durable before its acquisition), accepted records never come back, records below the
+log start offset are never delivered, and the live state always equals the replay of the
+records in the log."""
 
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ class SharePartitionMachine(RuleBasedStateMachine):
         offsets = [o for r in found.records for o in range(r.first_offset, r.last_offset + 1)]
         assert len(offsets) <= max_records
         for offset in offsets:
+            assert offset >= self.h.partition.log_start_offset  # still in the log
             assert offset not in self.holder, f"{offset} held by {self.holder[offset]}"
             assert offset not in self.accepted
             self.holder[offset] = member
@@ -108,11 +110,21 @@ class SharePartitionMachine(RuleBasedStateMachine):
         still = self.h.partition.pending
         self.inflight = [c for c in self.inflight if c in still]
 
+    @rule(by=st.integers(0, 6))
+    def log_start_moves(self, by: int) -> None:
+        partition = self.h.partition
+        target = max(partition.start_offset, partition.log_start_offset) + by
+        change = partition.advance_log_start_offset(target, self.h.now)
+        if change is not None:
+            self.inflight.append(change)
+
     @rule()
     def crash_and_restart(self) -> None:
         self.inflight.clear()
         self.holder.clear()
+        log_start = self.h.partition.log_start_offset
         self.h.restart()
+        self.h.partition.log_start_offset = log_start  # the runtime reports it after a load
         self.counts = {o: r.delivery_count for o, r in self.h.partition.records.items()}
 
     # ------------------------------------------------------------------ invariants
