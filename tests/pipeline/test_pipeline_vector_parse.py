@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import struct
 import tempfile
+import uuid
 import zlib
 from typing import Any
 
@@ -31,11 +32,13 @@ from storage.records import (
     GroupMetadataKey,
     OffsetCommitKey,
     OffsetCommitValue,
+    Record,
     TxnOffsetCommitKey,
     TxnOffsetCommitValue,
 )
 from storage.segment import HEADER_SIZE, MAX_ENTRY_LENGTH, encode_entry, encode_header
 from storage.segment_summary import SegmentSummary, summary_matches, summary_path
+from storage.share_records import ShareSnapshotKey, ShareSnapshotValue, ShareStateBatch
 
 _SORT = [("segment", "ascending"), ("position", "ascending"), ("record_type", "ascending")]
 
@@ -78,8 +81,8 @@ def odd_commit(raw_key: bytes, kind: int) -> bytes:
 @st.composite
 def other_entries(draw: st.DrawFn) -> bytes:
     """Every other kind of entry: the other record types, tombstones, staged offsets,
-    unknown record types, keys that do not decode, odd commit values."""
-    kind = draw(st.integers(0, 7))
+    unknown record types, keys that do not decode, odd commit values, share state."""
+    kind = draw(st.integers(0, 8))
     if kind == 0:
         return encode_entry(*encode_record(draw(st.sampled_from(mixed_records()))))
     if kind == 1:
@@ -99,6 +102,12 @@ def other_entries(draw: st.DrawFn) -> bytes:
     if kind == 6:
         key = encode_key(OffsetCommitKey(draw(names), "t", 1))
         return odd_commit(key, draw(st.integers(0, 3)))
+    if kind == 8:  # share partition state: not in the datasets
+        snapshot = Record(
+            ShareSnapshotKey(draw(names), uuid.UUID(int=7), 0),
+            ShareSnapshotValue(0, 0, 0, 5, T0, T0, (ShareStateBatch(5, 6, 2, 1),)),
+        )
+        return encode_entry(*encode_record(snapshot))
     # an unknown record type whose key holds a whole entry: a false framing candidate
     inner = draw(commit_entries())
     return encode_entry(struct.pack(">h", 50) + inner, draw(st.sampled_from([None, inner])))
