@@ -4,6 +4,7 @@ sockets: time is the ``now_ms`` argument; durable changes are returned, and appl
 when their records are appended."""
 
 from .assignor import PartitionAssignorError, simple_assign
+from .coordinator import ShareCoordinatorShard
 from .durable import DurableState, RecordLog, SharePartitionKey, ShareStateStore
 from .offset_reset import initial_start_offset
 from .partition import Acquisition, SharePartition, ShareStateChange
@@ -25,6 +26,7 @@ __all__ = [
     "PartitionAssignorError",
     "RecordLog",
     "RecordState",
+    "ShareCoordinatorShard",
     "ShareError",
     "SharePartition",
     "SharePartitionConfig",
