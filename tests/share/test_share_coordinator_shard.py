@@ -69,3 +69,30 @@ def test_failed_append_applies_nothing() -> None:
     shard.append_failed(KEY, change)
     assert partition.start_offset == 0 and partition.acquired_by(MEMBER_ID) == [0, 1]
     assert shard.store.partitions[KEY].current.start_offset == 0
+
+
+def test_restart_from_a_real_log_live_replay(tmp_path: object) -> None:
+    # Through storage.log: written, closed, reopened with the live index, replayed live
+    # (share entries are kept one by one, like TransactionState) into a fresh shard.
+    import os
+
+    from storage.log import Log
+
+    shard = ShareCoordinatorShard(lambda key: SharePartitionConfig(updates_per_snapshot=3))
+    data_dir = os.path.join(str(tmp_path), "d")
+    with Log.open(data_dir) as log:
+        first = shard.initialize(KEY, 0, 0)
+        log.append([first])
+        partition = shard.initialized(KEY, first)
+        partition.acquire(MEMBER_ID, 10, 100, 0)
+        for offset in range(0, 8, 2):
+            change = partition.acknowledge(
+                MEMBER_ID, [AcknowledgementBatch(offset + 1, offset + 1, (ACCEPT,))], 0)
+            assert change is not None
+            log.append([change.record])
+            shard.append_done(KEY, change)
+    with Log.open(data_dir, live_index=True) as log:
+        again = _restarted(list(log.replay_live()))
+    assert again.partitions[KEY].durable_view() == partition.durable_view()
+    assert again.partitions[KEY].acquire(MEMBER_ID, 3, 100, 0).records == [
+        AcquiredRecords(0, 0, 1), AcquiredRecords(2, 2, 1), AcquiredRecords(4, 4, 1)]

@@ -109,3 +109,29 @@ _KEY_FIELDS = (st.text(max_size=20), st.uuids(), _INT32)
 def test_share_record_round_trip(record: Record) -> None:
     key, value = encode_record(record)
     assert decode_record(key, value) == record
+
+
+def test_dump_shows_share_records(tmp_path: object) -> None:
+    import io
+    import json
+    import os
+
+    from storage.dump import main
+    from storage.log import Log
+
+    data_dir = os.path.join(str(tmp_path), "d")
+    snapshot = Record(
+        ShareSnapshotKey("sg", TOPIC_ID, 0),
+        ShareSnapshotValue(0, 0, 0, 5, 1, 2, (ShareStateBatch(5, 6, 2, 1),), 2),
+    )
+    update = Record(ShareUpdateKey("sg", TOPIC_ID, 0), ShareUpdateValue(0, 0, 7, ()))
+    with Log.open(data_dir) as log:
+        log.append([snapshot, update])
+    out, err = io.StringIO(), io.StringIO()
+    assert main([data_dir, "--json"], out, err) == 0
+    first, second = (json.loads(line) for line in out.getvalue().splitlines())
+    assert (first["type"], first["key_version"]) == ("share_snapshot", 103)
+    assert first["key"] == {"group_id": "sg", "topic_id": str(TOPIC_ID), "partition": 0}
+    assert first["value"]["state_batches"] == [
+        {"first_offset": 5, "last_offset": 6, "delivery_state": 2, "delivery_count": 1}]
+    assert (second["type"], second["value"]["start_offset"]) == ("share_update", 7)
