@@ -63,6 +63,7 @@ from storage.errors import append_error_of
 from storage.records import RebalanceEventKey, RebalanceEventValue, Record, TransactionStateKey
 
 __all__ = [
+    "AppendFailed",
     "CoordinatorRuntime",
     "PendingReply",
     "RuntimeClosed",
@@ -88,6 +89,15 @@ _HEAP_MIN_REBUILD = 4096
 
 class RuntimeClosed(Exception):
     """The runtime stopped before the request could be answered."""
+
+
+class AppendFailed(Exception):
+    """Records handed to ``append_records`` did not reach the log (Kafka log-append
+    ``error``)."""
+
+    def __init__(self, error: ErrorCode) -> None:
+        super().__init__(f"appending records failed: {error.name}")
+        self.error = error
 
 
 class _AppendWaiter:
@@ -278,13 +288,13 @@ class CoordinatorRuntime:
 
     async def append_records(self, records: Sequence[Record]) -> None:
         """Persist records no group decided on (the transaction coordinator's), in order with
-        the group records, through the same queue and group commit; raises the storage error
-        when the append failed."""
+        the group records, through the same queue and group commit; AppendFailed when the
+        append failed."""
         waiter = _AppendWaiter()
         self._process(Result(tuple(records), (), (), (waiter,)))
         await waiter.done.wait()
         if waiter.error is not None:
-            raise RuntimeError(f"appending records failed: {waiter.error.name}")
+            raise AppendFailed(waiter.error)
 
     def reload_groups(self, group_ids: Sequence[str]) -> None:
         """Unload and load ``group_ids`` again (their coordinator moved: parked joins and

@@ -17,6 +17,14 @@ import wire
 from coordinator.core.txn_offsets import handle_txn_offset_commit
 from coordinator.server.group_apis import TopicView
 from coordinator.txn import OFFSETS_TOPIC, TopicPartition, partition_for
+from coordinator.txn.handlers import (
+    handle_add_offsets_to_txn,
+    handle_add_partitions_to_txn,
+    handle_describe_transactions,
+    handle_end_txn,
+    handle_init_producer_id,
+    handle_list_transactions,
+)
 from coordinator.txn.messages import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
@@ -66,7 +74,7 @@ async def init_producer_id(ctx: RequestContext, request: wire.DecodedRequest) ->
         producer_epoch=body.producer_epoch,
         version=request.api_version,
     )
-    response = await runtime.call(runtime.coordinator.init_producer_id, req)
+    response = await runtime.call(handle_init_producer_id, req)
     return {"throttle_time_ms": 0, "error_code": response.error_code,
             "producer_id": response.producer_id, "producer_epoch": response.producer_epoch}
 
@@ -100,7 +108,7 @@ async def _add_partitions(
         version=version,
         verify_only=verify_only,
     )
-    response = await runtime.call(runtime.coordinator.add_partitions_to_txn, req)
+    response = await runtime.call(handle_add_partitions_to_txn, req)
     errors: dict[TopicPartition, int] = response.errors
     return errors
 
@@ -144,7 +152,7 @@ async def add_offsets_to_txn(ctx: RequestContext, request: wire.DecodedRequest) 
         group_id=body.group_id,
         version=request.api_version,
     )
-    response = await runtime.call(runtime.coordinator.add_offsets_to_txn, req)
+    response = await runtime.call(handle_add_offsets_to_txn, req)
     return {"throttle_time_ms": 0, "error_code": response.error_code}
 
 
@@ -161,7 +169,7 @@ async def end_txn(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str
         committed=bool(body.committed),
         version=request.api_version,
     )
-    response = await runtime.call(runtime.coordinator.end_txn, req)
+    response = await runtime.call(handle_end_txn, req)
     # v5 (transaction version 2) answers the id and epoch the producer continues with.
     return {"throttle_time_ms": 0, "error_code": response.error_code,
             "producer_id": response.producer_id, "producer_epoch": response.producer_epoch}
@@ -241,7 +249,7 @@ async def describe_transactions(
             {"error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactional_id": txn_id}
             for txn_id in ids]}
     response = await runtime.call(
-        runtime.coordinator.describe_transactions, DescribeTransactionsRequest(ids)
+        handle_describe_transactions, DescribeTransactionsRequest(ids)
     )
     return {"throttle_time_ms": 0, "transaction_states": [
         {
@@ -269,7 +277,7 @@ async def list_transactions(ctx: RequestContext, request: wire.DecodedRequest) -
         producer_id_filters=tuple(body.producer_id_filters),
         duration_filter=body.duration_filter if request.api_version >= 1 else -1,
     )
-    response = await runtime.call(runtime.coordinator.list_transactions, req)
+    response = await runtime.call(handle_list_transactions, req)
     return {
         "throttle_time_ms": 0,
         "error_code": response.error_code,

@@ -32,6 +32,7 @@ import trio
 from coordinator.broker.topics import TopicStore
 from coordinator.core import LocalContext
 from coordinator.core.txn_offsets import TxnMarkerRequest, handle_txn_marker
+from coordinator.server.runtime import AppendFailed
 from coordinator.txn import (
     KAFKA_CONFIG_NAMES,
     OFFSETS_TOPIC,
@@ -47,6 +48,7 @@ from coordinator.txn import (
     TxnTimerKey,
     partition_for,
 )
+from coordinator.txn.handlers import handle_add_partitions_to_txn
 from coordinator.txn.log import (
     TransactionLogKey,
     TransactionLogRecord,
@@ -54,6 +56,7 @@ from coordinator.txn.log import (
     TxnPartitions,
 )
 from coordinator.txn.messages import AddPartitionsToTxnRequest, TxnResponse
+from storage.errors import append_error_of
 from storage.records import (
     Record,
     TransactionStateKey,
@@ -136,7 +139,7 @@ class TransactionRuntime:
             transactional_id, producer_id, producer_epoch, tuple(partitions),
             _IMPLICIT_ADD_VERSION, False,
         )
-        response = await self.call(self.coordinator.add_partitions_to_txn, request)
+        response = await self.call(handle_add_partitions_to_txn, request)
         return {
             tp: ErrorCode.INVALID_PRODUCER_EPOCH if code == ErrorCode.PRODUCER_FENCED
             else ErrorCode(code)
@@ -226,19 +229,29 @@ class TransactionRuntime:
 
     async def call(
         self,
-        method: Callable[[RequestT, ReplyToken, int], TxnResult],
+        handler: Callable[[TransactionCoordinator, RequestT, ReplyToken, int], TxnResult],
         request: RequestT,
     ) -> Any:
         """Run one coordinator handler; its reply once the markers it started are written."""
         token = next(self._tokens)
-        await self._process(method(request, token, self._now_ms()))
+        await self._process(handler(self.coordinator, request, token, self._now_ms()))
         return self._replies.pop(token)
 
     async def _process(self, result: TxnResult) -> None:
+        """Persist, then apply: the records are appended, then the coordinator completes
+        their transitions (or reverts them, answering the mapped error, if the append
+        failed); then timers, replies and markers, then what followed."""
         records = [storage_record(r) for r in result.records
                    if isinstance(r, TransactionLogRecord)]
+        follow = None
         if records:
-            await self.groups.append_records(records)
+            try:
+                await self.groups.append_records(records)
+            except AppendFailed as failed:
+                follow = self.coordinator.append_failed(result, failed.error, self._now_ms())
+                result = TxnResult(timers=result.timers, markers=result.markers)
+        if follow is None and result.callbacks:
+            follow = self.coordinator.append_done(result, self._now_ms())
         for change in result.timers:
             if isinstance(change, ScheduleTimer):
                 self._timers[change.key] = change.deadline_ms
@@ -250,11 +263,12 @@ class TransactionRuntime:
             self._replies[reply.token] = reply.response
         for marker in result.markers:
             await self._write_markers(marker)
+        if follow is not None:
+            await self._process(follow)
 
     async def _write_markers(self, marker: TxnMarker) -> None:
         commit = marker.result == TransactionResult.COMMIT
         now = self._now_ms()
-        written: list[TopicPartition] = []
         for tp in sorted(marker.partitions):
             try:
                 if tp.topic == OFFSETS_TOPIC:
@@ -264,14 +278,16 @@ class TransactionRuntime:
                         tp.topic, tp.partition, marker.producer_id, marker.producer_epoch,
                         marker.coordinator_epoch, commit, now,
                     )
-            except Exception:
+            except Exception as exc:
                 log.exception("writing the %s marker of %s to %s-%d failed",
                               marker.result.name, marker.transactional_id, tp.topic, tp.partition)
-                continue
-            written.append(tp)
-        await self._process(
-            self.coordinator.markers_written(marker.transactional_id, written, self._now_ms())
-        )
+                error = exc.error if isinstance(exc, AppendFailed) else append_error_of(exc)
+                await self._process(
+                    self.coordinator.markers_failed(marker.transactional_id, error, now)
+                )
+                return
+        await self._process(self.coordinator.markers_written(
+            marker.transactional_id, marker.partitions, self._now_ms()))
 
     async def _offsets_marker(self, producer_id: int, partition: int, commit: bool) -> None:
         """Commit or drop the producer's staged offsets of the groups on ``partition``."""
@@ -282,7 +298,9 @@ class TransactionRuntime:
             request: TxnMarkerRequest = {
                 "producer_id": producer_id, "group_ids": group_ids, "committed": commit
             }
-            await self.groups.call(handle_txn_marker, _MARKER_CONTEXT, request)
+            answer = await self.groups.call(handle_txn_marker, _MARKER_CONTEXT, request)
+            if answer.get("error_code", 0):
+                raise AppendFailed(ErrorCode(answer["error_code"]))
 
 
 def storage_record(record: TransactionLogRecord) -> Record:

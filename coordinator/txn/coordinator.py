@@ -1,13 +1,16 @@
 """Kafka's transaction coordinator as a deterministic, sans-I/O state machine.
 
 Every handler takes a typed request, an opaque reply token and ``now_ms`` and returns a
-:class:`~coordinator.txn.result.TxnResult`. A transition is prepared, written as a
-``TransactionLogRecord`` and completed within the call (the runtime persists the records
-before it sends the replies), so the only state that stays *pending* across calls is the
-completion of an ended transaction: from EndTxn (PrepareCommit/PrepareAbort written, the
-client answered, ``markers`` emitted) until :meth:`TransactionCoordinator.markers_written`
-reports every marker written and CompleteCommit/CompleteAbort is written. In between, the
-id answers CONCURRENT_TRANSACTIONS.
+:class:`~coordinator.txn.result.TxnResult`. State changes only once its record is durable,
+as in Kafka: a handler *prepares* a transition (the metadata's pending state, which makes
+other requests for the id answer CONCURRENT_TRANSACTIONS) and emits its
+``TransactionLogRecord`` with a callback (``coordinator.txn.append``); the runtime appends
+the records and calls :meth:`TransactionCoordinator.append_done`, which completes the
+transition and answers (or writes the markers after PrepareCommit/PrepareAbort), or
+:meth:`TransactionCoordinator.append_failed`, which reverts it and answers Kafka's mapped
+error. An ended transaction stays pending from PrepareCommit/PrepareAbort (durable, its
+``markers`` emitted) until :meth:`TransactionCoordinator.markers_written` reports every
+marker written and CompleteCommit/CompleteAbort is durable; the EndTxn is answered then.
 
 Followed: ``TransactionCoordinator.scala`` (Kafka 4.0-dev, October 2024), with transaction
 version 2 (KIP-890 part 2): an EndTxn v5 (``KafkaApis``: version > 4 means the client uses
@@ -28,15 +31,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from coordinator.txn.append import (
+    CompletionWritten,
+    EndPrepared,
+    Expired,
+    Respond,
+    TransitionWritten,
+)
 from coordinator.txn.config import TxnConfig
 from coordinator.txn.decisions import (
-    check_add_partitions,
     check_end_txn,
-    describe,
     marker_for,
-    old_fenced,
-    prepare_init_producer_id,
-    verify_partitions,
 )
 from coordinator.txn.log import (
     ProducerIdsRecord,
@@ -46,24 +51,10 @@ from coordinator.txn.log import (
     value_from_transit,
 )
 from coordinator.txn.manager import PendingCompletion, TransactionStateManager
-from coordinator.txn.messages import (
-    AddOffsetsToTxnRequest,
-    AddOffsetsToTxnResponse,
-    AddPartitionsToTxnRequest,
-    AddPartitionsToTxnResponse,
-    DescribeTransactionsRequest,
-    DescribeTransactionsResponse,
-    EndTxnRequest,
-    EndTxnResponse,
-    InitProducerIdRequest,
-    InitProducerIdResponse,
-    ListTransactionsRequest,
-    ListTransactionsResponse,
-)
-from coordinator.txn.placement import OFFSETS_TOPIC, partition_for
 from coordinator.txn.producer_ids import ProducerIdManager
 from coordinator.txn.result import (
     ABORT_TIMED_OUT_TRANSACTIONS,
+    EMPTY_RESULT,
     REMOVE_EXPIRED_TRANSACTIONAL_IDS,
     Effects,
     ReplyToken,
@@ -140,75 +131,17 @@ class TransactionCoordinator:
         """The metadata cache (tests: lets them place metadata as Kafka's tests do)."""
         return self._manager
 
+    def partition_exists(self, tp: TopicPartition) -> bool:
+        """Whether the topic partition exists (everything does without a checker)."""
+        exists = self._partition_exists
+        return exists is None or exists(tp)
+
     def partition_for(self, transactional_id: str) -> int:
         """The ``__transaction_state`` partition owning ``transactional_id``."""
         return self._manager.partition_for(transactional_id)
 
-    # ------------------------------------------------------------------ InitProducerId
-
-    def init_producer_id(
-        self, req: InitProducerIdRequest, token: ReplyToken, now_ms: int
-    ) -> TxnResult:
-        """A producer id and epoch: a fresh id for an idempotent producer; for a
-        transactional one, the next epoch of its id, fencing the previous producer."""
-        fx = Effects()
-        fx.reply(token, self._init_producer_id(req, now_ms, fx))
-        return fx.result()
-
-    def _init_producer_id(
-        self, req: InitProducerIdRequest, now_ms: int, fx: Effects
-    ) -> InitProducerIdResponse:
-        if (req.producer_id == NO_PRODUCER_ID) != (req.producer_epoch == NO_PRODUCER_EPOCH):
-            return InitProducerIdResponse(_E.INVALID_REQUEST)
-        txn_id = req.transactional_id
-        if txn_id is None:
-            return InitProducerIdResponse(_E.NONE, self._generate_producer_id(fx), 0)
-        if txn_id == "":
-            return InitProducerIdResponse(_E.INVALID_REQUEST)
-        timeout = req.transaction_timeout_ms
-        if not self._manager.validate_transaction_timeout_ms(timeout):
-            return InitProducerIdResponse(_E.INVALID_TRANSACTION_TIMEOUT)
-        expected = None if req.producer_id == NO_PRODUCER_ID else req.producer_epoch
-        found = self._manager.get_transaction_state(txn_id)
-        if isinstance(found, ErrorCode):
-            return InitProducerIdResponse(found)
-        metadata = found[1]
-        if metadata is None:
-            created = TransactionMetadata(
-                txn_id, self._generate_producer_id(fx), NO_PRODUCER_EPOCH, timeout, _S.EMPTY, now_ms
-            )
-            put = self._manager.put_transaction_state_if_not_exists(created)
-            if isinstance(put, ErrorCode):
-                return InitProducerIdResponse(put)
-            metadata = put[1]
-        prepared = prepare_init_producer_id(
-            metadata,
-            timeout,
-            req.producer_id,
-            expected,
-            now_ms,
-            lambda: self._generate_producer_id(fx),
-        )
-        if isinstance(prepared, ErrorCode):
-            return InitProducerIdResponse(old_fenced(prepared, req.version, 4))
-        if prepared.txn_state == _S.PREPARE_EPOCH_FENCE:
-            # Abort the open transaction first; the client retries and gets a new epoch then.
-            error, _, _ = self._end_transaction(
-                txn_id,
-                prepared.producer_id,
-                prepared.producer_epoch,
-                TransactionResult.ABORT,
-                False,
-                self._config.transaction_version,
-                now_ms,
-                fx,
-            )
-            code = _E.CONCURRENT_TRANSACTIONS if error == _E.NONE else error
-            return InitProducerIdResponse(old_fenced(code, req.version, 4))
-        self._persist(metadata, prepared, fx)
-        return InitProducerIdResponse(_E.NONE, prepared.producer_id, prepared.producer_epoch)
-
-    def _generate_producer_id(self, fx: Effects) -> int:
+    def generate_producer_id(self, fx: Effects) -> int:
+        """A fresh producer id (its block record, if one is claimed, joins ``fx``)."""
         if self._new_producer_id is not None:
             return self._new_producer_id()
         producer_id, block = self._producer_ids.generate()
@@ -216,112 +149,7 @@ class TransactionCoordinator:
             fx.records.append(block)
         return producer_id
 
-    # ------------------------------------------------------------------ partitions
-
-    def add_partitions_to_txn(
-        self, req: AddPartitionsToTxnRequest, token: ReplyToken, now_ms: int
-    ) -> TxnResult:
-        """Add partitions to the transaction (v0-3), or with ``verify_only`` (v4+) check that
-        they are in it."""
-        fx = Effects()
-        partitions = req.partitions
-        if req.verify_only:
-            found = self._manager.get_transaction_state(req.transactional_id)
-            errors = verify_partitions(found, req)
-            results = tuple((tp, errors[tp]) for tp in partitions)
-            fx.reply(token, AddPartitionsToTxnResponse(results))
-            return fx.result()
-        exists = self._partition_exists
-        unknown = set() if exists is None else {tp for tp in partitions if not exists(tp)}
-        if unknown:
-            # One missing partition fails them all; the others were "not attempted".
-            results = tuple(
-                (tp, _E.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else _E.OPERATION_NOT_ATTEMPTED)
-                for tp in partitions
-            )
-            fx.reply(token, AddPartitionsToTxnResponse(results))
-            return fx.result()
-        # v4+ comes from a broker adding partitions for a TV2 client's Produce v12+ or
-        # TxnOffsetCommit v5+ (``transactionVersionForAddPartitionsToTxn``).
-        client_version = 2 if req.version >= _BATCHED_ADD_PARTITIONS_VERSION else 0
-        error = self._add_partitions(
-            req.transactional_id,
-            req.producer_id,
-            req.producer_epoch,
-            set(partitions),
-            now_ms,
-            fx,
-            client_version,
-        )
-        error = old_fenced(error, req.version, 2)
-        fx.reply(token, AddPartitionsToTxnResponse(tuple((tp, error) for tp in partitions)))
-        return fx.result()
-
-    def add_offsets_to_txn(
-        self, req: AddOffsetsToTxnRequest, token: ReplyToken, now_ms: int
-    ) -> TxnResult:
-        """Add the group's ``__consumer_offsets`` partition to the transaction."""
-        fx = Effects()
-        offsets_partition = TopicPartition(
-            OFFSETS_TOPIC, partition_for(req.group_id, self._config.offsets_topic_num_partitions)
-        )
-        error = self._add_partitions(
-            req.transactional_id,
-            req.producer_id,
-            req.producer_epoch,
-            {offsets_partition},
-            now_ms,
-            fx,
-        )
-        fx.reply(token, AddOffsetsToTxnResponse(old_fenced(error, req.version, 2)))
-        return fx.result()
-
-    def _add_partitions(
-        self,
-        txn_id: str,
-        producer_id: int,
-        producer_epoch: int,
-        partitions: set[TopicPartition],
-        now_ms: int,
-        fx: Effects,
-        client_version: int = 0,
-    ) -> ErrorCode:
-        if not txn_id:
-            return _E.INVALID_REQUEST
-        found = self._manager.get_transaction_state(txn_id)
-        checked = check_add_partitions(found, producer_id, producer_epoch, partitions)
-        if isinstance(checked, ErrorCode):
-            return checked
-        metadata = checked
-        transit = metadata.prepare_add_partitions(partitions, now_ms, client_version)
-        self._persist(metadata, transit, fx)
-        return _E.NONE
-
-    # ------------------------------------------------------------------ EndTxn
-
-    def end_txn(self, req: EndTxnRequest, token: ReplyToken, now_ms: int) -> TxnResult:
-        """Commit or abort: PrepareCommit/PrepareAbort is written, the client answered, and
-        the markers emitted; :meth:`markers_written` completes the transaction. EndTxn v5+
-        comes from a transaction-version-2 client: the epoch is bumped."""
-        fx = Effects()
-        result = TransactionResult.COMMIT if req.committed else TransactionResult.ABORT
-        client_version = 2 if req.version > _LAST_END_TXN_VERSION_BEFORE_TV2 else 0
-        error, producer_id, producer_epoch = self._end_transaction(
-            req.transactional_id,
-            req.producer_id,
-            req.producer_epoch,
-            result,
-            True,
-            client_version,
-            now_ms,
-            fx,
-        )
-        fx.reply(
-            token, EndTxnResponse(old_fenced(error, req.version, 2), producer_id, producer_epoch)
-        )
-        return fx.result()
-
-    def _end_transaction(
+    def end_transaction(
         self,
         txn_id: str,
         producer_id: int,
@@ -331,10 +159,12 @@ class TransactionCoordinator:
         client_version: int,
         now_ms: int,
         fx: Effects,
+        answer: tuple[ReplyToken, Respond] | None = None,
     ) -> tuple[ErrorCode, int, int]:
         """(error, producer id, producer epoch) of an EndTxn, or of an abort the coordinator
         starts itself (fence, timeout) with ``from_client`` False and the bumped epoch.
-        ``client_version`` is the transaction version the end is made with."""
+        ``client_version`` is the transaction version the end is made with. When the end
+        is prepared, NONE: ``answer`` hears the outcome once the record is appended."""
         no_ids = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
         if not txn_id:
             return (_E.INVALID_REQUEST, *no_ids)
@@ -356,9 +186,12 @@ class TransactionCoordinator:
             if client_version >= 2 and not fencing and metadata.is_producer_epoch_exhausted:
                 # The bump reaches the last epoch: the producer moves to a new id at epoch 0
                 # once the markers are written.
-                next_producer_id = self._generate_producer_id(fx)
+                next_producer_id = self.generate_producer_id(fx)
+            fenced_from = None
             if fencing and target == _S.PREPARE_ABORT:
-                # The fence's epoch becomes the producer's epoch with this very abort.
+                # The fence's epoch becomes the producer's epoch with this very abort (put
+                # back if the abort does not reach the log).
+                fenced_from = (metadata.producer_epoch, metadata.last_producer_epoch)
                 metadata.pending_state = None
                 metadata.producer_epoch = producer_epoch
                 metadata.last_producer_epoch = NO_PRODUCER_EPOCH
@@ -367,11 +200,13 @@ class TransactionCoordinator:
             prepared = metadata.prepare_abort_or_commit(
                 target, client_version, next_producer_id, now_ms
             )
-            self._persist(metadata, prepared, fx)
-            completion = metadata.prepare_complete(now_ms)
-            self._send_markers(PendingCompletion(coordinator_epoch, metadata, completion), fx)
-            # The id and epoch the producer continues with (a new id after a rollover).
-            return _E.NONE, completion.producer_id, completion.producer_epoch
+            self.write(
+                EndPrepared(
+                    self._manager, coordinator_epoch, metadata, prepared, answer, self, fenced_from
+                ),
+                fx,
+            )
+            return (_E.NONE, *no_ids)
         if state in (_S.COMPLETE_COMMIT, _S.COMPLETE_ABORT):
             # A retry of an EndTxn that already completed succeeds again, if it agrees.
             if commit == (state == _S.COMPLETE_COMMIT):
@@ -387,14 +222,22 @@ class TransactionCoordinator:
 
     # ------------------------------------------------------------------ markers
 
-    def _send_markers(self, pending: PendingCompletion, fx: Effects) -> None:
-        metadata = pending.metadata
+    def start_completion(
+        self, coordinator_epoch: int, metadata: TransactionMetadata, now_ms: int, fx: Effects
+    ) -> TxnTransitMetadata:
+        """A PrepareCommit/PrepareAbort is durable (or was loaded): prepare the completion
+        (returned) and write the markers (none to write: the completion at once)."""
+        transit = metadata.prepare_complete(now_ms)
+        pending = PendingCompletion(
+            coordinator_epoch, metadata, transit, frozenset(metadata.topic_partitions)
+        )
         txn_id = metadata.transactional_id
         self._pending[txn_id] = pending
-        if not metadata.topic_partitions:
+        if metadata.topic_partitions:
+            fx.markers.append(marker_for(metadata, coordinator_epoch))
+        else:
             self._maybe_complete(txn_id, fx)
-            return
-        fx.markers.append(marker_for(metadata, pending.coordinator_epoch))
+        return transit
 
     def markers_written(
         self, transactional_id: str, partitions: Iterable[TopicPartition], now_ms: int
@@ -403,11 +246,11 @@ class TransactionCoordinator:
         once none is left, CompleteCommit/CompleteAbort is written."""
         pending = self._pending.get(transactional_id)
         if pending is None:
-            return TxnResult()
+            return EMPTY_RESULT
         if self._manager.coordinator_epoch_of(transactional_id) != pending.coordinator_epoch:
             # The partition moved or is reloading: whoever loads it completes the transaction.
             del self._pending[transactional_id]
-            return TxnResult()
+            return EMPTY_RESULT
         for tp in partitions:
             if tp in pending.metadata.topic_partitions:
                 pending.metadata.remove_partition(tp)
@@ -415,12 +258,32 @@ class TransactionCoordinator:
         self._maybe_complete(transactional_id, fx)
         return fx.result()
 
+    def markers_failed(self, transactional_id: str, error: ErrorCode, now_ms: int) -> TxnResult:
+        """A marker could not be written (log-append ``error``): the transaction is again
+        what the log says (prepared, all its partitions) and its markers go out again at the
+        next timeout scan."""
+        pending = self._pending.pop(transactional_id, None)
+        if pending is None:
+            return EMPTY_RESULT
+        fx = Effects()
+        CompletionWritten(
+            self._manager, pending.coordinator_epoch, pending.metadata, pending.transit,
+            pending.partitions,
+        ).append_failed(error, now_ms, fx)
+        return fx.result()
+
     def _maybe_complete(self, txn_id: str, fx: Effects) -> None:
         pending = self._pending[txn_id]
         if pending.metadata.topic_partitions:
             return
         del self._pending[txn_id]
-        self._persist(pending.metadata, pending.transit, fx)
+        self.write(
+            CompletionWritten(
+                self._manager, pending.coordinator_epoch, pending.metadata, pending.transit,
+                pending.partitions,
+            ),
+            fx,
+        )
 
     def pending_markers(self) -> dict[str, TxnMarker]:
         """Markers not yet reported written, by transactional id."""
@@ -429,30 +292,28 @@ class TransactionCoordinator:
             for txn_id, pending in sorted(self._pending.items())
         }
 
-    # ------------------------------------------------------------------ admin
+    # ------------------------------------------------------------------ appends
 
-    def describe_transactions(
-        self, req: DescribeTransactionsRequest, token: ReplyToken, now_ms: int
-    ) -> TxnResult:
-        """DescribeTransactions: each id's state, producer and partitions."""
+    def append_done(self, result: TxnResult, now_ms: int) -> TxnResult:
+        """``result.records`` are durable: complete their transitions; what follows (the
+        answers, markers, completions) is returned."""
+        if not result.callbacks:
+            return EMPTY_RESULT
         fx = Effects()
-        states = tuple(
-            describe(txn_id, self._manager.get_transaction_state(txn_id))
-            for txn_id in req.transactional_ids
-        )
-        fx.reply(token, DescribeTransactionsResponse(states))
+        for callback in result.callbacks:
+            callback.appended(now_ms, fx)
         return fx.result()
 
-    def list_transactions(
-        self, req: ListTransactionsRequest, token: ReplyToken, now_ms: int
-    ) -> TxnResult:
-        """ListTransactions with its state, producer-id and duration filters."""
+    def append_failed(self, result: TxnResult, error: ErrorCode, now_ms: int) -> TxnResult:
+        """Appending ``result.records`` failed with log-append error ``error``: every
+        transition is reverted and its requester answered with Kafka's mapped error. The
+        returned Result carries every reply to send instead of ``result.replies``."""
         fx = Effects()
-        response: ListTransactionsResponse = self._manager.list_transaction_states(
-            frozenset(req.producer_id_filters), req.state_filters, req.duration_filter, now_ms
-        )
-        fx.reply(token, response)
-        return fx.result()
+        for callback in result.callbacks:
+            callback.append_failed(error, now_ms, fx)
+        replaced = {reply.token for reply in fx.replies}
+        kept = tuple(reply for reply in result.replies if reply.token not in replaced)
+        return TxnResult((), kept + tuple(fx.replies), tuple(fx.timers), tuple(fx.markers))
 
     # ------------------------------------------------------------------ timers
 
@@ -461,12 +322,13 @@ class TransactionCoordinator:
         fx = Effects()
         if key == ABORT_TIMED_OUT_TRANSACTIONS:
             self._abort_timed_out_transactions(now_ms, fx)
+            self._resume_completions(now_ms, fx)
             interval = self._config.abort_timed_out_transaction_cleanup_interval_ms
         elif key == REMOVE_EXPIRED_TRANSACTIONAL_IDS:
             self._remove_expired_transactional_ids(now_ms, fx)
             interval = self._config.remove_expired_transactional_id_cleanup_interval_ms
         else:
-            return TxnResult()
+            return EMPTY_RESULT
         fx.schedule(key, now_ms + interval)
         return fx.result()
 
@@ -481,7 +343,7 @@ class TransactionCoordinator:
             if metadata.pending_transition_in_progress:
                 continue
             fence = metadata.prepare_fence_producer_epoch()
-            self._end_transaction(
+            error, _, _ = self.end_transaction(
                 metadata.transactional_id,
                 fence.producer_id,
                 fence.producer_epoch,
@@ -491,14 +353,30 @@ class TransactionCoordinator:
                 now_ms,
                 fx,
             )
+            if error != _E.NONE and metadata.pending_state == _S.PREPARE_EPOCH_FENCE:
+                metadata.pending_state = None  # nothing was written: the next scan tries again
+
+    def _resume_completions(self, now_ms: int, fx: Effects) -> None:
+        """Transactions left prepared by a lost completion get their markers again, as
+        after a restart."""
+        for coordinator_epoch, metadata in self._manager.all_metadata():
+            if (
+                metadata.state in (_S.PREPARE_COMMIT, _S.PREPARE_ABORT)
+                and metadata.pending_state is None
+                and metadata.transactional_id not in self._pending
+            ):
+                self.start_completion(coordinator_epoch, metadata, now_ms, fx)
 
     def _remove_expired_transactional_ids(self, now_ms: int, fx: Effects) -> None:
         for metadata in self._manager.expirable_transactional_ids(now_ms):
-            metadata.prepare_dead()
-            fx.records.append(
-                TransactionLogRecord(TransactionLogKey(metadata.transactional_id), None)
+            txn_id = metadata.transactional_id
+            coordinator_epoch = self._manager.coordinator_epoch_of(txn_id)
+            assert coordinator_epoch is not None
+            transit = metadata.prepare_dead()
+            fx.persist(
+                TransactionLogRecord(TransactionLogKey(txn_id), None),
+                Expired(self._manager, coordinator_epoch, metadata, transit),
             )
-            self._manager.remove(metadata.transactional_id)
 
     # ------------------------------------------------------------------ loading
 
@@ -514,8 +392,7 @@ class TransactionCoordinator:
         left in PrepareCommit/PrepareAbort, and start the periodic jobs."""
         fx = Effects()
         for partition, epoch in sorted(self._manager.loading_epochs().items()):
-            for pending in self._manager.complete_loading(partition, epoch, now_ms):
-                self._send_markers(pending, fx)
+            self._complete_loading(partition, epoch, now_ms, fx)
         fx.schedule(
             ABORT_TIMED_OUT_TRANSACTIONS,
             now_ms + self._config.abort_timed_out_transaction_cleanup_interval_ms,
@@ -525,6 +402,10 @@ class TransactionCoordinator:
             now_ms + self._config.remove_expired_transactional_id_cleanup_interval_ms,
         )
         return fx.result()
+
+    def _complete_loading(self, partition: int, epoch: int, now_ms: int, fx: Effects) -> None:
+        for metadata in self._manager.complete_loading(partition, epoch):
+            self.start_completion(epoch, metadata, now_ms, fx)
 
     def load_partition(self, partition: int, coordinator_epoch: int) -> None:
         """Become coordinator of ``partition`` (several brokers): replay its records, then
@@ -537,8 +418,7 @@ class TransactionCoordinator:
     ) -> TxnResult:
         """The partition's records are replayed: serve it and re-send pending markers."""
         fx = Effects()
-        for pending in self._manager.complete_loading(partition, coordinator_epoch, now_ms):
-            self._send_markers(pending, fx)
+        self._complete_loading(partition, coordinator_epoch, now_ms, fx)
         return fx.result()
 
     def unload_partition(self, partition: int, coordinator_epoch: int | None = None) -> None:
@@ -561,13 +441,21 @@ class TransactionCoordinator:
         """Ids currently cached, in partition then id order."""
         return [m.transactional_id for _, m in self._manager.all_metadata()]
 
+    def hard_state(self) -> dict[str, TransactionLogRecord]:
+        """Every owned id's state as the record a replay would rebuild it from (the live
+        metadata equals a replay of the log exactly when these are equal)."""
+        return {
+            m.transactional_id: TransactionLogRecord(
+                TransactionLogKey(m.transactional_id),
+                value_from_transit(m.current_transit(), self._config.log_value_version),
+            )
+            for _, m in self._manager.all_metadata()
+        }
+
     # ------------------------------------------------------------------ internals
 
-    def _persist(
-        self, metadata: TransactionMetadata, transit: TxnTransitMetadata, fx: Effects
-    ) -> None:
-        """Write the transition's record and complete it (the runtime makes the record
-        durable before any reply of this Result goes out)."""
-        value = value_from_transit(transit, self._config.log_value_version)
-        fx.records.append(TransactionLogRecord(TransactionLogKey(metadata.transactional_id), value))
-        metadata.complete_transition_to(transit)
+    def write(self, written: TransitionWritten, fx: Effects) -> None:
+        """Emit the transition's record; ``written`` completes it once durable."""
+        value = value_from_transit(written.transit, self._config.log_value_version)
+        key = TransactionLogKey(written.metadata.transactional_id)
+        fx.persist(TransactionLogRecord(key, value), written)

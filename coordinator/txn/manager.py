@@ -16,7 +16,12 @@ from coordinator.txn.config import TxnConfig
 from coordinator.txn.log import TransactionLogRecord, metadata_from_value
 from coordinator.txn.messages import ListTransactionsResponse, TransactionListing
 from coordinator.txn.placement import partition_for
-from coordinator.txn.state import TransactionMetadata, TransactionState, TxnTransitMetadata
+from coordinator.txn.state import (
+    TopicPartition,
+    TransactionMetadata,
+    TransactionState,
+    TxnTransitMetadata,
+)
 from wire.constants import ErrorCode
 
 __all__ = ["PendingCompletion", "TransactionStateManager", "TxnIdAndEpoch"]
@@ -39,11 +44,13 @@ class TxnIdAndEpoch:
 
 @dataclass(frozen=True, slots=True)
 class PendingCompletion:
-    """A prepared commit or abort waiting for its markers, and the completion to write then."""
+    """A prepared commit or abort waiting for its markers, the completion to write then,
+    and the partitions it was prepared with."""
 
     coordinator_epoch: int
     metadata: TransactionMetadata
     transit: TxnTransitMetadata
+    partitions: frozenset[TopicPartition] = frozenset()
 
 
 class TransactionStateManager:
@@ -198,23 +205,20 @@ class TransactionStateManager:
         else:
             cache.metadata[txn_id] = metadata_from_value(txn_id, record.value)
 
-    def complete_loading(
-        self, partition: int, coordinator_epoch: int, now_ms: int
-    ) -> list[PendingCompletion]:
-        """The partition is loaded: own it; transactions caught in PrepareCommit/PrepareAbort
-        are prepared for completion (their markers must be written again)."""
+    def complete_loading(self, partition: int, coordinator_epoch: int) -> list[TransactionMetadata]:
+        """The partition is loaded: own it; the transactions caught in PrepareCommit or
+        PrepareAbort are returned (their markers must be written again)."""
         cache = self._loading.get(partition)
         if cache is None or cache.coordinator_epoch != coordinator_epoch:
             return []
         del self._loading[partition]
         self._caches[partition] = cache
-        pending = []
-        for txn_id in sorted(cache.metadata):
-            metadata = cache.metadata[txn_id]
-            if metadata.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
-                transit = metadata.prepare_complete(now_ms)
-                pending.append(PendingCompletion(coordinator_epoch, metadata, transit))
-        return pending
+        prepared = (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
+        return [
+            cache.metadata[txn_id]
+            for txn_id in sorted(cache.metadata)
+            if cache.metadata[txn_id].state in prepared
+        ]
 
     def remove_partition(self, partition: int, coordinator_epoch: int | None = None) -> None:
         """Stop owning ``partition``; a load in progress stops only if it is at

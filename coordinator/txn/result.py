@@ -7,23 +7,29 @@ entry, with the entry's producer id, epoch and coordinator epoch). Once a partit
 is written (or the partition is gone) the runtime calls
 ``TransactionCoordinator.markers_written``, whose Result completes the transaction.
 
-The records of a Result are already applied to the coordinator's memory when it returns,
-so the runtime must not send the replies before the records are durable.
+Nothing is applied when a Result returns: each record's transition is only *pending*.
+Once the append of ``records`` is durable the runtime calls
+``TransactionCoordinator.append_done`` (which completes the transitions through the
+Result's ``callbacks``), and ``append_failed`` if it failed (the transitions are reverted,
+the requesters answered with Kafka's mapped error).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Protocol
 
 from coordinator.txn.log import TxnRecord
 from coordinator.txn.messages import TxnResponse
 from coordinator.txn.state import TopicPartition, TransactionResult
+from wire.constants import ErrorCode
 
 __all__ = [
     "ABORT_TIMED_OUT_TRANSACTIONS",
     "EMPTY_RESULT",
     "REMOVE_EXPIRED_TRANSACTIONAL_IDS",
+    "AppendCallback",
     "CancelTimer",
     "Effects",
     "Reply",
@@ -85,14 +91,26 @@ class TxnMarker:
     partitions: tuple[TopicPartition, ...]
 
 
+class AppendCallback(Protocol):
+    """Run once the append of the Result's records completed."""
+
+    def appended(self, now_ms: int, fx: Effects) -> None:
+        """The records are in the log."""
+
+    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
+        """The append failed with log-append error ``error``."""
+
+
 @dataclass(frozen=True, slots=True)
 class TxnResult:
-    """Records to persist, replies to send, timer changes and markers to write."""
+    """Records to persist, replies to send, timer changes, markers to write and what to do
+    when the append completes."""
 
     records: tuple[TxnRecord, ...] = ()
     replies: tuple[Reply, ...] = ()
     timers: tuple[ScheduleTimer | CancelTimer, ...] = ()
     markers: tuple[TxnMarker, ...] = ()
+    callbacks: tuple[AppendCallback, ...] = ()
 
 
 EMPTY_RESULT = TxnResult()
@@ -101,13 +119,19 @@ EMPTY_RESULT = TxnResult()
 class Effects:
     """Accumulates one call's output."""
 
-    __slots__ = ("markers", "records", "replies", "timers")
+    __slots__ = ("callbacks", "markers", "records", "replies", "timers")
 
     def __init__(self) -> None:
         self.records: list[TxnRecord] = []
         self.replies: list[Reply] = []
         self.timers: list[ScheduleTimer | CancelTimer] = []
         self.markers: list[TxnMarker] = []
+        self.callbacks: list[AppendCallback] = []
+
+    def persist(self, record: TxnRecord, callback: AppendCallback) -> None:
+        """Emit a record and what completes (or reverts) its transition."""
+        self.records.append(record)
+        self.callbacks.append(callback)
 
     def reply(self, token: ReplyToken, response: TxnResponse) -> None:
         """Answer the request identified by ``token``."""
@@ -119,8 +143,9 @@ class Effects:
 
     def result(self) -> TxnResult:
         """Freeze what was accumulated."""
-        if not (self.records or self.replies or self.timers or self.markers):
+        if not (self.records or self.replies or self.timers or self.markers or self.callbacks):
             return EMPTY_RESULT
         return TxnResult(
-            tuple(self.records), tuple(self.replies), tuple(self.timers), tuple(self.markers)
+            tuple(self.records), tuple(self.replies), tuple(self.timers), tuple(self.markers),
+            tuple(self.callbacks),
         )

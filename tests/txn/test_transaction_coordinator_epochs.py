@@ -23,6 +23,7 @@ from coordinator.txn import (
     TransactionState,
     TxnConfig,
 )
+from coordinator.txn.handlers import handle_describe_transactions
 from coordinator.txn.messages import DescribeTransactionsRequest, InitProducerIdResponse
 from coordinator.txn.result import Effects
 from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, SHORT_MAX
@@ -128,7 +129,7 @@ def test_should_fail_to_abort_transaction_on_handle_init_pid_when_producer_epoch
     # asked directly with an epoch below the current one.
     d.place(meta(S.ONGOING, producer_epoch=PRODUCER_EPOCH + 2, partitions={TP1}, start=0))
     fx = Effects()
-    error, _, _ = d.coordinator._end_transaction(
+    error, _, _ = d.coordinator.end_transaction(
         TXN_ID, PRODUCER_ID, PRODUCER_EPOCH + 1, TransactionResult.ABORT, False, 0, 0, fx
     )
     assert error == E.PRODUCER_FENCED and fx.records == []
@@ -267,7 +268,7 @@ def test_should_abort_expired_transactions_in_ongoing_state_and_bump_epoch(d: Dr
     )
     interval = TxnConfig().abort_timed_out_transaction_cleanup_interval_ms
     d.now = interval
-    d.results.append(d.coordinator.fire_timer(ABORT_TIMED_OUT_TRANSACTIONS, d.now))
+    d.tick(ABORT_TIMED_OUT_TRANSACTIONS)
     (value,) = txn_records(d)
     assert (value.state, value.producer_id, value.producer_epoch) == (
         S.PREPARE_ABORT,
@@ -286,7 +287,7 @@ def test_should_not_accept_smaller_epoch_during_transaction_expiration(d: Driver
     # epoch's fence (2) is refused.
     d.place(meta(S.ONGOING, producer_epoch=PRODUCER_EPOCH + 2, partitions={TP1}, start=0))
     fx = Effects()
-    error, _, _ = d.coordinator._end_transaction(
+    error, _, _ = d.coordinator.end_transaction(
         TXN_ID, PRODUCER_ID, PRODUCER_EPOCH + 1, TransactionResult.ABORT, False, 0, 0, fx
     )
     assert error == E.PRODUCER_FENCED
@@ -313,7 +314,7 @@ def test_should_not_bump_epoch_with_pending_transaction(d: Driver) -> None:
 
 def _describe(d: Driver, txn_id: str) -> Any:
     req = DescribeTransactionsRequest((txn_id,))
-    result = d.coordinator.describe_transactions(req, "t", d.now)
+    result = handle_describe_transactions(d.coordinator, req, "t", d.now)
     (state,) = result.replies[0].response.transaction_states  # type: ignore[union-attr]
     return state
 

@@ -213,8 +213,7 @@ def test_a_timeout_abort_under_transaction_version_2_fences_the_producer() -> No
     pid, epoch = _begin(c)
     c.produce(TP1, pid, epoch, 0)
     c.driver.now = 120_000
-    result = c.driver.coordinator.fire_timer(ABORT_TIMED_OUT_TRANSACTIONS, c.driver.now)
-    c.driver.results.append(result)
+    result = c.driver.tick(ABORT_TIMED_OUT_TRANSACTIONS)
     (marker,) = result.markers
     assert (marker.result, marker.producer_epoch) == (TransactionResult.ABORT, epoch + 2)
     c.deliver_markers()

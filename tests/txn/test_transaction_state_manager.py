@@ -19,6 +19,7 @@ from coordinator.txn import (
     TransactionState,
     TxnConfig,
 )
+from coordinator.txn.handlers import handle_add_partitions_to_txn
 from coordinator.txn.log import value_from_transit
 from coordinator.txn.manager import TransactionStateManager, TxnIdAndEpoch
 from coordinator.txn.messages import AddPartitionsToTxnRequest
@@ -53,7 +54,7 @@ def _loaded(*partitions: int) -> TransactionStateManager:
     manager = TransactionStateManager(CONFIG)
     for p in partitions:
         manager.begin_loading(p, 10)
-        manager.complete_loading(p, 10, NOW)
+        manager.complete_loading(p, 10)
     return manager
 
 
@@ -99,7 +100,7 @@ def test_delete_loading_partition() -> None:
     manager.remove_partition(0)
     assert manager.loading_epochs() == {}
     # The load that finishes afterwards is ignored.
-    assert manager.complete_loading(0, 0, NOW) == []
+    assert manager.complete_loading(0, 0) == []
     assert manager.get_transaction_state(TXN1) == E.NOT_COORDINATOR
 
 
@@ -129,7 +130,7 @@ def test_load_and_remove_transactions_for_partition() -> None:
     assert manager.get_transaction_state(TXN1) == E.COORDINATOR_LOAD_IN_PROGRESS
     for record in records:
         manager.replay(record)
-    manager.complete_loading(0, 0, NOW)
+    manager.complete_loading(0, 0)
     for expected in (t1, t2):
         found = manager.get_transaction_state(expected.transactional_id)
         assert isinstance(found, tuple) and found[1] is not None
@@ -251,6 +252,7 @@ def _expiration(state: S) -> tuple[TransactionCoordinator, list[TransactionLogRe
     coordinator.manager.put_transaction_state_if_not_exists(m1)
     coordinator.manager.put_transaction_state_if_not_exists(_m(TXN2, 2))
     result = coordinator.fire_timer(REMOVE_EXPIRED_TRANSACTIONAL_IDS, NOW)
+    coordinator.append_done(result, NOW)
     return coordinator, [r for r in result.records if isinstance(r, TransactionLogRecord)]
 
 
@@ -303,7 +305,7 @@ def test_successful_reimmigration() -> None:
     for epoch in (0, 1):  # loaded again at epoch 1 without having been unloaded
         manager.begin_loading(0, epoch)
         manager.replay(_record(t1))
-        manager.complete_loading(0, epoch, NOW)
+        manager.complete_loading(0, epoch)
         assert manager.loading_epochs() == {}
     assert manager.owned_partitions == {0: 1}
 
@@ -316,7 +318,7 @@ def test_ignore_unknown_record_type() -> None:
     manager = TransactionStateManager(CONFIG)
     manager.begin_loading(0, 1)
     manager.replay(_record(t1))
-    manager.complete_loading(0, 1, NOW)
+    manager.complete_loading(0, 1)
     found = manager.get_transaction_state(TXN1)
     assert isinstance(found, tuple) and found[1] is not None
     loaded = found[1]
@@ -356,10 +358,14 @@ def test_complete_transition_when_append_succeeded() -> None:
     coordinator.on_loaded(NOW)
     m1 = _m(TXN1, 1)
     coordinator.manager.put_transaction_state_if_not_exists(m1)
-    (record,) = coordinator.add_partitions_to_txn(
+    result = handle_add_partitions_to_txn(
+        coordinator,
         AddPartitionsToTxnRequest(TXN1, 1, 0, (TopicPartition("topic1", 0),)), "t", NOW
-    ).records
+    )
+    (record,) = result.records
     assert isinstance(record, TransactionLogRecord) and record.value is not None
+    assert (m1.state, m1.pending_state) == (S.EMPTY, S.ONGOING)  # not before it is durable
+    coordinator.append_done(result, NOW)
     assert coordinator.manager.get_transaction_state(TXN1) == (0, m1)
     assert (m1.state, m1.pending_state) == (S.ONGOING, None)
 
@@ -380,6 +386,7 @@ def test_transaction_expiration_should_not_fail_with_uninitialized_transaction_m
     later = NOW + CONFIG.transactional_id_expiration_ms + 1
     result = coordinator.fire_timer(REMOVE_EXPIRED_TRANSACTIONAL_IDS, later)
     assert TransactionLogRecord(TransactionLogKey("id"), None) in result.records
+    coordinator.append_done(result, later)
     assert coordinator.manager.get_transaction_state("id") == (0, None)
 
 
@@ -387,5 +394,5 @@ def test_load_transaction_metadata_with_corrupted_log() -> None:
     # Nothing readable in the partition: the load still completes and owns it.
     manager = TransactionStateManager(CONFIG)
     manager.begin_loading(0, 0)
-    assert manager.complete_loading(0, 0, NOW) == []
+    assert manager.complete_loading(0, 0) == []
     assert (manager.loading_epochs(), manager.owned_partitions) == ({}, {0: 0})

@@ -91,10 +91,9 @@ def test_a_hung_transaction_is_aborted_by_its_timeout() -> None:
     pid, epoch = _begin(c, timeout=5000)
     c.produce(T0, pid, epoch, 0)
     c.driver.now = 5000
-    assert c.driver.coordinator.fire_timer(ABORT_TIMED_OUT_TRANSACTIONS, c.driver.now).markers == ()
+    assert c.driver.tick(ABORT_TIMED_OUT_TRANSACTIONS).markers == ()
     c.driver.now = 6000
-    result = c.driver.coordinator.fire_timer(ABORT_TIMED_OUT_TRANSACTIONS, c.driver.now)
-    c.driver.results.append(result)
+    result = c.driver.tick(ABORT_TIMED_OUT_TRANSACTIONS)
     (marker,) = result.markers
     assert marker.producer_epoch == epoch + 1
     assert c.partition(T0).last_stable_offset == 0

@@ -159,10 +159,10 @@ def test_coordinator_properties(ops: list[tuple[Any, ...]]) -> None:
             c.deliver_markers()
         elif kind == "tick":
             d.now += op[1]
-            d.results.append(d.coordinator.fire_timer(ABORT_TIMED_OUT_TRANSACTIONS, d.now))
+            d.tick(ABORT_TIMED_OUT_TRANSACTIONS)
         elif kind == "expire":
             d.now += op[1]
-            d.results.append(d.coordinator.fire_timer(REMOVE_EXPIRED_TRANSACTIONAL_IDS, d.now))
+            d.tick(REMOVE_EXPIRED_TRANSACTIONAL_IDS)
         else:
             c.restart()
         records = c.driver.records()

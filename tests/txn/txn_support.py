@@ -14,6 +14,13 @@ from coordinator.txn import (
     TxnConfig,
     TxnRecord,
     TxnResult,
+    TxnTimerKey,
+)
+from coordinator.txn.handlers import (
+    handle_add_offsets_to_txn,
+    handle_add_partitions_to_txn,
+    handle_end_txn,
+    handle_init_producer_id,
 )
 from coordinator.txn.messages import (
     AddOffsetsToTxnRequest,
@@ -31,6 +38,7 @@ from coordinator.txn.producer_state import (
     ProducerStateError,
 )
 from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from wire.constants import ErrorCode
 
 TXN_ID = "known"
 PRODUCER_ID = 10
@@ -90,17 +98,50 @@ class Driver:
             self.coordinator.replay(record)
         self.now = now
         self.tokens = itertools.count()
-        self.results: list[TxnResult] = [
-            TxnResult(records=replay),
-            self.coordinator.on_loaded(self.now),
-        ]
+        #: How many of the next appends fail, and with which log-append error.
+        self.failures = 0
+        self.append_error = ErrorCode.KAFKA_STORAGE_ERROR
+        self.results: list[TxnResult] = [TxnResult(records=replay)]
+        self.settle(self.coordinator.on_loaded(self.now))
 
     @property
     def last(self) -> TxnResult:
         return self.results[-1]
 
+    def settle(self, result: TxnResult) -> TxnResult:
+        """``result`` with its records appended: the coordinator completes their transitions
+        (``append_done``) and what follows is settled too. One Result of everything that
+        happened is recorded (``last``) and returned."""
+        records: list[TxnRecord] = []
+        replies: list[Any] = []
+        timers = list(result.timers)
+        markers = list(result.markers)
+        while True:
+            if result.records and self.failures:
+                # The log refuses the append: the coordinator's replies replace the Result's.
+                self.failures -= 1
+                result = self.coordinator.append_failed(result, self.append_error, self.now)
+                replies += result.replies
+                timers += result.timers
+                markers += result.markers
+                break
+            records += result.records
+            replies += result.replies
+            if not result.callbacks:
+                break
+            result = self.coordinator.append_done(result, self.now)
+            timers += result.timers
+            markers += result.markers
+        settled = TxnResult(tuple(records), tuple(replies), tuple(timers), tuple(markers))
+        self.results.append(settled)
+        return settled
+
+    def tick(self, key: TxnTimerKey) -> TxnResult:
+        """Fire the timer ``key`` now; the settled Result."""
+        return self.settle(self.coordinator.fire_timer(key, self.now))
+
     def _answer(self, result: TxnResult) -> TxnResponse:
-        self.results.append(result)
+        result = self.settle(result)
         assert len(result.replies) == 1, result
         return result.replies[0].response
 
@@ -119,7 +160,8 @@ class Driver:
         version: int = 4,
     ) -> Any:
         req = InitProducerIdRequest(txn_id, timeout, producer_id, producer_epoch, version)
-        return self._answer(self.coordinator.init_producer_id(req, next(self.tokens), self.now))
+        token = next(self.tokens)
+        return self._answer(handle_init_producer_id(self.coordinator, req, token, self.now))
 
     def add(
         self,
@@ -134,7 +176,7 @@ class Driver:
             txn_id, producer_id, producer_epoch, partitions, version, verify_only
         )
         response = self._answer(
-            self.coordinator.add_partitions_to_txn(req, next(self.tokens), self.now)
+            handle_add_partitions_to_txn(self.coordinator, req, next(self.tokens), self.now)
         )
         return response.errors  # type: ignore[union-attr]
 
@@ -148,7 +190,7 @@ class Driver:
     ) -> int:
         req = AddOffsetsToTxnRequest(txn_id, producer_id, producer_epoch, group_id, version)
         response = self._answer(
-            self.coordinator.add_offsets_to_txn(req, next(self.tokens), self.now)
+            handle_add_offsets_to_txn(self.coordinator, req, next(self.tokens), self.now)
         )
         return response.error_code  # type: ignore[union-attr]
 
@@ -161,19 +203,20 @@ class Driver:
         version: int = 3,
     ) -> Any:
         req = EndTxnRequest(txn_id, producer_id, producer_epoch, commit, version)
-        return self._answer(self.coordinator.end_txn(req, next(self.tokens), self.now))
+        return self._answer(handle_end_txn(self.coordinator, req, next(self.tokens), self.now))
 
     def write_markers(self) -> TxnResult:
         """Report every pending marker written; the completions' Result."""
         records = []
         for txn_id, marker in self.coordinator.pending_markers().items():
-            result = self.coordinator.markers_written(txn_id, marker.partitions, self.now)
+            result = self.settle(
+                self.coordinator.markers_written(txn_id, marker.partitions, self.now)
+            )
             records.extend(result.records)
-            self.results.append(result)
         return TxnResult(records=tuple(records))
 
     def records(self) -> list[Any]:
-        """Every record emitted so far, in order."""
+        """Every record in the log so far (appended, or replayed at start), in order."""
         return [r for result in self.results for r in result.records]
 
 
@@ -217,8 +260,9 @@ class Cluster:
                     marker.coordinator_epoch,
                 )
                 self.partition(tp).append(batch, AppendOrigin.COORDINATOR)
-            result = coordinator.markers_written(txn_id, marker.partitions, self.driver.now)
-            self.driver.results.append(result)
+            self.driver.settle(
+                coordinator.markers_written(txn_id, marker.partitions, self.driver.now)
+            )
 
     def restart(self) -> TxnResult:
         """A new coordinator replaying every record written so far; its on_loaded Result."""

@@ -1,0 +1,84 @@
+"""Persist, then apply, over TCP: when the log refuses a transaction record, the client
+hears Kafka's NOT_COORDINATOR, DescribeTransactions shows the state the log holds, and a
+restart on the same log rebuilds exactly the live state."""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import pytest
+import trio
+from raw_client import RawClient, TxnClient
+
+from coordinator.server.app import RunningServer, serve
+from coordinator.server.options import build_options
+from coordinator.server.sink import MemorySink
+from storage.records import Record, TransactionStateKey
+from wire import ErrorCode
+
+DESCRIBE_TRANSACTIONS = 65
+
+
+def fail_transaction_records(records: Sequence[Record]) -> OSError | None:
+    """The sink's fault: a disk error for any append holding a transaction record."""
+    if any(isinstance(r.key, TransactionStateKey) for r in records):
+        return OSError(errno.EIO, "disk gone")
+    return None
+
+
+async def start(nursery: trio.Nursery, sink: MemorySink) -> RunningServer:
+    options = build_options({}, host="127.0.0.1", port=0, data_dir=None, topics=(("t", 2),),
+                            sink=sink)
+    running: RunningServer = await nursery.start(serve, options)
+    return running
+
+
+@pytest.fixture
+async def clients() -> AsyncIterator[list[RawClient]]:
+    opened: list[RawClient] = []
+    yield opened
+    for client in opened:
+        await trio.aclose_forcefully(client.stream)
+
+
+async def describe(client: RawClient, txn_id: str) -> tuple[Any, ...]:
+    answer = await client.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": [txn_id]})
+    (state,) = answer.transaction_states
+    partitions = sorted((t.topic, p) for t in state.topics for p in t.partitions)
+    return (state.error_code, state.transaction_state, state.producer_id, state.producer_epoch,
+            tuple(partitions))
+
+
+async def test_a_refused_add_partitions_answers_not_coordinator_and_changes_nothing(
+    clients: list[RawClient],
+) -> None:
+    sink = MemorySink()
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            running = await start(nursery, sink)
+            client = await RawClient.connect(running.port)
+            clients.append(client)
+            producer = TxnClient(client, "tx-a")
+            assert (await producer.init()).error_code == 0
+            before = await describe(client, "tx-a")
+            assert before[1] == "Empty"
+
+            sink.fail_with = fail_transaction_records
+            assert await producer.add("t", 0) == {0: ErrorCode.NOT_COORDINATOR}
+            sink.fail_with = None
+            live = await describe(client, "tx-a")
+            assert live == before  # not Ongoing: the record never reached the log
+
+            assert await producer.add("t", 1) == {1: ErrorCode.NONE}
+            live = await describe(client, "tx-a")
+            assert live[1:] == ("Ongoing", before[2], before[3], (("t", 1),))
+            nursery.cancel_scope.cancel()
+
+        async with trio.open_nursery() as nursery:  # a restart on the same log
+            running = await start(nursery, sink)
+            client = await RawClient.connect(running.port)
+            clients.append(client)
+            assert await describe(client, "tx-a") == live
+            nursery.cancel_scope.cancel()
