@@ -45,20 +45,19 @@ from coordinator.core import (
     Reply,
     ReplyToken,
     RequestContext,
-    Response,
     Result,
     ScheduleTimer,
-    TimerKey,
     handle_describe_groups,
     handle_list_groups,
     handle_offset_fetch,
 )
 from coordinator.core.consumer_describe import handle_consumer_group_describe
 from coordinator.core.group_reload import reload_groups
-from coordinator.core.result import Effects
+from coordinator.core.result import Effects, ShardResponse, ShardTimerKey
 from coordinator.server.context import Handler
 from coordinator.server.context import RequestContext as ServerRequestContext
 from coordinator.server.sink import RecordSink
+from coordinator.txn.timers import TxnTimerKey
 from storage.errors import append_error_of
 from storage.records import RebalanceEventKey, RebalanceEventValue, Record, TransactionStateKey
 
@@ -129,7 +128,7 @@ class PendingReply:
         self._waiters = waiters
         self._finish: Callable[[Any], Any] | None = None
         self.event: trio.Event | None = None
-        self.response: Response | None = None
+        self.response: ShardResponse | None = None
 
     @classmethod
     def answered(cls, response: Any) -> PendingReply:
@@ -194,9 +193,9 @@ class CoordinatorRuntime:
         self._t0 = 0.0
         self._tokens = itertools.count(1)
         self._waiters: dict[ReplyToken, PendingReply] = {}
-        self._timers: dict[TimerKey, int] = {}  # armed keys -> deadline (ms)
-        self._queued: dict[TimerKey, int] = {}  # armed keys -> their live heap entry
-        self._heap: list[tuple[int, int, TimerKey]] = []
+        self._timers: dict[ShardTimerKey, int] = {}  # armed keys -> deadline (ms)
+        self._queued: dict[ShardTimerKey, int] = {}  # armed keys -> their live heap entry
+        self._heap: list[tuple[int, int, ShardTimerKey]] = []
         self._heap_seq = itertools.count()
         self._timer_scope: trio.CancelScope | None = None
         self._queue: list[Result] = []  # Results waiting for their records to be durable
@@ -483,14 +482,14 @@ class CoordinatorRuntime:
             else:
                 self._timers.pop(change.key, None)
 
-    def arm_timer(self, key: TimerKey, deadline_ms: int) -> None:
+    def arm_timer(self, key: ShardTimerKey, deadline_ms: int) -> None:
         """Arm ``key`` at ``deadline_ms``, replacing its deadline (a ScheduleTimer's change)."""
         self._timers[key] = deadline_ms
         entry = self._queued.get(key)
         if entry is None or entry > deadline_ms:
             self._push(key, deadline_ms)
 
-    def _push(self, key: TimerKey, deadline: int) -> None:
+    def _push(self, key: ShardTimerKey, deadline: int) -> None:
         self._queued[key] = deadline
         heap = self._heap
         heapq.heappush(heap, (deadline, next(self._heap_seq), key))
@@ -503,11 +502,11 @@ class CoordinatorRuntime:
             self._heap = [(d, next(self._heap_seq), k) for k, d in self._queued.items()]
             heapq.heapify(self._heap)
 
-    def armed_timers(self) -> dict[TimerKey, int]:
+    def armed_timers(self) -> dict[ShardTimerKey, int]:
         """The armed timers and their deadlines (ms), for tests and diagnostics."""
         return dict(self._timers)
 
-    def _pop_live(self, now: int) -> tuple[TimerKey, int] | None:
+    def _pop_live(self, now: int) -> tuple[ShardTimerKey, int] | None:
         """The next armed key whose deadline has passed, or None."""
         while self._heap and self._heap[0][0] <= now:
             entry, _, key = heapq.heappop(self._heap)  # (_push may rebuild self._heap)
@@ -529,6 +528,8 @@ class CoordinatorRuntime:
         while (due := self._pop_live(now)) is not None:
             key, deadline = due
             log.debug("timer %r fired (deadline %d, now %d)", key, deadline, now)
+            if isinstance(key, TxnTimerKey):
+                continue  # the transaction runtime arms its own
             try:
                 result = self.coordinator.fire_timer(key, now)
             except Exception:

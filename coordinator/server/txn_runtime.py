@@ -31,38 +31,30 @@ import trio
 
 from coordinator.broker.topics import TopicStore
 from coordinator.core import LocalContext
+from coordinator.core.result import (
+    ReplyToken,
+    Result,
+    ScheduleTimer,
+    ShardResponse,
+    ShardTimerKey,
+)
 from coordinator.core.txn_offsets import TxnMarkerRequest, handle_txn_marker
 from coordinator.server.runtime import AppendFailed
 from coordinator.txn import (
     KAFKA_CONFIG_NAMES,
     OFFSETS_TOPIC,
-    ReplyToken,
-    ScheduleTimer,
     TopicPartition,
-    TransactionCoordinator,
     TransactionResult,
     TransactionState,
     TxnConfig,
     TxnMarker,
-    TxnResult,
-    TxnTimerKey,
     partition_for,
 )
+from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import handle_add_partitions_to_txn
-from coordinator.txn.log import (
-    TransactionLogKey,
-    TransactionLogRecord,
-    TransactionLogValue,
-    TxnPartitions,
-)
-from coordinator.txn.messages import AddPartitionsToTxnRequest, TxnResponse
+from coordinator.txn.messages import AddPartitionsToTxnRequest
 from storage.errors import append_error_of
-from storage.records import (
-    Record,
-    TransactionStateKey,
-    TransactionStateValue,
-    TxnTopicPartitions,
-)
+from storage.records import TransactionStateValue
 from wire.constants import ErrorCode
 
 __all__ = ["TransactionRuntime", "txn_config"]
@@ -115,8 +107,8 @@ class TransactionRuntime:
             config, self._partition_exists, new_producer_id=topics.next_producer_id
         )
         self._tokens = itertools.count(1)
-        self._replies: dict[ReplyToken, TxnResponse] = {}
-        self._timers: dict[TxnTimerKey, int] = {}
+        self._replies: dict[ReplyToken, ShardResponse] = {}
+        self._timers: dict[ShardTimerKey, int] = {}
         self._timers_changed = trio.Event()
 
     def _partition_exists(self, tp: TopicPartition) -> bool:
@@ -171,10 +163,9 @@ class TransactionRuntime:
         then fire timers."""
         await self.groups.wait_loaded()
         for record in self.groups.transaction_records:
-            replayed = transaction_record(record)
-            if replayed.value is not None:
-                self.topics.reserve_producer_id(replayed.value.producer_id)
-            self.coordinator.replay(replayed)
+            if isinstance(record.value, TransactionStateValue):
+                self.topics.reserve_producer_id(record.value.producer_id)
+            self.coordinator.replay(record)
         self.groups.transaction_records = []
         await self._process(self.coordinator.on_loaded(self._now_ms()))
         await self.abort_orphans()
@@ -229,7 +220,7 @@ class TransactionRuntime:
 
     async def call(
         self,
-        handler: Callable[[TransactionCoordinator, RequestT, ReplyToken, int], TxnResult],
+        handler: Callable[[TransactionCoordinator, RequestT, ReplyToken, int], Result],
         request: RequestT,
     ) -> Any:
         """Run one coordinator handler; its reply once the markers it started are written."""
@@ -237,19 +228,17 @@ class TransactionRuntime:
         await self._process(handler(self.coordinator, request, token, self._now_ms()))
         return self._replies.pop(token)
 
-    async def _process(self, result: TxnResult) -> None:
+    async def _process(self, result: Result) -> None:
         """Persist, then apply: the records are appended, then the coordinator completes
         their transitions (or reverts them, answering the mapped error, if the append
         failed); then timers, replies and markers, then what followed."""
-        records = [storage_record(r) for r in result.records
-                   if isinstance(r, TransactionLogRecord)]
         follow = None
-        if records:
+        if result.records:
             try:
-                await self.groups.append_records(records)
+                await self.groups.append_records(result.records)
             except AppendFailed as failed:
                 follow = self.coordinator.append_failed(result, failed.error, self._now_ms())
-                result = TxnResult(timers=result.timers, markers=result.markers)
+                result = Result(timers=result.timers, markers=result.markers)
         if follow is None and result.callbacks:
             follow = self.coordinator.append_done(result, self._now_ms())
         for change in result.timers:
@@ -301,50 +290,3 @@ class TransactionRuntime:
             answer = await self.groups.call(handle_txn_marker, _MARKER_CONTEXT, request)
             if answer.get("error_code", 0):
                 raise AppendFailed(ErrorCode(answer["error_code"]))
-
-
-def storage_record(record: TransactionLogRecord) -> Record:
-    """A transaction log record as the log stores it."""
-    key = TransactionStateKey(record.key.transactional_id)
-    value = record.value
-    if value is None:
-        return Record(key, None)
-    return Record(key, TransactionStateValue(
-        producer_id=value.producer_id,
-        producer_epoch=value.producer_epoch,
-        transaction_timeout_ms=value.transaction_timeout_ms,
-        transaction_status=value.transaction_status,
-        transaction_partitions=tuple(
-            TxnTopicPartitions(p.topic, p.partition_ids)
-            for p in value.transaction_partitions or ()
-        ),
-        transaction_last_update_timestamp_ms=value.transaction_last_update_timestamp_ms,
-        transaction_start_timestamp_ms=value.transaction_start_timestamp_ms,
-        previous_producer_id=value.previous_producer_id,
-        next_producer_id=value.next_producer_id,
-        client_transaction_version=value.client_transaction_version,
-    ))
-
-
-def transaction_record(record: Record) -> TransactionLogRecord:
-    """A stored record back as the transaction coordinator's."""
-    assert isinstance(record.key, TransactionStateKey)
-    key = TransactionLogKey(record.key.transactional_id)
-    value = record.value
-    if not isinstance(value, TransactionStateValue):
-        return TransactionLogRecord(key, None)
-    return TransactionLogRecord(key, TransactionLogValue(
-        producer_id=value.producer_id,
-        producer_epoch=value.producer_epoch,
-        transaction_timeout_ms=value.transaction_timeout_ms,
-        transaction_status=value.transaction_status,
-        transaction_partitions=tuple(
-            TxnPartitions(p.topic, p.partition_ids) for p in value.transaction_partitions
-        ) or None,
-        transaction_last_update_timestamp_ms=value.transaction_last_update_timestamp_ms,
-        transaction_start_timestamp_ms=value.transaction_start_timestamp_ms,
-        previous_producer_id=value.previous_producer_id,
-        next_producer_id=value.next_producer_id,
-        client_transaction_version=value.client_transaction_version,
-    ))
-

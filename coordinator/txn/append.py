@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from coordinator.core.result import Effects, ReplyToken
 from coordinator.txn.manager import TransactionStateManager
 from coordinator.txn.messages import TxnResponse
-from coordinator.txn.result import Effects, ReplyToken
 from coordinator.txn.state import TopicPartition, TransactionMetadata, TxnTransitMetadata
 from wire.constants import ErrorCode
 

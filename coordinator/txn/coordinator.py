@@ -1,9 +1,10 @@
 """Kafka's transaction coordinator as a deterministic, sans-I/O state machine.
 
-Every handler takes a typed request, an opaque reply token and ``now_ms`` and returns a
-:class:`~coordinator.txn.result.TxnResult`. State changes only once its record is durable,
-as in Kafka: a handler *prepares* a transition (the metadata's pending state, which makes
-other requests for the id answer CONCURRENT_TRANSACTIONS) and emits its
+Every handler (``coordinator.txn.handlers``) takes the coordinator, a typed request, an
+opaque reply token and ``now_ms`` and returns a :class:`~coordinator.core.result.Result`,
+the vocabulary every coordinator shard speaks. State changes only once its record is
+durable, as in Kafka: a handler *prepares* a transition (the metadata's pending state, which
+makes other requests for the id answer CONCURRENT_TRANSACTIONS) and emits its
 ``TransactionLogRecord`` with a callback (``coordinator.txn.append``); the runtime appends
 the records and calls :meth:`TransactionCoordinator.append_done`, which completes the
 transition and answers (or writes the markers after PrepareCommit/PrepareAbort), or
@@ -31,6 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from coordinator.core.result import EMPTY_RESULT, Effects, ReplyToken, Result, ShardTimerKey
+from coordinator.core.store import PendingWrites
 from coordinator.txn.append import (
     CompletionWritten,
     EndPrepared,
@@ -44,24 +47,14 @@ from coordinator.txn.decisions import (
     marker_for,
 )
 from coordinator.txn.log import (
-    ProducerIdsRecord,
     TransactionLogKey,
     TransactionLogRecord,
-    TxnRecord,
+    from_storage,
+    to_storage,
     value_from_transit,
 )
 from coordinator.txn.manager import PendingCompletion, TransactionStateManager
-from coordinator.txn.producer_ids import ProducerIdManager
-from coordinator.txn.result import (
-    ABORT_TIMED_OUT_TRANSACTIONS,
-    EMPTY_RESULT,
-    REMOVE_EXPIRED_TRANSACTIONAL_IDS,
-    Effects,
-    ReplyToken,
-    TxnMarker,
-    TxnResult,
-    TxnTimerKey,
-)
+from coordinator.txn.messages import TxnMarker
 from coordinator.txn.state import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -73,6 +66,11 @@ from coordinator.txn.state import (
     TransactionState,
     TxnTransitMetadata,
 )
+from coordinator.txn.timers import (
+    ABORT_TIMED_OUT_TRANSACTIONS,
+    REMOVE_EXPIRED_TRANSACTIONAL_IDS,
+)
+from storage.records import Record
 from wire.constants import ErrorCode
 
 __all__ = ["TransactionCoordinator"]
@@ -88,7 +86,13 @@ class TransactionCoordinator:
     ListTransactions, marker completion, timeouts, expiration and loading."""
 
     __slots__ = (
-        "_config", "_manager", "_new_producer_id", "_partition_exists", "_pending", "_producer_ids"
+        "_config",
+        "_manager",
+        "_new_producer_id",
+        "_next_producer_id",
+        "_partition_exists",
+        "_pending",
+        "_writes",
     )
 
     def __init__(
@@ -102,16 +106,16 @@ class TransactionCoordinator:
         """``partition_exists`` answers whether a topic partition exists (AddPartitionsToTxn's
         UNKNOWN_TOPIC_OR_PARTITION check; everything exists when omitted).
         ``owned_partitions`` (default: all) start loading at ``coordinator_epoch``; replay
-        their records, then call :meth:`on_loaded`. ``new_producer_id``, when given, hands out
-        producer ids instead of the coordinator's own block allocator (a broker whose
-        idempotent producers draw from the same source)."""
+        their records, then call :meth:`on_loaded`. ``new_producer_id`` hands out producer
+        ids (a broker's, which its idempotent producers draw from too); without it, ids
+        count up from one past the largest one replayed."""
         self._config = config or TxnConfig()
         self._manager = TransactionStateManager(self._config)
-        self._producer_ids = ProducerIdManager(
-            self._config.broker_id, self._config.producer_id_block_size
-        )
         self._partition_exists = partition_exists
         self._new_producer_id = new_producer_id
+        self._next_producer_id = 0
+        # The shared Effects keep an overlay of pending offset writes; this shard has none.
+        self._writes = PendingWrites()
         self._pending: dict[str, PendingCompletion] = {}
         owned = (
             range(self._config.transaction_state_log_num_partitions)
@@ -140,13 +144,16 @@ class TransactionCoordinator:
         """The ``__transaction_state`` partition owning ``transactional_id``."""
         return self._manager.partition_for(transactional_id)
 
-    def generate_producer_id(self, fx: Effects) -> int:
-        """A fresh producer id (its block record, if one is claimed, joins ``fx``)."""
+    def effects(self) -> Effects:
+        """An accumulator for one call's Result."""
+        return Effects(self._writes)
+
+    def generate_producer_id(self) -> int:
+        """A producer id never handed out before."""
         if self._new_producer_id is not None:
             return self._new_producer_id()
-        producer_id, block = self._producer_ids.generate()
-        if block is not None:
-            fx.records.append(block)
+        producer_id = self._next_producer_id
+        self._next_producer_id += 1
         return producer_id
 
     def end_transaction(
@@ -186,7 +193,7 @@ class TransactionCoordinator:
             if client_version >= 2 and not fencing and metadata.is_producer_epoch_exhausted:
                 # The bump reaches the last epoch: the producer moves to a new id at epoch 0
                 # once the markers are written.
-                next_producer_id = self.generate_producer_id(fx)
+                next_producer_id = self.generate_producer_id()
             fenced_from = None
             if fencing and target == _S.PREPARE_ABORT:
                 # The fence's epoch becomes the producer's epoch with this very abort (put
@@ -234,14 +241,14 @@ class TransactionCoordinator:
         txn_id = metadata.transactional_id
         self._pending[txn_id] = pending
         if metadata.topic_partitions:
-            fx.markers.append(marker_for(metadata, coordinator_epoch))
+            fx.write_markers(marker_for(metadata, coordinator_epoch))
         else:
             self._maybe_complete(txn_id, fx)
         return transit
 
     def markers_written(
         self, transactional_id: str, partitions: Iterable[TopicPartition], now_ms: int
-    ) -> TxnResult:
+    ) -> Result:
         """The markers of ``partitions`` are written (or their partitions no longer exist);
         once none is left, CompleteCommit/CompleteAbort is written."""
         pending = self._pending.get(transactional_id)
@@ -254,18 +261,18 @@ class TransactionCoordinator:
         for tp in partitions:
             if tp in pending.metadata.topic_partitions:
                 pending.metadata.remove_partition(tp)
-        fx = Effects()
+        fx = self.effects()
         self._maybe_complete(transactional_id, fx)
         return fx.result()
 
-    def markers_failed(self, transactional_id: str, error: ErrorCode, now_ms: int) -> TxnResult:
+    def markers_failed(self, transactional_id: str, error: ErrorCode, now_ms: int) -> Result:
         """A marker could not be written (log-append ``error``): the transaction is again
         what the log says (prepared, all its partitions) and its markers go out again at the
         next timeout scan."""
         pending = self._pending.pop(transactional_id, None)
         if pending is None:
             return EMPTY_RESULT
-        fx = Effects()
+        fx = self.effects()
         CompletionWritten(
             self._manager, pending.coordinator_epoch, pending.metadata, pending.transit,
             pending.partitions,
@@ -294,32 +301,32 @@ class TransactionCoordinator:
 
     # ------------------------------------------------------------------ appends
 
-    def append_done(self, result: TxnResult, now_ms: int) -> TxnResult:
+    def append_done(self, result: Result, now_ms: int) -> Result:
         """``result.records`` are durable: complete their transitions; what follows (the
         answers, markers, completions) is returned."""
         if not result.callbacks:
             return EMPTY_RESULT
-        fx = Effects()
+        fx = self.effects()
         for callback in result.callbacks:
             callback.appended(now_ms, fx)
         return fx.result()
 
-    def append_failed(self, result: TxnResult, error: ErrorCode, now_ms: int) -> TxnResult:
+    def append_failed(self, result: Result, error: ErrorCode, now_ms: int) -> Result:
         """Appending ``result.records`` failed with log-append error ``error``: every
         transition is reverted and its requester answered with Kafka's mapped error. The
         returned Result carries every reply to send instead of ``result.replies``."""
-        fx = Effects()
+        fx = self.effects()
         for callback in result.callbacks:
             callback.append_failed(error, now_ms, fx)
         replaced = {reply.token for reply in fx.replies}
         kept = tuple(reply for reply in result.replies if reply.token not in replaced)
-        return TxnResult((), kept + tuple(fx.replies), tuple(fx.timers), tuple(fx.markers))
+        return Result((), kept + tuple(fx.replies), tuple(fx.timers), (), fx.markers)
 
     # ------------------------------------------------------------------ timers
 
-    def fire_timer(self, key: TxnTimerKey, now_ms: int) -> TxnResult:
+    def fire_timer(self, key: ShardTimerKey, now_ms: int) -> Result:
         """Run a periodic job and re-arm it."""
-        fx = Effects()
+        fx = self.effects()
         if key == ABORT_TIMED_OUT_TRANSACTIONS:
             self._abort_timed_out_transactions(now_ms, fx)
             self._resume_completions(now_ms, fx)
@@ -373,24 +380,26 @@ class TransactionCoordinator:
             coordinator_epoch = self._manager.coordinator_epoch_of(txn_id)
             assert coordinator_epoch is not None
             transit = metadata.prepare_dead()
-            fx.persist(
-                TransactionLogRecord(TransactionLogKey(txn_id), None),
-                Expired(self._manager, coordinator_epoch, metadata, transit),
-            )
+            fx.persist(to_storage(TransactionLogRecord(TransactionLogKey(txn_id), None)))
+            fx.after_append(Expired(self._manager, coordinator_epoch, metadata, transit))
 
     # ------------------------------------------------------------------ loading
 
-    def replay(self, record: TxnRecord) -> None:
+    def replay(self, record: Record) -> None:
         """Apply one log record at load time (last record per id wins; tombstones remove)."""
-        if isinstance(record, ProducerIdsRecord):
-            self._producer_ids.replay(record)
-        else:
-            self._manager.replay(record)
+        replayed = from_storage(record)
+        self._manager.replay(replayed)
+        if replayed.value is not None:
+            self._next_producer_id = max(
+                self._next_producer_id,
+                replayed.value.producer_id + 1,
+                replayed.value.next_producer_id + 1,
+            )
 
-    def on_loaded(self, now_ms: int) -> TxnResult:
+    def on_loaded(self, now_ms: int) -> Result:
         """After replay: own every loading partition, re-send the markers of transactions
         left in PrepareCommit/PrepareAbort, and start the periodic jobs."""
-        fx = Effects()
+        fx = self.effects()
         for partition, epoch in sorted(self._manager.loading_epochs().items()):
             self._complete_loading(partition, epoch, now_ms, fx)
         fx.schedule(
@@ -415,9 +424,9 @@ class TransactionCoordinator:
 
     def complete_partition_load(
         self, partition: int, coordinator_epoch: int, now_ms: int
-    ) -> TxnResult:
+    ) -> Result:
         """The partition's records are replayed: serve it and re-send pending markers."""
-        fx = Effects()
+        fx = self.effects()
         self._complete_loading(partition, coordinator_epoch, now_ms, fx)
         return fx.result()
 
@@ -458,4 +467,5 @@ class TransactionCoordinator:
         """Emit the transition's record; ``written`` completes it once durable."""
         value = value_from_transit(written.transit, self._config.log_value_version)
         key = TransactionLogKey(written.metadata.transactional_id)
-        fx.persist(TransactionLogRecord(key, value), written)
+        fx.persist(to_storage(TransactionLogRecord(key, value)))
+        fx.after_append(written)

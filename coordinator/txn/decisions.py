@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from coordinator.txn.messages import AddPartitionsToTxnRequest, TransactionDescription
-from coordinator.txn.result import TxnMarker
+from coordinator.txn.messages import AddPartitionsToTxnRequest, TransactionDescription, TxnMarker
 from coordinator.txn.state import (
     NO_PRODUCER_EPOCH,
     SHORT_MAX,

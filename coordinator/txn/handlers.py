@@ -9,6 +9,7 @@ when the append completed, with Kafka's mapped error if it failed (``append``).
 
 from __future__ import annotations
 
+from coordinator.core.result import Effects, ReplyToken, Result
 from coordinator.txn.append import Created, Respond, TransitionWritten
 from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.decisions import (
@@ -34,7 +35,6 @@ from coordinator.txn.messages import (
     TxnResponse,
 )
 from coordinator.txn.placement import OFFSETS_TOPIC, partition_for
-from coordinator.txn.result import Effects, ReplyToken, TxnResult
 from coordinator.txn.state import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -64,11 +64,11 @@ _BATCHED_ADD_PARTITIONS_VERSION = 4  # AddPartitionsToTxn v4+: from brokers
 
 def handle_init_producer_id(
     coordinator: TransactionCoordinator, req: InitProducerIdRequest, token: ReplyToken, now_ms: int
-) -> TxnResult:
+) -> Result:
     """A producer id and epoch: a fresh id for an idempotent producer; for a
     transactional one, the next epoch of its id, fencing the previous producer (answered
     once the new epoch, or the fence's abort, is durable)."""
-    fx = Effects()
+    fx = coordinator.effects()
     response = _init_producer_id(coordinator, req, token, now_ms, fx)
     if response is not None:
         fx.reply(token, response)
@@ -85,7 +85,7 @@ def _init_producer_id(
         return InitProducerIdResponse(_E.INVALID_REQUEST)
     txn_id = req.transactional_id
     if txn_id is None:
-        return InitProducerIdResponse(_E.NONE, coordinator.generate_producer_id(fx), 0)
+        return InitProducerIdResponse(_E.NONE, coordinator.generate_producer_id(), 0)
     if txn_id == "":
         return InitProducerIdResponse(_E.INVALID_REQUEST)
     timeout = req.transaction_timeout_ms
@@ -99,7 +99,7 @@ def _init_producer_id(
     created = metadata is None
     if metadata is None:
         metadata = TransactionMetadata(
-            txn_id, coordinator.generate_producer_id(fx), NO_PRODUCER_EPOCH, timeout, _S.EMPTY,
+            txn_id, coordinator.generate_producer_id(), NO_PRODUCER_EPOCH, timeout, _S.EMPTY,
             now_ms,
         )
         coordinator.manager.put_transaction_state_if_not_exists(metadata)
@@ -109,7 +109,7 @@ def _init_producer_id(
         req.producer_id,
         expected,
         now_ms,
-        lambda: coordinator.generate_producer_id(fx),
+        coordinator.generate_producer_id,
     )
     version = req.version
     if isinstance(prepared, ErrorCode):
@@ -154,10 +154,10 @@ def handle_add_partitions_to_txn(
     req: AddPartitionsToTxnRequest,
     token: ReplyToken,
     now_ms: int,
-) -> TxnResult:
+) -> Result:
     """Add partitions to the transaction (v0-3), or with ``verify_only`` (v4+) check that
     they are in it."""
-    fx = Effects()
+    fx = coordinator.effects()
     partitions = req.partitions
     if req.verify_only:
         found = coordinator.manager.get_transaction_state(req.transactional_id)
@@ -200,9 +200,9 @@ def handle_add_partitions_to_txn(
 
 def handle_add_offsets_to_txn(
     coordinator: TransactionCoordinator, req: AddOffsetsToTxnRequest, token: ReplyToken, now_ms: int
-) -> TxnResult:
+) -> Result:
     """Add the group's ``__consumer_offsets`` partition to the transaction."""
-    fx = Effects()
+    fx = coordinator.effects()
     offsets_partition = TopicPartition(
         OFFSETS_TOPIC, partition_for(req.group_id, coordinator.config.offsets_topic_num_partitions)
     )
@@ -254,11 +254,11 @@ def _add_partitions(
 
 def handle_end_txn(
     coordinator: TransactionCoordinator, req: EndTxnRequest, token: ReplyToken, now_ms: int
-) -> TxnResult:
+) -> Result:
     """Commit or abort: once PrepareCommit/PrepareAbort is durable the client is answered
     and the markers go out; :meth:`markers_written` completes the transaction. EndTxn
     v5+ comes from a transaction-version-2 client: the epoch is bumped."""
-    fx = Effects()
+    fx = coordinator.effects()
     result = TransactionResult.COMMIT if req.committed else TransactionResult.ABORT
     client_version = 2 if req.version > _LAST_END_TXN_VERSION_BEFORE_TV2 else 0
     version = req.version
@@ -288,9 +288,9 @@ def handle_describe_transactions(
     req: DescribeTransactionsRequest,
     token: ReplyToken,
     now_ms: int,
-) -> TxnResult:
+) -> Result:
     """DescribeTransactions: each id's state, producer and partitions."""
-    fx = Effects()
+    fx = coordinator.effects()
     states = tuple(
         describe(txn_id, coordinator.manager.get_transaction_state(txn_id))
         for txn_id in req.transactional_ids
@@ -303,9 +303,9 @@ def handle_list_transactions(
     req: ListTransactionsRequest,
     token: ReplyToken,
     now_ms: int,
-) -> TxnResult:
+) -> Result:
     """ListTransactions with its state, producer-id and duration filters."""
-    fx = Effects()
+    fx = coordinator.effects()
     response: ListTransactionsResponse = coordinator.manager.list_transaction_states(
         frozenset(req.producer_id_filters), req.state_filters, req.duration_filter, now_ms
     )

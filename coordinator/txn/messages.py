@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TopicPartition
+from coordinator.txn.state import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    TopicPartition,
+    TransactionResult,
+)
 
 __all__ = [
     "AddOffsetsToTxnRequest",
@@ -28,6 +33,7 @@ __all__ = [
     "ListTransactionsResponse",
     "TransactionDescription",
     "TransactionListing",
+    "TxnMarker",
     "TxnResponse",
 ]
 
@@ -167,3 +173,16 @@ TxnResponse = (
     | DescribeTransactionsResponse
     | ListTransactionsResponse
 )
+
+
+@dataclass(frozen=True, slots=True)
+class TxnMarker:
+    """Write a ``result`` control batch for ``producer_id``/``producer_epoch`` to each partition
+    (Kafka's ``TxnMarkerEntry`` of WriteTxnMarkers), for ``transactional_id``."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    result: TransactionResult
+    partitions: tuple[TopicPartition, ...]

@@ -18,14 +18,13 @@ from txn_support import PRODUCER_EPOCH, PRODUCER_ID, TP1, TXN_ID, Driver, meta
 from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
     TopicPartition,
-    TransactionCoordinator,
     TransactionResult,
     TransactionState,
     TxnConfig,
 )
+from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import handle_describe_transactions
 from coordinator.txn.messages import DescribeTransactionsRequest, InitProducerIdResponse
-from coordinator.txn.result import Effects
 from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, SHORT_MAX
 from wire.constants import ErrorCode as E
 
@@ -128,7 +127,7 @@ def test_should_fail_to_abort_transaction_on_handle_init_pid_when_producer_epoch
     # Kafka changes the metadata between two lookups; here the coordinator's own abort is
     # asked directly with an epoch below the current one.
     d.place(meta(S.ONGOING, producer_epoch=PRODUCER_EPOCH + 2, partitions={TP1}, start=0))
-    fx = Effects()
+    fx = d.coordinator.effects()
     error, _, _ = d.coordinator.end_transaction(
         TXN_ID, PRODUCER_ID, PRODUCER_EPOCH + 1, TransactionResult.ABORT, False, 0, 0, fx
     )
@@ -286,7 +285,7 @@ def test_should_not_accept_smaller_epoch_during_transaction_expiration(d: Driver
     # Kafka's scan sees epoch 1 and the abort finds epoch 3; the abort with the scanned
     # epoch's fence (2) is refused.
     d.place(meta(S.ONGOING, producer_epoch=PRODUCER_EPOCH + 2, partitions={TP1}, start=0))
-    fx = Effects()
+    fx = d.coordinator.effects()
     error, _, _ = d.coordinator.end_transaction(
         TXN_ID, PRODUCER_ID, PRODUCER_EPOCH + 1, TransactionResult.ABORT, False, 0, 0, fx
     )

@@ -13,11 +13,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from txn_support import PRODUCER_EPOCH, PRODUCER_ID, TP1, TP2, TXN_ID, Cluster, Driver, meta
+from txn_support import (
+    PRODUCER_EPOCH,
+    PRODUCER_ID,
+    TP1,
+    TP2,
+    TXN_ID,
+    Cluster,
+    Driver,
+    log_records,
+    meta,
+)
 
 from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
-    TransactionLogRecord,
     TransactionResult,
     TransactionState,
     TxnConfig,
@@ -33,7 +42,7 @@ TV2_CONFIG = TxnConfig(transaction_version=2)
 
 
 def _values(result: Any) -> list[Any]:
-    return [r.value for r in result.records if isinstance(r, TransactionLogRecord)]
+    return [r.value for r in log_records(result)]
 
 
 def _answer(response: Any) -> tuple[int, int, int]:

@@ -6,12 +6,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from txn_support import meta
+from txn_support import log_records, meta
 
 from coordinator.txn import (
     REMOVE_EXPIRED_TRANSACTIONAL_IDS,
     TopicPartition,
-    TransactionCoordinator,
     TransactionLogKey,
     TransactionLogRecord,
     TransactionMetadata,
@@ -19,8 +18,9 @@ from coordinator.txn import (
     TransactionState,
     TxnConfig,
 )
+from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import handle_add_partitions_to_txn
-from coordinator.txn.log import value_from_transit
+from coordinator.txn.log import to_storage, value_from_transit
 from coordinator.txn.manager import TransactionStateManager, TxnIdAndEpoch
 from coordinator.txn.messages import AddPartitionsToTxnRequest
 from wire.constants import ErrorCode as E
@@ -228,7 +228,7 @@ def _markers_on_load(state: S, result: TransactionResult) -> None:
     t1 = _m(TXN1, 1, state)
     t1.add_partitions({TopicPartition("topic1", 0), TopicPartition("topic1", 1)})
     coordinator = TransactionCoordinator(CONFIG, owned_partitions=[0])
-    coordinator.replay(_record(t1))
+    coordinator.replay(to_storage(_record(t1)))
     (marker,) = coordinator.on_loaded(NOW).markers
     assert (marker.transactional_id, marker.result) == (TXN1, result)
     assert marker.partitions == (TopicPartition("topic1", 0), TopicPartition("topic1", 1))
@@ -253,7 +253,7 @@ def _expiration(state: S) -> tuple[TransactionCoordinator, list[TransactionLogRe
     coordinator.manager.put_transaction_state_if_not_exists(_m(TXN2, 2))
     result = coordinator.fire_timer(REMOVE_EXPIRED_TRANSACTIONAL_IDS, NOW)
     coordinator.append_done(result, NOW)
-    return coordinator, [r for r in result.records if isinstance(r, TransactionLogRecord)]
+    return coordinator, log_records(result)
 
 
 def _usable(coordinator: TransactionCoordinator, txn_id: str) -> bool:
@@ -362,8 +362,8 @@ def test_complete_transition_when_append_succeeded() -> None:
         coordinator,
         AddPartitionsToTxnRequest(TXN1, 1, 0, (TopicPartition("topic1", 0),)), "t", NOW
     )
-    (record,) = result.records
-    assert isinstance(record, TransactionLogRecord) and record.value is not None
+    (record,) = log_records(result)
+    assert record.value is not None
     assert (m1.state, m1.pending_state) == (S.EMPTY, S.ONGOING)  # not before it is durable
     coordinator.append_done(result, NOW)
     assert coordinator.manager.get_transaction_state(TXN1) == (0, m1)
@@ -385,7 +385,7 @@ def test_transaction_expiration_should_not_fail_with_uninitialized_transaction_m
     coordinator.manager.put_transaction_state_if_not_exists(fresh)
     later = NOW + CONFIG.transactional_id_expiration_ms + 1
     result = coordinator.fire_timer(REMOVE_EXPIRED_TRANSACTIONAL_IDS, later)
-    assert TransactionLogRecord(TransactionLogKey("id"), None) in result.records
+    assert TransactionLogRecord(TransactionLogKey("id"), None) in log_records(result)
     coordinator.append_done(result, later)
     assert coordinator.manager.get_transaction_state("id") == (0, None)
 

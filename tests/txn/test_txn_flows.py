@@ -3,12 +3,11 @@ runtime will do once wired (markers written as control batches, records replayed
 
 from __future__ import annotations
 
-from txn_support import Cluster
+from txn_support import Cluster, log_records
 
 from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
     TopicPartition,
-    TransactionLogRecord,
     TransactionState,
     TxnConfig,
 )
@@ -125,7 +124,7 @@ def test_a_restart_during_commit_resends_the_markers() -> None:
     assert (marker.transactional_id, marker.partitions) == (TXN, (T0,))
     assert c.driver.init(TXN, 60_000).error_code == E.CONCURRENT_TRANSACTIONS
     c.deliver_markers()
-    records = [r for r in c.driver.last.records if isinstance(r, TransactionLogRecord)]
+    records = log_records(c.driver.last)
     assert [r.value.state for r in records if r.value] == [S.COMPLETE_COMMIT]
     assert c.partition(T0).last_stable_offset == 2
     assert c.driver.init(TXN, 60_000).producer_epoch == epoch + 1
@@ -144,7 +143,7 @@ def test_fencing_holds_across_a_restart() -> None:
 
 def test_producer_ids_stay_unique_across_restarts() -> None:
     c = Cluster()
-    first = c.driver.init(None, 1000).producer_id
+    first = c.driver.init("first", 1000).producer_id
     c.restart()
-    second = c.driver.init(None, 1000).producer_id
+    second = c.driver.init("second", 1000).producer_id
     assert second > first

@@ -15,10 +15,10 @@ from txn_support import TP1, TP2, TXN_ID, Cluster, Driver
 from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
     REMOVE_EXPIRED_TRANSACTIONAL_IDS,
-    TransactionCoordinator,
     TransactionState,
     TxnConfig,
 )
+from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.messages import EndTxnResponse, InitProducerIdResponse
 from wire.constants import ErrorCode as E
 

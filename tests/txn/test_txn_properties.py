@@ -22,10 +22,10 @@ from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
     REMOVE_EXPIRED_TRANSACTIONAL_IDS,
     TopicPartition,
-    TransactionLogRecord,
     TransactionMetadata,
     TxnConfig,
 )
+from coordinator.txn.log import from_storage
 from coordinator.txn.partition import PartitionTransactions
 from coordinator.txn.producer_state import (
     NO_SEQUENCE,
@@ -34,6 +34,7 @@ from coordinator.txn.producer_state import (
     ControlType,
     ProducerStateError,
 )
+from storage.records import TransactionStateKey
 from wire.constants import ErrorCode as E
 
 SETTINGS = settings(max_examples=400, deadline=None, derandomize=True, database=None)
@@ -105,9 +106,10 @@ class Model:
 def check_epochs_only_grow(model: Model, records: list[Any]) -> None:
     """Per id, the same producer id never goes back an epoch; a different one is fresh
     (never written before for any id) and starts at epoch 0."""
-    for record in records:
-        if not isinstance(record, TransactionLogRecord):
+    for stored in records:
+        if not isinstance(stored.key, TransactionStateKey):
             continue
+        record = from_storage(stored)
         txn_id = record.key.transactional_id
         if record.value is None:  # expired: the id may come back with a new producer id
             model.last_seen.pop(txn_id, None)

@@ -5,23 +5,24 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from coordinator.core.result import Result
 from coordinator.txn import (
     TopicPartition,
-    TransactionCoordinator,
+    TransactionLogRecord,
     TransactionMetadata,
     TransactionResult,
     TransactionState,
     TxnConfig,
-    TxnRecord,
-    TxnResult,
     TxnTimerKey,
 )
+from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import (
     handle_add_offsets_to_txn,
     handle_add_partitions_to_txn,
     handle_end_txn,
     handle_init_producer_id,
 )
+from coordinator.txn.log import from_storage
 from coordinator.txn.messages import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
@@ -38,6 +39,7 @@ from coordinator.txn.producer_state import (
     ProducerStateError,
 )
 from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from storage.records import Record, TransactionStateKey
 from wire.constants import ErrorCode
 
 TXN_ID = "known"
@@ -48,6 +50,11 @@ TP2 = TopicPartition("topic2", 0)
 #: Kafka's coordinator tests mock ``transactionVersionLevel`` (the server's level) to TV_0 or
 #: TV_1; kcoord's default (2, as a new Kafka 4 cluster) is chosen by the TV2 tests.
 TV1_CONFIG = TxnConfig(transaction_version=1)
+
+
+def log_records(result: Result) -> list[TransactionLogRecord]:
+    """The transaction log records of a Result, as Kafka's TransactionLogRecord."""
+    return [from_storage(r) for r in result.records if isinstance(r.key, TransactionStateKey)]
 
 
 def meta(
@@ -88,7 +95,7 @@ class Driver:
     def __init__(
         self,
         config: TxnConfig | None = None,
-        replay: tuple[TxnRecord, ...] = (),
+        replay: tuple[Record, ...] = (),
         now: int = 0,
         **kwargs: Any,
     ) -> None:
@@ -101,18 +108,18 @@ class Driver:
         #: How many of the next appends fail, and with which log-append error.
         self.failures = 0
         self.append_error = ErrorCode.KAFKA_STORAGE_ERROR
-        self.results: list[TxnResult] = [TxnResult(records=replay)]
+        self.results: list[Result] = [Result(records=replay)]
         self.settle(self.coordinator.on_loaded(self.now))
 
     @property
-    def last(self) -> TxnResult:
+    def last(self) -> Result:
         return self.results[-1]
 
-    def settle(self, result: TxnResult) -> TxnResult:
+    def settle(self, result: Result) -> Result:
         """``result`` with its records appended: the coordinator completes their transitions
         (``append_done``) and what follows is settled too. One Result of everything that
         happened is recorded (``last``) and returned."""
-        records: list[TxnRecord] = []
+        records: list[Record] = []
         replies: list[Any] = []
         timers = list(result.timers)
         markers = list(result.markers)
@@ -132,15 +139,15 @@ class Driver:
             result = self.coordinator.append_done(result, self.now)
             timers += result.timers
             markers += result.markers
-        settled = TxnResult(tuple(records), tuple(replies), tuple(timers), tuple(markers))
+        settled = Result(tuple(records), tuple(replies), tuple(timers), (), tuple(markers))
         self.results.append(settled)
         return settled
 
-    def tick(self, key: TxnTimerKey) -> TxnResult:
+    def tick(self, key: TxnTimerKey) -> Result:
         """Fire the timer ``key`` now; the settled Result."""
         return self.settle(self.coordinator.fire_timer(key, self.now))
 
-    def _answer(self, result: TxnResult) -> TxnResponse:
+    def _answer(self, result: Result) -> TxnResponse:
         result = self.settle(result)
         assert len(result.replies) == 1, result
         return result.replies[0].response
@@ -205,7 +212,7 @@ class Driver:
         req = EndTxnRequest(txn_id, producer_id, producer_epoch, commit, version)
         return self._answer(handle_end_txn(self.coordinator, req, next(self.tokens), self.now))
 
-    def write_markers(self) -> TxnResult:
+    def write_markers(self) -> Result:
         """Report every pending marker written; the completions' Result."""
         records = []
         for txn_id, marker in self.coordinator.pending_markers().items():
@@ -213,7 +220,7 @@ class Driver:
                 self.coordinator.markers_written(txn_id, marker.partitions, self.now)
             )
             records.extend(result.records)
-        return TxnResult(records=tuple(records))
+        return Result(records=tuple(records))
 
     def records(self) -> list[Any]:
         """Every record in the log so far (appended, or replayed at start), in order."""
@@ -264,7 +271,7 @@ class Cluster:
                 coordinator.markers_written(txn_id, marker.partitions, self.driver.now)
             )
 
-    def restart(self) -> TxnResult:
+    def restart(self) -> Result:
         """A new coordinator replaying every record written so far; its on_loaded Result."""
         self.driver = Driver(self.config, tuple(self.driver.records()), self.driver.now)
         return self.driver.last
