@@ -74,7 +74,7 @@ async def init_producer_id(ctx: RequestContext, request: wire.DecodedRequest) ->
         producer_epoch=body.producer_epoch,
         version=request.api_version,
     )
-    response = await runtime.call(handle_init_producer_id, req)
+    response = await runtime.call(handle_init_producer_id, ctx, req)
     return {"throttle_time_ms": 0, "error_code": response.error_code,
             "producer_id": response.producer_id, "producer_epoch": response.producer_epoch}
 
@@ -94,9 +94,10 @@ def _partition_results(topics: list[tuple[str, list[int]]],
 
 
 async def _add_partitions(
-    runtime: TransactionRuntime | None, version: int, transactional_id: str, producer_id: int,
+    ctx: RequestContext, version: int, transactional_id: str, producer_id: int,
     producer_epoch: int, topics: list[tuple[str, list[int]]], verify_only: bool,
 ) -> dict[TopicPartition, int]:
+    runtime = transactions_of(ctx)
     if runtime is None:
         return {TopicPartition(name, p): ErrorCode.COORDINATOR_NOT_AVAILABLE
                 for name, parts in topics for p in parts}
@@ -108,7 +109,7 @@ async def _add_partitions(
         version=version,
         verify_only=verify_only,
     )
-    response = await runtime.call(handle_add_partitions_to_txn, req)
+    response = await runtime.call(handle_add_partitions_to_txn, ctx, req)
     errors: dict[TopicPartition, int] = response.errors
     return errors
 
@@ -120,18 +121,17 @@ async def add_partitions_to_txn(
     transactions add or, with ``verify_only``, check them (v4+, brokers)."""
     body = request.body
     version = request.api_version
-    runtime = transactions_of(ctx)
     if version < _BATCHED_TXN_VERSION:
         topics = [(t.name, list(t.partitions)) for t in body.v3_and_below_topics]
         errors = await _add_partitions(
-            runtime, version, body.v3_and_below_transactional_id,
+            ctx, version, body.v3_and_below_transactional_id,
             body.v3_and_below_producer_id, body.v3_and_below_producer_epoch, topics, False)
         return {"throttle_time_ms": 0,
                 "results_by_topic_v3_and_below": _partition_results(topics, errors)}
     results = []
     for txn in body.transactions:
         topics = [(t.name, list(t.partitions)) for t in txn.topics]
-        errors = await _add_partitions(runtime, version, txn.transactional_id, txn.producer_id,
+        errors = await _add_partitions(ctx, version, txn.transactional_id, txn.producer_id,
                                        txn.producer_epoch, topics, bool(txn.verify_only))
         results.append({"transactional_id": txn.transactional_id,
                         "topic_results": _partition_results(topics, errors)})
@@ -152,12 +152,12 @@ async def add_offsets_to_txn(ctx: RequestContext, request: wire.DecodedRequest) 
         group_id=body.group_id,
         version=request.api_version,
     )
-    response = await runtime.call(handle_add_offsets_to_txn, req)
+    response = await runtime.call(handle_add_offsets_to_txn, ctx, req)
     return {"throttle_time_ms": 0, "error_code": response.error_code}
 
 
 async def end_txn(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
-    """Commit or abort the producer's transaction (markers written before the answer)."""
+    """Commit or abort the producer's transaction (answered once its markers are written)."""
     body = request.body
     runtime = transactions_of(ctx)
     if runtime is None:
@@ -169,7 +169,8 @@ async def end_txn(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str
         committed=bool(body.committed),
         version=request.api_version,
     )
-    response = await runtime.call(handle_end_txn, req)
+    response = await runtime.call(handle_end_txn, ctx, req)
+    await runtime.markers_settled(req.transactional_id)
     # v5 (transaction version 2) answers the id and epoch the producer continues with.
     return {"throttle_time_ms": 0, "error_code": response.error_code,
             "producer_id": response.producer_id, "producer_epoch": response.producer_epoch}
@@ -249,7 +250,7 @@ async def describe_transactions(
             {"error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactional_id": txn_id}
             for txn_id in ids]}
     response = await runtime.call(
-        handle_describe_transactions, DescribeTransactionsRequest(ids)
+        handle_describe_transactions, ctx, DescribeTransactionsRequest(ids)
     )
     return {"throttle_time_ms": 0, "transaction_states": [
         {
@@ -277,7 +278,7 @@ async def list_transactions(ctx: RequestContext, request: wire.DecodedRequest) -
         producer_id_filters=tuple(body.producer_id_filters),
         duration_filter=body.duration_filter if request.api_version >= 1 else -1,
     )
-    response = await runtime.call(handle_list_transactions, req)
+    response = await runtime.call(handle_list_transactions, ctx, req)
     return {
         "throttle_time_ms": 0,
         "error_code": response.error_code,

@@ -1,28 +1,28 @@
-"""The transaction runtime: the one owner of the sans-I/O ``TransactionCoordinator`` in a
-server, and the marker writer between it, the topic store and the group coordinator.
+"""The server side of the transaction shard: the ``TransactionCoordinator`` runs in the
+coordinator runtime beside the group coordinator (``CoordinatorRuntime``: one append queue,
+one timer loop, one Result vocabulary); this module gives it what lives outside the sans-I/O
+core -- the topic store and the marker writer.
 
-Each call runs the coordinator synchronously on the Trio thread, then carries out its
-Result: timers are (re-)armed; markers are written at once, a COMMIT or ABORT control batch
-on each data partition (``TopicStore.write_marker``, persisted before it is applied) and,
-for the group's ``__consumer_offsets`` partition, the staged transactional offsets
-committed or dropped through the group coordinator runtime (their records persisted before
-they are applied); ``markers_written`` then completes the transaction; the replies go to
-their callers.
+``TransactionRuntime.run`` attaches the shard to the runtime once the groups are loaded:
+the transaction records the runtime met during replay are replayed into it, transactions
+left in PrepareCommit/PrepareAbort get their markers again, open ones keep running (a client
+may still commit them) until their timeout aborts them. So that a partition's last stable
+offset never stays stuck behind a transaction no coordinator knows (topic data from before
+transaction state was kept, say), :meth:`TransactionRuntime.abort_orphans` writes an ABORT
+marker for those.
 
-The coordinator's records (Kafka's transaction log records, as storage's
-``TransactionStateKey`` records) go into the group coordinator's log through its runtime,
-in order with the group records, before any reply or marker of the call: the coordinator's
-state is what a replay rebuilds. At start the records the group runtime met during replay
-are replayed here; transactions left in PrepareCommit/PrepareAbort get their markers again,
-open ones keep running (a client may still commit them) until their timeout aborts them.
-So that a partition's last stable offset never stays stuck behind a transaction no
-coordinator knows (topic data from before transaction state was kept, say),
-:meth:`TransactionRuntime.abort_orphans` writes an ABORT marker for those.
+Markers (Kafka's WriteTxnMarkers): once a PrepareCommit/PrepareAbort is durable the runtime
+hands its markers to :meth:`TransactionRuntime.write_markers`: a COMMIT or ABORT control
+batch on each data partition (``TopicStore.write_marker``, persisted before it is applied)
+and, for a group's ``__consumer_offsets`` partition, the staged transactional offsets
+committed or dropped through the group shard (their records persisted before they are
+applied); then the shard hears ``markers_written`` (or ``markers_failed``) and completes the
+transaction. An EndTxn is answered once its markers are written, so a read right after it
+sees the transaction's outcome.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -31,15 +31,10 @@ import trio
 
 from coordinator.broker.topics import TopicStore
 from coordinator.core import LocalContext
-from coordinator.core.result import (
-    ReplyToken,
-    Result,
-    ScheduleTimer,
-    ShardResponse,
-    ShardTimerKey,
-)
+from coordinator.core.result import Effects
 from coordinator.core.txn_offsets import TxnMarkerRequest, handle_txn_marker
-from coordinator.server.runtime import AppendFailed
+from coordinator.server.runtime import CoordinatorRuntime, ShardHandler
+from coordinator.server.waiters import PendingReply, RuntimeClosed
 from coordinator.txn import (
     KAFKA_CONFIG_NAMES,
     OFFSETS_TOPIC,
@@ -64,8 +59,8 @@ log = logging.getLogger(__name__)
 RequestT = TypeVar("RequestT")
 #: The AddPartitionsToTxn version a Kafka broker adds partitions with for a TV2 client.
 _IMPLICIT_ADD_VERSION = 5
-#: The request context of the markers the broker itself sends to the group coordinator.
-_MARKER_CONTEXT = LocalContext(api_version=0, client_id="kcoord-txn-marker",
+#: The request context of what the broker itself asks (markers, implicit additions).
+_BROKER_CONTEXT = LocalContext(api_version=0, client_id="kcoord-txn-marker",
                                client_host="/127.0.0.1")
 
 #: The TxnConfig fields a server's properties set (the broker surface validates them).
@@ -89,27 +84,26 @@ def txn_config(properties: dict[str, str], node_id: int = 0) -> TxnConfig:
 
 
 class TransactionRuntime:
-    """Feeds transaction requests and timer expiries to the coordinator; writes markers."""
+    """The transaction shard's server side: its coordinator, the marker writer, and what
+    the broker asks of it (implicit AddPartitionsToTxn, Produce's verification)."""
 
     def __init__(
         self,
         topics: TopicStore,
-        groups: Any,
+        groups: CoordinatorRuntime,
         config: TxnConfig,
-        now_ms: Callable[[], int],
+        now_ms: Callable[[], int] | None = None,
     ) -> None:
+        """``now_ms`` is ignored: the runtime's clock is the one clock."""
         self.topics = topics
-        self.groups = groups  # coordinator.server.runtime.CoordinatorRuntime
-        self._now_ms = now_ms
+        self.groups = groups
         # Producer ids come from the topic store, like idempotent producers' (it never hands
         # out one that restored topic data holds).
         self.coordinator = TransactionCoordinator(
             config, self._partition_exists, new_producer_id=topics.next_producer_id
         )
-        self._tokens = itertools.count(1)
-        self._replies: dict[ReplyToken, ShardResponse] = {}
-        self._timers: dict[ShardTimerKey, int] = {}
-        self._timers_changed = trio.Event()
+        # Transactions whose markers are being written: set once they are.
+        self._writing: dict[str, trio.Event] = {}
 
     def _partition_exists(self, tp: TopicPartition) -> bool:
         return tp.topic == OFFSETS_TOPIC or self.topics.has_partition(tp.topic, tp.partition)
@@ -131,7 +125,7 @@ class TransactionRuntime:
             transactional_id, producer_id, producer_epoch, tuple(partitions),
             _IMPLICIT_ADD_VERSION, False,
         )
-        response = await self.call(handle_add_partitions_to_txn, request)
+        response = await self.call(handle_add_partitions_to_txn, _BROKER_CONTEXT, request)
         return {
             tp: ErrorCode.INVALID_PRODUCER_EPOCH if code == ErrorCode.PRODUCER_FENCED
             else ErrorCode(code)
@@ -159,30 +153,16 @@ class TransactionRuntime:
     # ------------------------------------------------------------------ lifecycle
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Load (re-send pending markers, arm the periodic jobs, abort orphaned transactions),
-        then fire timers."""
+        """Attach the shard to the runtime once the groups are loaded (replay, re-send
+        pending markers, arm the periodic jobs), abort orphaned transactions, report
+        started."""
         await self.groups.wait_loaded()
         for record in self.groups.transaction_records:
             if isinstance(record.value, TransactionStateValue):
                 self.topics.reserve_producer_id(record.value.producer_id)
-            self.coordinator.replay(record)
-        self.groups.transaction_records = []
-        await self._process(self.coordinator.on_loaded(self._now_ms()))
-        await self.abort_orphans()
+        self.groups.attach_transactions(self.coordinator, self)
+        self.abort_orphans()
         task_status.started()
-        while True:
-            now = self._now_ms()
-            for key, deadline in sorted(self._timers.items(), key=lambda kv: kv[1]):
-                if deadline <= now:
-                    del self._timers[key]
-                    try:
-                        await self._process(self.coordinator.fire_timer(key, now))
-                    except Exception:
-                        log.exception("the transaction coordinator failed handling %r", key)
-            wait_s = (min(self._timers.values(), default=now + 60_000) - self._now_ms()) / 1000
-            with trio.move_on_after(max(wait_s, 0.0) + 0.0005):
-                await self._timers_changed.wait()
-            self._timers_changed = trio.Event()
 
     def _known_open(self) -> set[tuple[int, TopicPartition]]:
         """(producer id, partition) of every transaction the coordinator has not ended."""
@@ -193,10 +173,10 @@ class TransactionRuntime:
                 known.update((metadata.producer_id, tp) for tp in metadata.topic_partitions)
         return known
 
-    async def abort_orphans(self) -> None:
+    def abort_orphans(self) -> None:
         """Abort the transactions restored topic data holds open that no transactional id
         of the coordinator's state holds (their state was never persisted)."""
-        now = self._now_ms()
+        now = self.groups.now_ms()
         known = self._known_open()
         for name in self.topics.names():
             topic = self.topics.get(name)
@@ -218,50 +198,40 @@ class TransactionRuntime:
 
     # ------------------------------------------------------------------ requests
 
-    async def call(
-        self,
-        handler: Callable[[TransactionCoordinator, RequestT, ReplyToken, int], Result],
-        request: RequestT,
-    ) -> Any:
-        """Run one coordinator handler; its reply once the markers it started are written."""
-        token = next(self._tokens)
-        await self._process(handler(self.coordinator, request, token, self._now_ms()))
-        return self._replies.pop(token)
+    async def call(self, handler: ShardHandler[RequestT], ctx: Any, request: RequestT) -> Any:
+        """Run one of the shard's handlers in the runtime; its reply."""
+        return await self.groups.call(handler, ctx, request, self.coordinator)
 
-    async def _process(self, result: Result) -> None:
-        """Persist, then apply: the records are appended, then the coordinator completes
-        their transitions (or reverts them, answering the mapped error, if the append
-        failed); then timers, replies and markers, then what followed."""
-        follow = None
-        if result.records:
+    async def markers_settled(self, transactional_id: str) -> None:
+        """Return once the markers being written for ``transactional_id`` (if any) are."""
+        writing = self._writing.get(transactional_id)
+        if writing is not None:
+            await writing.wait()
+
+    # ------------------------------------------------------------------ markers
+
+    def write_markers(self, markers: Sequence[TxnMarker]) -> None:
+        """Write transactions' markers (the runtime calls this as soon as their
+        PrepareCommit/PrepareAbort is durable): data partitions at once, offsets partitions
+        through the group shard; the shard hears the outcome."""
+        for marker in markers:
             try:
-                await self.groups.append_records(result.records)
-            except AppendFailed as failed:
-                follow = self.coordinator.append_failed(result, failed.error, self._now_ms())
-                result = Result(timers=result.timers, markers=result.markers)
-        if follow is None and result.callbacks:
-            follow = self.coordinator.append_done(result, self._now_ms())
-        for change in result.timers:
-            if isinstance(change, ScheduleTimer):
-                self._timers[change.key] = change.deadline_ms
-            else:
-                self._timers.pop(change.key, None)
-        if result.timers:
-            self._timers_changed.set()
-        for reply in result.replies:
-            self._replies[reply.token] = reply.response
-        for marker in result.markers:
-            await self._write_markers(marker)
-        if follow is not None:
-            await self._process(follow)
+                self._write(marker)
+            except Exception:
+                log.exception("writing the markers of %s failed", marker.transactional_id)
 
-    async def _write_markers(self, marker: TxnMarker) -> None:
+    def _write(self, marker: TxnMarker) -> None:
+        txn_id = marker.transactional_id
+        self._writing.setdefault(txn_id, trio.Event())
         commit = marker.result == TransactionResult.COMMIT
-        now = self._now_ms()
+        now = self.groups.now_ms()
+        offsets: list[PendingReply] = []
         for tp in sorted(marker.partitions):
             try:
                 if tp.topic == OFFSETS_TOPIC:
-                    await self._offsets_marker(marker.producer_id, tp.partition, commit)
+                    pending = self._offsets_marker(marker.producer_id, tp.partition, commit)
+                    if pending is not None:
+                        offsets.append(pending)
                 else:
                     self.topics.write_marker(
                         tp.topic, tp.partition, marker.producer_id, marker.producer_epoch,
@@ -269,24 +239,73 @@ class TransactionRuntime:
                     )
             except Exception as exc:
                 log.exception("writing the %s marker of %s to %s-%d failed",
-                              marker.result.name, marker.transactional_id, tp.topic, tp.partition)
-                error = exc.error if isinstance(exc, AppendFailed) else append_error_of(exc)
-                await self._process(
-                    self.coordinator.markers_failed(marker.transactional_id, error, now)
-                )
+                              marker.result.name, txn_id, tp.topic, tp.partition)
+                self._written(marker, append_error_of(exc))
                 return
-        await self._process(self.coordinator.markers_written(
-            marker.transactional_id, marker.partitions, self._now_ms()))
+        if offsets:
+            self.groups.spawn(self._offsets_written, marker, offsets)
+        else:
+            self._written(marker, None)
 
-    async def _offsets_marker(self, producer_id: int, partition: int, commit: bool) -> None:
+    def _offsets_marker(
+        self, producer_id: int, partition: int, commit: bool
+    ) -> PendingReply | None:
         """Commit or drop the producer's staged offsets of the groups on ``partition``."""
         staged = self.groups.coordinator.store.pending_txn.get(producer_id, {})
         partitions = self.coordinator.config.offsets_topic_num_partitions
         group_ids = [g for g in staged if partition_for(g, partitions) == partition]
-        if group_ids:
-            request: TxnMarkerRequest = {
-                "producer_id": producer_id, "group_ids": group_ids, "committed": commit
-            }
-            answer = await self.groups.call(handle_txn_marker, _MARKER_CONTEXT, request)
-            if answer.get("error_code", 0):
-                raise AppendFailed(ErrorCode(answer["error_code"]))
+        if not group_ids:
+            return None
+        request: TxnMarkerRequest = {
+            "producer_id": producer_id, "group_ids": group_ids, "committed": commit
+        }
+        pending: PendingReply | None = self.groups.submit(
+            handle_txn_marker, _BROKER_CONTEXT, request
+        )
+        return pending
+
+    async def _offsets_written(self, marker: TxnMarker, offsets: list[PendingReply]) -> None:
+        error = None
+        try:
+            for pending in offsets:
+                answer = await pending.wait()
+                if answer.get("error_code"):
+                    error = ErrorCode(answer["error_code"])
+        except RuntimeClosed:
+            return
+        self._written(marker, error)
+
+    def _written(self, marker: TxnMarker, error: ErrorCode | None) -> None:
+        """Report the markers written (or not: ``error``) to the shard; whoever waits for
+        them (``markers_settled``) goes on once the completion they lead to is durable."""
+        txn_id = marker.transactional_id
+        now = self.groups.now_ms()
+        if error is None:
+            result = self.coordinator.markers_written(txn_id, marker.partitions, now)
+        else:
+            result = self.coordinator.markers_failed(txn_id, error, now)
+        settled = _Settled(self._writing, txn_id)
+        if result.records:
+            result = result._replace(callbacks=(*result.callbacks, settled))
+        else:
+            settled.appended(now, None)
+        self.groups.process_transactions(result)
+
+
+class _Settled:
+    """Wakes whoever waits for a transaction's markers once the append of the completion
+    they lead to finished (an AppendCallback the server adds to the shard's Result)."""
+
+    __slots__ = ("txn_id", "writing")
+
+    def __init__(self, writing: dict[str, trio.Event], txn_id: str) -> None:
+        self.writing = writing
+        self.txn_id = txn_id
+
+    def appended(self, now_ms: int, fx: Effects | None) -> None:
+        event = self.writing.pop(self.txn_id, None)
+        if event is not None:
+            event.set()
+
+    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects | None) -> None:
+        self.appended(now_ms, fx)

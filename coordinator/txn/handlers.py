@@ -1,5 +1,6 @@
-"""The transaction APIs of the coordinator, one function each: (coordinator, request, reply
-token, now_ms) -> Result, as the group core's ``handle_*`` functions.
+"""The transaction APIs of the coordinator, one function each: (coordinator, context,
+request, reply token, now_ms) -> Result, the handler contract of every coordinator shard
+(the group core's ``handle_*``); the request carries its API version.
 
 A handler checks the request against the metadata (``decisions``), answers at once when
 nothing is to be written, or prepares the transition and emits its record through
@@ -63,7 +64,11 @@ _BATCHED_ADD_PARTITIONS_VERSION = 4  # AddPartitionsToTxn v4+: from brokers
 # ---------------------------------------------------------------------- InitProducerId
 
 def handle_init_producer_id(
-    coordinator: TransactionCoordinator, req: InitProducerIdRequest, token: ReplyToken, now_ms: int
+    coordinator: TransactionCoordinator,
+    ctx: object,
+    req: InitProducerIdRequest,
+    token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """A producer id and epoch: a fresh id for an idempotent producer; for a
     transactional one, the next epoch of its id, fencing the previous producer (answered
@@ -151,6 +156,7 @@ def _init_producer_id(
 
 def handle_add_partitions_to_txn(
     coordinator: TransactionCoordinator,
+    ctx: object,
     req: AddPartitionsToTxnRequest,
     token: ReplyToken,
     now_ms: int,
@@ -199,7 +205,11 @@ def handle_add_partitions_to_txn(
     return fx.result()
 
 def handle_add_offsets_to_txn(
-    coordinator: TransactionCoordinator, req: AddOffsetsToTxnRequest, token: ReplyToken, now_ms: int
+    coordinator: TransactionCoordinator,
+    ctx: object,
+    req: AddOffsetsToTxnRequest,
+    token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """Add the group's ``__consumer_offsets`` partition to the transaction."""
     fx = coordinator.effects()
@@ -253,7 +263,11 @@ def _add_partitions(
 # ---------------------------------------------------------------------- EndTxn
 
 def handle_end_txn(
-    coordinator: TransactionCoordinator, req: EndTxnRequest, token: ReplyToken, now_ms: int
+    coordinator: TransactionCoordinator,
+    ctx: object,
+    req: EndTxnRequest,
+    token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """Commit or abort: once PrepareCommit/PrepareAbort is durable the client is answered
     and the markers go out; :meth:`markers_written` completes the transaction. EndTxn
@@ -285,6 +299,7 @@ def handle_end_txn(
 
 def handle_describe_transactions(
     coordinator: TransactionCoordinator,
+    ctx: object,
     req: DescribeTransactionsRequest,
     token: ReplyToken,
     now_ms: int,
@@ -300,6 +315,7 @@ def handle_describe_transactions(
 
 def handle_list_transactions(
     coordinator: TransactionCoordinator,
+    ctx: object,
     req: ListTransactionsRequest,
     token: ReplyToken,
     now_ms: int,

@@ -313,7 +313,7 @@ def test_should_not_bump_epoch_with_pending_transaction(d: Driver) -> None:
 
 def _describe(d: Driver, txn_id: str) -> Any:
     req = DescribeTransactionsRequest((txn_id,))
-    result = handle_describe_transactions(d.coordinator, req, "t", d.now)
+    result = handle_describe_transactions(d.coordinator, None, req, "t", d.now)
     (state,) = result.replies[0].response.transaction_states  # type: ignore[union-attr]
     return state
 

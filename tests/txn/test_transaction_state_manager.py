@@ -360,6 +360,7 @@ def test_complete_transition_when_append_succeeded() -> None:
     coordinator.manager.put_transaction_state_if_not_exists(m1)
     result = handle_add_partitions_to_txn(
         coordinator,
+        None,
         AddPartitionsToTxnRequest(TXN1, 1, 0, (TopicPartition("topic1", 0),)), "t", NOW
     )
     (record,) = log_records(result)

@@ -147,6 +147,10 @@ class Driver:
         """Fire the timer ``key`` now; the settled Result."""
         return self.settle(self.coordinator.fire_timer(key, self.now))
 
+    def _call(self, handler: Any, req: Any) -> Any:
+        """Run one API handler; its settled answer."""
+        return self._answer(handler(self.coordinator, None, req, next(self.tokens), self.now))
+
     def _answer(self, result: Result) -> TxnResponse:
         result = self.settle(result)
         assert len(result.replies) == 1, result
@@ -167,8 +171,7 @@ class Driver:
         version: int = 4,
     ) -> Any:
         req = InitProducerIdRequest(txn_id, timeout, producer_id, producer_epoch, version)
-        token = next(self.tokens)
-        return self._answer(handle_init_producer_id(self.coordinator, req, token, self.now))
+        return self._call(handle_init_producer_id, req)
 
     def add(
         self,
@@ -183,7 +186,7 @@ class Driver:
             txn_id, producer_id, producer_epoch, partitions, version, verify_only
         )
         response = self._answer(
-            handle_add_partitions_to_txn(self.coordinator, req, next(self.tokens), self.now)
+            handle_add_partitions_to_txn(self.coordinator, None, req, next(self.tokens), self.now)
         )
         return response.errors  # type: ignore[union-attr]
 
@@ -197,7 +200,7 @@ class Driver:
     ) -> int:
         req = AddOffsetsToTxnRequest(txn_id, producer_id, producer_epoch, group_id, version)
         response = self._answer(
-            handle_add_offsets_to_txn(self.coordinator, req, next(self.tokens), self.now)
+            handle_add_offsets_to_txn(self.coordinator, None, req, next(self.tokens), self.now)
         )
         return response.error_code  # type: ignore[union-attr]
 
@@ -210,7 +213,7 @@ class Driver:
         version: int = 3,
     ) -> Any:
         req = EndTxnRequest(txn_id, producer_id, producer_epoch, commit, version)
-        return self._answer(handle_end_txn(self.coordinator, req, next(self.tokens), self.now))
+        return self._call(handle_end_txn, req)
 
     def write_markers(self) -> Result:
         """Report every pending marker written; the completions' Result."""
