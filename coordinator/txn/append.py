@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.txn.manager import TransactionStateManager
 from coordinator.txn.messages import TxnResponse
@@ -31,21 +32,13 @@ __all__ = [
     "transaction_log_error",
 ]
 
-_TRANSACTION_LOG_ERRORS: dict[ErrorCode, ErrorCode] = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-}
-
-
 def transaction_log_error(append_error: ErrorCode) -> ErrorCode:
-    """``appendTransactionToLog``'s mapping of a log-append error to the coordinator's."""
-    return _TRANSACTION_LOG_ERRORS.get(append_error, append_error)
+    """``appendTransactionToLog``'s mapping of a log-append error to the coordinator's: the
+    group metadata mapping for every error a log append raises (UNKNOWN_TOPIC_OR_PARTITION,
+    NOT_ENOUGH_REPLICAS(_AFTER_APPEND) and REQUEST_TIMED_OUT are COORDINATOR_NOT_AVAILABLE,
+    NOT_LEADER_OR_FOLLOWER and KAFKA_STORAGE_ERROR NOT_COORDINATOR, MESSAGE_TOO_LARGE and
+    RECORD_LIST_TOO_LARGE UNKNOWN_SERVER_ERROR, others themselves)."""
+    return group_metadata_error(append_error)
 
 
 Respond = Callable[[ErrorCode, int, int], TxnResponse]

@@ -1,7 +1,7 @@
 """coordinator/txn stays pure: the standard library, wire.constants, storage's record types,
-the shared Result vocabulary of the coordinator shards (coordinator.core.result, and the
-pending-writes overlay its Effects take) and itself only -- no trio, clock, randomness,
-files or sockets -- and every module stays under 600 lines."""
+the shared Result vocabulary of the coordinator shards (coordinator.core.result, the
+pending-writes overlay its Effects take, the log-append error mapping) and itself only --
+no trio, clock, randomness, files or sockets -- and every module stays under 600 lines."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ FORBIDDEN = {
 
 
 _ALLOWED = {
-    "wire.constants", "storage.records", "coordinator.core.result", "coordinator.core.store"
+    "wire.constants", "storage.records", "coordinator.core.result", "coordinator.core.store",
+    "coordinator.core.append_errors",
 }
 
 

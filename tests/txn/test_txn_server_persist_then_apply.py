@@ -59,6 +59,24 @@ async def clients() -> AsyncIterator[list[RawClient]]:
         await trio.aclose_forcefully(client.stream)
 
 
+async def serving(
+    nursery: trio.Nursery, sink: MemorySink, clients: list[RawClient],
+    props: dict[str, str] | None = None,
+) -> tuple[RunningServer, RawClient]:
+    """A server on ``sink`` and a client connected to it."""
+    running = await start(nursery, sink, props)
+    client = await RawClient.connect(running.port)
+    clients.append(client)
+    return running, client
+
+
+async def initialised(client: RawClient) -> TxnClient:
+    """Transactional producer ``tx-a`` with its producer id and epoch."""
+    producer = TxnClient(client, "tx-a")
+    assert (await producer.init()).error_code == 0
+    return producer
+
+
 async def describe(client: RawClient, txn_id: str) -> tuple[Any, ...]:
     answer = await client.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": [txn_id]})
     (state,) = answer.transaction_states
@@ -73,11 +91,8 @@ async def test_a_refused_add_partitions_answers_not_coordinator_and_changes_noth
     sink = MemorySink()
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            running = await start(nursery, sink)
-            client = await RawClient.connect(running.port)
-            clients.append(client)
-            producer = TxnClient(client, "tx-a")
-            assert (await producer.init()).error_code == 0
+            _, client = await serving(nursery, sink, clients)
+            producer = await initialised(client)
             before = await describe(client, "tx-a")
             assert before[1] == "Empty"
 
@@ -93,9 +108,7 @@ async def test_a_refused_add_partitions_answers_not_coordinator_and_changes_noth
             nursery.cancel_scope.cancel()
 
         async with trio.open_nursery() as nursery:  # a restart on the same log
-            running = await start(nursery, sink)
-            client = await RawClient.connect(running.port)
-            clients.append(client)
+            _, client = await serving(nursery, sink, clients)
             assert await describe(client, "tx-a") == live
             nursery.cancel_scope.cancel()
 
@@ -106,11 +119,8 @@ async def test_a_refused_prepare_commit_answers_not_coordinator_and_the_retry_co
     sink = MemorySink()
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            running = await start(nursery, sink)
-            client = await RawClient.connect(running.port)
-            clients.append(client)
-            producer = TxnClient(client, "tx-a")
-            assert (await producer.init()).error_code == 0
+            _, client = await serving(nursery, sink, clients)
+            producer = await initialised(client)
             assert await producer.add("t", 0) == {0: 0}
             assert (await producer.produce("t", 0, b"v")).error_code == 0
             sink.fail_with = fail_status(2)  # PrepareCommit
@@ -134,15 +144,12 @@ async def test_a_refused_completion_is_completed_by_the_runtimes_next_scan(
     props = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "50"}
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            running = await start(nursery, sink, props)
+            running, client = await serving(nursery, sink, clients, props)
             runtime = running.runtime
             assert runtime.transactions is running.server.transactions.coordinator
             armed = runtime.armed_timers()
             assert {ABORT_TIMED_OUT_TRANSACTIONS, REMOVE_EXPIRED_TRANSACTIONAL_IDS} <= set(armed)
-            client = await RawClient.connect(running.port)
-            clients.append(client)
-            producer = TxnClient(client, "tx-a")
-            assert (await producer.init()).error_code == 0
+            producer = await initialised(client)
             assert await producer.add("t", 1) == {1: 0}
             sink.fail_with = fail_status(4)  # CompleteCommit
             assert await producer.end(True) == 0
