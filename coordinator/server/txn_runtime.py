@@ -94,9 +94,10 @@ class TransactionRuntime:
         config: TxnConfig,
         now_ms: Callable[[], int] | None = None,
     ) -> None:
-        """``now_ms`` is ignored: the runtime's clock is the one clock."""
+        """``now_ms``: the clock of the markers' timestamps (default: the runtime's)."""
         self.topics = topics
         self.groups = groups
+        self._now_ms = now_ms or groups.now_ms
         # Producer ids come from the topic store, like idempotent producers' (it never hands
         # out one that restored topic data holds).
         self.coordinator = TransactionCoordinator(
@@ -176,7 +177,7 @@ class TransactionRuntime:
     def abort_orphans(self) -> None:
         """Abort the transactions restored topic data holds open that no transactional id
         of the coordinator's state holds (their state was never persisted)."""
-        now = self.groups.now_ms()
+        now = self._now_ms()
         known = self._known_open()
         for name in self.topics.names():
             topic = self.topics.get(name)
@@ -224,7 +225,7 @@ class TransactionRuntime:
         txn_id = marker.transactional_id
         self._writing.setdefault(txn_id, trio.Event())
         commit = marker.result == TransactionResult.COMMIT
-        now = self.groups.now_ms()
+        now = self._now_ms()
         offsets: list[PendingReply] = []
         for tp in sorted(marker.partitions):
             try:
@@ -279,7 +280,7 @@ class TransactionRuntime:
         """Report the markers written (or not: ``error``) to the shard; whoever waits for
         them (``markers_settled``) goes on once the completion they lead to is durable."""
         txn_id = marker.transactional_id
-        now = self.groups.now_ms()
+        now = self._now_ms()
         if error is None:
             result = self.coordinator.markers_written(txn_id, marker.partitions, now)
         else:

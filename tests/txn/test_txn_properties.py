@@ -4,7 +4,9 @@
   was never handed out before);
 - a fenced producer never completes: AddPartitionsToTxn / EndTxn succeed only for the
   producer instance the latest InitProducerId answered;
-- replaying the emitted records reproduces the persisted metadata, at every step;
+- replaying the records the log holds reproduces the persisted metadata, at every step,
+  also when appends fail at random points (``fail``: the next append is refused), and no
+  transition is left half-prepared beyond a completion whose markers are being written;
 - a partition's LSO never passes the high watermark nor an open transaction's first offset,
   and everything below it is decided.
 """
@@ -66,6 +68,7 @@ OPS = st.lists(
         st.tuples(st.just("tick"), st.integers(0, 4000)),
         st.tuples(st.just("expire"), st.integers(0, 30_000)),
         st.tuples(st.just("restart")),
+        st.tuples(st.just("fail")),
     ),
     min_size=10,
     max_size=80,
@@ -165,6 +168,8 @@ def test_coordinator_properties(ops: list[tuple[Any, ...]]) -> None:
         elif kind == "expire":
             d.now += op[1]
             d.tick(REMOVE_EXPIRED_TRANSACTIONAL_IDS)
+        elif kind == "fail":
+            d.failures = 1
         else:
             c.restart()
         records = c.driver.records()
@@ -179,6 +184,8 @@ def test_coordinator_properties(ops: list[tuple[Any, ...]]) -> None:
             replayed_m = replayed.transaction_metadata(txn_id)
             assert live_m is not None and replayed_m is not None
             assert persisted(replayed_m) == persisted(live_m), txn_id
+            completing = txn_id in live.pending_markers()
+            assert live_m.pending_state is None or completing, live_m
 
 
 BATCH_OPS = st.lists(
