@@ -47,7 +47,6 @@ from coordinator.txn import (
 )
 from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import handle_add_partitions_to_txn
-from coordinator.txn.messages import AddPartitionsToTxnRequest
 from storage.errors import append_error_of
 from storage.records import TransactionStateValue
 from wire.constants import ErrorCode
@@ -57,8 +56,8 @@ __all__ = ["TransactionRuntime", "txn_config"]
 log = logging.getLogger(__name__)
 
 RequestT = TypeVar("RequestT")
-#: The AddPartitionsToTxn version a Kafka broker adds partitions with for a TV2 client.
-_IMPLICIT_ADD_VERSION = 5
+#: The AddPartitionsToTxn (v5) a Kafka broker sends to add partitions for a TV2 client.
+_IMPLICIT_ADD = LocalContext(api_version=5, client_id="kcoord-broker", client_host="/127.0.0.1")
 #: The request context of what the broker itself asks (markers, implicit additions).
 _BROKER_CONTEXT = LocalContext(api_version=0, client_id="kcoord-txn-marker",
                                client_host="/127.0.0.1")
@@ -122,15 +121,22 @@ class TransactionRuntime:
         (the AddPartitionsToTxn v5 a Kafka broker sends for a Produce v12+ or TxnOffsetCommit
         v5+); the errors as Produce and TxnOffsetCommit answer them: PRODUCER_FENCED is
         INVALID_PRODUCER_EPOCH (``AddPartitionsToTxnManager``)."""
-        request = AddPartitionsToTxnRequest(
-            transactional_id, producer_id, producer_epoch, tuple(partitions),
-            _IMPLICIT_ADD_VERSION, False,
-        )
-        response = await self.call(handle_add_partitions_to_txn, _BROKER_CONTEXT, request)
+        topics: dict[str, list[int]] = {}
+        for tp in partitions:
+            topics.setdefault(tp.topic, []).append(tp.partition)
+        request = {"transactions": [{
+            "transactional_id": transactional_id, "producer_id": producer_id,
+            "producer_epoch": producer_epoch, "verify_only": False,
+            "topics": [{"name": name, "partitions": ps} for name, ps in topics.items()],
+        }]}
+        response = await self.call(handle_add_partitions_to_txn, _IMPLICIT_ADD, request)
+        (added,) = response["results_by_transaction"]
+        fenced = ErrorCode.PRODUCER_FENCED
         return {
-            tp: ErrorCode.INVALID_PRODUCER_EPOCH if code == ErrorCode.PRODUCER_FENCED
-            else ErrorCode(code)
-            for tp, code in response.errors.items()
+            TopicPartition(t["name"], p["partition_index"]):
+                ErrorCode.INVALID_PRODUCER_EPOCH if p["partition_error_code"] == fenced
+                else ErrorCode(p["partition_error_code"])
+            for t in added["topic_results"] for p in t["results_by_partition"]
         }
 
     def in_transaction(

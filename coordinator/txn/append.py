@@ -17,17 +17,16 @@ from collections.abc import Callable
 from typing import Protocol
 
 from coordinator.core.append_errors import group_metadata_error
-from coordinator.core.result import Effects, ReplyToken
+from coordinator.core.result import Effects
 from coordinator.txn.manager import TransactionStateManager
-from coordinator.txn.messages import TxnResponse
 from coordinator.txn.state import TopicPartition, TransactionMetadata, TxnTransitMetadata
 from wire.constants import ErrorCode
 
 __all__ = [
+    "Answer",
     "CompletionWritten",
     "EndPrepared",
     "Expired",
-    "Respond",
     "TransitionWritten",
     "transaction_log_error",
 ]
@@ -41,8 +40,8 @@ def transaction_log_error(append_error: ErrorCode) -> ErrorCode:
     return group_metadata_error(append_error)
 
 
-Respond = Callable[[ErrorCode, int, int], TxnResponse]
-"""Builds a requester's answer from (error, producer id, producer epoch)."""
+Answer = Callable[[ErrorCode, int, int, "Effects"], None]
+"""Answers the requester with (error, producer id, producer epoch), into the Effects."""
 
 
 class Completer(Protocol):
@@ -56,7 +55,7 @@ class Completer(Protocol):
 
 class TransitionWritten:
     """One transition's record: complete the transition once appended, revert if not.
-    ``answer`` (token, respond) is told the outcome; subclasses carry on from there."""
+    ``answer`` is told the outcome; subclasses carry on from there."""
 
     __slots__ = ("answer", "coordinator_epoch", "manager", "metadata", "transit")
 
@@ -66,7 +65,7 @@ class TransitionWritten:
         coordinator_epoch: int,
         metadata: TransactionMetadata,
         transit: TxnTransitMetadata,
-        answer: tuple[ReplyToken, Respond] | None = None,
+        answer: Answer | None = None,
     ) -> None:
         self.manager = manager
         self.coordinator_epoch = coordinator_epoch
@@ -111,8 +110,7 @@ class TransitionWritten:
         self, error: ErrorCode, fx: Effects, producer_id: int = -1, producer_epoch: int = -1
     ) -> None:
         if self.answer is not None:
-            token, respond = self.answer
-            fx.reply(token, respond(error, producer_id, producer_epoch))
+            self.answer(error, producer_id, producer_epoch, fx)
 
 
 class Created(TransitionWritten):
@@ -138,7 +136,7 @@ class EndPrepared(TransitionWritten):
         coordinator_epoch: int,
         metadata: TransactionMetadata,
         transit: TxnTransitMetadata,
-        answer: tuple[ReplyToken, Respond] | None,
+        answer: Answer | None,
         completer: Completer,
         fenced_from: tuple[int, int] | None,
     ) -> None:

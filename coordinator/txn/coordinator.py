@@ -32,13 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from coordinator.core.result import EMPTY_RESULT, Effects, ReplyToken, Result, ShardTimerKey
+from coordinator.core.result import EMPTY_RESULT, Effects, Result, ShardTimerKey
 from coordinator.core.store import PendingWrites
 from coordinator.txn.append import (
+    Answer,
     CompletionWritten,
     EndPrepared,
     Expired,
-    Respond,
     TransitionWritten,
 )
 from coordinator.txn.config import TxnConfig
@@ -166,7 +166,7 @@ class TransactionCoordinator:
         client_version: int,
         now_ms: int,
         fx: Effects,
-        answer: tuple[ReplyToken, Respond] | None = None,
+        answer: Answer | None = None,
     ) -> tuple[ErrorCode, int, int]:
         """(error, producer id, producer epoch) of an EndTxn, or of an abort the coordinator
         starts itself (fence, timeout) with ``from_client`` False and the bumped epoch.

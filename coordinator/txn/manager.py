@@ -10,11 +10,12 @@ unload as they move.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from coordinator.txn.config import TxnConfig
 from coordinator.txn.log import TransactionLogRecord, metadata_from_value
-from coordinator.txn.messages import ListTransactionsResponse, TransactionListing
+from coordinator.txn.messages import TxnResponse
 from coordinator.txn.placement import partition_for
 from coordinator.txn.state import (
     TopicPartition,
@@ -149,13 +150,14 @@ class TransactionStateManager:
     def list_transaction_states(
         self,
         producer_ids: frozenset[int],
-        state_names: tuple[str, ...],
+        state_names: Sequence[str],
         duration_ms: int,
         now_ms: int,
-    ) -> ListTransactionsResponse:
+    ) -> TxnResponse:
         """ListTransactions: filters by producer id, state name and minimum running time."""
         if self._loading:
-            return ListTransactionsResponse(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+            return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                    "unknown_state_filters": [], "transaction_states": []}
         states: set[TransactionState] = set()
         unknown: list[str] = []
         for name in state_names:
@@ -174,8 +176,10 @@ class TransactionStateManager:
                 continue
             if duration_ms >= 0 and now_ms - m.txn_start_timestamp <= duration_ms:
                 continue
-            listed.append(TransactionListing(m.transactional_id, m.producer_id, m.state.kafka_name))
-        return ListTransactionsResponse(ErrorCode.NONE, tuple(unknown), tuple(listed))
+            listed.append({"transactional_id": m.transactional_id, "producer_id": m.producer_id,
+                           "transaction_state": m.state.kafka_name})
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
+                "unknown_state_filters": unknown, "transaction_states": listed}
 
     # ------------------------------------------------------------------ loading
 

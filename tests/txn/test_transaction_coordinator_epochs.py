@@ -9,11 +9,21 @@ means a TransactionLogRecord in the Result.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from txn_coordinator_support import FAILED, TIMEOUT, TV, loading, txn_records
-from txn_support import PRODUCER_EPOCH, PRODUCER_ID, TP1, TXN_ID, Driver, meta
+from txn_support import (
+    PRODUCER_EPOCH,
+    PRODUCER_ID,
+    TP1,
+    TXN_ID,
+    Driver,
+    InitProducerIdResponse,
+    Version,
+    meta,
+)
 
 from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
@@ -24,7 +34,6 @@ from coordinator.txn import (
 )
 from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import handle_describe_transactions
-from coordinator.txn.messages import DescribeTransactionsRequest, InitProducerIdResponse
 from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, SHORT_MAX
 from wire.constants import ErrorCode as E
 
@@ -312,10 +321,10 @@ def test_should_not_bump_epoch_with_pending_transaction(d: Driver) -> None:
 
 
 def _describe(d: Driver, txn_id: str) -> Any:
-    req = DescribeTransactionsRequest((txn_id,))
-    result = handle_describe_transactions(d.coordinator, None, req, "t", d.now)
-    (state,) = result.replies[0].response.transaction_states  # type: ignore[union-attr]
-    return state
+    body = {"transactional_ids": [txn_id]}
+    result = handle_describe_transactions(d.coordinator, Version(0), body, "t", d.now)
+    (state,) = result.replies[0].response["transaction_states"]
+    return SimpleNamespace(**state)
 
 
 def test_describe_transactions_with_empty_transactional_id(d: Driver) -> None:
@@ -344,7 +353,8 @@ def test_describe_transactions(d: Driver) -> None:
         PRODUCER_EPOCH,
     )
     assert (state.transaction_timeout_ms, state.transaction_start_time_ms) == (TIMEOUT, 7)
-    assert (state.transaction_state, state.topics) == ("Ongoing", (("topic1", (0,)),))
+    assert (state.transaction_state, state.topics) == (
+        "Ongoing", [{"topic": "topic1", "partitions": [0]}])
 
 
 # ---------------------------------------------------------------------- beyond Kafka's list

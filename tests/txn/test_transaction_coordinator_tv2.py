@@ -21,6 +21,7 @@ from txn_support import (
     TXN_ID,
     Cluster,
     Driver,
+    InitProducerIdResponse,
     log_records,
     meta,
 )
@@ -31,7 +32,6 @@ from coordinator.txn import (
     TransactionState,
     TxnConfig,
 )
-from coordinator.txn.messages import InitProducerIdResponse
 from coordinator.txn.state import NO_PRODUCER_ID, SHORT_MAX
 from wire.constants import ErrorCode as E
 

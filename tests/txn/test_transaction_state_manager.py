@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from txn_support import log_records, meta
+from txn_support import Version, log_records, meta
 
 from coordinator.txn import (
     REMOVE_EXPIRED_TRANSACTIONAL_IDS,
@@ -22,7 +22,6 @@ from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import handle_add_partitions_to_txn
 from coordinator.txn.log import to_storage, value_from_transit
 from coordinator.txn.manager import TransactionStateManager, TxnIdAndEpoch
-from coordinator.txn.messages import AddPartitionsToTxnRequest
 from wire.constants import ErrorCode as E
 
 S = TransactionState
@@ -154,7 +153,7 @@ def test_list_transactions_with_coordinator_loading_in_progress() -> None:
     manager = TransactionStateManager(CONFIG)
     manager.begin_loading(0, 15)
     response = manager.list_transaction_states(frozenset(), (), -1, NOW)
-    assert response.error_code == E.COORDINATOR_LOAD_IN_PROGRESS
+    assert response["error_code"] == E.COORDINATOR_LOAD_IN_PROGRESS
 
 
 def test_list_transactions_filtering() -> None:
@@ -186,10 +185,10 @@ def test_list_transactions_filtering() -> None:
         duration: int = -1,
     ) -> None:
         response = manager.list_transaction_states(pids, states, duration, now)
-        assert response.error_code == E.NONE
-        assert {t.transactional_id for t in response.transaction_states} == ids
+        assert response["error_code"] == E.NONE
+        assert {t["transactional_id"] for t in response["transaction_states"]} == ids
         unknown = {s for s in states if S.from_name(s) is None}
-        assert set(response.unknown_state_filters) == unknown
+        assert set(response["unknown_state_filters"]) == unknown
 
     every = {f"t{i}" for i in range(8)}
     listed(every)
@@ -358,11 +357,10 @@ def test_complete_transition_when_append_succeeded() -> None:
     coordinator.on_loaded(NOW)
     m1 = _m(TXN1, 1)
     coordinator.manager.put_transaction_state_if_not_exists(m1)
-    result = handle_add_partitions_to_txn(
-        coordinator,
-        None,
-        AddPartitionsToTxnRequest(TXN1, 1, 0, (TopicPartition("topic1", 0),)), "t", NOW
-    )
+    body = {"v3_and_below_transactional_id": TXN1, "v3_and_below_producer_id": 1,
+            "v3_and_below_producer_epoch": 0,
+            "v3_and_below_topics": [{"name": "topic1", "partitions": [0]}]}
+    result = handle_add_partitions_to_txn(coordinator, Version(3), body, "t", NOW)
     (record,) = log_records(result)
     assert record.value is not None
     assert (m1.state, m1.pending_state) == (S.EMPTY, S.ONGOING)  # not before it is durable

@@ -3,7 +3,7 @@ runtime will do once wired (markers written as control batches, records replayed
 
 from __future__ import annotations
 
-from txn_support import Cluster, log_records
+from txn_support import Cluster, Driver, Version, log_records
 
 from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
@@ -11,6 +11,7 @@ from coordinator.txn import (
     TransactionState,
     TxnConfig,
 )
+from coordinator.txn.handlers import handle_add_partitions_to_txn
 from coordinator.txn.partition import AbortedTxn
 from coordinator.txn.producer_state import ProducerStateError
 from wire.constants import ErrorCode as E
@@ -147,3 +148,33 @@ def test_producer_ids_stay_unique_across_restarts() -> None:
     c.restart()
     second = c.driver.init("second", 1000).producer_id
     assert second > first
+
+
+def test_a_batch_of_additions_is_answered_once_every_one_is_decided() -> None:
+    """AddPartitionsToTxn v4+ (from brokers): one transaction verified at once, another added
+    once its record is appended; an empty batch is answered at once."""
+    d = Driver(TxnConfig(transaction_version=2))
+    first = d.init("first", 1000)
+    second = d.init("second", 1000)
+    body = {"transactions": [
+        {"transactional_id": "first", "producer_id": first.producer_id,
+         "producer_epoch": first.producer_epoch, "verify_only": True,
+         "topics": [{"name": "t", "partitions": [0]}]},
+        {"transactional_id": "second", "producer_id": second.producer_id,
+         "producer_epoch": second.producer_epoch, "verify_only": False,
+         "topics": [{"name": "t", "partitions": [1]}]},
+    ]}
+    result = handle_add_partitions_to_txn(d.coordinator, Version(4), body, "t", d.now)
+    assert result.replies == ()  # the second addition is not durable yet
+    (reply,) = d.settle(result).replies
+    codes = [
+        (txn["transactional_id"], [
+            p["partition_error_code"]
+            for t in txn["topic_results"] for p in t["results_by_partition"]
+        ])
+        for txn in reply.response["results_by_transaction"]
+    ]
+    assert codes == [("first", [E.TRANSACTION_ABORTABLE]), ("second", [E.NONE])]
+    empty = handle_add_partitions_to_txn(d.coordinator, Version(4), {"transactions": []}, "e", 0)
+    assert [r.response for r in empty.replies] == [
+        {"throttle_time_ms": 0, "error_code": E.NONE, "results_by_transaction": []}]

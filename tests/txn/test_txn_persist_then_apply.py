@@ -10,7 +10,7 @@ makes the next appends fail (``TransactionCoordinator.append_failed``).
 from __future__ import annotations
 
 import pytest
-from txn_support import TP1, TP2, TXN_ID, Cluster, Driver
+from txn_support import TP1, TP2, TXN_ID, Cluster, Driver, EndTxnResponse, InitProducerIdResponse
 
 from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
@@ -19,7 +19,6 @@ from coordinator.txn import (
     TxnConfig,
 )
 from coordinator.txn.coordinator import TransactionCoordinator
-from coordinator.txn.messages import EndTxnResponse, InitProducerIdResponse
 from wire.constants import ErrorCode as E
 
 S = TransactionState

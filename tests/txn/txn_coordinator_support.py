@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from txn_support import TXN_ID, Driver, log_records
+from txn_support import TXN_ID, Driver, InitProducerIdResponse, log_records
 
-from coordinator.txn.messages import InitProducerIdResponse
 from wire.constants import ErrorCode as E
 
 TIMEOUT = 1  # Kafka's txnTimeoutMs in TransactionCoordinatorTest

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, NamedTuple
 
 from coordinator.core.result import Result
 from coordinator.txn import (
@@ -23,13 +23,6 @@ from coordinator.txn.handlers import (
     handle_init_producer_id,
 )
 from coordinator.txn.log import from_storage
-from coordinator.txn.messages import (
-    AddOffsetsToTxnRequest,
-    AddPartitionsToTxnRequest,
-    EndTxnRequest,
-    InitProducerIdRequest,
-    TxnResponse,
-)
 from coordinator.txn.partition import PartitionTransactions
 from coordinator.txn.producer_state import (
     NO_SEQUENCE,
@@ -50,6 +43,28 @@ TP2 = TopicPartition("topic2", 0)
 #: Kafka's coordinator tests mock ``transactionVersionLevel`` (the server's level) to TV_0 or
 #: TV_1; kcoord's default (2, as a new Kafka 4 cluster) is chosen by the TV2 tests.
 TV1_CONFIG = TxnConfig(transaction_version=1)
+
+
+class Version(NamedTuple):
+    """A request context: the API version is all the transaction handlers read."""
+
+    api_version: int
+
+
+class InitProducerIdResponse(NamedTuple):
+    """The fields of an InitProducerId answer (-1 ids with an error)."""
+
+    error_code: int
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+
+
+class EndTxnResponse(NamedTuple):
+    """The fields of an EndTxn answer (the id and epoch are on the wire from v5)."""
+
+    error_code: int
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
 
 
 def log_records(result: Result) -> list[TransactionLogRecord]:
@@ -147,11 +162,9 @@ class Driver:
         """Fire the timer ``key`` now; the settled Result."""
         return self.settle(self.coordinator.fire_timer(key, self.now))
 
-    def _call(self, handler: Any, req: Any) -> Any:
-        """Run one API handler; its settled answer."""
-        return self._answer(handler(self.coordinator, None, req, next(self.tokens), self.now))
-
-    def _answer(self, result: Result) -> TxnResponse:
+    def _call(self, handler: Any, version: int, body: dict[str, Any]) -> Any:
+        """Run one API handler at ``version`` on a wire body; its settled answer."""
+        result = handler(self.coordinator, Version(version), body, next(self.tokens), self.now)
         result = self.settle(result)
         assert len(result.replies) == 1, result
         return result.replies[0].response
@@ -169,9 +182,11 @@ class Driver:
         producer_id: int = NO_PRODUCER_ID,
         producer_epoch: int = NO_PRODUCER_EPOCH,
         version: int = 4,
-    ) -> Any:
-        req = InitProducerIdRequest(txn_id, timeout, producer_id, producer_epoch, version)
-        return self._call(handle_init_producer_id, req)
+    ) -> InitProducerIdResponse:
+        body = {"transactional_id": txn_id, "transaction_timeout_ms": timeout,
+                "producer_id": producer_id, "producer_epoch": producer_epoch}
+        r = self._call(handle_init_producer_id, version, body)
+        return InitProducerIdResponse(r["error_code"], r["producer_id"], r["producer_epoch"])
 
     def add(
         self,
@@ -182,13 +197,32 @@ class Driver:
         version: int = 3,
         verify_only: bool = False,
     ) -> dict[TopicPartition, int]:
-        req = AddPartitionsToTxnRequest(
-            txn_id, producer_id, producer_epoch, partitions, version, verify_only
-        )
-        response = self._answer(
-            handle_add_partitions_to_txn(self.coordinator, None, req, next(self.tokens), self.now)
-        )
-        return response.errors  # type: ignore[union-attr]
+        if verify_only:
+            version = max(version, 4)  # VerifyOnly is a v4+ (broker) request's
+        topics: dict[str, list[int]] = {}
+        for tp in partitions:
+            topics.setdefault(tp.topic, []).append(tp.partition)
+        wire_topics = [{"name": name, "partitions": ps} for name, ps in topics.items()]
+        if version < 4:
+            body: dict[str, Any] = {
+                "v3_and_below_transactional_id": txn_id, "v3_and_below_producer_id": producer_id,
+                "v3_and_below_producer_epoch": producer_epoch,
+                "v3_and_below_topics": wire_topics}
+        else:
+            body = {"transactions": [{
+                "transactional_id": txn_id, "producer_id": producer_id,
+                "producer_epoch": producer_epoch, "verify_only": verify_only,
+                "topics": wire_topics}]}
+        response = self._call(handle_add_partitions_to_txn, version, body)
+        if version < 4:
+            results = response["results_by_topic_v3_and_below"]
+        else:
+            (txn,) = response["results_by_transaction"]
+            results = txn["topic_results"]
+        return {
+            TopicPartition(t["name"], p["partition_index"]): p["partition_error_code"]
+            for t in results for p in t["results_by_partition"]
+        }
 
     def add_offsets(
         self,
@@ -198,11 +232,10 @@ class Driver:
         producer_epoch: int = PRODUCER_EPOCH,
         version: int = 3,
     ) -> int:
-        req = AddOffsetsToTxnRequest(txn_id, producer_id, producer_epoch, group_id, version)
-        response = self._answer(
-            handle_add_offsets_to_txn(self.coordinator, None, req, next(self.tokens), self.now)
-        )
-        return response.error_code  # type: ignore[union-attr]
+        body = {"transactional_id": txn_id, "producer_id": producer_id,
+                "producer_epoch": producer_epoch, "group_id": group_id}
+        code: int = self._call(handle_add_offsets_to_txn, version, body)["error_code"]
+        return code
 
     def end(
         self,
@@ -211,9 +244,11 @@ class Driver:
         producer_id: int = PRODUCER_ID,
         producer_epoch: int = PRODUCER_EPOCH,
         version: int = 3,
-    ) -> Any:
-        req = EndTxnRequest(txn_id, producer_id, producer_epoch, commit, version)
-        return self._call(handle_end_txn, req)
+    ) -> EndTxnResponse:
+        body = {"transactional_id": txn_id, "producer_id": producer_id,
+                "producer_epoch": producer_epoch, "committed": commit}
+        r = self._call(handle_end_txn, version, body)
+        return EndTxnResponse(r["error_code"], r["producer_id"], r["producer_epoch"])
 
     def write_markers(self) -> Result:
         """Report every pending marker written; the completions' Result."""
