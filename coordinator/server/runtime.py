@@ -61,7 +61,6 @@ from coordinator.server.shard import MarkerWriter, Shard, wall_clock_ms
 from coordinator.server.sink import RecordSink
 from coordinator.server.timer_heap import TimerHeap
 from coordinator.server.waiters import PendingReply, RuntimeClosed
-from coordinator.txn.handlers import handle_describe_transactions, handle_list_transactions
 from coordinator.txn.timers import TxnTimerKey
 from storage.errors import append_error_of
 from storage.records import Record, TransactionStateKey
@@ -79,10 +78,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 #: Handlers that only read (no records, no change to any state): run again when an append
-#: they were answered behind fails, as their first answer may show what it lost.
+#: they were answered behind fails, as their first answer may show what it lost. (The
+#: transaction shard's reads need not: its state changes only once a record is durable.)
 _READS: frozenset[Any] = frozenset({handle_consumer_group_describe, handle_describe_groups,
-                                    handle_list_groups, handle_offset_fetch,
-                                    handle_describe_transactions, handle_list_transactions})
+                                    handle_list_groups, handle_offset_fetch})
 
 RequestT = TypeVar("RequestT")
 ShardHandler = Callable[[Any, RequestContext, RequestT, ReplyToken, int], Result]
