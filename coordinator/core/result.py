@@ -1,4 +1,6 @@
-"""What every core entry point returns: records to append, replies to send, timers to set.
+"""What every coordinator shard's entry point returns: records to append, replies to send,
+timers to set -- the one vocabulary of the group coordinator (``coordinator.core``) and the
+transaction coordinator (``coordinator.txn``).
 
 The runtime applies ``timers`` at once (scheduling a key again replaces it) and appends
 ``records`` to the log. Nothing in hard state changes before that append succeeds: the
@@ -6,6 +8,10 @@ runtime then calls ``GroupCoordinator.append_done`` (which applies the records a
 Result's ``callbacks``) and sends ``replies``; if the append failed it calls
 ``GroupCoordinator.append_failed`` instead, whose Result carries the replies to send (the
 callbacks replace the answers that depended on the records, with Kafka's mapped error).
+
+A transaction coordinator's Result may also carry ``markers``: the WriteTxnMarkers entries
+the runtime writes once the PrepareCommit/PrepareAbort before them is durable (the group
+core never emits any).
 
 ``Effects`` is the accumulator handlers write into. ``persist`` also records the write in
 the core's pending overlay (Kafka's ``pendingOffsetCommits``), so decisions taken before the
@@ -20,6 +26,8 @@ from typing import NamedTuple, Protocol
 from coordinator.core.messages import Response
 from coordinator.core.store import PendingWrites
 from coordinator.core.timers import TimerKey
+from coordinator.txn.messages import TxnMarker, TxnResponse
+from coordinator.txn.timers import TxnTimerKey
 from storage.records import Record
 from wire.constants import ErrorCode
 
@@ -32,10 +40,18 @@ __all__ = [
     "ReplyToken",
     "Result",
     "ScheduleTimer",
+    "ShardResponse",
+    "ShardTimerKey",
 ]
 
 ReplyToken = Hashable
 """Opaque handle of a request awaiting its answer, supplied by the runtime (never None)."""
+
+ShardTimerKey = TimerKey | TxnTimerKey
+"""A timer of either shard (the group coordinator's, the transaction coordinator's)."""
+
+ShardResponse = Response | TxnResponse
+"""An answer of either shard."""
 
 
 # Reply, ScheduleTimer, CancelTimer and Result are NamedTuples: a Heartbeat builds one of
@@ -47,20 +63,20 @@ class Reply(NamedTuple):
     """The answer to the request identified by ``token`` (possibly a parked, earlier one)."""
 
     token: ReplyToken
-    response: Response
+    response: ShardResponse
 
 
 class ScheduleTimer(NamedTuple):
     """Arm ``key`` to fire at ``deadline_ms``; replaces any earlier deadline of the key."""
 
-    key: TimerKey
+    key: ShardTimerKey
     deadline_ms: int
 
 
 class CancelTimer(NamedTuple):
     """Disarm ``key`` (no-op when it is not armed)."""
 
-    key: TimerKey
+    key: ShardTimerKey
 
 
 class AppendCallback(Protocol):
@@ -77,12 +93,14 @@ class AppendCallback(Protocol):
 
 class Result(NamedTuple):
     """Outcome of one core call: records to persist, replies to send once they are durable,
-    timer changes to apply, and what to do when the append completes."""
+    timer changes to apply, what to do when the append completes, and transaction markers
+    to write."""
 
     records: tuple[Record, ...] = ()
     replies: tuple[Reply, ...] = ()
     timers: tuple[ScheduleTimer | CancelTimer, ...] = ()
     callbacks: tuple[AppendCallback, ...] = ()
+    markers: tuple[TxnMarker, ...] = ()
 
 
 EMPTY_RESULT = Result()
@@ -91,7 +109,7 @@ EMPTY_RESULT = Result()
 class Effects:
     """Accumulates one call's records, replies, timer changes and append callbacks."""
 
-    __slots__ = ("_pending", "callbacks", "records", "replies", "timers")
+    __slots__ = ("_pending", "callbacks", "markers", "records", "replies", "timers")
 
     def __init__(self, pending: PendingWrites) -> None:
         self._pending = pending
@@ -99,6 +117,7 @@ class Effects:
         self.replies: list[Reply] = []
         self.timers: list[ScheduleTimer | CancelTimer] = []
         self.callbacks: list[AppendCallback] = []
+        self.markers: tuple[TxnMarker, ...] = ()  # rare: no list allocated per call
 
     def persist(self, record: Record) -> None:
         """Emit a record of hard state; it counts as pending until its append completes."""
@@ -113,11 +132,15 @@ class Effects:
         """Run ``callback`` when the append of this call's records completes."""
         self.callbacks.append(callback)
 
-    def reply(self, token: ReplyToken, response: Response) -> None:
+    def write_markers(self, marker: TxnMarker) -> None:
+        """Ask the runtime to write a transaction's markers."""
+        self.markers += (marker,)
+
+    def reply(self, token: ReplyToken, response: ShardResponse) -> None:
         """Answer the request identified by ``token``."""
         self.replies.append(Reply(token, response))
 
-    def schedule(self, key: TimerKey, deadline_ms: int) -> None:
+    def schedule(self, key: ShardTimerKey, deadline_ms: int) -> None:
         """Arm (or re-arm) a timer."""
         self.timers.append(ScheduleTimer(key, deadline_ms))
 
@@ -130,8 +153,9 @@ class Effects:
         if self.records:
             if self._pending.unreturned:
                 self._pending.seal()
-        elif not (self.replies or self.timers or self.callbacks):
+        elif not (self.replies or self.timers or self.callbacks or self.markers):
             return EMPTY_RESULT
         return Result(
-            tuple(self.records), tuple(self.replies), tuple(self.timers), tuple(self.callbacks)
+            tuple(self.records), tuple(self.replies), tuple(self.timers), tuple(self.callbacks),
+            self.markers,
         )

@@ -21,20 +21,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
+from coordinator.core.append_errors import offset_commit_error
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.group import ClassicGroup
 from coordinator.core.messages import (
+    OffsetCommitResponse,
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
     RequestContext,
 )
 from coordinator.core.offset_commit import (
     all_partitions,
+    commit_failed,
     metadata_too_large,
     validate_classic_commit,
     validate_consumer_commit,
 )
-from coordinator.core.result import Reply, ReplyToken, Result
+from coordinator.core.result import Effects, Reply, ReplyToken, Result
 from coordinator.core.state import EMPTY
 from storage.records import (
     OffsetCommitKey,
@@ -111,7 +114,9 @@ def handle_txn_offset_commit(
             ))
             results.append({"partition_index": index, "error_code": ErrorCode.NONE})
         topics.append({"name": name, "partitions": results})
-    fx.reply(token, {"topics": topics})
+    response: OffsetCommitResponse = {"topics": topics}
+    fx.reply(token, response)
+    fx.after_append(_Answered(token, response))
     return fx.result()
 
 
@@ -133,8 +138,32 @@ def handle_txn_marker(
                                       staged.commit_timestamp, -1),
                 ))
             fx.persist(Record(TxnOffsetCommitKey(producer_id, group_id, topic, partition), None))
-    fx.reply(token, {"topics": ()})
+    response: OffsetCommitResponse = {"topics": ()}
+    fx.reply(token, response)
+    fx.after_append(_Answered(token, response))
     return fx.result()
+
+
+class _Answered:
+    """A staged commit's (or a marker's) answer once its append completed: each partition
+    carries Kafka's mapped error if it failed (the marker's answer has no partitions: its
+    ``error_code`` says)."""
+
+    __slots__ = ("response", "token")
+
+    def __init__(self, token: ReplyToken, response: OffsetCommitResponse) -> None:
+        self.token = token
+        self.response = response
+
+    def appended(self, now_ms: int, fx: Effects) -> None:
+        """Nothing to do: the answer already says NONE."""
+
+    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
+        """Answer with the mapped error."""
+        failed = commit_failed(self.response, error)
+        if not self.response["topics"]:
+            failed["error_code"] = offset_commit_error(error)  # type: ignore[typeddict-unknown-key]
+        fx.reply(self.token, failed)
 
 
 def has_pending_offset(engine: Engine, group_id: str, topic: str, partition: int) -> bool:

@@ -1,37 +1,39 @@
-"""The coordinator runtime: the one owner of the sans-I/O ``GroupCoordinator`` in a server.
+"""The coordinator runtime: the one owner of the sans-I/O coordinator shards in a server --
+the group coordinator (``GroupCoordinator``) and, once attached, the transaction coordinator
+(``TransactionCoordinator``) -- as Kafka's ``CoordinatorRuntime`` runs its shards.
 
-Every core call happens synchronously on the Trio thread, so no request ever sees a
-half-applied change (Trio never switches tasks inside a sync call: the event loop is the
-lock). For each ``Result``:
+Every shard has the same contract (``coordinator.server.shard.Shard``) and Result
+vocabulary (``coordinator.core.result``); one timer heap and loop, one append queue. Every
+shard call happens synchronously on the Trio thread, so no request ever sees a half-applied
+change (Trio never switches tasks inside a sync call: the event loop is the lock). For each
+``Result``:
 
 1. its timer changes are applied at once (so a later call's reschedule of the same key
-   always wins);
+   always wins), and its transaction markers handed to the marker writer (they follow a
+   PrepareCommit/PrepareAbort that is already durable);
 2. its records join a FIFO queue that one persister task writes, every Result queued so
-   far in one append (group commit: the only batching queue between the core and the
-   disk), so the log holds records in call order. Once the append is durable the core
-   applies the records (``append_done``; nothing changes hard state before) and the
-   replies go out in that same order; if it failed, the core answers instead
-   (``append_failed``: Kafka's mapped error, soft state reverted). A Result without
-   records is delivered at once when nothing is queued or being written, otherwise after
-   it, so no answer ever reveals state the log could still lose; if that append fails, a
-   read (describe, list, fetch) behind it is run again once the core has reverted;
+   far in one append (group commit: the only batching queue between the shards and the
+   disk), so the log holds records in call order. Once the append is durable the shard that
+   made the Result applies the records (``append_done``; nothing changes hard state before)
+   and the replies go out in that same order; if it failed, the shard answers instead
+   (``append_failed``: Kafka's mapped error, state reverted). A Result without records is
+   delivered at once when nothing is queued or being written, otherwise after it, so no
+   answer ever reveals state the log could still lose; if that append fails, a read
+   (describe, list, fetch) behind it is run again once the shard has reverted;
 3. a reply whose requester went away (connection closed, request cancelled) is dropped.
 
 Time: ``now_ms`` is wall-clock milliseconds *advanced by the Trio clock* (the wall clock is
 read once, at start), so commit timestamps mean something across restarts while
-``trio.testing.MockClock`` drives session and rebalance timeouts in tests. Timers live on a
-heap keyed by deadline; rescheduling a key replaces it. The heap is lazy: a key moved to a
-later deadline (every heartbeat moves its member's session timer) keeps its heap entry,
-which is re-queued when it comes up, so a heartbeat costs a dict update, not a heap push.
+``trio.testing.MockClock`` drives timeouts in tests. A transaction timer key (in the one
+``TimerHeap``) fires the transaction shard, any other the group shard.
 """
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import trio
@@ -40,135 +42,57 @@ import wire
 from coordinator.core import (
     CancelTimer,
     CoreHandler,
-    ErrorCode,
     GroupCoordinator,
     Reply,
     ReplyToken,
     RequestContext,
-    Response,
     Result,
-    ScheduleTimer,
-    TimerKey,
     handle_describe_groups,
     handle_list_groups,
     handle_offset_fetch,
 )
 from coordinator.core.consumer_describe import handle_consumer_group_describe
 from coordinator.core.group_reload import reload_groups
-from coordinator.core.result import Effects
+from coordinator.core.result import EMPTY_RESULT, ScheduleTimer, ShardTimerKey
 from coordinator.server.context import Handler
 from coordinator.server.context import RequestContext as ServerRequestContext
+from coordinator.server.group_events import log_group_events
+from coordinator.server.shard import MarkerWriter, Shard, wall_clock_ms
 from coordinator.server.sink import RecordSink
+from coordinator.server.timer_heap import TimerHeap
+from coordinator.server.waiters import PendingReply, RuntimeClosed
+from coordinator.txn.timers import TxnTimerKey
 from storage.errors import append_error_of
-from storage.records import RebalanceEventKey, RebalanceEventValue, Record, TransactionStateKey
+from storage.records import Record, TransactionStateKey
 
 __all__ = [
     "CoordinatorRuntime",
+    "MarkerWriter",
     "PendingReply",
     "RuntimeClosed",
+    "Shard",
     "group_api",
+    "log_group_events",
     "wall_clock_ms",
 ]
 
 log = logging.getLogger(__name__)
 #: Handlers that only read (no records, no change to any state): run again when an append
-#: they were answered behind fails, as their first answer may show what it lost.
+#: they were answered behind fails, as their first answer may show what it lost. (The
+#: transaction shard's reads need not: its state changes only once a record is durable.)
 _READS: frozenset[Any] = frozenset({handle_consumer_group_describe, handle_describe_groups,
                                     handle_list_groups, handle_offset_fetch})
 
 RequestT = TypeVar("RequestT")
+ShardHandler = Callable[[Any, RequestContext, RequestT, ReplyToken, int], Result]
+"""A handler of any shard: (shard, context, request, reply token, now_ms) -> Result."""
 
-# Rebuild the timer heap when stale entries outnumber live ones by this factor (every
-# heartbeat reschedules its member's session timer, leaving the old deadline behind).
-_HEAP_SLACK = 4
 # Event-loop turns the persister waits, while its queue keeps growing, before a write.
 _GATHER_YIELDS = 3
-_HEAP_MIN_REBUILD = 4096
-
-
-class RuntimeClosed(Exception):
-    """The runtime stopped before the request could be answered."""
-
-
-class _AppendWaiter:
-    """The completion of an ``append_records`` call (an AppendCallback)."""
-
-    __slots__ = ("done", "error")
-
-    def __init__(self) -> None:
-        self.done = trio.Event()
-        self.error: ErrorCode | None = None
-
-    def appended(self, now_ms: int, fx: Effects) -> None:
-        self.done.set()
-
-    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
-        self.error = error
-        self.done.set()
-
-
-class PendingReply:
-    """A submitted request's reply: ``ready`` once the runtime delivered it (after its
-    records are durable), ``wait`` for it otherwise. Lets a connection submit pipelined
-    requests in order and collect their answers later (``CoordinatorRuntime.submit``)."""
-
-    __slots__ = ("_finish", "_waiters", "event", "response", "token")
-
-    def __init__(self, token: ReplyToken, waiters: dict[ReplyToken, PendingReply]) -> None:
-        self.token = token
-        self._waiters = waiters
-        self._finish: Callable[[Any], Any] | None = None
-        self.event: trio.Event | None = None
-        self.response: Response | None = None
-
-    @classmethod
-    def answered(cls, response: Any) -> PendingReply:
-        """A reply that needed no coordinator (the broker's own answer, a wire dict)."""
-        pending = cls(0, {})
-        pending.response = response
-        return pending
-
-    def ready(self) -> bool:
-        """Whether the reply was delivered."""
-        return self.response is not None
-
-    def result(self) -> Any:
-        """The delivered reply (mapped by ``then``); only once ``ready``."""
-        self._waiters.pop(self.token, None)
-        response = self.response
-        return response if self._finish is None else self._finish(response)
-
-    async def wait(self) -> Any:
-        """The reply, once delivered; RuntimeClosed if the runtime stopped first."""
-        if self.response is None:
-            self.event = trio.Event()
-            try:
-                await self.event.wait()
-            finally:
-                if self.response is None:
-                    self._waiters.pop(self.token, None)
-            if self.response is None:
-                raise RuntimeClosed("the coordinator runtime has stopped")
-        return self.result()
-
-    def discard(self) -> None:
-        """Nobody will collect the reply (the connection went away)."""
-        self._waiters.pop(self.token, None)
-
-    def then(self, finish: Callable[[Any], Any]) -> PendingReply:
-        """This reply, passed through ``finish`` when collected."""
-        previous = self._finish
-        self._finish = finish if previous is None else (lambda r: finish(previous(r)))
-        return self
-
-
-def wall_clock_ms() -> int:
-    """Milliseconds since the epoch."""
-    return time.time_ns() // 1_000_000
 
 
 class CoordinatorRuntime:
-    """Feeds requests and timer expiries to the core; persists, answers and re-arms."""
+    """Feeds requests and timer expiries to the shards; persists, answers and re-arms."""
 
     def __init__(
         self,
@@ -178,21 +102,25 @@ class CoordinatorRuntime:
         clock_ms: Callable[[], int] = wall_clock_ms,
     ) -> None:
         self.coordinator = coordinator
+        #: The transaction shard, once attached (``attach_transactions``).
+        self.transactions: Shard | None = None
+        self._markers: MarkerWriter | None = None
         self.sink = sink
         self._clock_ms = clock_ms
         self._epoch_ms = 0
         self._t0 = 0.0
         self._tokens = itertools.count(1)
         self._waiters: dict[ReplyToken, PendingReply] = {}
-        self._timers: dict[TimerKey, int] = {}  # armed keys -> deadline (ms)
-        self._queued: dict[TimerKey, int] = {}  # armed keys -> their live heap entry
-        self._heap: list[tuple[int, int, TimerKey]] = []
-        self._heap_seq = itertools.count()
+        self._timer_heap = TimerHeap(self._wake_timers)
+        #: Arm ``key`` at ``deadline_ms``, replacing its deadline (a ScheduleTimer's change).
+        self.arm_timer: Callable[[ShardTimerKey, int], None] = self._timer_heap.arm
         self._timer_scope: trio.CancelScope | None = None
-        self._queue: list[Result] = []  # Results waiting for their records to be durable
+        self._nursery: trio.Nursery | None = None
+        # Results waiting for their records to be durable, and their shard (None: groups).
+        self._queue: list[tuple[Result, Shard | None]] = []
         # Record-less Results queued behind an append (by id): what ran them, to run again
         # if that append fails.
-        self._reruns: dict[int, tuple[CoreHandler[Any], RequestContext, Any, ReplyToken]] = {}
+        self._reruns: dict[int, tuple[ShardHandler[Any], RequestContext, Any, ReplyToken]] = {}
         self._reruns_due: set[int] = set()  # those answered while an append failed
         self._writing = False
         self._work = trio.Event()
@@ -200,8 +128,7 @@ class CoordinatorRuntime:
         self._closed = False
         self.replayed_records = 0
         self.append_failures = 0
-        #: The transaction coordinator's records met during replay, in log order (the
-        #: transaction runtime takes them once the groups are loaded).
+        #: The transaction shard's records met during replay, in log order (until attached).
         self.transaction_records: list[Record] = []
 
     @property
@@ -238,6 +165,7 @@ class CoordinatorRuntime:
         self._t0 = trio.current_time()
         try:
             async with trio.open_nursery() as nursery:
+                self._nursery = nursery
                 nursery.start_soon(self._persister)
                 task_status.started()
                 await self._load()
@@ -276,15 +204,25 @@ class CoordinatorRuntime:
             count += 1
         return count
 
-    async def append_records(self, records: Sequence[Record]) -> None:
-        """Persist records no group decided on (the transaction coordinator's), in order with
-        the group records, through the same queue and group commit; raises the storage error
-        when the append failed."""
-        waiter = _AppendWaiter()
-        self._process(Result(tuple(records), (), (), (waiter,)))
-        await waiter.done.wait()
-        if waiter.error is not None:
-            raise RuntimeError(f"appending records failed: {waiter.error.name}")
+    def attach_transactions(self, shard: Shard, markers: MarkerWriter) -> None:
+        """Serve the transaction shard (after the group load): replay its records, load it
+        (re-sending the markers of prepared transactions) and arm its periodic jobs; its
+        markers go to ``markers``."""
+        self.transactions = shard
+        self._markers = markers
+        for record in self.transaction_records:
+            shard.replay(record)
+        self.transaction_records = []
+        self._process(shard.on_loaded(self.now_ms()), shard)
+
+    def process_transactions(self, result: Result) -> None:
+        """Carry out a Result the marker writer got from the transaction shard."""
+        self._process(result, self.transactions)
+
+    def spawn(self, async_fn: Callable[..., Awaitable[object]], *args: object) -> None:
+        """Run a task beside the runtime, ending with it (a marker write's wait)."""
+        assert self._nursery is not None, "the runtime is not running"
+        self._nursery.start_soon(async_fn, *args)
 
     def reload_groups(self, group_ids: Sequence[str]) -> None:
         """Unload and load ``group_ids`` again (their coordinator moved: parked joins and
@@ -295,21 +233,30 @@ class CoordinatorRuntime:
     # ------------------------------------------------------------------ requests
 
     async def call(
-        self, handler: CoreHandler[RequestT], ctx: RequestContext, request: RequestT
+        self,
+        handler: ShardHandler[RequestT],
+        ctx: RequestContext,
+        request: RequestT,
+        shard: Shard | None = None,
     ) -> Any:
-        """Run one core handler and await its reply, which may be parked until a later
-        request or timer completes it (the response: a dict the wire encodes)."""
+        """Run one shard handler (the group shard's unless ``shard``) and await its reply,
+        which may be parked until a later request or timer completes it (the response: a
+        dict the wire encodes)."""
         if not self._loaded.is_set():
             await self._loaded.wait()
-        pending = self.submit(handler, ctx, request)
+        pending = self.submit(handler, ctx, request, shard)
         assert pending is not None
         return await pending.wait()
 
     def submit(
-        self, handler: CoreHandler[RequestT], ctx: RequestContext, request: RequestT
+        self,
+        handler: ShardHandler[RequestT],
+        ctx: RequestContext,
+        request: RequestT,
+        shard: Shard | None = None,
     ) -> PendingReply | None:
-        """Run one core handler now and return its pending reply (None before the load
-        finished: use ``call``). Requests submitted one after another reach the core, the
+        """Run one shard handler now and return its pending reply (None before the load
+        finished: use ``call``). Requests submitted one after another reach the shards, the
         log and their requesters in that order, so a connection can submit request N+1
         while N waits for its append (many commits per fsync from one connection)."""
         if self._closed:
@@ -320,12 +267,12 @@ class CoordinatorRuntime:
         pending = PendingReply(token, self._waiters)
         self._waiters[token] = pending
         try:
-            result = handler(self.coordinator, ctx, request, token, self.now_ms())
+            result = handler(shard or self.coordinator, ctx, request, token, self.now_ms())
             if handler in _READS and (self._queue or self._writing):
                 # Answered from state an append in flight may still lose: if that append
                 # fails, the read is run again once the core has reverted.
                 self._reruns[id(result)] = (handler, ctx, request, token)
-            self._process(result)
+            self._process(result, shard)
         except BaseException:
             del self._waiters[token]
             raise
@@ -349,12 +296,18 @@ class CoordinatorRuntime:
             self._append_failed(len(records), exc)
             return exc
 
-    def _process(self, result: Result, *, settled: bool = False) -> None:
-        """Apply one Result: timers now, records queued in order, replies when durable.
-        ``settled``: the Result follows an append that just completed, so replies without
-        records of their own reveal nothing undurable and go out at once."""
+    def _process(
+        self, result: Result, shard: Shard | None = None, *, settled: bool = False
+    ) -> None:
+        """Apply one Result of ``shard`` (None: the group shard): timers now, markers to
+        the writer, records queued in order, replies when durable. ``settled``: the Result
+        follows an append that just completed, so replies without records of their own
+        reveal nothing undurable and go out at once."""
         if result.timers:
             self._apply_timers(result.timers)
+        if shard is not None and result.markers:
+            assert self._markers is not None, "a transaction shard without a marker writer"
+            self._markers.write_markers(result.markers)
         if result.records:
             if not (self._queue or self._writing):
                 # Nothing in flight: a sink that can persist synchronously saves two task
@@ -363,37 +316,38 @@ class CoordinatorRuntime:
                     done = self.sink.append_nowait(result.records)
                 except Exception as exc:
                     self._append_failed(len(result.records), exc)
-                    self._complete(result, exc)
+                    self._complete(result, exc, shard)
                     return
                 if done:
-                    self._complete(result, None)
+                    self._complete(result, None, shard)
                     return
-            self._queue.append(result)
+            self._queue.append((result, shard))
             self._work.set()
         elif result.replies:
             if settled or not (self._queue or self._writing):
                 self._deliver(result.replies)
             else:
-                self._queue.append(result)
+                self._queue.append((result, shard))
                 self._work.set()
 
-    def _complete(self, result: Result, error: Exception | None) -> None:
-        """The append of ``result``'s records finished: let the core apply it (or answer
-        the failure), deliver, and process what the core does next."""
+    def _complete(self, result: Result, error: Exception | None, shard: Shard | None) -> None:
+        """The append of ``result``'s records finished: let its shard apply it (or answer
+        the failure), deliver, and process what the shard does next."""
         now = self.now_ms()
+        core: Shard = shard or self.coordinator
         try:
             if error is None:
-                follow = self.coordinator.append_done(result, now)
+                follow = core.append_done(result, now)
                 self._deliver(result.replies)
-                if log.isEnabledFor(logging.INFO):
+                if shard is None and log.isEnabledFor(logging.INFO):
                     log_group_events(result.records)
             else:
-                follow = self.coordinator.append_failed(result, append_error_of(error), now)
+                follow = core.append_failed(result, append_error_of(error), now)
         except Exception:
             log.exception("the coordinator failed completing an append")
             return
-        if follow.records or follow.replies or follow.timers:
-            self._process(follow, settled=True)
+        if follow is not EMPTY_RESULT:
+            self._process(follow, shard, settled=True)
 
     async def _persister(self) -> None:
         """Write queued Results' records in call order, many per append (group commit), then
@@ -411,7 +365,7 @@ class CoordinatorRuntime:
                 if len(self._queue) == size:
                     break
             batch, self._queue = self._queue, []
-            records = [record for result in batch for record in result.records]
+            records = [record for result, _ in batch for record in result.records]
             error: Exception | None = None
             if records:
                 self._writing = True
@@ -425,23 +379,23 @@ class CoordinatorRuntime:
             if error is not None:  # every read answered meanwhile may show what it lost
                 self._reruns_due.update(self._reruns)
             reruns = []
-            for result in batch:
+            for result, shard in batch:
                 if result.records:
-                    self._complete(result, error)
+                    self._complete(result, error, shard)
                     continue
                 rerun = self._reruns.pop(id(result), None)
                 if rerun is not None and id(result) in self._reruns_due:
                     self._reruns_due.discard(id(result))
-                    reruns.append((rerun, result))
+                    reruns.append((rerun, result, shard))
                 else:
                     self._deliver(result.replies)
-            for (handler, ctx, request, token), first in reruns:
+            for (handler, ctx, request, token), first, shard in reruns:
                 try:
-                    again = handler(self.coordinator, ctx, request, token, self.now_ms())
+                    again = handler(shard or self.coordinator, ctx, request, token, self.now_ms())
                 except Exception:  # never leave the requester waiting
                     log.exception("re-running a read after a failed append failed")
                     again = first
-                self._process(again, settled=True)
+                self._process(again, shard, settled=True)
 
     def _append_failed(self, count: int, exc: Exception) -> None:
         self.append_failures += 1
@@ -463,109 +417,55 @@ class CoordinatorRuntime:
     # ------------------------------------------------------------------ timers
 
     def _apply_timers(self, changes: Iterable[ScheduleTimer | CancelTimer]) -> None:
-        """Arm/disarm keys. The heap is lazy: each armed key has one live heap entry at or
-        before its deadline (``_queued``); pushing a later deadline (every heartbeat does)
-        only updates the dict, and the entry is moved when it comes up."""
-        arm = self.arm_timer
+        """Arm/disarm keys (``TimerHeap``: pushing a later deadline only updates a dict)."""
+        arm, cancel = self._timer_heap.arm, self._timer_heap.cancel
         for change in changes:
             if isinstance(change, ScheduleTimer):
                 arm(change.key, change.deadline_ms)
             else:
-                self._timers.pop(change.key, None)
+                cancel(change.key)
 
-    def arm_timer(self, key: TimerKey, deadline_ms: int) -> None:
-        """Arm ``key`` at ``deadline_ms``, replacing its deadline (a ScheduleTimer's change)."""
-        self._timers[key] = deadline_ms
-        entry = self._queued.get(key)
-        if entry is None or entry > deadline_ms:
-            self._push(key, deadline_ms)
-
-    def _push(self, key: TimerKey, deadline: int) -> None:
-        self._queued[key] = deadline
-        heap = self._heap
-        heapq.heappush(heap, (deadline, next(self._heap_seq), key))
+    def _wake_timers(self, deadline_ms: int) -> None:  # a timer entry was queued
         scope = self._timer_scope
         if scope is not None:
-            at = self._deadline_seconds(deadline)
+            at = self._deadline_seconds(deadline_ms)
             if at < scope.deadline:
                 scope.deadline = at
-        if len(heap) > _HEAP_MIN_REBUILD and len(heap) > _HEAP_SLACK * len(self._queued):
-            self._heap = [(d, next(self._heap_seq), k) for k, d in self._queued.items()]
-            heapq.heapify(self._heap)
 
-    def armed_timers(self) -> dict[TimerKey, int]:
+    @property
+    def _heap(self) -> list[Any]:  # tests check it stays bounded
+        return self._timer_heap.heap
+
+    def armed_timers(self) -> dict[ShardTimerKey, int]:
         """The armed timers and their deadlines (ms), for tests and diagnostics."""
-        return dict(self._timers)
-
-    def _pop_live(self, now: int) -> tuple[TimerKey, int] | None:
-        """The next armed key whose deadline has passed, or None."""
-        while self._heap and self._heap[0][0] <= now:
-            entry, _, key = heapq.heappop(self._heap)  # (_push may rebuild self._heap)
-            if self._queued.get(key) != entry:
-                continue  # superseded by an earlier push
-            del self._queued[key]
-            deadline = self._timers.get(key)
-            if deadline is None:
-                continue  # cancelled
-            if deadline > now:
-                self._push(key, deadline)  # rescheduled later: wait for the new deadline
-                continue
-            del self._timers[key]
-            return key, deadline
-        return None
+        return self._timer_heap.armed()
 
     def _fire_due(self) -> None:
         now = self.now_ms()
-        while (due := self._pop_live(now)) is not None:
+        while (due := self._timer_heap.pop_due(now)) is not None:
             key, deadline = due
             log.debug("timer %r fired (deadline %d, now %d)", key, deadline, now)
+            shard = None
             try:
-                result = self.coordinator.fire_timer(key, now)
+                if isinstance(key, TxnTimerKey):
+                    shard = self.transactions
+                    result = EMPTY_RESULT if shard is None else shard.fire_timer(key, now)
+                else:
+                    result = self.coordinator.fire_timer(key, now)
             except Exception:
                 log.exception("the coordinator failed handling timer %r", key)
                 continue
-            self._process(result)
-
-    def _next_deadline_seconds(self) -> float:
-        heap = self._heap
-        while heap and self._queued.get(heap[0][2]) != heap[0][0]:
-            heapq.heappop(heap)
-        return self._deadline_seconds(heap[0][0]) if heap else float("inf")
+            self._process(result, shard)
 
     async def _timer_loop(self) -> None:
         while True:
             self._fire_due()
-            with trio.CancelScope(deadline=self._next_deadline_seconds()) as scope:
+            deadline = self._timer_heap.next_deadline()
+            at = float("inf") if deadline is None else self._deadline_seconds(deadline)
+            with trio.CancelScope(deadline=at) as scope:
                 self._timer_scope = scope
                 await trio.sleep_forever()
             self._timer_scope = None
-
-
-_EVENT_LOG = {
-    "rebalance_start": "Preparing to rebalance group %s in generation %d (reason: %s).",
-    "member_expired": "Member %s in group %s has been removed (reason: %s).",
-    "rebalance_end": "Stabilized group %s generation %d with %d members.",
-    "group_deleted": "Group %s deleted.",
-}
-
-
-def log_group_events(records: Iterable[Record]) -> None:
-    """The group lifecycle at INFO, as Kafka's coordinator logs it, from the history records
-    that just reached the log (rebalance start and end, expired members, deletions)."""
-    for record in records:
-        key, value = record.key, record.value
-        if not isinstance(key, RebalanceEventKey) or not isinstance(value, RebalanceEventValue):
-            continue
-        event = value.event
-        if event == "rebalance_start":
-            log.info(_EVENT_LOG[event], key.group, value.generation, value.reason or "unknown")
-        elif event in ("member_expired", "member_leave"):
-            log.info(_EVENT_LOG["member_expired"], value.member_id, key.group,
-                     value.reason or "left the group")
-        elif event == "rebalance_end":
-            log.info(_EVENT_LOG[event], key.group, value.generation, len(value.members))
-        elif event == "group_deleted":
-            log.info(_EVENT_LOG[event], key.group)
 
 
 class GroupApi:

@@ -5,8 +5,10 @@ TxnOffsetCommit (28, through the group coordinator, as in Kafka; v5 adds the gro
 offsets partition to the transaction itself),
 and the admin APIs DescribeTransactions (65) and ListTransactions (66).
 
-A server without a transaction runtime (no topic store) answers the coordinator APIs with
-COORDINATOR_NOT_AVAILABLE, Kafka's answer while ``__transaction_state`` is unavailable.
+The decoded request goes to the transaction shard's handler as it is (as a group API's goes
+to the group core), and its answer back to the wire. A server without a transaction runtime
+(no topic store) answers the coordinator APIs with COORDINATOR_NOT_AVAILABLE, Kafka's answer
+while ``__transaction_state`` is unavailable.
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ import wire
 from coordinator.core.txn_offsets import handle_txn_offset_commit
 from coordinator.server.group_apis import TopicView
 from coordinator.txn import OFFSETS_TOPIC, TopicPartition, partition_for
-from coordinator.txn.messages import (
-    AddOffsetsToTxnRequest,
-    AddPartitionsToTxnRequest,
-    DescribeTransactionsRequest,
-    EndTxnRequest,
-    InitProducerIdRequest,
-    ListTransactionsRequest,
+from coordinator.txn.handlers import (
+    handle_add_offsets_to_txn,
+    handle_add_partitions_to_txn,
+    handle_describe_transactions,
+    handle_end_txn,
+    handle_init_producer_id,
+    handle_list_transactions,
 )
 from wire import ErrorCode
 
@@ -52,57 +54,26 @@ def transactions_of(ctx: RequestContext) -> TransactionRuntime | None:
     return runtime
 
 
-async def init_producer_id(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
-    """A transactional producer's id and next epoch (fencing the previous one)."""
-    body = request.body
+async def _call(ctx: RequestContext, handler: Any, body: Any) -> dict[str, Any] | None:
+    """The shard's answer, or None without a transaction runtime."""
     runtime = transactions_of(ctx)
     if runtime is None:
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                "producer_id": -1, "producer_epoch": -1}
-    req = InitProducerIdRequest(
-        transactional_id=body.transactional_id,
-        transaction_timeout_ms=body.transaction_timeout_ms,
-        producer_id=body.producer_id,
-        producer_epoch=body.producer_epoch,
-        version=request.api_version,
-    )
-    response = await runtime.call(runtime.coordinator.init_producer_id, req)
-    return {"throttle_time_ms": 0, "error_code": response.error_code,
-            "producer_id": response.producer_id, "producer_epoch": response.producer_epoch}
+        return None
+    response: dict[str, Any] = await runtime.call(handler, ctx, body)
+    return response
 
 
-def _partition_results(topics: list[tuple[str, list[int]]],
-                       errors: dict[TopicPartition, int]) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": name,
-            "results_by_partition": [
-                {"partition_index": p, "partition_error_code": errors[TopicPartition(name, p)]}
-                for p in parts
-            ],
-        }
-        for name, parts in topics
-    ]
+async def init_producer_id(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+    """A transactional producer's id and next epoch (fencing the previous one)."""
+    response = await _call(ctx, handle_init_producer_id, request.body)
+    return response or {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                        "producer_id": -1, "producer_epoch": -1}
 
 
-async def _add_partitions(
-    runtime: TransactionRuntime | None, version: int, transactional_id: str, producer_id: int,
-    producer_epoch: int, topics: list[tuple[str, list[int]]], verify_only: bool,
-) -> dict[TopicPartition, int]:
-    if runtime is None:
-        return {TopicPartition(name, p): ErrorCode.COORDINATOR_NOT_AVAILABLE
-                for name, parts in topics for p in parts}
-    req = AddPartitionsToTxnRequest(
-        transactional_id=transactional_id,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        partitions=tuple(TopicPartition(name, p) for name, parts in topics for p in parts),
-        version=version,
-        verify_only=verify_only,
-    )
-    response = await runtime.call(runtime.coordinator.add_partitions_to_txn, req)
-    errors: dict[TopicPartition, int] = response.errors
-    return errors
+def _unavailable(topics: Any) -> list[dict[str, Any]]:
+    return [{"name": t["name"], "results_by_partition": [
+        {"partition_index": p, "partition_error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE}
+        for p in t["partitions"]]} for t in topics]
 
 
 async def add_partitions_to_txn(
@@ -111,60 +82,32 @@ async def add_partitions_to_txn(
     """Add partitions to the producer's transaction (v0-3, clients), or for each of several
     transactions add or, with ``verify_only``, check them (v4+, brokers)."""
     body = request.body
-    version = request.api_version
-    runtime = transactions_of(ctx)
-    if version < _BATCHED_TXN_VERSION:
-        topics = [(t.name, list(t.partitions)) for t in body.v3_and_below_topics]
-        errors = await _add_partitions(
-            runtime, version, body.v3_and_below_transactional_id,
-            body.v3_and_below_producer_id, body.v3_and_below_producer_epoch, topics, False)
+    response = await _call(ctx, handle_add_partitions_to_txn, body)
+    if response is not None:
+        return response
+    if request.api_version < _BATCHED_TXN_VERSION:
         return {"throttle_time_ms": 0,
-                "results_by_topic_v3_and_below": _partition_results(topics, errors)}
-    results = []
-    for txn in body.transactions:
-        topics = [(t.name, list(t.partitions)) for t in txn.topics]
-        errors = await _add_partitions(runtime, version, txn.transactional_id, txn.producer_id,
-                                       txn.producer_epoch, topics, bool(txn.verify_only))
-        results.append({"transactional_id": txn.transactional_id,
-                        "topic_results": _partition_results(topics, errors)})
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
-            "results_by_transaction": results}
+                "results_by_topic_v3_and_below": _unavailable(body["v3_and_below_topics"])}
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results_by_transaction": [
+        {"transactional_id": t["transactional_id"], "topic_results": _unavailable(t["topics"])}
+        for t in body["transactions"]]}
 
 
 async def add_offsets_to_txn(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
     """Add the group's offsets partition to the producer's transaction."""
-    body = request.body
-    runtime = transactions_of(ctx)
-    if runtime is None:
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE}
-    req = AddOffsetsToTxnRequest(
-        transactional_id=body.transactional_id,
-        producer_id=body.producer_id,
-        producer_epoch=body.producer_epoch,
-        group_id=body.group_id,
-        version=request.api_version,
-    )
-    response = await runtime.call(runtime.coordinator.add_offsets_to_txn, req)
-    return {"throttle_time_ms": 0, "error_code": response.error_code}
+    response = await _call(ctx, handle_add_offsets_to_txn, request.body)
+    return response or {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE}
 
 
 async def end_txn(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
-    """Commit or abort the producer's transaction (markers written before the answer)."""
-    body = request.body
+    """Commit or abort the producer's transaction (answered once its markers are written)."""
+    response = await _call(ctx, handle_end_txn, request.body)
     runtime = transactions_of(ctx)
-    if runtime is None:
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE}
-    req = EndTxnRequest(
-        transactional_id=body.transactional_id,
-        producer_id=body.producer_id,
-        producer_epoch=body.producer_epoch,
-        committed=bool(body.committed),
-        version=request.api_version,
-    )
-    response = await runtime.call(runtime.coordinator.end_txn, req)
-    # v5 (transaction version 2) answers the id and epoch the producer continues with.
-    return {"throttle_time_ms": 0, "error_code": response.error_code,
-            "producer_id": response.producer_id, "producer_epoch": response.producer_epoch}
+    if response is None or runtime is None:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                "producer_id": -1, "producer_epoch": -1}
+    await runtime.markers_settled(request.body["transactional_id"])
+    return response
 
 
 async def txn_offset_commit(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
@@ -234,49 +177,14 @@ async def describe_transactions(
     ctx: RequestContext, request: wire.DecodedRequest
 ) -> dict[str, Any]:
     """Each transactional id's state, producer, timeout and partitions."""
-    ids = tuple(request.body.transactional_ids)
-    runtime = transactions_of(ctx)
-    if runtime is None:
-        return {"throttle_time_ms": 0, "transaction_states": [
-            {"error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactional_id": txn_id}
-            for txn_id in ids]}
-    response = await runtime.call(
-        runtime.coordinator.describe_transactions, DescribeTransactionsRequest(ids)
-    )
-    return {"throttle_time_ms": 0, "transaction_states": [
-        {
-            "error_code": d.error_code,
-            "transactional_id": d.transactional_id,
-            "transaction_state": d.transaction_state,
-            "transaction_timeout_ms": d.transaction_timeout_ms,
-            "transaction_start_time_ms": d.transaction_start_time_ms,
-            "producer_id": d.producer_id,
-            "producer_epoch": d.producer_epoch,
-            "topics": [{"topic": t, "partitions": list(ps)} for t, ps in d.topics],
-        }
-        for d in response.transaction_states
-    ]}
+    body = request.body
+    response = await _call(ctx, handle_describe_transactions, body)
+    return response or {"throttle_time_ms": 0, "transaction_states": [
+        {"error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactional_id": txn_id}
+        for txn_id in body["transactional_ids"]]}
 
 
 async def list_transactions(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
     """Transactional ids by state, producer id and (v1) open duration."""
-    body = request.body
-    runtime = transactions_of(ctx)
-    if runtime is None:
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE}
-    req = ListTransactionsRequest(
-        state_filters=tuple(body.state_filters),
-        producer_id_filters=tuple(body.producer_id_filters),
-        duration_filter=body.duration_filter if request.api_version >= 1 else -1,
-    )
-    response = await runtime.call(runtime.coordinator.list_transactions, req)
-    return {
-        "throttle_time_ms": 0,
-        "error_code": response.error_code,
-        "unknown_state_filters": list(response.unknown_state_filters),
-        "transaction_states": [
-            {"transactional_id": t.transactional_id, "producer_id": t.producer_id,
-             "transaction_state": t.transaction_state}
-            for t in response.transaction_states
-        ],
-    }
+    response = await _call(ctx, handle_list_transactions, request.body)
+    return response or {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE}

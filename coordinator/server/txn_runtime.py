@@ -1,28 +1,28 @@
-"""The transaction runtime: the one owner of the sans-I/O ``TransactionCoordinator`` in a
-server, and the marker writer between it, the topic store and the group coordinator.
+"""The server side of the transaction shard: the ``TransactionCoordinator`` runs in the
+coordinator runtime beside the group coordinator (``CoordinatorRuntime``: one append queue,
+one timer loop, one Result vocabulary); this module gives it what lives outside the sans-I/O
+core -- the topic store and the marker writer.
 
-Each call runs the coordinator synchronously on the Trio thread, then carries out its
-Result: timers are (re-)armed; markers are written at once, a COMMIT or ABORT control batch
-on each data partition (``TopicStore.write_marker``, persisted before it is applied) and,
-for the group's ``__consumer_offsets`` partition, the staged transactional offsets
-committed or dropped through the group coordinator runtime (their records persisted before
-they are applied); ``markers_written`` then completes the transaction; the replies go to
-their callers.
+``TransactionRuntime.run`` attaches the shard to the runtime once the groups are loaded:
+the transaction records the runtime met during replay are replayed into it, transactions
+left in PrepareCommit/PrepareAbort get their markers again, open ones keep running (a client
+may still commit them) until their timeout aborts them. So that a partition's last stable
+offset never stays stuck behind a transaction no coordinator knows (topic data from before
+transaction state was kept, say), :meth:`TransactionRuntime.abort_orphans` writes an ABORT
+marker for those.
 
-The coordinator's records (Kafka's transaction log records, as storage's
-``TransactionStateKey`` records) go into the group coordinator's log through its runtime,
-in order with the group records, before any reply or marker of the call: the coordinator's
-state is what a replay rebuilds. At start the records the group runtime met during replay
-are replayed here; transactions left in PrepareCommit/PrepareAbort get their markers again,
-open ones keep running (a client may still commit them) until their timeout aborts them.
-So that a partition's last stable offset never stays stuck behind a transaction no
-coordinator knows (topic data from before transaction state was kept, say),
-:meth:`TransactionRuntime.abort_orphans` writes an ABORT marker for those.
+Markers (Kafka's WriteTxnMarkers): once a PrepareCommit/PrepareAbort is durable the runtime
+hands its markers to :meth:`TransactionRuntime.write_markers`: a COMMIT or ABORT control
+batch on each data partition (``TopicStore.write_marker``, persisted before it is applied)
+and, for a group's ``__consumer_offsets`` partition, the staged transactional offsets
+committed or dropped through the group shard (their records persisted before they are
+applied); then the shard hears ``markers_written`` (or ``markers_failed``) and completes the
+transaction. An EndTxn is answered once its markers are written, so a read right after it
+sees the transaction's outcome.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -31,35 +31,24 @@ import trio
 
 from coordinator.broker.topics import TopicStore
 from coordinator.core import LocalContext
+from coordinator.core.result import Effects
 from coordinator.core.txn_offsets import TxnMarkerRequest, handle_txn_marker
+from coordinator.server.runtime import CoordinatorRuntime, ShardHandler
+from coordinator.server.waiters import PendingReply, RuntimeClosed
 from coordinator.txn import (
     KAFKA_CONFIG_NAMES,
     OFFSETS_TOPIC,
-    ReplyToken,
-    ScheduleTimer,
     TopicPartition,
-    TransactionCoordinator,
     TransactionResult,
     TransactionState,
     TxnConfig,
     TxnMarker,
-    TxnResult,
-    TxnTimerKey,
     partition_for,
 )
-from coordinator.txn.log import (
-    TransactionLogKey,
-    TransactionLogRecord,
-    TransactionLogValue,
-    TxnPartitions,
-)
-from coordinator.txn.messages import AddPartitionsToTxnRequest, TxnResponse
-from storage.records import (
-    Record,
-    TransactionStateKey,
-    TransactionStateValue,
-    TxnTopicPartitions,
-)
+from coordinator.txn.coordinator import TransactionCoordinator
+from coordinator.txn.handlers import handle_add_partitions_to_txn
+from storage.errors import append_error_of
+from storage.records import TransactionStateValue
 from wire.constants import ErrorCode
 
 __all__ = ["TransactionRuntime", "txn_config"]
@@ -67,10 +56,10 @@ __all__ = ["TransactionRuntime", "txn_config"]
 log = logging.getLogger(__name__)
 
 RequestT = TypeVar("RequestT")
-#: The AddPartitionsToTxn version a Kafka broker adds partitions with for a TV2 client.
-_IMPLICIT_ADD_VERSION = 5
-#: The request context of the markers the broker itself sends to the group coordinator.
-_MARKER_CONTEXT = LocalContext(api_version=0, client_id="kcoord-txn-marker",
+#: The AddPartitionsToTxn (v5) a Kafka broker sends to add partitions for a TV2 client.
+_IMPLICIT_ADD = LocalContext(api_version=5, client_id="kcoord-broker", client_host="/127.0.0.1")
+#: The request context of what the broker itself asks (markers, implicit additions).
+_BROKER_CONTEXT = LocalContext(api_version=0, client_id="kcoord-txn-marker",
                                client_host="/127.0.0.1")
 
 #: The TxnConfig fields a server's properties set (the broker surface validates them).
@@ -94,27 +83,27 @@ def txn_config(properties: dict[str, str], node_id: int = 0) -> TxnConfig:
 
 
 class TransactionRuntime:
-    """Feeds transaction requests and timer expiries to the coordinator; writes markers."""
+    """The transaction shard's server side: its coordinator, the marker writer, and what
+    the broker asks of it (implicit AddPartitionsToTxn, Produce's verification)."""
 
     def __init__(
         self,
         topics: TopicStore,
-        groups: Any,
+        groups: CoordinatorRuntime,
         config: TxnConfig,
-        now_ms: Callable[[], int],
+        now_ms: Callable[[], int] | None = None,
     ) -> None:
+        """``now_ms``: the clock of the markers' timestamps (default: the runtime's)."""
         self.topics = topics
-        self.groups = groups  # coordinator.server.runtime.CoordinatorRuntime
-        self._now_ms = now_ms
+        self.groups = groups
+        self._now_ms = now_ms or groups.now_ms
         # Producer ids come from the topic store, like idempotent producers' (it never hands
         # out one that restored topic data holds).
         self.coordinator = TransactionCoordinator(
             config, self._partition_exists, new_producer_id=topics.next_producer_id
         )
-        self._tokens = itertools.count(1)
-        self._replies: dict[ReplyToken, TxnResponse] = {}
-        self._timers: dict[TxnTimerKey, int] = {}
-        self._timers_changed = trio.Event()
+        # Transactions whose markers are being written: set once they are.
+        self._writing: dict[str, trio.Event] = {}
 
     def _partition_exists(self, tp: TopicPartition) -> bool:
         return tp.topic == OFFSETS_TOPIC or self.topics.has_partition(tp.topic, tp.partition)
@@ -132,15 +121,22 @@ class TransactionRuntime:
         (the AddPartitionsToTxn v5 a Kafka broker sends for a Produce v12+ or TxnOffsetCommit
         v5+); the errors as Produce and TxnOffsetCommit answer them: PRODUCER_FENCED is
         INVALID_PRODUCER_EPOCH (``AddPartitionsToTxnManager``)."""
-        request = AddPartitionsToTxnRequest(
-            transactional_id, producer_id, producer_epoch, tuple(partitions),
-            _IMPLICIT_ADD_VERSION, False,
-        )
-        response = await self.call(self.coordinator.add_partitions_to_txn, request)
+        topics: dict[str, list[int]] = {}
+        for tp in partitions:
+            topics.setdefault(tp.topic, []).append(tp.partition)
+        request = {"transactions": [{
+            "transactional_id": transactional_id, "producer_id": producer_id,
+            "producer_epoch": producer_epoch, "verify_only": False,
+            "topics": [{"name": name, "partitions": ps} for name, ps in topics.items()],
+        }]}
+        response = await self.call(handle_add_partitions_to_txn, _IMPLICIT_ADD, request)
+        (added,) = response["results_by_transaction"]
+        fenced = ErrorCode.PRODUCER_FENCED
         return {
-            tp: ErrorCode.INVALID_PRODUCER_EPOCH if code == ErrorCode.PRODUCER_FENCED
-            else ErrorCode(code)
-            for tp, code in response.errors.items()
+            TopicPartition(t["name"], p["partition_index"]):
+                ErrorCode.INVALID_PRODUCER_EPOCH if p["partition_error_code"] == fenced
+                else ErrorCode(p["partition_error_code"])
+            for t in added["topic_results"] for p in t["results_by_partition"]
         }
 
     def in_transaction(
@@ -164,31 +160,16 @@ class TransactionRuntime:
     # ------------------------------------------------------------------ lifecycle
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Load (re-send pending markers, arm the periodic jobs, abort orphaned transactions),
-        then fire timers."""
+        """Attach the shard to the runtime once the groups are loaded (replay, re-send
+        pending markers, arm the periodic jobs), abort orphaned transactions, report
+        started."""
         await self.groups.wait_loaded()
         for record in self.groups.transaction_records:
-            replayed = transaction_record(record)
-            if replayed.value is not None:
-                self.topics.reserve_producer_id(replayed.value.producer_id)
-            self.coordinator.replay(replayed)
-        self.groups.transaction_records = []
-        await self._process(self.coordinator.on_loaded(self._now_ms()))
-        await self.abort_orphans()
+            if isinstance(record.value, TransactionStateValue):
+                self.topics.reserve_producer_id(record.value.producer_id)
+        self.groups.attach_transactions(self.coordinator, self)
+        self.abort_orphans()
         task_status.started()
-        while True:
-            now = self._now_ms()
-            for key, deadline in sorted(self._timers.items(), key=lambda kv: kv[1]):
-                if deadline <= now:
-                    del self._timers[key]
-                    try:
-                        await self._process(self.coordinator.fire_timer(key, now))
-                    except Exception:
-                        log.exception("the transaction coordinator failed handling %r", key)
-            wait_s = (min(self._timers.values(), default=now + 60_000) - self._now_ms()) / 1000
-            with trio.move_on_after(max(wait_s, 0.0) + 0.0005):
-                await self._timers_changed.wait()
-            self._timers_changed = trio.Event()
 
     def _known_open(self) -> set[tuple[int, TopicPartition]]:
         """(producer id, partition) of every transaction the coordinator has not ended."""
@@ -199,7 +180,7 @@ class TransactionRuntime:
                 known.update((metadata.producer_id, tp) for tp in metadata.topic_partitions)
         return known
 
-    async def abort_orphans(self) -> None:
+    def abort_orphans(self) -> None:
         """Abort the transactions restored topic data holds open that no transactional id
         of the coordinator's state holds (their state was never persisted)."""
         now = self._now_ms()
@@ -224,109 +205,114 @@ class TransactionRuntime:
 
     # ------------------------------------------------------------------ requests
 
-    async def call(
-        self,
-        method: Callable[[RequestT, ReplyToken, int], TxnResult],
-        request: RequestT,
-    ) -> Any:
-        """Run one coordinator handler; its reply once the markers it started are written."""
-        token = next(self._tokens)
-        await self._process(method(request, token, self._now_ms()))
-        return self._replies.pop(token)
+    async def call(self, handler: ShardHandler[RequestT], ctx: Any, request: RequestT) -> Any:
+        """Run one of the shard's handlers in the runtime; its reply."""
+        return await self.groups.call(handler, ctx, request, self.coordinator)
 
-    async def _process(self, result: TxnResult) -> None:
-        records = [storage_record(r) for r in result.records
-                   if isinstance(r, TransactionLogRecord)]
-        if records:
-            await self.groups.append_records(records)
-        for change in result.timers:
-            if isinstance(change, ScheduleTimer):
-                self._timers[change.key] = change.deadline_ms
-            else:
-                self._timers.pop(change.key, None)
-        if result.timers:
-            self._timers_changed.set()
-        for reply in result.replies:
-            self._replies[reply.token] = reply.response
-        for marker in result.markers:
-            await self._write_markers(marker)
+    async def markers_settled(self, transactional_id: str) -> None:
+        """Return once the markers being written for ``transactional_id`` (if any) are."""
+        writing = self._writing.get(transactional_id)
+        if writing is not None:
+            await writing.wait()
 
-    async def _write_markers(self, marker: TxnMarker) -> None:
+    # ------------------------------------------------------------------ markers
+
+    def write_markers(self, markers: Sequence[TxnMarker]) -> None:
+        """Write transactions' markers (the runtime calls this as soon as their
+        PrepareCommit/PrepareAbort is durable): data partitions at once, offsets partitions
+        through the group shard; the shard hears the outcome."""
+        for marker in markers:
+            try:
+                self._write(marker)
+            except Exception:
+                log.exception("writing the markers of %s failed", marker.transactional_id)
+
+    def _write(self, marker: TxnMarker) -> None:
+        txn_id = marker.transactional_id
+        self._writing.setdefault(txn_id, trio.Event())
         commit = marker.result == TransactionResult.COMMIT
         now = self._now_ms()
-        written: list[TopicPartition] = []
+        offsets: list[PendingReply] = []
         for tp in sorted(marker.partitions):
             try:
                 if tp.topic == OFFSETS_TOPIC:
-                    await self._offsets_marker(marker.producer_id, tp.partition, commit)
+                    pending = self._offsets_marker(marker.producer_id, tp.partition, commit)
+                    if pending is not None:
+                        offsets.append(pending)
                 else:
                     self.topics.write_marker(
                         tp.topic, tp.partition, marker.producer_id, marker.producer_epoch,
                         marker.coordinator_epoch, commit, now,
                     )
-            except Exception:
+            except Exception as exc:
                 log.exception("writing the %s marker of %s to %s-%d failed",
-                              marker.result.name, marker.transactional_id, tp.topic, tp.partition)
-                continue
-            written.append(tp)
-        await self._process(
-            self.coordinator.markers_written(marker.transactional_id, written, self._now_ms())
-        )
+                              marker.result.name, txn_id, tp.topic, tp.partition)
+                self._written(marker, append_error_of(exc))
+                return
+        if offsets:
+            self.groups.spawn(self._offsets_written, marker, offsets)
+        else:
+            self._written(marker, None)
 
-    async def _offsets_marker(self, producer_id: int, partition: int, commit: bool) -> None:
+    def _offsets_marker(
+        self, producer_id: int, partition: int, commit: bool
+    ) -> PendingReply | None:
         """Commit or drop the producer's staged offsets of the groups on ``partition``."""
         staged = self.groups.coordinator.store.pending_txn.get(producer_id, {})
         partitions = self.coordinator.config.offsets_topic_num_partitions
         group_ids = [g for g in staged if partition_for(g, partitions) == partition]
-        if group_ids:
-            request: TxnMarkerRequest = {
-                "producer_id": producer_id, "group_ids": group_ids, "committed": commit
-            }
-            await self.groups.call(handle_txn_marker, _MARKER_CONTEXT, request)
+        if not group_ids:
+            return None
+        request: TxnMarkerRequest = {
+            "producer_id": producer_id, "group_ids": group_ids, "committed": commit
+        }
+        pending: PendingReply | None = self.groups.submit(
+            handle_txn_marker, _BROKER_CONTEXT, request
+        )
+        return pending
+
+    async def _offsets_written(self, marker: TxnMarker, offsets: list[PendingReply]) -> None:
+        error = None
+        try:
+            for pending in offsets:
+                answer = await pending.wait()
+                if answer.get("error_code"):
+                    error = ErrorCode(answer["error_code"])
+        except RuntimeClosed:
+            return
+        self._written(marker, error)
+
+    def _written(self, marker: TxnMarker, error: ErrorCode | None) -> None:
+        """Report the markers written (or not: ``error``) to the shard; whoever waits for
+        them (``markers_settled``) goes on once the completion they lead to is durable."""
+        txn_id = marker.transactional_id
+        now = self._now_ms()
+        if error is None:
+            result = self.coordinator.markers_written(txn_id, marker.partitions, now)
+        else:
+            result = self.coordinator.markers_failed(txn_id, error, now)
+        settled = _Settled(self._writing, txn_id)
+        if result.records:
+            result = result._replace(callbacks=(*result.callbacks, settled))
+        else:
+            settled.appended(now, None)
+        self.groups.process_transactions(result)
 
 
-def storage_record(record: TransactionLogRecord) -> Record:
-    """A transaction log record as the log stores it."""
-    key = TransactionStateKey(record.key.transactional_id)
-    value = record.value
-    if value is None:
-        return Record(key, None)
-    return Record(key, TransactionStateValue(
-        producer_id=value.producer_id,
-        producer_epoch=value.producer_epoch,
-        transaction_timeout_ms=value.transaction_timeout_ms,
-        transaction_status=value.transaction_status,
-        transaction_partitions=tuple(
-            TxnTopicPartitions(p.topic, p.partition_ids)
-            for p in value.transaction_partitions or ()
-        ),
-        transaction_last_update_timestamp_ms=value.transaction_last_update_timestamp_ms,
-        transaction_start_timestamp_ms=value.transaction_start_timestamp_ms,
-        previous_producer_id=value.previous_producer_id,
-        next_producer_id=value.next_producer_id,
-        client_transaction_version=value.client_transaction_version,
-    ))
+class _Settled:
+    """Wakes whoever waits for a transaction's markers once the append of the completion
+    they lead to finished (an AppendCallback the server adds to the shard's Result)."""
 
+    __slots__ = ("txn_id", "writing")
 
-def transaction_record(record: Record) -> TransactionLogRecord:
-    """A stored record back as the transaction coordinator's."""
-    assert isinstance(record.key, TransactionStateKey)
-    key = TransactionLogKey(record.key.transactional_id)
-    value = record.value
-    if not isinstance(value, TransactionStateValue):
-        return TransactionLogRecord(key, None)
-    return TransactionLogRecord(key, TransactionLogValue(
-        producer_id=value.producer_id,
-        producer_epoch=value.producer_epoch,
-        transaction_timeout_ms=value.transaction_timeout_ms,
-        transaction_status=value.transaction_status,
-        transaction_partitions=tuple(
-            TxnPartitions(p.topic, p.partition_ids) for p in value.transaction_partitions
-        ) or None,
-        transaction_last_update_timestamp_ms=value.transaction_last_update_timestamp_ms,
-        transaction_start_timestamp_ms=value.transaction_start_timestamp_ms,
-        previous_producer_id=value.previous_producer_id,
-        next_producer_id=value.next_producer_id,
-        client_transaction_version=value.client_transaction_version,
-    ))
+    def __init__(self, writing: dict[str, trio.Event], txn_id: str) -> None:
+        self.writing = writing
+        self.txn_id = txn_id
 
+    def appended(self, now_ms: int, fx: Effects | None) -> None:
+        event = self.writing.pop(self.txn_id, None)
+        if event is not None:
+            event.set()
+
+    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects | None) -> None:
+        self.appended(now_ms, fx)

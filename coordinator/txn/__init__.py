@@ -3,21 +3,21 @@ log records, loading, timeouts), placement of ids on internal-topic partitions, 
 partition's producer state (idempotence, ongoing transactions, last stable offset,
 aborted-transaction index).
 
-Only the standard library and ``wire.constants``: no I/O, no clock, no other coordinator
-module. The runtime feeds requests with ``now_ms`` and carries out the returned records,
-replies, timers and markers.
+The coordinator (``coordinator.txn.coordinator``, its API handlers in
+``coordinator.txn.handlers``) is a shard of the coordinator runtime, speaking the group
+core's Result vocabulary (``coordinator.core.result``); no I/O, no clock. This package
+exports only what that vocabulary itself refers to and the plain types around it, so that
+``coordinator.core.result`` can name them without importing the coordinator.
 """
 
 from coordinator.txn.config import KAFKA_CONFIG_NAMES, TxnConfig
-from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.log import (
-    ProducerIdsRecord,
     TransactionLogKey,
     TransactionLogRecord,
     TransactionLogValue,
     TxnPartitions,
-    TxnRecord,
 )
+from coordinator.txn.messages import TxnMarker
 from coordinator.txn.placement import (
     OFFSETS_TOPIC,
     TRANSACTION_STATE_TOPIC,
@@ -25,22 +25,16 @@ from coordinator.txn.placement import (
     kafka_abs,
     partition_for,
 )
-from coordinator.txn.result import (
-    ABORT_TIMED_OUT_TRANSACTIONS,
-    REMOVE_EXPIRED_TRANSACTIONAL_IDS,
-    CancelTimer,
-    Reply,
-    ReplyToken,
-    ScheduleTimer,
-    TxnMarker,
-    TxnResult,
-    TxnTimerKey,
-)
 from coordinator.txn.state import (
     TopicPartition,
     TransactionMetadata,
     TransactionResult,
     TransactionState,
+)
+from coordinator.txn.timers import (
+    ABORT_TIMED_OUT_TRANSACTIONS,
+    REMOVE_EXPIRED_TRANSACTIONAL_IDS,
+    TxnTimerKey,
 )
 
 __all__ = [
@@ -49,13 +43,7 @@ __all__ = [
     "OFFSETS_TOPIC",
     "REMOVE_EXPIRED_TRANSACTIONAL_IDS",
     "TRANSACTION_STATE_TOPIC",
-    "CancelTimer",
-    "ProducerIdsRecord",
-    "Reply",
-    "ReplyToken",
-    "ScheduleTimer",
     "TopicPartition",
-    "TransactionCoordinator",
     "TransactionLogKey",
     "TransactionLogRecord",
     "TransactionLogValue",
@@ -65,8 +53,6 @@ __all__ = [
     "TxnConfig",
     "TxnMarker",
     "TxnPartitions",
-    "TxnRecord",
-    "TxnResult",
     "TxnTimerKey",
     "java_string_hash",
     "kafka_abs",

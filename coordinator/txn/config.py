@@ -1,8 +1,7 @@
 """The transaction coordinator's settings, with Kafka's config names and defaults.
 
 Sources: ``TransactionStateManagerConfig`` / ``TransactionLogConfig`` (transaction-coordinator
-module), ``GroupCoordinatorConfig`` (``offsets.topic.num.partitions``) and
-``ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE``.
+module) and ``GroupCoordinatorConfig`` (``offsets.topic.num.partitions``).
 """
 
 from __future__ import annotations
@@ -11,9 +10,7 @@ from dataclasses import dataclass, fields
 
 from wire.constants import MAX_TRANSACTION_VERSION
 
-__all__ = ["KAFKA_CONFIG_NAMES", "MAX_TRANSACTION_VERSION", "PRODUCER_ID_BLOCK_SIZE", "TxnConfig"]
-
-PRODUCER_ID_BLOCK_SIZE = 1000
+__all__ = ["KAFKA_CONFIG_NAMES", "MAX_TRANSACTION_VERSION", "TxnConfig"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +30,6 @@ class TxnConfig:
     # implicitly. Kafka 4's default for a new cluster (MetadataVersion 4.0) is 2.
     transaction_version: int = 2
     broker_id: int = 0
-    producer_id_block_size: int = PRODUCER_ID_BLOCK_SIZE
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -1,13 +1,17 @@
 """Kafka's transaction coordinator as a deterministic, sans-I/O state machine.
 
-Every handler takes a typed request, an opaque reply token and ``now_ms`` and returns a
-:class:`~coordinator.txn.result.TxnResult`. A transition is prepared, written as a
-``TransactionLogRecord`` and completed within the call (the runtime persists the records
-before it sends the replies), so the only state that stays *pending* across calls is the
-completion of an ended transaction: from EndTxn (PrepareCommit/PrepareAbort written, the
-client answered, ``markers`` emitted) until :meth:`TransactionCoordinator.markers_written`
-reports every marker written and CompleteCommit/CompleteAbort is written. In between, the
-id answers CONCURRENT_TRANSACTIONS.
+Every handler (``coordinator.txn.handlers``) takes the coordinator, a typed request, an
+opaque reply token and ``now_ms`` and returns a :class:`~coordinator.core.result.Result`,
+the vocabulary every coordinator shard speaks. State changes only once its record is
+durable, as in Kafka: a handler *prepares* a transition (the metadata's pending state, which
+makes other requests for the id answer CONCURRENT_TRANSACTIONS) and emits its
+``TransactionLogRecord`` with a callback (``coordinator.txn.append``); the runtime appends
+the records and calls :meth:`TransactionCoordinator.append_done`, which completes the
+transition and answers (or writes the markers after PrepareCommit/PrepareAbort), or
+:meth:`TransactionCoordinator.append_failed`, which reverts it and answers Kafka's mapped
+error. An ended transaction stays pending from PrepareCommit/PrepareAbort (durable, its
+``markers`` emitted) until :meth:`TransactionCoordinator.markers_written` reports every
+marker written and CompleteCommit/CompleteAbort is durable; the EndTxn is answered then.
 
 Followed: ``TransactionCoordinator.scala`` (Kafka 4.0-dev, October 2024), with transaction
 version 2 (KIP-890 part 2): an EndTxn v5 (``KafkaApis``: version > 4 means the client uses
@@ -28,49 +32,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from coordinator.core.result import EMPTY_RESULT, Effects, Result, ShardTimerKey
+from coordinator.core.store import PendingWrites
+from coordinator.txn.append import (
+    Answer,
+    CompletionWritten,
+    EndPrepared,
+    Expired,
+    TransitionWritten,
+)
 from coordinator.txn.config import TxnConfig
 from coordinator.txn.decisions import (
-    check_add_partitions,
     check_end_txn,
-    describe,
     marker_for,
-    old_fenced,
-    prepare_init_producer_id,
-    verify_partitions,
 )
 from coordinator.txn.log import (
-    ProducerIdsRecord,
     TransactionLogKey,
     TransactionLogRecord,
-    TxnRecord,
+    from_storage,
+    to_storage,
     value_from_transit,
 )
 from coordinator.txn.manager import PendingCompletion, TransactionStateManager
-from coordinator.txn.messages import (
-    AddOffsetsToTxnRequest,
-    AddOffsetsToTxnResponse,
-    AddPartitionsToTxnRequest,
-    AddPartitionsToTxnResponse,
-    DescribeTransactionsRequest,
-    DescribeTransactionsResponse,
-    EndTxnRequest,
-    EndTxnResponse,
-    InitProducerIdRequest,
-    InitProducerIdResponse,
-    ListTransactionsRequest,
-    ListTransactionsResponse,
-)
-from coordinator.txn.placement import OFFSETS_TOPIC, partition_for
-from coordinator.txn.producer_ids import ProducerIdManager
-from coordinator.txn.result import (
-    ABORT_TIMED_OUT_TRANSACTIONS,
-    REMOVE_EXPIRED_TRANSACTIONAL_IDS,
-    Effects,
-    ReplyToken,
-    TxnMarker,
-    TxnResult,
-    TxnTimerKey,
-)
+from coordinator.txn.messages import TxnMarker
 from coordinator.txn.state import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -82,6 +66,11 @@ from coordinator.txn.state import (
     TransactionState,
     TxnTransitMetadata,
 )
+from coordinator.txn.timers import (
+    ABORT_TIMED_OUT_TRANSACTIONS,
+    REMOVE_EXPIRED_TRANSACTIONAL_IDS,
+)
+from storage.records import Record
 from wire.constants import ErrorCode
 
 __all__ = ["TransactionCoordinator"]
@@ -97,7 +86,13 @@ class TransactionCoordinator:
     ListTransactions, marker completion, timeouts, expiration and loading."""
 
     __slots__ = (
-        "_config", "_manager", "_new_producer_id", "_partition_exists", "_pending", "_producer_ids"
+        "_config",
+        "_manager",
+        "_new_producer_id",
+        "_next_producer_id",
+        "_partition_exists",
+        "_pending",
+        "_writes",
     )
 
     def __init__(
@@ -111,16 +106,16 @@ class TransactionCoordinator:
         """``partition_exists`` answers whether a topic partition exists (AddPartitionsToTxn's
         UNKNOWN_TOPIC_OR_PARTITION check; everything exists when omitted).
         ``owned_partitions`` (default: all) start loading at ``coordinator_epoch``; replay
-        their records, then call :meth:`on_loaded`. ``new_producer_id``, when given, hands out
-        producer ids instead of the coordinator's own block allocator (a broker whose
-        idempotent producers draw from the same source)."""
+        their records, then call :meth:`on_loaded`. ``new_producer_id`` hands out producer
+        ids (a broker's, which its idempotent producers draw from too); without it, ids
+        count up from one past the largest one replayed."""
         self._config = config or TxnConfig()
         self._manager = TransactionStateManager(self._config)
-        self._producer_ids = ProducerIdManager(
-            self._config.broker_id, self._config.producer_id_block_size
-        )
         self._partition_exists = partition_exists
         self._new_producer_id = new_producer_id
+        self._next_producer_id = 0
+        # The shared Effects keep an overlay of pending offset writes; this shard has none.
+        self._writes = PendingWrites()
         self._pending: dict[str, PendingCompletion] = {}
         owned = (
             range(self._config.transaction_state_log_num_partitions)
@@ -140,188 +135,28 @@ class TransactionCoordinator:
         """The metadata cache (tests: lets them place metadata as Kafka's tests do)."""
         return self._manager
 
+    def partition_exists(self, tp: TopicPartition) -> bool:
+        """Whether the topic partition exists (everything does without a checker)."""
+        exists = self._partition_exists
+        return exists is None or exists(tp)
+
     def partition_for(self, transactional_id: str) -> int:
         """The ``__transaction_state`` partition owning ``transactional_id``."""
         return self._manager.partition_for(transactional_id)
 
-    # ------------------------------------------------------------------ InitProducerId
+    def effects(self) -> Effects:
+        """An accumulator for one call's Result."""
+        return Effects(self._writes)
 
-    def init_producer_id(
-        self, req: InitProducerIdRequest, token: ReplyToken, now_ms: int
-    ) -> TxnResult:
-        """A producer id and epoch: a fresh id for an idempotent producer; for a
-        transactional one, the next epoch of its id, fencing the previous producer."""
-        fx = Effects()
-        fx.reply(token, self._init_producer_id(req, now_ms, fx))
-        return fx.result()
-
-    def _init_producer_id(
-        self, req: InitProducerIdRequest, now_ms: int, fx: Effects
-    ) -> InitProducerIdResponse:
-        if (req.producer_id == NO_PRODUCER_ID) != (req.producer_epoch == NO_PRODUCER_EPOCH):
-            return InitProducerIdResponse(_E.INVALID_REQUEST)
-        txn_id = req.transactional_id
-        if txn_id is None:
-            return InitProducerIdResponse(_E.NONE, self._generate_producer_id(fx), 0)
-        if txn_id == "":
-            return InitProducerIdResponse(_E.INVALID_REQUEST)
-        timeout = req.transaction_timeout_ms
-        if not self._manager.validate_transaction_timeout_ms(timeout):
-            return InitProducerIdResponse(_E.INVALID_TRANSACTION_TIMEOUT)
-        expected = None if req.producer_id == NO_PRODUCER_ID else req.producer_epoch
-        found = self._manager.get_transaction_state(txn_id)
-        if isinstance(found, ErrorCode):
-            return InitProducerIdResponse(found)
-        metadata = found[1]
-        if metadata is None:
-            created = TransactionMetadata(
-                txn_id, self._generate_producer_id(fx), NO_PRODUCER_EPOCH, timeout, _S.EMPTY, now_ms
-            )
-            put = self._manager.put_transaction_state_if_not_exists(created)
-            if isinstance(put, ErrorCode):
-                return InitProducerIdResponse(put)
-            metadata = put[1]
-        prepared = prepare_init_producer_id(
-            metadata,
-            timeout,
-            req.producer_id,
-            expected,
-            now_ms,
-            lambda: self._generate_producer_id(fx),
-        )
-        if isinstance(prepared, ErrorCode):
-            return InitProducerIdResponse(old_fenced(prepared, req.version, 4))
-        if prepared.txn_state == _S.PREPARE_EPOCH_FENCE:
-            # Abort the open transaction first; the client retries and gets a new epoch then.
-            error, _, _ = self._end_transaction(
-                txn_id,
-                prepared.producer_id,
-                prepared.producer_epoch,
-                TransactionResult.ABORT,
-                False,
-                self._config.transaction_version,
-                now_ms,
-                fx,
-            )
-            code = _E.CONCURRENT_TRANSACTIONS if error == _E.NONE else error
-            return InitProducerIdResponse(old_fenced(code, req.version, 4))
-        self._persist(metadata, prepared, fx)
-        return InitProducerIdResponse(_E.NONE, prepared.producer_id, prepared.producer_epoch)
-
-    def _generate_producer_id(self, fx: Effects) -> int:
+    def generate_producer_id(self) -> int:
+        """A producer id never handed out before."""
         if self._new_producer_id is not None:
             return self._new_producer_id()
-        producer_id, block = self._producer_ids.generate()
-        if block is not None:
-            fx.records.append(block)
+        producer_id = self._next_producer_id
+        self._next_producer_id += 1
         return producer_id
 
-    # ------------------------------------------------------------------ partitions
-
-    def add_partitions_to_txn(
-        self, req: AddPartitionsToTxnRequest, token: ReplyToken, now_ms: int
-    ) -> TxnResult:
-        """Add partitions to the transaction (v0-3), or with ``verify_only`` (v4+) check that
-        they are in it."""
-        fx = Effects()
-        partitions = req.partitions
-        if req.verify_only:
-            found = self._manager.get_transaction_state(req.transactional_id)
-            errors = verify_partitions(found, req)
-            results = tuple((tp, errors[tp]) for tp in partitions)
-            fx.reply(token, AddPartitionsToTxnResponse(results))
-            return fx.result()
-        exists = self._partition_exists
-        unknown = set() if exists is None else {tp for tp in partitions if not exists(tp)}
-        if unknown:
-            # One missing partition fails them all; the others were "not attempted".
-            results = tuple(
-                (tp, _E.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else _E.OPERATION_NOT_ATTEMPTED)
-                for tp in partitions
-            )
-            fx.reply(token, AddPartitionsToTxnResponse(results))
-            return fx.result()
-        # v4+ comes from a broker adding partitions for a TV2 client's Produce v12+ or
-        # TxnOffsetCommit v5+ (``transactionVersionForAddPartitionsToTxn``).
-        client_version = 2 if req.version >= _BATCHED_ADD_PARTITIONS_VERSION else 0
-        error = self._add_partitions(
-            req.transactional_id,
-            req.producer_id,
-            req.producer_epoch,
-            set(partitions),
-            now_ms,
-            fx,
-            client_version,
-        )
-        error = old_fenced(error, req.version, 2)
-        fx.reply(token, AddPartitionsToTxnResponse(tuple((tp, error) for tp in partitions)))
-        return fx.result()
-
-    def add_offsets_to_txn(
-        self, req: AddOffsetsToTxnRequest, token: ReplyToken, now_ms: int
-    ) -> TxnResult:
-        """Add the group's ``__consumer_offsets`` partition to the transaction."""
-        fx = Effects()
-        offsets_partition = TopicPartition(
-            OFFSETS_TOPIC, partition_for(req.group_id, self._config.offsets_topic_num_partitions)
-        )
-        error = self._add_partitions(
-            req.transactional_id,
-            req.producer_id,
-            req.producer_epoch,
-            {offsets_partition},
-            now_ms,
-            fx,
-        )
-        fx.reply(token, AddOffsetsToTxnResponse(old_fenced(error, req.version, 2)))
-        return fx.result()
-
-    def _add_partitions(
-        self,
-        txn_id: str,
-        producer_id: int,
-        producer_epoch: int,
-        partitions: set[TopicPartition],
-        now_ms: int,
-        fx: Effects,
-        client_version: int = 0,
-    ) -> ErrorCode:
-        if not txn_id:
-            return _E.INVALID_REQUEST
-        found = self._manager.get_transaction_state(txn_id)
-        checked = check_add_partitions(found, producer_id, producer_epoch, partitions)
-        if isinstance(checked, ErrorCode):
-            return checked
-        metadata = checked
-        transit = metadata.prepare_add_partitions(partitions, now_ms, client_version)
-        self._persist(metadata, transit, fx)
-        return _E.NONE
-
-    # ------------------------------------------------------------------ EndTxn
-
-    def end_txn(self, req: EndTxnRequest, token: ReplyToken, now_ms: int) -> TxnResult:
-        """Commit or abort: PrepareCommit/PrepareAbort is written, the client answered, and
-        the markers emitted; :meth:`markers_written` completes the transaction. EndTxn v5+
-        comes from a transaction-version-2 client: the epoch is bumped."""
-        fx = Effects()
-        result = TransactionResult.COMMIT if req.committed else TransactionResult.ABORT
-        client_version = 2 if req.version > _LAST_END_TXN_VERSION_BEFORE_TV2 else 0
-        error, producer_id, producer_epoch = self._end_transaction(
-            req.transactional_id,
-            req.producer_id,
-            req.producer_epoch,
-            result,
-            True,
-            client_version,
-            now_ms,
-            fx,
-        )
-        fx.reply(
-            token, EndTxnResponse(old_fenced(error, req.version, 2), producer_id, producer_epoch)
-        )
-        return fx.result()
-
-    def _end_transaction(
+    def end_transaction(
         self,
         txn_id: str,
         producer_id: int,
@@ -331,10 +166,12 @@ class TransactionCoordinator:
         client_version: int,
         now_ms: int,
         fx: Effects,
+        answer: Answer | None = None,
     ) -> tuple[ErrorCode, int, int]:
         """(error, producer id, producer epoch) of an EndTxn, or of an abort the coordinator
         starts itself (fence, timeout) with ``from_client`` False and the bumped epoch.
-        ``client_version`` is the transaction version the end is made with."""
+        ``client_version`` is the transaction version the end is made with. When the end
+        is prepared, NONE: ``answer`` hears the outcome once the record is appended."""
         no_ids = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
         if not txn_id:
             return (_E.INVALID_REQUEST, *no_ids)
@@ -356,9 +193,12 @@ class TransactionCoordinator:
             if client_version >= 2 and not fencing and metadata.is_producer_epoch_exhausted:
                 # The bump reaches the last epoch: the producer moves to a new id at epoch 0
                 # once the markers are written.
-                next_producer_id = self._generate_producer_id(fx)
+                next_producer_id = self.generate_producer_id()
+            fenced_from = None
             if fencing and target == _S.PREPARE_ABORT:
-                # The fence's epoch becomes the producer's epoch with this very abort.
+                # The fence's epoch becomes the producer's epoch with this very abort (put
+                # back if the abort does not reach the log).
+                fenced_from = (metadata.producer_epoch, metadata.last_producer_epoch)
                 metadata.pending_state = None
                 metadata.producer_epoch = producer_epoch
                 metadata.last_producer_epoch = NO_PRODUCER_EPOCH
@@ -367,11 +207,13 @@ class TransactionCoordinator:
             prepared = metadata.prepare_abort_or_commit(
                 target, client_version, next_producer_id, now_ms
             )
-            self._persist(metadata, prepared, fx)
-            completion = metadata.prepare_complete(now_ms)
-            self._send_markers(PendingCompletion(coordinator_epoch, metadata, completion), fx)
-            # The id and epoch the producer continues with (a new id after a rollover).
-            return _E.NONE, completion.producer_id, completion.producer_epoch
+            self.write(
+                EndPrepared(
+                    self._manager, coordinator_epoch, metadata, prepared, answer, self, fenced_from
+                ),
+                fx,
+            )
+            return (_E.NONE, *no_ids)
         if state in (_S.COMPLETE_COMMIT, _S.COMPLETE_ABORT):
             # A retry of an EndTxn that already completed succeeds again, if it agrees.
             if commit == (state == _S.COMPLETE_COMMIT):
@@ -387,32 +229,54 @@ class TransactionCoordinator:
 
     # ------------------------------------------------------------------ markers
 
-    def _send_markers(self, pending: PendingCompletion, fx: Effects) -> None:
-        metadata = pending.metadata
+    def start_completion(
+        self, coordinator_epoch: int, metadata: TransactionMetadata, now_ms: int, fx: Effects
+    ) -> TxnTransitMetadata:
+        """A PrepareCommit/PrepareAbort is durable (or was loaded): prepare the completion
+        (returned) and write the markers (none to write: the completion at once)."""
+        transit = metadata.prepare_complete(now_ms)
+        pending = PendingCompletion(
+            coordinator_epoch, metadata, transit, frozenset(metadata.topic_partitions)
+        )
         txn_id = metadata.transactional_id
         self._pending[txn_id] = pending
-        if not metadata.topic_partitions:
+        if metadata.topic_partitions:
+            fx.write_markers(marker_for(metadata, coordinator_epoch))
+        else:
             self._maybe_complete(txn_id, fx)
-            return
-        fx.markers.append(marker_for(metadata, pending.coordinator_epoch))
+        return transit
 
     def markers_written(
         self, transactional_id: str, partitions: Iterable[TopicPartition], now_ms: int
-    ) -> TxnResult:
+    ) -> Result:
         """The markers of ``partitions`` are written (or their partitions no longer exist);
         once none is left, CompleteCommit/CompleteAbort is written."""
         pending = self._pending.get(transactional_id)
         if pending is None:
-            return TxnResult()
+            return EMPTY_RESULT
         if self._manager.coordinator_epoch_of(transactional_id) != pending.coordinator_epoch:
             # The partition moved or is reloading: whoever loads it completes the transaction.
             del self._pending[transactional_id]
-            return TxnResult()
+            return EMPTY_RESULT
         for tp in partitions:
             if tp in pending.metadata.topic_partitions:
                 pending.metadata.remove_partition(tp)
-        fx = Effects()
+        fx = self.effects()
         self._maybe_complete(transactional_id, fx)
+        return fx.result()
+
+    def markers_failed(self, transactional_id: str, error: ErrorCode, now_ms: int) -> Result:
+        """A marker could not be written (log-append ``error``): the transaction is again
+        what the log says (prepared, all its partitions) and its markers go out again at the
+        next timeout scan."""
+        pending = self._pending.pop(transactional_id, None)
+        if pending is None:
+            return EMPTY_RESULT
+        fx = self.effects()
+        CompletionWritten(
+            self._manager, pending.coordinator_epoch, pending.metadata, pending.transit,
+            pending.partitions,
+        ).append_failed(error, now_ms, fx)
         return fx.result()
 
     def _maybe_complete(self, txn_id: str, fx: Effects) -> None:
@@ -420,7 +284,13 @@ class TransactionCoordinator:
         if pending.metadata.topic_partitions:
             return
         del self._pending[txn_id]
-        self._persist(pending.metadata, pending.transit, fx)
+        self.write(
+            CompletionWritten(
+                self._manager, pending.coordinator_epoch, pending.metadata, pending.transit,
+                pending.partitions,
+            ),
+            fx,
+        )
 
     def pending_markers(self) -> dict[str, TxnMarker]:
         """Markers not yet reported written, by transactional id."""
@@ -429,44 +299,43 @@ class TransactionCoordinator:
             for txn_id, pending in sorted(self._pending.items())
         }
 
-    # ------------------------------------------------------------------ admin
+    # ------------------------------------------------------------------ appends
 
-    def describe_transactions(
-        self, req: DescribeTransactionsRequest, token: ReplyToken, now_ms: int
-    ) -> TxnResult:
-        """DescribeTransactions: each id's state, producer and partitions."""
-        fx = Effects()
-        states = tuple(
-            describe(txn_id, self._manager.get_transaction_state(txn_id))
-            for txn_id in req.transactional_ids
-        )
-        fx.reply(token, DescribeTransactionsResponse(states))
+    def append_done(self, result: Result, now_ms: int) -> Result:
+        """``result.records`` are durable: complete their transitions; what follows (the
+        answers, markers, completions) is returned."""
+        if not result.callbacks:
+            return EMPTY_RESULT
+        fx = self.effects()
+        for callback in result.callbacks:
+            callback.appended(now_ms, fx)
         return fx.result()
 
-    def list_transactions(
-        self, req: ListTransactionsRequest, token: ReplyToken, now_ms: int
-    ) -> TxnResult:
-        """ListTransactions with its state, producer-id and duration filters."""
-        fx = Effects()
-        response: ListTransactionsResponse = self._manager.list_transaction_states(
-            frozenset(req.producer_id_filters), req.state_filters, req.duration_filter, now_ms
-        )
-        fx.reply(token, response)
-        return fx.result()
+    def append_failed(self, result: Result, error: ErrorCode, now_ms: int) -> Result:
+        """Appending ``result.records`` failed with log-append error ``error``: every
+        transition is reverted and its requester answered with Kafka's mapped error. The
+        returned Result carries every reply to send instead of ``result.replies``."""
+        fx = self.effects()
+        for callback in result.callbacks:
+            callback.append_failed(error, now_ms, fx)
+        replaced = {reply.token for reply in fx.replies}
+        kept = tuple(reply for reply in result.replies if reply.token not in replaced)
+        return Result((), kept + tuple(fx.replies), tuple(fx.timers), (), fx.markers)
 
     # ------------------------------------------------------------------ timers
 
-    def fire_timer(self, key: TxnTimerKey, now_ms: int) -> TxnResult:
+    def fire_timer(self, key: ShardTimerKey, now_ms: int) -> Result:
         """Run a periodic job and re-arm it."""
-        fx = Effects()
+        fx = self.effects()
         if key == ABORT_TIMED_OUT_TRANSACTIONS:
             self._abort_timed_out_transactions(now_ms, fx)
+            self._resume_completions(now_ms, fx)
             interval = self._config.abort_timed_out_transaction_cleanup_interval_ms
         elif key == REMOVE_EXPIRED_TRANSACTIONAL_IDS:
             self._remove_expired_transactional_ids(now_ms, fx)
             interval = self._config.remove_expired_transactional_id_cleanup_interval_ms
         else:
-            return TxnResult()
+            return EMPTY_RESULT
         fx.schedule(key, now_ms + interval)
         return fx.result()
 
@@ -481,7 +350,7 @@ class TransactionCoordinator:
             if metadata.pending_transition_in_progress:
                 continue
             fence = metadata.prepare_fence_producer_epoch()
-            self._end_transaction(
+            error, _, _ = self.end_transaction(
                 metadata.transactional_id,
                 fence.producer_id,
                 fence.producer_epoch,
@@ -491,31 +360,48 @@ class TransactionCoordinator:
                 now_ms,
                 fx,
             )
+            if error != _E.NONE and metadata.pending_state == _S.PREPARE_EPOCH_FENCE:
+                metadata.pending_state = None  # nothing was written: the next scan tries again
+
+    def _resume_completions(self, now_ms: int, fx: Effects) -> None:
+        """Transactions left prepared by a lost completion get their markers again, as
+        after a restart."""
+        for coordinator_epoch, metadata in self._manager.all_metadata():
+            if (
+                metadata.state in (_S.PREPARE_COMMIT, _S.PREPARE_ABORT)
+                and metadata.pending_state is None
+                and metadata.transactional_id not in self._pending
+            ):
+                self.start_completion(coordinator_epoch, metadata, now_ms, fx)
 
     def _remove_expired_transactional_ids(self, now_ms: int, fx: Effects) -> None:
         for metadata in self._manager.expirable_transactional_ids(now_ms):
-            metadata.prepare_dead()
-            fx.records.append(
-                TransactionLogRecord(TransactionLogKey(metadata.transactional_id), None)
-            )
-            self._manager.remove(metadata.transactional_id)
+            txn_id = metadata.transactional_id
+            coordinator_epoch = self._manager.coordinator_epoch_of(txn_id)
+            assert coordinator_epoch is not None
+            transit = metadata.prepare_dead()
+            fx.persist(to_storage(TransactionLogRecord(TransactionLogKey(txn_id), None)))
+            fx.after_append(Expired(self._manager, coordinator_epoch, metadata, transit))
 
     # ------------------------------------------------------------------ loading
 
-    def replay(self, record: TxnRecord) -> None:
+    def replay(self, record: Record) -> None:
         """Apply one log record at load time (last record per id wins; tombstones remove)."""
-        if isinstance(record, ProducerIdsRecord):
-            self._producer_ids.replay(record)
-        else:
-            self._manager.replay(record)
+        replayed = from_storage(record)
+        self._manager.replay(replayed)
+        if replayed.value is not None:
+            self._next_producer_id = max(
+                self._next_producer_id,
+                replayed.value.producer_id + 1,
+                replayed.value.next_producer_id + 1,
+            )
 
-    def on_loaded(self, now_ms: int) -> TxnResult:
+    def on_loaded(self, now_ms: int) -> Result:
         """After replay: own every loading partition, re-send the markers of transactions
         left in PrepareCommit/PrepareAbort, and start the periodic jobs."""
-        fx = Effects()
+        fx = self.effects()
         for partition, epoch in sorted(self._manager.loading_epochs().items()):
-            for pending in self._manager.complete_loading(partition, epoch, now_ms):
-                self._send_markers(pending, fx)
+            self._complete_loading(partition, epoch, now_ms, fx)
         fx.schedule(
             ABORT_TIMED_OUT_TRANSACTIONS,
             now_ms + self._config.abort_timed_out_transaction_cleanup_interval_ms,
@@ -526,6 +412,10 @@ class TransactionCoordinator:
         )
         return fx.result()
 
+    def _complete_loading(self, partition: int, epoch: int, now_ms: int, fx: Effects) -> None:
+        for metadata in self._manager.complete_loading(partition, epoch):
+            self.start_completion(epoch, metadata, now_ms, fx)
+
     def load_partition(self, partition: int, coordinator_epoch: int) -> None:
         """Become coordinator of ``partition`` (several brokers): replay its records, then
         call :meth:`complete_partition_load`."""
@@ -534,11 +424,10 @@ class TransactionCoordinator:
 
     def complete_partition_load(
         self, partition: int, coordinator_epoch: int, now_ms: int
-    ) -> TxnResult:
+    ) -> Result:
         """The partition's records are replayed: serve it and re-send pending markers."""
-        fx = Effects()
-        for pending in self._manager.complete_loading(partition, coordinator_epoch, now_ms):
-            self._send_markers(pending, fx)
+        fx = self.effects()
+        self._complete_loading(partition, coordinator_epoch, now_ms, fx)
         return fx.result()
 
     def unload_partition(self, partition: int, coordinator_epoch: int | None = None) -> None:
@@ -561,13 +450,22 @@ class TransactionCoordinator:
         """Ids currently cached, in partition then id order."""
         return [m.transactional_id for _, m in self._manager.all_metadata()]
 
+    def hard_state(self) -> dict[str, TransactionLogRecord]:
+        """Every owned id's state as the record a replay would rebuild it from (the live
+        metadata equals a replay of the log exactly when these are equal)."""
+        return {
+            m.transactional_id: TransactionLogRecord(
+                TransactionLogKey(m.transactional_id),
+                value_from_transit(m.current_transit(), self._config.log_value_version),
+            )
+            for _, m in self._manager.all_metadata()
+        }
+
     # ------------------------------------------------------------------ internals
 
-    def _persist(
-        self, metadata: TransactionMetadata, transit: TxnTransitMetadata, fx: Effects
-    ) -> None:
-        """Write the transition's record and complete it (the runtime makes the record
-        durable before any reply of this Result goes out)."""
-        value = value_from_transit(transit, self._config.log_value_version)
-        fx.records.append(TransactionLogRecord(TransactionLogKey(metadata.transactional_id), value))
-        metadata.complete_transition_to(transit)
+    def write(self, written: TransitionWritten, fx: Effects) -> None:
+        """Emit the transition's record; ``written`` completes it once durable."""
+        value = value_from_transit(written.transit, self._config.log_value_version)
+        key = TransactionLogKey(written.metadata.transactional_id)
+        fx.persist(to_storage(TransactionLogRecord(key, value)))
+        fx.after_append(written)

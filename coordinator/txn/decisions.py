@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from coordinator.txn.messages import AddPartitionsToTxnRequest, TransactionDescription
-from coordinator.txn.result import TxnMarker
+from coordinator.txn.messages import TxnMarker, TxnResponse
 from coordinator.txn.state import (
     NO_PRODUCER_EPOCH,
     SHORT_MAX,
@@ -154,22 +153,24 @@ def check_add_partitions(
     return metadata
 
 
-def verify_partitions(found: Found, req: AddPartitionsToTxnRequest) -> dict[TopicPartition, int]:
+def verify_partitions(
+    found: Found, txn_id: str, producer_id: int, producer_epoch: int,
+    partitions: tuple[TopicPartition, ...],
+) -> dict[TopicPartition, int]:
     """KIP-890 part 1 (AddPartitionsToTxn v4+ ``VerifyOnly``): is each partition in the open
     transaction? TRANSACTION_ABORTABLE when not; a pending state does not matter."""
-    partitions = req.partitions
 
     def every(code: ErrorCode) -> dict[TopicPartition, int]:
         return dict.fromkeys(partitions, code)
 
-    if not req.transactional_id:
+    if not txn_id:
         return every(_E.INVALID_REQUEST)
     if isinstance(found, ErrorCode):
         return every(found)
     metadata = found[1]
-    if metadata is None or metadata.producer_id != req.producer_id:
+    if metadata is None or metadata.producer_id != producer_id:
         return every(_E.INVALID_PRODUCER_ID_MAPPING)
-    if metadata.producer_epoch != req.producer_epoch:
+    if metadata.producer_epoch != producer_epoch:
         return every(_E.PRODUCER_FENCED)
     if metadata.state in _PREPARED:
         return every(_E.CONCURRENT_TRANSACTIONS)
@@ -179,28 +180,28 @@ def verify_partitions(found: Found, req: AddPartitionsToTxnRequest) -> dict[Topi
     }
 
 
-def describe(txn_id: str, found: Found) -> TransactionDescription:
-    """One DescribeTransactions entry."""
+def describe(txn_id: str, found: Found) -> TxnResponse:
+    """One DescribeTransactions ``TransactionStates`` entry."""
     if not txn_id:
-        return TransactionDescription(_E.INVALID_REQUEST, txn_id)
+        return {"error_code": _E.INVALID_REQUEST, "transactional_id": txn_id}
     if isinstance(found, ErrorCode):
-        return TransactionDescription(found, txn_id)
+        return {"error_code": found, "transactional_id": txn_id}
     m = found[1]
     if m is None or m.state == _S.DEAD:
-        return TransactionDescription(_E.TRANSACTIONAL_ID_NOT_FOUND, txn_id)
+        return {"error_code": _E.TRANSACTIONAL_ID_NOT_FOUND, "transactional_id": txn_id}
     topics: dict[str, list[int]] = {}
     for tp in sorted(m.topic_partitions):
         topics.setdefault(tp.topic, []).append(tp.partition)
-    return TransactionDescription(
-        _E.NONE,
-        txn_id,
-        m.state.kafka_name,
-        m.txn_timeout_ms,
-        m.txn_start_timestamp,
-        m.producer_id,
-        m.producer_epoch,
-        tuple((topic, tuple(ps)) for topic, ps in topics.items()),
-    )
+    return {
+        "error_code": _E.NONE,
+        "transactional_id": txn_id,
+        "transaction_state": m.state.kafka_name,
+        "transaction_timeout_ms": m.txn_timeout_ms,
+        "transaction_start_time_ms": m.txn_start_timestamp,
+        "producer_id": m.producer_id,
+        "producer_epoch": m.producer_epoch,
+        "topics": [{"topic": topic, "partitions": ps} for topic, ps in topics.items()],
+    }
 
 
 def marker_for(metadata: TransactionMetadata, coordinator_epoch: int) -> TxnMarker:

@@ -1,5 +1,6 @@
 """The transaction coordinator's records: Kafka's ``TransactionLogKey`` / ``TransactionLogValue``
-(``__transaction_state``) and the producer-id block record.
+(``__transaction_state``), and their form in kcoord's log (``storage.records``'
+``TransactionStateKey`` / ``TransactionStateValue``: :func:`to_storage`, :func:`from_storage`).
 
 Kafka's schemas (``transaction-coordinator/src/main/resources/common/message``):
 
@@ -16,10 +17,6 @@ Kafka's schemas (``transaction-coordinator/src/main/resources/common/message``):
 
 The last producer epoch is *not* persisted: a loaded id has ``last_producer_epoch`` -1, so a
 KIP-360 retry of an InitProducerId that spans a reload is fenced, as in Kafka.
-
-``ProducerIdsRecord`` mirrors the KRaft metadata record of that name (``BrokerId``,
-``BrokerEpoch``, ``NextProducerId``): producer ids are handed out in blocks and the block is
-recorded before its first id is used, so ids never repeat across restarts.
 """
 
 from __future__ import annotations
@@ -33,15 +30,21 @@ from coordinator.txn.state import (
     TransactionState,
     TxnTransitMetadata,
 )
+from storage.records import (
+    Record,
+    TransactionStateKey,
+    TransactionStateValue,
+    TxnTopicPartitions,
+)
 
 __all__ = [
-    "ProducerIdsRecord",
     "TransactionLogKey",
     "TransactionLogRecord",
     "TransactionLogValue",
     "TxnPartitions",
-    "TxnRecord",
+    "from_storage",
     "metadata_from_value",
+    "to_storage",
     "value_from_transit",
 ]
 
@@ -90,18 +93,6 @@ class TransactionLogRecord:
 
     key: TransactionLogKey
     value: TransactionLogValue | None
-
-
-@dataclass(frozen=True, slots=True)
-class ProducerIdsRecord:
-    """The next producer-id block starts at ``next_producer_id`` (KRaft ``ProducerIdsRecord``)."""
-
-    broker_id: int
-    broker_epoch: int
-    next_producer_id: int
-
-
-TxnRecord = TransactionLogRecord | ProducerIdsRecord
 
 
 def value_from_transit(transit: TxnTransitMetadata, value_version: int) -> TransactionLogValue:
@@ -155,3 +146,49 @@ def metadata_from_value(transactional_id: str, value: TransactionLogValue) -> Tr
         txn_start_timestamp=value.transaction_start_timestamp_ms,
         client_transaction_version=value.client_transaction_version,
     )
+
+
+def to_storage(record: TransactionLogRecord) -> Record:
+    """A transaction log record as kcoord's log stores it."""
+    key = TransactionStateKey(record.key.transactional_id)
+    value = record.value
+    if value is None:
+        return Record(key, None)
+    return Record(key, TransactionStateValue(
+        producer_id=value.producer_id,
+        producer_epoch=value.producer_epoch,
+        transaction_timeout_ms=value.transaction_timeout_ms,
+        transaction_status=value.transaction_status,
+        transaction_partitions=tuple(
+            TxnTopicPartitions(p.topic, p.partition_ids)
+            for p in value.transaction_partitions or ()
+        ),
+        transaction_last_update_timestamp_ms=value.transaction_last_update_timestamp_ms,
+        transaction_start_timestamp_ms=value.transaction_start_timestamp_ms,
+        previous_producer_id=value.previous_producer_id,
+        next_producer_id=value.next_producer_id,
+        client_transaction_version=value.client_transaction_version,
+    ))
+
+
+def from_storage(record: Record) -> TransactionLogRecord:
+    """A stored transaction state record back as the transaction log's."""
+    assert isinstance(record.key, TransactionStateKey)
+    key = TransactionLogKey(record.key.transactional_id)
+    value = record.value
+    if not isinstance(value, TransactionStateValue):
+        return TransactionLogRecord(key, None)
+    return TransactionLogRecord(key, TransactionLogValue(
+        producer_id=value.producer_id,
+        producer_epoch=value.producer_epoch,
+        transaction_timeout_ms=value.transaction_timeout_ms,
+        transaction_status=value.transaction_status,
+        transaction_partitions=tuple(
+            TxnPartitions(p.topic, p.partition_ids) for p in value.transaction_partitions
+        ) or None,
+        transaction_last_update_timestamp_ms=value.transaction_last_update_timestamp_ms,
+        transaction_start_timestamp_ms=value.transaction_start_timestamp_ms,
+        previous_producer_id=value.previous_producer_id,
+        next_producer_id=value.next_producer_id,
+        client_transaction_version=value.client_transaction_version,
+    ))

@@ -10,13 +10,19 @@ unload as they move.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from coordinator.txn.config import TxnConfig
 from coordinator.txn.log import TransactionLogRecord, metadata_from_value
-from coordinator.txn.messages import ListTransactionsResponse, TransactionListing
+from coordinator.txn.messages import TxnResponse
 from coordinator.txn.placement import partition_for
-from coordinator.txn.state import TransactionMetadata, TransactionState, TxnTransitMetadata
+from coordinator.txn.state import (
+    TopicPartition,
+    TransactionMetadata,
+    TransactionState,
+    TxnTransitMetadata,
+)
 from wire.constants import ErrorCode
 
 __all__ = ["PendingCompletion", "TransactionStateManager", "TxnIdAndEpoch"]
@@ -39,11 +45,13 @@ class TxnIdAndEpoch:
 
 @dataclass(frozen=True, slots=True)
 class PendingCompletion:
-    """A prepared commit or abort waiting for its markers, and the completion to write then."""
+    """A prepared commit or abort waiting for its markers, the completion to write then,
+    and the partitions it was prepared with."""
 
     coordinator_epoch: int
     metadata: TransactionMetadata
     transit: TxnTransitMetadata
+    partitions: frozenset[TopicPartition] = frozenset()
 
 
 class TransactionStateManager:
@@ -142,13 +150,14 @@ class TransactionStateManager:
     def list_transaction_states(
         self,
         producer_ids: frozenset[int],
-        state_names: tuple[str, ...],
+        state_names: Sequence[str],
         duration_ms: int,
         now_ms: int,
-    ) -> ListTransactionsResponse:
+    ) -> TxnResponse:
         """ListTransactions: filters by producer id, state name and minimum running time."""
         if self._loading:
-            return ListTransactionsResponse(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+            return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                    "unknown_state_filters": [], "transaction_states": []}
         states: set[TransactionState] = set()
         unknown: list[str] = []
         for name in state_names:
@@ -167,8 +176,10 @@ class TransactionStateManager:
                 continue
             if duration_ms >= 0 and now_ms - m.txn_start_timestamp <= duration_ms:
                 continue
-            listed.append(TransactionListing(m.transactional_id, m.producer_id, m.state.kafka_name))
-        return ListTransactionsResponse(ErrorCode.NONE, tuple(unknown), tuple(listed))
+            listed.append({"transactional_id": m.transactional_id, "producer_id": m.producer_id,
+                           "transaction_state": m.state.kafka_name})
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
+                "unknown_state_filters": unknown, "transaction_states": listed}
 
     # ------------------------------------------------------------------ loading
 
@@ -198,23 +209,20 @@ class TransactionStateManager:
         else:
             cache.metadata[txn_id] = metadata_from_value(txn_id, record.value)
 
-    def complete_loading(
-        self, partition: int, coordinator_epoch: int, now_ms: int
-    ) -> list[PendingCompletion]:
-        """The partition is loaded: own it; transactions caught in PrepareCommit/PrepareAbort
-        are prepared for completion (their markers must be written again)."""
+    def complete_loading(self, partition: int, coordinator_epoch: int) -> list[TransactionMetadata]:
+        """The partition is loaded: own it; the transactions caught in PrepareCommit or
+        PrepareAbort are returned (their markers must be written again)."""
         cache = self._loading.get(partition)
         if cache is None or cache.coordinator_epoch != coordinator_epoch:
             return []
         del self._loading[partition]
         self._caches[partition] = cache
-        pending = []
-        for txn_id in sorted(cache.metadata):
-            metadata = cache.metadata[txn_id]
-            if metadata.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
-                transit = metadata.prepare_complete(now_ms)
-                pending.append(PendingCompletion(coordinator_epoch, metadata, transit))
-        return pending
+        prepared = (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
+        return [
+            cache.metadata[txn_id]
+            for txn_id in sorted(cache.metadata)
+            if cache.metadata[txn_id].state in prepared
+        ]
 
     def remove_partition(self, partition: int, coordinator_epoch: int | None = None) -> None:
         """Stop owning ``partition``; a load in progress stops only if it is at

@@ -150,7 +150,6 @@ class TransactionMetadata:
 
     __slots__ = (
         "client_transaction_version",
-        "has_failed_epoch_fence",
         "last_producer_epoch",
         "next_producer_id",
         "pending_state",
@@ -194,9 +193,6 @@ class TransactionMetadata:
         self.txn_last_update_timestamp = txn_last_update_timestamp
         self.client_transaction_version = client_transaction_version
         self.pending_state: TransactionState | None = None
-        # A fence whose log append failed already bumped the epoch in memory: the next
-        # fence reuses that epoch instead of bumping again.
-        self.has_failed_epoch_fence = False
 
     def __repr__(self) -> str:
         return (
@@ -252,17 +248,27 @@ class TransactionMetadata:
             client_transaction_version=0,
         )
 
+    def current_transit(self) -> TxnTransitMetadata:
+        """The metadata as it stands, as the record that would rebuild it (tests compare
+        live state with a replay through it)."""
+        return self._transit(
+            self.state,
+            prev_producer_id=self.prev_producer_id,
+            next_producer_id=self.next_producer_id,
+        )
+
     def prepare_fence_producer_epoch(self) -> TxnTransitMetadata:
         """Bump the epoch to fence the current producer before aborting its transaction."""
         if self.producer_epoch == SHORT_MAX:
             raise IllegalTransitionError(
                 f"cannot fence {self.transactional_id}: epoch {SHORT_MAX} would overflow"
             )
-        epoch = self.producer_epoch if self.has_failed_epoch_fence else self.producer_epoch + 1
+        # Kafka keeps the epoch of a fence whose abort failed to append (its
+        # hasFailedEpochFence); here that abort puts the epoch back, so a fence always bumps.
         return self._prepare(
             self._transit(
                 _S.PREPARE_EPOCH_FENCE,
-                producer_epoch=epoch,
+                producer_epoch=self.producer_epoch + 1,
                 last_producer_epoch=NO_PRODUCER_EPOCH,
                 client_transaction_version=0,
             )
@@ -377,8 +383,6 @@ class TransactionMetadata:
     def prepare_complete(self, update_timestamp: int) -> TxnTransitMetadata:
         """Every marker is written: CompleteCommit or CompleteAbort, partitions cleared."""
         new_state = _S.COMPLETE_COMMIT if self.state == _S.PREPARE_COMMIT else _S.COMPLETE_ABORT
-        # The state reaching the log means any earlier failed fence is now settled.
-        self.has_failed_epoch_fence = False
         producer_id, epoch = self.producer_id, self.producer_epoch
         if self.supports_epoch_bump and self.next_producer_id != NO_PRODUCER_ID:
             # Version 2 overflowed the epoch at EndTxn: the new producer id starts now.

@@ -1,5 +1,7 @@
 """The sans-I/O boundary: coordinator/core imports only stdlib, wire.constants,
-storage.records, coordinator.config and itself (no trio, time, random, os, sockets, threads)."""
+storage.records, coordinator.config, itself and the plain types the shared Result vocabulary
+names for the transaction shard (its messages and timer keys; no trio, time, random, os,
+sockets, threads)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ FORBIDDEN = {"trio", "time", "random", "os", "socket", "threading", "asyncio",
              "selectors", "subprocess", "datetime"}
 # uuid is allowed for the UUID type (topic ids); making one up is the runtime's business.
 UUID_MAKERS = {"uuid1", "uuid3", "uuid4", "uuid5", "getnode"}
-ALLOWED_FIRST_PARTY = {"storage.records", "coordinator.config", "wire.constants"}
+ALLOWED_FIRST_PARTY = {"storage.records", "coordinator.config", "wire.constants",
+                       "coordinator.txn.messages", "coordinator.txn.timers"}
 
 
 def _imports(path: Path) -> list[str]:

@@ -15,14 +15,22 @@ from typing import Any
 
 import pytest
 from txn_coordinator_support import TIMEOUT, TV, loading, not_owning, txn_records
-from txn_support import PRODUCER_EPOCH, PRODUCER_ID, TP1, TP2, TXN_ID, Driver, meta
+from txn_support import (
+    PRODUCER_EPOCH,
+    PRODUCER_ID,
+    TP1,
+    TP2,
+    TXN_ID,
+    Driver,
+    InitProducerIdResponse,
+    meta,
+)
 
 from coordinator.txn import (
     TopicPartition,
     TransactionResult,
     TransactionState,
 )
-from coordinator.txn.messages import InitProducerIdResponse
 from coordinator.txn.state import SHORT_MAX
 from wire.constants import ErrorCode as E
 

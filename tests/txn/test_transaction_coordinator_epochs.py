@@ -9,22 +9,31 @@ means a TransactionLogRecord in the Result.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from txn_coordinator_support import FAILED, TIMEOUT, TV, loading, txn_records
-from txn_support import PRODUCER_EPOCH, PRODUCER_ID, TP1, TXN_ID, Driver, meta
+from txn_support import (
+    PRODUCER_EPOCH,
+    PRODUCER_ID,
+    TP1,
+    TXN_ID,
+    Driver,
+    InitProducerIdResponse,
+    Version,
+    meta,
+)
 
 from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
     TopicPartition,
-    TransactionCoordinator,
     TransactionResult,
     TransactionState,
     TxnConfig,
 )
-from coordinator.txn.messages import DescribeTransactionsRequest, InitProducerIdResponse
-from coordinator.txn.result import Effects
+from coordinator.txn.coordinator import TransactionCoordinator
+from coordinator.txn.handlers import handle_describe_transactions
 from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, SHORT_MAX
 from wire.constants import ErrorCode as E
 
@@ -127,8 +136,8 @@ def test_should_fail_to_abort_transaction_on_handle_init_pid_when_producer_epoch
     # Kafka changes the metadata between two lookups; here the coordinator's own abort is
     # asked directly with an epoch below the current one.
     d.place(meta(S.ONGOING, producer_epoch=PRODUCER_EPOCH + 2, partitions={TP1}, start=0))
-    fx = Effects()
-    error, _, _ = d.coordinator._end_transaction(
+    fx = d.coordinator.effects()
+    error, _, _ = d.coordinator.end_transaction(
         TXN_ID, PRODUCER_ID, PRODUCER_EPOCH + 1, TransactionResult.ABORT, False, 0, 0, fx
     )
     assert error == E.PRODUCER_FENCED and fx.records == []
@@ -267,7 +276,7 @@ def test_should_abort_expired_transactions_in_ongoing_state_and_bump_epoch(d: Dr
     )
     interval = TxnConfig().abort_timed_out_transaction_cleanup_interval_ms
     d.now = interval
-    d.results.append(d.coordinator.fire_timer(ABORT_TIMED_OUT_TRANSACTIONS, d.now))
+    d.tick(ABORT_TIMED_OUT_TRANSACTIONS)
     (value,) = txn_records(d)
     assert (value.state, value.producer_id, value.producer_epoch) == (
         S.PREPARE_ABORT,
@@ -285,8 +294,8 @@ def test_should_not_accept_smaller_epoch_during_transaction_expiration(d: Driver
     # Kafka's scan sees epoch 1 and the abort finds epoch 3; the abort with the scanned
     # epoch's fence (2) is refused.
     d.place(meta(S.ONGOING, producer_epoch=PRODUCER_EPOCH + 2, partitions={TP1}, start=0))
-    fx = Effects()
-    error, _, _ = d.coordinator._end_transaction(
+    fx = d.coordinator.effects()
+    error, _, _ = d.coordinator.end_transaction(
         TXN_ID, PRODUCER_ID, PRODUCER_EPOCH + 1, TransactionResult.ABORT, False, 0, 0, fx
     )
     assert error == E.PRODUCER_FENCED
@@ -312,10 +321,10 @@ def test_should_not_bump_epoch_with_pending_transaction(d: Driver) -> None:
 
 
 def _describe(d: Driver, txn_id: str) -> Any:
-    req = DescribeTransactionsRequest((txn_id,))
-    result = d.coordinator.describe_transactions(req, "t", d.now)
-    (state,) = result.replies[0].response.transaction_states  # type: ignore[union-attr]
-    return state
+    body = {"transactional_ids": [txn_id]}
+    result = handle_describe_transactions(d.coordinator, Version(0), body, "t", d.now)
+    (state,) = result.replies[0].response["transaction_states"]
+    return SimpleNamespace(**state)
 
 
 def test_describe_transactions_with_empty_transactional_id(d: Driver) -> None:
@@ -344,7 +353,8 @@ def test_describe_transactions(d: Driver) -> None:
         PRODUCER_EPOCH,
     )
     assert (state.transaction_timeout_ms, state.transaction_start_time_ms) == (TIMEOUT, 7)
-    assert (state.transaction_state, state.topics) == ("Ongoing", (("topic1", (0,)),))
+    assert (state.transaction_state, state.topics) == (
+        "Ongoing", [{"topic": "topic1", "partitions": [0]}])
 
 
 # ---------------------------------------------------------------------- beyond Kafka's list

@@ -13,16 +13,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from txn_support import PRODUCER_EPOCH, PRODUCER_ID, TP1, TP2, TXN_ID, Cluster, Driver, meta
+from txn_support import (
+    PRODUCER_EPOCH,
+    PRODUCER_ID,
+    TP1,
+    TP2,
+    TXN_ID,
+    Cluster,
+    Driver,
+    InitProducerIdResponse,
+    log_records,
+    meta,
+)
 
 from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
-    TransactionLogRecord,
     TransactionResult,
     TransactionState,
     TxnConfig,
 )
-from coordinator.txn.messages import InitProducerIdResponse
 from coordinator.txn.state import NO_PRODUCER_ID, SHORT_MAX
 from wire.constants import ErrorCode as E
 
@@ -33,7 +42,7 @@ TV2_CONFIG = TxnConfig(transaction_version=2)
 
 
 def _values(result: Any) -> list[Any]:
-    return [r.value for r in result.records if isinstance(r, TransactionLogRecord)]
+    return [r.value for r in log_records(result)]
 
 
 def _answer(response: Any) -> tuple[int, int, int]:
@@ -213,8 +222,7 @@ def test_a_timeout_abort_under_transaction_version_2_fences_the_producer() -> No
     pid, epoch = _begin(c)
     c.produce(TP1, pid, epoch, 0)
     c.driver.now = 120_000
-    result = c.driver.coordinator.fire_timer(ABORT_TIMED_OUT_TRANSACTIONS, c.driver.now)
-    c.driver.results.append(result)
+    result = c.driver.tick(ABORT_TIMED_OUT_TRANSACTIONS)
     (marker,) = result.markers
     assert (marker.result, marker.producer_epoch) == (TransactionResult.ABORT, epoch + 2)
     c.deliver_markers()

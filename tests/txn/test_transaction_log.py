@@ -6,14 +6,13 @@ from __future__ import annotations
 import pytest
 from txn_support import meta
 
-from coordinator.txn import ProducerIdsRecord, TopicPartition, TransactionState
+from coordinator.txn import TopicPartition, TransactionState
 from coordinator.txn.log import (
     TransactionLogValue,
     TxnPartitions,
     metadata_from_value,
     value_from_transit,
 )
-from coordinator.txn.producer_ids import ProducerIdManager
 from coordinator.txn.state import NO_PRODUCER_EPOCH, TxnTransitMetadata
 
 S = TransactionState
@@ -101,25 +100,3 @@ def test_deserialize_highest_supported_transaction_log_value() -> None:
     assert m.topic_partitions == {TopicPartition("topic", 0)}
     # The last epoch is not in the record.
     assert m.last_producer_epoch == NO_PRODUCER_EPOCH
-
-
-def test_producer_ids_come_in_blocks_recorded_before_use() -> None:
-    ids = ProducerIdManager(broker_id=0, block_size=3)
-    out = [ids.generate() for _ in range(4)]
-    assert [pid for pid, _ in out] == [0, 1, 2, 3]
-    assert [rec for _, rec in out] == [
-        ProducerIdsRecord(0, -1, 3),
-        None,
-        None,
-        ProducerIdsRecord(0, -1, 6),
-    ]
-
-
-def test_producer_ids_never_repeat_after_replay() -> None:
-    ids = ProducerIdManager(broker_id=0, block_size=1000)
-    first, block = ids.generate()
-    assert (first, block) == (0, ProducerIdsRecord(0, -1, 1000))
-    restarted = ProducerIdManager(broker_id=0, block_size=1000)
-    restarted.replay(block)
-    restarted.replay(ProducerIdsRecord(0, -1, 500))  # an older block changes nothing
-    assert restarted.generate() == (1000, ProducerIdsRecord(0, -1, 2000))

@@ -6,12 +6,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from txn_support import meta
+from txn_support import Version, log_records, meta
 
 from coordinator.txn import (
     REMOVE_EXPIRED_TRANSACTIONAL_IDS,
     TopicPartition,
-    TransactionCoordinator,
     TransactionLogKey,
     TransactionLogRecord,
     TransactionMetadata,
@@ -19,9 +18,10 @@ from coordinator.txn import (
     TransactionState,
     TxnConfig,
 )
-from coordinator.txn.log import value_from_transit
+from coordinator.txn.coordinator import TransactionCoordinator
+from coordinator.txn.handlers import handle_add_partitions_to_txn
+from coordinator.txn.log import to_storage, value_from_transit
 from coordinator.txn.manager import TransactionStateManager, TxnIdAndEpoch
-from coordinator.txn.messages import AddPartitionsToTxnRequest
 from wire.constants import ErrorCode as E
 
 S = TransactionState
@@ -53,7 +53,7 @@ def _loaded(*partitions: int) -> TransactionStateManager:
     manager = TransactionStateManager(CONFIG)
     for p in partitions:
         manager.begin_loading(p, 10)
-        manager.complete_loading(p, 10, NOW)
+        manager.complete_loading(p, 10)
     return manager
 
 
@@ -99,7 +99,7 @@ def test_delete_loading_partition() -> None:
     manager.remove_partition(0)
     assert manager.loading_epochs() == {}
     # The load that finishes afterwards is ignored.
-    assert manager.complete_loading(0, 0, NOW) == []
+    assert manager.complete_loading(0, 0) == []
     assert manager.get_transaction_state(TXN1) == E.NOT_COORDINATOR
 
 
@@ -129,7 +129,7 @@ def test_load_and_remove_transactions_for_partition() -> None:
     assert manager.get_transaction_state(TXN1) == E.COORDINATOR_LOAD_IN_PROGRESS
     for record in records:
         manager.replay(record)
-    manager.complete_loading(0, 0, NOW)
+    manager.complete_loading(0, 0)
     for expected in (t1, t2):
         found = manager.get_transaction_state(expected.transactional_id)
         assert isinstance(found, tuple) and found[1] is not None
@@ -153,7 +153,7 @@ def test_list_transactions_with_coordinator_loading_in_progress() -> None:
     manager = TransactionStateManager(CONFIG)
     manager.begin_loading(0, 15)
     response = manager.list_transaction_states(frozenset(), (), -1, NOW)
-    assert response.error_code == E.COORDINATOR_LOAD_IN_PROGRESS
+    assert response["error_code"] == E.COORDINATOR_LOAD_IN_PROGRESS
 
 
 def test_list_transactions_filtering() -> None:
@@ -185,10 +185,10 @@ def test_list_transactions_filtering() -> None:
         duration: int = -1,
     ) -> None:
         response = manager.list_transaction_states(pids, states, duration, now)
-        assert response.error_code == E.NONE
-        assert {t.transactional_id for t in response.transaction_states} == ids
+        assert response["error_code"] == E.NONE
+        assert {t["transactional_id"] for t in response["transaction_states"]} == ids
         unknown = {s for s in states if S.from_name(s) is None}
-        assert set(response.unknown_state_filters) == unknown
+        assert set(response["unknown_state_filters"]) == unknown
 
     every = {f"t{i}" for i in range(8)}
     listed(every)
@@ -227,7 +227,7 @@ def _markers_on_load(state: S, result: TransactionResult) -> None:
     t1 = _m(TXN1, 1, state)
     t1.add_partitions({TopicPartition("topic1", 0), TopicPartition("topic1", 1)})
     coordinator = TransactionCoordinator(CONFIG, owned_partitions=[0])
-    coordinator.replay(_record(t1))
+    coordinator.replay(to_storage(_record(t1)))
     (marker,) = coordinator.on_loaded(NOW).markers
     assert (marker.transactional_id, marker.result) == (TXN1, result)
     assert marker.partitions == (TopicPartition("topic1", 0), TopicPartition("topic1", 1))
@@ -251,7 +251,8 @@ def _expiration(state: S) -> tuple[TransactionCoordinator, list[TransactionLogRe
     coordinator.manager.put_transaction_state_if_not_exists(m1)
     coordinator.manager.put_transaction_state_if_not_exists(_m(TXN2, 2))
     result = coordinator.fire_timer(REMOVE_EXPIRED_TRANSACTIONAL_IDS, NOW)
-    return coordinator, [r for r in result.records if isinstance(r, TransactionLogRecord)]
+    coordinator.append_done(result, NOW)
+    return coordinator, log_records(result)
 
 
 def _usable(coordinator: TransactionCoordinator, txn_id: str) -> bool:
@@ -303,7 +304,7 @@ def test_successful_reimmigration() -> None:
     for epoch in (0, 1):  # loaded again at epoch 1 without having been unloaded
         manager.begin_loading(0, epoch)
         manager.replay(_record(t1))
-        manager.complete_loading(0, epoch, NOW)
+        manager.complete_loading(0, epoch)
         assert manager.loading_epochs() == {}
     assert manager.owned_partitions == {0: 1}
 
@@ -316,7 +317,7 @@ def test_ignore_unknown_record_type() -> None:
     manager = TransactionStateManager(CONFIG)
     manager.begin_loading(0, 1)
     manager.replay(_record(t1))
-    manager.complete_loading(0, 1, NOW)
+    manager.complete_loading(0, 1)
     found = manager.get_transaction_state(TXN1)
     assert isinstance(found, tuple) and found[1] is not None
     loaded = found[1]
@@ -356,10 +357,14 @@ def test_complete_transition_when_append_succeeded() -> None:
     coordinator.on_loaded(NOW)
     m1 = _m(TXN1, 1)
     coordinator.manager.put_transaction_state_if_not_exists(m1)
-    (record,) = coordinator.add_partitions_to_txn(
-        AddPartitionsToTxnRequest(TXN1, 1, 0, (TopicPartition("topic1", 0),)), "t", NOW
-    ).records
-    assert isinstance(record, TransactionLogRecord) and record.value is not None
+    body = {"v3_and_below_transactional_id": TXN1, "v3_and_below_producer_id": 1,
+            "v3_and_below_producer_epoch": 0,
+            "v3_and_below_topics": [{"name": "topic1", "partitions": [0]}]}
+    result = handle_add_partitions_to_txn(coordinator, Version(3), body, "t", NOW)
+    (record,) = log_records(result)
+    assert record.value is not None
+    assert (m1.state, m1.pending_state) == (S.EMPTY, S.ONGOING)  # not before it is durable
+    coordinator.append_done(result, NOW)
     assert coordinator.manager.get_transaction_state(TXN1) == (0, m1)
     assert (m1.state, m1.pending_state) == (S.ONGOING, None)
 
@@ -379,7 +384,8 @@ def test_transaction_expiration_should_not_fail_with_uninitialized_transaction_m
     coordinator.manager.put_transaction_state_if_not_exists(fresh)
     later = NOW + CONFIG.transactional_id_expiration_ms + 1
     result = coordinator.fire_timer(REMOVE_EXPIRED_TRANSACTIONAL_IDS, later)
-    assert TransactionLogRecord(TransactionLogKey("id"), None) in result.records
+    assert TransactionLogRecord(TransactionLogKey("id"), None) in log_records(result)
+    coordinator.append_done(result, later)
     assert coordinator.manager.get_transaction_state("id") == (0, None)
 
 
@@ -387,5 +393,5 @@ def test_load_transaction_metadata_with_corrupted_log() -> None:
     # Nothing readable in the partition: the load still completes and owns it.
     manager = TransactionStateManager(CONFIG)
     manager.begin_loading(0, 0)
-    assert manager.complete_loading(0, 0, NOW) == []
+    assert manager.complete_loading(0, 0) == []
     assert (manager.loading_epochs(), manager.owned_partitions) == ({}, {0: 0})

@@ -3,15 +3,15 @@ runtime will do once wired (markers written as control batches, records replayed
 
 from __future__ import annotations
 
-from txn_support import Cluster
+from txn_support import Cluster, Driver, Version, log_records
 
 from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
     TopicPartition,
-    TransactionLogRecord,
     TransactionState,
     TxnConfig,
 )
+from coordinator.txn.handlers import handle_add_partitions_to_txn
 from coordinator.txn.partition import AbortedTxn
 from coordinator.txn.producer_state import ProducerStateError
 from wire.constants import ErrorCode as E
@@ -91,10 +91,9 @@ def test_a_hung_transaction_is_aborted_by_its_timeout() -> None:
     pid, epoch = _begin(c, timeout=5000)
     c.produce(T0, pid, epoch, 0)
     c.driver.now = 5000
-    assert c.driver.coordinator.fire_timer(ABORT_TIMED_OUT_TRANSACTIONS, c.driver.now).markers == ()
+    assert c.driver.tick(ABORT_TIMED_OUT_TRANSACTIONS).markers == ()
     c.driver.now = 6000
-    result = c.driver.coordinator.fire_timer(ABORT_TIMED_OUT_TRANSACTIONS, c.driver.now)
-    c.driver.results.append(result)
+    result = c.driver.tick(ABORT_TIMED_OUT_TRANSACTIONS)
     (marker,) = result.markers
     assert marker.producer_epoch == epoch + 1
     assert c.partition(T0).last_stable_offset == 0
@@ -126,7 +125,7 @@ def test_a_restart_during_commit_resends_the_markers() -> None:
     assert (marker.transactional_id, marker.partitions) == (TXN, (T0,))
     assert c.driver.init(TXN, 60_000).error_code == E.CONCURRENT_TRANSACTIONS
     c.deliver_markers()
-    records = [r for r in c.driver.last.records if isinstance(r, TransactionLogRecord)]
+    records = log_records(c.driver.last)
     assert [r.value.state for r in records if r.value] == [S.COMPLETE_COMMIT]
     assert c.partition(T0).last_stable_offset == 2
     assert c.driver.init(TXN, 60_000).producer_epoch == epoch + 1
@@ -145,7 +144,37 @@ def test_fencing_holds_across_a_restart() -> None:
 
 def test_producer_ids_stay_unique_across_restarts() -> None:
     c = Cluster()
-    first = c.driver.init(None, 1000).producer_id
+    first = c.driver.init("first", 1000).producer_id
     c.restart()
-    second = c.driver.init(None, 1000).producer_id
+    second = c.driver.init("second", 1000).producer_id
     assert second > first
+
+
+def test_a_batch_of_additions_is_answered_once_every_one_is_decided() -> None:
+    """AddPartitionsToTxn v4+ (from brokers): one transaction verified at once, another added
+    once its record is appended; an empty batch is answered at once."""
+    d = Driver(TxnConfig(transaction_version=2))
+    first = d.init("first", 1000)
+    second = d.init("second", 1000)
+    body = {"transactions": [
+        {"transactional_id": "first", "producer_id": first.producer_id,
+         "producer_epoch": first.producer_epoch, "verify_only": True,
+         "topics": [{"name": "t", "partitions": [0]}]},
+        {"transactional_id": "second", "producer_id": second.producer_id,
+         "producer_epoch": second.producer_epoch, "verify_only": False,
+         "topics": [{"name": "t", "partitions": [1]}]},
+    ]}
+    result = handle_add_partitions_to_txn(d.coordinator, Version(4), body, "t", d.now)
+    assert result.replies == ()  # the second addition is not durable yet
+    (reply,) = d.settle(result).replies
+    codes = [
+        (txn["transactional_id"], [
+            p["partition_error_code"]
+            for t in txn["topic_results"] for p in t["results_by_partition"]
+        ])
+        for txn in reply.response["results_by_transaction"]
+    ]
+    assert codes == [("first", [E.TRANSACTION_ABORTABLE]), ("second", [E.NONE])]
+    empty = handle_add_partitions_to_txn(d.coordinator, Version(4), {"transactions": []}, "e", 0)
+    assert [r.response for r in empty.replies] == [
+        {"throttle_time_ms": 0, "error_code": E.NONE, "results_by_transaction": []}]

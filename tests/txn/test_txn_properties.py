@@ -4,7 +4,9 @@
   was never handed out before);
 - a fenced producer never completes: AddPartitionsToTxn / EndTxn succeed only for the
   producer instance the latest InitProducerId answered;
-- replaying the emitted records reproduces the persisted metadata, at every step;
+- replaying the records the log holds reproduces the persisted metadata, at every step,
+  also when appends fail at random points (``fail``: the next append is refused), and no
+  transition is left half-prepared beyond a completion whose markers are being written;
 - a partition's LSO never passes the high watermark nor an open transaction's first offset,
   and everything below it is decided.
 """
@@ -22,10 +24,10 @@ from coordinator.txn import (
     ABORT_TIMED_OUT_TRANSACTIONS,
     REMOVE_EXPIRED_TRANSACTIONAL_IDS,
     TopicPartition,
-    TransactionLogRecord,
     TransactionMetadata,
     TxnConfig,
 )
+from coordinator.txn.log import from_storage
 from coordinator.txn.partition import PartitionTransactions
 from coordinator.txn.producer_state import (
     NO_SEQUENCE,
@@ -34,6 +36,7 @@ from coordinator.txn.producer_state import (
     ControlType,
     ProducerStateError,
 )
+from storage.records import TransactionStateKey
 from wire.constants import ErrorCode as E
 
 SETTINGS = settings(max_examples=400, deadline=None, derandomize=True, database=None)
@@ -65,6 +68,7 @@ OPS = st.lists(
         st.tuples(st.just("tick"), st.integers(0, 4000)),
         st.tuples(st.just("expire"), st.integers(0, 30_000)),
         st.tuples(st.just("restart")),
+        st.tuples(st.just("fail")),
     ),
     min_size=10,
     max_size=80,
@@ -105,9 +109,10 @@ class Model:
 def check_epochs_only_grow(model: Model, records: list[Any]) -> None:
     """Per id, the same producer id never goes back an epoch; a different one is fresh
     (never written before for any id) and starts at epoch 0."""
-    for record in records:
-        if not isinstance(record, TransactionLogRecord):
+    for stored in records:
+        if not isinstance(stored.key, TransactionStateKey):
             continue
+        record = from_storage(stored)
         txn_id = record.key.transactional_id
         if record.value is None:  # expired: the id may come back with a new producer id
             model.last_seen.pop(txn_id, None)
@@ -159,10 +164,12 @@ def test_coordinator_properties(ops: list[tuple[Any, ...]]) -> None:
             c.deliver_markers()
         elif kind == "tick":
             d.now += op[1]
-            d.results.append(d.coordinator.fire_timer(ABORT_TIMED_OUT_TRANSACTIONS, d.now))
+            d.tick(ABORT_TIMED_OUT_TRANSACTIONS)
         elif kind == "expire":
             d.now += op[1]
-            d.results.append(d.coordinator.fire_timer(REMOVE_EXPIRED_TRANSACTIONAL_IDS, d.now))
+            d.tick(REMOVE_EXPIRED_TRANSACTIONAL_IDS)
+        elif kind == "fail":
+            d.failures = 1
         else:
             c.restart()
         records = c.driver.records()
@@ -177,6 +184,8 @@ def test_coordinator_properties(ops: list[tuple[Any, ...]]) -> None:
             replayed_m = replayed.transaction_metadata(txn_id)
             assert live_m is not None and replayed_m is not None
             assert persisted(replayed_m) == persisted(live_m), txn_id
+            completing = txn_id in live.pending_markers()
+            assert live_m.pending_state is None or completing, live_m
 
 
 BATCH_OPS = st.lists(

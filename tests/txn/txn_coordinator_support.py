@@ -6,10 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from txn_support import TXN_ID, Driver
+from txn_support import TXN_ID, Driver, InitProducerIdResponse, log_records
 
-from coordinator.txn import TransactionLogRecord
-from coordinator.txn.messages import InitProducerIdResponse
 from wire.constants import ErrorCode as E
 
 TIMEOUT = 1  # Kafka's txnTimeoutMs in TransactionCoordinatorTest
@@ -20,7 +18,7 @@ TV = pytest.mark.parametrize("tv", [0, 2])
 
 def txn_records(d: Driver) -> list[Any]:
     """The transaction log record values of the last result."""
-    return [r.value for r in d.last.records if isinstance(r, TransactionLogRecord)]
+    return [r.value for r in log_records(d.last)]
 
 
 def not_owning() -> Driver:

@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, NamedTuple
 
+from coordinator.core.result import Result
 from coordinator.txn import (
     TopicPartition,
-    TransactionCoordinator,
+    TransactionLogRecord,
     TransactionMetadata,
     TransactionResult,
     TransactionState,
     TxnConfig,
-    TxnRecord,
-    TxnResult,
+    TxnTimerKey,
 )
-from coordinator.txn.messages import (
-    AddOffsetsToTxnRequest,
-    AddPartitionsToTxnRequest,
-    EndTxnRequest,
-    InitProducerIdRequest,
-    TxnResponse,
+from coordinator.txn.coordinator import TransactionCoordinator
+from coordinator.txn.handlers import (
+    handle_add_offsets_to_txn,
+    handle_add_partitions_to_txn,
+    handle_end_txn,
+    handle_init_producer_id,
 )
+from coordinator.txn.log import from_storage
 from coordinator.txn.partition import PartitionTransactions
 from coordinator.txn.producer_state import (
     NO_SEQUENCE,
@@ -31,6 +32,8 @@ from coordinator.txn.producer_state import (
     ProducerStateError,
 )
 from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from storage.records import Record, TransactionStateKey
+from wire.constants import ErrorCode
 
 TXN_ID = "known"
 PRODUCER_ID = 10
@@ -40,6 +43,33 @@ TP2 = TopicPartition("topic2", 0)
 #: Kafka's coordinator tests mock ``transactionVersionLevel`` (the server's level) to TV_0 or
 #: TV_1; kcoord's default (2, as a new Kafka 4 cluster) is chosen by the TV2 tests.
 TV1_CONFIG = TxnConfig(transaction_version=1)
+
+
+class Version(NamedTuple):
+    """A request context: the API version is all the transaction handlers read."""
+
+    api_version: int
+
+
+class InitProducerIdResponse(NamedTuple):
+    """The fields of an InitProducerId answer (-1 ids with an error)."""
+
+    error_code: int
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+
+
+class EndTxnResponse(NamedTuple):
+    """The fields of an EndTxn answer (the id and epoch are on the wire from v5)."""
+
+    error_code: int
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+
+
+def log_records(result: Result) -> list[TransactionLogRecord]:
+    """The transaction log records of a Result, as Kafka's TransactionLogRecord."""
+    return [from_storage(r) for r in result.records if isinstance(r.key, TransactionStateKey)]
 
 
 def meta(
@@ -80,7 +110,7 @@ class Driver:
     def __init__(
         self,
         config: TxnConfig | None = None,
-        replay: tuple[TxnRecord, ...] = (),
+        replay: tuple[Record, ...] = (),
         now: int = 0,
         **kwargs: Any,
     ) -> None:
@@ -90,17 +120,52 @@ class Driver:
             self.coordinator.replay(record)
         self.now = now
         self.tokens = itertools.count()
-        self.results: list[TxnResult] = [
-            TxnResult(records=replay),
-            self.coordinator.on_loaded(self.now),
-        ]
+        #: How many of the next appends fail, and with which log-append error.
+        self.failures = 0
+        self.append_error = ErrorCode.KAFKA_STORAGE_ERROR
+        self.results: list[Result] = [Result(records=replay)]
+        self.settle(self.coordinator.on_loaded(self.now))
 
     @property
-    def last(self) -> TxnResult:
+    def last(self) -> Result:
         return self.results[-1]
 
-    def _answer(self, result: TxnResult) -> TxnResponse:
-        self.results.append(result)
+    def settle(self, result: Result) -> Result:
+        """``result`` with its records appended: the coordinator completes their transitions
+        (``append_done``) and what follows is settled too. One Result of everything that
+        happened is recorded (``last``) and returned."""
+        records: list[Record] = []
+        replies: list[Any] = []
+        timers = list(result.timers)
+        markers = list(result.markers)
+        while True:
+            if result.records and self.failures:
+                # The log refuses the append: the coordinator's replies replace the Result's.
+                self.failures -= 1
+                result = self.coordinator.append_failed(result, self.append_error, self.now)
+                replies += result.replies
+                timers += result.timers
+                markers += result.markers
+                break
+            records += result.records
+            replies += result.replies
+            if not result.callbacks:
+                break
+            result = self.coordinator.append_done(result, self.now)
+            timers += result.timers
+            markers += result.markers
+        settled = Result(tuple(records), tuple(replies), tuple(timers), (), tuple(markers))
+        self.results.append(settled)
+        return settled
+
+    def tick(self, key: TxnTimerKey) -> Result:
+        """Fire the timer ``key`` now; the settled Result."""
+        return self.settle(self.coordinator.fire_timer(key, self.now))
+
+    def _call(self, handler: Any, version: int, body: dict[str, Any]) -> Any:
+        """Run one API handler at ``version`` on a wire body; its settled answer."""
+        result = handler(self.coordinator, Version(version), body, next(self.tokens), self.now)
+        result = self.settle(result)
         assert len(result.replies) == 1, result
         return result.replies[0].response
 
@@ -117,9 +182,11 @@ class Driver:
         producer_id: int = NO_PRODUCER_ID,
         producer_epoch: int = NO_PRODUCER_EPOCH,
         version: int = 4,
-    ) -> Any:
-        req = InitProducerIdRequest(txn_id, timeout, producer_id, producer_epoch, version)
-        return self._answer(self.coordinator.init_producer_id(req, next(self.tokens), self.now))
+    ) -> InitProducerIdResponse:
+        body = {"transactional_id": txn_id, "transaction_timeout_ms": timeout,
+                "producer_id": producer_id, "producer_epoch": producer_epoch}
+        r = self._call(handle_init_producer_id, version, body)
+        return InitProducerIdResponse(r["error_code"], r["producer_id"], r["producer_epoch"])
 
     def add(
         self,
@@ -130,13 +197,32 @@ class Driver:
         version: int = 3,
         verify_only: bool = False,
     ) -> dict[TopicPartition, int]:
-        req = AddPartitionsToTxnRequest(
-            txn_id, producer_id, producer_epoch, partitions, version, verify_only
-        )
-        response = self._answer(
-            self.coordinator.add_partitions_to_txn(req, next(self.tokens), self.now)
-        )
-        return response.errors  # type: ignore[union-attr]
+        if verify_only:
+            version = max(version, 4)  # VerifyOnly is a v4+ (broker) request's
+        topics: dict[str, list[int]] = {}
+        for tp in partitions:
+            topics.setdefault(tp.topic, []).append(tp.partition)
+        wire_topics = [{"name": name, "partitions": ps} for name, ps in topics.items()]
+        if version < 4:
+            body: dict[str, Any] = {
+                "v3_and_below_transactional_id": txn_id, "v3_and_below_producer_id": producer_id,
+                "v3_and_below_producer_epoch": producer_epoch,
+                "v3_and_below_topics": wire_topics}
+        else:
+            body = {"transactions": [{
+                "transactional_id": txn_id, "producer_id": producer_id,
+                "producer_epoch": producer_epoch, "verify_only": verify_only,
+                "topics": wire_topics}]}
+        response = self._call(handle_add_partitions_to_txn, version, body)
+        if version < 4:
+            results = response["results_by_topic_v3_and_below"]
+        else:
+            (txn,) = response["results_by_transaction"]
+            results = txn["topic_results"]
+        return {
+            TopicPartition(t["name"], p["partition_index"]): p["partition_error_code"]
+            for t in results for p in t["results_by_partition"]
+        }
 
     def add_offsets(
         self,
@@ -146,11 +232,10 @@ class Driver:
         producer_epoch: int = PRODUCER_EPOCH,
         version: int = 3,
     ) -> int:
-        req = AddOffsetsToTxnRequest(txn_id, producer_id, producer_epoch, group_id, version)
-        response = self._answer(
-            self.coordinator.add_offsets_to_txn(req, next(self.tokens), self.now)
-        )
-        return response.error_code  # type: ignore[union-attr]
+        body = {"transactional_id": txn_id, "producer_id": producer_id,
+                "producer_epoch": producer_epoch, "group_id": group_id}
+        code: int = self._call(handle_add_offsets_to_txn, version, body)["error_code"]
+        return code
 
     def end(
         self,
@@ -159,21 +244,24 @@ class Driver:
         producer_id: int = PRODUCER_ID,
         producer_epoch: int = PRODUCER_EPOCH,
         version: int = 3,
-    ) -> Any:
-        req = EndTxnRequest(txn_id, producer_id, producer_epoch, commit, version)
-        return self._answer(self.coordinator.end_txn(req, next(self.tokens), self.now))
+    ) -> EndTxnResponse:
+        body = {"transactional_id": txn_id, "producer_id": producer_id,
+                "producer_epoch": producer_epoch, "committed": commit}
+        r = self._call(handle_end_txn, version, body)
+        return EndTxnResponse(r["error_code"], r["producer_id"], r["producer_epoch"])
 
-    def write_markers(self) -> TxnResult:
+    def write_markers(self) -> Result:
         """Report every pending marker written; the completions' Result."""
         records = []
         for txn_id, marker in self.coordinator.pending_markers().items():
-            result = self.coordinator.markers_written(txn_id, marker.partitions, self.now)
+            result = self.settle(
+                self.coordinator.markers_written(txn_id, marker.partitions, self.now)
+            )
             records.extend(result.records)
-            self.results.append(result)
-        return TxnResult(records=tuple(records))
+        return Result(records=tuple(records))
 
     def records(self) -> list[Any]:
-        """Every record emitted so far, in order."""
+        """Every record in the log so far (appended, or replayed at start), in order."""
         return [r for result in self.results for r in result.records]
 
 
@@ -217,10 +305,11 @@ class Cluster:
                     marker.coordinator_epoch,
                 )
                 self.partition(tp).append(batch, AppendOrigin.COORDINATOR)
-            result = coordinator.markers_written(txn_id, marker.partitions, self.driver.now)
-            self.driver.results.append(result)
+            self.driver.settle(
+                coordinator.markers_written(txn_id, marker.partitions, self.driver.now)
+            )
 
-    def restart(self) -> TxnResult:
+    def restart(self) -> Result:
         """A new coordinator replaying every record written so far; its on_loaded Result."""
         self.driver = Driver(self.config, tuple(self.driver.records()), self.driver.now)
         return self.driver.last
