@@ -1,4 +1,4 @@
-"""The sans-I/O boundary: coordinator/core imports only stdlib, wire.constants,
+"""The sans-I/O boundary: coordinator/core imports only stdlib (and RE2), wire.constants,
 storage.records, coordinator.config, itself and the plain types the shared Result vocabulary
 names for the transaction shard (its messages and timer keys; no trio, time, random, os,
 sockets, threads)."""
@@ -14,6 +14,9 @@ FORBIDDEN = {"trio", "time", "random", "os", "socket", "threading", "asyncio",
              "selectors", "subprocess", "datetime"}
 # uuid is allowed for the UUID type (topic ids); making one up is the runtime's business.
 UUID_MAKERS = {"uuid1", "uuid3", "uuid4", "uuid5", "getnode"}
+# RE2 (google-re2) matches subscription regexes in linear time, as Kafka's RE2/J does: a pure
+# function library, no I/O.
+ALLOWED_THIRD_PARTY = {"re2"}
 ALLOWED_FIRST_PARTY = {"storage.records", "coordinator.config", "wire.constants",
                        "coordinator.txn.messages", "coordinator.txn.timers"}
 
@@ -42,7 +45,8 @@ def test_core_imports_stay_inside_the_boundary() -> None:
                 assert name.startswith("coordinator.core") or name in ALLOWED_FIRST_PARTY, (
                     f"{path.name} imports {name}")
             else:
-                assert top in sys.stdlib_module_names or top == "__future__", (
+                assert (top in sys.stdlib_module_names or top == "__future__"
+                        or top in ALLOWED_THIRD_PARTY), (
                     f"{path.name} imports non-stdlib {name}")
 
 
