@@ -314,7 +314,8 @@ async def serve(
                     options.coordinator_config, lambda: str(uuid.uuid4())
                 )
                 runtime = CoordinatorRuntime(
-                    coordinator, sink, clock_ms=options.clock_ms or wall_clock_ms
+                    coordinator, sink, clock_ms=options.clock_ms or wall_clock_ms,
+                    reads=routes.read_only_core_handlers,
                 )
                 server.topics = _topic_store(options, budget.segment_files)
                 if server.topics.files is not None:

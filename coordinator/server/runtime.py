@@ -47,11 +47,7 @@ from coordinator.core import (
     ReplyToken,
     RequestContext,
     Result,
-    handle_describe_groups,
-    handle_list_groups,
-    handle_offset_fetch,
 )
-from coordinator.core.consumer_describe import handle_consumer_group_describe
 from coordinator.core.group_reload import reload_groups
 from coordinator.core.result import EMPTY_RESULT, ScheduleTimer, ShardTimerKey
 from coordinator.server.context import Handler
@@ -77,12 +73,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-#: Handlers that only read (no records, no change to any state): run again when an append
-#: they were answered behind fails, as their first answer may show what it lost. (The
-#: transaction shard's reads need not: its state changes only once a record is durable.)
-_READS: frozenset[Any] = frozenset({handle_consumer_group_describe, handle_describe_groups,
-                                    handle_list_groups, handle_offset_fetch})
-
 RequestT = TypeVar("RequestT")
 ShardHandler = Callable[[Any, RequestContext, RequestT, ReplyToken, int], Result]
 """A handler of any shard: (shard, context, request, reply token, now_ms) -> Result."""
@@ -100,8 +90,14 @@ class CoordinatorRuntime:
         sink: RecordSink,
         *,
         clock_ms: Callable[[], int] = wall_clock_ms,
+        reads: frozenset[Any] = frozenset(),
     ) -> None:
         self.coordinator = coordinator
+        #: Core handlers that only read (no records, no change to any state; the routes'
+        #: ``read_only_core_handlers``): run again when an append they were answered behind
+        #: fails, as their first answer may show what it lost. (The transaction shard's reads
+        #: need not: its state changes only once a record is durable.)
+        self._reads = reads
         #: The transaction shard, once attached (``attach_transactions``).
         self.transactions: Shard | None = None
         self._markers: MarkerWriter | None = None
@@ -268,7 +264,7 @@ class CoordinatorRuntime:
         self._waiters[token] = pending
         try:
             result = handler(shard or self.coordinator, ctx, request, token, self.now_ms())
-            if handler in _READS and (self._queue or self._writing):
+            if handler in self._reads and (self._queue or self._writing):
                 # Answered from state an append in flight may still lose: if that append
                 # fails, the read is run again once the core has reverted.
                 self._reruns[id(result)] = (handler, ctx, request, token)

@@ -128,11 +128,13 @@ def test_served_and_consumer_protocol_keys_equal_the_old_tables() -> None:
     assert served_api_keys(True) == SERVED
 
 
-def test_the_runtimes_read_only_handlers_are_the_derived_ones() -> None:
-    # runtime.py keeps its own set until its one line takes ``read_only_core_handlers``.
-    from coordinator.server.runtime import _READS
+def test_the_read_only_core_handlers_are_the_group_reads() -> None:
+    from coordinator.core import handle_describe_groups, handle_list_groups, handle_offset_fetch
+    from coordinator.core.consumer_describe import handle_consumer_group_describe
 
-    assert ROUTES.read_only_core_handlers == _READS
+    assert ROUTES.read_only_core_handlers == {
+        handle_consumer_group_describe, handle_describe_groups, handle_list_groups,
+        handle_offset_fetch}
     assert ROUTES.keys_where("read_only") == {
         ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.OFFSET_FETCH,
         ApiKey.CONSUMER_GROUP_DESCRIBE, ApiKey.DESCRIBE_TRANSACTIONS, ApiKey.LIST_TRANSACTIONS}
