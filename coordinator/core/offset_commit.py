@@ -4,7 +4,7 @@ Version notes: v1 per-partition commit timestamp; v2-4 retention_time_ms (an exp
 expire timestamp, Kafka's OffsetCommitValue v1); v6 leader epoch; v7 group.instance.id;
 v9+ a commit to a missing group with a generation is GROUP_ID_NOT_FOUND (ILLEGAL_GENERATION
 before). Topics arrive by name: the broker answers unknown topics and resolves v10's topic
-ids first (coordinator/server/group_apis.py).
+ids first (its route file, coordinator/server/apis/offset_commit.py).
 
 The answer waits for the commit records; nothing is applied before they are in the log,
 and a failed append answers every partition with the mapped error (Kafka's

@@ -2,7 +2,7 @@
 
 Partitions of topics a non-empty consumer group subscribes to are refused with
 GROUP_SUBSCRIBED_TO_TOPIC; non-empty non-consumer groups get NON_EMPTY_GROUP. The broker
-answers partitions of unknown topics itself (coordinator/server/group_apis.py). An Empty
+answers partitions of unknown topics itself (coordinator/server/apis/offset_delete.py). An Empty
 group left without offsets is dropped; if the tombstones' append fails it comes back and
 the client hears the mapped error at the top level.
 """

@@ -4,7 +4,7 @@ Version notes: v2 topics None = every committed partition; v5 leader epoch; v7
 require_stable (KIP-447): a partition with a transaction's offset still pending answers
 UNSTABLE_OFFSET_COMMIT and offset -1 (the client retries until the marker); v8 several
 groups per request. The broker wraps v0-7's single group in the v8 shape, and resolves v10's
-topic ids (coordinator/server/group_apis.py). Offsets are read from hard state: a commit
+topic ids (coordinator/server/apis/offset_fetch.py). Offsets are read from hard state: a commit
 whose append is still in flight is not visible yet.
 """
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.core.txn_offsets import handle_txn_offset_commit
-from coordinator.server.group_apis import TopicView
+from coordinator.server.api_support import TopicView
 from coordinator.txn import OFFSETS_TOPIC, TopicPartition, partition_for
 from coordinator.txn.handlers import (
     handle_add_offsets_to_txn,
