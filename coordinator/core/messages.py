@@ -9,7 +9,8 @@ every name below against the wire schema.
 
 Version quirks are the core's business where behaviour depends on them (it reads
 ``RequestContext.api_version``); the few the broker applies around the core (topic ids,
-OffsetFetch's single-group shape before v8) live in their route files (``coordinator/server/apis/``).
+OffsetFetch's single-group shape before v8) live in their route files
+(``coordinator/server/apis/``).
 """
 
 from __future__ import annotations
