@@ -92,6 +92,13 @@ class Topic:
         return None
 
     @property
+    def compacted(self) -> bool:
+        """Whether ``cleanup.policy`` includes ``compact`` (the log cleaner cleans it, and
+        applies its retention when it also includes ``delete``)."""
+        policies = self.configs.get("cleanup.policy", "delete").replace(" ", "").split(",")
+        return "compact" in policies
+
+    @property
     def deletes_records(self) -> bool:
         """Whether ``cleanup.policy`` includes ``delete`` (retention and DeleteRecords apply)."""
         policies = self.configs.get("cleanup.policy", "delete").replace(" ", "").split(",")
@@ -137,6 +144,8 @@ class TopicStore:
                 for data in batches:
                     partition.restore(data)
                 restored += len(batches)
+                if index in loaded.cleaned_starts:
+                    partition.restore_cleaned_start(loaded.cleaned_starts[index])
                 if index in loaded.log_starts:
                     partition.advance_log_start(loaded.log_starts[index])
                 for producer_id in partition.producer_ids:
@@ -267,16 +276,19 @@ class TopicStore:
             self.notify()
         return partition.log_start_offset
 
-    def enforce_retention(self, now_ms: int, broker: Mapping[str, str]) -> list[str]:
+    def enforce_retention(self, now_ms: int, broker: Mapping[str, str],
+                          compacted: bool = False) -> list[str]:
         """Apply every ``cleanup.policy=delete`` topic's retention (its ``retention.ms`` and
         ``retention.bytes``, else the broker's ``log.retention.*``): whole old segments are
-        deleted and the log start offsets move; one line per partition that changed."""
+        deleted and the log start offsets move; one line per partition that changed.
+        ``compact,delete`` topics only with ``compacted`` (the log cleaner applies theirs,
+        between its rounds, as Kafka's does)."""
         if self.files is None:
             return []
         changed: list[str] = []
         for topic in list(self._topics.values()):
             configs = topic.configs
-            if not topic.deletes_records:
+            if not topic.deletes_records or topic.compacted != compacted:
                 continue
             try:
                 by_time = int(configs.get("retention.ms", broker_config.retention_ms(broker)))
