@@ -157,7 +157,8 @@ async def run(records: int, keys: int, data_dir: str,
     store.files.close()
     return {
         "records": records, "keys": keys, "wall_s": round(wall, 2),
-        "cleaner_rounds": rounds_before, "rss_before_mib": round(rss_before / 2**20, 1), "cleaning_s": round(clean_seconds, 2),
+        "cleaner_rounds": rounds_before, "rss_before_mib": round(rss_before / 2**20, 1),
+        "cleaning_s": round(clean_seconds, 2),
         "records_left": count, "bytes_left": partition.size_bytes,
         "peak_rss_mib": round(_status("VmHWM") / 2**20, 1),
         "max_stall_ms": round(1000 * stalls[-1], 1) if stalls else 0.0,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kafka.record.default_records import DefaultRecordBatchBuilder, DefaultRecordBatch
+from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 from test_topic_files import close, open_store
 
 from coordinator.broker.batches import validate_produced_batch

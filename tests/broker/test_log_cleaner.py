@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from broker_support import make_batch
 from cleaner_support import Cleaning
+
+from coordinator.broker.batches import validate_produced_batch
+from storage.log_cleaner import ENTRY_COST
 
 SMALL = {"segment.bytes": "1024"}
 
@@ -198,9 +202,6 @@ def test_log_cleaner_retains_last_sequence_even_if_transaction_aborted(tmp_path:
 
 def test_cleaning_with_unkeyed_messages(tmp_path: Path) -> None:
     log = Cleaning(tmp_path, SMALL)
-    from broker_support import make_batch
-    from coordinator.broker.batches import validate_produced_batch
-
     for i in range(10):
         log.append([(i % 3, i)])
         batch = make_batch([b"unkeyed"])
@@ -213,8 +214,6 @@ def test_cleaning_with_unkeyed_messages(tmp_path: Path) -> None:
 
 
 def test_partial_segment_clean(tmp_path: Path) -> None:
-    from storage.log_cleaner import ENTRY_COST
-
     log = Cleaning(tmp_path, SMALL)
     log.manager.dedupe_buffer_size = 2 * ENTRY_COST  # room for one key at load factor 0.9
     for key in (0, 1, 0, 1, 0):

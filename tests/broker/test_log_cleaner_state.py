@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 import trio
-from cleaner_support import Cleaning
+from cleaner_support import Cleaning, keyed_batch
 
+from coordinator.broker.batches import validate_produced_batch
 from coordinator.broker.log_cleaning import run_log_cleaner
 from coordinator.broker.topic_files import TOPICS_DIR
 from storage.log import Log
@@ -180,3 +181,49 @@ def test_the_cleaner_loop_cleans_the_filthiest_partition(tmp_path: Path) -> None
     assert disabled.offsets_in_log() == list(range(40))
     log.close()
     disabled.close()
+
+
+def test_grab_filthiest_compacted_log_returns_log_with_dirtiest_ratio(tmp_path: Path) -> None:
+    """LogCleanerManagerTest: of two compacted partitions, the dirtier goes first; a
+    ``delete`` topic is never picked."""
+    log = Cleaning(tmp_path, {**SMALL, "min.cleanable.dirty.ratio": "0.01"})
+    log.store.create_topic("u", 1, {**SMALL, "cleanup.policy": "compact"})
+    log.store.create_topic("plain", 1, SMALL)
+    fill(log)
+    log.roll()
+    log.clean()  # "t" is clean up to its active segment
+    fill(log, rounds=1)
+    log.roll()
+    for r in range(4):
+        for name in ("u", "plain"):
+            batch = keyed_batch([(r, r)])
+            log.store.append(name, 0, batch, validate_produced_batch(batch, 9, 1 << 20))
+    assert log.store.files is not None
+    for name in ("u", "plain"):
+        topic = log.store.get(name)
+        assert topic is not None
+        partition_log = log.store.files.partition_log(topic.topic_id, 0)
+        assert partition_log is not None
+        partition_log.roll()
+    job = log.manager.grab_filthiest(0, {})
+    assert job is not None and job.topic.name == "u"  # ratio 1.0 against "t"'s
+    log.close()
+
+
+def test_concurrent_log_cleanup_and_topic_deletion(tmp_path: Path) -> None:
+    """LogCleanerManagerTest: a topic deleted while its round ran: the result is dropped,
+    nothing fails, no file is left behind."""
+    log = Cleaning(tmp_path, SMALL)
+    fill(log)
+    log.roll()
+    topic = log.store.get("t")
+    assert topic is not None
+    job = log.manager.plan(topic, 0, 0, {})
+    assert job is not None
+    directory = partition_dir(log)
+    result = log.manager.clean(job)
+    log.store.delete_topic("t")
+    log.manager.apply(job, result)  # ignored: the topic is gone
+    assert not directory.exists()
+    assert log.store.get("t") is None
+    log.close()
