@@ -37,6 +37,7 @@ __all__ = [
     "delete_horizon_ms",
     "empty_batch",
     "read_records",
+    "read_varint",
     "rebuild_batch",
 ]
 
@@ -68,7 +69,8 @@ def delete_horizon_ms(header: RecordBatchHeader) -> int | None:
     return header.base_timestamp if header.attributes & ATTR_DELETE_HORIZON else None
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
+def read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    """A zig-zag varint/varlong at ``pos``: (value, next position); ValueError when cut."""
     shift = raw = 0
     while True:
         if pos >= len(data) or shift > 63:
@@ -108,17 +110,17 @@ def read_records(data: bytes, header: RecordBatchHeader) -> list[BatchRecord] | 
     out: list[BatchRecord] = []
     pos = 0
     for _ in range(header.record_count):
-        length, start = _varint(body, pos)
+        length, start = read_varint(body, pos)
         end = start + length
         if length <= 0 or end > len(body):
             raise ValueError(f"record length {length} outside the batch")
         attributes = body[start]
-        ts_delta, at = _varint(body, start + 1)
-        offset_delta, after_offset = _varint(body, at)
-        key_len, at = _varint(body, after_offset)
+        ts_delta, at = read_varint(body, start + 1)
+        offset_delta, after_offset = read_varint(body, at)
+        key_len, at = read_varint(body, after_offset)
         key = None if key_len < 0 else body[at : at + key_len]
         at += max(key_len, 0)
-        value_len, _ = _varint(body, at)
+        value_len, _ = read_varint(body, at)
         timestamp = header.max_timestamp if log_append else header.base_timestamp + ts_delta
         out.append(BatchRecord(header.base_offset + offset_delta, timestamp, key, value_len >= 0,
                                attributes, offset_delta, body[after_offset:end]))
