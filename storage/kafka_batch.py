@@ -3,9 +3,8 @@ them (Kafka's ``DefaultRecordBatch``, ``DefaultRecord`` and ``MemoryRecordsBuild
 
 A record is ``length varint | attributes int8 | timestampDelta varlong | offsetDelta varint
 | keyLength varint | key | valueLength varint | value | headers``; a null key or value has
-length -1. Records of uncompressed and gzip batches are read here (the codecs the standard
-library opens); a batch with another codec is :data:`None` to :func:`read_records` and the
-cleaner keeps it whole.
+length -1. Records of every codec are read (``batch_validation.batch_records``); a batch is rebuilt
+with its own codec when that is none, gzip or zstd, and kept whole otherwise.
 
 :func:`rebuild_batch` writes a batch holding some of an original's records, as Kafka's
 ``MemoryRecords.filterTo`` does: same base offset, last offset delta (so the producer's last
@@ -21,19 +20,25 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from storage.batch_validation import (
+    READ_DECOMPRESSION_LIMIT,
+    InvalidBatchRecords,
+    _varint,
+    batch_records,
+)
 from wire.checksum import crc32c
 from wire.records import (
     ATTR_COMPRESSION_MASK,
     ATTR_CONTROL,
     ATTR_TIMESTAMP_TYPE,
     ATTR_TRANSACTIONAL,
-    BATCH_OVERHEAD,
     RecordBatchHeader,
 )
 
 __all__ = [
     "ATTR_DELETE_HORIZON",
     "BatchRecord",
+    "can_rebuild",
     "delete_horizon_ms",
     "empty_batch",
     "read_records",
@@ -44,8 +49,7 @@ __all__ = [
 #: KIP-534: the base timestamp holds the delete horizon of the batch's tombstones/markers.
 ATTR_DELETE_HORIZON = 0x40
 NO_TIMESTAMP = -1
-_GZIP = 1
-_NONE = 0
+_NONE, _GZIP, _ZSTD = 0, 1, 4
 _AFTER_CRC = struct.Struct(">hiqqqhii")
 _HEAD = struct.Struct(">qiib")
 
@@ -71,16 +75,10 @@ def delete_horizon_ms(header: RecordBatchHeader) -> int | None:
 
 def read_varint(data: bytes, pos: int) -> tuple[int, int]:
     """A zig-zag varint/varlong at ``pos``: (value, next position); ValueError when cut."""
-    shift = raw = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ValueError("truncated or overlong varint")
-        byte = data[pos]
-        pos += 1
-        raw |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (raw >> 1) ^ -(raw & 1), pos
-        shift += 7
+    try:
+        return _varint(data, pos)
+    except IndexError:
+        raise ValueError("truncated varint") from None
 
 
 def _put_varint(value: int) -> bytes:
@@ -94,18 +92,20 @@ def _put_varint(value: int) -> bytes:
     return bytes(out)
 
 
-def read_records(data: bytes, header: RecordBatchHeader) -> list[BatchRecord] | None:
-    """The records of one batch (``data`` is the batch alone), or None when its codec is
-    not one this broker opens. ValueError for garbled records."""
-    codec = header.attributes & ATTR_COMPRESSION_MASK
-    body = data[BATCH_OVERHEAD : header.size]
-    if codec == _GZIP:
-        try:
-            body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
-        except zlib.error as exc:
-            raise ValueError(f"gzip batch does not decompress: {exc}") from None
-    elif codec != _NONE:
-        return None
+def can_rebuild(header: RecordBatchHeader) -> bool:
+    """Whether :func:`rebuild_batch` can write this batch's codec (none, gzip, zstd); the
+    cleaner keeps a snappy or lz4 batch it would have to rewrite whole (Kafka's framings of
+    those two are not the standard library's)."""
+    return header.attributes & ATTR_COMPRESSION_MASK in (_NONE, _GZIP, _ZSTD)
+
+
+def read_records(data: bytes, header: RecordBatchHeader) -> list[BatchRecord]:
+    """The records of one batch (``data`` is the batch alone), any codec, decompressed into
+    at most ``READ_DECOMPRESSION_LIMIT`` bytes. ValueError for garbled records."""
+    try:
+        body = batch_records(data, header, READ_DECOMPRESSION_LIMIT)
+    except InvalidBatchRecords as exc:
+        raise ValueError(str(exc)) from None
     log_append = bool(header.attributes & ATTR_TIMESTAMP_TYPE)
     out: list[BatchRecord] = []
     pos = 0
@@ -161,9 +161,16 @@ def rebuild_batch(header: RecordBatchHeader, kept: list[BatchRecord],
     else:
         max_timestamp = max(r.timestamp for r in kept)
     records = b"".join(_encode_record(r, base_timestamp, log_append) for r in kept)
-    if header.attributes & ATTR_COMPRESSION_MASK == _GZIP:
+    codec = header.attributes & ATTR_COMPRESSION_MASK
+    if codec == _GZIP:
         compressor = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
         records = compressor.compress(records) + compressor.flush()
+    elif codec == _ZSTD:
+        import cramjam
+
+        records = bytes(cramjam.zstd.compress(records))
+    elif codec != _NONE:
+        raise ValueError(f"cannot rewrite a batch with compression codec {codec}")
     return _assemble(header, attributes, base_timestamp, max_timestamp, len(kept), records)
 
 

@@ -43,7 +43,14 @@ from wire.records import InvalidRecordBatch, RecordBatchHeader, parse_batches
 from .compaction import stream_segment
 from .directory import Segment
 from .errors import CompactionError
-from .kafka_batch import BatchRecord, delete_horizon_ms, empty_batch, read_records, rebuild_batch
+from .kafka_batch import (
+    BatchRecord,
+    can_rebuild,
+    delete_horizon_ms,
+    empty_batch,
+    read_records,
+    rebuild_batch,
+)
 from .log import Log
 from .log_cleaner_plan import CleanerLogConfig, SegmentInfo, group_segments_by_size
 from .segment import HEADER_SIZE, encode_entry, encode_header
@@ -166,7 +173,10 @@ class CleanedTransactionMetadata:
 
 
 def _control_type(data: bytes) -> int:
-    records = read_records(data, parse_batches(data, verify_crc=False)[0])
+    try:
+        records = read_records(data, parse_batches(data, verify_crc=False)[0])
+    except ValueError:
+        return -1
     if not records or records[0].key is None or len(records[0].key) < _CONTROL_KEY.size:
         return -1
     return int(_CONTROL_KEY.unpack_from(records[0].key)[1])
@@ -239,8 +249,11 @@ def build_offset_map(log: Log, segments: Sequence[Segment], start: int, end: int
             if header.is_control:
                 txn.on_control_batch_read(header, data)
             elif not txn.on_batch_read(header):
-                records = read_records(data, header)
-                for record in records or ():
+                try:
+                    records = read_records(data, header)
+                except ValueError:
+                    records = []  # unreadable: mapped as keyless (kept, see filter_batch)
+                for record in records:
                     if record.key is not None and record.offset >= start:
                         if len(offset_map) >= limit and offset_map.get(record.key) < 0:
                             return offset_map.latest_offset + 1
@@ -382,9 +395,10 @@ class _GroupCleaner:
         if discard_records and not retain_empty:
             return None
         marker_for_empty_txn = can_discard and header.is_control
-        records = read_records(data, header)
-        if records is None:  # a codec this broker cannot open: kept whole
-            return data
+        try:
+            records = read_records(data, header)
+        except ValueError:
+            return data  # records it cannot read (Produce validated them): kept whole
         self.result.records_read += len(records)
         kept = [r for r in records if not discard_records and self.retain(header, r, horizon)]
         self.result.records_kept += len(kept)
@@ -392,8 +406,8 @@ class _GroupCleaner:
             return empty_batch(header) if retain_empty else None
         tombstones = any(not r.has_value for r in kept)
         set_horizon = (tombstones or marker_for_empty_txn) and horizon is None
-        if len(kept) == len(records) and not set_horizon:
-            return data
+        if (len(kept) == len(records) and not set_horizon) or not can_rebuild(header):
+            return data  # unchanged, or a snappy/lz4 batch: kept whole
         new_horizon = (self.now_ms + self.config.delete_retention_ms if set_horizon
                        else horizon)
         return rebuild_batch(header, kept, new_horizon)
