@@ -227,3 +227,34 @@ def test_concurrent_log_cleanup_and_topic_deletion(tmp_path: Path) -> None:
     assert not directory.exists()
     assert log.store.get("t") is None
     log.close()
+
+
+def _zstd(batch: bytes) -> bytes:
+    """The batch with its records zstd-compressed (attributes, length and CRC updated)."""
+    import cramjam
+
+    from wire.checksum import crc32c
+
+    data = bytearray(batch[:61]) + bytes(cramjam.zstd.compress(batch[61:]))
+    data[21:23] = (int.from_bytes(data[21:23], "big") | 4).to_bytes(2, "big")
+    data[8:12] = (len(data) - 12).to_bytes(4, "big")
+    data[17:21] = crc32c(bytes(data[21:])).to_bytes(4, "big")
+    return bytes(data)
+
+
+def test_zstd_batches_are_rewritten_with_their_codec(tmp_path: Path) -> None:
+    from storage.kafka_batch import read_records
+    from wire.records import parse_batches
+
+    log = Cleaning(tmp_path, SMALL)
+    for records in ([(k, 1) for k in range(6)], [(k, 2) for k in range(3)]):
+        batch = _zstd(keyed_batch(records))
+        log.store.append("t", 0, batch, validate_produced_batch(batch, 9, 1 << 20))
+    log.roll()
+    log.clean()
+    first = log.partition.batches[0].data
+    (header,) = parse_batches(first)  # the CRC checks
+    assert header.attributes & 0x07 == 4 and header.last_offset == 5
+    assert [(r.offset, r.key) for r in read_records(first, header)] == [
+        (3, b"3"), (4, b"4"), (5, b"5")]
+    log.close()
