@@ -34,6 +34,7 @@ from wire.records import (
     ATTR_TRANSACTIONAL,
     RecordBatchHeader,
 )
+from wire.varint import encode_uvarint
 
 __all__ = [
     "ATTR_DELETE_HORIZON",
@@ -82,14 +83,8 @@ def read_varint(data: bytes, pos: int) -> tuple[int, int]:
 
 
 def _put_varint(value: int) -> bytes:
-    raw = (value << 1) ^ (value >> 63)
-    raw &= (1 << 64) - 1
-    out = bytearray()
-    while raw >= 0x80:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
+    """A zig-zag varint/varlong."""
+    return encode_uvarint(((value << 1) ^ (value >> 63)) & ((1 << 64) - 1))
 
 
 def can_rebuild(header: RecordBatchHeader) -> bool:

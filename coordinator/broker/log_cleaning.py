@@ -191,7 +191,12 @@ async def run_log_cleaner(store: TopicStore, config: Mapping[str, str],
                     await trio.to_thread.run_sync(partition_log.roll)
                 job = manager.grab_filthiest(now_ms(), config)
                 if job is not None:
-                    result = await trio.to_thread.run_sync(manager.clean, job)
+                    key = (job.topic.topic_id, job.index)
+                    store.cleaning.add(key)
+                    try:
+                        result = await trio.to_thread.run_sync(manager.clean, job)
+                    finally:
+                        store.cleaning.discard(key)
                     manager.apply(job, result)
                     cleaned = True
                 for line in store.enforce_retention(now_ms(), config, compacted=True):

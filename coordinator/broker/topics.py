@@ -130,6 +130,9 @@ class TopicStore:
         self.version = 0
         #: Where topics persist (``topic_files.TopicFiles``); None: in memory only.
         self.files: TopicFiles | None = None
+        #: (topic id, partition) of the log cleaner's round in progress: retention leaves
+        #: it alone (its policy may have changed to ``delete`` meanwhile).
+        self.cleaning: set[tuple[uuid.UUID, int]] = set()
 
     def restore(self, files: TopicFiles) -> int:
         """Bring back every topic of ``files`` (ids, partitions, configs, batches), then
@@ -297,6 +300,8 @@ class TopicStore:
             except ValueError:
                 continue
             for partition in topic.partitions:
+                if (topic.topic_id, partition.index) in self.cleaning:
+                    continue
                 start = self.files.expire(topic.topic_id, partition.index, by_time, by_size,
                                           now_ms)
                 if start is not None and start > partition.log_start_offset:
