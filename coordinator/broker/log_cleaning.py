@@ -11,10 +11,11 @@ thread (a thread, not yields on the loop: it reads, rewrites and fsyncs whole se
 ``fsync`` or a large read would stall every connection; between two batches the loop gets
 the interpreter back), and its result is applied on the event loop: the batches of the
 rewritten groups are replaced in memory, the time index rebuilt, the aborted-transaction
-index pruned. The checkpoint (where the next round's dirty range starts) is kept in memory:
-after a restart the first round cleans from the log start, as Kafka does without its
-``cleaner-offset-checkpoint``. After each round the retention of ``compact,delete`` topics
-runs here (the retention task skips them), so a round and a retention never overlap.
+index pruned. The checkpoint (where the next round's dirty range starts) is written to
+``topics/cleaner-offset-checkpoint`` after each round (in a thread), as Kafka's; a missing
+or bad one means a round from the log start. After each round the retention of
+``compact,delete`` topics runs here (the retention task skips them), so a round and a
+retention never overlap.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ class LogCleanerManager:
                  dedupe_buffer_size: int = DEFAULT_DEDUPE_BUFFER_SIZE) -> None:
         self.store = store
         self.dedupe_buffer_size = dedupe_buffer_size
-        #: (topic id, partition) -> first dirty offset
-        self.checkpoints: dict[tuple[uuid.UUID, int], int] = {}
+        #: (topic id, partition) -> first dirty offset (persisted after each round)
+        self.checkpoints: dict[tuple[uuid.UUID, int], int] = (
+            store.files.read_cleaner_checkpoints() if store.files is not None else {})
         self.rounds = 0
 
     def grab_filthiest(self, now_ms: int, broker: Mapping[str, str]) -> CleanJob | None:
@@ -199,6 +201,13 @@ async def run_log_cleaner(store: TopicStore, config: Mapping[str, str],
                         store.cleaning.discard(key)
                     manager.apply(job, result)
                     cleaned = True
+                    if store.files is not None:
+                        live = {(t.topic_id, p.index) for n in store.names()
+                                if (t := store.get(n)) is not None for p in t.partitions}
+                        checkpoints = {k: v for k, v in manager.checkpoints.items()
+                                       if k in live}
+                        await trio.to_thread.run_sync(store.files.write_cleaner_checkpoints,
+                                                      checkpoints)
                 for line in store.enforce_retention(now_ms(), config, compacted=True):
                     log.info("retention: %s", line)
         except Exception:

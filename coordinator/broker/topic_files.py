@@ -60,6 +60,7 @@ log = logging.getLogger(__name__)
 TOPICS_DIR = "topics"
 _METADATA = "topic.json"
 _DELETED_SUFFIX = ".deleted"
+_CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
 _OFFSET = BATCH_KEY
 _LOG_START = LOG_START_PREFIX
 _LAST_OFFSET_DELTA = struct.Struct(">i")  # at byte 23 of a batch
@@ -307,6 +308,34 @@ class TopicFiles:
                 spans[group.lo] = _SegmentSpan(first[0], last[1],
                                                max(k[2] for k in group.kept),
                                                group.first_timestamp)
+
+    def read_cleaner_checkpoints(self) -> dict[tuple[uuid.UUID, int], int]:
+        """The log cleaner's first dirty offsets (Kafka's ``cleaner-offset-checkpoint``:
+        a version line, a count line, then ``topic-id partition offset`` lines); empty when
+        missing or unreadable (the next rounds then clean from the log start)."""
+        try:
+            with open(os.path.join(self.root, _CLEANER_CHECKPOINT), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            out = {}
+            for line in lines[2:]:
+                topic, index, offset = line.split()
+                out[(uuid.UUID(topic), int(index))] = int(offset)
+            return out
+        except (OSError, ValueError):
+            return {}
+
+    def write_cleaner_checkpoints(self, checkpoints: Mapping[tuple[uuid.UUID, int], int]) -> None:
+        """Persist them atomically (temporary file, fsync, rename); may run in a thread."""
+        lines = ["0", str(len(checkpoints))]
+        lines += [f"{t} {i} {o}" for (t, i), o in sorted(checkpoints.items())]
+        os.makedirs(self.root, exist_ok=True)
+        final = os.path.join(self.root, _CLEANER_CHECKPOINT)
+        with open(final + ".tmp", "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(final + ".tmp", final)
+        _fsync_dir(self.root)
 
     def _remember_segment_bytes(self, topic_id: uuid.UUID, configs: Mapping[str, str]) -> None:
         try:

@@ -258,3 +258,25 @@ def test_zstd_batches_are_rewritten_with_their_codec(tmp_path: Path) -> None:
     assert [(r.offset, r.key) for r in read_records(first, header)] == [
         (3, b"3"), (4, b"4"), (5, b"5")]
     log.close()
+
+
+def test_the_checkpoint_survives_a_restart(tmp_path: Path) -> None:
+    """Kafka's cleaner-offset-checkpoint: after a restart the next round starts where the
+    last one ended (a missing or garbled file: from the log start)."""
+    log = Cleaning(tmp_path, SMALL)
+    fill(log)
+    log.roll()
+
+    async def main() -> None:
+        with trio.move_on_after(2):
+            await run_log_cleaner(log.store, {"log.cleaner.backoff.ms": "10"}, lambda: 0)
+
+    trio.run(main)
+    topic = log.store.get("t")
+    assert topic is not None
+    log.reload()
+    assert log.manager.checkpoints == {(topic.topic_id, 0): 40}
+    (tmp_path / TOPICS_DIR / "cleaner-offset-checkpoint").write_text("garbage")
+    log.reload()
+    assert log.manager.checkpoints == {}
+    log.close()
