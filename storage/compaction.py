@@ -50,7 +50,9 @@ from .record_codec import (
 from .segment import HEADER_SIZE, StopReason, encode_header, scan_entries
 from .segment_summary import SegmentSummary
 
-__all__ = ["CompactionPolicy", "CompactionResult", "compact", "maybe_compact"]
+__all__ = [
+    "CompactionPolicy", "CompactionResult", "compact", "maybe_compact", "stream_segment",
+]
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +145,7 @@ def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> Compact
     for seg in closed:
         mtime_ms = fs.mtime_ns(seg.path) // 1_000_000
         fresh_tombstones = now_ms - mtime_ms < policy.tombstone_retention_ms
-        for key_bytes, value, _, _, _ in _stream(log_, seg):
+        for key_bytes, value, _, _, _ in stream_segment(log_, seg):
             key = _identity(key_bytes)
             if type(key) is RebalanceEventKey:
                 ts = _event_timestamp(key, value)
@@ -225,7 +227,7 @@ def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> Compact
     return result
 
 
-def _stream(
+def stream_segment(
     log_: Log, seg: Segment
 ) -> Iterator[tuple[bytes, bytes | None, bytes, int, int]]:
     """Every entry of a closed segment, read ``_READ_CHUNK`` bytes at a time:
@@ -269,7 +271,7 @@ def _write_cleaned(
         buffered = HEADER_SIZE
         for seg in closed:
             seg_mtime = fs.mtime_ns(seg.path)
-            for key_bytes, value, data, pos, end in _stream(log_, seg):
+            for key_bytes, value, data, pos, end in stream_segment(log_, seg):
                 is_event = key_bytes[:2] == EVENT_KEY_PREFIX
                 if is_event:
                     event_entries += 1

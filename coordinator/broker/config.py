@@ -50,11 +50,24 @@ LOG_RETENTION_MS = "log.retention.ms"
 LOG_RETENTION_BYTES = "log.retention.bytes"
 LOG_SEGMENT_BYTES = "log.segment.bytes"
 LOG_RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms"
+# The log cleaner of compacted topics (coordinator/broker/log_cleaning.py reads them; a
+# topic's delete.retention.ms / min.compaction.lag.ms / max.compaction.lag.ms override).
+LOG_CLEANER_ENABLE = "log.cleaner.enable"
+LOG_CLEANER_BACKOFF_MS = "log.cleaner.backoff.ms"
+LOG_CLEANER_DEDUPE_BUFFER_SIZE = "log.cleaner.dedupe.buffer.size"
+LOG_CLEANER_DELETE_RETENTION_MS = "log.cleaner.delete.retention.ms"
+LOG_CLEANER_MIN_COMPACTION_LAG_MS = "log.cleaner.min.compaction.lag.ms"
+LOG_CLEANER_MAX_COMPACTION_LAG_MS = "log.cleaner.max.compaction.lag.ms"
 #: Known keys without a default: Kafka falls back to the next coarser one.
 OPTIONAL_KEYS = frozenset({LOG_RETENTION_MINUTES, LOG_RETENTION_MS})
 _INT64_MAX = 2**63 - 1
+_INT64_MAX_DEFAULT = 2**63 - 1
 #: Keys whose values are Kafka longs (the others are ints).
-_LONG_KEYS = frozenset({LOG_RETENTION_MS, LOG_RETENTION_BYTES, LOG_RETENTION_CHECK_INTERVAL_MS})
+_LONG_KEYS = frozenset({LOG_RETENTION_MS, LOG_RETENTION_BYTES, LOG_RETENTION_CHECK_INTERVAL_MS,
+                        LOG_CLEANER_BACKOFF_MS, LOG_CLEANER_DEDUPE_BUFFER_SIZE,
+                        LOG_CLEANER_DELETE_RETENTION_MS, LOG_CLEANER_MIN_COMPACTION_LAG_MS,
+                        LOG_CLEANER_MAX_COMPACTION_LAG_MS})
+_BOOL_KEYS = frozenset({AUTO_CREATE_TOPICS_ENABLE, LOG_CLEANER_ENABLE})
 
 BROKER_CONFIG_DEFAULTS: dict[str, str] = {
     AUTO_CREATE_TOPICS_ENABLE: "true",
@@ -71,6 +84,12 @@ BROKER_CONFIG_DEFAULTS: dict[str, str] = {
     LOG_RETENTION_BYTES: "-1",
     LOG_SEGMENT_BYTES: "1073741824",
     LOG_RETENTION_CHECK_INTERVAL_MS: "300000",
+    LOG_CLEANER_ENABLE: "true",
+    LOG_CLEANER_BACKOFF_MS: "15000",
+    LOG_CLEANER_DEDUPE_BUFFER_SIZE: "134217728",
+    LOG_CLEANER_DELETE_RETENTION_MS: "86400000",
+    LOG_CLEANER_MIN_COMPACTION_LAG_MS: "0",
+    LOG_CLEANER_MAX_COMPACTION_LAG_MS: str(_INT64_MAX_DEFAULT),
 }
 
 _INT_MINIMUM = {
@@ -88,6 +107,11 @@ _INT_MINIMUM = {
     LOG_RETENTION_BYTES: -1,
     LOG_SEGMENT_BYTES: 64,
     LOG_RETENTION_CHECK_INTERVAL_MS: 1,
+    LOG_CLEANER_BACKOFF_MS: 0,
+    LOG_CLEANER_DEDUPE_BUFFER_SIZE: 0,
+    LOG_CLEANER_DELETE_RETENTION_MS: 0,
+    LOG_CLEANER_MIN_COMPACTION_LAG_MS: 0,
+    LOG_CLEANER_MAX_COMPACTION_LAG_MS: 1,
 }
 _INT32_MAX = 2**31 - 1
 
@@ -124,7 +148,7 @@ def validate_broker_config(props: Mapping[str, str]) -> dict[str, str]:
         if key not in props:
             continue
         value = props[key]
-        if key == AUTO_CREATE_TOPICS_ENABLE:
+        if key in _BOOL_KEYS:
             out[key] = "true" if _parse_bool(key, value) else "false"
         else:
             out[key] = str(_parse_int(key, value))

@@ -6,14 +6,14 @@ persists a batch (``persist``) before the partition takes it."""
 from __future__ import annotations
 
 import struct
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from coordinator.broker.batches import record_timestamps
 from coordinator.broker.control_batches import batch_info
 from coordinator.broker.errors import BrokerError
-from coordinator.txn.partition import AbortedTxn, PartitionTransactions
+from coordinator.txn.partition import AbortedTxn, PartitionTransactions, TransactionIndex
 from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
 from storage.time_index import SCAN_BUDGET_BYTES, TimeIndex
 from wire.records import RecordBatchHeader, parse_batches, with_base_offset
@@ -108,6 +108,13 @@ class PartitionLog:
             self.txn = PartitionTransactions(str(self.index), header.base_offset)
         self.txn.log_end_offset = header.base_offset
         self.txn.producers.map_end_offset = header.base_offset
+        if header.is_control and header.record_count == 0:
+            # The cleaner emptied it: its whole transaction is gone (Kafka's
+            # ProducerAppendInfo skips an empty control batch).
+            self._take(data, header, header.base_offset)
+            self.txn.log_end_offset = self.txn.producers.map_end_offset = self.log_end_offset
+            self.txn.update_high_watermark(self.log_end_offset)
+            return
         check = self.txn.check_append(batch_info(header, data), AppendOrigin.REPLICATION)
         self._take(data, header, header.base_offset)
         self.txn.apply_append(check)
@@ -127,6 +134,40 @@ class PartitionLog:
         del self.batches[:keep]
         if keep:
             self.time_index.rebuild((b.max_timestamp, b.base_offset) for b in self.batches)
+
+    def restore_cleaned_start(self, offset: int) -> None:
+        """Take back the log start offset the cleaner noted (at restore, before DeleteRecords'
+        moves): it may lie below the first batch the cleaner kept."""
+        if offset < self.log_start_offset:
+            self.log_start_offset = self.txn.log_start_offset = offset
+        else:
+            self.advance_log_start(offset)
+
+    def apply_cleaning(self, first_offset: int, last_offset: int,
+                       kept: list[tuple[int, int, int, bytes]]) -> None:
+        """The cleaner rewrote the batches in [first_offset, last_offset] as ``kept``
+        ((base offset, last offset, max timestamp, bytes)): offsets unchanged, gaps where
+        batches went. Call :meth:`cleaning_done` after the round's last group."""
+        start = bisect_left(self.batches, first_offset, key=lambda b: b.base_offset)
+        stop = bisect_right(self.batches, last_offset, key=lambda b: b.last_offset)
+        fresh = [StoredBatch(base, last, max_ts, data) for base, last, max_ts, data in kept
+                 if last >= self.log_start_offset]
+        self.size_bytes += (sum(len(b.data) for b in fresh)
+                            - sum(len(b.data) for b in self.batches[start:stop]))
+        self.batches[start:stop] = fresh
+
+    def cleaning_done(self, first_offset: int, last_offset: int,
+                      retained_aborted: set[tuple[int, int]]) -> None:
+        """Rebuild the time index, and keep in the aborted-transaction index only the
+        aborted transactions of [first_offset, last_offset] whose data the cleaner kept
+        (Kafka's cleaned ``.txnindex``)."""
+        self.time_index.rebuild((b.max_timestamp, b.base_offset) for b in self.batches)
+        entries = self.txn.aborted.all()
+        kept = tuple(t for t in entries
+                     if not first_offset <= t.last_offset <= last_offset
+                     or (t.producer_id, t.last_offset) in retained_aborted)
+        if len(kept) != len(entries):
+            self.txn.aborted = TransactionIndex(kept)
 
     def _take(self, data: bytes, header: RecordBatchHeader, base_offset: int) -> None:
         last_offset = base_offset + header.last_offset_delta

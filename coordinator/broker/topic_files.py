@@ -46,6 +46,8 @@ from storage.batch import EncodedBatch
 from storage.directory import Segment
 from storage.errors import StorageError
 from storage.log import Log
+from storage.log_cleaner import BATCH_KEY, CLEANED_START_PREFIX, LOG_START_PREFIX, CleanResult
+from storage.log_cleaner_plan import SegmentInfo
 from storage.open_files import DEFAULT_MAX_OPEN_SEGMENT_FILES, PooledFileSystem
 from storage.policy import FsyncPolicy, RecoverMode
 from storage.segment import HEADER_SIZE, encode_entry
@@ -58,10 +60,12 @@ log = logging.getLogger(__name__)
 TOPICS_DIR = "topics"
 _METADATA = "topic.json"
 _DELETED_SUFFIX = ".deleted"
-_OFFSET = struct.Struct(">q")
-_LOG_START = b"L"
+_CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
+_OFFSET = BATCH_KEY
+_LOG_START = LOG_START_PREFIX
 _LAST_OFFSET_DELTA = struct.Struct(">i")  # at byte 23 of a batch
 _MAX_TIMESTAMP = struct.Struct(">q")  # at byte 35 of a batch
+_TIMESTAMPS = struct.Struct(">qq")  # base and max timestamps, at byte 27 of a batch
 _DEFAULT_SEGMENT_BYTES = 1_073_741_824  # log.segment.bytes
 
 
@@ -78,6 +82,9 @@ class LoadedTopic:
     replication_factor: int = -1
     #: Log start offsets DeleteRecords moved (partitions without one start at their data).
     log_starts: dict[int, int] = field(default_factory=dict)
+    #: The log start offset the log cleaner noted at the head of the log (it may lie below
+    #: the first batch kept): applied before ``log_starts``.
+    cleaned_starts: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -87,12 +94,14 @@ class _SegmentSpan:
     first_offset: int
     last_offset: int
     max_timestamp: int
+    #: The first batch's base timestamp (max.compaction.lag.ms).
+    first_timestamp: int = -1
 
 
 def _span_of(data: bytes, base_offset: int) -> _SegmentSpan:
     (delta,) = _LAST_OFFSET_DELTA.unpack_from(data, 23)
-    (max_timestamp,) = _MAX_TIMESTAMP.unpack_from(data, 35)
-    return _SegmentSpan(base_offset, base_offset + delta, max_timestamp)
+    (first_timestamp, max_timestamp) = _TIMESTAMPS.unpack_from(data, 27)
+    return _SegmentSpan(base_offset, base_offset + delta, max_timestamp, first_timestamp)
 
 
 class TopicFiles:
@@ -152,6 +161,8 @@ class TopicFiles:
                     self._widen(spans, segment.base, value, _OFFSET.unpack(key)[0])
                 elif key[:1] == _LOG_START and len(key) == 1 + _OFFSET.size:
                     (topic.log_starts[index],) = _OFFSET.unpack_from(key, 1)
+                elif key[:1] == CLEANED_START_PREFIX and len(key) == 1 + _OFFSET.size:
+                    (topic.cleaned_starts[index],) = _OFFSET.unpack_from(key, 1)
 
     # -- writes -------------------------------------------------------------------------
 
@@ -256,6 +267,75 @@ class TopicFiles:
             return None
         kept = [spans.pop(s.base) for s in doomed if s.base in spans]
         return kept[-1].last_offset + 1 if kept else None
+
+    # -- the log cleaner (storage.log_cleaner) ------------------------------------------
+
+    def partition_log(self, topic_id: uuid.UUID, index: int) -> Log | None:
+        """The partition's open log, None when it was never written."""
+        return self._logs.get((topic_id, index))
+
+    def segment_bytes_of(self, topic_id: uuid.UUID) -> int:
+        """The topic's ``segment.bytes`` (else ``log.segment.bytes``)."""
+        return self._topic_segment_bytes.get(topic_id, self.segment_bytes)
+
+    def segment_infos(self, topic_id: uuid.UUID, index: int) -> list[SegmentInfo]:
+        """The partition's segments as the cleaner plans with them (the last is active)."""
+        partition_log = self._logs.get((topic_id, index))
+        if partition_log is None:
+            return []
+        spans = self._spans.get((topic_id, index), {})
+        infos = []
+        for segment in list(partition_log.segments):
+            span = spans.get(segment.base)
+            if span is None:
+                infos.append(SegmentInfo(segment.base, segment.size - HEADER_SIZE))
+            else:
+                infos.append(SegmentInfo(segment.base, segment.size - HEADER_SIZE,
+                                         span.first_offset, span.last_offset,
+                                         span.max_timestamp, span.first_timestamp))
+        return infos
+
+    def cleaned(self, topic_id: uuid.UUID, index: int, result: CleanResult) -> None:
+        """Note what a cleaning round left of each segment group it rewrote."""
+        spans = self._spans.get((topic_id, index))
+        if spans is None:
+            return
+        for group in result.groups:
+            for base in [b for b in spans if group.lo <= b < group.hi]:
+                del spans[base]
+            if group.kept:
+                first, last = group.kept[0], group.kept[-1]
+                spans[group.lo] = _SegmentSpan(first[0], last[1],
+                                               max(k[2] for k in group.kept),
+                                               group.first_timestamp)
+
+    def read_cleaner_checkpoints(self) -> dict[tuple[uuid.UUID, int], int]:
+        """The log cleaner's first dirty offsets (Kafka's ``cleaner-offset-checkpoint``:
+        a version line, a count line, then ``topic-id partition offset`` lines); empty when
+        missing or unreadable (the next rounds then clean from the log start)."""
+        try:
+            with open(os.path.join(self.root, _CLEANER_CHECKPOINT), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            out = {}
+            for line in lines[2:]:
+                topic, index, offset = line.split()
+                out[(uuid.UUID(topic), int(index))] = int(offset)
+            return out
+        except (OSError, ValueError):
+            return {}
+
+    def write_cleaner_checkpoints(self, checkpoints: Mapping[tuple[uuid.UUID, int], int]) -> None:
+        """Persist them atomically (temporary file, fsync, rename); may run in a thread."""
+        lines = ["0", str(len(checkpoints))]
+        lines += [f"{t} {i} {o}" for (t, i), o in sorted(checkpoints.items())]
+        os.makedirs(self.root, exist_ok=True)
+        final = os.path.join(self.root, _CLEANER_CHECKPOINT)
+        with open(final + ".tmp", "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(final + ".tmp", final)
+        _fsync_dir(self.root)
 
     def _remember_segment_bytes(self, topic_id: uuid.UUID, configs: Mapping[str, str]) -> None:
         try:

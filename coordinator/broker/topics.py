@@ -92,6 +92,13 @@ class Topic:
         return None
 
     @property
+    def compacted(self) -> bool:
+        """Whether ``cleanup.policy`` includes ``compact`` (the log cleaner cleans it, and
+        applies its retention when it also includes ``delete``)."""
+        policies = self.configs.get("cleanup.policy", "delete").replace(" ", "").split(",")
+        return "compact" in policies
+
+    @property
     def deletes_records(self) -> bool:
         """Whether ``cleanup.policy`` includes ``delete`` (retention and DeleteRecords apply)."""
         policies = self.configs.get("cleanup.policy", "delete").replace(" ", "").split(",")
@@ -123,6 +130,9 @@ class TopicStore:
         self.version = 0
         #: Where topics persist (``topic_files.TopicFiles``); None: in memory only.
         self.files: TopicFiles | None = None
+        #: (topic id, partition) of the log cleaner's round in progress: retention leaves
+        #: it alone (its policy may have changed to ``delete`` meanwhile).
+        self.cleaning: set[tuple[uuid.UUID, int]] = set()
 
     def restore(self, files: TopicFiles) -> int:
         """Bring back every topic of ``files`` (ids, partitions, configs, batches), then
@@ -137,6 +147,8 @@ class TopicStore:
                 for data in batches:
                     partition.restore(data)
                 restored += len(batches)
+                if index in loaded.cleaned_starts:
+                    partition.restore_cleaned_start(loaded.cleaned_starts[index])
                 if index in loaded.log_starts:
                     partition.advance_log_start(loaded.log_starts[index])
                 for producer_id in partition.producer_ids:
@@ -267,16 +279,19 @@ class TopicStore:
             self.notify()
         return partition.log_start_offset
 
-    def enforce_retention(self, now_ms: int, broker: Mapping[str, str]) -> list[str]:
+    def enforce_retention(self, now_ms: int, broker: Mapping[str, str],
+                          compacted: bool = False) -> list[str]:
         """Apply every ``cleanup.policy=delete`` topic's retention (its ``retention.ms`` and
         ``retention.bytes``, else the broker's ``log.retention.*``): whole old segments are
-        deleted and the log start offsets move; one line per partition that changed."""
+        deleted and the log start offsets move; one line per partition that changed.
+        ``compact,delete`` topics only with ``compacted`` (the log cleaner applies theirs,
+        between its rounds, as Kafka's does)."""
         if self.files is None:
             return []
         changed: list[str] = []
         for topic in list(self._topics.values()):
             configs = topic.configs
-            if not topic.deletes_records:
+            if not topic.deletes_records or topic.compacted != compacted:
                 continue
             try:
                 by_time = int(configs.get("retention.ms", broker_config.retention_ms(broker)))
@@ -285,6 +300,8 @@ class TopicStore:
             except ValueError:
                 continue
             for partition in topic.partitions:
+                if (topic.topic_id, partition.index) in self.cleaning:
+                    continue
                 start = self.files.expire(topic.topic_id, partition.index, by_time, by_size,
                                           now_ms)
                 if start is not None and start > partition.log_start_offset:

@@ -330,6 +330,7 @@ async def serve(
                         core_nursery.start_soon(_flush_topics, server.topics.files)
                     if server.topics.files is not None:
                         core_nursery.start_soon(_enforce_retention, server, runtime)
+                        core_nursery.start_soon(_run_log_cleaner, server, runtime)
                     if brokers is None:
                         server.handlers.update(routes.handlers)
                         server.traits = routes.traits
@@ -447,6 +448,13 @@ async def _enforce_retention(server: Server, runtime: CoordinatorRuntime) -> Non
             continue
         for line in changed:
             log.info("retention: %s", line)
+
+
+async def _run_log_cleaner(server: Server, runtime: CoordinatorRuntime) -> None:
+    """Compacted topics' log cleaner (``coordinator.broker.log_cleaning``)."""
+    from coordinator.broker.log_cleaning import run_log_cleaner
+
+    await run_log_cleaner(server.topics, server.config, runtime.now_ms)
 
 
 async def _flush_topics(files: Any, interval_s: float = 1.0) -> None:
