@@ -2,6 +2,7 @@
 
     kcoord pipeline --input DIR [DIR ...] --output OUT [--master local[*]|spark://HOST:PORT]
                     [--conf KEY=VALUE]... [--since T] [--until T] [--strict] [--quiet]
+                    [--class-cache DIR]
 
 DIR and OUT are local paths or filesystem URIs (``file:///d``, ``hdfs://nn:8020/d``,
 ``s3a://bucket/d``, ...): a URI is listed, read and written through Spark's Hadoop
@@ -114,6 +115,13 @@ def _parser() -> _Parser:
         "--strict", action="store_true", help="fail (write nothing) when an input is corrupt"
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--class-cache",
+        metavar="DIR",
+        help="keep a class-data-sharing archive of Spark's JVM classes (about 190 MB) in "
+        "DIR: the first run writes it at exit, later runs start the JVM faster "
+        "(default: none; also KCOORD_SPARK_CDS=DIR)",
+    )
     return p
 
 
@@ -301,11 +309,13 @@ def _run(
     err: TextIO,
 ) -> int:
     inputs, remote = given
-    from .driver_read import DRIVER_READ_BYTES, driver_frame, segment_bytes
+    from .driver_read import driver_frame, segment_bytes
+    from .sizing import is_small
 
-    # A small local input on a local master: parsed on the driver, on a session tuned for it.
-    small = (args.master.startswith("local") and not remote
-             and segment_bytes(inputs) <= DRIVER_READ_BYTES)
+    # The job is sized to its input on any master (.sizing): a URI input's size is known
+    # once the session lists it. A small input of local paths is parsed on the driver.
+    local_bytes = segment_bytes(inputs)
+    small = not remote and is_small(local_bytes)
     progress = _Progress(err, args.quiet)
     # The report's imports (a second or more) while the JVM starts; failures show later.
     threading.Thread(target=_preload, name="pipeline-preload", daemon=True).start()
@@ -322,7 +332,9 @@ def _run(
         # left running; one started here is stopped at the end.
         owned = SparkSession.getActiveSession() is None
         spark = build_session(args.master, extra_conf=args.conf, quiet=args.quiet,
-                              small_input=small, register_source=not small)
+                              input_bytes=None if remote else local_bytes,
+                              register_source=not small, class_cache=args.class_cache,
+                              say=progress.say)
     except Exception as exc:
         print(
             f"kcoord pipeline: error: cannot start Spark: {_spark_error_text(exc)} "
@@ -358,7 +370,11 @@ def _run(
             return 2
         segments += found
         if remote:
-            progress.say(f"{segments} segment file(s)")
+            from .session import size_job
+
+            total = local_bytes + sum(sum(r.sizes) for r in remote_inputs)
+            size_job(spark, args.master, total, args.conf)
+            progress.say(f"{segments} segment file(s), {total:,} bytes")
     datasets: dict[str, Any] = {}
     if not args.master.startswith("local"):
         from .session import PipelineSetupError, check_executors

@@ -1,0 +1,102 @@
+"""The job is sized to its input on any master (issue 34 item 1): shuffle partitions, code
+generation, AQE and broadcasts from the input's size and the cores, never from whether the
+master is local; the user's ``--conf`` wins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from storage.pipeline.sizing import (
+    SMALL_INPUT_BYTES,
+    master_cores,
+    shuffle_partitions,
+    sized_conf,
+)
+
+SMALL = {
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.adaptive.coalescePartitions.enabled": "false",
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+}
+
+
+def test_a_small_input_gets_the_small_settings_whatever_the_cores() -> None:
+    for cores in (1, 2, 64):
+        assert sized_conf(48_000, cores) == SMALL
+        assert sized_conf(SMALL_INPUT_BYTES, cores) == SMALL
+
+
+def test_a_large_input_keeps_codegen_and_aqe_with_partitions_from_size_and_cores() -> None:
+    conf = sized_conf(63 * 1024 * 1024, 2)
+    assert conf["spark.sql.shuffle.partitions"] == "2"
+    assert conf["spark.sql.codegen.wholeStage"] == "true"
+    assert conf["spark.sql.adaptive.enabled"] == "true"
+    assert conf["spark.sql.adaptive.coalescePartitions.enabled"] == "true"
+    assert conf["spark.sql.autoBroadcastJoinThreshold"] == str(10 * 1024 * 1024)
+    # Never more partitions than 16 MiB of segments each, at least one per core.
+    assert shuffle_partitions(20 * 1024 * 1024, 64) == 2
+    assert shuffle_partitions(100 * 1024**3, 8) == 800
+
+
+def test_the_users_conf_wins() -> None:
+    conf = sized_conf(48_000, 2, {"spark.sql.shuffle.partitions": "7"})
+    assert "spark.sql.shuffle.partitions" not in conf
+    assert conf["spark.sql.codegen.wholeStage"] == "false"
+
+
+def test_master_cores() -> None:
+    assert master_cores("local") == 1
+    assert master_cores("local[3]") == 3
+    assert (master_cores("local[*]") or 0) >= 1
+    assert master_cores("spark://h:7077") is None
+    assert master_cores("spark://h:7077", {"spark.cores.max": "2"}) == 2
+    assert master_cores("yarn", {"spark.executor.instances": "3",
+                                 "spark.executor.cores": "4"}) == 12
+
+
+def test_a_small_input_on_a_cluster_master_is_planned_small(spark: Any) -> None:
+    """What ``kcoord pipeline --master spark://...`` sets on its session for a 48 kB
+    input: the small settings (before, they applied only to a local master, and a
+    cluster planned 200-partition shuffles for a few hundred rows)."""
+    from storage.pipeline.session import size_job
+
+    previous = size_job(spark, "spark://127.0.0.1:7077", 48_000,
+                        {"spark.sql.autoBroadcastJoinThreshold": "123"})
+    try:
+        for key, value in SMALL.items():
+            if key != "spark.sql.autoBroadcastJoinThreshold":
+                assert spark.conf.get(key) == value, key
+        assert "spark.sql.autoBroadcastJoinThreshold" not in previous
+        # The plan follows: one shuffle partition, no whole-stage code generation.
+        df = spark.range(1000).selectExpr("id % 7 AS k").groupBy("k").count()
+        assert df.rdd.getNumPartitions() == 1
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        assert "*(" not in plan, plan  # "*(N)" marks a whole-stage generated operator
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+@pytest.mark.parametrize("master", ["local[2]", "spark://127.0.0.1:7077"])
+def test_a_large_input_is_planned_from_its_size_on_any_master(spark: Any, master: str) -> None:
+    from storage.pipeline.session import size_job
+
+    previous = size_job(spark, master, 63 * 1024 * 1024, {"spark.cores.max": "2"})
+    try:
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
+        assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
+        assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
