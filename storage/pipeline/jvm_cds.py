@@ -37,7 +37,7 @@ import sys
 from typing import Any
 
 __all__ = ["CDS_ENV", "archive_options", "archive_size_text", "cache_dir", "chosen_dir",
-           "finish_archive"]
+           "finish_archive", "java_binary"]
 
 #: Environment variable: a directory for the archive, "1" for :func:`cache_dir`; unset or
 #: "0": no archive (neither used nor made).
@@ -76,7 +76,9 @@ def archive_size_text(path: str) -> str:
         return "size unknown"
 
 
-def _java_binary() -> str | None:
+def java_binary() -> str | None:
+    """The ``java`` Spark's launcher runs (``$JAVA_HOME/bin/java`` if ``JAVA_HOME`` is set,
+    else the first on ``PATH``), resolved; None if there is none."""
     home = os.environ.get("JAVA_HOME")
     java = os.path.join(home, "bin", "java") if home else shutil.which("java")
     return os.path.realpath(java) if java and os.path.exists(java) else None
@@ -86,7 +88,7 @@ def _archive_name() -> str | None:
     """The archive's file name for this PySpark and this Java; None if unknown."""
     import pyspark
 
-    java = _java_binary()
+    java = java_binary()
     if java is None:
         return None
     jdk = os.path.dirname(os.path.dirname(java))

@@ -10,6 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from pipeline_support import NEEDS_EXTRA
+
+pytest.importorskip("pyspark", reason=NEEDS_EXTRA)
 
 from storage.pipeline import jvm_cds
 
