@@ -30,6 +30,7 @@ one line, no traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import os
 import re
@@ -422,12 +423,16 @@ def _run(
         return 1
     finally:
         progress.stop()
-        for frame in datasets.values():
-            frame.unpersist()
-        if raw is not None:
-            raw.unpersist()
+        # After a failure the JVM may be gone (out of memory, say): the error is already
+        # reported, and cleaning up must not end in a traceback of its own.
+        with contextlib.suppress(Exception):
+            for frame in datasets.values():
+                frame.unpersist()
+            if raw is not None:
+                raw.unpersist()
         if owned:
-            spark.stop()
+            with contextlib.suppress(Exception):
+                spark.stop()
     for name, path in {**paths, **written}.items():
         print(f"{name}\t{path}", file=out)
     return 1 if corrupt else 0
