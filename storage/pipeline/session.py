@@ -165,6 +165,8 @@ def build_session(
         settings["spark.executorEnv.PYSPARK_PYTHON"] = os.environ["PYSPARK_PYTHON"]
     if input_bytes is not None and is_small(input_bytes):
         settings["spark.driver.extraJavaOptions"] += " " + SMALL_INPUT_JAVA_OPTIONS
+        # The driver's Arrow table is sliced into this many partitions: one task a stage.
+        settings["spark.default.parallelism"] = "1"
     settings.update(extra_conf or {})
     from pyspark import SparkContext
 
