@@ -4,6 +4,8 @@ master is local; the user's ``--conf`` wins."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -15,14 +17,28 @@ from storage.pipeline.sizing import (
     sized_conf,
 )
 
-SMALL = {
-    "spark.sql.shuffle.partitions": "1",
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-    "spark.sql.adaptive.enabled": "false",
-    "spark.sql.adaptive.coalescePartitions.enabled": "false",
-    "spark.sql.autoBroadcastJoinThreshold": "-1",
-}
+#: What a small input must get.
+SMALL = {"spark.sql.shuffle.partitions": "1", "spark.sql.codegen.wholeStage": "false",
+         "spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.adaptive.enabled": "false",
+         "spark.sql.adaptive.coalescePartitions.enabled": "false",
+         "spark.sql.autoBroadcastJoinThreshold": "-1"}
+
+
+@contextmanager
+def sized(spark: Any, master: str, input_bytes: int,
+          user_conf: dict[str, str]) -> Iterator[dict[str, str | None]]:
+    """``size_job`` on the shared session, its settings put back afterwards."""
+    from storage.pipeline.session import size_job
+
+    previous = size_job(spark, master, input_bytes, user_conf)
+    try:
+        yield previous
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def test_a_small_input_gets_the_small_settings_whatever_the_cores() -> None:
@@ -63,11 +79,8 @@ def test_a_small_input_on_a_cluster_master_is_planned_small(spark: Any) -> None:
     """What ``kcoord pipeline --master spark://...`` sets on its session for a 48 kB
     input: the small settings (before, they applied only to a local master, and a
     cluster planned 200-partition shuffles for a few hundred rows)."""
-    from storage.pipeline.session import size_job
-
-    previous = size_job(spark, "spark://127.0.0.1:7077", 48_000,
-                        {"spark.sql.autoBroadcastJoinThreshold": "123"})
-    try:
+    with sized(spark, "spark://127.0.0.1:7077", 48_000,
+               {"spark.sql.autoBroadcastJoinThreshold": "123"}) as previous:
         for key, value in SMALL.items():
             if key != "spark.sql.autoBroadcastJoinThreshold":
                 assert spark.conf.get(key) == value, key
@@ -77,26 +90,11 @@ def test_a_small_input_on_a_cluster_master_is_planned_small(spark: Any) -> None:
         assert df.rdd.getNumPartitions() == 1
         plan = df._jdf.queryExecution().executedPlan().toString()
         assert "*(" not in plan, plan  # "*(N)" marks a whole-stage generated operator
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
 
 
 @pytest.mark.parametrize("master", ["local[2]", "spark://127.0.0.1:7077"])
 def test_a_large_input_is_planned_from_its_size_on_any_master(spark: Any, master: str) -> None:
-    from storage.pipeline.session import size_job
-
-    previous = size_job(spark, master, 63 * 1024 * 1024, {"spark.cores.max": "2"})
-    try:
+    with sized(spark, master, 63 * 1024 * 1024, {"spark.cores.max": "2"}):
         assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
         assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
         assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
