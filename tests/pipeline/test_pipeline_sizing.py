@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
+from pipeline_support import T0, commit, write
 
 from storage.pipeline.sizing import (
     SMALL_INPUT_BYTES,
@@ -98,3 +100,21 @@ def test_a_large_input_is_planned_from_its_size_on_any_master(spark: Any, master
         assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
         assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
         assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"
+
+
+def test_offset_commits_plans_one_shuffle_and_one_sort(spark: Any, tmp_path: Path) -> None:
+    """The largest dataset (every commit) is one shuffle, by group, and one sort, which
+    both windows and the write partitioned by group reuse (issue 34 item 2; before: a
+    sort-merge join and the window each shuffled and sorted every commit, and the write
+    repartitioned and sorted them again)."""
+    from storage.pipeline import jobs
+    from storage.pipeline.driver_read import driver_frame
+
+    d = str(tmp_path / "data")
+    write(d, [commit("g", "t", p % 3, p, T0 + p) for p in range(30)])
+    commits = jobs.offset_commits(jobs.apply_window(driver_frame(spark, [d], False), None,
+                                                    None))
+    plan = commits._jdf.queryExecution().executedPlan().toString()
+    assert plan.count("Exchange ") == 1 and "Exchange hashpartitioning(group#" in plan, plan
+    assert plan.count("Sort [") == 1 and "Sort [group#" in plan, plan
+    assert len(commits.collect()) == 30
