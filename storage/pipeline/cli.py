@@ -2,6 +2,7 @@
 
     kcoord pipeline --input DIR [DIR ...] --output OUT [--master local[*]|spark://HOST:PORT]
                     [--conf KEY=VALUE]... [--since T] [--until T] [--strict] [--quiet]
+                    [--class-cache DIR]
 
 DIR and OUT are local paths or filesystem URIs (``file:///d``, ``hdfs://nn:8020/d``,
 ``s3a://bucket/d``, ...): a URI is listed, read and written through Spark's Hadoop
@@ -21,12 +22,15 @@ Progress goes to stderr; the written files to stdout. Exit status: 0 done (a tor
 normal after a crash, is only reported); 1 done but some input was corrupt (read up to
 the bad entry and reported: file and byte offset), or with ``--strict`` nothing written
 because an input is corrupt, or an input file could not be read, or Spark failed; 2 bad
-arguments, a missing input, or a URI whose filesystem Spark does not have or cannot reach.
+arguments, a missing input, a URI whose filesystem Spark does not have or cannot reach, the
+``pipeline`` extra or Java missing, or a ``spark://`` master that does not answer (each
+one line, no traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import os
 import re
@@ -40,6 +44,8 @@ from storage.directory import find_segments
 
 from .columns import CORRUPT, TORN_TAIL
 from .hadoop_fs import HadoopFiles, PipelineLocationError, RemoteInput, open_locations
+from .preflight import missing_requirement, unreachable_master
+from .progress import Progress
 from .uris import Location, location
 
 __all__ = ["main", "parse_time"]
@@ -114,55 +120,14 @@ def _parser() -> _Parser:
         "--strict", action="store_true", help="fail (write nothing) when an input is corrupt"
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--class-cache",
+        metavar="DIR",
+        help="keep a class-data-sharing archive of Spark's JVM classes (about 190 MB) in "
+        "DIR: the first run writes it at exit, later runs start the JVM faster "
+        "(default: none; also KCOORD_SPARK_CDS=DIR)",
+    )
     return p
-
-
-class _Progress:
-    """Phase messages and, while Spark runs, its stage/task counts (stderr)."""
-
-    def __init__(self, out: TextIO, quiet: bool) -> None:
-        self.out = out
-        self.quiet = quiet
-        self.t0 = time.monotonic()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def say(self, message: str) -> None:
-        if not self.quiet:
-            print(f"[{time.monotonic() - self.t0:6.1f}s] {message}", file=self.out, flush=True)
-
-    def watch(self, spark: Any) -> None:
-        if self.quiet:
-            return
-        tracker = spark.sparkContext.statusTracker()
-
-        def run() -> None:
-            last = ""
-            last_time = 0.0
-            while not self._stop.wait(1.0):
-                try:
-                    stages = []
-                    for sid in tracker.getActiveStageIds():
-                        info = tracker.getStageInfo(sid)
-                        if info is not None:
-                            stages.append(
-                                f"stage {sid}: {info.numCompletedTasks}/{info.numTasks} tasks"
-                            )
-                except Exception:  # the session is going away
-                    return
-                text = ", ".join(stages)
-                now = time.monotonic()
-                if text and (text != last or now - last_time > 10):
-                    self.say(f"  spark {text}")
-                    last, last_time = text, now
-
-        self._thread = threading.Thread(target=run, name="pipeline-progress", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
 
 
 def _preload() -> None:
@@ -287,6 +252,10 @@ def main(
                   file=err)
             return 2
 
+    problem = missing_requirement() or unreachable_master(args.master)
+    if problem is not None:
+        print(f"kcoord pipeline: error: {problem}", file=err)
+        return 2
     return _run(args, (inputs, remote), segments, output, since, until, out, err)
 
 
@@ -301,12 +270,14 @@ def _run(
     err: TextIO,
 ) -> int:
     inputs, remote = given
-    from .driver_read import DRIVER_READ_BYTES, driver_frame, segment_bytes
+    from .driver_read import driver_frame, segment_bytes
+    from .sizing import is_small
 
-    # A small local input on a local master: parsed on the driver, on a session tuned for it.
-    small = (args.master.startswith("local") and not remote
-             and segment_bytes(inputs) <= DRIVER_READ_BYTES)
-    progress = _Progress(err, args.quiet)
+    # The job is sized to its input on any master (.sizing): a URI input's size is known
+    # once the session lists it. A small input of local paths is parsed on the driver.
+    local_bytes = segment_bytes(inputs)
+    small = not remote and is_small(local_bytes)
+    progress = Progress(err, args.quiet)
     # The report's imports (a second or more) while the JVM starts; failures show later.
     threading.Thread(target=_preload, name="pipeline-preload", daemon=True).start()
     progress.say(
@@ -322,13 +293,20 @@ def _run(
         # left running; one started here is stopped at the end.
         owned = SparkSession.getActiveSession() is None
         spark = build_session(args.master, extra_conf=args.conf, quiet=args.quiet,
-                              small_input=small, register_source=not small)
+                              input_bytes=None if remote else local_bytes,
+                              register_source=not small, class_cache=args.class_cache,
+                              say=progress.say)
     except Exception as exc:
-        print(
-            f"kcoord pipeline: error: cannot start Spark: {_spark_error_text(exc)} "
-            "(is Java 17 installed and pyspark[sql] in this environment?)",
-            file=err,
-        )
+        text = str(exc)
+        if "all masters are unresponsive" in text.lower():  # went away since the check
+            print(f"kcoord pipeline: error: the Spark master {args.master} is unreachable "
+                  "(all masters are unresponsive)", file=err)
+            return 2
+        hint = (" (Java could not start: is it Java 17?)"
+                if "JAVA_GATEWAY_EXITED" in text or "Java gateway process exited" in text
+                else "")
+        print(f"kcoord pipeline: error: cannot start Spark: {_spark_error_text(exc)}{hint}",
+              file=err)
         return 1
     progress.watch(spark)
     raw = None
@@ -358,7 +336,11 @@ def _run(
             return 2
         segments += found
         if remote:
-            progress.say(f"{segments} segment file(s)")
+            from .session import size_job
+
+            total = local_bytes + sum(sum(r.sizes) for r in remote_inputs)
+            size_job(spark, args.master, total, args.conf)
+            progress.say(f"{segments} segment file(s), {total:,} bytes")
     datasets: dict[str, Any] = {}
     if not args.master.startswith("local"):
         from .session import PipelineSetupError, check_executors
@@ -441,12 +423,16 @@ def _run(
         return 1
     finally:
         progress.stop()
-        for frame in datasets.values():
-            frame.unpersist()
-        if raw is not None:
-            raw.unpersist()
+        # After a failure the JVM may be gone (out of memory, say): the error is already
+        # reported, and cleaning up must not end in a traceback of its own.
+        with contextlib.suppress(Exception):
+            for frame in datasets.values():
+                frame.unpersist()
+            if raw is not None:
+                raw.unpersist()
         if owned:
-            spark.stop()
+            with contextlib.suppress(Exception):
+                spark.stop()
     for name, path in {**paths, **written}.items():
         print(f"{name}\t{path}", file=out)
     return 1 if corrupt else 0

@@ -4,8 +4,8 @@ batches as the ``kcoord-log`` Data Source, handed to Spark as one Arrow table
 
 Spark's Python workers start on a Data Source's first task (seconds on a loaded machine,
 the largest part of a cold run on a small input after the JVM itself); a few MiB of log
-parse on the driver faster than that. Above :data:`DRIVER_READ_BYTES` of segment files,
-or on a cluster, the pipeline reads through the Data Source (one task per segment).
+parse on the driver faster than that. Above :data:`.sizing.SMALL_INPUT_BYTES` of segment
+files the pipeline reads through the Data Source (one task per segment), on any master.
 """
 
 from __future__ import annotations
@@ -20,10 +20,7 @@ from storage.directory import find_segments
 from .arrow_rows import arrow_schema, spark_schema
 from .vector_parse import segment_batches
 
-__all__ = ["DRIVER_READ_BYTES", "GROUP_SCHEMA", "driver_frame", "driver_table", "segment_bytes"]
-
-#: Inputs up to this many bytes of segment files are read on the driver.
-DRIVER_READ_BYTES = 16 * 1024 * 1024
+__all__ = ["GROUP_SCHEMA", "driver_frame", "driver_table", "segment_bytes"]
 
 
 def segment_bytes(inputs: Sequence[str]) -> int:

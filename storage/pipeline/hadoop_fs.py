@@ -60,11 +60,12 @@ def java_error_text(exc: BaseException) -> str:
 @dataclass
 class RemoteInput:
     """A URI input: its location, its segments and each segment's qualified path (the
-    ``path`` Spark's ``binaryFile`` source reports)."""
+    ``path`` Spark's ``binaryFile`` source reports) and size in bytes."""
 
     location: Location
     segments: list[SegmentFile] = field(default_factory=list)
     qualified: list[str] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)
 
 
 class HadoopFiles:
@@ -135,12 +136,13 @@ class HadoopFiles:
                 f"cannot read input {loc}: {java_error_text(exc)}"
             ) from None
         by_name = {
-            str(st.getPath().getName()): str(st.getPath().toString())
+            str(st.getPath().getName()): (str(st.getPath().toString()), int(st.getLen()))
             for st in listing
             if not st.isDirectory()
         }
         segments = select_segments(loc.text, sorted(by_name))
-        return RemoteInput(loc, segments, [by_name[s.name] for s in segments])
+        return RemoteInput(loc, segments, [by_name[s.name][0] for s in segments],
+                           [by_name[s.name][1] for s in segments])
 
     def prepare_output(self, loc: Location) -> None:
         """Create the output directory (PipelineLocationError if it is a file or cannot be

@@ -156,9 +156,22 @@ def offset_commits(df: DataFrame, since_ms: int | None = None) -> DataFrame:
     """Every commit (tombstones excluded) with ``since_previous_ms`` (time since the
     previous commit of the partition), ``offset_advance`` (offset minus the previous one;
     null for a partition's first commit) and ``transactional``: the commit a transaction's
-    COMMIT marker made (the staged offset's end is the very next entry of the log)."""
-    w = Window.partitionBy(*OFFSET_KEY).orderBy("log_index")
-    commits = df.where((F.col("record_type") == OFFSET_COMMIT) & ~F.col("tombstone")).select(
+    COMMIT marker made (the staged offset's end, a TxnOffsetCommit record of the same key,
+    is the very next entry of the log).
+
+    One shuffle and one sort for the whole dataset (it is most of the log): the rows are
+    clustered by ``group`` (what the Parquet output is partitioned by, so the write needs
+    neither another shuffle nor another sort), sorted by (group, data_dir, topic,
+    partition, log_index), and both windows (the staged end that follows a commit, the
+    commit before it) run over that order."""
+    key = ["group", "data_dir", "topic", "partition"]  # OFFSET_KEY, group first
+    w = Window.partitionBy(*key).orderBy("log_index")
+    is_commit = F.col("record_type") == OFFSET_COMMIT
+    rows = df.where((is_commit & ~F.col("tombstone"))
+                    | (F.col("record_type") == TXN_OFFSET_COMMIT)).repartition("group")
+    next_staged_end = (F.lead("record_type").over(w) == TXN_OFFSET_COMMIT) & (
+        F.lead("log_index").over(w) == F.col("log_index") + 1)
+    marked = rows.select(
         *OFFSET_KEY,
         "log_index",
         "offset",
@@ -166,14 +179,9 @@ def offset_commits(df: DataFrame, since_ms: int | None = None) -> DataFrame:
         "metadata",
         "commit_timestamp",
         "expire_timestamp",
-    )
-    staged_ends = df.where(F.col("record_type") == TXN_OFFSET_COMMIT).select(
-        *OFFSET_KEY, (F.col("log_index") - 1).alias("log_index"), F.lit(True).alias("txn")
-    )
-    marked = commits.join(staged_ends, [*OFFSET_KEY, "log_index"], "left").select(
-        *[F.col(c) for c in commits.columns],
-        F.coalesce(F.col("txn"), F.lit(False)).alias("transactional"),
-    )
+        "record_type",
+        F.coalesce(next_staged_end, F.lit(False)).alias("transactional"),
+    ).where(is_commit).drop("record_type")
     out = marked.select(
         "*",
         _ts(F.col("commit_timestamp")).alias("commit_time"),

@@ -8,16 +8,20 @@ machine that takes about 40 % off the JVM's start and the first session build. W
 the archive (≈ 190 MB) costs the first run once: it waits for the JVM's dump at exit
 (about a minute on a loaded 2-core machine).
 
-The archive lives in a per-user cache directory (``$XDG_CACHE_HOME/kcoord/spark-cds``,
-``~/.cache/...`` by default), named by what it depends on (the PySpark version, the
-``java`` binary and its module image, Spark's jars directory), so an upgrade picks a new
-name. It is written under a temporary name and renamed into place only after the JVM
-that wrote it exited cleanly (:func:`finish_archive`, at this process's exit), so a
-reader never maps a half-written file. Whatever goes wrong, the JVM runs without sharing:
-a missing archive is made, one the JVM rejects (stale jars, another classpath) is ignored
-by the JVM itself, and an unwritable cache directory means no archive. The JVM's CDS
-messages (warnings, on stdout otherwise) are switched off. ``KCOORD_SPARK_CDS=0`` turns
-the whole thing off.
+The archive is the user's to choose: **off unless asked for** (it is ≈ 190 MB, and
+writing it makes the first run's exit wait for the JVM's dump: about 20 s, up to a
+minute on a loaded 2-core machine). ``kcoord pipeline --class-cache DIR`` or
+``KCOORD_SPARK_CDS=DIR`` keeps it in DIR; ``KCOORD_SPARK_CDS=1`` in the per-user cache
+directory (``$XDG_CACHE_HOME/kcoord/spark-cds``, ``~/.cache/...`` by default); unset or
+``0``: none. The archive's path and size are printed when it is written and when a run
+maps it. It is named by what it depends on (the PySpark version, the ``java`` binary and
+its module image, Spark's jars directory), so an upgrade picks a new name (and the old
+one is deleted). It is written under a temporary name and renamed into place only after
+the JVM that wrote it exited cleanly (:func:`finish_archive`, at this process's exit),
+so a reader never maps a half-written file. Whatever goes wrong, the JVM runs without
+sharing: a missing archive is made, one the JVM rejects (stale jars, another classpath)
+is ignored by the JVM itself, and an unwritable directory means no archive. The JVM's CDS
+messages (warnings, on stdout otherwise) are switched off.
 """
 
 from __future__ import annotations
@@ -32,9 +36,11 @@ import subprocess
 import sys
 from typing import Any
 
-__all__ = ["CDS_ENV", "archive_options", "cache_dir", "finish_archive"]
+__all__ = ["CDS_ENV", "archive_options", "archive_size_text", "cache_dir", "chosen_dir",
+           "finish_archive", "java_binary"]
 
-#: Environment variable: "0" disables the archive (neither used nor made).
+#: Environment variable: a directory for the archive, "1" for :func:`cache_dir`; unset or
+#: "0": no archive (neither used nor made).
 CDS_ENV = "KCOORD_SPARK_CDS"
 #: The JVM's class-data-sharing log lines (warnings about classes it cannot archive, or
 #: an archive it cannot use) are not for the user.
@@ -46,12 +52,33 @@ _pending: list[tuple[str, str]] = []  # (temporary file, final file) of this pro
 
 
 def cache_dir() -> str:
-    """The per-user directory of the archives."""
+    """The per-user directory of the archives (``KCOORD_SPARK_CDS=1``)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "kcoord", "spark-cds")
 
 
-def _java_binary() -> str | None:
+def chosen_dir(directory: str | None = None) -> str | None:
+    """Where the user asked for the archive: ``directory`` (``--class-cache``), else
+    :data:`CDS_ENV`'s directory (``1``: :func:`cache_dir`); None: no archive."""
+    if directory:
+        return os.path.abspath(directory)
+    value = os.environ.get(CDS_ENV, "").strip()
+    if value in ("", "0"):
+        return None
+    return cache_dir() if value == "1" else os.path.abspath(value)
+
+
+def archive_size_text(path: str) -> str:
+    """``path``'s size, readable (``190 MB``)."""
+    try:
+        return f"{os.path.getsize(path) / 1e6:.0f} MB"
+    except OSError:
+        return "size unknown"
+
+
+def java_binary() -> str | None:
+    """The ``java`` Spark's launcher runs (``$JAVA_HOME/bin/java`` if ``JAVA_HOME`` is set,
+    else the first on ``PATH``), resolved; None if there is none."""
     home = os.environ.get("JAVA_HOME")
     java = os.path.join(home, "bin", "java") if home else shutil.which("java")
     return os.path.realpath(java) if java and os.path.exists(java) else None
@@ -61,7 +88,7 @@ def _archive_name() -> str | None:
     """The archive's file name for this PySpark and this Java; None if unknown."""
     import pyspark
 
-    java = _java_binary()
+    java = java_binary()
     if java is None:
         return None
     jdk = os.path.dirname(os.path.dirname(java))
@@ -77,17 +104,20 @@ def _archive_name() -> str | None:
     return f"spark-{pyspark.__version__}-{key.hexdigest()[:16]}.jsa"
 
 
-def archive_options() -> str:
-    """The driver JVM's options: use the archive if there is one, else make it (at exit);
-    "" when disabled or when no archive can be made."""
-    if os.environ.get(CDS_ENV, "1") == "0":
+def archive_options(directory: str | None = None, say: Any = None) -> str:
+    """The driver JVM's options: use the archive in the chosen directory
+    (:func:`chosen_dir`) if there is one, else make it (at exit); "" when none was asked
+    for or none can be made. ``say``: called with a line naming the archive used."""
+    directory = chosen_dir(directory)
+    if directory is None:
         return ""
     name = _archive_name()
     if name is None:
         return ""
-    directory = cache_dir()
     archive = os.path.join(directory, name)
     if os.path.isfile(archive):
+        if say is not None:
+            say(f"JVM class cache {archive} ({archive_size_text(archive)})")
         return f"-XX:SharedArchiveFile={archive} {_QUIET}"
     try:
         os.makedirs(directory, exist_ok=True)
@@ -112,9 +142,8 @@ def finish_archive(proc: Any, timeout: float = DUMP_WAIT_S) -> None:
     clean = False
     if proc is not None:
         with contextlib.suppress(OSError, ValueError):
-            print(f"kcoord pipeline: saving Spark's classes for faster starts in "
-                  f"{os.path.dirname(archive)} (once, up to a minute; {CDS_ENV}=0 skips "
-                  "this)", file=sys.stderr, flush=True)
+            print(f"kcoord pipeline: saving Spark's classes for faster starts to "
+                  f"{archive} (once, about 20 s to a minute)", file=sys.stderr, flush=True)
         with contextlib.suppress(OSError, ValueError):
             if proc.stdin is not None:
                 proc.stdin.close()
@@ -126,6 +155,9 @@ def finish_archive(proc: Any, timeout: float = DUMP_WAIT_S) -> None:
         if clean and os.path.getsize(temporary) > 0:
             os.replace(temporary, archive)
             _remove_others(archive)
+            with contextlib.suppress(OSError, ValueError):
+                print(f"kcoord pipeline: JVM class cache {archive} "
+                      f"({archive_size_text(archive)})", file=sys.stderr, flush=True)
             return
     except OSError:
         pass

@@ -143,10 +143,8 @@ def write_datasets(
         progress(f"writing {name} -> {paths[name]}")
         df = build().persist(StorageLevel.MEMORY_AND_DISK)
         partition_by = PARTITIONING[name]
-        if partition_by:
-            df.repartition(*partition_by).write.mode("overwrite").partitionBy(
-                *partition_by
-            ).parquet(paths[name])
+        if partition_by:  # offset_commits, which comes clustered and sorted by group
+            df.write.mode("overwrite").partitionBy(*partition_by).parquet(paths[name])
         else:
             df.coalesce(1).write.mode("overwrite").parquet(paths[name])
         if name in collect:

@@ -1,8 +1,7 @@
 """The pipeline's SparkSession: pinned to loopback locally, shipping its code to a cluster.
 
 A ``local[...]`` master (``shared/reference/pyspark.md``): the driver binds to 127.0.0.1
-(left alone, Spark picks the eth0 address), shuffles use 2 partitions (1 for a small
-input, :data:`SMALL_INPUT_CONF`), Python workers run
+(left alone, Spark picks the eth0 address), Python workers run
 this interpreter (``PYSPARK_PYTHON=sys.executable``: the venv's, which has pyarrow) and
 import ``storage.pipeline`` from the repository root (put on their ``PYTHONPATH``).
 
@@ -13,10 +12,12 @@ a zip (``SparkContext.addPyFile``). What cannot be shipped is checked before the
 executor must import ``pyarrow`` (``pyspark[sql]``), ``crc32c`` and ``construct``; a
 missing one stops the run with the executor's host and the ``pip install`` line.
 
-Everywhere: the UI is off, time is UTC, the driver gets 1 GiB; ``extra_conf`` (the CLI's
+Everywhere: the UI is off, time is UTC, the driver gets 1 GiB; the job's size settings
+(shuffle partitions, code generation, AQE, broadcasts) come from the input's size and the
+cores, on any master (:mod:`.sizing`, :func:`size_job`); ``extra_conf`` (the CLI's
 ``--conf``) goes last and wins. A JVM started here maps Spark's classes from a
-class-data-sharing archive (:mod:`.jvm_cds`; made by the first run) unless ``--conf``
-sets ``spark.driver.extraJavaOptions`` itself.
+class-data-sharing archive only if the user asked for one (:mod:`.jvm_cds`), and not if
+``--conf`` sets ``spark.driver.extraJavaOptions`` itself.
 """
 
 from __future__ import annotations
@@ -24,12 +25,11 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
     "EXECUTOR_REQUIREMENTS",
-    "SMALL_INPUT_CONF",
-    "SMALL_INPUT_JAVA_OPTIONS",
     "PipelineSetupError",
     "build_session",
     "check_executors",
@@ -37,6 +37,7 @@ __all__ = [
     "log4j2_config",
     "prepare_environment",
     "repo_root",
+    "size_job",
 ]
 
 #: What executors must have installed (import name -> pip requirement).
@@ -44,24 +45,6 @@ EXECUTOR_REQUIREMENTS = {"pyarrow": "pyspark[sql]", "crc32c": "crc32c",
                          "construct": "construct"}
 #: kcoord's packages the executors run (shipped to a cluster as a zip).
 _SHIPPED_PACKAGES = ("storage", "wire")
-
-
-#: A small input's session: every plan runs once over a few thousand rows, so compiling
-#: generated code (whole-stage codegen, and the per-expression classes Spark otherwise
-#: compiles with Janino: ``codegen.factoryMode=NO_CODEGEN`` takes the interpreted
-#: projections, predicates and orderings instead) and re-planning at each shuffle
-#: (adaptive query execution) cost more than they save; one partition per shuffle and per
-#: local table (the driver's Arrow read) is one task per stage.
-SMALL_INPUT_CONF = {
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-    "spark.sql.adaptive.enabled": "false",
-    "spark.sql.shuffle.partitions": "1",
-    "spark.default.parallelism": "1",
-}
-#: ... and the JVM's JIT stops at its quick first tier (C1), with the serial collector:
-#: less compiling and fewer threads on a short run.
-SMALL_INPUT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 class PipelineSetupError(Exception):
@@ -128,21 +111,27 @@ def build_session(
     app_name: str = "kcoord-pipeline",
     extra_conf: dict[str, str] | None = None,
     quiet: bool = False,
-    small_input: bool = False,
+    input_bytes: int | None = None,
     register_source: bool = True,
+    class_cache: str | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> Any:
     """A SparkSession for ``master`` with the ``kcoord-log`` Data Source registered and
     the log level at ERROR.
 
-    A ``local[...]`` master is pinned to loopback (driver bound to 127.0.0.1, 2 shuffle
-    partitions). For a cluster master (``spark://...``) the driver must be reachable by
-    the executors, so the address is left to Spark (``SPARK_LOCAL_IP`` /
-    ``spark.driver.host`` in ``extra_conf``) and so are the partition counts. ``quiet``:
-    the JVM's start-up lines are dropped (:mod:`.quiet_jvm`). ``small_input``: tuned for
-    a short run over little data (:data:`SMALL_INPUT_CONF`, :data:`SMALL_INPUT_JAVA_OPTIONS`).
-    ``register_source=False``: ``kcoord-log`` is not registered (for a run that reads on
-    the driver): registering a Python Data Source makes Spark start a Python worker, once,
-    to look for other installed ones (``pyspark.sql.worker.lookup_data_sources``)."""
+    A ``local[...]`` master is pinned to loopback (driver bound to 127.0.0.1). For a
+    cluster master (``spark://...``) the driver must be reachable by the executors, so
+    the address is left to Spark (``SPARK_LOCAL_IP`` / ``spark.driver.host`` in
+    ``extra_conf``). ``quiet``: the JVM's start-up lines are dropped (:mod:`.quiet_jvm`).
+    ``input_bytes``: the segment bytes the job reads, when known: the job is sized to
+    them (:func:`size_job`) and a small input's driver JVM gets
+    :data:`.sizing.SMALL_INPUT_JAVA_OPTIONS`; None: one shuffle partition per core and
+    Spark's defaults otherwise. ``register_source=False``: ``kcoord-log`` is not
+    registered (for a run that reads on the driver): registering a Python Data Source
+    makes Spark start a Python worker, once, to look for other installed ones
+    (``pyspark.sql.worker.lookup_data_sources``). ``class_cache``: a directory for the
+    JVM's class-data-sharing archive (:mod:`.jvm_cds`; also ``KCOORD_SPARK_CDS``), none by
+    default; ``say`` gets a line naming the archive a run maps."""
     prepare_environment(loopback=master.startswith("local"))
     executor_python = (extra_conf or {}).get("spark.pyspark.python")
     if executor_python:
@@ -151,6 +140,7 @@ def build_session(
         os.environ["PYSPARK_PYTHON"] = executor_python
     from pyspark.sql import SparkSession
 
+    from .sizing import SMALL_INPUT_JAVA_OPTIONS, is_small, master_cores
     from .source import register
 
     local = master.startswith("local")
@@ -159,9 +149,9 @@ def build_session(
         settings.update({
             "spark.driver.bindAddress": "127.0.0.1",
             "spark.driver.host": "127.0.0.1",
-            "spark.sql.shuffle.partitions": "2",
-            "spark.default.parallelism": "2",
         })
+        if input_bytes is None:
+            settings["spark.sql.shuffle.partitions"] = str(master_cores(master) or 2)
     settings.update({
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -173,9 +163,10 @@ def build_session(
     if local:
         settings["spark.executorEnv.PYTHONPATH"] = os.environ["PYTHONPATH"]
         settings["spark.executorEnv.PYSPARK_PYTHON"] = os.environ["PYSPARK_PYTHON"]
-    if small_input:
-        settings.update(SMALL_INPUT_CONF)
+    if input_bytes is not None and is_small(input_bytes):
         settings["spark.driver.extraJavaOptions"] += " " + SMALL_INPUT_JAVA_OPTIONS
+        # The driver's Arrow table is sliced into this many partitions: one task a stage.
+        settings["spark.default.parallelism"] = "1"
     settings.update(extra_conf or {})
     from pyspark import SparkContext
 
@@ -183,7 +174,7 @@ def build_session(
     if launching and "spark.driver.extraJavaOptions" not in (extra_conf or {}):
         from .jvm_cds import archive_options
 
-        cds = archive_options()
+        cds = archive_options(class_cache, say)
         if cds:
             settings["spark.driver.extraJavaOptions"] += " " + cds
     if quiet:
@@ -201,9 +192,28 @@ def build_session(
         register_finish(SparkContext._gateway)
     if not local:
         spark.sparkContext.addPyFile(code_zip())
+    if input_bytes is not None:
+        size_job(spark, master, input_bytes, extra_conf)
     if register_source:
         register(spark)
     return spark
+
+
+def size_job(
+    spark: Any, master: str, input_bytes: int, user_conf: dict[str, str] | None = None
+) -> dict[str, str | None]:
+    """Set the running session's SQL settings for a job over ``input_bytes`` of segment
+    files (:func:`.sizing.sized_conf`; the cores: the master's, else the context's default
+    parallelism), leaving the user's own settings alone. Returns the settings' previous
+    values (None: unset), to restore a session that is not the job's own."""
+    from .sizing import master_cores, sized_conf
+
+    cores = master_cores(master, user_conf) or int(spark.sparkContext.defaultParallelism)
+    previous: dict[str, str | None] = {}
+    for key, value in sized_conf(input_bytes, cores, user_conf).items():
+        previous[key] = spark.conf.get(key, None)
+        spark.conf.set(key, value)
+    return previous
 
 
 def code_zip() -> str:

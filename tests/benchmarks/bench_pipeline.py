@@ -214,11 +214,13 @@ def cold_jobs(workdir: str, records: int) -> int:
     import io
 
     from storage.pipeline import cli
+    from storage.pipeline.driver_read import segment_bytes
     from storage.pipeline.session import build_session
 
     path = small_log(workdir, records)
     began = time.perf_counter()
-    spark = build_session("local[*]", quiet=True, small_input=True, register_source=False)
+    spark = build_session("local[*]", quiet=True, register_source=False,
+                          input_bytes=segment_bytes([path]))
     jvm_pid = spark.sparkContext._gateway.proc.pid
     print(f"# session {time.perf_counter() - began:.1f} s, JVM CPU {cpu_split(jvm_pid)[0]:.1f} s "
           f"(load average {os.getloadavg()[0]:.1f})", flush=True)

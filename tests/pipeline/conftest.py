@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pipeline_support import NEEDS_EXTRA
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if ROOT not in sys.path:  # the repo root, so `import storage` works without an install
@@ -27,7 +28,7 @@ if ROOT not in sys.path:  # the repo root, so `import storage` works without an 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """A ``local[2]`` SparkSession pinned to loopback, with ``kcoord-log`` registered."""
-    pytest.importorskip("pyspark", reason="the pipeline extra (kcoord[pipeline]) is needed")
+    pytest.importorskip("pyspark", reason=NEEDS_EXTRA)
     from storage.pipeline.jvm_cds import CDS_ENV
     from storage.pipeline.session import build_session
 

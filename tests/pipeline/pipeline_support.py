@@ -23,6 +23,8 @@ from storage.records import (
 from wire.consumer_protocol import encode_assignment, encode_subscription
 
 T0 = 1_700_000_000_000
+#: Why a pipeline test is skipped: pyspark, pyarrow or matplotlib is not installed.
+NEEDS_EXTRA = "needs the pipeline extra (pip install -e '.[pipeline-test]')"
 
 
 def topic_batch(timestamps: list[int]) -> bytes:

@@ -165,17 +165,25 @@ def test_an_executor_missing_a_requirement_is_named_before_the_job(
 ) -> None:
     data = tmp_path / "data"
     write_log(str(data), groups=1, steps=5)
-    # The executors' path has pyspark and pyarrow but not crc32c.
+    # The executors' path has pyspark and pyarrow but not crc32c: every site-packages of
+    # this venv (a venv made with --system-site-packages has the base interpreter's too)
+    # but crc32c, run by the base interpreter with -S (without its own site-packages,
+    # which may hold crc32c).
     partial = tmp_path / "partial-site"
     partial.mkdir()
-    site_packages = Path(site.getsitepackages()[0])
-    for entry in site_packages.iterdir():
-        if not entry.name.startswith(("crc32c", "_crc32c")):
-            (partial / entry.name).symlink_to(entry)
+    for site_packages in map(Path, site.getsitepackages()):
+        for entry in site_packages.iterdir():
+            target = partial / entry.name
+            if not entry.name.startswith(("crc32c", "_crc32c")) and not target.exists():
+                target.symlink_to(entry)
+    executor_python = tmp_path / "python-without-site"
+    executor_python.write_text(
+        f'#!/bin/sh\nexec {sys._base_executable} -S "$@"\n')  # type: ignore[attr-defined]
+    executor_python.chmod(0o755)
     result = pipeline(
         "--input", str(data), "--output", str(tmp_path / "out"), "--master", standalone,
         "--conf", "spark.driver.host=127.0.0.1",
-        "--conf", f"spark.pyspark.python={sys._base_executable}",  # type: ignore[attr-defined]
+        "--conf", f"spark.pyspark.python={executor_python}",
         "--conf", f"spark.executorEnv.PYTHONPATH={partial}",
         "--conf", "spark.executor.memory=512m",
         cwd=tmp_path)

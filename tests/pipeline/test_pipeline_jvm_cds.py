@@ -10,6 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from pipeline_support import NEEDS_EXTRA
+
+pytest.importorskip("pyspark", reason=NEEDS_EXTRA)
 
 from storage.pipeline import jvm_cds
 
@@ -17,7 +20,7 @@ from storage.pipeline import jvm_cds
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.delenv(jvm_cds.CDS_ENV, raising=False)
+    monkeypatch.setenv(jvm_cds.CDS_ENV, "1")  # opted in, to the per-user directory
     monkeypatch.setattr(jvm_cds, "_pending", [])
     return tmp_path / "kcoord" / "spark-cds"
 
@@ -38,7 +41,9 @@ def output(proc: subprocess.Popen[bytes]) -> str:
     return (out + err).decode()
 
 
-def test_first_run_makes_the_archive_later_runs_map_it(cache: Path) -> None:
+def test_first_run_makes_the_archive_later_runs_map_it(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     options = jvm_cds.archive_options()
     assert "-XX:ArchiveClassesAtExit=" in options
     proc = java(options, capture=False)
@@ -46,9 +51,14 @@ def test_first_run_makes_the_archive_later_runs_map_it(cache: Path) -> None:
     archives = list(cache.glob("spark-*.jsa"))
     assert len(archives) == 1 and archives[0].stat().st_size > 0
     assert not list(cache.glob("*.tmp"))  # the temporary was renamed, nothing left
+    # Where it went and how big it is, said once it is written.
+    assert f"JVM class cache {archives[0]} (" in capsys.readouterr().err
 
-    options = jvm_cds.archive_options()
+    said: list[str] = []
+    options = jvm_cds.archive_options(say=said.append)
     assert options.startswith(f"-XX:SharedArchiveFile={archives[0]} ")
+    assert said == [f"JVM class cache {archives[0]} "
+                    f"({jvm_cds.archive_size_text(str(archives[0]))})"]
     assert jvm_cds._pending == []  # nothing to finish: the archive is only read
     text = output(java(options))
     assert "sharing" in text  # mapped
@@ -97,3 +107,17 @@ def test_unwritable_cache_or_disabled_means_no_options(
     monkeypatch.setenv(jvm_cds.CDS_ENV, "0")
     assert jvm_cds.archive_options() == ""
     assert jvm_cds._pending == []
+
+
+def test_no_archive_unless_asked_for(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(jvm_cds.CDS_ENV)
+    assert jvm_cds.archive_options() == ""
+    assert jvm_cds._pending == [] and not cache.exists()
+    # --class-cache DIR (or KCOORD_SPARK_CDS=DIR) puts it in DIR, and says so once made.
+    chosen = tmp_path / "chosen"
+    options = jvm_cds.archive_options(str(chosen))
+    assert f"-XX:ArchiveClassesAtExit={chosen}/" in options
+    monkeypatch.setenv(jvm_cds.CDS_ENV, str(chosen))
+    assert jvm_cds.chosen_dir() == str(chosen)

@@ -34,7 +34,7 @@ with warnings.catch_warnings():  # kafka-python 3.0 uses importlib.resources.rea
     from kafka.admin import KafkaAdminClient
     from kafka.structs import OffsetAndMetadata
 
-from e2e_support import KcoordProcess  # noqa: E402
+from e2e_support import KcoordProcess
 
 # Two servers and a whole pipeline run: about a minute and a half on 2 loaded cores.
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pipeline_support import NEEDS_EXTRA
 
-pytest.importorskip("matplotlib", reason="the pipeline extra (kcoord[pipeline]) is needed")
+pytest.importorskip("matplotlib", reason=NEEDS_EXTRA)
 
 from storage.pipeline.report import render
 from storage.pipeline.report_data import ReportData

@@ -11,9 +11,13 @@ import uuid
 import zlib
 from typing import Any
 
+import pytest
+from pipeline_support import NEEDS_EXTRA
+
+pytest.importorskip("pyarrow", reason=NEEDS_EXTRA)
+
 import numpy as np
 import pyarrow as pa
-import pytest
 from crc32c import crc32c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -14,6 +14,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from pipeline_support import NEEDS_EXTRA
+
+pytest.importorskip("pyspark", reason=NEEDS_EXTRA)
+
 from synthetic import write_commits
 
 from storage.directory import find_segments

@@ -33,9 +33,9 @@ with warnings.catch_warnings():  # kafka-python 3.0 uses importlib.resources.rea
     from kafka import TopicPartition
     from kafka.admin import KafkaAdminClient
 
-from e2e_support import KcoordProcess  # noqa: E402
-from kp_support import ConsumerThread, produce, wait_for  # noqa: E402
-from pipeline_support import replay_offsets  # noqa: E402
+from e2e_support import KcoordProcess
+from kp_support import ConsumerThread, produce, wait_for
+from pipeline_support import replay_offsets
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -1,0 +1,115 @@
+"""How big a job to plan: Spark settings chosen from the input's size and the cores that
+run it, on any master (no Spark needed here).
+
+Spark's defaults are made for large inputs: 200 shuffle partitions, whole-stage code
+generation and adaptive query execution (AQE) re-planning at every shuffle. On a few MiB
+of log every plan runs once over a few thousand rows, so compiling generated code
+(whole-stage codegen and the per-expression classes Janino compiles otherwise:
+``codegen.factoryMode=NO_CODEGEN`` takes the interpreted projections instead),
+re-planning and broadcasting (a broadcast is a job of its own) cost more than they save,
+and one partition per shuffle is one task per stage. On a cluster these costs are paid
+on every executor, so the choice does not depend on the master: a small input gets the
+small settings on ``spark://`` as on ``local[2]``.
+
+A larger input keeps code generation and AQE (which coalesces small post-shuffle
+partitions and turns joins against a small side into broadcasts at run time), with a
+shuffle partition per :data:`SHUFFLE_PARTITION_BYTES` of segments, at least one per core
+and at most one per :data:`MIN_PARTITION_BYTES`.
+
+The user's ``--conf`` always wins: :func:`sized_conf` leaves out the keys it sets.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+__all__ = [
+    "MIN_PARTITION_BYTES",
+    "SHUFFLE_PARTITION_BYTES",
+    "SMALL_INPUT_BYTES",
+    "SMALL_INPUT_JAVA_OPTIONS",
+    "is_small",
+    "master_cores",
+    "shuffle_partitions",
+    "sized_conf",
+]
+
+#: Inputs up to this many bytes of segment files are small: read on the driver (no
+#: Python workers to start) and planned with :func:`sized_conf`'s small settings.
+SMALL_INPUT_BYTES = 16 * 1024 * 1024
+#: Segment bytes per shuffle partition of a large input (beyond one per core).
+SHUFFLE_PARTITION_BYTES = 128 * 1024 * 1024
+#: ... and never a partition for less than this many bytes of segments.
+MIN_PARTITION_BYTES = 16 * 1024 * 1024
+
+#: A small input's driver JVM: the JIT stops at its quick first tier (C1), with the serial
+#: collector: less compiling and fewer threads on a short run.
+SMALL_INPUT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+_LOCAL_N = re.compile(r"^local(?:-cluster)?\[(\d+|\*)")
+
+
+def master_cores(master: str, conf: Mapping[str, str] | None = None) -> int | None:
+    """The cores a master gives the job, when known before it starts: ``local[N]`` N,
+    ``local[*]`` this machine's, ``local`` 1; a cluster's ``spark.cores.max`` (or
+    executor instances times executor cores) if set, else None (ask the running
+    context: ``SparkContext.defaultParallelism``)."""
+    conf = conf or {}
+    if master == "local":
+        return 1
+    m = _LOCAL_N.match(master)
+    if m:
+        return os.cpu_count() or 1 if m.group(1) == "*" else max(1, int(m.group(1)))
+    if conf.get("spark.cores.max", "").isdigit():
+        return max(1, int(conf["spark.cores.max"]))
+    instances = conf.get("spark.executor.instances", "")
+    cores = conf.get("spark.executor.cores", "1")
+    if instances.isdigit() and cores.isdigit():
+        return max(1, int(instances) * int(cores))
+    return None
+
+
+def is_small(input_bytes: int) -> bool:
+    """Whether ``input_bytes`` of segment files get the small settings."""
+    return input_bytes <= SMALL_INPUT_BYTES
+
+
+def shuffle_partitions(input_bytes: int, cores: int) -> int:
+    """Shuffle partitions for ``input_bytes`` of segments on ``cores`` cores: 1 for a small
+    input; else one per :data:`SHUFFLE_PARTITION_BYTES`, at least one per core, but at
+    most one per :data:`MIN_PARTITION_BYTES`."""
+    if is_small(input_bytes):
+        return 1
+    wanted = max(max(1, cores), -(-input_bytes // SHUFFLE_PARTITION_BYTES))
+    return max(1, min(wanted, -(-input_bytes // MIN_PARTITION_BYTES)))
+
+
+def sized_conf(
+    input_bytes: int, cores: int, user_conf: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The SQL settings (all runtime ones: settable on a running session) for a job over
+    ``input_bytes`` of segment files on ``cores`` cores, without the keys the user set."""
+    partitions = shuffle_partitions(input_bytes, cores)
+    if is_small(input_bytes):
+        conf = {
+            "spark.sql.shuffle.partitions": "1",
+            "spark.sql.codegen.wholeStage": "false",
+            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+            "spark.sql.adaptive.enabled": "false",
+            "spark.sql.adaptive.coalescePartitions.enabled": "false",
+            # Sort-merge joins of one partition each are local; a broadcast is a job more.
+            "spark.sql.autoBroadcastJoinThreshold": "-1",
+        }
+    else:
+        conf = {
+            "spark.sql.shuffle.partitions": str(partitions),
+            "spark.sql.codegen.wholeStage": "true",
+            "spark.sql.codegen.factoryMode": "FALLBACK",
+            "spark.sql.adaptive.enabled": "true",
+            "spark.sql.adaptive.coalescePartitions.enabled": "true",
+            "spark.sql.autoBroadcastJoinThreshold": str(10 * 1024 * 1024),
+        }
+    user = user_conf or {}
+    return {key: value for key, value in conf.items() if key not in user}

@@ -1,0 +1,120 @@
+"""The job is sized to its input on any master (issue 34 item 1): shuffle partitions, code
+generation, AQE and broadcasts from the input's size and the cores, never from whether the
+master is local; the user's ``--conf`` wins."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pipeline_support import T0, commit, write
+
+from storage.pipeline.sizing import (
+    SMALL_INPUT_BYTES,
+    master_cores,
+    shuffle_partitions,
+    sized_conf,
+)
+
+#: What a small input must get.
+SMALL = {"spark.sql.shuffle.partitions": "1", "spark.sql.codegen.wholeStage": "false",
+         "spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.adaptive.enabled": "false",
+         "spark.sql.adaptive.coalescePartitions.enabled": "false",
+         "spark.sql.autoBroadcastJoinThreshold": "-1"}
+
+
+@contextmanager
+def sized(spark: Any, master: str, input_bytes: int,
+          user_conf: dict[str, str]) -> Iterator[dict[str, str | None]]:
+    """``size_job`` on the shared session, its settings put back afterwards."""
+    from storage.pipeline.session import size_job
+
+    previous = size_job(spark, master, input_bytes, user_conf)
+    try:
+        yield previous
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def test_a_small_input_gets_the_small_settings_whatever_the_cores() -> None:
+    for cores in (1, 2, 64):
+        assert sized_conf(48_000, cores) == SMALL
+        assert sized_conf(SMALL_INPUT_BYTES, cores) == SMALL
+
+
+def test_a_large_input_keeps_codegen_and_aqe_with_partitions_from_size_and_cores() -> None:
+    conf = sized_conf(63 * 1024 * 1024, 2)
+    assert conf["spark.sql.shuffle.partitions"] == "2"
+    assert conf["spark.sql.codegen.wholeStage"] == "true"
+    assert conf["spark.sql.adaptive.enabled"] == "true"
+    assert conf["spark.sql.adaptive.coalescePartitions.enabled"] == "true"
+    assert conf["spark.sql.autoBroadcastJoinThreshold"] == str(10 * 1024 * 1024)
+    # Never more partitions than 16 MiB of segments each, at least one per core.
+    assert shuffle_partitions(20 * 1024 * 1024, 64) == 2
+    assert shuffle_partitions(100 * 1024**3, 8) == 800
+
+
+def test_the_users_conf_wins() -> None:
+    conf = sized_conf(48_000, 2, {"spark.sql.shuffle.partitions": "7"})
+    assert "spark.sql.shuffle.partitions" not in conf
+    assert conf["spark.sql.codegen.wholeStage"] == "false"
+
+
+def test_master_cores() -> None:
+    assert master_cores("local") == 1
+    assert master_cores("local[3]") == 3
+    assert (master_cores("local[*]") or 0) >= 1
+    assert master_cores("spark://h:7077") is None
+    assert master_cores("spark://h:7077", {"spark.cores.max": "2"}) == 2
+    assert master_cores("yarn", {"spark.executor.instances": "3",
+                                 "spark.executor.cores": "4"}) == 12
+
+
+def test_a_small_input_on_a_cluster_master_is_planned_small(spark: Any) -> None:
+    """What ``kcoord pipeline --master spark://...`` sets on its session for a 48 kB
+    input: the small settings (before, they applied only to a local master, and a
+    cluster planned 200-partition shuffles for a few hundred rows)."""
+    with sized(spark, "spark://127.0.0.1:7077", 48_000,
+               {"spark.sql.autoBroadcastJoinThreshold": "123"}) as previous:
+        for key, value in SMALL.items():
+            if key != "spark.sql.autoBroadcastJoinThreshold":
+                assert spark.conf.get(key) == value, key
+        assert "spark.sql.autoBroadcastJoinThreshold" not in previous
+        # The plan follows: one shuffle partition, no whole-stage code generation.
+        df = spark.range(1000).selectExpr("id % 7 AS k").groupBy("k").count()
+        assert df.rdd.getNumPartitions() == 1
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        assert "*(" not in plan, plan  # "*(N)" marks a whole-stage generated operator
+
+
+@pytest.mark.parametrize("master", ["local[2]", "spark://127.0.0.1:7077"])
+def test_a_large_input_is_planned_from_its_size_on_any_master(spark: Any, master: str) -> None:
+    with sized(spark, master, 63 * 1024 * 1024, {"spark.cores.max": "2"}):
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
+        assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
+        assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"
+
+
+def test_offset_commits_plans_one_shuffle_and_one_sort(spark: Any, tmp_path: Path) -> None:
+    """The largest dataset (every commit) is one shuffle, by group, and one sort, which
+    both windows and the write partitioned by group reuse (issue 34 item 2; before: a
+    sort-merge join and the window each shuffled and sorted every commit, and the write
+    repartitioned and sorted them again)."""
+    from storage.pipeline import jobs
+    from storage.pipeline.driver_read import driver_frame
+
+    d = str(tmp_path / "data")
+    write(d, [commit("g", "t", p % 3, p, T0 + p) for p in range(30)])
+    commits = jobs.offset_commits(jobs.apply_window(driver_frame(spark, [d], False), None,
+                                                    None))
+    plan = commits._jdf.queryExecution().executedPlan().toString()
+    assert plan.count("Exchange ") == 1 and "Exchange hashpartitioning(group#" in plan, plan
+    assert plan.count("Sort [") == 1 and "Sort [group#" in plan, plan
+    assert len(commits.collect()) == 30
