@@ -78,9 +78,10 @@ class RemovalWatch(logging.Handler):
         self._level = logging.NOTSET
 
     def emit(self, record: logging.LogRecord) -> None:
-        if "has been removed (reason: session timeout)" not in record.msg:
+        if (not isinstance(record.args, tuple) or len(record.args) != 3
+                or "has been removed" not in record.msg or record.args[2] != "session timeout"):
             return
-        member_id, group = str(record.args[0]), str(record.args[1])  # type: ignore[index]
+        member_id, group = str(record.args[0]), str(record.args[1])
         removal = Removal(group, member_id, trio.current_time())
         for server in self._servers():
             removal.connections += server.tallies.views()
