@@ -69,7 +69,9 @@ def client_state(member: Member) -> str:
              f"rejoin_needed={coordinator.rejoin_needed} "
              f"heartbeat_enabled={coordinator._heartbeat_enabled} "
              f"heartbeat_loop={coordinator._heartbeat_loop_future} "
-             f"join_task={coordinator._join_task} generation={coordinator._generation}"]
+             f"join_task={coordinator._join_task} generation={coordinator._generation} "
+             f"coordinator_id={coordinator.coordinator_id} "
+             f"find_coordinator_future={coordinator._find_coordinator_future}"]
     frames = sys._current_frames()
     for thread in threading.enumerate():
         if thread is member or thread.name.startswith(f"kafka-io-{member.instance}"):
