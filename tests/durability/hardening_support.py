@@ -104,6 +104,10 @@ class Probe(threading.Thread):
             self.peak_rss = max(self.peak_rss, rss_bytes(self.pid))
 
     def stop(self) -> None:
+        """Stop after at least three round trips (a quick case still gets probed)."""
+        deadline = time.monotonic() + PROBE_TIMEOUT_S
+        while self.round_trips < 3 and self.is_alive() and time.monotonic() < deadline:
+            time.sleep(PROBE_EVERY_S)
         self._stop_event.set()
         self.join(PROBE_TIMEOUT_S * 3)
 
