@@ -136,3 +136,15 @@ def test_a_member_whose_heartbeats_arrived_is_judged_a_server_fault(
         assert watch.taken() == []
     finally:
         watch.uninstall()
+
+
+def test_tallies_cover_every_broker() -> None:
+    with KcoordServer(brokers=3) as cluster:
+        port = int(cluster.bootstraps[2].rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            frame = encode_request(18, 3, 1, "on-broker-2", {
+                "client_software_name": "t", "client_software_version": "1"})
+            sock.sendall(frame)
+            assert sock.recv(4)  # answered
+            [tally] = cluster.connection_tallies("on-broker-2")
+        assert tally["bytes_in"] == len(frame) and tally["requests"] == 1
