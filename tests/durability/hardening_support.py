@@ -20,6 +20,7 @@ import crc32c
 from durability_support import ServerProcess, recv_frame
 
 from wire import decode_response, encode_request
+from wire.varint import encode_uvarint
 
 API_VERSIONS, METADATA = 18, 3
 PROBE_EVERY_S = 0.1
@@ -169,14 +170,8 @@ def plain_batch(value_size: int) -> bytes:
     """An uncompressed batch of one record with a ``value_size``-byte value."""
     value = b"v" * value_size
 
-    def varint(n: int) -> bytes:
-        n = (n << 1) ^ (n >> 63)
-        out = bytearray()
-        while n >= 0x80:
-            out.append((n & 0x7F) | 0x80)
-            n >>= 7
-        out.append(n)
-        return bytes(out)
+    def varint(n: int) -> bytes:  # a record's signed (zigzag) varint
+        return encode_uvarint((n << 1) ^ (n >> 63))
 
     record = b"\x00" + varint(0) + varint(0) + varint(-1) + varint(len(value)) + value
     record += varint(0)  # no headers
