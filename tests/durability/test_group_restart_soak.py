@@ -144,11 +144,10 @@ class Driver:
         while time.monotonic() < until:
             if self.stable():
                 return True
-            for slot, member in enumerate(self.members):
+            for member in self.members:
                 if member.error is not None:
                     self.failures.append(f"{member.name} failed: {member.error!r}")
                     return False
-                del slot
             time.sleep(0.1)
         return self.stable()
 
