@@ -10,7 +10,8 @@ and the server's RSS may grow only by the case's bound.
 1. A ConsumerGroupHeartbeat whose ``subscribed_topic_regex`` backtracks exponentially in
    Python's ``re`` against a 26-character topic name: answered within the bound (RE2).
 2. A gzip bomb (512 MiB of zeros in a 0.5 MB batch) and garbage under each of the four
-   codecs: Produce refuses them (CORRUPT_MESSAGE or INVALID_RECORD), and a ListOffsets by
+   codecs: Produce refuses them (CORRUPT_MESSAGE, INVALID_RECORD, or MESSAGE_TOO_LARGE for
+   records inflating past message.max.bytes), and a ListOffsets by
    timestamp on the partition afterwards is answered within the bound.
 3. Two connections trickling 100 MiB frames a byte at a time beside a 1 MB Produce sent in
    pieces: the Produce is answered within 5 s.
@@ -54,7 +55,9 @@ pytestmark = pytest.mark.slow
 PROBE_BOUND_S = float(os.environ.get("KCOORD_PROBE_BOUND_S", "1.0"))
 MiB = 1 << 20
 PRODUCE, FETCH, LIST_OFFSETS, CREATE_TOPICS, CGH = 0, 1, 2, 19, 68
-CORRUPT_MESSAGE, INVALID_RECORD, POLICY_VIOLATION = 2, 87, 44
+CORRUPT_MESSAGE, INVALID_RECORD, POLICY_VIOLATION, MESSAGE_TOO_LARGE = 2, 87, 44, 10
+#: A refused batch: garbage, malformed records, or records inflating past message.max.bytes.
+REFUSED = (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE)
 
 
 @pytest.fixture
@@ -122,7 +125,7 @@ def test_gzip_bomb_and_garbage_batches_are_refused(serve: Any) -> None:
         for records in hostile:
             answer = answered_within(server, session, 5.0, PRODUCE, 9,
                                      produce_body("bomb", 0, records))
-            assert partition_error(answer) in (CORRUPT_MESSAGE, INVALID_RECORD), answer
+            assert partition_error(answer) in REFUSED, answer
         listed = answered_within(server, session, PROBE_BOUND_S, LIST_OFFSETS, 7, {
             "replica_id": -1, "isolation_level": 0, "topics": [{"name": "bomb", "partitions": [
                 {"partition_index": 0, "current_leader_epoch": -1, "timestamp": 0}]}]})
