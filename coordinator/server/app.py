@@ -41,6 +41,7 @@ from coordinator.server.early import EarlyConnection, probe_lock
 from coordinator.server.lazy import import_leaf
 from coordinator.server.options import ServeOptions
 from coordinator.server.request_memory import RequestMemory
+from coordinator.server.tally import Tallies
 from wire.constants import ApiKey
 
 if TYPE_CHECKING:
@@ -101,6 +102,8 @@ class Server:
         #: ``max.connections`` (Kafka's name; unbounded by default).
         self.max_connections = 2**31 - 1
         self.refused_connections = 0
+        #: What each connection's peer sent (``tally.py``).
+        self.tallies = Tallies()
         #: Open connections by id (the idle sweep walks them).
         self.connections: dict[int, Connection] = {}
 

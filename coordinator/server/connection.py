@@ -71,6 +71,7 @@ from coordinator.server.receiving import (
     Receiving,
     parked,
 )
+from coordinator.server.tally import ConnectionTally, Tallies
 from wire import (
     NEED_DATA,
     ApiKey,
@@ -106,11 +107,13 @@ class Connection:
         "scope",
         "send_timeout",
         "sock",
+        "tally",
     )
 
     def __init__(self, sock: socket.socket, connection_id: int, peer_host: str,
                  answers: AnswerMemory | None = None,
-                 send_timeout: float = DEFAULT_SEND_TIMEOUT_MS / 1000) -> None:
+                 send_timeout: float = DEFAULT_SEND_TIMEOUT_MS / 1000,
+                 tally: ConnectionTally | None = None) -> None:
         self.sock = sock
         #: The server's memory for answers being written (``answer_memory.py``).
         self.answers = answers if answers is not None else AnswerMemory(-1)
@@ -124,6 +127,8 @@ class Connection:
         self.busy = False
         self.expired = False
         self.scope = trio.CancelScope()
+        #: What the peer sent (``tally.py``).
+        self.tally = tally or ConnectionTally(connection_id, self.last_active)
 
     def expire(self) -> None:
         """Close this connection: idle for longer than connections.max.idle.ms."""
@@ -145,6 +150,7 @@ class Connection:
                 self.last_yield = trio.current_time()
                 continue
             self.last_active = trio.current_time()
+            self.tally.bytes_in += size
             return view[:size].tobytes()
 
     async def maybe_yield(self) -> None:
@@ -198,13 +204,13 @@ async def serve_connection(
     # Take the descriptor over from trio's stream (TCP_NODELAY stays set on it).
     sock = socket.socket(fileno=stream.socket.detach())
     sock.setblocking(False)
-    limits: AnswerLimits | None = getattr(server, "answer_limits", None)
-    if limits is None:
-        conn = Connection(sock, connection_id, peer_host)
-    else:
-        if limits.send_buffer_bytes > 0:  # socket.send.buffer.bytes, as Kafka sets it
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, limits.send_buffer_bytes)
-        conn = Connection(sock, connection_id, peer_host, limits.memory, limits.send_timeout_s)
+    limits: AnswerLimits = getattr(server, "answer_limits", None) or AnswerLimits(
+        AnswerMemory(-1))
+    tallies: Tallies = getattr(server, "tallies", None) or Tallies()
+    if limits.send_buffer_bytes > 0:  # socket.send.buffer.bytes, as Kafka sets it
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, limits.send_buffer_bytes)
+    conn = Connection(sock, connection_id, peer_host, limits.memory, limits.send_timeout_s,
+                      tallies.opened(connection_id, trio.current_time()))
     server.connections[connection_id] = conn
     log.debug("connection %d from %s opened", connection_id, peer_host)
     try:
@@ -221,6 +227,7 @@ async def serve_connection(
     finally:
         del server.connections[connection_id]
         sock.close()
+        tallies.close(conn.tally, trio.current_time())
         if conn.expired:
             log.info(
                 "closed connection %d from %s: idle for more than %d ms (connections.max.idle.ms)",
@@ -319,6 +326,7 @@ async def _serve_frames(
         try:
             if request is None:
                 request = decode_request(payload)
+                conn.tally.request(request.api_key, request.client_id, conn.last_active)
         except UnsupportedVersion as exc:
             if exc.api_key == ApiKey.API_VERSIONS and exc.correlation_id is not None:
                 if pipeline.active:

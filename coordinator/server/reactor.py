@@ -42,6 +42,7 @@ import outcome
 import trio
 
 from coordinator.server.context import RequestContext, ServerState
+from coordinator.server.tally import ConnectionTally
 from wire import NEED_DATA, CorruptFrame, FrameReader, FrameTooLarge, UnsupportedVersion
 from wire.fast_codec import decode_request, encode_response
 
@@ -54,6 +55,7 @@ class Connection(Protocol):
     client_host: str
     last_active: float
     last_yield: float
+    tally: ConnectionTally
 
 __all__ = ["FAIR_SLICE_S", "RECEIVE_BYTES", "Handback", "Reactor", "current_reactor",
            "receive_view", "serve_ready"]
@@ -214,6 +216,7 @@ def serve_ready(
             end.eof = True
             return end
         conn.last_active = conn.last_yield = now
+        conn.tally.bytes_in += size
         reader.receive_data(view[:size].tobytes())
         out = bytearray()
         back = _answer_buffered(server, conn, reader, debug, out)
@@ -260,6 +263,7 @@ def _answer_buffered(
             return back  # the task decodes it again and answers or closes
         back.request = request
         api_key = request.api_key
+        conn.tally.request(api_key, request.client_id, conn.last_active)
         submit = getattr(server.handlers.get(api_key), "submit", None)
         if submit is None or api_key not in server.traits.pipelined or server.faults:
             return back

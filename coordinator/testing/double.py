@@ -28,6 +28,7 @@ from coordinator.core.topics_image import TopicsImage
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.faults import DropWhen, Fault, FaultInjector
 from coordinator.server.options import ServeOptions, build_options
+from coordinator.testing.removals import RemovalWatch
 from wire.consumer_protocol import decode_assignment
 
 __all__ = ["DEFAULT_TEST_CONFIG", "MAX_ADVANCE_SECONDS", "KcoordServer", "advance_seconds",
@@ -216,6 +217,27 @@ class KcoordServer:
         running = self._require()
         offsets = self._call(lambda: running.runtime.coordinator.committed_offsets(group_id))
         return {key: value.offset for key, value in offsets.items()}
+
+    def connection_tallies(self, client_id: str | None = None) -> list[dict[str, Any]]:
+        """What each connection's peer sent, of every broker (``server/tally.py``): bytes,
+        requests, client id, last request time of each API key; ``client_id``'s only."""
+        return self._call(lambda: [view for server in self._servers()
+                                   for view in server.tallies.views(client_id)])
+
+    def watch_removals(self) -> RemovalWatch:
+        """Record each member removed by session timeout with its client's connection
+        tallies at that moment (``testing/removals.py``); ``uninstall()`` it after."""
+        return RemovalWatch(self._servers).install()
+
+    def server_time(self) -> float:
+        """The server's clock (what tallies and removals are stamped with)."""
+        return self._call(trio.current_time)
+
+    def _servers(self) -> list[Any]:
+        running = self._require()
+        if running.brokers is None:
+            return [running.server]
+        return list(running.brokers.servers.values())
 
     # -- controls -------------------------------------------------------------------------
 

@@ -1,0 +1,150 @@
+"""The test double's connection tallies and removal watch (issue 32 item 12): the bytes and
+requests each connection sent are counted exactly, and a member removed by session timeout
+is judged a silent client when its client sent nothing for the session, and a server that
+failed to renew when its heartbeats arrived (here, swallowed by an injected fault before
+the coordinator saw them) -- the two cases the group soak must tell apart."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from coordinator.testing.double import KcoordServer
+from wire import decode_response, encode_request
+
+JOIN, HEARTBEAT, SYNC = 11, 12, 14
+SESSION_MS = 6000
+
+
+class Client:
+    """A blocking raw client that counts the bytes it sends."""
+
+    def __init__(self, server: KcoordServer, client_id: str) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        self.client_id = client_id
+        self.correlation = 0
+        self.sent = 0
+        _OPEN.append(self)
+
+    def call(self, api_key: int, version: int, body: dict[str, Any]) -> Any:
+        self.correlation += 1
+        frame = encode_request(api_key, version, self.correlation, self.client_id, body)
+        self.sock.sendall(frame)
+        self.sent += len(frame)
+        data = bytearray()
+        while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+            chunk = self.sock.recv(1 << 16)
+            assert chunk, "closed by the server"
+            data += chunk
+        correlation, response = decode_response(api_key, version, bytes(data[4:]))
+        assert correlation == self.correlation
+        return response
+
+    def join_alone(self, group: str) -> tuple[str, int]:
+        """Join ``group`` as its only member and sync: (member id, generation)."""
+        joined = self.call(JOIN, 3, {
+            "group_id": group, "session_timeout_ms": SESSION_MS, "rebalance_timeout_ms": 10000,
+            "member_id": "", "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": b""}]})
+        assert joined["error_code"] == 0, joined
+        member, generation = joined["member_id"], joined["generation_id"]
+        synced = self.call(SYNC, 2, {"group_id": group, "generation_id": generation,
+                                     "member_id": member,
+                                     "assignments": [{"member_id": member, "assignment": b""}]})
+        assert synced["error_code"] == 0, synced
+        return member, generation
+
+    def heartbeat(self, group: str, member: str, generation: int) -> int:
+        answer = self.call(HEARTBEAT, 2, {"group_id": group, "generation_id": generation,
+                                          "member_id": member})
+        return int(answer["error_code"])
+
+
+_OPEN: list[Client] = []
+
+
+@pytest.fixture
+def server() -> Iterator[KcoordServer]:
+    with KcoordServer({"group.min.session.timeout.ms": "1000"}) as running:
+        yield running
+        while _OPEN:
+            _OPEN.pop().sock.close()
+
+
+def test_tallies_count_each_connections_bytes_and_requests(server: KcoordServer) -> None:
+    client = Client(server, "counted")
+    member, generation = client.join_alone("g-count")
+    assert client.heartbeat("g-count", member, generation) == 0
+    [tally] = server.connection_tallies("counted")
+    assert tally["bytes_in"] == client.sent
+    assert tally["requests"] == 3
+    assert set(tally["last_at"]) == {JOIN, SYNC, HEARTBEAT}
+    client.sock.close()
+    # A closed connection's tally is kept (the last 256), closing time stamped.
+    def closed() -> bool:
+        return all(t["closed_at"] is not None for t in server.connection_tallies("counted"))
+    for _ in range(100):
+        if closed():
+            break
+        server.advance(0.01)
+    assert closed()
+
+
+def test_a_member_whose_client_went_silent_is_judged_silent(server: KcoordServer) -> None:
+    watch = server.watch_removals()
+    try:
+        client = Client(server, "quiet")
+        member, _ = client.join_alone("g-silent")
+        server.advance(SESSION_MS / 1000 + 1)  # nothing sent for a session
+        [removal] = watch.taken()
+    finally:
+        watch.uninstall()
+    assert removal.member_id == member and removal.prefix == "quiet"
+    assert removal.verdict(SESSION_MS / 1000) == "silent client"
+    assert [c["bytes_in"] for c in removal.of({"quiet"})] == [client.sent]
+
+
+def test_a_member_whose_heartbeats_arrived_is_judged_a_server_fault(
+        server: KcoordServer) -> None:
+    """Heartbeats reach the server but never the coordinator (an injected fault answers
+    them): the member expires although its client spoke -- what the soak fails on."""
+    watch = server.watch_removals()
+    try:
+        client = Client(server, "talker")
+        member, generation = client.join_alone("g-fault")
+        server.inject(HEARTBEAT, error_code=0, count=None)
+        for _ in range(3):  # at 0, 2 and 4 s; the session ends at 6
+            assert client.heartbeat("g-fault", member, generation) == 0
+            server.advance(2)
+        [removal] = watch.taken()
+    finally:
+        watch.uninstall()
+    assert removal.member_id == member
+    assert removal.verdict(SESSION_MS / 1000) == "server failed to renew"
+    # The same client, heard by the coordinator, is not removed at all.
+    healthy = Client(server, "healthy")
+    member, generation = healthy.join_alone("g-healthy")
+    server.faults.clear()
+    watch = server.watch_removals()
+    try:
+        for _ in range(4):
+            assert healthy.heartbeat("g-healthy", member, generation) == 0
+            server.advance(2)
+        assert watch.taken() == []
+    finally:
+        watch.uninstall()
+
+
+def test_tallies_cover_every_broker() -> None:
+    with KcoordServer(brokers=3) as cluster:
+        port = int(cluster.bootstraps[2].rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            frame = encode_request(18, 3, 1, "on-broker-2", {
+                "client_software_name": "t", "client_software_version": "1"})
+            sock.sendall(frame)
+            assert sock.recv(4)  # answered
+            [tally] = cluster.connection_tallies("on-broker-2")
+        assert tally["bytes_in"] == len(frame) and tally["requests"] == 1
