@@ -5,7 +5,9 @@ the broker's configuration, as Kafka's ``ConfigHelper`` answers.
   (``max.message.bytes``, ``retention.ms``, ``retention.bytes`` and ``segment.bytes``
   follow the broker's ``message.max.bytes``, ``log.retention.*`` and
   ``log.segment.bytes``); one the topic was
-  created with is source DYNAMIC_TOPIC_CONFIG (1), the others DEFAULT_CONFIG (5). An
+  created with is source DYNAMIC_TOPIC_CONFIG (1), the others DEFAULT_CONFIG (5); the
+  internal topics report the configs Kafka creates them with (``cleanup.policy=compact``).
+  An
   illegal name is INVALID_TOPIC_EXCEPTION, an unknown topic UNKNOWN_TOPIC_OR_PARTITION.
 - Broker (resource type 4), named by this broker's node id: the server's configuration
   (Kafka's names), a key given on the command line or in a properties file being
@@ -29,6 +31,7 @@ from coordinator.broker import config as broker_config
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import validate_topic_name
 from coordinator.server.api_support import store_of
+from coordinator.server.internal_topics import CREATION_CONFIGS, is_internal
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
@@ -96,9 +99,13 @@ def _entry(name: str, value: str | None, source: int, config_type: int, read_onl
 def _topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
     validate_topic_name(name)  # INVALID_TOPIC_EXCEPTION
     topic = store_of(ctx).get(name)
-    if topic is None:
+    if is_internal(name):  # created by Kafka with these configs
+        overrides = CREATION_CONFIGS[name]
+    elif topic is None:
         raise BrokerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                           "The topic does not exist or this server does not host it.")
+    else:
+        overrides = topic.configs
     defaults = dict(TOPIC_CONFIG_DEFAULTS)
     broker = ctx.state.config
     defaults["max.message.bytes"] = (str(broker_config.message_max_bytes(broker)), _INT)
@@ -106,10 +113,10 @@ def _topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[
     defaults["retention.bytes"] = (str(broker_config.retention_bytes(broker)), _LONG)
     defaults["segment.bytes"] = (str(broker_config.segment_bytes(broker)), _INT)
     out = []
-    for key in sorted(set(defaults) | set(topic.configs)):
+    for key in sorted(set(defaults) | set(overrides)):
         config_type = defaults.get(key, ("", _STRING))[1]
-        if key in topic.configs:
-            out.append(_entry(key, topic.configs[key], DYNAMIC_TOPIC_CONFIG, config_type,
+        if key in overrides:
+            out.append(_entry(key, overrides[key], DYNAMIC_TOPIC_CONFIG, config_type,
                               False, synonyms))
         else:
             out.append(_entry(key, defaults[key][0], DEFAULT_CONFIG, config_type, False,
