@@ -12,7 +12,10 @@ the broker's configuration, as Kafka's ``ConfigHelper`` answers.
 - Broker (resource type 4), named by this broker's node id: the server's configuration
   (Kafka's names), a key given on the command line or in a properties file being
   STATIC_BROKER_CONFIG (4), the rest DEFAULT_CONFIG; every broker config is read-only
-  here (there are no dynamic broker configs). The empty name (the cluster-wide dynamic
+  here (there are no dynamic broker configs). The keys clients read (``listeners``,
+  ``advertised.listeners``, ``node.id``, ``broker.id``, ``log.dirs``, ``process.roles``)
+  are this process's: its bound and advertised address, node id and data directory, a
+  combined ``broker,controller`` node. The empty name (the cluster-wide dynamic
   defaults) has none. Another id, or a name that is not a number, is INVALID_REQUEST.
 - Any other resource type: INVALID_REQUEST.
 
@@ -23,6 +26,7 @@ v3+ ``config_type`` (Kafka's ConfigType ids).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -140,11 +144,40 @@ def _broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict
         )
     config: Mapping[str, str] = ctx.state.config
     explicit: frozenset[str] = getattr(ctx.state, "explicit_config_keys", frozenset())
-    return [
-        _entry(key, config[key], STATIC_BROKER_CONFIG if key in explicit else DEFAULT_CONFIG,
-               _STRING, True, synonyms)
-        for key in sorted(config)
-    ]
+    process = _process_configs(ctx)
+    entries = {
+        key: _entry(key, config[key],
+                    STATIC_BROKER_CONFIG if key in explicit else DEFAULT_CONFIG,
+                    _STRING, True, synonyms)
+        for key in config if key not in process
+    }
+    for key, (value, source, config_type) in process.items():
+        entries[key] = _entry(key, value, source, config_type, True, synonyms)
+    return [entries[key] for key in sorted(entries)]
+
+
+def _process_configs(ctx: RequestContext) -> dict[str, tuple[str | None, int, int]]:
+    """The broker keys clients read, as this process has them: name -> (value, source,
+    type). A KRaft server.properties always sets listeners, node.id and process.roles
+    (this process always has them: STATIC_BROKER_CONFIG); advertised.listeners is static
+    when given, log.dirs when there is a data directory (in memory: null, the default)."""
+    identity = ctx.state.identity
+    bind_host = getattr(ctx.state, "bind_host", identity.host)
+    advertised = (STATIC_BROKER_CONFIG if getattr(ctx.state, "advertised_given", False)
+                  else DEFAULT_CONFIG)
+    data_dir: str | None = getattr(ctx.state, "data_dir", None)
+    node_id = str(identity.node_id)
+    return {
+        "listeners": (f"PLAINTEXT://{bind_host}:{identity.port}", STATIC_BROKER_CONFIG,
+                      _STRING),
+        "advertised.listeners": (f"PLAINTEXT://{identity.host}:{identity.port}", advertised,
+                                 _STRING),
+        "node.id": (node_id, STATIC_BROKER_CONFIG, _INT),
+        "broker.id": (node_id, STATIC_BROKER_CONFIG, _INT),
+        "log.dirs": ((os.path.abspath(data_dir), STATIC_BROKER_CONFIG, _STRING)
+                     if data_dir is not None else (None, DEFAULT_CONFIG, _STRING)),
+        "process.roles": ("broker,controller", STATIC_BROKER_CONFIG, _LIST),
+    }
 
 
 def _describe(ctx: RequestContext, resource: Any, synonyms: bool) -> dict[str, Any]:
