@@ -1,7 +1,7 @@
 """The internal topics (issue 30 item 5) over raw frames: listed in an all-topics Metadata
 answer and when named, with ``is_internal`` true, their configured partition counts and
-their coordinators as leaders; never auto-created; CreateTopics, DeleteTopics and Produce
-refuse them; DescribeConfigs reports them compacted."""
+their coordinators as leaders; never auto-created; CreateTopics, DeleteTopics,
+Produce and DeleteRecords refuse them; DescribeConfigs reports them compacted."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from wire import ErrorCode
 pytestmark = pytest.mark.trio
 
 PRODUCE, METADATA, CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS = 0, 3, 19, 20, 32
+DELETE_RECORDS = 21
 INTERNAL = ["__consumer_offsets", "__transaction_state"]
 SMALL = {"offsets.topic.num.partitions": "7", "transaction.state.log.num.partitions": "3"}
 
@@ -82,6 +83,10 @@ async def test_clients_cannot_create_delete_or_produce_to_them(
     (answer,) = produced.responses[0].partition_responses
     assert (answer.error_code, answer.error_message) == (
         ErrorCode.INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic __consumer_offsets")
+    trimmed = await client.request(DELETE_RECORDS, 2, {"topics": [{
+        "name": "__transaction_state", "partitions": [{"partition_index": 0, "offset": -1}]}],
+        "timeout_ms": 5000})
+    assert trimmed.topics[0].partitions[0].error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
     still = await client.request(METADATA, 12, metadata_body(None))
     assert sorted(t.name for t in still.topics) == sorted(["t", *INTERNAL])
 
