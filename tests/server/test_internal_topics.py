@@ -119,3 +119,15 @@ async def test_several_brokers_each_partition_is_led_by_its_coordinator(
     moved = await client.request(METADATA, 12, metadata_body(["__consumer_offsets"]))
     leader = moved.topics[0].partitions[partition].leader_id
     assert leader != stopped and leader in (0, 1, 2)
+
+
+@pytest.mark.parametrize(("name", "key"), [
+    ("__consumer_offsets", "offsets.topic.num.partitions"),
+    ("__transaction_state", "transaction.state.log.num.partitions")])
+async def test_a_start_up_topic_cannot_be_internal(name: str, key: str) -> None:
+    from coordinator.config import ConfigError
+    from coordinator.server.options import parse_topic
+
+    with pytest.raises(ConfigError, match=f"{name} is an internal topic.*{key}"):
+        parse_topic(f"{name}:3")
+    assert parse_topic("__consumer_offsets_copy:3") == ("__consumer_offsets_copy", 3)
