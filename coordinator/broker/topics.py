@@ -28,6 +28,7 @@ from coordinator.broker import config as broker_config
 from coordinator.broker.control_batches import control_batch
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.partition_log import PartitionLog, StoredBatch
+from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from coordinator.txn.producer_state import AppendOrigin
 from wire import ErrorCode
 from wire.records import RecordBatchHeader, parse_batches
@@ -190,7 +191,8 @@ class TopicStore:
     def check_new_topic(self, name: str, num_partitions: int) -> None:
         """BrokerError unless ``create_topic(name, num_partitions)`` would succeed."""
         validate_topic_name(name)
-        if name in self._topics:
+        if name in self._topics or name in (OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC):
+            # The internal topics exist already (kept by the coordinators, not here).
             raise BrokerError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         existing = self._collision_keys.get(_collision_key(name))
         if existing is not None:

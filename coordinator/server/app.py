@@ -83,6 +83,12 @@ class Server:
         self.cluster: Any = None
         #: Config keys the user gave (DescribeConfigs: STATIC_BROKER_CONFIG, not a default).
         self.explicit_config_keys: frozenset[str] = frozenset()
+        #: What DescribeConfigs reports as listeners, advertised.listeners and log.dirs: the
+        #: address the listeners are bound to, whether the advertised one was given, the
+        #: data directory (None: in memory).
+        self.bind_host = "0.0.0.0"
+        self.advertised_given = False
+        self.data_dir: str | None = None
         #: queued.max.request.bytes: the memory partially received requests share.
         self.request_memory = RequestMemory(-1)
         #: The memory and time answers being written may take (``answer_memory.py``).
@@ -280,6 +286,8 @@ async def serve(
             served_api_keys=served_api_keys(options.coordinator_config.consumer_protocol_enabled),
         )
         server.explicit_config_keys = frozenset(options.properties)
+        server.bind_host, server.advertised_given = host, bool(options.advertised_host)
+        server.data_dir = options.data_dir if options.sink is None else None
         server.request_memory = RequestMemory(options.queued_max_request_bytes)
         server.answer_limits = AnswerLimits(AnswerMemory(options.queued_max_response_bytes),
                                             options.socket_send_buffer_bytes,
@@ -377,6 +385,8 @@ async def _open_brokers(
                         served_api_keys=primary.served_api_keys)
         server.loaded = primary.loaded
         server.explicit_config_keys = primary.explicit_config_keys
+        server.bind_host, server.advertised_given = primary.bind_host, primary.advertised_given
+        server.data_dir = primary.data_dir
         server.request_memory = primary.request_memory
         server.answer_limits = primary.answer_limits
         server.max_connections = primary.max_connections

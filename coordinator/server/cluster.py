@@ -129,6 +129,10 @@ class Cluster:
     def _coordinator_of(self, tp: TopicPartition) -> int:
         return self._coordinators.get(tp, tp[1] % self.size)
 
+    def partition_coordinator(self, internal_topic: str, partition: int) -> int:
+        """The node coordinating (leading) partition ``partition`` of ``internal_topic``."""
+        return self._coordinator_of((internal_topic, partition))
+
     def coordinator(self, internal_topic: str, key: str) -> int:
         """The node coordinating ``key`` (a group id or a transactional id)."""
         return self._coordinator_of(

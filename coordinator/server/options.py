@@ -18,6 +18,7 @@ from coordinator.config import KNOWN_KEYS as COORDINATOR_KEYS
 from coordinator.config import ConfigError, CoordinatorConfig
 from coordinator.server.answer_memory import DEFAULT_SEND_TIMEOUT_MS
 from coordinator.server.lazy import import_leaf
+from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from storage.policy import FsyncPolicy, RecoverMode
 
 __all__ = [
@@ -226,6 +227,8 @@ def build_options(properties: Mapping[str, str], **kwargs: Any) -> ServeOptions:
     )
 
 
+_INTERNAL_TOPIC_PARTITIONS = {OFFSETS_TOPIC: "offsets.topic.num.partitions",
+                              TRANSACTION_STATE_TOPIC: "transaction.state.log.num.partitions"}
 _TOPIC_RE = re.compile(r"^([A-Za-z0-9._-]{1,249})(?::(\d+))?$")
 
 
@@ -235,6 +238,11 @@ def parse_topic(text: str) -> tuple[str, int | None]:
     if match is None or match.group(1) in (".", ".."):
         raise ConfigError(
             f"--topic {text!r}: expected NAME[:PARTITIONS], NAME of letters, digits, '.', '_', '-'"
+        )
+    if match.group(1) in _INTERNAL_TOPIC_PARTITIONS:
+        raise ConfigError(
+            f"--topic {text!r}: {match.group(1)} is an internal topic, kept by the coordinator"
+            f" (set its partition count with {_INTERNAL_TOPIC_PARTITIONS[match.group(1)]})"
         )
     partitions = match.group(2)
     if partitions is None:

@@ -20,7 +20,7 @@ NOT_REQUESTED = -(2**31)
 
 
 def test_every_handler_is_registered_with_its_api_key() -> None:
-    assert sorted(BROKER_HANDLERS) == [0, 1, 2, 3, 10, 17, 18, 19, 20, 21, 22, 32, 37]
+    assert sorted(BROKER_HANDLERS) == [0, 1, 2, 3, 10, 17, 18, 19, 20, 21, 22, 32, 37, 60]
     for key in BROKER_HANDLERS:
         assert wire.lookup(key) is not None
 
@@ -99,7 +99,10 @@ async def test_metadata_all_and_none(state: FakeState, version: int) -> None:
     state.topics.create_topic("b", 1)
     state.topics.create_topic("a", 2)
     got = await call(state, 3, version, {"topics": None if version >= 1 else []})
-    assert got is not None and [t.name for t in got.topics] == ["a", "b"]
+    assert got is not None
+    assert [t.name for t in got.topics] == ["a", "b", "__consumer_offsets", "__transaction_state"]
+    if version >= 1:  # v0 has no is_internal
+        assert [t.is_internal for t in got.topics] == [False, False, True, True]
     if version >= 1:
         got = await call(state, 3, version, {"topics": []})
         assert got is not None and got.topics == []

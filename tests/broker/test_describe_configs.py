@@ -79,3 +79,14 @@ async def test_topic_defaults_follow_the_broker(state: FakeState) -> None:
     (result,) = await describe(state, 4, (2, "t", ["retention.ms", "segment.bytes"]))
     assert {c.name: c.value for c in result.configs} == {
         "retention.ms": "300000", "segment.bytes": "4096"}
+
+
+async def test_the_broker_keys_clients_read(state: FakeState) -> None:
+    node = str(state.identity.node_id)
+    address = f"PLAINTEXT://{state.identity.host}:{state.identity.port}"
+    (result,) = await describe(state, 4, (4, node, [
+        "listeners", "advertised.listeners", "node.id", "broker.id", "log.dirs",
+        "process.roles"]))
+    assert [(c.name, c.value, c.config_source) for c in result.configs] == [
+        ("advertised.listeners", address, 5), ("broker.id", node, 4), ("listeners", address, 4),
+        ("log.dirs", None, 5), ("node.id", node, 4), ("process.roles", "broker,controller", 4)]

@@ -32,7 +32,8 @@ def test_group_and_broker_apis_share_the_table() -> None:
     broker = {ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.METADATA,
               ApiKey.FIND_COORDINATOR, ApiKey.API_VERSIONS, ApiKey.CREATE_TOPICS,
               ApiKey.DELETE_TOPICS, ApiKey.INIT_PRODUCER_ID, ApiKey.SASL_HANDSHAKE,
-              ApiKey.CREATE_PARTITIONS, ApiKey.DELETE_RECORDS, ApiKey.DESCRIBE_CONFIGS}
+              ApiKey.CREATE_PARTITIONS, ApiKey.DELETE_RECORDS, ApiKey.DESCRIBE_CONFIGS,
+              ApiKey.DESCRIBE_CLUSTER}
     transactions = {ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN,
                     ApiKey.TXN_OFFSET_COMMIT, ApiKey.DESCRIBE_TRANSACTIONS,
                     ApiKey.LIST_TRANSACTIONS}

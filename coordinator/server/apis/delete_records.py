@@ -1,7 +1,8 @@
 """DeleteRecords (key 21), versions 0-2: move partitions' log start offsets forward, as
 Kafka's ``ReplicaManager.deleteRecords`` does.
 
-Per partition: an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION; ``offset`` -1
+Per partition: an internal topic is INVALID_TOPIC_EXCEPTION; an unknown topic or partition
+is UNKNOWN_TOPIC_OR_PARTITION; ``offset`` -1
 means the high watermark; an offset below 0 or above the high watermark is
 OFFSET_OUT_OF_RANGE; a topic whose ``cleanup.policy`` lacks ``delete`` is POLICY_VIOLATION.
 Otherwise the log start offset becomes ``max(log start, offset)`` (persisted first) and is
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import wire
 from coordinator.broker.errors import BrokerError
 from coordinator.server.api_support import store_of
+from coordinator.server.internal_topics import is_internal
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
@@ -35,6 +37,9 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         partitions: list[dict[str, Any]] = []
         for p in topic.partitions:
             try:
+                if is_internal(topic.name):  # Kafka's ReplicaManager refuses these
+                    raise BrokerError(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                      f"Cannot delete records of internal topic {topic.name}")
                 low = store.delete_records(topic.name, p.partition_index, p.offset)
             except BrokerError as exc:
                 partitions.append({"partition_index": p.partition_index, "low_watermark": -1,

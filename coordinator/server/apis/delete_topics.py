@@ -3,7 +3,10 @@ topic id (``topics``, v6), with the checks of Kafka's ``ControllerApis.deleteTop
 
 - a name or id given twice: INVALID_REQUEST "Duplicate topic name." / "Duplicate topic id.";
 - v6 entries with neither or both of name and id: INVALID_REQUEST;
-- an unknown name: UNKNOWN_TOPIC_OR_PARTITION; an unknown id: UNKNOWN_TOPIC_ID.
+- an unknown name: UNKNOWN_TOPIC_OR_PARTITION; an unknown id: UNKNOWN_TOPIC_ID;
+- an internal topic (``__consumer_offsets``, ``__transaction_state``), by name or id:
+  INVALID_REQUEST with kafka-topics' refusal (Kafka's controller would delete it; here the
+  coordinators keep it, so it cannot go).
 
 Deleting a topic drops its data and wakes fetches waiting on it (they answer
 UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID). Answers follow the request's order.
@@ -18,6 +21,11 @@ from typing import TYPE_CHECKING, Any
 import wire
 from coordinator.broker.admin_limits import yield_between_topics
 from coordinator.server.api_support import ZERO_UUID, store_of
+from coordinator.server.internal_topics import (
+    internal_topic,
+    internal_topic_by_id,
+    is_internal,
+)
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
@@ -34,6 +42,15 @@ def _result(
     name: str | None, topic_id: uuid.UUID, code: ErrorCode, message: str | None = None
 ) -> dict[str, Any]:
     return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
+
+
+def _internal_refused(name: str, ctx: RequestContext) -> dict[str, Any]:
+    """An internal topic is kept by the coordinators: it cannot be deleted (Kafka's
+    controller would delete it; its kafka-topics tool refuses with this message)."""
+    internal = internal_topic(name, ctx.state.config, ctx.state.identity.cluster_id)
+    return _result(name, internal.topic_id, ErrorCode.INVALID_REQUEST,
+                   f"Topic {name} is a kafka internal topic and is not allowed to be marked "
+                   "for deletion.")
 
 
 def _entries(request: wire.DecodedRequest) -> list[tuple[str | None, uuid.UUID]]:
@@ -91,7 +108,9 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                 )
                 continue
             topic = store.get(name)
-            if topic is None:
+            if is_internal(name):
+                results.append(_internal_refused(name, ctx))
+            elif topic is None:
                 results.append(
                     _result(
                         name,
@@ -122,7 +141,11 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                 )
                 continue
             found = store.by_id(topic_id)
-            if found is None:
+            internal = internal_topic_by_id(topic_id, ctx.state.config,
+                                            ctx.state.identity.cluster_id)
+            if internal is not None:
+                results.append(_internal_refused(internal.name, ctx))
+            elif found is None:
                 results.append(
                     _result(
                         None,

@@ -5,12 +5,17 @@ the broker's configuration, as Kafka's ``ConfigHelper`` answers.
   (``max.message.bytes``, ``retention.ms``, ``retention.bytes`` and ``segment.bytes``
   follow the broker's ``message.max.bytes``, ``log.retention.*`` and
   ``log.segment.bytes``); one the topic was
-  created with is source DYNAMIC_TOPIC_CONFIG (1), the others DEFAULT_CONFIG (5). An
+  created with is source DYNAMIC_TOPIC_CONFIG (1), the others DEFAULT_CONFIG (5); the
+  internal topics report the configs Kafka creates them with (``cleanup.policy=compact``).
+  An
   illegal name is INVALID_TOPIC_EXCEPTION, an unknown topic UNKNOWN_TOPIC_OR_PARTITION.
 - Broker (resource type 4), named by this broker's node id: the server's configuration
   (Kafka's names), a key given on the command line or in a properties file being
   STATIC_BROKER_CONFIG (4), the rest DEFAULT_CONFIG; every broker config is read-only
-  here (there are no dynamic broker configs). The empty name (the cluster-wide dynamic
+  here (there are no dynamic broker configs). The keys clients read (``listeners``,
+  ``advertised.listeners``, ``node.id``, ``broker.id``, ``log.dirs``, ``process.roles``)
+  are this process's: its bound and advertised address, node id and data directory, a
+  combined ``broker,controller`` node. The empty name (the cluster-wide dynamic
   defaults) has none. Another id, or a name that is not a number, is INVALID_REQUEST.
 - Any other resource type: INVALID_REQUEST.
 
@@ -21,6 +26,7 @@ v3+ ``config_type`` (Kafka's ConfigType ids).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +35,7 @@ from coordinator.broker import config as broker_config
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import validate_topic_name
 from coordinator.server.api_support import store_of
+from coordinator.server.internal_topics import CREATION_CONFIGS, is_internal
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
@@ -96,9 +103,13 @@ def _entry(name: str, value: str | None, source: int, config_type: int, read_onl
 def _topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
     validate_topic_name(name)  # INVALID_TOPIC_EXCEPTION
     topic = store_of(ctx).get(name)
-    if topic is None:
+    if is_internal(name):  # created by Kafka with these configs
+        overrides = CREATION_CONFIGS[name]
+    elif topic is None:
         raise BrokerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                           "The topic does not exist or this server does not host it.")
+    else:
+        overrides = topic.configs
     defaults = dict(TOPIC_CONFIG_DEFAULTS)
     broker = ctx.state.config
     defaults["max.message.bytes"] = (str(broker_config.message_max_bytes(broker)), _INT)
@@ -106,10 +117,10 @@ def _topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[
     defaults["retention.bytes"] = (str(broker_config.retention_bytes(broker)), _LONG)
     defaults["segment.bytes"] = (str(broker_config.segment_bytes(broker)), _INT)
     out = []
-    for key in sorted(set(defaults) | set(topic.configs)):
+    for key in sorted(set(defaults) | set(overrides)):
         config_type = defaults.get(key, ("", _STRING))[1]
-        if key in topic.configs:
-            out.append(_entry(key, topic.configs[key], DYNAMIC_TOPIC_CONFIG, config_type,
+        if key in overrides:
+            out.append(_entry(key, overrides[key], DYNAMIC_TOPIC_CONFIG, config_type,
                               False, synonyms))
         else:
             out.append(_entry(key, defaults[key][0], DEFAULT_CONFIG, config_type, False,
@@ -133,11 +144,40 @@ def _broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict
         )
     config: Mapping[str, str] = ctx.state.config
     explicit: frozenset[str] = getattr(ctx.state, "explicit_config_keys", frozenset())
-    return [
-        _entry(key, config[key], STATIC_BROKER_CONFIG if key in explicit else DEFAULT_CONFIG,
-               _STRING, True, synonyms)
-        for key in sorted(config)
-    ]
+    process = _process_configs(ctx)
+    entries = {
+        key: _entry(key, config[key],
+                    STATIC_BROKER_CONFIG if key in explicit else DEFAULT_CONFIG,
+                    _STRING, True, synonyms)
+        for key in config if key not in process
+    }
+    for key, (value, source, config_type) in process.items():
+        entries[key] = _entry(key, value, source, config_type, True, synonyms)
+    return [entries[key] for key in sorted(entries)]
+
+
+def _process_configs(ctx: RequestContext) -> dict[str, tuple[str | None, int, int]]:
+    """The broker keys clients read, as this process has them: name -> (value, source,
+    type). A KRaft server.properties always sets listeners, node.id and process.roles
+    (this process always has them: STATIC_BROKER_CONFIG); advertised.listeners is static
+    when given, log.dirs when there is a data directory (in memory: null, the default)."""
+    identity = ctx.state.identity
+    bind_host = getattr(ctx.state, "bind_host", identity.host)
+    advertised = (STATIC_BROKER_CONFIG if getattr(ctx.state, "advertised_given", False)
+                  else DEFAULT_CONFIG)
+    data_dir: str | None = getattr(ctx.state, "data_dir", None)
+    node_id = str(identity.node_id)
+    return {
+        "listeners": (f"PLAINTEXT://{bind_host}:{identity.port}", STATIC_BROKER_CONFIG,
+                      _STRING),
+        "advertised.listeners": (f"PLAINTEXT://{identity.host}:{identity.port}", advertised,
+                                 _STRING),
+        "node.id": (node_id, STATIC_BROKER_CONFIG, _INT),
+        "broker.id": (node_id, STATIC_BROKER_CONFIG, _INT),
+        "log.dirs": ((os.path.abspath(data_dir), STATIC_BROKER_CONFIG, _STRING)
+                     if data_dir is not None else (None, DEFAULT_CONFIG, _STRING)),
+        "process.roles": ("broker,controller", STATIC_BROKER_CONFIG, _LIST),
+    }
 
 
 def _describe(ctx: RequestContext, resource: Any, synonyms: bool) -> dict[str, Any]:

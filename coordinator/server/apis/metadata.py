@@ -9,6 +9,9 @@
   ``auto.create.topics.enable`` is true and the request allows it
   (``allow_auto_topic_creation``, v4+; always allowed before v4). Otherwise they come back
   with UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an illegal name).
+- The internal topics (``__consumer_offsets``, ``__transaction_state``) are listed with
+  ``is_internal`` true and their coordinators as leaders (``server.internal_topics``), in
+  an all-topics answer and when named (or, v12+, looked up by id); never auto-created.
 - v10+ carries topic ids; v12+ may look topics up by id (UNKNOWN_TOPIC_ID when absent).
   Before v12 a null name or a topic id in the request is INVALID_REQUEST, as in Kafka.
 - With one broker leader epochs are reported as -1 (unknown), consistently with the record
@@ -31,6 +34,13 @@ from coordinator.server.api_support import (
     TOPIC_AUTHORIZED_OPERATIONS,
     ZERO_UUID,
     store_of,
+)
+from coordinator.server.internal_topics import (
+    InternalTopic,
+    internal_topic,
+    internal_topic_by_id,
+    internal_topics,
+    is_internal,
 )
 from coordinator.server.route import Acl, AclOperation, AnyOf, ResourceType, Route
 from wire import ErrorCode
@@ -73,6 +83,22 @@ def _topic_entry(topic: Topic, node_id: int, operations: int, cluster: Any) -> d
         ],
         "topic_authorized_operations": operations,
     }
+
+
+def _internal_entry(topic: InternalTopic, node_id: int, operations: int,
+                    cluster: Any) -> dict[str, Any]:
+    """An internal topic: each partition led by its coordinator, no replicas elsewhere."""
+    partitions = []
+    for index in range(topic.partition_count):
+        leader = topic.leader(index, node_id, cluster)
+        partitions.append({
+            "error_code": ErrorCode.LEADER_NOT_AVAILABLE if leader == -1 else ErrorCode.NONE,
+            "partition_index": index, "leader_id": leader,
+            "leader_epoch": -1 if cluster is None else 0,
+            "replica_nodes": [leader], "isr_nodes": [leader], "offline_replicas": []})
+    return {"error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id,
+            "is_internal": True, "partitions": partitions,
+            "topic_authorized_operations": operations}
 
 
 def _error_entry(
@@ -124,11 +150,15 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     operations = TOPIC_AUTHORIZED_OPERATIONS if with_operations else NO_AUTHORIZED_OPERATIONS
 
     topics: list[dict[str, Any]] = []
+    config, cluster_id = ctx.state.config, identity.cluster_id
     if all_topics:
         for name in store.names():
             topic = store.get(name)
             assert topic is not None
-            topics.append(_topic_entry(topic, identity.node_id, operations, cluster))
+            if not is_internal(name):
+                topics.append(_topic_entry(topic, identity.node_id, operations, cluster))
+        topics.extend(_internal_entry(internal, identity.node_id, operations, cluster)
+                      for internal in internal_topics(config, cluster_id))
     else:
         assert requested is not None
         topic_ids = list(dict.fromkeys(t.topic_id for t in requested if t.topic_id != ZERO_UUID))
@@ -136,7 +166,11 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
             # Kafka: once any topic id is given, the request is served by id alone.
             for topic_id in topic_ids:
                 found = store.by_id(topic_id)
-                if found is None:
+                internal = internal_topic_by_id(topic_id, config, cluster_id)
+                if internal is not None:
+                    topics.append(_internal_entry(internal, identity.node_id, operations,
+                                                  cluster))
+                elif found is None:
                     topics.append(_error_entry(ErrorCode.UNKNOWN_TOPIC_ID, None, topic_id))
                 else:
                     topics.append(_topic_entry(found, identity.node_id, operations, cluster))
@@ -148,6 +182,10 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
             for name in dict.fromkeys(t.name for t in requested):
                 if name is None:
                     topics.append(_error_entry(ErrorCode.UNKNOWN_TOPIC_ID, None))
+                    continue
+                if is_internal(name):  # never auto-created as an ordinary topic
+                    topics.append(_internal_entry(internal_topic(name, config, cluster_id),
+                                                  identity.node_id, operations, cluster))
                     continue
                 result = _by_name(store, name, auto_create, partitions)
                 if isinstance(result, Topic):

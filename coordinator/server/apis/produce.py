@@ -33,6 +33,7 @@ from coordinator.broker.batches import validate_produced_batch
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import Topic
 from coordinator.server.api_support import leadership_error, store_of
+from coordinator.server.internal_topics import internal_topic_by_id, is_internal
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from coordinator.server.txn_apis import transactions_of
 from coordinator.txn import TopicPartition
@@ -184,13 +185,20 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         if version >= _TOPIC_ID_VERSION:
             topic = store.by_id(topic_data.topic_id)
             unknown = ErrorCode.UNKNOWN_TOPIC_ID
+            internal = internal_topic_by_id(topic_data.topic_id, ctx.state.config,
+                                            ctx.state.identity.cluster_id)
+            internal_name = None if internal is None else internal.name
         else:
             topic = store.get(topic_data.name)
             unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            internal_name = topic_data.name if is_internal(topic_data.name) else None
         partitions: list[dict[str, Any]] = []
         for data in topic_data.partition_data:
             if whole_request_error is not None:
                 partitions.append(_failed(data.index, whole_request_error))
+            elif internal_name is not None:  # Kafka's ReplicaManager refuses these first
+                partitions.append(_failed(data.index, ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                          f"Cannot append to internal topic {internal_name}"))
             elif topic is None:
                 partitions.append(_failed(data.index, unknown))
             elif (refusal := refused.get(TopicPartition(topic.name, data.index))) is not None:
