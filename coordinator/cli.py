@@ -248,6 +248,7 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
     import trio
 
     from coordinator.server.app import serve
+    from coordinator.server.collector import frozen_survivors
 
     def listening(host: str, port: int) -> None:
         _announce(f"kcoord listening on {host}:{port}")
@@ -278,10 +279,12 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
 
                 bound = await nursery.start(serve_control, running, faults, control_port)
                 _announce(f"kcoord control API listening on 127.0.0.1:{bound}")
-            async for signum in signals:
-                log.info("%s received: shutting down", signal.Signals(signum).name)
-                nursery.cancel_scope.cancel()
-                break
+            # The process is the server's: its loaded state is long-lived (collector.py).
+            with frozen_survivors():
+                async for signum in signals:
+                    log.info("%s received: shutting down", signal.Signals(signum).name)
+                    nursery.cancel_scope.cancel()
+                    break
     log.info("stopped")
 
 

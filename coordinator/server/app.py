@@ -52,8 +52,11 @@ __all__ = ["RunningServer", "Server", "serve"]
 log = logging.getLogger(__name__)
 
 _WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
-#: Imported in a worker thread once the listener is up (with the handlers).
+#: Imported in a worker thread once the broker surface is up (with the handlers).
 _DEFERRED_MODULES = ("coordinator.server.sink", "storage.async_log")
+#: The route modules answered as soon as the topic store is loaded, before the coordinator:
+#: what a client needs first (Kafka answers them while its coordinators load).
+BROKER_SURFACE = ("metadata", "find_coordinator", "describe_configs")
 
 
 class Server:
@@ -93,6 +96,8 @@ class Server:
         #: The handler table's keys: what ApiVersions advertises, already before loading.
         self.served_api_keys = served_api_keys
         self.loaded = trio.Event()
+        #: Set (and replaced) whenever handlers are added: connections waiting for one.
+        self._handlers_added = trio.Event()
         self.max_request_bytes = max_request_bytes
         # Kafka: -1 (or 0) disables the idle check.
         self.idle_seconds = idle_ms / 1000 if idle_ms > 0 else float("inf")
@@ -103,6 +108,19 @@ class Server:
         self.refused_connections = 0
         #: Open connections by id (the idle sweep walks them).
         self.connections: dict[int, Connection] = {}
+
+    def add_handlers(self, handlers: Mapping[int, Handler], traits: ApiTraits) -> None:
+        """Serve ``handlers`` from now on, as ``traits`` says (a stage of loading is done)."""
+        self.handlers.update(handlers)
+        self.traits = traits
+        self._handlers_added.set()
+        self._handlers_added = trio.Event()
+
+    async def wait_for_handler(self, api_key: int) -> Handler | None:
+        """``api_key``'s handler once loaded; None when loading ended without one."""
+        while (handler := self.handlers.get(api_key)) is None and not self.loaded.is_set():
+            await self._handlers_added.wait()
+        return handler
 
     @property
     def runtime(self) -> CoordinatorRuntime:
@@ -182,6 +200,14 @@ def _advertised_host(options: ServeOptions) -> str:
     if options.host in _WILDCARD_HOSTS:
         return socket.gethostname()
     return options.host
+
+
+def _load_broker_surface(options: ServeOptions, max_open_files: int) -> tuple[RouteTable, Any]:
+    """The routes answered before the coordinator loads, and the topic store (blocking:
+    imports and topic files; run in a worker thread)."""
+    routes = RouteTable(importlib.import_module(f"coordinator.server.apis.{name}").ROUTE
+                        for name in BROKER_SURFACE)
+    return routes, _topic_store(options, max_open_files)
 
 
 def _import_deferred() -> RouteTable:
@@ -305,7 +331,19 @@ async def serve(
                 options.on_listening(host, port)
             if brokers is not None:
                 _report_brokers(brokers, host, options)
+            # The broker surface first: Metadata, FindCoordinator and DescribeConfigs are
+            # answered from here on, the coordinator APIs COORDINATOR_LOAD_IN_PROGRESS.
+            surface, server.topics = await trio.to_thread.run_sync(
+                _load_broker_surface, options, budget.segment_files)
+            if server.topics.files is not None:
+                stack.callback(server.topics.files.close)
+            if brokers is None:
+                server.add_handlers(surface.handlers, surface.traits)
+            else:
+                brokers.loaded(surface)
+            log.debug("broker surface ready: %d topics", len(server.topics))
             routes = await trio.to_thread.run_sync(_import_deferred)
+            log.debug("handlers imported")
             from coordinator.core import GroupCoordinator
             from coordinator.server.runtime import CoordinatorRuntime, wall_clock_ms
 
@@ -317,9 +355,6 @@ async def serve(
                     coordinator, sink, clock_ms=options.clock_ms or wall_clock_ms,
                     reads=routes.read_only_core_handlers,
                 )
-                server.topics = _topic_store(options, budget.segment_files)
-                if server.topics.files is not None:
-                    stack.callback(server.topics.files.close)
                 server.groups = runtime
                 async with trio.open_nursery() as core_nursery:
                     await core_nursery.start(runtime.run)
@@ -331,11 +366,11 @@ async def serve(
                     if server.topics.files is not None:
                         core_nursery.start_soon(_enforce_retention, server, runtime)
                     if brokers is None:
-                        server.handlers.update(routes.handlers)
-                        server.traits = routes.traits
+                        server.add_handlers(routes.handlers, routes.traits)
                     else:
                         brokers.loaded(routes)
                     server.loaded.set()
+                    log.debug("loaded")
                     task_status.started(RunningServer(host, port, server, brokers))
 
 

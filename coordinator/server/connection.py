@@ -55,6 +55,7 @@ from coordinator.server.answer_memory import (
 from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.context import Handler, RequestContext, ServerState
 from coordinator.server.early import EarlyConnection
+from coordinator.server.loading import COORDINATOR_APIS, load_in_progress
 from coordinator.server.pipeline import PendingAnswer, ResponsePipeline
 from coordinator.server.reactor import (
     FAIR_SLICE_S,
@@ -333,8 +334,13 @@ async def _serve_frames(
         api_key = request.api_key
         handler = server.handlers.get(api_key)
         if handler is None and not server.loaded.is_set():
-            await server.loaded.wait()  # startup: everything but ApiVersions waits for load
-            handler = server.handlers.get(api_key)
+            if api_key in COORDINATOR_APIS:  # Kafka's answer while the coordinator loads
+                if pipeline.active:
+                    await pipeline.drained()
+                out += encode_response(api_key, request.api_version, request.correlation_id,
+                                       load_in_progress(request))
+                continue
+            handler = await server.wait_for_handler(api_key)  # startup: loaded in stages
         if handler is None:
             BAD_INPUT.warn(
                 "closing connection %d from %s: %s (key %d) is not served",
