@@ -20,9 +20,10 @@ also gives load-independent counts for kcoord:
   JoinGroup were answered (``valgrind --tool=callgrind``, a dump requested with
   ``callgrind_control`` as each answer arrives; slow: about a minute per checkout).
 
-``--compile`` byte-compiles the kcoord checkouts first, as ``pip install`` does; without
-it, under ``PYTHONDONTWRITEBYTECODE=1`` (this machine's sessions and the Dockerfile set
-it), an editable checkout compiles every module from source at each start.
+``--compile`` byte-compiles the kcoord checkouts first, in place (``__pycache__``, ignored
+by git), as ``pip install`` does; without it, under ``PYTHONDONTWRITEBYTECODE=1`` (this
+machine's sessions and the Dockerfile set it), an editable checkout compiles every module
+from source at each start.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ class Start:
     find_coordinator: float = 0.0
     join_group: float = 0.0
     join_retries: int = 0
+    #: The server's VmRSS once the JoinGroup was answered (MiB).
+    rss_mib: float = 0.0
 
 
 @dataclass
@@ -155,9 +158,22 @@ def start_once(target: Target) -> Start:
     proc = subprocess.Popen(target.argv, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, cwd=target.cwd, env=env)
     try:
-        return run_client(target.port, proc, began)
+        start = run_client(target.port, proc, began)
+        start.rss_mib = _rss_mib(proc.pid)
+        return start
     finally:
         _stop(proc)
+
+
+def _rss_mib(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -328,14 +344,14 @@ def main() -> int:
             baseline.append(f"python -c '{code}' (to exit) {_ms(times)} ms")
         print(f"\nmedian of {args.runs} starts, ms after exec; {'; '.join(baseline)}\n")
         print("| broker | port accepts | ApiVersions | Metadata | FindCoordinator | JoinGroup "
-              "| JoinGroup retries |\n|---|---:|---:|---:|---:|---:|---:|")
+              "| JoinGroup retries | VmRSS MiB then |\n|---|---:|---:|---:|---:|---:|---:|---:|")
         for target in targets:
             s = target.starts
             retries = statistics.median(x.join_retries for x in s)
             print(f"| {target.name} | {_ms([x.accepted for x in s])} | "
                   f"{_ms([x.api_versions for x in s])} | {_ms([x.metadata for x in s])} | "
                   f"{_ms([x.find_coordinator for x in s])} | {_ms([x.join_group for x in s])} "
-                  f"| {retries:g} |")
+                  f"| {retries:g} | {statistics.median(x.rss_mib for x in s):.1f} |")
         for i, checkout in enumerate(checkouts):
             data_dir = os.path.join(tmp, f"trace{i}")
             print(f"\n## {checkout}\n")
