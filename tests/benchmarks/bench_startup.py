@@ -100,7 +100,8 @@ def tansu_target(binary: str) -> Target:
 def _connect(port: int, proc: subprocess.Popen[bytes], deadline: float) -> socket.socket:
     while True:
         try:
-            sock = socket.create_connection(("127.0.0.1", port), timeout=max(deadline - time.perf_counter(), 1.0))
+            sock = socket.create_connection(("127.0.0.1", port),
+                                            timeout=max(deadline - time.perf_counter(), 1.0))
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             return sock
         except OSError:
