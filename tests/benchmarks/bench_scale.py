@@ -37,6 +37,7 @@ from wire import decode_response, encode_request
 TOPIC = "scale"
 PARTITIONS = 10
 HEARTBEAT, COMMIT, JOIN, SYNC = 12, 8, 11, 14
+MEMBER_ID_REQUIRED = 79
 EXPIRY_CODES = {22: "ILLEGAL_GENERATION", 25: "UNKNOWN_MEMBER_ID", 27: "REBALANCE_IN_PROGRESS"}
 
 
@@ -71,12 +72,22 @@ class Member:
 
 def _form(members: list[Member]) -> None:
     """Join every member at once, then sync every group (the leader assigns partitions)."""
-    for m in members:
-        m.call(JOIN, 3, {"group_id": m.group, "session_timeout_ms": 30_000,
-                         "rebalance_timeout_ms": 60_000, "member_id": "",
-                         "protocol_type": "consumer",
-                         "protocols": [{"name": "range", "metadata": b"\x00" * 10}]})
-    joined = [m.answer(JOIN, 3) for m in members]
+    joining = members
+    answers: dict[int, Any] = {}
+    while joining:  # Tansu asks for a member id (MEMBER_ID_REQUIRED) even in v3
+        for m in joining:
+            m.call(JOIN, 3, {"group_id": m.group, "session_timeout_ms": 30_000,
+                             "rebalance_timeout_ms": 60_000, "member_id": m.member_id,
+                             "protocol_type": "consumer",
+                             "protocols": [{"name": "range", "metadata": b"\x00" * 10}]})
+        again = []
+        for m in joining:
+            answers[id(m)] = answer = m.answer(JOIN, 3)
+            if answer.error_code == MEMBER_ID_REQUIRED:
+                m.member_id = answer.member_id
+                again.append(m)
+        joining = again
+    joined = [answers[id(m)] for m in members]
     for m, j in zip(members, joined, strict=True):
         if j.error_code:
             raise RuntimeError(f"JoinGroup of {m.group}: error {j.error_code}")
