@@ -30,7 +30,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench_brokers import REPO, Session, free_port, recv_frame, tansu_binary
+from bench_brokers import REPO, Broker, Session, free_port, recv_frame, tansu_binary
 
 from wire import decode_response, encode_request
 
@@ -173,22 +173,6 @@ def worker(port: int, groups: list[str], size: int, seconds: float, periods: dic
 # ---------------------------------------------------------------- the parent
 
 
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _memory(pid: int) -> dict[str, float]:
-    found = {}
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                found[key] = int(value.split()[0]) / 1024
-    return found
-
-
 def _start(name: str, binary: str | None, data_dir: str) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     if name == "kcoord":
@@ -239,10 +223,11 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
             # The steady phase starts once every group formed: sample the CPU after the
             # initial rebalance delay and the joins (an estimate; the workers say when).
             time.sleep(min(args.seconds / 2, 10.0))
-            cpu0, t0 = _cpu_seconds(proc.pid), time.monotonic()
+            server = Broker(name, [], port, proc)  # its /proc readings
+            cpu0, t0 = server.cpu_seconds(), time.monotonic()
             outputs = [json.loads(w.communicate(timeout=args.seconds + 600)[0]) for w in workers]
-            cpu1, t1 = _cpu_seconds(proc.pid), time.monotonic()
-            memory = _memory(proc.pid)
+            cpu1, t1 = server.cpu_seconds(), time.monotonic()
+            memory = server.memory_mib()
         finally:
             proc.terminate()
             proc.wait(30)
