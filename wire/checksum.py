@@ -5,20 +5,18 @@
 ``importlib.metadata`` (which imports email, zipfile, csv, calendar ...) and imports its
 command line (argparse): about 20 ms of CPU and 1.5 MiB of a server's memory that the
 checksum does not need. A later ``import crc32c`` finds the extension in ``sys.modules`` and
-reuses it. Measured against issue 33's measure (the extension is loaded before the first
-Metadata: the topic store's control batches need it): ``import wire`` then this module
-costs 1 M instructions more than ``import wire``, ``import crc32c`` 63 M more (callgrind,
-with trio already imported), about 6 % of the instructions until that first Metadata.
+reuses it.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.machinery
 import importlib.util
 import sys
 from types import ModuleType
 from typing import Protocol
+
+from wire.module_loading import load_spec
 
 __all__ = ["crc32c"]
 
@@ -39,17 +37,7 @@ def _extension() -> ModuleType:
     if package is None or not package.submodule_search_locations:
         raise ModuleNotFoundError("No module named 'crc32c'", name="crc32c")
     locations = list(package.submodule_search_locations)
-    spec = importlib.machinery.PathFinder.find_spec(_EXTENSION, locations)
-    if spec is None or spec.loader is None:
-        return importlib.import_module(_EXTENSION)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[_EXTENSION] = module  # a later ``import crc32c`` reuses it
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[_EXTENSION]
-        raise
-    return module
+    return load_spec(_EXTENSION, importlib.machinery.PathFinder.find_spec(_EXTENSION, locations))
 
 
 #: ``crc32c(data, value=0)``: the CRC-32C of a bytes-like ``data``, continuing from ``value``.
