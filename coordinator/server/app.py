@@ -5,11 +5,15 @@ answered ApiVersions). The CLI binds before importing trio and answers ApiVersio
 thread meanwhile (``early.py``, ``options.early``); ``serve`` takes those sockets and
 connections over. Otherwise it binds itself and reports the address
 (``options.on_listening``). Either way it answers ApiVersions at once from the handler
-route modules' names (``apis.served_api_keys``), while a worker thread imports the routes
-(``apis.load_routes``: the coordinator, the broker surface, the runtime and storage's
-writer; about 120 ms on an idle machine): the functions below import those modules where
-they use them. Then the log is opened (locked, recovered) and replayed into
-the coordinator; other requests wait for that (``Server.loaded``). ``task_status.started``
+route modules' names (``apis.served_api_keys``). A worker thread then imports the broker
+surface's routes (Metadata, FindCoordinator, DescribeConfigs: ``BROKER_SURFACE``) and loads
+the topic store: those are answered from then on (issue 33's measure is exec to the first
+answered Metadata, ``tests/benchmarks/bench_startup.py``), and the coordinator APIs
+COORDINATOR_LOAD_IN_PROGRESS (``loading.py``) until the coordinator is loaded: every
+route imported (``apis.load_routes``: the coordinator, the runtime and storage's writer),
+the log opened (locked, recovered) and replayed, the transaction coordinator started
+(``Server.loaded``); any other request waits for its handler (``Server.wait_for_handler``).
+The functions below import those modules where they use them. ``task_status.started``
 reports a fully loaded server. Shutdown is cancellation: stop accepting, cancel in-flight
 requests, then flush and close the log.
 """
