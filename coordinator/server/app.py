@@ -1,9 +1,8 @@
 """``serve``: the kcoord server -- listener, connections, coordinator runtime, record sink.
 
-Startup is staged for speed (the budget is 150 ms from process start to the first
-answered ApiVersions). The CLI binds before importing trio and answers ApiVersions from a
-thread meanwhile (``early.py``, ``options.early``); ``serve`` takes those sockets and
-connections over. Otherwise it binds itself and reports the address
+Startup is staged so that a client can work as soon as possible. The CLI binds before
+importing trio (``early.py``, ``options.early``; connections wait in the backlog) and
+``serve`` takes those sockets over; otherwise it binds itself. Either way it reports the address
 (``options.on_listening``). Either way it answers ApiVersions at once from the handler
 route modules' names (``apis.served_api_keys``). A worker thread then imports the broker
 surface's routes (Metadata, FindCoordinator, DescribeConfigs: ``BROKER_SURFACE``) and loads
@@ -41,8 +40,7 @@ from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.connection import Connection, serve_connection
 from coordinator.server.context import ApiTraits, BrokerIdentity, Handler
 from coordinator.server.descriptors import descriptor_budget
-from coordinator.server.early import EarlyConnection, probe_lock
-from coordinator.server.lazy import import_leaf
+from coordinator.server.early import probe_lock
 from coordinator.server.options import ServeOptions
 from coordinator.server.request_memory import RequestMemory
 from wire.constants import ApiKey
@@ -146,10 +144,9 @@ class Server:
                 if not conn.busy and conn.last_active <= cutoff:
                     conn.expire()
 
-    async def handle_stream(self, stream: trio.SocketStream,
-                            early: EarlyConnection | None = None) -> None:
+    async def handle_stream(self, stream: trio.SocketStream) -> None:
         """trio.serve_listeners' handler: one task per connection (closed at once beyond
-        ``max.connections``); ``early`` for one the early listener accepted."""
+        ``max.connections``)."""
         if self.open_connections >= self.max_connections:
             self.refused_connections += 1
             BAD_INPUT.warn("refusing a connection: %d open (max.connections)",
@@ -157,17 +154,9 @@ class Server:
             return
         self.open_connections += 1
         try:
-            await serve_connection(self, stream, next(self._connection_ids), early)
+            await serve_connection(self, stream, next(self._connection_ids))
         finally:
             self.open_connections -= 1
-
-    async def take_over(self, conn: EarlyConnection) -> None:
-        """Serve a connection the early listener accepted, from where it left off."""
-        stream = trio.SocketStream(trio.socket.from_stdlib_socket(conn.sock))
-        try:
-            await self.handle_stream(stream, conn)
-        finally:
-            await trio.aclose_forcefully(stream)  # as trio.serve_listeners does
 
 
 @dataclass(frozen=True)
@@ -273,13 +262,13 @@ async def serve(
     early = options.early
     if early is None and options.sink is None and options.data_dir is not None:
         probe_lock(options.data_dir)
-    api_versions: Any = import_leaf("coordinator.server.apis.api_versions")
+    from coordinator.server.apis import api_versions
     async with AsyncExitStack() as stack:
         if early is None:
             listeners = await trio.open_tcp_listeners(options.port, host=options.host or None)
         else:  # bound before trio was imported (``early.py``)
             listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(sock))
-                         for sock in early.sockets]
+                         for sock in early]
         stack.push_async_callback(_close_listeners, listeners)
         port = int(listeners[0].socket.getsockname()[1])
         host = options.host or "0.0.0.0"
@@ -327,9 +316,6 @@ async def serve(
                 await brokers.run(nursery)
             for each in (brokers.servers.values() if brokers is not None else (server,)):
                 nursery.start_soon(each.sweep_idle_connections)
-            if early is not None:
-                for conn in early.responder.stop():
-                    nursery.start_soon(server.take_over, conn)
             log.info("listening on %s:%d (advertised as %s)", host, port, identity.host)
             if options.on_listening is not None:
                 options.on_listening(host, port)

@@ -54,7 +54,6 @@ from coordinator.server.answer_memory import (
 )
 from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.context import Handler, RequestContext, ServerState
-from coordinator.server.early import EarlyConnection
 from coordinator.server.loading import COORDINATOR_APIS, load_in_progress
 from coordinator.server.pipeline import PendingAnswer, ResponsePipeline
 from coordinator.server.reactor import (
@@ -187,11 +186,8 @@ async def serve_connection(
     server: ServerState,
     stream: trio.SocketStream,
     connection_id: int,
-    early: EarlyConnection | None = None,
 ) -> None:
-    """Serve one accepted connection until the peer closes it or it misbehaves; ``early``
-    (``early.EarlyConnection``): one the early listener accepted, with the bytes it read
-    but did not answer and the answers it could not send yet."""
+    """Serve one accepted connection until the peer closes it or it misbehaves."""
     try:
         peer_host = str(stream.socket.getpeername()[0])
     except OSError:
@@ -210,7 +206,7 @@ async def serve_connection(
     log.debug("connection %d from %s opened", connection_id, peer_host)
     try:
         with conn.scope:
-            await _serve(server, conn, early)
+            await _serve(server, conn)
     except FrameDeadline:
         log.warning("closing connection %d from %s: a request did not arrive whole within %g s",
                     connection_id, peer_host, FRAME_DEADLINE_S)
@@ -237,14 +233,10 @@ class _Close(Exception):
     """This connection must be closed (after writing what was already answered)."""
 
 
-async def _serve(server: ServerState, conn: Connection, early: EarlyConnection | None) -> None:
+async def _serve(server: ServerState, conn: Connection) -> None:
     reader = FrameReader(server.max_request_bytes)
     receiving = Receiving(getattr(server, "request_memory", None))
     out = bytearray()
-    if early is not None:
-        reader.receive_data(bytes(early.unread))
-        receiving.received_at = conn.last_active
-        out += early.unsent
     try:
         async with trio.open_nursery() as nursery:
             pipeline = ResponsePipeline(conn, nursery)
