@@ -20,8 +20,8 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 import wire
-from coordinator.server.route import ALLOWED, Route
 from coordinator.broker import config as broker_config
+from coordinator.server.route import ALLOWED, Route
 from wire import ApiKey, ErrorCode
 from wire.constants import MAX_TRANSACTION_VERSION, TRANSACTION_VERSION_FEATURE
 
