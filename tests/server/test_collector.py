@@ -85,14 +85,15 @@ def test_frozen_survivors_keep_full_collections_small() -> None:
 
 def test_cyclic_garbage_among_frozen_objects_is_reclaimed_once_the_heap_doubles() -> None:
     offsets = _heap()
-    with frozen_survivors(growth=1.3), walked_by_full_collections() as sizes:
+    with frozen_survivors(growth=1.05), walked_by_full_collections() as sizes:
         for start in range(0, 3 * HEAP, 5_000):
             pending = [Value(i) for i in range(start, start + 5_000)]
             for i, value in enumerate(pending, start):
                 value.metadata.append(value)  # garbage only a collection can free
                 offsets[i % HEAP] = value
         frozen = gc.get_freeze_count()
-    # The process grew by 30 % with frozen garbage cycles at some point: one collection walked
+    # The process grew by 5 % with frozen garbage cycles at some point (whatever it held
+    # before: other tests ran in it): one collection walked
     # everything and reclaimed them, so what stays frozen is bounded.
     assert max(sizes) > HEAP
     assert frozen < 4 * HEAP
