@@ -8,10 +8,10 @@ port) print ONE line on stderr and exit with status 2 before anything binds; onc
 went away never stops the server; SIGTERM/SIGINT shut down cleanly with status 0. Heavy
 modules are imported only by the subcommand that needs them, once arguments are valid:
 trio costs about 110 ms and the wire codecs 45-65 ms on an idle machine (``python -X
-importtime``), which ``log dump`` and a refused flag do without; ``serve`` binds and answers
-ApiVersions before importing either (``coordinator/server/early.py``) and defers the
-coordinator itself until it listens (``coordinator/server/app.py``). A SIGTERM/SIGINT that
-arrives before trio is running is kept and acted on once it is.
+importtime``), which ``log dump`` and a refused flag do without; ``serve`` binds before
+importing either (``coordinator/server/early.py``), answers Metadata once the topic store is
+loaded and the coordinator's APIs once the log is replayed (``coordinator/server/app.py``).
+A SIGTERM/SIGINT that arrives before trio is running is kept and acted on once it is.
 """
 
 from __future__ import annotations
@@ -248,6 +248,7 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
     import trio
 
     from coordinator.server.app import serve
+    from coordinator.server.collector import frozen_survivors
 
     def listening(host: str, port: int) -> None:
         _announce(f"kcoord listening on {host}:{port}")
@@ -278,10 +279,12 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
 
                 bound = await nursery.start(serve_control, running, faults, control_port)
                 _announce(f"kcoord control API listening on 127.0.0.1:{bound}")
-            async for signum in signals:
-                log.info("%s received: shutting down", signal.Signals(signum).name)
-                nursery.cancel_scope.cancel()
-                break
+            # The process is the server's: its loaded state is long-lived (collector.py).
+            with frozen_survivors():
+                async for signum in signals:
+                    log.info("%s received: shutting down", signal.Signals(signum).name)
+                    nursery.cancel_scope.cancel()
+                    break
     log.info("stopped")
 
 
@@ -319,8 +322,8 @@ def _run_serve(args: argparse.Namespace) -> int:
             print(f"kcoord: cannot serve broker {node_id} on {args.host or '0.0.0.0'}:"
                   f"{args.port + node_id}: {problem}", file=sys.stderr)
             return EXIT_FAILURE
-    # Bound and answering ApiVersions before trio and the codecs are imported; a signal
-    # before trio takes them over is kept, then acted on.
+    # Bound before trio and the codecs are imported (connections wait in the backlog); a
+    # signal before trio takes them over is kept, then acted on.
     import signal
 
     previous = {signum: signal.signal(signum, _keep_early_signal)
@@ -333,20 +336,21 @@ def _run_serve(args: argparse.Namespace) -> int:
 
 
 def _serve_early(options: ServeOptions, args: argparse.Namespace) -> int:
-    from coordinator.server.apis import served_api_keys
-    from coordinator.server.early import start_early
+    from coordinator.server.early import bind_listeners, probe_lock
 
     try:
-        early = start_early(
-            options, served_api_keys(options.coordinator_config.consumer_protocol_enabled)
-        )
+        if options.sink is None and options.data_dir is not None:
+            probe_lock(options.data_dir)
+        sockets = bind_listeners(options.port, options.host or None)
     except Exception as exc:
         return _serve_failure(exc, args)
     try:
-        _announce(f"kcoord listening on {options.host or '0.0.0.0'}:{early.port}")
-        return _run_trio(dataclasses.replace(options, early=early), args)
+        port = int(sockets[0].getsockname()[1])
+        _announce(f"kcoord listening on {options.host or '0.0.0.0'}:{port}")
+        return _run_trio(dataclasses.replace(options, early=sockets), args)
     finally:
-        early.close()
+        for sock in sockets:  # those serve took over are closed already
+            sock.close()
 
 
 _early_signals: list[int] = []

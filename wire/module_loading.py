@@ -1,5 +1,5 @@
 """Running one module of a package without the package's ``__init__`` (startup time and
-memory: see ``wire.checksum`` and ``coordinator.server.lazy``)."""
+memory: see ``wire.checksum``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Kafka's unsigned varint, encoded without construct (``wire.primitives`` and
-``wire.early_api_versions`` share it)."""
+"""Kafka's unsigned varint, encoded without construct (``wire.primitives`` and the
+hand-coded paths share it)."""
 
 from __future__ import annotations
 

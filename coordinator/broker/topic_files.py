@@ -40,18 +40,20 @@ import struct
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from coordinator.broker.errors import BrokerError
-from storage.batch import EncodedBatch
 from storage.directory import Segment
 from storage.errors import StorageError
-from storage.log import Log
 from storage.log_cleaner import BATCH_KEY, CLEANED_START_PREFIX, LOG_START_PREFIX, CleanResult
 from storage.log_cleaner_plan import SegmentInfo
 from storage.open_files import DEFAULT_MAX_OPEN_SEGMENT_FILES, PooledFileSystem
 from storage.policy import FsyncPolicy, RecoverMode
 from storage.segment import HEADER_SIZE, encode_entry
 from wire import ErrorCode
+
+if TYPE_CHECKING:
+    from storage.log import Log
 
 __all__ = ["TOPICS_DIR", "LoadedTopic", "TopicFiles"]
 
@@ -212,7 +214,7 @@ class TopicFiles:
         entry = encode_entry(_OFFSET.pack(base_offset), data)
         try:
             partition_log = self._open(topic_id, index)
-            partition_log.write_batch(EncodedBatch(entry, 1))
+            partition_log.write_batch(_one_entry(entry))
         except (StorageError, OSError) as exc:
             raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
                               f"cannot append to partition {index}: {exc}") from exc
@@ -348,7 +350,7 @@ class TopicFiles:
         """Record a partition's new log start offset (DeleteRecords) before it takes effect."""
         entry = encode_entry(_LOG_START + _OFFSET.pack(log_start_offset), None)
         try:
-            self._open(topic_id, index).write_batch(EncodedBatch(entry, 1))
+            self._open(topic_id, index).write_batch(_one_entry(entry))
         except (StorageError, OSError) as exc:
             raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
                               f"cannot record the log start of partition {index}: {exc}") from exc
@@ -369,6 +371,8 @@ class TopicFiles:
         key = (topic_id, index)
         partition_log = self._logs.get(key)
         if partition_log is None:
+            from storage.log import Log  # see _one_entry
+
             directory = os.path.join(self.root, str(topic_id), str(index))
             segment_bytes = self._topic_segment_bytes.get(topic_id, self.segment_bytes)
             partition_log = Log.open(directory, fsync=self.fsync, recover=self.recover,
@@ -376,6 +380,16 @@ class TopicFiles:
                                      fs=self.fs)
             self._logs[key] = partition_log
         return partition_log
+
+
+def _one_entry(entry: bytes) -> Any:
+    """``entry`` as a batch for ``Log.write_batch``. storage's log and batch modules (the
+    coordinator's record codecs with them) are imported where a partition log is first
+    used, not with this module: a server with no topic data answers its first Metadata
+    before it needs them (startup time)."""
+    from storage.batch import EncodedBatch
+
+    return EncodedBatch(entry, 1)
 
 
 def _fsync_dir(path: str) -> None:

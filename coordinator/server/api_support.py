@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from coordinator.broker.topics import TopicStore
-from coordinator.core.topics_image import TopicsImage
 from wire import ErrorCode
 
 if TYPE_CHECKING:
@@ -159,6 +158,10 @@ def refresh_topics_image(ctx: RequestContext) -> None:
     engine = group_runtime(ctx).coordinator
     if engine.topics_image.version == store.version:
         return
+    # Imported here: a module-level import runs coordinator.core's __init__ (the whole group
+    # core, 43 modules) before the first Metadata, which this module's helpers also serve.
+    from coordinator.core.topics_image import TopicsImage
+
     topics = (store.get(name) for name in store.names())
     engine.topics_image = TopicsImage(
         ((topic.name, topic.topic_id, len(topic.partitions)) for topic in topics),

@@ -1,15 +1,18 @@
 """``serve``: the kcoord server -- listener, connections, coordinator runtime, record sink.
 
-Startup is staged for speed (the budget is 150 ms from process start to the first
-answered ApiVersions). The CLI binds before importing trio and answers ApiVersions from a
-thread meanwhile (``early.py``, ``options.early``); ``serve`` takes those sockets and
-connections over. Otherwise it binds itself and reports the address
+Startup is staged so that a client can work as soon as possible. The CLI binds before
+importing trio (``early.py``, ``options.early``; connections wait in the backlog) and
+``serve`` takes those sockets over; otherwise it binds itself. Either way it reports the address
 (``options.on_listening``). Either way it answers ApiVersions at once from the handler
-route modules' names (``apis.served_api_keys``), while a worker thread imports the routes
-(``apis.load_routes``: the coordinator, the broker surface, the runtime and storage's
-writer; about 120 ms on an idle machine): the functions below import those modules where
-they use them. Then the log is opened (locked, recovered) and replayed into
-the coordinator; other requests wait for that (``Server.loaded``). ``task_status.started``
+route modules' names (``apis.served_api_keys``). A worker thread then imports the broker
+surface's routes (Metadata, FindCoordinator, DescribeConfigs: ``BROKER_SURFACE``) and loads
+the topic store: those are answered from then on (issue 33's measure is exec to the first
+answered Metadata, ``tests/benchmarks/bench_startup.py``), and the coordinator APIs
+COORDINATOR_LOAD_IN_PROGRESS (``loading.py``) until the coordinator is loaded: every
+route imported (``apis.load_routes``: the coordinator, the runtime and storage's writer),
+the log opened (locked, recovered) and replayed, the transaction coordinator started
+(``Server.loaded``); any other request waits for its handler (``Server.wait_for_handler``).
+The functions below import those modules where they use them. ``task_status.started``
 reports a fully loaded server. Shutdown is cancellation: stop accepting, cancel in-flight
 requests, then flush and close the log.
 """
@@ -37,8 +40,7 @@ from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.connection import Connection, serve_connection
 from coordinator.server.context import ApiTraits, BrokerIdentity, Handler
 from coordinator.server.descriptors import descriptor_budget
-from coordinator.server.early import EarlyConnection, probe_lock
-from coordinator.server.lazy import import_leaf
+from coordinator.server.early import probe_lock
 from coordinator.server.options import ServeOptions
 from coordinator.server.request_memory import RequestMemory
 from coordinator.server.tally import Tallies
@@ -53,8 +55,11 @@ __all__ = ["RunningServer", "Server", "serve"]
 log = logging.getLogger(__name__)
 
 _WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
-#: Imported in a worker thread once the listener is up (with the handlers).
+#: Imported in a worker thread once the broker surface is up (with the handlers).
 _DEFERRED_MODULES = ("coordinator.server.sink", "storage.async_log")
+#: The route modules answered as soon as the topic store is loaded, before the coordinator:
+#: what a client needs first (Kafka answers them while its coordinators load).
+BROKER_SURFACE = ("metadata", "find_coordinator", "describe_configs")
 
 
 class Server:
@@ -100,6 +105,8 @@ class Server:
         #: The handler table's keys: what ApiVersions advertises, already before loading.
         self.served_api_keys = served_api_keys
         self.loaded = trio.Event()
+        #: Set (and replaced) whenever handlers are added: connections waiting for one.
+        self._handlers_added = trio.Event()
         self.max_request_bytes = max_request_bytes
         # Kafka: -1 (or 0) disables the idle check.
         self.idle_seconds = idle_ms / 1000 if idle_ms > 0 else float("inf")
@@ -112,6 +119,19 @@ class Server:
         self.tallies = Tallies()
         #: Open connections by id (the idle sweep walks them).
         self.connections: dict[int, Connection] = {}
+
+    def add_handlers(self, handlers: Mapping[int, Handler], traits: ApiTraits) -> None:
+        """Serve ``handlers`` from now on, as ``traits`` says (a stage of loading is done)."""
+        self.handlers.update(handlers)
+        self.traits = traits
+        self._handlers_added.set()
+        self._handlers_added = trio.Event()
+
+    async def wait_for_handler(self, api_key: int) -> Handler | None:
+        """``api_key``'s handler once loaded; None when loading ended without one."""
+        while (handler := self.handlers.get(api_key)) is None and not self.loaded.is_set():
+            await self._handlers_added.wait()
+        return handler
 
     @property
     def runtime(self) -> CoordinatorRuntime:
@@ -133,10 +153,9 @@ class Server:
                 if not conn.busy and conn.last_active <= cutoff:
                     conn.expire()
 
-    async def handle_stream(self, stream: trio.SocketStream,
-                            early: EarlyConnection | None = None) -> None:
+    async def handle_stream(self, stream: trio.SocketStream) -> None:
         """trio.serve_listeners' handler: one task per connection (closed at once beyond
-        ``max.connections``); ``early`` for one the early listener accepted."""
+        ``max.connections``)."""
         if self.open_connections >= self.max_connections:
             self.refused_connections += 1
             BAD_INPUT.warn("refusing a connection: %d open (max.connections)",
@@ -144,17 +163,9 @@ class Server:
             return
         self.open_connections += 1
         try:
-            await serve_connection(self, stream, next(self._connection_ids), early)
+            await serve_connection(self, stream, next(self._connection_ids))
         finally:
             self.open_connections -= 1
-
-    async def take_over(self, conn: EarlyConnection) -> None:
-        """Serve a connection the early listener accepted, from where it left off."""
-        stream = trio.SocketStream(trio.socket.from_stdlib_socket(conn.sock))
-        try:
-            await self.handle_stream(stream, conn)
-        finally:
-            await trio.aclose_forcefully(stream)  # as trio.serve_listeners does
 
 
 @dataclass(frozen=True)
@@ -191,6 +202,14 @@ def _advertised_host(options: ServeOptions) -> str:
     if options.host in _WILDCARD_HOSTS:
         return socket.gethostname()
     return options.host
+
+
+def _load_broker_surface(options: ServeOptions, max_open_files: int) -> tuple[RouteTable, Any]:
+    """The routes answered before the coordinator loads, and the topic store (blocking:
+    imports and topic files; run in a worker thread)."""
+    routes = RouteTable(importlib.import_module(f"coordinator.server.apis.{name}").ROUTE
+                        for name in BROKER_SURFACE)
+    return routes, _topic_store(options, max_open_files)
 
 
 def _import_deferred() -> RouteTable:
@@ -252,13 +271,13 @@ async def serve(
     early = options.early
     if early is None and options.sink is None and options.data_dir is not None:
         probe_lock(options.data_dir)
-    api_versions: Any = import_leaf("coordinator.server.apis.api_versions")
+    from coordinator.server.apis import api_versions
     async with AsyncExitStack() as stack:
         if early is None:
             listeners = await trio.open_tcp_listeners(options.port, host=options.host or None)
         else:  # bound before trio was imported (``early.py``)
             listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(sock))
-                         for sock in early.sockets]
+                         for sock in early]
         stack.push_async_callback(_close_listeners, listeners)
         port = int(listeners[0].socket.getsockname()[1])
         host = options.host or "0.0.0.0"
@@ -308,15 +327,24 @@ async def serve(
                 await brokers.run(nursery)
             for each in (brokers.servers.values() if brokers is not None else (server,)):
                 nursery.start_soon(each.sweep_idle_connections)
-            if early is not None:
-                for conn in early.responder.stop():
-                    nursery.start_soon(server.take_over, conn)
             log.info("listening on %s:%d (advertised as %s)", host, port, identity.host)
             if options.on_listening is not None:
                 options.on_listening(host, port)
             if brokers is not None:
                 _report_brokers(brokers, host, options)
+            # The broker surface first: Metadata, FindCoordinator and DescribeConfigs are
+            # answered from here on, the coordinator APIs COORDINATOR_LOAD_IN_PROGRESS.
+            surface, server.topics = await trio.to_thread.run_sync(
+                _load_broker_surface, options, budget.segment_files)
+            if server.topics.files is not None:
+                stack.callback(server.topics.files.close)
+            if brokers is None:
+                server.add_handlers(surface.handlers, surface.traits)
+            else:
+                brokers.loaded(surface)
+            log.debug("broker surface ready: %d topics", len(server.topics))
             routes = await trio.to_thread.run_sync(_import_deferred)
+            log.debug("handlers imported")
             from coordinator.core import GroupCoordinator
             from coordinator.server.runtime import CoordinatorRuntime, wall_clock_ms
 
@@ -328,9 +356,6 @@ async def serve(
                     coordinator, sink, clock_ms=options.clock_ms or wall_clock_ms,
                     reads=routes.read_only_core_handlers,
                 )
-                server.topics = _topic_store(options, budget.segment_files)
-                if server.topics.files is not None:
-                    stack.callback(server.topics.files.close)
                 server.groups = runtime
                 async with trio.open_nursery() as core_nursery:
                     await core_nursery.start(runtime.run)
@@ -343,11 +368,11 @@ async def serve(
                         core_nursery.start_soon(_enforce_retention, server, runtime)
                         core_nursery.start_soon(_run_log_cleaner, server, runtime)
                     if brokers is None:
-                        server.handlers.update(routes.handlers)
-                        server.traits = routes.traits
+                        server.add_handlers(routes.handlers, routes.traits)
                     else:
                         brokers.loaded(routes)
                     server.loaded.set()
+                    log.debug("loaded")
                     task_status.started(RunningServer(host, port, server, brokers))
 
 

@@ -49,6 +49,8 @@ class Server(Protocol):
 
     async def handle_stream(self, stream: trio.SocketStream) -> None: ...
 
+    def add_handlers(self, handlers: dict[int, Handler], traits: ApiTraits) -> None: ...
+
 
 class BrokerSet:
     """Every broker of the process, by node id (``servers[0]`` is the bootstrap)."""
@@ -86,8 +88,7 @@ class BrokerSet:
             server.topics = primary.topics
             server.groups = primary.groups
             server.transactions = primary.transactions
-            server.handlers.update(routed)
-            server.traits = traits
+            server.add_handlers(routed, traits)
 
     async def run(self, nursery: trio.Nursery) -> None:
         """Serve every broker's listener in ``nursery`` (each under its own cancel scope)."""

@@ -54,7 +54,7 @@ from coordinator.server.answer_memory import (
 )
 from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.context import Handler, RequestContext, ServerState
-from coordinator.server.early import EarlyConnection
+from coordinator.server.loading import COORDINATOR_APIS, load_in_progress
 from coordinator.server.pipeline import PendingAnswer, ResponsePipeline
 from coordinator.server.reactor import (
     FAIR_SLICE_S,
@@ -192,11 +192,8 @@ async def serve_connection(
     server: ServerState,
     stream: trio.SocketStream,
     connection_id: int,
-    early: EarlyConnection | None = None,
 ) -> None:
-    """Serve one accepted connection until the peer closes it or it misbehaves; ``early``
-    (``early.EarlyConnection``): one the early listener accepted, with the bytes it read
-    but did not answer and the answers it could not send yet."""
+    """Serve one accepted connection until the peer closes it or it misbehaves."""
     try:
         peer_host = str(stream.socket.getpeername()[0])
     except OSError:
@@ -215,7 +212,7 @@ async def serve_connection(
     log.debug("connection %d from %s opened", connection_id, peer_host)
     try:
         with conn.scope:
-            await _serve(server, conn, early)
+            await _serve(server, conn)
     except FrameDeadline:
         log.warning("closing connection %d from %s: a request did not arrive whole within %g s",
                     connection_id, peer_host, FRAME_DEADLINE_S)
@@ -243,14 +240,10 @@ class _Close(Exception):
     """This connection must be closed (after writing what was already answered)."""
 
 
-async def _serve(server: ServerState, conn: Connection, early: EarlyConnection | None) -> None:
+async def _serve(server: ServerState, conn: Connection) -> None:
     reader = FrameReader(server.max_request_bytes)
     receiving = Receiving(getattr(server, "request_memory", None))
     out = bytearray()
-    if early is not None:
-        reader.receive_data(bytes(early.unread))
-        receiving.received_at = conn.last_active
-        out += early.unsent
     try:
         async with trio.open_nursery() as nursery:
             pipeline = ResponsePipeline(conn, nursery)
@@ -341,8 +334,13 @@ async def _serve_frames(
         api_key = request.api_key
         handler = server.handlers.get(api_key)
         if handler is None and not server.loaded.is_set():
-            await server.loaded.wait()  # startup: everything but ApiVersions waits for load
-            handler = server.handlers.get(api_key)
+            if api_key in COORDINATOR_APIS:  # Kafka's answer while the coordinator loads
+                if pipeline.active:
+                    await pipeline.drained()
+                out += encode_response(api_key, request.api_version, request.correlation_id,
+                                       load_in_progress(request))
+                continue
+            handler = await server.wait_for_handler(api_key)  # startup: loaded in stages
         if handler is None:
             BAD_INPUT.warn(
                 "closing connection %d from %s: %s (key %d) is not served",

@@ -52,8 +52,9 @@ class ApiTraits:
 class ServerState(Protocol):
     """The server as connections and handlers see it: identity, config (Kafka names), the
     topic store (``coordinator.broker.topics.TopicStore``), the group coordinator runtime
-    (``coordinator.server.runtime.CoordinatorRuntime``), the handlers (filled in once
-    loaded) and the keys of the handler table, and the connection limits."""
+    (``coordinator.server.runtime.CoordinatorRuntime``), the handlers (filled in as the
+    server loads: the broker surface, then the coordinator's) and the keys of the handler
+    table, and the connection limits."""
 
     identity: BrokerIdentity
     config: dict[str, str]
@@ -70,6 +71,9 @@ class ServerState(Protocol):
     max_request_bytes: int
     idle_seconds: float
     connections: dict[int, Any]
+
+    async def wait_for_handler(self, api_key: int) -> Handler | None:
+        """``api_key``'s handler once the server has loaded it (None: not served)."""
 
 
 @dataclass(slots=True)

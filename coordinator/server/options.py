@@ -17,7 +17,6 @@ from typing import Any
 from coordinator.config import KNOWN_KEYS as COORDINATOR_KEYS
 from coordinator.config import ConfigError, CoordinatorConfig
 from coordinator.server.answer_memory import DEFAULT_SEND_TIMEOUT_MS
-from coordinator.server.lazy import import_leaf
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from storage.policy import FsyncPolicy, RecoverMode
 
@@ -136,8 +135,8 @@ class ServeOptions:
     #: Called with (host, port) as soon as the listener is bound, before the coordinator
     #: is loaded (the CLI prints its "listening" line there).
     on_listening: Any = None
-    #: A ``coordinator.server.early.EarlyStart``: the listener, bound and answering
-    #: ApiVersions before trio was imported (the CLI); ``serve`` takes it over.
+    #: The listening sockets, bound before trio was imported (the CLI,
+    #: ``coordinator.server.early``); ``serve`` takes them over.
     early: Any = None
     #: A ``coordinator.server.faults.FaultInjector`` consulted for every request (tests).
     faults: Any = None
@@ -165,7 +164,7 @@ def _int_value(key: str, raw: str, low: int, high: int) -> int:
 
 def _validate_broker(props: dict[str, str]) -> dict[str, str]:
     """The broker keys normalised (defaults filled in); ConfigError for unknown/bad ones."""
-    broker_config = import_leaf("coordinator.broker.config")
+    from coordinator.broker import config as broker_config
     known: Mapping[str, str] = broker_config.BROKER_CONFIG_DEFAULTS
     optional: frozenset[str] = broker_config.OPTIONAL_KEYS
     for key in props:

@@ -6,10 +6,9 @@
    has loaded (the list and order read from ``python -X importtime -m coordinator serve``),
    group by group in the server's order, and prints VmRSS after each group; beside it
    ``python -c pass`` and ``python -c "import trio"``.
-2. CPU before the early listener can answer: parse the ``serve`` arguments, import the early
-   path and build the ApiVersions answer (``time.process_time``, so less sensitive to a busy
-   machine than wall time); median and min of ``--runs`` fresh interpreters per checkout,
-   the checkouts alternating.
+2. CPU before the listener is bound: parse the ``serve`` arguments, validate the options and
+   bind (``time.process_time``, so less sensitive to a busy machine than wall time); median
+   and min of ``--runs`` fresh interpreters per checkout, the checkouts alternating.
 """
 
 from __future__ import annotations
@@ -31,11 +30,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 #: match by their exact names: ``coordinator.server.apis``'s route modules come later).
 GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("coordinator.cli (argparse, dataclasses, logging, typing)", ("coordinator.cli",)),
-    ("the early path (config, options, wire registry, early listener)",
+    ("the early path (config, options, wire registry, early bind)",
      ("coordinator.config", "coordinator.server.options", "wire.constants",
       "coordinator.server.apis", "coordinator.server.apis.api_versions",
-      "coordinator.server.route", "coordinator.server.early",
-      "wire.early_api_versions")),
+      "coordinator.server.route", "coordinator.server.early")),
     ("ssl (imported by trio)", ("ssl",)),
     ("the rest of trio", ("trio",)),
     ("construct", ("construct",)),
@@ -68,14 +66,11 @@ print(json.dumps(rows))
 _PREBIND = r'''
 import time
 from coordinator.cli import _parser
-from coordinator.server.apis import served_api_keys
-from coordinator.server.early import api_versions_answer
-from coordinator.server.lazy import import_leaf
+from coordinator.server.early import bind_listeners
 from coordinator.server.options import build_options
 _parser().parse_args(["serve", "--port", "0"])
 build_options({}, port=0, data_dir=None)
-level = import_leaf("coordinator.broker.config").transaction_version({})
-api_versions_answer(served_api_keys(True), level)
+bind_listeners(0, "127.0.0.1")
 print(time.process_time() * 1000)
 '''
 
@@ -147,7 +142,7 @@ def main() -> None:
                                   env=_env(checkout), capture_output=True, text=True,
                                   check=True)
             cpu[checkout].append(float(done.stdout))
-    print("\n| CPU from exec until the early listener can answer | median | min |\n|---|---|---|")
+    print("\n| CPU from exec until the listener is bound | median | min |\n|---|---|---|")
     for checkout, values in cpu.items():
         print(f"| {checkout} | {statistics.median(values):.1f} ms | {min(values):.1f} ms |")
 

@@ -13,7 +13,7 @@ import kio.serial
 from construct import Container
 
 import wire
-from coordinator.broker import TopicStore
+from coordinator.broker.topics import TopicStore
 from coordinator.server.apis import SERVED_API_KEYS, load_routes
 from coordinator.server.context import BrokerIdentity, Handler, RequestContext
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from broker_support import FakeState
 
-from coordinator.broker import TopicStore
+from coordinator.broker.topics import TopicStore
 
 
 @pytest.fixture

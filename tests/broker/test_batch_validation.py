@@ -15,8 +15,9 @@ import pytest
 from broker_support import compress_records, compressed_batch, make_batch, with_body
 
 import storage.batch_validation as batch_validation
-from coordinator.broker import BrokerError, TopicStore
 from coordinator.broker.batches import record_timestamps, validate_produced_batch
+from coordinator.broker.errors import BrokerError
+from coordinator.broker.topics import TopicStore
 from wire import ErrorCode
 from wire.records import parse_batches
 

@@ -11,7 +11,7 @@ import trio
 import trio.testing
 from broker_support import VERSIONS, FakeState, call, make_batch, read_records
 
-from coordinator.broker import Topic
+from coordinator.broker.topics import Topic
 from wire import ErrorCode
 
 # -- Produce -----------------------------------------------------------------------------

@@ -9,10 +9,10 @@ import trio
 import trio.testing
 from broker_support import compressed_batch, make_batch, read_records, with_codec_bits
 
-from coordinator.broker import BrokerError, FetchTarget, TopicStore
 from coordinator.broker.batches import record_timestamps, validate_produced_batch
 from coordinator.broker.config import BROKER_CONFIG_DEFAULTS, validate_broker_config
-from coordinator.broker.topics import validate_topic_name
+from coordinator.broker.errors import BrokerError
+from coordinator.broker.topics import FetchTarget, TopicStore, validate_topic_name
 from wire import ErrorCode
 from wire.records import parse_batches
 

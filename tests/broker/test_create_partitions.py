@@ -9,7 +9,7 @@ import pytest
 from broker_support import VERSIONS, FakeState, call, make_batch
 from test_topic_files import close, open_store, produce
 
-from coordinator.broker import TopicStore
+from coordinator.broker.topics import TopicStore
 from wire import ErrorCode
 
 API = 37

@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 import wire
+from coordinator.broker import config as broker_config
 from coordinator.server.route import ALLOWED, Route
 from wire import ApiKey, ErrorCode
 from wire.constants import MAX_TRANSACTION_VERSION, TRANSACTION_VERSION_FEATURE
@@ -79,18 +80,9 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         "error_code": ErrorCode.NONE,
         "api_keys": advertised_api_versions(ctx.state.served_api_keys),
         "throttle_time_ms": 0,
-        **feature_fields(_broker_config().transaction_version(ctx.state.config),
+        **feature_fields(broker_config.transaction_version(ctx.state.config),
                          request.api_version),
     }
-
-
-def _broker_config() -> Any:
-    """``coordinator.broker.config``, imported when the handler first runs: a module-level
-    import would load the whole ``coordinator.broker`` package (every handler, trio) when
-    the early listener loads this module by itself (``coordinator.server.lazy``)."""
-    from coordinator.broker import config
-
-    return config
 
 
 def feature_fields(transaction_version: int, request_version: int) -> dict[str, Any]:

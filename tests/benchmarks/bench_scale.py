@@ -1,0 +1,296 @@
+"""A fleet of classic consumer groups on one broker: heartbeats and commits at scale.
+
+    python tests/benchmarks/bench_scale.py [--groups 1000] [--members 10] [--seconds 60]
+        [--processes 4] [--tansu]
+
+``--groups`` groups of ``--members`` members each, spread over ``--processes`` client
+processes speaking raw frames (one connection per member, as real consumers have). Every
+member joins (JoinGroup v3, all at once: the groups form in their initial rebalance delay)
+and syncs, then for ``--seconds`` heartbeats every 3 s and commits its partition every 5 s
+(each member's first at a random moment of its period). Reported: heartbeat and commit
+p50/p99 (ms, send to answer), requests answered, errors by code (REBALANCE_IN_PROGRESS,
+UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION mean a session expired that should not have), the
+server's CPU per request and share of one core over the steady phase (/proc), and its
+VmRSS / VmHWM at the end. kcoord runs with its defaults (``--topic-storage memory``);
+``--tansu`` runs the same fleet against Tansu (memory storage) afterwards. Run it at a
+smaller scale first (``--groups 100``): the full one holds 10,000 connections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import selectors
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from bench_brokers import REPO, Broker, Session, free_port, recv_frame, tansu_binary
+
+from wire import decode_response, encode_request
+
+TOPIC = "scale"
+PARTITIONS = 10
+HEARTBEAT, COMMIT, JOIN, SYNC = 12, 8, 11, 14
+MEMBER_ID_REQUIRED = 79
+EXPIRY_CODES = {22: "ILLEGAL_GENERATION", 25: "UNKNOWN_MEMBER_ID", 27: "REBALANCE_IN_PROGRESS"}
+
+
+# ---------------------------------------------------------------- the client process
+
+
+class Member:
+    """One member's connection and schedule."""
+
+    def __init__(self, group: str, port: int) -> None:
+        self.group = group
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.member_id = ""
+        self.generation = -1
+        self.partition = 0
+        self.corr = 0
+        self.sent_at = 0.0
+        self.kind = 0
+        self.buffer = b""
+        self.next = {HEARTBEAT: 0.0, COMMIT: 0.0}
+
+    def call(self, key: int, version: int, body: dict[str, Any]) -> None:
+        self.corr += 1
+        self.sock.sendall(encode_request(key, version, self.corr, "bench-scale", body))
+
+    def answer(self, key: int, version: int) -> Any:
+        corr, response = decode_response(key, version, recv_frame(self.sock))
+        assert corr == self.corr
+        return response
+
+
+def _form(members: list[Member]) -> None:
+    """Join every member at once, then sync every group (the leader assigns partitions)."""
+    joining = members
+    answers: dict[int, Any] = {}
+    while joining:  # Tansu asks for a member id (MEMBER_ID_REQUIRED) even in v3
+        for m in joining:
+            m.call(JOIN, 3, {"group_id": m.group, "session_timeout_ms": 30_000,
+                             "rebalance_timeout_ms": 60_000, "member_id": m.member_id,
+                             "protocol_type": "consumer",
+                             "protocols": [{"name": "range", "metadata": b"\x00" * 10}]})
+        again = []
+        for m in joining:
+            answers[id(m)] = answer = m.answer(JOIN, 3)
+            if answer.error_code == MEMBER_ID_REQUIRED:
+                m.member_id = answer.member_id
+                again.append(m)
+        joining = again
+    joined = [answers[id(m)] for m in members]
+    for m, j in zip(members, joined, strict=True):
+        if j.error_code:
+            raise RuntimeError(f"JoinGroup of {m.group}: error {j.error_code}")
+        m.member_id, m.generation = j.member_id, j.generation_id
+        ids = sorted(x.member_id for x in j.members) if j.members else []
+        assignments = [{"member_id": member_id,
+                        "assignment": (i % PARTITIONS).to_bytes(4, "big")}
+                       for i, member_id in enumerate(ids)]
+        m.call(SYNC, 2, {"group_id": m.group, "generation_id": m.generation,
+                         "member_id": m.member_id, "assignments": assignments})
+    for m in members:
+        synced = m.answer(SYNC, 2)
+        if synced.error_code:
+            raise RuntimeError(f"SyncGroup of {m.group}: error {synced.error_code}")
+        m.partition = int.from_bytes(bytes(synced.assignment)[:4] or b"\0\0\0\0", "big")
+
+
+def _request(m: Member, key: int) -> bytes:
+    m.corr += 1
+    if key == HEARTBEAT:
+        body: dict[str, Any] = {"group_id": m.group, "generation_id": m.generation,
+                                "member_id": m.member_id}
+        return encode_request(HEARTBEAT, 0, m.corr, "bench-scale", body)
+    body = {"group_id": m.group, "generation_id_or_member_epoch": m.generation,
+            "member_id": m.member_id, "retention_time_ms": -1,
+            "topics": [{"name": TOPIC, "partitions": [
+                {"partition_index": m.partition, "committed_offset": m.corr,
+                 "committed_metadata": ""}]}]}
+    return encode_request(COMMIT, 2, m.corr, "bench-scale", body)
+
+
+def worker(port: int, groups: list[str], size: int, seconds: float, periods: dict[int, float],
+           ) -> dict[str, Any]:
+    members = [Member(g, port) for g in groups for _ in range(size)]
+    _form(members)
+    rng = random.Random(os.getpid())
+    began = time.monotonic()
+    for m in members:
+        for key, period in periods.items():
+            m.next[key] = began + rng.uniform(0, period)
+        m.sock.setblocking(False)
+    selector = selectors.DefaultSelector()
+    for m in members:
+        selector.register(m.sock, selectors.EVENT_READ, m)
+    latencies: dict[int, list[float]] = {HEARTBEAT: [], COMMIT: []}
+    errors: dict[str, int] = {}
+    idle = list(members)
+    end = began + seconds
+    while True:
+        now = time.monotonic()
+        if now >= end:
+            break
+        waiting = []
+        for m in idle:
+            key = min(m.next, key=m.next.__getitem__)
+            if m.next[key] <= now:
+                m.kind, m.sent_at = key, now
+                m.next[key] += periods[key]
+                m.sock.send(_request(m, key))  # small: the socket buffer takes it whole
+            else:
+                waiting.append(m)
+        idle = waiting
+        for selected, _ in selector.select(timeout=0.005):
+            m = selected.data
+            m.buffer += m.sock.recv(1 << 16)
+            if len(m.buffer) < 4 or len(m.buffer) < 4 + int.from_bytes(m.buffer[:4], "big"):
+                continue
+            payload, m.buffer = m.buffer[4:], b""
+            latencies[m.kind].append(time.monotonic() - m.sent_at)
+            _, response = decode_response(m.kind, 0 if m.kind == HEARTBEAT else 2, payload)
+            codes = ([response.error_code] if m.kind == HEARTBEAT else
+                     [p.error_code for t in response.topics for p in t.partitions])
+            for code in codes:
+                if code:
+                    name = EXPIRY_CODES.get(code, str(code))
+                    errors[name] = errors.get(name, 0) + 1
+            idle.append(m)
+    for m in members:
+        m.sock.close()
+    return {"latencies": {str(k): v for k, v in latencies.items()}, "errors": errors}
+
+
+# ---------------------------------------------------------------- the parent
+
+
+def _start(name: str, binary: str | None, data_dir: str) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    if name == "kcoord":
+        argv = [sys.executable, "-m", "coordinator", "serve", "--port", str(port),
+                "--data-dir", data_dir, "--log-level", "warning", "--topic-storage", "memory",
+                "--topic", f"{TOPIC}:{PARTITIONS}"]
+    else:
+        assert binary is not None
+        url = f"tcp://127.0.0.1:{port}"
+        argv = [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
+                "--storage-engine", "memory://tansu/"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=REPO)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            session = Session(port)
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError(f"{name} did not start") from None
+            time.sleep(0.05)
+    while session.call(16, 0, {}).error_code == 14:  # COORDINATOR_LOAD_IN_PROGRESS
+        time.sleep(0.05)
+    if name != "kcoord":
+        session.call(19, 2, {"topics": [{"name": TOPIC, "num_partitions": PARTITIONS,
+                                         "replication_factor": 1, "assignments": [],
+                                         "configs": []}],
+                             "timeout_ms": 30_000, "validate_only": False})
+    session.close()
+    return proc, port
+
+
+def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="kcoord-bench-scale-") as data_dir:
+        proc, port = _start(name, binary, data_dir)
+        try:
+            groups = [f"scale-{i}" for i in range(args.groups)]
+            workers = []
+            for k in range(args.processes):
+                spec = json.dumps({"port": port, "groups": groups[k::args.processes],
+                                   "size": args.members, "seconds": args.seconds,
+                                   "periods": {str(HEARTBEAT): args.heartbeat_s,
+                                               str(COMMIT): args.commit_s}})
+                workers.append(subprocess.Popen(
+                    [sys.executable, __file__, "--worker", spec], stdout=subprocess.PIPE,
+                    cwd=REPO / "tests" / "benchmarks"))
+            # The steady phase starts once every group formed: sample the CPU after the
+            # initial rebalance delay and the joins (an estimate; the workers say when).
+            time.sleep(min(args.seconds / 2, 10.0))
+            server = Broker(name, [], port, proc)  # its /proc readings
+            cpu0, t0 = server.cpu_seconds(), time.monotonic()
+            outputs = [json.loads(w.communicate(timeout=args.seconds + 600)[0]) for w in workers]
+            cpu1, t1 = server.cpu_seconds(), time.monotonic()
+            memory = server.memory_mib()
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    latencies: dict[int, list[float]] = {HEARTBEAT: [], COMMIT: []}
+    errors: dict[str, int] = {}
+    for out in outputs:
+        for key, values in out["latencies"].items():
+            latencies[int(key)].extend(values)
+        for code, count in out["errors"].items():
+            errors[code] = errors.get(code, 0) + count
+    answered = sum(len(v) for v in latencies.values())
+    window = t1 - t0
+    rate = answered / args.seconds
+    return {"latencies": latencies, "errors": errors, "answered": answered,
+            "cpu_us_per_request": (cpu1 - cpu0) / max(rate * window, 1) * 1e6,
+            "core_share": (cpu1 - cpu0) / window, "memory": memory}
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--members", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--processes", type=int, default=4)
+    parser.add_argument("--heartbeat-s", type=float, default=3.0)
+    parser.add_argument("--commit-s", type=float, default=5.0)
+    parser.add_argument("--tansu", action="store_true", help="also run the fleet on Tansu")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        spec = json.loads(args.worker)
+        periods = {int(k): v for k, v in spec["periods"].items()}
+        result = worker(spec["port"], spec["groups"], spec["size"], spec["seconds"], periods)
+        print(json.dumps(result))
+        return 0
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')} · load average {os.getloadavg()[0]:.1f} · "
+          f"{args.groups} groups x {args.members} members, {args.seconds:g} s, "
+          f"{args.processes} client processes\n")
+    print("| broker | heartbeat p50 / p99 ms | commit p50 / p99 ms | answered | errors | "
+          "server CPU us/request | of a core | VmRSS / VmHWM MiB |\n"
+          "|---|---:|---:|---:|---|---:|---:|---:|")
+    brokers: list[tuple[str, str | None]] = [("kcoord", None)]
+    binary = tansu_binary()
+    if args.tansu and binary is not None:
+        brokers.append(("tansu", binary))
+    for name, path in brokers:
+        r = run(name, path, args)
+        hb, commit = r["latencies"][HEARTBEAT], r["latencies"][COMMIT]
+        errors = ", ".join(f"{k} {v}" for k, v in sorted(r["errors"].items())) or "none"
+        mem = r["memory"]
+        print(f"| {name} | {_pct(hb, 0.5):.2f} / {_pct(hb, 0.99):.2f} | "
+              f"{_pct(commit, 0.5):.2f} / {_pct(commit, 0.99):.2f} | {r['answered']} | "
+              f"{errors} | {r['cpu_us_per_request']:.0f} | {r['core_share'] * 100:.0f} % | "
+              f"{mem.get('VmRSS', 0):.1f} / {mem.get('VmHWM', 0):.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
