@@ -101,6 +101,9 @@ class Server:
         #: ``max.connections`` (Kafka's name; unbounded by default).
         self.max_connections = 2**31 - 1
         self.refused_connections = 0
+        #: A SASL listener's mechanisms (``coordinator.security.mechanisms``); None on a
+        #: PLAINTEXT listener, whose connections skip the SASL gate (``sasl_gate.py``).
+        self.sasl: Any = None
         #: Open connections by id (the idle sweep walks them).
         self.connections: dict[int, Connection] = {}
 
@@ -277,6 +280,7 @@ async def serve(
             served_api_keys=served_api_keys(options.coordinator_config.consumer_protocol_enabled),
         )
         server.explicit_config_keys = frozenset(options.properties)
+        server.sasl = options.sasl
         server.request_memory = RequestMemory(options.queued_max_request_bytes)
         server.answer_limits = AnswerLimits(AnswerMemory(options.queued_max_response_bytes),
                                             options.socket_send_buffer_bytes,

@@ -48,8 +48,6 @@ class KcoordProcess:
             "-m",
             "coordinator",
             "serve",
-            "--port",
-            str(port),
             "--data-dir",
             str(self.data_dir),
             "--fsync",
@@ -57,6 +55,8 @@ class KcoordProcess:
             "--log-level",
             os.environ.get("KCOORD_E2E_LOG_LEVEL", "info"),
         ]
+        if "listeners" not in self.config:  # (the listener names its own port)
+            args += ["--port", str(port)]
         for topic in self.topics:
             args += ["--topic", topic]
         for key, value in self.config.items():
