@@ -105,7 +105,7 @@ class ServeOptions:
     topics: tuple[tuple[str, int | None], ...] = ()
     coordinator_config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
     #: Every configuration property given (Kafka names), for the broker's handlers.
-    properties: Mapping[str, str] = field(default_factory=dict)
+    properties: Mapping[str, str] = field(default_factory=dict, repr=False)  # (passwords)
     #: The broker keys as ``validate_broker_config`` normalised them (defaults filled in).
     broker_config: Mapping[str, str] = field(default_factory=dict)
     fsync: FsyncPolicy = "interval"

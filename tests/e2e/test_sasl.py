@@ -262,3 +262,42 @@ def test_sasl_configuration_mistakes_are_one_line_usage_errors(tmp_path: Any) ->
         assert message in result.stderr, (args, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1, (args, result.stderr)
         assert result.stdout == ""
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_aiokafka_produces_and_consumes_in_a_group(
+    sasl_kcoord: KcoordProcess, mechanism: str
+) -> None:
+    import asyncio
+
+    import aiokafka
+
+    config = {"bootstrap_servers": sasl_kcoord.bootstrap, "security_protocol": "SASL_PLAINTEXT",
+              "sasl_mechanism": mechanism, "sasl_plain_username": "alice",
+              "sasl_plain_password": "alice-secret"}
+    topic = f"aio-{mechanism.lower()}"
+
+    async def round_trip() -> list[bytes]:
+        producer = aiokafka.AIOKafkaProducer(**config)
+        await producer.start()
+        try:
+            for i in range(3):
+                await producer.send_and_wait(topic, b"v%d" % i)
+        finally:
+            await producer.stop()
+        consumer = aiokafka.AIOKafkaConsumer(topic, group_id=f"g-{topic}",
+                                             auto_offset_reset="earliest", **config)
+        await consumer.start()
+        values: list[bytes] = []
+        try:
+            async with asyncio.timeout(30):
+                async for message in consumer:
+                    values.append(message.value)
+                    if len(values) == 3:
+                        break
+            await consumer.commit()
+        finally:
+            await consumer.stop()
+        return values
+
+    assert sorted(asyncio.run(round_trip())) == [b"v0", b"v1", b"v2"]
