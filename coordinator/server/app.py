@@ -262,8 +262,8 @@ async def serve(
             port=port,
             cluster_id=_cluster_id(options.data_dir if options.sink is None else None),
         )
-        config = {
-            **options.properties,
+        config = {  # (a JAAS config's passwords are not configuration DescribeConfigs shows)
+            **{k: v for k, v in options.properties.items() if not k.endswith(".jaas.config")},
             **options.broker_config,
             **options.coordinator_config.to_properties(),
             "socket.request.max.bytes": str(options.socket_request_max_bytes),

@@ -232,6 +232,13 @@ def test_after_plain_authentication_every_api_is_served(sasl_kcoord: KcoordProce
         assert (answer.error_code, answer.session_lifetime_ms) == (0, 0)
         metadata = _exchange(sock, 3, 12, {"topics": []}, 3)
         assert [b.port for b in metadata.brokers] == [sasl_kcoord.port]
+        # The JAAS config's passwords are not shown by DescribeConfigs.
+        described = _exchange(sock, 32, 1, {"resources": [
+            {"resource_type": 4, "resource_name": "0", "configuration_keys": None}],
+            "include_synonyms": False}, 5)
+        values = {c.name: c.value for c in described.results[0].configs}
+        assert "listeners" not in values or "secret" not in values["listeners"]
+        assert not any("secret" in (value or "") for value in values.values()), values
         # A second handshake once authenticated: ILLEGAL_SASL_STATE (re-auth is later).
         assert _exchange(sock, 17, 1, {"mechanism": "PLAIN"}, 4).error_code == 34
 
