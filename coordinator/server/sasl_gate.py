@@ -13,7 +13,7 @@ every client kcoord is tested with sends v1 and then SaslAuthenticate.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.context import RequestContext, ServerState
@@ -29,7 +29,8 @@ from wire import (
 from wire.fast_codec import decode_request, encode_response
 
 if TYPE_CHECKING:
-    from coordinator.server.connection import Connection
+    import socket
+
     from coordinator.server.receiving import Receiving
 
 __all__ = ["BEFORE_AUTHENTICATION", "authenticate"]
@@ -41,6 +42,23 @@ log = logging.getLogger(__name__)
 BEFORE_AUTHENTICATION = frozenset(
     {ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE}
 )
+
+
+class Connection(Protocol):
+    """What the gate uses of ``connection.Connection``."""
+
+    sock: socket.socket
+    connection_id: int
+    peer_host: str
+    client_host: str
+    principal: str
+    sasl: Any
+    close_after_answer: bool
+    last_active: float
+
+    async def receive(self, limit: int = ...) -> bytes: ...
+
+    async def send_all(self, data: bytearray) -> None: ...
 
 
 async def authenticate(
