@@ -154,15 +154,22 @@ def raw_request(bootstrap: str, api_key: int, version: int, body: dict[str, Any]
     no client exposes: topic ids, group and member epochs)."""
     import socket
 
-    import wire
-
     host, port = bootstrap.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(wire.encode_request(api_key, version, 1, "e2e-probe", body))
-        reader = wire.FrameReader()
-        while (payload := reader.next_frame()) is wire.NEED_DATA:
-            data = sock.recv(65536)
-            assert data, "connection closed"
-            reader.receive_data(data)
-        assert isinstance(payload, bytes)
-        return wire.decode_response(api_key, version, payload)[1]
+        return exchange(sock, api_key, version, body)
+
+
+def exchange(sock: Any, api_key: int, version: int, body: dict[str, Any],
+             correlation_id: int = 1) -> Any:
+    """One request on an open connection and its decoded answer (the connection must not
+    close first)."""
+    import wire
+
+    sock.sendall(wire.encode_request(api_key, version, correlation_id, "e2e-probe", body))
+    reader = wire.FrameReader()
+    while (payload := reader.next_frame()) is wire.NEED_DATA:
+        data = sock.recv(65536)
+        assert data, "connection closed"
+        reader.receive_data(data)
+    assert isinstance(payload, bytes)
+    return wire.decode_response(api_key, version, payload)[1]

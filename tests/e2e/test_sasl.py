@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 import pytest
-from e2e_support import REPO, KcoordProcess
+from e2e_support import REPO, KcoordProcess, exchange
 
 import wire
 
@@ -89,15 +89,20 @@ def test_a_jaas_plain_user_authenticates(sasl_kcoord: KcoordProcess) -> None:
     assert _ck_round_trip(config, "jaas-bob", 2) == [b"v0", b"v1"]
 
 
+def _python_client_config(server: KcoordProcess, mechanism: str) -> dict[str, Any]:
+    """kafka-python's and aiokafka's settings (they share the names)."""
+    return {"bootstrap_servers": server.bootstrap, "security_protocol": "SASL_PLAINTEXT",
+            "sasl_mechanism": mechanism, "sasl_plain_username": "alice",
+            "sasl_plain_password": "alice-secret"}
+
+
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_kafka_python_produces_and_consumes_in_a_group(
     sasl_kcoord: KcoordProcess, mechanism: str
 ) -> None:
     import kafka
 
-    config = {"bootstrap_servers": sasl_kcoord.bootstrap, "security_protocol": "SASL_PLAINTEXT",
-              "sasl_mechanism": mechanism, "sasl_plain_username": "alice",
-              "sasl_plain_password": "alice-secret"}
+    config = _python_client_config(sasl_kcoord, mechanism)
     topic = f"kp-{mechanism.lower()}"
     producer = kafka.KafkaProducer(**config)
     for i in range(5):
@@ -169,18 +174,6 @@ def _connect(server: KcoordProcess) -> socket.socket:
     return socket.create_connection(("127.0.0.1", server.port), timeout=10)
 
 
-def _exchange(sock: socket.socket, api_key: int, version: int, body: dict[str, Any],
-              correlation_id: int = 1) -> Any:
-    sock.sendall(wire.encode_request(api_key, version, correlation_id, "raw", body))
-    reader = wire.FrameReader()
-    while (payload := reader.next_frame()) is wire.NEED_DATA:
-        data = sock.recv(65536)
-        assert data, "connection closed"
-        reader.receive_data(data)
-    assert isinstance(payload, bytes)
-    return wire.decode_response(api_key, version, payload)[1]
-
-
 def _closed(sock: socket.socket) -> bool:
     try:
         return sock.recv(1) == b""
@@ -192,14 +185,14 @@ def test_a_request_before_authentication_closes_the_connection(
     sasl_kcoord: KcoordProcess
 ) -> None:
     with _connect(sasl_kcoord) as sock:
-        versions = _exchange(sock, 18, 3, {"client_software_name": "raw",
+        versions = exchange(sock, 18, 3, {"client_software_name": "raw",
                                            "client_software_version": "1"})
         assert versions.error_code == 0
         sock.sendall(wire.encode_request(3, 12, 2, "raw", {"topics": None}))  # Metadata
         assert _closed(sock)
     # A handshake, then Metadata before SaslAuthenticate: closed too.
     with _connect(sasl_kcoord) as sock:
-        assert _exchange(sock, 17, 1, {"mechanism": "PLAIN"}).error_code == 0
+        assert exchange(sock, 17, 1, {"mechanism": "PLAIN"}).error_code == 0
         sock.sendall(wire.encode_request(3, 12, 2, "raw", {"topics": None}))
         assert _closed(sock)
 
@@ -208,7 +201,7 @@ def test_an_unknown_mechanism_answers_the_enabled_list_then_closes(
     sasl_kcoord: KcoordProcess
 ) -> None:
     with _connect(sasl_kcoord) as sock:
-        answer = _exchange(sock, 17, 1, {"mechanism": "GSSAPI"})
+        answer = exchange(sock, 17, 1, {"mechanism": "GSSAPI"})
         assert answer.error_code == 33  # UNSUPPORTED_SASL_MECHANISM
         assert list(answer.mechanisms) == [*MECHANISMS, "OAUTHBEARER"]
         assert _closed(sock)
@@ -218,8 +211,8 @@ def test_a_wrong_password_answers_58_with_kafkas_message_then_closes(
     sasl_kcoord: KcoordProcess
 ) -> None:
     with _connect(sasl_kcoord) as sock:
-        assert _exchange(sock, 17, 1, {"mechanism": "PLAIN"}).error_code == 0
-        answer = _exchange(sock, 36, 2, {"auth_bytes": b"\0alice\0wrong"}, 2)
+        assert exchange(sock, 17, 1, {"mechanism": "PLAIN"}).error_code == 0
+        answer = exchange(sock, 36, 2, {"auth_bytes": b"\0alice\0wrong"}, 2)
         assert answer.error_code == 58  # SASL_AUTHENTICATION_FAILED
         assert answer.error_message == PLAIN_WRONG_PASSWORD
         assert _closed(sock)
@@ -227,20 +220,20 @@ def test_a_wrong_password_answers_58_with_kafkas_message_then_closes(
 
 def test_after_plain_authentication_every_api_is_served(sasl_kcoord: KcoordProcess) -> None:
     with _connect(sasl_kcoord) as sock:
-        assert _exchange(sock, 17, 1, {"mechanism": "PLAIN"}).error_code == 0
-        answer = _exchange(sock, 36, 1, {"auth_bytes": b"\0alice\0alice-secret"}, 2)
+        assert exchange(sock, 17, 1, {"mechanism": "PLAIN"}).error_code == 0
+        answer = exchange(sock, 36, 1, {"auth_bytes": b"\0alice\0alice-secret"}, 2)
         assert (answer.error_code, answer.session_lifetime_ms) == (0, 0)
-        metadata = _exchange(sock, 3, 12, {"topics": []}, 3)
+        metadata = exchange(sock, 3, 12, {"topics": []}, 3)
         assert [b.port for b in metadata.brokers] == [sasl_kcoord.port]
         # The JAAS config's passwords are not shown by DescribeConfigs.
-        described = _exchange(sock, 32, 1, {"resources": [
+        described = exchange(sock, 32, 1, {"resources": [
             {"resource_type": 4, "resource_name": "0", "configuration_keys": None}],
             "include_synonyms": False}, 5)
         values = {c.name: c.value for c in described.results[0].configs}
         assert "listeners" not in values or "secret" not in values["listeners"]
         assert not any("secret" in (value or "") for value in values.values()), values
         # A second handshake once authenticated: ILLEGAL_SASL_STATE (re-auth is later).
-        assert _exchange(sock, 17, 1, {"mechanism": "PLAIN"}, 4).error_code == 34
+        assert exchange(sock, 17, 1, {"mechanism": "PLAIN"}, 4).error_code == 34
 
 
 def test_sasl_configuration_mistakes_are_one_line_usage_errors(tmp_path: Any) -> None:
@@ -279,9 +272,7 @@ def test_aiokafka_produces_and_consumes_in_a_group(
 
     import aiokafka
 
-    config = {"bootstrap_servers": sasl_kcoord.bootstrap, "security_protocol": "SASL_PLAINTEXT",
-              "sasl_mechanism": mechanism, "sasl_plain_username": "alice",
-              "sasl_plain_password": "alice-secret"}
+    config = _python_client_config(sasl_kcoord, mechanism)
     topic = f"aio-{mechanism.lower()}"
 
     async def round_trip() -> list[bytes]:
