@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
+import trio
+
 from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.context import RequestContext, ServerState
 from wire import (
@@ -36,6 +38,11 @@ if TYPE_CHECKING:
 __all__ = ["BEFORE_AUTHENTICATION", "authenticate"]
 
 log = logging.getLogger(__name__)
+
+#: Kafka's ``connection.failed.authentication.delay.ms`` default: a connection whose login
+#: failed is closed this long after its answer is written (Kafka's SocketServer delays the
+#: close so a client reads the answer, and a brute-force client is slowed down).
+FAILED_AUTHENTICATION_DELAY_S = 0.1
 
 #: What a SASL listener answers before authentication (Kafka: ApiVersions and
 #: SaslHandshake, then SaslAuthenticate once a mechanism is chosen).
@@ -109,6 +116,7 @@ async def authenticate(
         if conn.close_after_answer:
             # (rate-limited: a flood of failed logins must not flood the log)
             BAD_INPUT.warn("closing %s: SASL authentication failed", peer)
+            await trio.sleep(FAILED_AUTHENTICATION_DELAY_S)
             return False
     log.debug("%s authenticated as %s", peer, conn.principal)
     return True
