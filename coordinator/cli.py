@@ -262,7 +262,7 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
     from coordinator.server.app import serve
 
     def listening(host: str, port: int) -> None:
-        _announce(f"kcoord listening on {host}:{port}")
+        _announce(_listening_line(options, host, port))
 
     def broker_listening(node_id: int, host: str, port: int) -> None:
         _announce(f"kcoord broker {node_id} listening on {host}:{port}")
@@ -344,6 +344,12 @@ def _run_serve(args: argparse.Namespace) -> int:
             signal.signal(signum, handler)
 
 
+def _listening_line(options: ServeOptions, host: str, port: int) -> str:
+    """``kcoord listening on HOST:PORT``, with `` (NAME)`` when ``listeners`` names it."""
+    name = f" ({options.listener_name})" if options.listener_name else ""
+    return f"kcoord listening on {host}:{port}{name}"
+
+
 def _serve_early(options: ServeOptions, args: argparse.Namespace) -> int:
     from coordinator.server.apis import served_api_keys
     from coordinator.server.early import start_early
@@ -355,7 +361,7 @@ def _serve_early(options: ServeOptions, args: argparse.Namespace) -> int:
     except Exception as exc:
         return _serve_failure(exc, args)
     try:
-        _announce(f"kcoord listening on {options.host or '0.0.0.0'}:{early.port}")
+        _announce(_listening_line(options, options.host or "0.0.0.0", early.port))
         return _run_trio(dataclasses.replace(options, early=early), args)
     finally:
         early.close()

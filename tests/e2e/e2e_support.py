@@ -41,6 +41,7 @@ class KcoordProcess:
         self.port = 0
         self.stderr_path = data_dir.parent / f"{data_dir.name}-stderr.log"
         self.started_in = 0.0
+        self.listening_line = ""
 
     def argv(self, port: int = 0) -> list[str]:
         args = [
@@ -89,7 +90,9 @@ class KcoordProcess:
             self.kill()
             raise AssertionError(f"unexpected first line {line!r}: {self.stderr()}")
         self.started_in = time.perf_counter() - began
-        self.port = int(line.strip().rsplit(":", 1)[1])
+        self.listening_line = line.strip()
+        # "kcoord listening on HOST:PORT", then " (NAME)" when the listeners key is set
+        self.port = int(line.split()[3].rsplit(":", 1)[1])
         return self
 
     @property

@@ -219,6 +219,8 @@ def test_a_wrong_password_answers_58_with_kafkas_message_then_closes(
 
 
 def test_after_plain_authentication_every_api_is_served(sasl_kcoord: KcoordProcess) -> None:
+    assert sasl_kcoord.listening_line == (
+        f"kcoord listening on 127.0.0.1:{sasl_kcoord.port} (SASL_PLAINTEXT)")
     with _connect(sasl_kcoord) as sock:
         assert exchange(sock, 17, 1, {"mechanism": "PLAIN"}).error_code == 0
         answer = exchange(sock, 36, 1, {"auth_bytes": b"\0alice\0alice-secret"}, 2)
