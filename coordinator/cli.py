@@ -57,9 +57,16 @@ def _parser() -> argparse.ArgumentParser:
         help="run the server",
         description="Run kcoord: a Kafka broker surface with a classic group coordinator.",
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--host", help="address to bind (default 127.0.0.1; not with "
+                       "the listeners key)")
     serve.add_argument(
-        "--port", type=_port, default=9092, help="port to bind, 0 = ephemeral (default 9092)"
+        "--port", type=_port, help="port to bind, 0 = ephemeral (default 9092; not with the "
+        "listeners key)"
+    )
+    serve.add_argument(
+        "--sasl-user", action="append", default=[], metavar="NAME:PASSWORD",
+        help="a SASL user with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 credentials "
+        "(repeatable; needs listeners=SASL_PLAINTEXT://HOST:PORT)",
     )
     serve.add_argument(
         "--brokers", type=_broker_count, default=1, metavar="N",
@@ -195,14 +202,13 @@ def _properties(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _options(args: argparse.Namespace) -> ServeOptions:
+    from coordinator.server.listeners import parse_sasl_user
     from coordinator.server.options import build_options, parse_topic
 
     topics = tuple(parse_topic(t) for t in args.topic)
-    if args.port and args.port + args.brokers - 1 > 65535:
-        raise _UsageError(f"--brokers {args.brokers} from --port {args.port}: broker "
-                          f"{args.brokers - 1} would need port {args.port + args.brokers - 1}")
-    return build_options(
+    options = build_options(
         _properties(args),
+        sasl_users=tuple(parse_sasl_user(u) for u in args.sasl_user),
         host=args.host,
         port=args.port,
         advertised_host=args.advertised_host,
@@ -213,6 +219,12 @@ def _options(args: argparse.Namespace) -> ServeOptions:
         topic_storage=args.topic_storage,
         brokers=args.brokers,
     )
+    # The address bound: the listener's, the flags' or the defaults.
+    args.host, args.port = options.host, options.port
+    if args.port and args.port + args.brokers - 1 > 65535:
+        raise _UsageError(f"--brokers {args.brokers} from --port {args.port}: broker "
+                          f"{args.brokers - 1} would need port {args.port + args.brokers - 1}")
+    return options
 
 
 def _announce(line: str) -> None:
@@ -251,7 +263,7 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
     from coordinator.server.collector import frozen_survivors
 
     def listening(host: str, port: int) -> None:
-        _announce(f"kcoord listening on {host}:{port}")
+        _announce(_listening_line(options, host, port))
 
     def broker_listening(node_id: int, host: str, port: int) -> None:
         _announce(f"kcoord broker {node_id} listening on {host}:{port}")
@@ -335,6 +347,12 @@ def _run_serve(args: argparse.Namespace) -> int:
             signal.signal(signum, handler)
 
 
+def _listening_line(options: ServeOptions, host: str, port: int) -> str:
+    """``kcoord listening on HOST:PORT``, with `` (NAME)`` when ``listeners`` names it."""
+    name = f" ({options.listener_name})" if options.listener_name else ""
+    return f"kcoord listening on {host}:{port}{name}"
+
+
 def _serve_early(options: ServeOptions, args: argparse.Namespace) -> int:
     from coordinator.server.early import bind_listeners, probe_lock
 
@@ -346,7 +364,7 @@ def _serve_early(options: ServeOptions, args: argparse.Namespace) -> int:
         return _serve_failure(exc, args)
     try:
         port = int(sockets[0].getsockname()[1])
-        _announce(f"kcoord listening on {options.host or '0.0.0.0'}:{port}")
+        _announce(_listening_line(options, options.host or "0.0.0.0", port))
         return _run_trio(dataclasses.replace(options, early=sockets), args)
     finally:
         for sock in sockets:  # those serve took over are closed already

@@ -117,6 +117,9 @@ class Server:
         self.refused_connections = 0
         #: What each connection's peer sent (``tally.py``).
         self.tallies = Tallies()
+        #: A SASL listener's mechanisms (``coordinator.security.mechanisms``); None on a
+        #: PLAINTEXT listener, whose connections skip the SASL gate (``sasl_gate.py``).
+        self.sasl: Any = None
         #: Open connections by id (the idle sweep walks them).
         self.connections: dict[int, Connection] = {}
 
@@ -287,8 +290,8 @@ async def serve(
             port=port,
             cluster_id=_cluster_id(options.data_dir if options.sink is None else None),
         )
-        config = {
-            **options.properties,
+        config = {  # (a JAAS config's passwords are not configuration DescribeConfigs shows)
+            **{k: v for k, v in options.properties.items() if not k.endswith(".jaas.config")},
             **options.broker_config,
             **options.coordinator_config.to_properties(),
             "socket.request.max.bytes": str(options.socket_request_max_bytes),
@@ -307,6 +310,7 @@ async def serve(
         server.explicit_config_keys = frozenset(options.properties)
         server.bind_host, server.advertised_given = host, bool(options.advertised_host)
         server.data_dir = options.data_dir if options.sink is None else None
+        server.sasl = options.sasl
         server.request_memory = RequestMemory(options.queued_max_request_bytes)
         server.answer_limits = AnswerLimits(AnswerMemory(options.queued_max_response_bytes),
                                             options.socket_send_buffer_bytes,

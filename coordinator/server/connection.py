@@ -71,6 +71,7 @@ from coordinator.server.receiving import (
     Receiving,
     parked,
 )
+from coordinator.server.sasl_gate import authenticate
 from coordinator.server.tally import ConnectionTally, Tallies
 from wire import (
     NEED_DATA,
@@ -84,11 +85,13 @@ from wire import (
 )
 from wire.fast_codec import decode_request, encode_response
 
-__all__ = ["Connection", "serve_connection"]
+__all__ = ["ANONYMOUS", "Connection", "serve_connection"]
 
 log = logging.getLogger(__name__)
 
 FLUSH_BYTES = 1 << 20
+#: The principal of a connection that has not authenticated (Kafka's KafkaPrincipal.ANONYMOUS).
+ANONYMOUS = "User:ANONYMOUS"
 _FETCH = 1
 
 
@@ -99,11 +102,14 @@ class Connection:
         "answers",
         "busy",
         "client_host",
+        "close_after_answer",
         "connection_id",
         "expired",
         "last_active",
         "last_yield",
         "peer_host",
+        "principal",
+        "sasl",
         "scope",
         "send_timeout",
         "sock",
@@ -129,6 +135,14 @@ class Connection:
         self.scope = trio.CancelScope()
         #: What the peer sent (``tally.py``).
         self.tally = tally or ConnectionTally(connection_id, self.last_active)
+        #: Who the client is, for ACL checks: ``User:`` + its SASL authorization id once
+        #: authenticated on a SASL listener; ``User:ANONYMOUS`` on PLAINTEXT.
+        self.principal = ANONYMOUS
+        #: A SASL listener's authenticator until the client has authenticated
+        #: (``sasl_gate.py``); None after, and always on PLAINTEXT.
+        self.sasl: Any = None
+        #: Set by a route whose answer ends the connection (a failed SASL login).
+        self.close_after_answer = False
 
     def expire(self) -> None:
         """Close this connection: idle for longer than connections.max.idle.ms."""
@@ -245,6 +259,12 @@ async def _serve(server: ServerState, conn: Connection) -> None:
     receiving = Receiving(getattr(server, "request_memory", None))
     out = bytearray()
     try:
+        if getattr(server, "sasl", None) is not None:  # SASL: authenticate first
+            if out:
+                await conn.send_all(out)
+                out = bytearray()
+            if not await authenticate(server, conn, reader, receiving):
+                return
         async with trio.open_nursery() as nursery:
             pipeline = ResponsePipeline(conn, nursery)
             await _serve_frames(server, conn, reader, receiving, pipeline, out)

@@ -68,6 +68,8 @@ class ServerState(Protocol):
     served_api_keys: Collection[int]
     loaded: trio.Event
     faults: Any
+    #: A SASL listener's mechanisms (None on PLAINTEXT).
+    sasl: Any
     max_request_bytes: int
     idle_seconds: float
     connections: dict[int, Any]

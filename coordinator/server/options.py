@@ -17,6 +17,7 @@ from typing import Any
 from coordinator.config import KNOWN_KEYS as COORDINATOR_KEYS
 from coordinator.config import ConfigError, CoordinatorConfig
 from coordinator.server.answer_memory import DEFAULT_SEND_TIMEOUT_MS
+from coordinator.server.listeners import is_listener_key, parse_listener, sasl_settings
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from storage.policy import FsyncPolicy, RecoverMode
 
@@ -73,7 +74,7 @@ SERVER_KEYS: dict[str, tuple[int, int]] = {
 #: one warning each, so an existing configuration file works.
 IGNORED_BROKER_KEYS = frozenset({
     "broker.id", "node.id", "process.roles", "controller.quorum.voters",
-    "controller.quorum.bootstrap.servers", "controller.listener.names", "listeners",
+    "controller.quorum.bootstrap.servers", "controller.listener.names",
     "advertised.listeners", "inter.broker.listener.name", "listener.security.protocol.map",
     "num.network.threads", "num.io.threads", "num.replica.fetchers",
     "socket.receive.buffer.bytes", "log.dirs", "log.dir",
@@ -104,7 +105,7 @@ class ServeOptions:
     topics: tuple[tuple[str, int | None], ...] = ()
     coordinator_config: CoordinatorConfig = field(default_factory=CoordinatorConfig)
     #: Every configuration property given (Kafka names), for the broker's handlers.
-    properties: Mapping[str, str] = field(default_factory=dict)
+    properties: Mapping[str, str] = field(default_factory=dict, repr=False)  # (passwords)
     #: The broker keys as ``validate_broker_config`` normalised them (defaults filled in).
     broker_config: Mapping[str, str] = field(default_factory=dict)
     fsync: FsyncPolicy = "interval"
@@ -150,6 +151,11 @@ class ServeOptions:
     #: Called with (node id, host, port) for each broker after the first (``--brokers``).
     on_broker_listening: Any = None
     coordinator_load_delay_ms: int = 0
+    #: The ``listeners`` key's listener name (None: not set, a PLAINTEXT listener).
+    listener_name: str | None = None
+    #: A SASL listener's ``coordinator.security.mechanisms.SaslMechanisms``; None on
+    #: PLAINTEXT.
+    sasl: Any = None
 
 
 def _int_value(key: str, raw: str, low: int, high: int) -> int:
@@ -182,13 +188,44 @@ def _validate_broker(props: dict[str, str]) -> dict[str, str]:
         raise ConfigError(str(exc)) from None
 
 
-def build_options(properties: Mapping[str, str], **kwargs: Any) -> ServeOptions:
-    """ServeOptions from Kafka-named ``properties`` plus keyword fields; ConfigError if a key
-    is unknown or a value bad."""
+def _listener_fields(properties: Mapping[str, str], kwargs: dict[str, Any],
+                     sasl_users: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """The ``listeners`` key (and its SASL keys) as ServeOptions fields; ``kwargs``' host
+    and port (None: not given) may not be given beside it."""
+    listener = None
+    if "listeners" in properties:
+        if kwargs.get("host") is not None or kwargs.get("port") is not None:
+            raise ConfigError("--host/--port cannot be given with listeners (the listener "
+                              "names the address)")
+        listener = parse_listener(properties["listeners"])
+    for key in ("host", "port"):
+        if kwargs.get(key, 0) is None:
+            del kwargs[key]
+    sasl = sasl_settings(properties, listener, sasl_users)
+    if sasl is not None and kwargs.get("brokers", 1) > 1:
+        raise ConfigError("a SASL listener with --brokers > 1 is a later step")
+    mechanisms = None
+    if sasl is not None:  # coordinator.security is imported only for a SASL listener
+        from coordinator.server.sasl_listener import sasl_mechanisms
+
+        mechanisms = sasl_mechanisms(sasl)
+    if listener is None:
+        return {}
+    return {"host": listener.host, "port": listener.port, "listener_name": listener.name,
+            "sasl": mechanisms}
+
+
+def build_options(properties: Mapping[str, str], *,
+                  sasl_users: tuple[tuple[str, str], ...] = (), **kwargs: Any) -> ServeOptions:
+    """ServeOptions from Kafka-named ``properties`` plus keyword fields (``host``/``port``
+    None: not given); ConfigError if a key is unknown or a value bad."""
+    kwargs.update(_listener_fields(properties, kwargs, sasl_users))
     coordinator: dict[str, str] = {}
     broker: dict[str, str] = {}
     server: dict[str, int] = {}
     for key, raw in properties.items():
+        if is_listener_key(key):
+            continue
         if key in COORDINATOR_KEYS:
             coordinator[key] = raw
         elif key in SERVER_KEYS:

@@ -56,6 +56,8 @@ class FakeState:
     topics: TopicStore = field(default_factory=TopicStore)
     groups: Any = None
     served_api_keys: frozenset[int] = SERVED_API_KEYS
+    #: Open connections by id (the SASL routes read the connection's state).
+    connections: dict[int, Any] = field(default_factory=dict)
 
 
 def make_batch(

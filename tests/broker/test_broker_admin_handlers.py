@@ -20,7 +20,7 @@ NOT_REQUESTED = -(2**31)
 
 
 def test_every_handler_is_registered_with_its_api_key() -> None:
-    assert sorted(BROKER_HANDLERS) == [0, 1, 2, 3, 10, 17, 18, 19, 20, 21, 22, 32, 37, 60]
+    assert sorted(BROKER_HANDLERS) == [0, 1, 2, 3, 10, 17, 18, 19, 20, 21, 22, 32, 36, 37, 60]
     for key in BROKER_HANDLERS:
         assert wire.lookup(key) is not None
 
@@ -446,3 +446,14 @@ async def test_sasl_handshake_on_a_plaintext_listener_is_illegal_sasl_state(
     got = await call(state, 17, version, {"mechanism": "PLAIN"})
     assert got is not None
     assert (got.error_code, list(got.mechanisms)) == (ErrorCode.ILLEGAL_SASL_STATE, [])
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+async def test_sasl_authenticate_on_a_plaintext_listener_is_illegal_sasl_state(
+    state: FakeState, version: int
+) -> None:
+    """As KafkaApis.handleSaslAuthenticateRequest: only a SASL listener's gate authenticates."""
+    got = await call(state, 36, version, {"auth_bytes": b"\0alice\0secret"})
+    assert got is not None
+    assert got.error_code == ErrorCode.ILLEGAL_SASL_STATE
+    assert got.error_message == "Request is not valid given the current SASL state."

@@ -41,6 +41,7 @@ class KcoordProcess:
         self.port = 0
         self.stderr_path = data_dir.parent / f"{data_dir.name}-stderr.log"
         self.started_in = 0.0
+        self.listening_line = ""
 
     def argv(self, port: int = 0) -> list[str]:
         args = [
@@ -48,8 +49,6 @@ class KcoordProcess:
             "-m",
             "coordinator",
             "serve",
-            "--port",
-            str(port),
             "--data-dir",
             str(self.data_dir),
             "--fsync",
@@ -57,6 +56,8 @@ class KcoordProcess:
             "--log-level",
             os.environ.get("KCOORD_E2E_LOG_LEVEL", "info"),
         ]
+        if "listeners" not in self.config:  # (the listener names its own port)
+            args += ["--port", str(port)]
         for topic in self.topics:
             args += ["--topic", topic]
         for key, value in self.config.items():
@@ -89,7 +90,9 @@ class KcoordProcess:
             self.kill()
             raise AssertionError(f"unexpected first line {line!r}: {self.stderr()}")
         self.started_in = time.perf_counter() - began
-        self.port = int(line.strip().rsplit(":", 1)[1])
+        self.listening_line = line.strip()
+        # "kcoord listening on HOST:PORT", then " (NAME)" when the listeners key is set
+        self.port = int(line.split()[3].rsplit(":", 1)[1])
         return self
 
     @property
@@ -154,15 +157,22 @@ def raw_request(bootstrap: str, api_key: int, version: int, body: dict[str, Any]
     no client exposes: topic ids, group and member epochs)."""
     import socket
 
-    import wire
-
     host, port = bootstrap.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(wire.encode_request(api_key, version, 1, "e2e-probe", body))
-        reader = wire.FrameReader()
-        while (payload := reader.next_frame()) is wire.NEED_DATA:
-            data = sock.recv(65536)
-            assert data, "connection closed"
-            reader.receive_data(data)
-        assert isinstance(payload, bytes)
-        return wire.decode_response(api_key, version, payload)[1]
+        return exchange(sock, api_key, version, body)
+
+
+def exchange(sock: Any, api_key: int, version: int, body: dict[str, Any],
+             correlation_id: int = 1) -> Any:
+    """One request on an open connection and its decoded answer (the connection must not
+    close first)."""
+    import wire
+
+    sock.sendall(wire.encode_request(api_key, version, correlation_id, "e2e-probe", body))
+    reader = wire.FrameReader()
+    while (payload := reader.next_frame()) is wire.NEED_DATA:
+        data = sock.recv(65536)
+        assert data, "connection closed"
+        reader.receive_data(data)
+    assert isinstance(payload, bytes)
+    return wire.decode_response(api_key, version, payload)[1]

@@ -120,12 +120,12 @@ def test_a_real_server_properties_starts_with_a_warning_per_foreign_key(
     """Issue 15 item 17: Kafka's stock server.properties keys that do not apply to one kcoord
     process are accepted, one warning each."""
     props = tmp_path / "server.properties"
-    props.write_text("broker.id=0\nlisteners=PLAINTEXT://:9092\nlog.dirs=/tmp/kafka-logs\n"
+    props.write_text("broker.id=0\nlog.dirs=/tmp/kafka-logs\n"
                      "num.network.threads=3\nnum.partitions=2\nzookeeper.connect=zk:2181\n")
     server = start_kcoord(extra_args=["--config-file", str(props)])
     assert api_versions_error(server.port) == 0
     stderr = server.stderr()
-    for key in ("broker.id", "listeners", "log.dirs", "num.network.threads",
+    for key in ("broker.id", "log.dirs", "num.network.threads",
                 "zookeeper.connect"):
         assert stderr.count(f"configuration key {key} does not apply") == 1, key
     assert "num.partitions does not apply" not in stderr

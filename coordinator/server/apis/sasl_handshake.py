@@ -1,8 +1,12 @@
-"""SaslHandshake (key 17), versions 0-1, on kcoord's PLAINTEXT listener.
+"""SaslHandshake (key 17), versions 0-1.
 
-As Kafka's ``KafkaApis.handleSaslHandshakeRequest`` answers on a listener without SASL:
-ILLEGAL_SASL_STATE and no mechanisms, so a client configured for SASL reports a clear
-configuration error instead of a dropped connection.
+On a SASL listener, before the client has authenticated (``sasl_gate.py``): the
+connection's authenticator (``coordinator.security.sasl``) takes the mechanism; one that is
+not enabled answers UNSUPPORTED_SASL_MECHANISM with the enabled list, and the connection
+closes after the answer. Elsewhere -- a PLAINTEXT listener, or a connection already
+authenticated (re-authentication is a later step) -- as Kafka's
+``KafkaApis.handleSaslHandshakeRequest``: ILLEGAL_SASL_STATE and no mechanisms, so a client
+configured for SASL reports a clear configuration error instead of a dropped connection.
 """
 
 from __future__ import annotations
@@ -21,8 +25,14 @@ __all__ = ["ROUTE", "handle"]
 
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
-    """Refuse the handshake: this listener speaks PLAINTEXT only."""
-    return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "mechanisms": []}
+    """Choose the mechanism, or refuse the handshake where no SASL exchange is due."""
+    conn = ctx.state.connections.get(ctx.connection_id)
+    if conn is None or conn.sasl is None:
+        return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "mechanisms": []}
+    answer = conn.sasl.handshake(request.body.mechanism)
+    if answer.close:
+        conn.close_after_answer = True
+    return {"error_code": answer.error_code, "mechanisms": list(answer.mechanisms)}
 
 
 ROUTE = Route(

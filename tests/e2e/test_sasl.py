@@ -1,0 +1,303 @@
+"""SASL_PLAINTEXT end to end (issue 29, first step): real clients over TCP against a
+``kcoord serve`` whose ``listeners`` is one SASL_PLAINTEXT listener, with users from
+``--sasl-user`` (PLAIN and both SCRAMs) and from Kafka's PlainLoginModule JAAS key."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from typing import Any
+
+import pytest
+from e2e_support import REPO, KcoordProcess, exchange
+
+import wire
+
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_CONFIG = {
+    "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'user_bob="bob-secret";',
+}
+ALICE = ["--sasl-user", "alice:alice-secret"]
+#: Kafka's texts for a wrong password: PlainSaslServer's own, SaslServerAuthenticator's
+#: generic one for SCRAM (which never says whether the user exists).
+PLAIN_WRONG_PASSWORD = "Authentication failed: Invalid username or password"
+SCRAM_WRONG_PASSWORD = ("Authentication failed during authentication due to invalid "
+                        "credentials with SASL mechanism {}")
+
+
+def wrong_password(mechanism: str) -> str:
+    return PLAIN_WRONG_PASSWORD if mechanism == "PLAIN" else SCRAM_WRONG_PASSWORD.format(
+        mechanism)
+
+
+@pytest.fixture
+def sasl_kcoord(start_kcoord: Any) -> KcoordProcess:
+    process: KcoordProcess = start_kcoord(config=SASL_CONFIG, extra_args=ALICE)
+    return process
+
+
+def _ck_config(server: KcoordProcess, mechanism: str, user: str = "alice",
+               password: str = "alice-secret") -> dict[str, Any]:
+    return {"bootstrap.servers": server.bootstrap, "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password}
+
+
+def _ck_round_trip(config: dict[str, Any], topic: str, count: int = 5) -> list[bytes]:
+    import confluent_kafka
+
+    producer = confluent_kafka.Producer(config)
+    for i in range(count):
+        producer.produce(topic, b"v%d" % i)
+    assert producer.flush(15) == 0
+    consumer = confluent_kafka.Consumer(
+        {**config, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    values: list[bytes] = []
+    deadline = time.monotonic() + 30
+    try:
+        while len(values) < count and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                values.append(message.value())
+        consumer.commit(asynchronous=False)
+        committed = consumer.committed(consumer.assignment(), timeout=10)
+    finally:
+        consumer.close()
+    assert sum(tp.offset for tp in committed) == count  # the group committed through SASL
+    return values
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_confluent_kafka_produces_and_consumes_in_a_group(
+    sasl_kcoord: KcoordProcess, mechanism: str
+) -> None:
+    topic = f"ck-{mechanism.lower()}-{uuid.uuid4().hex[:6]}"
+    values = _ck_round_trip(_ck_config(sasl_kcoord, mechanism), topic)
+    assert sorted(values) == [b"v%d" % i for i in range(5)]
+
+
+def test_a_jaas_plain_user_authenticates(sasl_kcoord: KcoordProcess) -> None:
+    """Kafka's listener.name.sasl_plaintext.plain.sasl.jaas.config user_bob works (PLAIN)."""
+    config = _ck_config(sasl_kcoord, "PLAIN", "bob", "bob-secret")
+    assert _ck_round_trip(config, "jaas-bob", 2) == [b"v0", b"v1"]
+
+
+def _python_client_config(server: KcoordProcess, mechanism: str) -> dict[str, Any]:
+    """kafka-python's and aiokafka's settings (they share the names)."""
+    return {"bootstrap_servers": server.bootstrap, "security_protocol": "SASL_PLAINTEXT",
+            "sasl_mechanism": mechanism, "sasl_plain_username": "alice",
+            "sasl_plain_password": "alice-secret"}
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_kafka_python_produces_and_consumes_in_a_group(
+    sasl_kcoord: KcoordProcess, mechanism: str
+) -> None:
+    import kafka
+
+    config = _python_client_config(sasl_kcoord, mechanism)
+    topic = f"kp-{mechanism.lower()}"
+    producer = kafka.KafkaProducer(**config)
+    for i in range(5):
+        producer.send(topic, b"v%d" % i).get(15)
+    producer.close()
+    consumer = kafka.KafkaConsumer(topic, group_id=f"g-{topic}", auto_offset_reset="earliest",
+                                   consumer_timeout_ms=15000, **config)
+    values = []
+    for message in consumer:
+        values.append(message.value)
+        if len(values) == 5:
+            break
+    consumer.commit()
+    partitions = consumer.assignment()
+    committed = sum(consumer.committed(tp) or 0 for tp in partitions)
+    consumer.close()
+    assert sorted(values) == [b"v%d" % i for i in range(5)]
+    assert committed == 5
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_confluent_kafka_wrong_password_fails_fast_with_kafkas_message(
+    sasl_kcoord: KcoordProcess, mechanism: str
+) -> None:
+    import confluent_kafka
+
+    errors: list[Any] = []
+    producer = confluent_kafka.Producer(
+        {**_ck_config(sasl_kcoord, mechanism, password="wrong"), "error_cb": errors.append})
+    deadline = time.monotonic() + 10
+    while not errors and time.monotonic() < deadline:
+        producer.poll(0.2)
+    assert errors, "no error within 10 s"
+    assert errors[0].code() == confluent_kafka.KafkaError._AUTHENTICATION
+    assert wrong_password(mechanism) in errors[0].str()
+    # ... and the server keeps serving everyone else.
+    assert _ck_round_trip(_ck_config(sasl_kcoord, mechanism), f"after-{mechanism}", 1) == [b"v0"]
+
+
+def test_kafka_python_wrong_password_reports_the_authentication_error(
+    sasl_kcoord: KcoordProcess, caplog: pytest.LogCaptureFixture
+) -> None:
+    import kafka
+    import kafka.errors
+
+    caplog.set_level(logging.ERROR, logger="kafka")
+    producer = kafka.KafkaProducer(
+        bootstrap_servers=sasl_kcoord.bootstrap, security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="alice",
+        sasl_plain_password="wrong", api_version=(3, 0), max_block_ms=3000)
+    started = time.monotonic()
+    try:
+        with pytest.raises(kafka.errors.KafkaError):
+            producer.send("never", b"x").get(5)
+    finally:
+        producer.close(timeout=5)
+    assert time.monotonic() - started < 10
+    failures = [r.getMessage() for r in caplog.records
+                if "SaslAuthenticationFailedError" in r.getMessage()]
+    assert failures, caplog.text
+    assert "[Error 58]" in failures[0]
+    assert wrong_password("SCRAM-SHA-256") in failures[0]
+
+
+# ----------------------------------------------------------------- raw frames
+
+
+def _connect(server: KcoordProcess) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.port), timeout=10)
+
+
+def _closed(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_a_request_before_authentication_closes_the_connection(
+    sasl_kcoord: KcoordProcess
+) -> None:
+    with _connect(sasl_kcoord) as sock:
+        versions = exchange(sock, 18, 3, {"client_software_name": "raw",
+                                           "client_software_version": "1"})
+        assert versions.error_code == 0
+        sock.sendall(wire.encode_request(3, 12, 2, "raw", {"topics": None}))  # Metadata
+        assert _closed(sock)
+    # A handshake, then Metadata before SaslAuthenticate: closed too.
+    with _connect(sasl_kcoord) as sock:
+        assert exchange(sock, 17, 1, {"mechanism": "PLAIN"}).error_code == 0
+        sock.sendall(wire.encode_request(3, 12, 2, "raw", {"topics": None}))
+        assert _closed(sock)
+
+
+def test_an_unknown_mechanism_answers_the_enabled_list_then_closes(
+    sasl_kcoord: KcoordProcess
+) -> None:
+    with _connect(sasl_kcoord) as sock:
+        answer = exchange(sock, 17, 1, {"mechanism": "GSSAPI"})
+        assert answer.error_code == 33  # UNSUPPORTED_SASL_MECHANISM
+        assert list(answer.mechanisms) == [*MECHANISMS, "OAUTHBEARER"]
+        assert _closed(sock)
+
+
+def test_a_wrong_password_answers_58_with_kafkas_message_then_closes(
+    sasl_kcoord: KcoordProcess
+) -> None:
+    with _connect(sasl_kcoord) as sock:
+        assert exchange(sock, 17, 1, {"mechanism": "PLAIN"}).error_code == 0
+        answer = exchange(sock, 36, 2, {"auth_bytes": b"\0alice\0wrong"}, 2)
+        assert answer.error_code == 58  # SASL_AUTHENTICATION_FAILED
+        assert answer.error_message == PLAIN_WRONG_PASSWORD
+        assert _closed(sock)
+
+
+def test_after_plain_authentication_every_api_is_served(sasl_kcoord: KcoordProcess) -> None:
+    assert sasl_kcoord.listening_line == (
+        f"kcoord listening on 127.0.0.1:{sasl_kcoord.port} (SASL_PLAINTEXT)")
+    with _connect(sasl_kcoord) as sock:
+        assert exchange(sock, 17, 1, {"mechanism": "PLAIN"}).error_code == 0
+        answer = exchange(sock, 36, 1, {"auth_bytes": b"\0alice\0alice-secret"}, 2)
+        assert (answer.error_code, answer.session_lifetime_ms) == (0, 0)
+        metadata = exchange(sock, 3, 12, {"topics": []}, 3)
+        assert [b.port for b in metadata.brokers] == [sasl_kcoord.port]
+        # The JAAS config's passwords are not shown by DescribeConfigs.
+        described = exchange(sock, 32, 1, {"resources": [
+            {"resource_type": 4, "resource_name": "0", "configuration_keys": None}],
+            "include_synonyms": False}, 5)
+        values = {c.name: c.value for c in described.results[0].configs}
+        assert "listeners" not in values or "secret" not in values["listeners"]
+        assert not any("secret" in (value or "") for value in values.values()), values
+        # A second handshake once authenticated: ILLEGAL_SASL_STATE (re-auth is later).
+        assert exchange(sock, 17, 1, {"mechanism": "PLAIN"}, 4).error_code == 34
+
+
+def test_sasl_configuration_mistakes_are_one_line_usage_errors(tmp_path: Any) -> None:
+    def serve(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "coordinator", "serve", "--data-dir", str(tmp_path / "d"),
+             *args], capture_output=True, text=True, timeout=30, cwd=REPO)
+
+    listener = "listeners=SASL_PLAINTEXT://127.0.0.1:0"
+    cases = {
+        ("-c", listener, "--port", "0"): "--host/--port cannot be given with listeners",
+        ("-c", listener, "--host", "127.0.0.1"): "--host/--port cannot be given with listeners",
+        ("-c", "listeners=PLAINTEXT://:0,SASL_PLAINTEXT://:0"): "one listener for now",
+        ("-c", "listeners=SSL://:0"): "listener SSL is not served yet",
+        ("--port", "0", "--sasl-user", "a:b"): "--sasl-user needs a SASL listener",
+        ("-c", listener, "--sasl-user", "nocolon"): "expected NAME:PASSWORD",
+        ("-c", listener, "-c", "sasl.enabled.mechanisms=GSSAPI"): "Unsupported SASL mechanism",
+        ("-c", listener, "-c", "listener.name.sasl_plaintext.plain.sasl.jaas.config=x"):
+            "plain.sasl.jaas.config",
+        ("-c", listener, "-c", "listener.name.ssl.sasl.enabled.mechanisms=PLAIN"):
+            "no listener named SSL",
+    }
+    for args, message in cases.items():
+        result = serve(*args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in result.stderr, (args, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1, (args, result.stderr)
+        assert result.stdout == ""
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_aiokafka_produces_and_consumes_in_a_group(
+    sasl_kcoord: KcoordProcess, mechanism: str
+) -> None:
+    import asyncio
+
+    import aiokafka
+
+    config = _python_client_config(sasl_kcoord, mechanism)
+    topic = f"aio-{mechanism.lower()}"
+
+    async def round_trip() -> list[bytes]:
+        producer = aiokafka.AIOKafkaProducer(**config)
+        await producer.start()
+        try:
+            for i in range(3):
+                await producer.send_and_wait(topic, b"v%d" % i)
+        finally:
+            await producer.stop()
+        consumer = aiokafka.AIOKafkaConsumer(topic, group_id=f"g-{topic}",
+                                             auto_offset_reset="earliest", **config)
+        await consumer.start()
+        values: list[bytes] = []
+        try:
+            async with asyncio.timeout(30):
+                async for message in consumer:
+                    values.append(message.value)
+                    if len(values) == 3:
+                        break
+            await consumer.commit()
+        finally:
+            await consumer.stop()
+        return values
+
+    assert sorted(asyncio.run(round_trip())) == [b"v0", b"v1", b"v2"]

@@ -1,0 +1,102 @@
+"""The ``listeners`` key and the SASL settings (issue 29, first step): parsed into
+ServeOptions, mistakes refused in one line, ``coordinator.security`` imported only for a
+SASL listener."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from coordinator.config import ConfigError
+from coordinator.server.listeners import parse_listener
+from coordinator.server.options import build_options
+
+SASL = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}
+JAAS_KEY = "listener.name.sasl_plaintext.plain.sasl.jaas.config"
+JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+        'user_alice="alice-secret" user_bob="bob-secret";')
+
+
+def test_a_plaintext_listener_names_host_and_port() -> None:
+    options = build_options({"listeners": "PLAINTEXT://0.0.0.0:19092"}, host=None, port=None)
+    assert (options.host, options.port, options.listener_name, options.sasl) == (
+        "0.0.0.0", 19092, "PLAINTEXT", None)
+
+
+def test_without_listeners_the_flags_or_defaults_bind() -> None:
+    assert (build_options({}, host=None, port=None).host,
+            build_options({}, host=None, port=None).port) == ("127.0.0.1", 9092)
+    options = build_options({}, host="0.0.0.0", port=0)
+    assert (options.host, options.port, options.listener_name) == ("0.0.0.0", 0, None)
+
+
+@pytest.mark.parametrize("text,host", [("PLAINTEXT://:9092", ""), ("plaintext://[::1]:1", "::1"),
+                                       ("SASL_PLAINTEXT://kafka-1:29092", "kafka-1")])
+def test_listener_hosts(text: str, host: str) -> None:
+    assert parse_listener(text).host == host
+
+
+@pytest.mark.parametrize("properties,kwargs,message", [
+    (SASL, {"port": 0}, "--host/--port cannot be given with listeners"),
+    (SASL, {"host": "127.0.0.1"}, "--host/--port cannot be given with listeners"),
+    ({"listeners": "PLAINTEXT://:1,SASL_PLAINTEXT://:2"}, {}, "one listener for now"),
+    ({"listeners": "SASL_SSL://:1"}, {}, "SASL_SSL is not served yet"),
+    ({"listeners": "PLAINTEXT://:99999"}, {}, "outside 0..65535"),
+    ({"listeners": "PLAINTEXT:9092"}, {}, "expected NAME://HOST:PORT"),
+    ({**SASL, "sasl.enabled.mechanisms": "PLAIN,GSSAPI"}, {}, "Unsupported SASL mechanism GSSAPI"),
+    ({**SASL, "sasl.enabled.mechanisms": " , "}, {}, "no mechanism enabled"),
+    ({**SASL, JAAS_KEY: "PlainLoginModule required user_a=\"b\""}, {}, "not terminated"),
+    ({**SASL, JAAS_KEY: "com.example.Other required;"}, {}, "expected org.apache.kafka"),
+    ({"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN"}, {},
+     "no listener named SASL_PLAINTEXT"),
+    ({**SASL}, {"brokers": 2}, "--brokers > 1 is a later step"),
+])
+def test_mistakes_are_config_errors(properties: dict[str, str], kwargs: dict[str, object],
+                                    message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.").replace("+", r"\+")):
+        build_options(properties, **kwargs)
+
+
+def test_sasl_user_needs_a_sasl_listener() -> None:
+    with pytest.raises(ConfigError, match="--sasl-user needs a SASL listener"):
+        build_options({}, sasl_users=(("alice", "x"),))
+
+
+def test_a_sasl_listener_offers_the_enabled_mechanisms_over_its_users() -> None:
+    options = build_options({**SASL, JAAS_KEY: JAAS,
+                             "listener.name.sasl_plaintext.sasl.enabled.mechanisms":
+                             "SCRAM-SHA-512,PLAIN", "sasl.enabled.mechanisms": "PLAIN"},
+                            sasl_users=(("carol", "carol-secret"),))
+    mechanisms = options.sasl
+    assert list(mechanisms.enabled) == ["SCRAM-SHA-512", "PLAIN"]  # the listener's key wins
+    for user, password in [("alice", "alice-secret"), ("bob", "bob-secret"),
+                           ("carol", "carol-secret")]:
+        assert mechanisms.plain_users.verify(user, password)
+    assert not mechanisms.plain_users.verify("alice", "wrong")
+    # --sasl-user has both SCRAM credentials; JAAS users are PLAIN only (as in Kafka).
+    from wire.constants import ScramMechanism
+
+    store = mechanisms.scram_credentials
+    assert store.lookup("carol", ScramMechanism.SCRAM_SHA_256) is not None
+    assert store.lookup("carol", ScramMechanism.SCRAM_SHA_512) is not None
+    assert store.lookup("alice", ScramMechanism.SCRAM_SHA_256) is None
+    assert "secret" not in repr(options)  # passwords never reach a repr
+
+
+def test_the_default_mechanisms_are_all_four() -> None:
+    assert list(build_options(SASL).sasl.enabled) == [
+        "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
+
+
+@pytest.mark.parametrize("properties,imported", [("{}", False), (repr(SASL), True)])
+def test_coordinator_security_is_imported_only_for_a_sasl_listener(
+    properties: str, imported: bool
+) -> None:
+    code = ("import sys\nfrom coordinator.server.options import build_options\n"
+            f"build_options({properties})\n"
+            "print(any(m.startswith('coordinator.security') for m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, check=True)
+    assert result.stdout.strip() == str(imported)
