@@ -46,6 +46,7 @@ from typing import Any
 
 import trio
 
+from coordinator.server import loading
 from coordinator.server.answer_memory import (
     DEFAULT_SEND_TIMEOUT_MS,
     AnswerLimits,
@@ -355,12 +356,17 @@ async def _serve_frames(
         handler = server.handlers.get(api_key)
         if handler is None and not server.loaded.is_set():
             if api_key in COORDINATOR_APIS:  # Kafka's answer while the coordinator loads
-                if pipeline.active:
-                    await pipeline.drained()
-                out += encode_response(api_key, request.api_version, request.correlation_id,
-                                       load_in_progress(request))
-                continue
-            handler = await server.wait_for_handler(api_key)  # startup: loaded in stages
+                with trio.move_on_after(loading.LOAD_WAIT_S):
+                    await server.loaded.wait()
+                if not server.loaded.is_set():
+                    if pipeline.active:
+                        await pipeline.drained()
+                    out += encode_response(api_key, request.api_version,
+                                           request.correlation_id, load_in_progress(request))
+                    continue
+                handler = server.handlers.get(api_key)
+            if handler is None:
+                handler = await server.wait_for_handler(api_key)  # startup: loaded in stages
         if handler is None:
             BAD_INPUT.warn(
                 "closing connection %d from %s: %s (key %d) is not served",

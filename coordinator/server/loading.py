@@ -4,10 +4,11 @@ Kafka's group and transaction coordinators answer COORDINATOR_LOAD_IN_PROGRESS w
 replay their partition of ``__consumer_offsets`` / ``__transaction_state``, and clients
 retry (Java's consumer and producer, librdkafka, kafka-python all treat it as retriable);
 Metadata, ApiVersions and FindCoordinator are answered meanwhile. kcoord loads its whole log
-at start, so until ``Server.loaded`` every coordinator API gets that answer here, at the
-connection, instead of silence: the answer Kafka 4 gives when the coordinator cannot run a
-request (``AbstractRequest.getErrorResponse``): the error at the top and in every entry the
-request named, one entry per group or transactional id for the APIs that name several,
+at start, so until ``Server.loaded`` every coordinator API that has waited ``LOAD_WAIT_S``
+for it gets that answer here, at the connection, instead of silence: the answer Kafka 4
+gives when the coordinator cannot run a request (``AbstractRequest.getErrorResponse``):
+the error at the top and in every entry the request named, one entry per group or
+transactional id for the APIs that name several,
 an empty list for ListGroups / ListTransactions -- except Heartbeat, which Kafka's
 GroupCoordinatorService answers NONE while loading ("the group is still loading, so
 blindly respond").
@@ -21,7 +22,14 @@ from wire.codec import DecodedRequest
 from wire.constants import ApiKey, ErrorCode
 from wire.error_response import error_response
 
-__all__ = ["COORDINATOR_APIS", "load_in_progress"]
+__all__ = ["COORDINATOR_APIS", "LOAD_WAIT_S", "load_in_progress"]
+
+#: How long a coordinator request waits for the load before it is answered
+#: COORDINATOR_LOAD_IN_PROGRESS: a small data directory loads within it and the request is
+#: answered as if the coordinator had always been there (some clients surface error 14 to
+#: the application instead of retrying: kafka-python's ``committed()``); a large one gets
+#: Kafka's answer instead of silence.
+LOAD_WAIT_S = 2.0
 
 #: The APIs answered COORDINATOR_LOAD_IN_PROGRESS while the coordinator loads.
 COORDINATOR_APIS = frozenset({

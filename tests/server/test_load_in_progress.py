@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 import trio
 from raw_client import (
     DESCRIBE_GROUPS,
@@ -23,6 +24,7 @@ from raw_client import (
     join_body,
 )
 
+from coordinator.server import loading
 from coordinator.server.app import serve
 from coordinator.server.options import build_options
 from coordinator.server.sink import MemorySink
@@ -74,7 +76,8 @@ async def _fetch_offset(client: RawClient) -> Any:
 
 
 async def test_coordinator_apis_answer_load_in_progress_until_loaded(
-        nursery: trio.Nursery) -> None:
+        nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loading, "LOAD_WAIT_S", 0.05)  # answer at once, not after 2 s
     sink = HeldReplaySink([_commit_record()])
     port = await _start(nursery, sink)
     client = await RawClient.connect(port)
@@ -121,4 +124,22 @@ async def test_coordinator_apis_answer_load_in_progress_until_loaded(
         assert fetched.topics[0].partitions[0].committed_offset == 7
         joined = await client.request(JOIN_GROUP, 5, join_body("g"))
         assert joined.error_code == ErrorCode.MEMBER_ID_REQUIRED
+    await client.aclose()
+
+
+async def test_a_coordinator_request_waits_out_a_short_load(nursery: trio.Nursery) -> None:
+    """A load shorter than ``LOAD_WAIT_S`` is waited out: the request gets its real answer."""
+    sink = HeldReplaySink([_commit_record()])
+    port = await _start(nursery, sink)
+    client = await RawClient.connect(port)
+
+    async def release_soon() -> None:
+        await trio.sleep(0.2)
+        sink.release.set()
+
+    nursery.start_soon(release_soon)
+    with trio.fail_after(30):
+        fetched = await _fetch_offset(client)
+        assert fetched.topics[0].partitions[0].error_code == ErrorCode.NONE
+        assert fetched.topics[0].partitions[0].committed_offset == 7
     await client.aclose()
