@@ -37,7 +37,8 @@ import trio
 from coordinator.server.answer_memory import AnswerLimits, AnswerMemory
 from coordinator.server.apis import SERVED_API_KEYS, RouteTable, load_routes, served_api_keys
 from coordinator.server.bad_input import BAD_INPUT
-from coordinator.server.connection import Connection, serve_connection
+from coordinator.server.connection import serve_connection
+from coordinator.server.connection_socket import Connection
 from coordinator.server.context import ApiTraits, BrokerIdentity, Handler
 from coordinator.server.descriptors import descriptor_budget
 from coordinator.server.early import probe_lock
