@@ -104,6 +104,7 @@ def known_member(group: ConsumerGroup, member_id: str, instance_id: str | None) 
                              f"Member {member_id} is not a member of group {group.group_id}.")
     return member
 
+
 def member_of(
     engine: Engine, group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest
 ) -> tuple[ConsumerMember, ConsumerMember | None]:
