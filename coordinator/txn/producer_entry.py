@@ -227,4 +227,5 @@ class ProducerStateEntry:
 
 
 def in_sequence(last_seq: int, next_seq: int) -> bool:
+    """Whether ``next_seq`` follows ``last_seq`` (wrapping past Integer.MAX_VALUE to 0)."""
     return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == _INT_MAX)
