@@ -2,11 +2,10 @@
 
 A key is ``int16 version`` + struct and the key version names the record type; a value is
 ``int16 version`` + struct; a missing value is a tombstone. The layouts are declared once,
-with wire's schema DSL, in :mod:`storage.record_schemas`; :data:`~storage.record_types.RECORD_TYPES`
-(:mod:`storage.record_types`) ties each key version to its schemas and dataclasses, so
-adding a record type is one entry there. The hot
-shapes (OffsetCommitKey v1, OffsetCommitValue v1/v3) also have a ``struct`` fast path that
-tests check byte for byte against the schemas.
+with wire's schema DSL, in :mod:`storage.record_schemas`; :mod:`storage.record_types` ties
+each key version to its schemas and dataclasses, so adding a record type is one entry
+there. The hot shapes (OffsetCommitKey v1, OffsetCommitValue v1/v3) also have a ``struct``
+fast path that tests check byte for byte against the schemas.
 
 Writers use the versions Kafka writes (OffsetCommitKey v1, GroupMetadataKey v2,
 OffsetCommitValue v1 when an expire timestamp is set else v3, GroupMetadataValue v3);
