@@ -18,7 +18,8 @@ from storage.records import OffsetCommitKey, OffsetCommitValue, Record, slot_set
 from wire.checksum import crc32c
 
 from .errors import RecordTooLargeError
-from .record_codec import EVENT_KEY_PREFIX, encode_record
+from .record_codec import encode_record
+from .record_types import EVENT_KEY_PREFIX
 from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH, encode_entry
 
 __all__ = ["EncodedBatch"]

@@ -40,13 +40,8 @@ from storage.records import RebalanceEventKey, RebalanceEventValue
 from .directory import Segment
 from .errors import CompactionError, CorruptLogError, LogWriteError
 from .log import Log
-from .record_codec import (
-    EVENT_KEY_PREFIX,
-    RecordDecodeError,
-    UnknownKey,
-    decode_key,
-    decode_value,
-)
+from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
+from .record_types import EVENT_KEY_PREFIX
 from .segment import HEADER_SIZE, StopReason, encode_header, scan_entries
 from .segment_summary import SegmentSummary
 

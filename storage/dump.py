@@ -29,8 +29,9 @@ from storage.records import (
 from wire.consumer_protocol import decode_assignment, decode_subscription
 
 from .directory import find_segments
-from .record_codec import RECORD_TYPES, RecordDecodeError, UnknownKey, decode_key, decode_value
+from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
 from .record_mapping import to_fields
+from .record_types import RECORD_TYPES
 from .segment import HEADER_SIZE, SegmentHeaderError, decode_header, scan_entries
 
 __all__ = ["DumpedEntry", "iter_directory", "main"]

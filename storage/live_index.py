@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from wire.checksum import crc32c
 
 from .fs import FileSystem
-from .record_codec import (
+from .record_types import (
     REBALANCE_EVENT_KEY_VERSION,
     TRANSACTION_STATE_KEY_VERSION,
     TXN_OFFSET_COMMIT_KEY_VERSION,

@@ -30,7 +30,8 @@ from .fs import FileHandle, FileSystem, OsFileSystem
 from .live_index import READ_CHUNK, LiveIndex
 from .live_replay import replay_live
 from .policy import FSYNC_POLICIES, FsyncPolicy, RecoverMode
-from .record_codec import EVENT_KEY_PREFIX, RecordDecodeError, decode_record
+from .record_codec import RecordDecodeError, decode_record
+from .record_types import EVENT_KEY_PREFIX
 from .recovery import recover_directory
 from .segment import (
     ENTRY_OVERHEAD,

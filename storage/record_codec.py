@@ -2,10 +2,10 @@
 
 A key is ``int16 version`` + struct and the key version names the record type; a value is
 ``int16 version`` + struct; a missing value is a tombstone. The layouts are declared once,
-with wire's schema DSL, in :mod:`storage.record_schemas`; :data:`RECORD_TYPES` ties each key
-version to its schemas and dataclasses, so adding a record type is one entry there. The hot
-shapes (OffsetCommitKey v1, OffsetCommitValue v1/v3) also have a ``struct`` fast path that
-tests check byte for byte against the schemas.
+with wire's schema DSL, in :mod:`storage.record_schemas`; :mod:`storage.record_types` ties
+each key version to its schemas and dataclasses, so adding a record type is one entry
+there. The hot shapes (OffsetCommitKey v1, OffsetCommitValue v1/v3) also have a ``struct``
+fast path that tests check byte for byte against the schemas.
 
 Writers use the versions Kafka writes (OffsetCommitKey v1, GroupMetadataKey v2,
 OffsetCommitValue v1 when an expire timestamp is set else v3, GroupMetadataValue v3);
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Callable
 from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
@@ -25,76 +24,20 @@ from typing import Any
 from wire.schema import Message, message_struct
 
 from .record_mapping import from_fields, to_fields
-from .record_schemas import (
-    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
-    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
-    CONSUMER_GROUP_MEMBER_METADATA_KEY,
-    CONSUMER_GROUP_MEMBER_METADATA_VALUE,
-    CONSUMER_GROUP_METADATA_KEY,
-    CONSUMER_GROUP_METADATA_VALUE,
-    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
-    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
-    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
-    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
-    GROUP_METADATA_KEY,
-    GROUP_METADATA_VALUE,
-    OFFSET_COMMIT_KEY,
-    OFFSET_COMMIT_VALUE,
-    REBALANCE_EVENT_KEY,
-    REBALANCE_EVENT_VALUE,
-    SHARE_SNAPSHOT_KEY,
-    SHARE_SNAPSHOT_VALUE,
-    SHARE_UPDATE_KEY,
-    SHARE_UPDATE_VALUE,
-    TRANSACTION_STATE_KEY,
-    TRANSACTION_STATE_VALUE,
-    TXN_OFFSET_COMMIT_KEY,
-    TXN_OFFSET_COMMIT_VALUE,
-)
+from .record_types import BY_KEY_TYPE, BY_VALUE_TYPE, RECORD_TYPES, RecordType
 from .records import (
-    ConsumerGroupCurrentMemberAssignmentKey,
-    ConsumerGroupCurrentMemberAssignmentValue,
-    ConsumerGroupMemberMetadataKey,
-    ConsumerGroupMemberMetadataValue,
-    ConsumerGroupMetadataKey,
-    ConsumerGroupMetadataValue,
-    ConsumerGroupTargetAssignmentMemberKey,
-    ConsumerGroupTargetAssignmentMemberValue,
-    ConsumerGroupTargetAssignmentMetadataKey,
-    ConsumerGroupTargetAssignmentMetadataValue,
-    GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,
     OffsetCommitKey,
     OffsetCommitValue,
-    RebalanceEventKey,
-    RebalanceEventValue,
     Record,
     RecordKey,
     RecordValue,
-    TransactionStateKey,
-    TransactionStateValue,
-    TxnOffsetCommitKey,
-    TxnOffsetCommitValue,
-)
-from .share_records import (
-    ShareSnapshotKey,
-    ShareSnapshotValue,
-    ShareUpdateKey,
-    ShareUpdateValue,
 )
 
 __all__ = [
-    "EVENT_KEY_PREFIX",
-    "GROUP_METADATA_KEY_VERSION",
-    "OFFSET_COMMIT_KEY_VERSIONS",
-    "REBALANCE_EVENT_KEY_VERSION",
-    "RECORD_TYPES",
-    "SHARE_SNAPSHOT_KEY_VERSION",
-    "SHARE_UPDATE_KEY_VERSION",
     "RecordDecodeError",
     "RecordEncodeError",
-    "RecordType",
     "UnknownKey",
     "decode_key",
     "decode_key_by_schema",
@@ -128,111 +71,6 @@ class UnknownKey:
     raw: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class RecordType:
-    """One record type: the key versions naming it, the version written, its key and value
-    schemas and dataclasses, and the value version Kafka's writer picks for a value."""
-
-    key_versions: tuple[int, ...]
-    key_schema: Message
-    key_type: type
-    value_schema: Message
-    value_type: type
-    write_value_version: Callable[[Any], int]
-
-    @property
-    def write_key_version(self) -> int:
-        """The key version writers use (Kafka's newest)."""
-        return self.key_versions[-1]
-
-    @property
-    def newest_value_version(self) -> int:
-        """The newest value version this reader knows."""
-        return self.value_schema.version_range.stop - 1
-
-
-def _v0(value: Any) -> int:
-    return 0
-
-
-OFFSET_COMMIT_KEY_VERSIONS = (0, 1)
-GROUP_METADATA_KEY_VERSION = 2
-#: kcoord's RebalanceEvent key version: far above Kafka's record types (0-15 in Kafka 4.x).
-REBALANCE_EVENT_KEY_VERSION = 100
-#: kcoord's transaction records (storage/records.py): the coordinator's state, staged offsets.
-TRANSACTION_STATE_KEY_VERSION = 101
-TXN_OFFSET_COMMIT_KEY_VERSION = 102
-#: kcoord's share coordinator records (storage/share_records.py); Kafka's types 0 and 1.
-SHARE_SNAPSHOT_KEY_VERSION = 103
-SHARE_UPDATE_KEY_VERSION = 104
-#: The first bytes of every RebalanceEvent key (its version): history, not state.
-EVENT_KEY_PREFIX = struct.pack(">h", REBALANCE_EVENT_KEY_VERSION)
-
-_TYPES = (
-    RecordType(
-        OFFSET_COMMIT_KEY_VERSIONS,
-        OFFSET_COMMIT_KEY,
-        OffsetCommitKey,
-        OFFSET_COMMIT_VALUE,
-        OffsetCommitValue,
-        # Kafka writes v1 only to keep an explicit expire timestamp (OffsetCommit v2-4).
-        lambda value: 1 if value.expire_timestamp != -1 else 3,
-    ),
-    RecordType(
-        (GROUP_METADATA_KEY_VERSION,),
-        GROUP_METADATA_KEY,
-        GroupMetadataKey,
-        GROUP_METADATA_VALUE,
-        GroupMetadataValue,
-        lambda value: 3,
-    ),
-    RecordType(
-        (REBALANCE_EVENT_KEY_VERSION,),
-        REBALANCE_EVENT_KEY,
-        RebalanceEventKey,
-        REBALANCE_EVENT_VALUE,
-        RebalanceEventValue,
-        lambda value: 0,
-    ),
-    # Kafka 4's consumer group records: the key version is the record type; value v0.
-    *(
-        RecordType((record_type,), key_schema, key_type, value_schema, value_type, _v0)
-        for record_type, key_schema, key_type, value_schema, value_type in (
-            (3, CONSUMER_GROUP_METADATA_KEY, ConsumerGroupMetadataKey,
-             CONSUMER_GROUP_METADATA_VALUE, ConsumerGroupMetadataValue),
-            (5, CONSUMER_GROUP_MEMBER_METADATA_KEY, ConsumerGroupMemberMetadataKey,
-             CONSUMER_GROUP_MEMBER_METADATA_VALUE, ConsumerGroupMemberMetadataValue),
-            (6, CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
-             ConsumerGroupTargetAssignmentMetadataKey,
-             CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
-             ConsumerGroupTargetAssignmentMetadataValue),
-            (7, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
-             ConsumerGroupTargetAssignmentMemberKey,
-             CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
-             ConsumerGroupTargetAssignmentMemberValue),
-            (8, CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
-             ConsumerGroupCurrentMemberAssignmentKey,
-             CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
-             ConsumerGroupCurrentMemberAssignmentValue),
-            # kcoord's transaction records (storage/records.py).
-            (TRANSACTION_STATE_KEY_VERSION, TRANSACTION_STATE_KEY, TransactionStateKey,
-             TRANSACTION_STATE_VALUE, TransactionStateValue),
-            (TXN_OFFSET_COMMIT_KEY_VERSION, TXN_OFFSET_COMMIT_KEY, TxnOffsetCommitKey,
-             TXN_OFFSET_COMMIT_VALUE, TxnOffsetCommitValue),
-            # kcoord's share coordinator records (storage/share_records.py).
-            (SHARE_SNAPSHOT_KEY_VERSION, SHARE_SNAPSHOT_KEY, ShareSnapshotKey,
-             SHARE_SNAPSHOT_VALUE, ShareSnapshotValue),
-            (SHARE_UPDATE_KEY_VERSION, SHARE_UPDATE_KEY, ShareUpdateKey,
-             SHARE_UPDATE_VALUE, ShareUpdateValue),
-        )
-    ),
-)
-
-#: Record types by key version.
-RECORD_TYPES: dict[int, RecordType] = {v: t for t in _TYPES for v in t.key_versions}
-_BY_KEY_TYPE: dict[type, RecordType] = {t.key_type: t for t in _TYPES}
-_BY_VALUE_TYPE: dict[type, RecordType] = {t.value_type: t for t in _TYPES}
-
 # --------------------------------------------------------------------------------------
 # The schema path (every type and version)
 
@@ -261,7 +99,7 @@ def _parse(schema: Message, version: int, data: bytes, what: str) -> Any:
 
 def encode_key_by_schema(key: RecordKey, version: int | None = None) -> bytes:
     """Key bytes built from the schema (the oracle of :func:`encode_key`'s fast path)."""
-    kind = _BY_KEY_TYPE.get(type(key))
+    kind = BY_KEY_TYPE.get(type(key))
     if kind is None:
         raise RecordEncodeError(f"not a record key: {key!r}")
     version = kind.write_key_version if version is None else version
@@ -272,7 +110,7 @@ def encode_key_by_schema(key: RecordKey, version: int | None = None) -> bytes:
 
 def encode_value_by_schema(value: RecordValue, version: int) -> bytes:
     """Value bytes in an explicit version, built from the schema."""
-    kind = _BY_VALUE_TYPE.get(type(value))
+    kind = BY_VALUE_TYPE.get(type(value))
     if kind is None:
         raise RecordEncodeError(f"not a record value: {value!r}")
     if version not in kind.value_schema.version_range:
@@ -282,7 +120,7 @@ def encode_value_by_schema(value: RecordValue, version: int) -> bytes:
 
 def value_version_for(value: RecordValue) -> int:
     """The value version Kafka's writer picks (kcoord's own for RebalanceEvent)."""
-    kind = _BY_VALUE_TYPE.get(type(value))
+    kind = BY_VALUE_TYPE.get(type(value))
     if kind is None:
         raise RecordEncodeError(f"not a record value: {value!r}")
     return kind.write_value_version(value)
@@ -349,7 +187,7 @@ def encode_record(record: Record) -> tuple[bytes, bytes | None]:
     """Encode a record as (key bytes, value bytes or None for a tombstone)."""
     value = record.value
     if value is not None:
-        kind = _BY_KEY_TYPE.get(type(record.key))
+        kind = BY_KEY_TYPE.get(type(record.key))
         if kind is None or kind.value_type is not type(value):
             raise RecordEncodeError(
                 f"{type(value).__name__} cannot be the value of {type(record.key).__name__}"
@@ -433,7 +271,7 @@ def decode_value(key: RecordKey, data: bytes) -> RecordValue:
     (version,) = _I16.unpack_from(data)
     if version < 0:
         raise RecordDecodeError(f"negative value version {version}")
-    kind = _BY_KEY_TYPE.get(type(key))
+    kind = BY_KEY_TYPE.get(type(key))
     if kind is None:
         raise RecordDecodeError(f"no value schema for {key!r}")
     if kind.value_type is OffsetCommitValue:
@@ -446,7 +284,7 @@ def decode_value(key: RecordKey, data: bytes) -> RecordValue:
 def decode_value_by_schema(key: RecordKey, data: bytes) -> RecordValue:
     """Value bytes decoded through the schema (the oracle of the fast paths)."""
     (version,) = _I16.unpack_from(data)
-    kind = _BY_KEY_TYPE[type(key)]
+    kind = BY_KEY_TYPE[type(key)]
     schema = kind.value_schema
     fields = _parse(
         schema, min(version, kind.newest_value_version), data, f"{schema.name} v{version}"

@@ -29,7 +29,7 @@ from wire.checksum import crc32c
 
 from .fs import FileSystem
 from .live_index import READ_CHUNK, SEQ_STRIDE, LiveIndex
-from .record_codec import (
+from .record_types import (
     REBALANCE_EVENT_KEY_VERSION,
     TRANSACTION_STATE_KEY_VERSION,
     TXN_OFFSET_COMMIT_KEY_VERSION,

@@ -38,9 +38,9 @@ from construct import (
     this,
 )
 
+from wire.fast_primitives import ZERO_UUID, WireDecodeError, ensure_fast_imports, read_uvarint
 from wire.fields import Field, Message, VersionRange, versions
 from wire.primitives import (
-    ZERO_UUID,
     KafkaArray,
     KafkaBool,
     KafkaBytes,
@@ -49,9 +49,6 @@ from wire.primitives import (
     SignedVarInt,
     SignedVarLong,
     UnsignedVarInt,
-    WireDecodeError,
-    ensure_fast_imports,
-    read_uvarint,
     tagged_section,
 )
 from wire.varint import encode_uvarint
@@ -254,7 +251,7 @@ class KafkaNullableStruct(Adapter):  # type: ignore[misc]
             f"        return None\n"
             f"    return {self.inner._compileparse(code)}\n"
         )
-        code.append("from wire.primitives import WireDecodeError")
+        code.append("from wire.fast_primitives import WireDecodeError")
         return f"{fname}(io, this)"
 
     def _emitbuild(self, code: Any) -> str:

@@ -1,4 +1,4 @@
-"""Kafka's unsigned varint, encoded without construct (``wire.primitives`` and the
+"""Kafka's unsigned varint, encoded without construct (``wire.fast_primitives`` and the
 hand-coded paths share it)."""
 
 from __future__ import annotations

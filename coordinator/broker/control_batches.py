@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-from coordinator.txn.producer_state import BatchInfo, ControlType
+from coordinator.txn.producer_entry import BatchInfo, ControlType
 from wire.checksum import crc32c
 from wire.records import (
     ATTR_CONTROL,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from coordinator.core.consumer import MemberState, reconcile
 from coordinator.core.consumer_assignment import assign_target
 from coordinator.core.consumer_group import ConsumerGroup, ConsumerMember, current_value
-from coordinator.core.consumer_heartbeat import replace_static_member
+from coordinator.core.consumer_heartbeat_member import replace_static_member
 from coordinator.core.consumer_migration import (
     assignment_bytes,
     downgrade_with_replaced_member,

@@ -5,7 +5,8 @@ One heartbeat: validate the request (INVALID_REQUEST by Kafka's rules), find or 
 group and the member (checking its epoch), update the member's metadata, bump the group
 epoch when membership, subscriptions or the subscribed topics changed, recompute the target
 assignment when the group epoch is ahead of it, and reconcile the member towards its target
-(``coordinator.core.consumer.reconcile``). Every change is a record, replayed into the group
+(``coordinator.core.consumer.reconcile``); finding the group and the member is
+``consumer_heartbeat_member.py``. Every change is a record, replayed into the group
 at once and answered once in the log; a failed append rebuilds the group from what the log
 holds. v0: the coordinator makes up a joining member's id; v1 (KIP-1082): the client does,
 and may subscribe by regex.
@@ -18,7 +19,7 @@ members downgrades it. Not modelled: rack-aware assignment, KIP-1251's partition
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core.consumer import (
@@ -34,6 +35,13 @@ from coordinator.core.consumer_group import (
     current_value,
     to_topic_partitions,
 )
+from coordinator.core.consumer_heartbeat_member import (
+    group_for_join,
+    known_member,
+    member_of,
+    replace_static_member,
+    updated_metadata,
+)
 from coordinator.core.consumer_heartbeat_validation import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -46,34 +54,22 @@ from coordinator.core.consumer_messages import (
     ConsumerGroupHeartbeatResponse,
     HeartbeatTopicPartitions,
 )
-from coordinator.core.consumer_migration import (
-    UpgradeRefusedError,
-    convert_to_consumer_group,
-    fence_or_downgrade,
-    validate_online_upgrade,
-)
+from coordinator.core.consumer_migration import fence_or_downgrade
 from coordinator.core.consumer_records import (
     RebuildOnFailure,
     RecordWriter,
     emit_event,
     note_if_stable,
-    remove_member_records,
 )
 from coordinator.core.engine import Engine
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import Effects, Reply, ReplyToken, Result, ScheduleTimer
-from coordinator.core.state import EMPTY
 from coordinator.core.timers import ConsumerRebalanceTimerKey, ConsumerSessionTimerKey
 from storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupMemberMetadataKey,
-    ConsumerGroupMemberMetadataValue,
     ConsumerGroupMetadataKey,
     ConsumerGroupMetadataValue,
-    ConsumerGroupTargetAssignmentMemberKey,
-    ConsumerGroupTargetAssignmentMemberValue,
-    GroupMetadataKey,
-    Record,
 )
 from wire.constants import ErrorCode
 
@@ -82,7 +78,6 @@ __all__ = [
     "LEAVE_GROUP_STATIC_MEMBER_EPOCH",
     "HeartbeatError",
     "handle_consumer_group_heartbeat",
-    "replace_static_member",
     "steady_heartbeat",
     "steady_response",
 ]
@@ -213,14 +208,14 @@ def _heartbeat(
     epoch = req["member_epoch"]
     if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
         return _leave(engine, req, now_ms, fx)
-    group = _group_for_join(engine, req["group_id"], epoch, fx, now_ms)
+    group = group_for_join(engine, req["group_id"], epoch, fx, now_ms)
     writer = RecordWriter(group, fx)
-    member, replaced = _member(engine, group, req)
+    member, replaced = member_of(engine, group, req)
     old = member.current
     names = req["subscribed_topic_names"]
     regex_text = req["subscribed_topic_regex"]
     new_member = member.member_id not in group.members
-    updated = _updated_metadata(member, req, ctx, new_member and replaced is None)
+    updated = updated_metadata(member, req, ctx, new_member and replaced is None)
     subscription_changed = (new_member and replaced is None) or (
         updated.subscribed_topic_names != member.subscribed_topic_names
         or updated.subscribed_topic_regex != member.subscribed_topic_regex
@@ -282,138 +277,6 @@ def _heartbeat(
     return response
 
 
-# --------------------------------------------------------------------------- group & member
-
-
-def _group_for_join(engine: Engine, group_id: str, epoch: int, fx: Effects,
-                    now_ms: int) -> ConsumerGroup:
-    """The consumer group; created on a join (epoch 0), converting an empty classic group,
-    or upgrading a non-empty one when the migration policy allows (Kafka's
-    getOrMaybeCreateConsumerGroup)."""
-    group = engine.consumer_groups.get(group_id)
-    if group is not None:
-        return group
-    classic = engine.groups.get(group_id)
-    if classic is not None and not (classic.state is EMPTY and not classic.members):
-        if epoch != 0 or validate_online_upgrade(engine, classic) is not None:
-            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
-                                 f"Group {group_id} is not a consumer group.")
-        try:
-            return convert_to_consumer_group(engine, classic, fx, now_ms)
-        except UpgradeRefusedError as exc:  # a member's embedded protocol is malformed
-            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, str(exc)) from None
-    if epoch != 0:
-        raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
-                             f"Consumer group {group_id} not found.")
-    if classic is not None:
-        # An empty classic group becomes a consumer group; its offsets stay.
-        del engine.groups[group_id]
-        if group_id in engine.store.groups:
-            fx.persist(Record(GroupMetadataKey(group_id), None))
-    group = ConsumerGroup(group_id)
-    engine.consumer_groups[group_id] = group
-    return group
-
-
-
-def _known_member(group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerMember:
-    """The existing member a heartbeat (or leave) names, checked as Kafka does: a static
-    member's instance id first (unknown: UNKNOWN_MEMBER_ID; owned by another member id:
-    FENCED_INSTANCE_ID), then the member id."""
-    if instance_id is not None:
-        owner_id = group.static_members.get(instance_id)
-        if owner_id is None:
-            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
-                                 f"Instance id {instance_id} is unknown.")
-        if owner_id != member_id:
-            raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
-                                 f"Static member {member_id} with instance id {instance_id} "
-                                 f"was fenced by member {owner_id}.")
-    member = group.members.get(member_id)
-    if member is None:
-        raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
-                             f"Member {member_id} is not a member of group {group.group_id}.")
-    return member
-
-def _member(
-    engine: Engine, group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest
-) -> tuple[ConsumerMember, ConsumerMember | None]:
-    """(the member, the static member it replaces or None), checking ids and epochs."""
-    epoch = req["member_epoch"]
-    member_id = req["member_id"]
-    instance_id = req["instance_id"]
-    if epoch == 0:
-        if member_id == "":  # v0: the coordinator names the member
-            member_id = engine.new_uuid()
-        replaced = None
-        if instance_id is not None:
-            owner_id = group.static_members.get(instance_id)
-            if owner_id is not None and owner_id != member_id:
-                owner = group.members[owner_id]
-                # A classic static member is replaced without having left (Kafka).
-                if owner.classic is None and owner.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                    raise HeartbeatError(
-                        ErrorCode.UNRELEASED_INSTANCE_ID,
-                        f"Static member {member_id} with instance id {instance_id} cannot "
-                        f"join the group because the instance id is owned by {owner_id} "
-                        "member.",
-                    )
-                replaced = owner
-        member = group.members.get(member_id)
-        if member is None:
-            if replaced is None and len(group.members) >= engine.config.group_consumer_max_size:
-                raise HeartbeatError(
-                    ErrorCode.GROUP_MAX_SIZE_REACHED,
-                    f"The consumer group has reached its maximum capacity of "
-                    f"{engine.config.group_consumer_max_size} members.",
-                )
-            member = ConsumerMember(member_id)
-            if replaced is not None:
-                _copy_metadata(replaced, member)
-        return member, replaced
-    member = _known_member(group, member_id, instance_id)
-    current = member.current
-    if epoch > current.member_epoch:
-        raise HeartbeatError(
-            ErrorCode.FENCED_MEMBER_EPOCH,
-            f"The consumer group member has a greater member epoch ({epoch}) than the one "
-            f"known by the group coordinator ({current.member_epoch}). The member must "
-            "abandon all its partitions and rejoin.",
-        )
-    if epoch < current.member_epoch and (
-        epoch != current.previous_member_epoch
-        or not _is_subset(req["topic_partitions"], current.assigned_partitions)
-    ):
-        raise HeartbeatError(
-            ErrorCode.FENCED_MEMBER_EPOCH,
-            f"The consumer group member has a smaller member epoch ({epoch}) than the one "
-            f"known by the group coordinator ({current.member_epoch}). The member must "
-            "abandon all its partitions and rejoin.",
-        )
-    return member, None
-
-
-def _copy_metadata(source: ConsumerMember, target: ConsumerMember) -> None:
-    for name in ("instance_id", "rack_id", "client_id", "client_host",
-                 "subscribed_topic_names", "subscribed_topic_regex", "rebalance_timeout_ms",
-                 "server_assignor"):
-        setattr(target, name, getattr(source, name))
-
-
-def _is_subset(
-    owned: Sequence[HeartbeatTopicPartitions] | None,
-    assigned: Mapping[uuid.UUID, frozenset[int]],
-) -> bool:
-    """Kafka's isSubset: every owned partition is assigned (a null list is not a subset)."""
-    if owned is None:
-        return False
-    for tp in owned:
-        parts = assigned.get(tp["topic_id"])
-        if parts is None or not parts.issuperset(tp["partitions"]):
-            return False
-    return True
-
-
 def _owned(
     items: Sequence[HeartbeatTopicPartitions] | None,
 ) -> dict[uuid.UUID, frozenset[int]] | None:
@@ -423,52 +286,6 @@ def _owned(
     for tp in items:
         out[tp["topic_id"]] = out.get(tp["topic_id"], frozenset()) | frozenset(tp["partitions"])
     return out
-
-
-def _updated_metadata(
-    member: ConsumerMember, req: ConsumerGroupHeartbeatRequest, ctx: RequestContext, new: bool
-) -> ConsumerGroupMemberMetadataValue:
-    """The member's metadata with the request's non-null fields applied."""
-    value = member.metadata_value()
-    names = req["subscribed_topic_names"]
-    regex = req["subscribed_topic_regex"]
-    timeout = req["rebalance_timeout_ms"]
-    return ConsumerGroupMemberMetadataValue(
-        instance_id=req["instance_id"] if req["instance_id"] is not None else value.instance_id,
-        rack_id=req["rack_id"] if req["rack_id"] is not None else value.rack_id,
-        client_id=(ctx.client_id or "") if new else value.client_id,
-        client_host=ctx.client_host if new else value.client_host,
-        subscribed_topic_names=(
-            tuple(sorted(names)) if names is not None else value.subscribed_topic_names
-        ),
-        subscribed_topic_regex=(
-            (regex or None) if regex is not None else value.subscribed_topic_regex
-        ),
-        rebalance_timeout_ms=timeout if timeout != -1 else value.rebalance_timeout_ms,
-        server_assignor=(
-            req["server_assignor"] if req["server_assignor"] is not None
-            else value.server_assignor
-        ),
-    )
-
-
-def replace_static_member(
-    group: ConsumerGroup, old: ConsumerMember, new_member_id: str, writer: RecordWriter
-) -> None:
-    """A new member takes a temporarily departed static member's place (Kafka's
-    replaceMember): the old member's records are tombstoned, the new one inherits its
-    target assignment and starts at epoch 0 with the old member's partitions."""
-    target = group.target_of(old.member_id)
-    current = old.current
-    remove_member_records(group, old.member_id, writer)
-    gid = group.group_id
-    writer.write(ConsumerGroupMemberMetadataKey(gid, new_member_id), old.metadata_value())
-    writer.write(ConsumerGroupTargetAssignmentMemberKey(gid, new_member_id),
-                 ConsumerGroupTargetAssignmentMemberValue(to_topic_partitions(target)))
-    writer.write(
-        ConsumerGroupCurrentMemberAssignmentKey(gid, new_member_id),
-        current_value(type(current)(MemberState.STABLE, 0, 0, current.assigned_partitions)),
-    )
 
 
 # --------------------------------------------------------------------------- timers
@@ -509,7 +326,7 @@ def _leave(
     if group is None:
         raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
     epoch, instance_id, member_id = req["member_epoch"], req["instance_id"], req["member_id"]
-    member = _known_member(group, member_id, instance_id)
+    member = known_member(group, member_id, instance_id)
     if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         # Kafka's consumerGroupStaticMemberGroupLeave: the member is kept at epoch -2 with
         # its previous epoch and assigned partitions; those it was revoking are released.

@@ -48,7 +48,8 @@ from coordinator.core.embedded_protocol import (
     protocol_version,
 )
 from coordinator.core.engine import Engine
-from coordinator.core.group import ClassicGroup, Member
+from coordinator.core.group import ClassicGroup
+from coordinator.core.group_member import Member
 from coordinator.core.messages import join_group_error, sync_group_error
 from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE
 from coordinator.core.result import Effects

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core.consumer_group import ConsumerGroup
-from coordinator.core.group import ClassicGroup, Member
+from coordinator.core.group import ClassicGroup
+from coordinator.core.group_member import Member
 from coordinator.core.messages import SyncGroupResponse, join_group_error, sync_group_error
 from coordinator.core.result import Effects
 from coordinator.core.state import (

@@ -18,7 +18,8 @@ from coordinator.core.consumer_classic import classic_join_to_consumer_group
 from coordinator.core.consumer_records import drop_empty_consumer_group
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.errors import CoordinatorStateError
-from coordinator.core.group import ClassicGroup, Member, Protocols
+from coordinator.core.group import ClassicGroup
+from coordinator.core.group_member import Member, Protocols
 from coordinator.core.group_size import MAX_GROUP_RECORD_BYTES, joined_record_bytes
 from coordinator.core.messages import (
     JoinGroupRequest,

@@ -19,7 +19,8 @@ from typing import Any
 from coordinator.core.append_errors import offset_commit_error
 from coordinator.core.consumer_group import ConsumerGroup
 from coordinator.core.engine import Engine, renew_session, valid_group_id
-from coordinator.core.group import ClassicGroup, Member
+from coordinator.core.group import ClassicGroup
+from coordinator.core.group_member import Member
 from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
     OffsetCommitRequest,

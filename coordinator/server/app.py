@@ -2,64 +2,60 @@
 
 Startup is staged so that a client can work as soon as possible. The CLI binds before
 importing trio (``early.py``, ``options.early``; connections wait in the backlog) and
-``serve`` takes those sockets over; otherwise it binds itself. Either way it reports the address
-(``options.on_listening``). Either way it answers ApiVersions at once from the handler
-route modules' names (``apis.served_api_keys``). A worker thread then imports the broker
-surface's routes (Metadata, FindCoordinator, DescribeConfigs: ``BROKER_SURFACE``) and loads
-the topic store: those are answered from then on (issue 33's measure is exec to the first
-answered Metadata, ``tests/benchmarks/bench_startup.py``), and the coordinator APIs
+``serve`` takes those sockets over; otherwise it binds itself. Either way it reports the
+address (``options.on_listening``). Either way it answers ApiVersions at once from the
+handler route modules' names (``apis.served_api_keys``). A worker thread then imports the
+broker surface's routes (Metadata, FindCoordinator, DescribeConfigs:
+``startup_stages.BROKER_SURFACE``) and loads the topic store: those are answered from then
+on (issue 33's measure is exec to the first answered Metadata,
+``tests/benchmarks/bench_startup.py``), and the coordinator APIs
 COORDINATOR_LOAD_IN_PROGRESS (``loading.py``) until the coordinator is loaded: every
 route imported (``apis.load_routes``: the coordinator, the runtime and storage's writer),
 the log opened (locked, recovered) and replayed, the transaction coordinator started
 (``Server.loaded``); any other request waits for its handler (``Server.wait_for_handler``).
-The functions below import those modules where they use them. ``task_status.started``
-reports a fully loaded server. Shutdown is cancellation: stop accepting, cancel in-flight
-requests, then flush and close the log.
+The functions below and ``startup_stages.py`` import those modules where they use them.
+``task_status.started`` reports a fully loaded server. Shutdown is cancellation: stop
+accepting, cancel in-flight requests, then flush and close the log.
 """
 
 from __future__ import annotations
 
 import base64
-import importlib
 import itertools
 import logging
 import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Collection, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Collection, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from coordinator.server.answer_memory import AnswerLimits, AnswerMemory
-from coordinator.server.apis import SERVED_API_KEYS, RouteTable, load_routes, served_api_keys
+from coordinator.server.apis import SERVED_API_KEYS, served_api_keys
 from coordinator.server.bad_input import BAD_INPUT
-from coordinator.server.connection import Connection, serve_connection
+from coordinator.server.connection import serve_connection
+from coordinator.server.connection_socket import Connection
 from coordinator.server.context import ApiTraits, BrokerIdentity, Handler
 from coordinator.server.descriptors import descriptor_budget
 from coordinator.server.early import probe_lock
 from coordinator.server.options import ServeOptions
 from coordinator.server.request_memory import RequestMemory
+from coordinator.server.startup_stages import import_deferred, load_broker_surface, open_sink
 from coordinator.server.tally import Tallies
 from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.runtime import CoordinatorRuntime
-    from coordinator.server.sink import RecordSink
 
 __all__ = ["RunningServer", "Server", "serve"]
 
 log = logging.getLogger(__name__)
 
 _WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
-#: Imported in a worker thread once the broker surface is up (with the handlers).
-_DEFERRED_MODULES = ("coordinator.server.sink", "storage.async_log")
-#: The route modules answered as soon as the topic store is loaded, before the coordinator:
-#: what a client needs first (Kafka answers them while its coordinators load).
-BROKER_SURFACE = ("metadata", "find_coordinator", "describe_configs")
 
 
 class Server:
@@ -207,66 +203,6 @@ def _advertised_host(options: ServeOptions) -> str:
     return options.host
 
 
-def _load_broker_surface(options: ServeOptions, max_open_files: int) -> tuple[RouteTable, Any]:
-    """The routes answered before the coordinator loads, and the topic store (blocking:
-    imports and topic files; run in a worker thread)."""
-    routes = RouteTable(importlib.import_module(f"coordinator.server.apis.{name}").ROUTE
-                        for name in BROKER_SURFACE)
-    return routes, _topic_store(options, max_open_files)
-
-
-def _import_deferred() -> RouteTable:
-    routes = load_routes()
-    for name in _DEFERRED_MODULES:
-        importlib.import_module(name)
-    return routes
-
-
-def _topic_store(options: ServeOptions, max_open_files: int) -> Any:
-    from coordinator.broker.config import num_partitions, segment_bytes
-    from coordinator.broker.topics import TopicStore
-
-    store = TopicStore()
-    if options.sink is None and options.data_dir is not None and options.topic_storage == "disk":
-        from coordinator.broker.topic_files import TopicFiles
-
-        files = TopicFiles(options.data_dir, options.fsync, options.recover,
-                           segment_bytes(options.broker_config), max_open_files)
-        restored = store.restore(files)
-        log.info("topics loaded: %d topics, %d batches", len(store), restored)
-    default_partitions = num_partitions(options.broker_config)
-    for name, partitions in options.topics:
-        store.ensure_topic(name, partitions or default_partitions)
-    return store
-
-
-@asynccontextmanager
-async def _open_sink(options: ServeOptions) -> AsyncIterator[RecordSink]:
-    from coordinator.server.sink import MemorySink, open_log_sink
-
-    if options.sink is not None:
-        yield options.sink
-        return
-    if options.data_dir is None:
-        yield MemorySink()
-        return
-    async with open_log_sink(options.data_dir, options.fsync, options.recover) as sink:
-        _record_start(options.data_dir)
-        yield sink
-
-
-def _record_start(data_dir: str) -> None:
-    """One line in ``DATA_DIR/starts.jsonl`` (``storage.starts``): the pipeline marks
-    restarts from it."""
-    from storage.starts import STARTS_FILE, record_start
-
-    try:
-        record_start(data_dir, int(time.time() * 1000), os.getpid())
-    except OSError as exc:
-        log.warning("cannot append to %s: %s", os.path.join(data_dir, STARTS_FILE),
-                    exc.strerror or exc)
-
-
 async def serve(
     options: ServeOptions, *, task_status: trio.TaskStatus[RunningServer] = trio.TASK_STATUS_IGNORED
 ) -> None:
@@ -339,7 +275,7 @@ async def serve(
             # The broker surface first: Metadata, FindCoordinator and DescribeConfigs are
             # answered from here on, the coordinator APIs COORDINATOR_LOAD_IN_PROGRESS.
             surface, server.topics = await trio.to_thread.run_sync(
-                _load_broker_surface, options, budget.segment_files)
+                load_broker_surface, options, budget.segment_files)
             if server.topics.files is not None:
                 stack.callback(server.topics.files.close)
             if brokers is None:
@@ -347,12 +283,12 @@ async def serve(
             else:
                 brokers.loaded(surface)
             log.debug("broker surface ready: %d topics", len(server.topics))
-            routes = await trio.to_thread.run_sync(_import_deferred)
+            routes = await trio.to_thread.run_sync(import_deferred)
             log.debug("handlers imported")
             from coordinator.core import GroupCoordinator
             from coordinator.server.runtime import CoordinatorRuntime, wall_clock_ms
 
-            async with _open_sink(options) as sink:
+            async with open_sink(options) as sink:
                 coordinator = GroupCoordinator(
                     options.coordinator_config, lambda: str(uuid.uuid4())
                 )

@@ -34,7 +34,7 @@ MAX_PENDING = 1024
 
 
 class Writer(Protocol):
-    """The connection side the pipeline writes to (``connection.Connection``)."""
+    """The connection side the pipeline writes to (``connection_socket.Connection``)."""
 
     connection_id: int
     scope: trio.CancelScope

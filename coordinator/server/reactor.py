@@ -48,7 +48,8 @@ from wire.fast_codec import decode_request, encode_response
 
 
 class Connection(Protocol):
-    """The connection side the reactor reads, answers and stamps (``connection.Connection``)."""
+    """The connection side the reactor reads, answers and stamps
+    (``connection_socket.Connection``)."""
 
     sock: socket.socket
     connection_id: int

@@ -23,7 +23,7 @@ __all__ = ["FRAME_DEADLINE_S", "GONE", "Connection", "FrameDeadline", "Receiving
 
 
 class Connection(Protocol):
-    """What the reading side needs of ``connection.Connection``."""
+    """What the reading side needs of ``connection_socket.Connection``."""
 
     sock: socket.socket
     last_active: float

@@ -52,7 +52,7 @@ BEFORE_AUTHENTICATION = frozenset(
 
 
 class Connection(Protocol):
-    """What the gate uses of ``connection.Connection``."""
+    """What the gate uses of ``connection_socket.Connection``."""
 
     sock: socket.socket
     connection_id: int

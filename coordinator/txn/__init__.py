@@ -25,17 +25,13 @@ from coordinator.txn.placement import (
     kafka_abs,
     partition_for,
 )
-from coordinator.txn.state import (
-    TopicPartition,
-    TransactionMetadata,
-    TransactionResult,
-    TransactionState,
-)
+from coordinator.txn.state import TopicPartition, TransactionMetadata
 from coordinator.txn.timers import (
     ABORT_TIMED_OUT_TRANSACTIONS,
     REMOVE_EXPIRED_TRANSACTIONAL_IDS,
     TxnTimerKey,
 )
+from coordinator.txn.transaction_state import TransactionResult, TransactionState
 
 __all__ = [
     "ABORT_TIMED_OUT_TRANSACTIONS",

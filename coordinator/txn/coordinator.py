@@ -62,14 +62,13 @@ from coordinator.txn.state import (
     IllegalTransitionError,
     TopicPartition,
     TransactionMetadata,
-    TransactionResult,
-    TransactionState,
     TxnTransitMetadata,
 )
 from coordinator.txn.timers import (
     ABORT_TIMED_OUT_TRANSACTIONS,
     REMOVE_EXPIRED_TRANSACTIONAL_IDS,
 )
+from coordinator.txn.transaction_state import TransactionResult, TransactionState
 from storage.records import Record
 from wire.constants import ErrorCode
 

@@ -16,11 +16,10 @@ from coordinator.txn.state import (
     IllegalTransitionError,
     TopicPartition,
     TransactionMetadata,
-    TransactionResult,
-    TransactionState,
     TxnTransitMetadata,
     is_epoch_exhausted,
 )
+from coordinator.txn.transaction_state import TransactionResult, TransactionState
 from wire.constants import ErrorCode
 
 __all__ = [

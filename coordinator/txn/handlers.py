@@ -32,9 +32,8 @@ from coordinator.txn.state import (
     NO_PRODUCER_ID,
     TopicPartition,
     TransactionMetadata,
-    TransactionResult,
-    TransactionState,
 )
+from coordinator.txn.transaction_state import TransactionResult, TransactionState
 from wire.constants import ErrorCode
 
 __all__ = [

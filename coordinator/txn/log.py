@@ -27,9 +27,9 @@ from coordinator.txn.state import (
     NO_PRODUCER_EPOCH,
     TopicPartition,
     TransactionMetadata,
-    TransactionState,
     TxnTransitMetadata,
 )
+from coordinator.txn.transaction_state import TransactionState
 from storage.records import (
     Record,
     TransactionStateKey,

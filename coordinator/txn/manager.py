@@ -17,12 +17,8 @@ from coordinator.txn.config import TxnConfig
 from coordinator.txn.log import TransactionLogRecord, metadata_from_value
 from coordinator.txn.messages import TxnResponse
 from coordinator.txn.placement import partition_for
-from coordinator.txn.state import (
-    TopicPartition,
-    TransactionMetadata,
-    TransactionState,
-    TxnTransitMetadata,
-)
+from coordinator.txn.state import TopicPartition, TransactionMetadata, TxnTransitMetadata
+from coordinator.txn.transaction_state import TransactionState
 from wire.constants import ErrorCode
 
 __all__ = ["PendingCompletion", "TransactionStateManager", "TxnIdAndEpoch"]

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from coordinator.txn.state import TopicPartition, TransactionResult
+from coordinator.txn.state import TopicPartition
+from coordinator.txn.transaction_state import TransactionResult
 
 __all__ = ["TxnMarker", "TxnRequest", "TxnResponse"]
 

@@ -22,10 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from coordinator.txn.producer_entry import BatchInfo, BatchMetadata
 from coordinator.txn.producer_state import (
     AppendOrigin,
-    BatchInfo,
-    BatchMetadata,
     CompletedTxn,
     ProducerAppendInfo,
     ProducerStateError,

@@ -6,6 +6,7 @@ method checks that the target state may follow the current one, marks it as the
 coordinator writes to the transaction log); :meth:`TransactionMetadata.complete_transition_to`
 applies it once written, after checking it is still consistent. While a state is pending,
 no other transition can be prepared: that is where CONCURRENT_TRANSACTIONS comes from.
+The states themselves, and which may follow which, are ``transaction_state.py``.
 
 Followed: ``core/.../coordinator/transaction/TransactionMetadata.scala`` of Kafka 4.0-dev
 (October 2024), which supports transaction versions 0-2 (``clientTransactionVersion``).
@@ -19,8 +20,13 @@ and the KIP-939 two-phase-commit additions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import NamedTuple
+
+from coordinator.txn.transaction_state import (
+    COMPLETE_STATES,
+    PREPARED_STATES,
+    TransactionState,
+)
 
 __all__ = [
     "NO_PRODUCER_EPOCH",
@@ -29,8 +35,6 @@ __all__ = [
     "IllegalTransitionError",
     "TopicPartition",
     "TransactionMetadata",
-    "TransactionResult",
-    "TransactionState",
     "TxnTransitMetadata",
     "is_epoch_exhausted",
 ]
@@ -47,71 +51,7 @@ class TopicPartition(NamedTuple):
     partition: int
 
 
-class TransactionResult(IntEnum):
-    """How a transaction ends (``TransactionResult``; the int is EndTxn's ``committed``)."""
-
-    ABORT = 0
-    COMMIT = 1
-
-
-class TransactionState(IntEnum):
-    """The eight states, valued by the status byte Kafka writes in ``TransactionLogValue``."""
-
-    EMPTY = 0
-    ONGOING = 1
-    PREPARE_COMMIT = 2
-    PREPARE_ABORT = 3
-    COMPLETE_COMMIT = 4
-    COMPLETE_ABORT = 5
-    DEAD = 6
-    PREPARE_EPOCH_FENCE = 7
-
-    @property
-    def kafka_name(self) -> str:
-        """The name DescribeTransactions and ListTransactions report (``Empty``, ...)."""
-        return _NAMES[self]
-
-    @property
-    def valid_previous_states(self) -> frozenset[TransactionState]:
-        """States from which a transition to this one is legal."""
-        return _VALID_PREVIOUS[self]
-
-    @property
-    def is_expiration_allowed(self) -> bool:
-        """Whether an idle transactional id in this state may be expired."""
-        return self in _EXPIRABLE
-
-    @classmethod
-    def from_name(cls, name: str) -> TransactionState | None:
-        """The state called ``name`` (Kafka's spelling), or None."""
-        return _BY_NAME.get(name)
-
-
 _S = TransactionState
-_NAMES = {
-    _S.EMPTY: "Empty",
-    _S.ONGOING: "Ongoing",
-    _S.PREPARE_COMMIT: "PrepareCommit",
-    _S.PREPARE_ABORT: "PrepareAbort",
-    _S.COMPLETE_COMMIT: "CompleteCommit",
-    _S.COMPLETE_ABORT: "CompleteAbort",
-    _S.DEAD: "Dead",
-    _S.PREPARE_EPOCH_FENCE: "PrepareEpochFence",
-}
-_BY_NAME = {name: state for state, name in _NAMES.items()}
-_COMPLETE = frozenset({_S.COMPLETE_COMMIT, _S.COMPLETE_ABORT})
-_VALID_PREVIOUS: dict[TransactionState, frozenset[TransactionState]] = {
-    _S.EMPTY: frozenset({_S.EMPTY}) | _COMPLETE,
-    _S.ONGOING: frozenset({_S.ONGOING, _S.EMPTY}) | _COMPLETE,
-    _S.PREPARE_COMMIT: frozenset({_S.ONGOING}),
-    _S.PREPARE_ABORT: frozenset({_S.ONGOING, _S.PREPARE_EPOCH_FENCE}),
-    _S.COMPLETE_COMMIT: frozenset({_S.PREPARE_COMMIT}),
-    _S.COMPLETE_ABORT: frozenset({_S.PREPARE_ABORT}),
-    _S.DEAD: frozenset({_S.EMPTY}) | _COMPLETE,
-    _S.PREPARE_EPOCH_FENCE: frozenset({_S.ONGOING}),
-}
-_EXPIRABLE = frozenset({_S.EMPTY}) | _COMPLETE
-_PREPARED = frozenset({_S.PREPARE_COMMIT, _S.PREPARE_ABORT})
 
 
 def is_epoch_exhausted(producer_epoch: int) -> bool:
@@ -231,7 +171,7 @@ class TransactionMetadata:
 
     def remove_partition(self, partition: TopicPartition) -> None:
         """Forget a partition whose marker is written; only while a commit/abort is prepared."""
-        if self.state not in _PREPARED:
+        if self.state not in PREPARED_STATES:
             raise IllegalTransitionError(
                 f"removing {partition} from {self.transactional_id} in state {self.state.name}"
             )
@@ -460,7 +400,7 @@ class TransactionMetadata:
         if target != transit.txn_state or not self._consistent(target, transit):
             self._refuse(transit)
         if target == _S.EMPTY or (
-            transit.client_transaction_version >= 2 and target in _PREPARED | _COMPLETE
+            transit.client_transaction_version >= 2 and target in PREPARED_STATES | COMPLETE_STATES
         ):
             self.last_producer_epoch = transit.last_producer_epoch
         self.producer_id = transit.producer_id
@@ -489,14 +429,14 @@ class TransactionMetadata:
                 and self.topic_partitions <= transit.topic_partitions
                 and self.txn_timeout_ms == transit.txn_timeout_ms
             )
-        if target in _PREPARED:
+        if target in PREPARED_STATES:
             return (
                 self._valid_epoch(transit)
                 and self.topic_partitions == transit.topic_partitions
                 and self.txn_timeout_ms == transit.txn_timeout_ms
                 and self.txn_start_timestamp == transit.txn_start_timestamp
             )
-        if target in _COMPLETE:
+        if target in COMPLETE_STATES:
             return (
                 self._valid_epoch(transit)
                 and self.txn_timeout_ms == transit.txn_timeout_ms
@@ -508,13 +448,13 @@ class TransactionMetadata:
 
     def _valid_epoch(self, transit: TxnTransitMetadata) -> bool:
         version2 = transit.client_transaction_version >= 2
-        if version2 and transit.txn_state in _COMPLETE and transit.producer_epoch == 0:
+        if version2 and transit.txn_state in COMPLETE_STATES and transit.producer_epoch == 0:
             # Version 2 overflow: the producer id moved on, the last epoch did not.
             return (
                 transit.last_producer_epoch == self.producer_epoch
                 and transit.prev_producer_id == self.producer_id
             )
-        if version2 and transit.txn_state in _PREPARED:
+        if version2 and transit.txn_state in PREPARED_STATES:
             return (
                 transit.last_producer_epoch == self.producer_epoch
                 and transit.producer_id == self.producer_id

@@ -14,7 +14,7 @@ from test_topic_files import close, open_store, produce
 from coordinator.broker.control_batches import batch_info, control_batch
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import TopicStore
-from coordinator.txn.producer_state import ControlType
+from coordinator.txn.producer_entry import ControlType
 from wire import ErrorCode
 from wire.records import parse_batches
 

@@ -6,7 +6,8 @@ import pytest
 from scenarios import subscription
 
 from coordinator.core import CoordinatorStateError
-from coordinator.core.group import ClassicGroup, Member, Protocols
+from coordinator.core.group import ClassicGroup
+from coordinator.core.group_member import Member, Protocols
 from coordinator.core.result import Effects
 from coordinator.core.state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 

@@ -15,7 +15,8 @@ from harness import (
 )
 
 from coordinator.core import ErrorCode, HeartbeatTimerKey
-from coordinator.core.group import ClassicGroup, Member
+from coordinator.core.group import ClassicGroup
+from coordinator.core.group_member import Member
 from coordinator.core.state import DEAD, EMPTY
 
 

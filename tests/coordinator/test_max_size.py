@@ -18,7 +18,8 @@ from harness import (
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core import ErrorCode
-from coordinator.core.group import ClassicGroup, Member
+from coordinator.core.group import ClassicGroup
+from coordinator.core.group_member import Member
 from coordinator.core.state import STABLE
 
 

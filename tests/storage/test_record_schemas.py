@@ -8,7 +8,7 @@ import typing
 
 import pytest
 
-from storage.record_codec import RECORD_TYPES, RecordType
+from storage.record_types import RECORD_TYPES, RecordType
 from storage.records import GroupMetadataValue, MemberMetadata, RebalanceEventValue
 from wire.schema import Field, Message
 

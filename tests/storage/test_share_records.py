@@ -9,13 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from storage import record_codec as codec
-from storage.record_codec import (
-    RECORD_TYPES,
-    SHARE_SNAPSHOT_KEY_VERSION,
-    SHARE_UPDATE_KEY_VERSION,
-    decode_record,
-    encode_record,
-)
+from storage.record_codec import decode_record, encode_record
+from storage.record_types import RECORD_TYPES, SHARE_SNAPSHOT_KEY_VERSION, SHARE_UPDATE_KEY_VERSION
 from storage.records import Record
 from storage.share_records import (
     ShareSnapshotKey,

@@ -8,13 +8,8 @@ import json
 import pytest
 
 from coordinator.txn.partition import AbortedTxn, PartitionTransactions
-from coordinator.txn.producer_state import (
-    NO_SEQUENCE,
-    AppendOrigin,
-    BatchInfo,
-    ControlType,
-    ProducerStateError,
-)
+from coordinator.txn.producer_entry import NO_SEQUENCE, BatchInfo, ControlType
+from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
 from wire.constants import ErrorCode as E
 
 NOW = 1_000

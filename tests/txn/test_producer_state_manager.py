@@ -9,14 +9,16 @@ import json
 import pytest
 
 from coordinator.txn.partition import AbortedTxn, PartitionTransactions, TransactionIndex
-from coordinator.txn.producer_state import (
+from coordinator.txn.producer_entry import (
     NO_SEQUENCE,
-    AppendOrigin,
     BatchMetadata,
-    CompletedTxn,
     ControlType,
-    ProducerAppendInfo,
     ProducerStateEntry,
+)
+from coordinator.txn.producer_state import (
+    AppendOrigin,
+    CompletedTxn,
+    ProducerAppendInfo,
     ProducerStateError,
     ProducerStateManager,
     TxnMetadata,

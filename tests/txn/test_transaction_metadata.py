@@ -14,9 +14,9 @@ from coordinator.txn.state import (
     IllegalTransitionError,
     TopicPartition,
     TransactionMetadata,
-    TransactionState,
     TxnTransitMetadata,
 )
+from coordinator.txn.transaction_state import TransactionState
 
 S = TransactionState
 PID = 23423

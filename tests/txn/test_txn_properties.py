@@ -29,13 +29,8 @@ from coordinator.txn import (
 )
 from coordinator.txn.log import from_storage
 from coordinator.txn.partition import PartitionTransactions
-from coordinator.txn.producer_state import (
-    NO_SEQUENCE,
-    AppendOrigin,
-    BatchInfo,
-    ControlType,
-    ProducerStateError,
-)
+from coordinator.txn.producer_entry import NO_SEQUENCE, BatchInfo, ControlType
+from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
 from storage.records import TransactionStateKey
 from wire.constants import ErrorCode as E
 

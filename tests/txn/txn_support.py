@@ -24,13 +24,8 @@ from coordinator.txn.handlers import (
 )
 from coordinator.txn.log import from_storage
 from coordinator.txn.partition import PartitionTransactions
-from coordinator.txn.producer_state import (
-    NO_SEQUENCE,
-    AppendOrigin,
-    BatchInfo,
-    ControlType,
-    ProducerStateError,
-)
+from coordinator.txn.producer_entry import NO_SEQUENCE, BatchInfo, ControlType
+from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
 from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from storage.records import Record, TransactionStateKey
 from wire.constants import ErrorCode

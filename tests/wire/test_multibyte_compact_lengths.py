@@ -9,7 +9,7 @@ from io import BytesIO
 import pytest
 
 from wire import decode_request, encode_request
-from wire.primitives import WireDecodeError, read_string
+from wire.fast_primitives import WireDecodeError, read_string
 
 
 def test_long_compact_strings_and_arrays_round_trip() -> None:

@@ -16,13 +16,13 @@ from io import BytesIO
 from capture_server import Captured
 
 import wire
-from wire.header import REQUEST_HEADER, request_header_version
-from wire.primitives import (
+from wire.fast_primitives import (
     read_exact,
     read_uvarint,
     read_varint,
     read_varlong,
 )
+from wire.header import REQUEST_HEADER, request_header_version
 from wire.schema import Field
 
 _FIXED = {"int8": ">b", "int16": ">h", "int32": ">i", "int64": ">q", "uint16": ">H",

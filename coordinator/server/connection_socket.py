@@ -1,0 +1,133 @@
+"""The socket side of one client connection: its identity, activity stamps, and the raw
+non-blocking reads and writes ``connection.py`` serves requests with.
+
+Reads go straight to the non-blocking socket and wait with ``trio.lowlevel.wait_readable``
+/ ``wait_writable`` only when the kernel has nothing (or no room); a connection that has
+kept the loop for ``FAIR_SLICE_S`` yields before going on (``reactor.py``). A write counts
+in the server's answer memory while it is under way, and one the peer does not read for
+``socket.send.timeout.ms`` raises ``AnswerUnread`` (``answer_memory.py``).
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+from typing import Any
+
+import trio
+
+from coordinator.server.answer_memory import DEFAULT_SEND_TIMEOUT_MS, AnswerMemory
+from coordinator.server.reactor import FAIR_SLICE_S, RECEIVE_BYTES, receive_view
+from coordinator.server.tally import ConnectionTally
+
+__all__ = ["ANONYMOUS", "AnswerUnread", "Connection"]
+
+#: The principal of a connection that has not authenticated (Kafka's KafkaPrincipal.ANONYMOUS).
+ANONYMOUS = "User:ANONYMOUS"
+
+
+class Connection:
+    """One accepted connection: its socket, identity and activity (for the idle sweep)."""
+
+    __slots__ = (
+        "answers",
+        "busy",
+        "client_host",
+        "close_after_answer",
+        "connection_id",
+        "expired",
+        "last_active",
+        "last_yield",
+        "peer_host",
+        "principal",
+        "sasl",
+        "scope",
+        "send_timeout",
+        "sock",
+        "tally",
+    )
+
+    def __init__(self, sock: socket.socket, connection_id: int, peer_host: str,
+                 answers: AnswerMemory | None = None,
+                 send_timeout: float = DEFAULT_SEND_TIMEOUT_MS / 1000,
+                 tally: ConnectionTally | None = None) -> None:
+        self.sock = sock
+        #: The server's memory for answers being written (``answer_memory.py``).
+        self.answers = answers if answers is not None else AnswerMemory(-1)
+        self.send_timeout = send_timeout
+        self.connection_id = connection_id
+        self.peer_host = peer_host
+        # The client's address as Kafka reports it (InetAddress.toString): "/127.0.0.1".
+        self.client_host = "/" + peer_host
+        self.last_active = trio.current_time()
+        self.last_yield = self.last_active
+        self.busy = False
+        self.expired = False
+        self.scope = trio.CancelScope()
+        #: What the peer sent (``tally.py``).
+        self.tally = tally or ConnectionTally(connection_id, self.last_active)
+        #: Who the client is, for ACL checks: ``User:`` + its SASL authorization id once
+        #: authenticated on a SASL listener; ``User:ANONYMOUS`` on PLAINTEXT.
+        self.principal = ANONYMOUS
+        #: A SASL listener's authenticator until the client has authenticated
+        #: (``sasl_gate.py``); None after, and always on PLAINTEXT.
+        self.sasl: Any = None
+        #: Set by a route whose answer ends the connection (a failed SASL login).
+        self.close_after_answer = False
+
+    def expire(self) -> None:
+        """Close this connection: idle for longer than connections.max.idle.ms."""
+        self.expired = True
+        self.scope.cancel()
+
+    async def receive(self, limit: int = RECEIVE_BYTES) -> bytes:
+        """The next bytes from the peer, at most ``limit`` (b"" at end of stream)."""
+        sock = self.sock
+        await self.maybe_yield()
+        view = receive_view()
+        if limit < len(view):
+            view = view[:limit]
+        while True:
+            try:
+                size = sock.recv_into(view)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(sock)
+                self.last_yield = trio.current_time()
+                continue
+            self.last_active = trio.current_time()
+            self.tally.bytes_in += size
+            return view[:size].tobytes()
+
+    async def maybe_yield(self) -> None:
+        """Let other tasks run if this connection has had the loop for a whole slice."""
+        now = trio.current_time()
+        if now - self.last_yield >= FAIR_SLICE_S:
+            await trio.lowlevel.checkpoint()
+            self.last_yield = trio.current_time()
+
+    async def send_all(self, data: bytearray) -> None:
+        """Write all of ``data``, waiting for room when the socket buffer is full; counted in
+        the server's answer memory meanwhile. ``AnswerUnread`` when the peer takes none of
+        it for ``send_timeout`` seconds (``answer_memory.py``)."""
+        sock = self.sock
+        size = len(data)
+        answers = self.answers
+        answers.take(size)
+        try:
+            with memoryview(data) as view:
+                sent = 0
+                while sent < size:
+                    try:
+                        sent += sock.send(view[sent:])
+                    except BlockingIOError:
+                        with trio.move_on_after(self.send_timeout) as waited:
+                            await trio.lowlevel.wait_writable(sock)
+                        if waited.cancelled_caught:
+                            raise AnswerUnread(errno.ETIMEDOUT, "answer unread") from None
+        finally:
+            answers.give_back(size)
+        self.last_active = trio.current_time()
+
+
+class AnswerUnread(OSError):
+    """The peer took no byte of an answer for ``socket.send.timeout.ms``."""
