@@ -3,8 +3,9 @@ kcoord decodes, admin APIs included, sent over many connections to a real ``kcoo
 while a healthy kafka-python group consumes and commits beside them. Beside the frame
 mutations, well-formed requests carry mutated contents that only the validators see
 (issue 32): Produce batches of every codec (garbage, bombs, lying record counts, flipped
-bytes, CRCs fixed up) and ConsumerGroupHeartbeats with pathological and mutated
-subscription regexes against a 30-character topic name; each must be answered promptly.
+bytes, CRCs fixed up), ConsumerGroupHeartbeats with pathological and mutated subscription
+regexes against a 30-character topic name, and CreateTopics with mutated partition counts
+(mostly far over the 10,000 a request may ask for); each must be answered promptly.
 
 Asserted: the server is still up and answering, wrote no traceback, kept its peak RSS
 bounded, and every commit the healthy group got acknowledged is there to read afterwards.
@@ -177,9 +178,22 @@ def _regex(rng: random.Random) -> str:
     return regex
 
 
+def _create_topics(rng: random.Random, seed: int, correlation: int) -> dict[str, object]:
+    """A CreateTopics whose partition counts are mutated: mostly far over the 10,000 a
+    request may ask for in all (refused as a whole), otherwise a small validate-only one."""
+    topics = rng.randint(1, 40)
+    partitions = rng.choice((1, 3, 500, 10_000, 100_000, 2**31 - 1, -1, 0))
+    return {"topics": [{"name": f"fuzz-admin-{seed}-{correlation}-{i}",
+                        "num_partitions": partitions, "replication_factor": 1,
+                        "assignments": [], "configs": []} for i in range(topics)],
+            "timeout_ms": 5000,
+            "validate_only": topics * max(partitions, 1) <= 10_000 or rng.random() < 0.5}
+
+
 def validator_fuzz(port: int, seed: int, requests: int, slowest: list[float]) -> None:
-    """Well-formed Produce and ConsumerGroupHeartbeat requests with mutated batches and
-    regexes, one connection; every one must be answered within ANSWER_BOUND_S."""
+    """Well-formed Produce, ConsumerGroupHeartbeat and CreateTopics requests with mutated
+    batches, regexes and partition counts, one connection; every one must be answered within
+    ANSWER_BOUND_S."""
     import uuid
 
     rng = random.Random(seed)
@@ -195,6 +209,8 @@ def validator_fuzz(port: int, seed: int, requests: int, slowest: list[float]) ->
                     "rebalance_timeout_ms": 1000, "subscribed_topic_names": None,
                     "subscribed_topic_regex": "warm-up", "server_assignor": None,
                     "topic_partitions": []}
+            elif rng.random() < 0.15:
+                key, version, body = 19, 4, _create_topics(rng, seed, correlation)
             elif rng.random() < 0.5:
                 key, version, body = 0, 9, {
                     "transactional_id": None, "acks": 1, "timeout_ms": 5000,
