@@ -52,8 +52,11 @@ def expected_values(count: int) -> set[bytes]:
 # kafka-python 3.0.12 drops the socket of a connection attempt to a stopped broker without
 # closing it: the ResourceWarning fires wherever the garbage collector finds it. The module
 # collects its own garbage after each test, with those warnings ignored here only.
+# Slow (about 80 s of real clients failing over): CI runs it after the default run, which
+# stays under ten minutes on two cores.
 pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
-              pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
+              pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+              pytest.mark.slow]
 
 
 @contextlib.contextmanager
