@@ -236,10 +236,23 @@ class Session:
         self.close()
 
 
+LOAD_IN_PROGRESS = 14
+#: A commit answered COORDINATOR_LOAD_IN_PROGRESS: neither acknowledged nor an error.
+_NOT_ACKNOWLEDGED = "not acknowledged: the coordinator is loading"
+
+
 def fetch_committed(port: int, groups: Iterable[str]) -> dict[tuple[str, str, int], int]:
     """Every committed offset of ``groups``: {(group, topic, partition): offset}."""
     body = {"groups": [{"group_id": g, "topics": None} for g in groups], "require_stable": False}
-    response = request(port, OFFSET_FETCH, FETCH_VERSION, body)
+    # A coordinator still loading after a restart answers COORDINATOR_LOAD_IN_PROGRESS (14);
+    # clients retry it, and so does this, for a bounded time.
+    deadline = time.monotonic() + 60
+    while True:
+        response = request(port, OFFSET_FETCH, FETCH_VERSION, body)
+        if (all(group.error_code != LOAD_IN_PROGRESS for group in response.groups)
+                or time.monotonic() > deadline):
+            break
+        time.sleep(0.1)
     out = {}
     for group in response.groups:
         assert group.error_code == 0, group
@@ -406,6 +419,8 @@ class CommitLoad:
         if len(codes) == len(conn.spec.partitions) and not any(codes):
             self._ok_bodies.add(body)
             return None
+        if codes and all(code == LOAD_IN_PROGRESS for code in codes):
+            return _NOT_ACKNOWLEDGED  # the coordinator is still loading: not acked, retried
         return f"{conn.spec}: error codes {codes}"
 
     def _receive(self, conn: _Conn, now: float, record: bool) -> tuple[int, list[str]]:
@@ -440,6 +455,8 @@ class CommitLoad:
                 errors.append(f"{conn.spec}: correlation id {got}, expected {corr}")
                 continue
             error = self._check(conn, payload)
+            if error is _NOT_ACKNOWLEDGED:
+                continue
             if error is not None:
                 errors.append(error)
                 continue
