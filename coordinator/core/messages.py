@@ -3,14 +3,12 @@
 A request is the decoded wire message itself (``wire`` decodes a dict holding every field
 of the API, absent ones at their defaults), read through a ``TypedDict`` that names only
 the fields the core uses. A response is a plain dict the wire encodes as is (fields left
-out take the schema's defaults). So a field is named once in ``wire/apis/`` and once here,
-and nothing translates between the two; ``tests/coordinator/test_messages.py`` checks
-every name below against the wire schema.
+out take the schema's defaults). A field is named once in ``wire/apis/`` and once here, and
+nothing translates; ``tests/coordinator/test_messages.py`` checks every name against wire.
 
 Version quirks are the core's business where behaviour depends on them (it reads
-``RequestContext.api_version``); the few the broker applies around the core (topic ids,
-OffsetFetch's single-group shape before v8) live in their route files
-(``coordinator/server/apis/``).
+``RequestContext.api_version``); the broker's few around the core (topic ids, OffsetFetch's
+single-group shape before v8) live in their route files (``coordinator/server/apis/``).
 """
 
 from __future__ import annotations
