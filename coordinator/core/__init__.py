@@ -4,13 +4,15 @@ Only stdlib, ``wire.constants``, ``storage.records`` and ``coordinator.config`` 
 imported here: no trio, time, random, os, sockets, threads (a test walks the imports).
 """
 
+from coordinator.core.classic.heartbeat import handle_heartbeat
+from coordinator.core.classic.join import handle_join_group
+from coordinator.core.classic.leave import handle_leave_group
+from coordinator.core.classic.state import VALID_PREVIOUS_STATES, GroupState
+from coordinator.core.classic.sync import handle_sync_group
 from coordinator.core.coordinator import CoreHandler, GroupCoordinator, GroupView, MemberView
 from coordinator.core.delete_groups import handle_delete_groups
 from coordinator.core.describe_groups import handle_describe_groups
 from coordinator.core.errors import CoordinatorStateError, IllegalTransitionError
-from coordinator.core.heartbeat import handle_heartbeat
-from coordinator.core.join import handle_join_group
-from coordinator.core.leave import handle_leave_group
 from coordinator.core.list_groups import handle_list_groups
 from coordinator.core.messages import (
     DeletableGroupResult,
@@ -70,9 +72,7 @@ from coordinator.core.result import (
     Result,
     ScheduleTimer,
 )
-from coordinator.core.state import VALID_PREVIOUS_STATES, GroupState
 from coordinator.core.store import HardStateSnapshot
-from coordinator.core.sync import handle_sync_group
 from coordinator.core.timers import (
     NEW_MEMBER_JOIN_TIMEOUT_MS,
     HeartbeatTimerKey,

@@ -19,15 +19,17 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from coordinator.config import CoordinatorConfig
-from coordinator.core.consumer_group import ConsumerGroup
-from coordinator.core.consumer_migration import expire_classic_member, expire_consumer_member
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.heartbeat import handle_heartbeat
+from coordinator.core.classic.join import handle_join_group
+from coordinator.core.classic.leave import handle_leave_group
+from coordinator.core.classic.state import EMPTY
+from coordinator.core.classic.sync import handle_sync_group
+from coordinator.core.consumer.group import ConsumerGroup
+from coordinator.core.consumer.migration import expire_classic_member, expire_consumer_member
 from coordinator.core.delete_groups import handle_delete_groups
 from coordinator.core.describe_groups import handle_describe_groups
 from coordinator.core.engine import Engine
-from coordinator.core.group import ClassicGroup
-from coordinator.core.heartbeat import handle_heartbeat
-from coordinator.core.join import handle_join_group
-from coordinator.core.leave import handle_leave_group
 from coordinator.core.list_groups import handle_list_groups
 from coordinator.core.messages import (
     DeleteGroupsRequest,
@@ -47,9 +49,7 @@ from coordinator.core.offset_delete import handle_offset_delete
 from coordinator.core.offset_expiration import expire_offsets, schedule_retention_scan
 from coordinator.core.offset_fetch import handle_offset_fetch
 from coordinator.core.result import EMPTY_RESULT, ReplyToken, Result
-from coordinator.core.state import EMPTY
 from coordinator.core.store import HardStateSnapshot
-from coordinator.core.sync import handle_sync_group
 from coordinator.core.timers import (
     ClassicMemberJoinTimerKey,
     ClassicMemberSyncTimerKey,

@@ -9,6 +9,9 @@ and the client hears the mapped error (Kafka's appendGroupMetadataErrorToRespons
 from __future__ import annotations
 
 from coordinator.core.append_errors import group_metadata_error
+from coordinator.core.classic.state import DEAD, EMPTY
+from coordinator.core.consumer.group import ConsumerGroup
+from coordinator.core.consumer.records import drop_empty_consumer_group
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.messages import (
     DeletableGroupResult,
@@ -17,11 +20,7 @@ from coordinator.core.messages import (
     RequestContext,
 )
 from coordinator.core.result import Effects, ReplyToken, Result
-from coordinator.core.state import DEAD, EMPTY
 from wire.constants import ErrorCode
-
-from .consumer_group import ConsumerGroup
-from .consumer_records import drop_empty_consumer_group
 
 __all__ = ["handle_delete_groups"]
 

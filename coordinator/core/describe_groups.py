@@ -7,8 +7,10 @@ v4 member group.instance.id; v6 GROUP_ID_NOT_FOUND with a message for unknown gr
 
 from __future__ import annotations
 
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import DEAD, STABLE
+from coordinator.core.consumer.describe import describe_as_classic
 from coordinator.core.engine import Engine, valid_group_id
-from coordinator.core.group import ClassicGroup
 from coordinator.core.messages import (
     DescribedGroup,
     DescribedGroupMember,
@@ -17,10 +19,7 @@ from coordinator.core.messages import (
     RequestContext,
 )
 from coordinator.core.result import Reply, ReplyToken, Result
-from coordinator.core.state import DEAD, STABLE
 from wire.constants import ErrorCode
-
-from .consumer_describe import describe_as_classic
 
 __all__ = ["describe_group", "handle_describe_groups"]
 

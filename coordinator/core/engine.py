@@ -13,18 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from coordinator.config import CoordinatorConfig
-from coordinator.core.consumer_group import ConsumerGroup
-from coordinator.core.group import ClassicGroup
-from coordinator.core.group_member import Member
-from coordinator.core.messages import SyncGroupResponse, join_group_error, sync_group_error
-from coordinator.core.result import Effects
-from coordinator.core.state import (
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.group_member import Member
+from coordinator.core.classic.state import (
     COMPLETING_REBALANCE,
     DEAD,
     EMPTY,
     PREPARING_REBALANCE,
     STABLE,
 )
+from coordinator.core.consumer.group import ConsumerGroup
+from coordinator.core.messages import SyncGroupResponse, join_group_error, sync_group_error
+from coordinator.core.result import Effects
 from coordinator.core.store import HardState, PendingWrites, TopicPartition
 from coordinator.core.timers import HeartbeatTimerKey, JoinTimerKey, SyncTimerKey
 from coordinator.core.topics_image import EMPTY_IMAGE

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from coordinator.core.consumer_group import ConsumerGroup
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import EMPTY
+from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.engine import Engine
-from coordinator.core.group import ClassicGroup
 from coordinator.core.messages import join_group_error, sync_group_error
 from coordinator.core.result import Effects, Result
-from coordinator.core.state import EMPTY
 from coordinator.core.timers import (
     ConsumerSessionTimerKey,
     HeartbeatTimerKey,

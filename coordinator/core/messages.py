@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NotRequired, Protocol, TypedDict
 
-from coordinator.core.consumer_messages import (
+from coordinator.core.consumer.messages import (
     ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatResponse,
 )

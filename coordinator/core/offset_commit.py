@@ -17,18 +17,24 @@ from collections.abc import Sequence
 from typing import Any
 
 from coordinator.core.append_errors import offset_commit_error
-from coordinator.core.consumer_group import ConsumerGroup
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.group_member import Member
+from coordinator.core.classic.join import validate_current_member
+from coordinator.core.classic.state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.engine import Engine, renew_session, valid_group_id
-from coordinator.core.group import ClassicGroup
-from coordinator.core.group_member import Member
-from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
     OffsetCommitRequest,
     OffsetCommitResponse,
     RequestContext,
 )
 from coordinator.core.result import Effects, ReplyToken, Result
-from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from coordinator.core.timers import TimerKey
 from storage.records import Record, offset_commit_record
 from wire.constants import ErrorCode

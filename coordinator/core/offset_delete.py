@@ -10,6 +10,7 @@ the client hears the mapped error at the top level.
 from __future__ import annotations
 
 from coordinator.core.append_errors import offset_commit_error
+from coordinator.core.classic.state import DEAD, EMPTY
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.messages import (
     OffsetDeleteRequest,
@@ -19,7 +20,6 @@ from coordinator.core.messages import (
     RequestContext,
 )
 from coordinator.core.result import Effects, ReplyToken, Result
-from coordinator.core.state import DEAD, EMPTY
 from coordinator.core.store import TopicPartition
 from wire.constants import ErrorCode
 

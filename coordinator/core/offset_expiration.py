@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from coordinator.core.consumer_group import ConsumerGroup
-from coordinator.core.consumer_records import drop_empty_consumer_group
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import EMPTY, STABLE
+from coordinator.core.consumer.group import ConsumerGroup
+from coordinator.core.consumer.records import drop_empty_consumer_group
 from coordinator.core.engine import Engine
-from coordinator.core.group import ClassicGroup
 from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE
 from coordinator.core.result import Effects
-from coordinator.core.state import EMPTY, STABLE
 from coordinator.core.store import TopicPartition
 from coordinator.core.timers import RetentionTimerKey
 from storage.records import OffsetCommitValue

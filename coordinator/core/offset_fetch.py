@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from coordinator.core.consumer_group import ConsumerGroup
+from coordinator.core.classic.state import DEAD
+from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.messages import (
     OffsetFetchRequest,
@@ -23,7 +24,6 @@ from coordinator.core.messages import (
     RequestContext,
 )
 from coordinator.core.result import Reply, ReplyToken, Result
-from coordinator.core.state import DEAD
 from coordinator.core.txn_offsets import has_pending_offset
 from storage.records import OffsetCommitValue
 from wire.constants import ErrorCode

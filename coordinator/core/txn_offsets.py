@@ -22,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from coordinator.core.append_errors import offset_commit_error
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import EMPTY
 from coordinator.core.engine import Engine, valid_group_id
-from coordinator.core.group import ClassicGroup
 from coordinator.core.messages import (
     OffsetCommitResponse,
     OffsetCommitResponsePartition,
@@ -38,7 +39,6 @@ from coordinator.core.offset_commit import (
     validate_consumer_commit,
 )
 from coordinator.core.result import Effects, Reply, ReplyToken, Result
-from coordinator.core.state import EMPTY
 from storage.records import (
     OffsetCommitKey,
     OffsetCommitValue,

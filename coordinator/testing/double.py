@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import trio
 import trio.testing
 
-from coordinator.core.consumer_group import ConsumerGroup
+from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.coordinator import GroupCoordinator, GroupView
 from coordinator.core.topics_image import TopicsImage
 from coordinator.server.app import RunningServer, serve

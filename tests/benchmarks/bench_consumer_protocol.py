@@ -31,7 +31,7 @@ from bench_brokers import kcoord_broker, negotiate
 from bench_load import ROWS, drive, heartbeat_frame, setup_group
 from consumer_harness import ConsumerHarness
 
-from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
+from coordinator.core.consumer.heartbeat import handle_consumer_group_heartbeat
 from coordinator.core.messages import LocalContext
 
 MEMBER_ID = "bench-member-0001"

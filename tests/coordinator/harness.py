@@ -57,7 +57,7 @@ from coordinator.core import (
     OffsetFetchRequestGroup,
     SyncGroupRequest,
 )
-from coordinator.core.group import ClassicGroup
+from coordinator.core.classic.group import ClassicGroup
 
 __all__ = [
     "DEFAULT_REBALANCE_TIMEOUT",

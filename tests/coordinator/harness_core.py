@@ -39,7 +39,7 @@ from coordinator.core import (
     ScheduleTimer,
     TimerKey,
 )
-from coordinator.core.group import ClassicGroup
+from coordinator.core.classic.group import ClassicGroup
 from storage.errors import append_error_of
 from storage.records import Record
 

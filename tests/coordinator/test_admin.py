@@ -14,9 +14,9 @@ from harness import (
 from scenarios import subscription, verify_leave_group_result
 
 from coordinator.core import ErrorCode
-from coordinator.core.group import ClassicGroup
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import DEAD
 from coordinator.core.protocol import parse_subscription_topics
-from coordinator.core.state import DEAD
 from storage.records import GroupMetadataKey, OffsetCommitKey
 
 ALL_STATES = ["PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty"]

@@ -6,10 +6,10 @@ import pytest
 from scenarios import subscription
 
 from coordinator.core import CoordinatorStateError
-from coordinator.core.group import ClassicGroup
-from coordinator.core.group_member import Member, Protocols
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.group_member import Member, Protocols
+from coordinator.core.classic.state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from coordinator.core.result import Effects
-from coordinator.core.state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 
 
 def _member(member_id: str, protocols: Protocols, instance: str | None = None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from harness import GROUP_ID, PROTOCOL_TYPE, UNKNOWN_MEMBER_ID, Harness
 
 from coordinator.core import ErrorCode
-from coordinator.core.group_size import MAX_GROUP_RECORD_BYTES, group_record_bytes
+from coordinator.core.classic.group_size import MAX_GROUP_RECORD_BYTES, group_record_bytes
 from storage.batch import EncodedBatch
 from storage.records import GroupMetadataKey, Record
 from storage.segment import MAX_ENTRY_LENGTH

@@ -15,9 +15,9 @@ from harness import (
 )
 
 from coordinator.core import ErrorCode, HeartbeatTimerKey
-from coordinator.core.group import ClassicGroup
-from coordinator.core.group_member import Member
-from coordinator.core.state import DEAD, EMPTY
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.group_member import Member
+from coordinator.core.classic.state import DEAD, EMPTY
 
 
 def _join_and_sync(h: Harness, session_timeout: int = DEFAULT_SESSION_TIMEOUT,

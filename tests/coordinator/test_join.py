@@ -23,8 +23,8 @@ from harness import (
 from scenarios import setup_group_with_pending_member
 
 from coordinator.core import NEW_MEMBER_JOIN_TIMEOUT_MS, CoordinatorStateError, ErrorCode
-from coordinator.core.group import ClassicGroup
-from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE
 
 
 def _dead_group(h: Harness, group_id: str) -> None:

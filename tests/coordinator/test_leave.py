@@ -14,8 +14,8 @@ from harness import (
 from scenarios import setup_group_with_pending_member, verify_leave_group_result
 
 from coordinator.core import ErrorCode, HeartbeatTimerKey
-from coordinator.core.group import ClassicGroup
-from coordinator.core.state import DEAD
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import DEAD
 
 
 def test_leave_group_unknown_group(h: Harness) -> None:

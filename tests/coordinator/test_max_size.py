@@ -18,9 +18,9 @@ from harness import (
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core import ErrorCode
-from coordinator.core.group import ClassicGroup
-from coordinator.core.group_member import Member
-from coordinator.core.state import STABLE
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.group_member import Member
+from coordinator.core.classic.state import STABLE
 
 
 def test_join_group_should_receive_error_if_group_over_max_size(h: Harness) -> None:

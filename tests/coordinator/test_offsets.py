@@ -21,9 +21,9 @@ from coordinator.core import (
     HeartbeatTimerKey,
     RetentionTimerKey,
 )
-from coordinator.core.group import ClassicGroup
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import DEAD
 from coordinator.core.offset_commit import metadata_too_large
-from coordinator.core.state import DEAD
 from storage.records import GroupMetadataKey, OffsetCommitKey, OffsetCommitValue
 
 TP = ("topic", 0)

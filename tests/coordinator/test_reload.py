@@ -11,9 +11,9 @@ from harness import GROUP_ID, PROTOCOL_TYPE, PROTOCOLS, UNKNOWN_MEMBER_ID, Harne
 from scenarios import setup_group_with_pending_member
 
 from coordinator.core import ErrorCode
-from coordinator.core.group import ClassicGroup
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import EMPTY
 from coordinator.core.group_reload import reload_groups
-from coordinator.core.state import EMPTY
 from coordinator.core.timers import HeartbeatTimerKey, JoinTimerKey
 
 

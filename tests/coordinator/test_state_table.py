@@ -7,8 +7,8 @@ import itertools
 import pytest
 
 from coordinator.core import IllegalTransitionError
-from coordinator.core.group import ClassicGroup
-from coordinator.core.state import (
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import (
     COMPLETING_REBALANCE,
     DEAD,
     EMPTY,

@@ -26,7 +26,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core import ErrorCode, GroupCoordinator, HeartbeatRequest
-from coordinator.core.state import STABLE
+from coordinator.core.classic.state import STABLE
 
 GROUPS = ("g1", "g2")
 CONFIG = CoordinatorConfig(

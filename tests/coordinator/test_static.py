@@ -26,7 +26,7 @@ from harness import (
 from scenarios import check_join_group_result
 
 from coordinator.core import CoordinatorStateError, ErrorCode
-from coordinator.core.state import DEAD, EMPTY, PREPARING_REBALANCE
+from coordinator.core.classic.state import DEAD, EMPTY, PREPARING_REBALANCE
 from storage.records import GroupMetadataKey, GroupMetadataValue
 
 CONSUMER = PROTOCOL_TYPE

@@ -15,7 +15,7 @@ from harness import (
 from scenarios import subscription
 
 from coordinator.core import ErrorCode, HeartbeatTimerKey
-from coordinator.core.state import STABLE
+from coordinator.core.classic.state import STABLE
 from storage.records import GroupMetadataKey, GroupMetadataValue, RebalanceEventKey
 
 

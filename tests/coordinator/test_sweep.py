@@ -13,7 +13,7 @@ import pytest
 from harness import GROUP_ID, PROTOCOL_TYPE, PROTOCOLS, UNKNOWN_MEMBER_ID, Harness, identity
 
 from coordinator.core import ErrorCode
-from coordinator.core.state import DEAD
+from coordinator.core.classic.state import DEAD
 
 E = ErrorCode
 PARKED = "parked"

@@ -19,8 +19,8 @@ from harness import (
 )
 
 from coordinator.core import ErrorCode, SyncTimerKey
-from coordinator.core.group import ClassicGroup
-from coordinator.core.state import DEAD
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import DEAD
 from storage.records import GroupMetadataKey, GroupMetadataValue
 
 
@@ -286,7 +286,7 @@ def test_sync_group_in_preparing_rebalance_is_rebalance_in_progress(h: Harness) 
 def test_sync_group_in_empty_group_is_unknown_member(h: Harness) -> None:
     join = h.dynamic_join_group(GROUP_ID, UNKNOWN_MEMBER_ID, PROTOCOL_TYPE, PROTOCOLS)
     group = h.group()
-    from coordinator.core.state import EMPTY, PREPARING_REBALANCE
+    from coordinator.core.classic.state import EMPTY, PREPARING_REBALANCE
 
     group.transition_to(PREPARING_REBALANCE, h.now)
     group.transition_to(EMPTY, h.now)

@@ -20,7 +20,7 @@ from coordinator.core import (
     RetentionTimerKey,
     SyncTimerKey,
 )
-from coordinator.core.state import DEAD
+from coordinator.core.classic.state import DEAD
 
 
 def test_should_delay_initial_rebalance_by_group_initial_rebalance_delay_on_empty_group(

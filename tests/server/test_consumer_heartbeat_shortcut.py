@@ -19,7 +19,7 @@ import trio.testing
 
 import wire
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
+from coordinator.core.consumer.heartbeat import handle_consumer_group_heartbeat
 from coordinator.core.timers import ConsumerSessionTimerKey
 from coordinator.server import connection
 from coordinator.server.api_support import ReadyReply

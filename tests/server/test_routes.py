@@ -130,7 +130,7 @@ def test_served_and_consumer_protocol_keys_equal_the_old_tables() -> None:
 
 def test_the_read_only_core_handlers_are_the_group_reads() -> None:
     from coordinator.core import handle_describe_groups, handle_list_groups, handle_offset_fetch
-    from coordinator.core.consumer_describe import handle_consumer_group_describe
+    from coordinator.core.consumer.describe import handle_consumer_group_describe
 
     assert ROUTES.read_only_core_handlers == {
         handle_consumer_group_describe, handle_describe_groups, handle_list_groups,

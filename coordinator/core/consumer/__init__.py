@@ -1,12 +1,15 @@
-"""The pure algorithms of Kafka's consumer group protocol (KIP-848): the server-side assignors
-``uniform`` and ``range``, and the reconciliation of a member towards its target assignment.
+"""The consumer group protocol (KIP-848): the group and its members (``group``), the
+heartbeat (``heartbeat`` with ``heartbeat_member`` and ``heartbeat_validation``), target
+assignment (``assignment``), its records (``records``), describe (``describe``), classic members
+inside a consumer group and online migration (``classic_members``, ``migration``).
 
-Stdlib only, and no import of the rest of ``coordinator.core``: the consumer group coordinator
-is built on top of these. Sources followed, all in apache/kafka ``group-coordinator/``:
-``assignor/UniformAssignor``, ``UniformHomogeneousAssignmentBuilder`` (with KAFKA-18688),
-``UniformHeterogeneousAssignmentBuilder`` (KAFKA-17710), ``RangeAssignor`` (KAFKA-16944),
-``modern/consumer/CurrentAssignmentBuilder`` and ``modern/MemberState`` (Kafka 4.2: KAFKA-19431,
-KAFKA-19449, KAFKA-19974), ``ConsumerGroup.currentPartitionEpoch``.
+This package's root re-exports only the pure algorithms, stdlib only and importing nothing
+else of ``coordinator.core``: the server-side assignors ``uniform`` and ``range`` and the
+reconciliation of a member towards its target assignment. Sources followed, all in apache/kafka
+``group-coordinator/``: ``assignor/UniformAssignor``, ``UniformHomogeneousAssignmentBuilder``
+(with KAFKA-18688), ``UniformHeterogeneousAssignmentBuilder`` (KAFKA-17710), ``RangeAssignor``
+(KAFKA-16944), ``modern/consumer/CurrentAssignmentBuilder`` and ``modern/MemberState``
+(Kafka 4.2: KAFKA-19431, KAFKA-19449, KAFKA-19974), ``ConsumerGroup.currentPartitionEpoch``.
 """
 
 from collections.abc import Mapping

@@ -1,9 +1,9 @@
 """ConsumerGroupDescribe (69): describe consumer-protocol groups (KIP-848; the group core's
-``coordinator/core/consumer_describe.py``), topic names read from the broker's topics."""
+``coordinator/core/consumer/describe.py``), topic names read from the broker's topics."""
 
 from __future__ import annotations
 
-from coordinator.core.consumer_describe import handle_consumer_group_describe
+from coordinator.core.consumer.describe import handle_consumer_group_describe
 from coordinator.server.api_support import WithCurrentTopics
 from coordinator.server.route import Acl, AclOperation, EachKey, ResourceType, Route
 from coordinator.txn.placement import OFFSETS_TOPIC

@@ -1,5 +1,5 @@
 """ConsumerGroupHeartbeat (68): a consumer-protocol member joins, heartbeats, gets its
-assignment and leaves (KIP-848; the group core's ``coordinator/core/consumer_heartbeat.py``),
+assignment and leaves (KIP-848; the group core's ``coordinator/core/consumer/heartbeat.py``),
 against the broker's current topics.
 
 The steady heartbeat (every optional field null, as the codec's ``SteadyRequestBody``
@@ -12,7 +12,7 @@ everything while faults are injected, takes the handler."""
 from __future__ import annotations
 
 import wire
-from coordinator.core.consumer_heartbeat import (
+from coordinator.core.consumer.heartbeat import (
     handle_consumer_group_heartbeat,
     steady_heartbeat,
     steady_response,

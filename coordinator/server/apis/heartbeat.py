@@ -1,9 +1,9 @@
 """Heartbeat (12): a classic-protocol member keeps its session, answered by the group core
-(``coordinator/core/heartbeat.py``) in the coordinator runtime."""
+(``coordinator/core/classic/heartbeat.py``) in the coordinator runtime."""
 
 from __future__ import annotations
 
-from coordinator.core.heartbeat import handle_heartbeat
+from coordinator.core.classic.heartbeat import handle_heartbeat
 from coordinator.server.route import Acl, AclOperation, OneKey, ResourceType, Route, field
 from coordinator.server.runtime import group_api
 from coordinator.txn.placement import OFFSETS_TOPIC

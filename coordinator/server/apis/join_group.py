@@ -1,5 +1,5 @@
 """JoinGroup (11): a member joins a classic group, parked until the join phase completes
-(the group core's ``coordinator/core/join.py``). Before v7 the response's protocol_name
+(the group core's ``coordinator/core/classic/join.py``). Before v7 the response's protocol_name
 is not nullable: "" instead of null."""
 
 from __future__ import annotations

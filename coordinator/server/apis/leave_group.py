@@ -1,9 +1,9 @@
 """LeaveGroup (13): members leave a classic group, answered by the group core
-(``coordinator/core/leave.py``)."""
+(``coordinator/core/classic/leave.py``)."""
 
 from __future__ import annotations
 
-from coordinator.core.leave import handle_leave_group
+from coordinator.core.classic.leave import handle_leave_group
 from coordinator.server.route import Acl, AclOperation, OneKey, ResourceType, Route, field
 from coordinator.server.runtime import group_api
 from coordinator.txn.placement import OFFSETS_TOPIC

@@ -1,10 +1,10 @@
 """SyncGroup (14): the leader hands out the assignment, every member waits for its share;
-answered by the group core (``coordinator/core/sync.py``), parked until the leader's
+answered by the group core (``coordinator/core/classic/sync.py``), parked until the leader's
 assignment is written."""
 
 from __future__ import annotations
 
-from coordinator.core.sync import handle_sync_group
+from coordinator.core.classic.sync import handle_sync_group
 from coordinator.server.route import Acl, AclOperation, OneKey, ResourceType, Route, field
 from coordinator.server.runtime import group_api
 from coordinator.txn.placement import OFFSETS_TOPIC

@@ -16,9 +16,9 @@ import dataclasses
 from harness import KAFKA_TEST_CONFIG, Harness, ctx
 
 from coordinator.config import CoordinatorConfig
-from coordinator.core.consumer_describe import handle_consumer_group_describe
-from coordinator.core.consumer_group import ConsumerGroup
-from coordinator.core.consumer_heartbeat import handle_consumer_group_heartbeat
+from coordinator.core.consumer.describe import handle_consumer_group_describe
+from coordinator.core.consumer.group import ConsumerGroup
+from coordinator.core.consumer.heartbeat import handle_consumer_group_heartbeat
 from coordinator.core.topics_image import TopicsImage
 from storage.records import RebalanceEventKey
 

@@ -25,7 +25,7 @@ from consumer_harness import CONFIG, ConsumerHarness
 
 from coordinator.core import ErrorCode
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_group import ConsumerGroup
+from coordinator.core.consumer.group import ConsumerGroup
 from storage.records import (
     ClassicMemberMetadata,
     ClassicProtocol,

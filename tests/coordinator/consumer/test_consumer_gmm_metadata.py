@@ -21,7 +21,7 @@ from test_consumer_gmm_describe import group_records_written, loaded, subscripti
 
 from coordinator.core import ErrorCode
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_group import to_topic_partitions
+from coordinator.core.consumer.group import to_topic_partitions
 from coordinator.core.topics_image import TopicsImage
 from storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,

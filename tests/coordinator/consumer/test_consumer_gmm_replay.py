@@ -21,7 +21,7 @@ from test_consumer_gmm_describe import loaded
 
 from coordinator.core import ErrorCode
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_group import ConsumerGroup, from_topic_partitions
+from coordinator.core.consumer.group import ConsumerGroup, from_topic_partitions
 from storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupCurrentMemberAssignmentValue,

@@ -26,7 +26,7 @@ from consumer_harness import (
 
 from coordinator.core import ErrorCode
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_group import (
+from coordinator.core.consumer.group import (
     ASSIGNING,
     CONSUMER_EMPTY,
     CONSUMER_STABLE,

@@ -358,7 +358,7 @@ def test_consumer_group_offset_commit_from_admin_client(h: ConsumerHarness) -> N
 def test_steady_heartbeat_fast_path_answers_as_the_full_path(
     h: ConsumerHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from coordinator.core import consumer_heartbeat
+    from coordinator.core.consumer import heartbeat as consumer_heartbeat
 
     a1 = h.join("m1", ["foo"])
     h.consumer_heartbeat("m1", 1, topic_partitions=owned(a1))

@@ -15,9 +15,9 @@ from consumer_harness import CONFIG, FOO, GROUP, ConsumerHarness, assignment
 from harness import GROUP_INITIAL_REBALANCE_DELAY, identity
 
 from coordinator.core import ErrorCode
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.state import EMPTY, PREPARING_REBALANCE
 from coordinator.core.consumer import MemberState
-from coordinator.core.group import ClassicGroup
-from coordinator.core.state import EMPTY, PREPARING_REBALANCE
 from coordinator.core.timers import (
     ClassicMemberJoinTimerKey,
     ClassicMemberSyncTimerKey,

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from coordinator.core import ErrorCode
-from coordinator.core.group import ClassicGroup
+from coordinator.core.classic.group import ClassicGroup
 from wire.consumer_protocol import decode_assignment, encode_assignment, encode_subscription
 
 CLASSIC = ("k0", "k1", "k2")

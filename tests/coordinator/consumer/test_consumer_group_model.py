@@ -20,7 +20,7 @@ from coordinator.core.consumer import (
     MemberSubscription,
     SubscriptionType,
 )
-from coordinator.core.consumer_group import (
+from coordinator.core.consumer.group import (
     ASSIGNING,
     CONSUMER_EMPTY,
     CONSUMER_STABLE,

@@ -21,7 +21,7 @@ from test_consumer_group_model import member_records
 
 from coordinator.core import ErrorCode
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_group import ConsumerGroup, from_topic_partitions
+from coordinator.core.consumer.group import ConsumerGroup, from_topic_partitions
 from coordinator.core.offset_commit import validate_consumer_commit
 from storage.records import (
     ClassicMemberMetadata,

@@ -14,8 +14,8 @@ from coordinator.core.consumer import (
     PartitionAssignorError,
     TopicMetadata,
 )
-from coordinator.core.consumer_group import ConsumerGroup, to_topic_partitions
-from coordinator.core.consumer_records import RecordWriter
+from coordinator.core.consumer.group import ConsumerGroup, to_topic_partitions
+from coordinator.core.consumer.records import RecordWriter
 from coordinator.core.engine import Engine
 from storage.records import (
     ConsumerGroupTargetAssignmentMemberKey,

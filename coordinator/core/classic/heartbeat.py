@@ -8,11 +8,11 @@ first. This is the hot path: no Effects, responses are shared constants.
 
 from __future__ import annotations
 
-from coordinator.core.consumer_classic import classic_heartbeat_to_consumer_group
+from coordinator.core.classic.state import DEAD, EMPTY, PREPARING_REBALANCE
+from coordinator.core.consumer.classic_members import classic_heartbeat_to_consumer_group
 from coordinator.core.engine import Engine
 from coordinator.core.messages import HeartbeatRequest, HeartbeatResponse, RequestContext
 from coordinator.core.result import Reply, ReplyToken, Result, ScheduleTimer
-from coordinator.core.state import DEAD, EMPTY, PREPARING_REBALANCE
 from wire.constants import ErrorCode
 
 __all__ = ["handle_heartbeat"]

@@ -9,8 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from coordinator.core.classic.group_member import Member, Protocols
+from coordinator.core.classic.state import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    STABLE,
+    GroupState,
+    assert_valid_transition,
+    can_rebalance,
+)
 from coordinator.core.errors import CoordinatorStateError
-from coordinator.core.group_member import Member, Protocols
 from coordinator.core.messages import (
     JoinGroupResponse,
     JoinGroupResponseMember,
@@ -20,14 +28,6 @@ from coordinator.core.messages import (
 )
 from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE, parse_subscription_topics
 from coordinator.core.result import Effects, ReplyToken
-from coordinator.core.state import (
-    COMPLETING_REBALANCE,
-    EMPTY,
-    STABLE,
-    GroupState,
-    assert_valid_transition,
-    can_rebalance,
-)
 from coordinator.core.timers import HeartbeatTimerKey
 from storage.records import GroupMetadataValue, MemberMetadata
 from wire.constants import ErrorCode

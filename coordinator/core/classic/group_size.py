@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from coordinator.core.group import ClassicGroup
-from coordinator.core.group_member import Protocols
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.group_member import Protocols
 
 __all__ = ["MAX_GROUP_RECORD_BYTES", "group_record_bytes", "joined_record_bytes"]
 

@@ -10,31 +10,31 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 
+from coordinator.core.classic.state import EMPTY
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_group import (
+from coordinator.core.consumer.group import (
     ConsumerGroup,
     ConsumerMember,
     current_value,
     to_topic_partitions,
 )
-from coordinator.core.consumer_heartbeat_validation import (
+from coordinator.core.consumer.heartbeat_validation import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     HeartbeatError,
 )
-from coordinator.core.consumer_messages import (
+from coordinator.core.consumer.messages import (
     ConsumerGroupHeartbeatRequest,
     HeartbeatTopicPartitions,
 )
-from coordinator.core.consumer_migration import (
+from coordinator.core.consumer.migration import (
     UpgradeRefusedError,
     convert_to_consumer_group,
     validate_online_upgrade,
 )
-from coordinator.core.consumer_records import RecordWriter, remove_member_records
+from coordinator.core.consumer.records import RecordWriter, remove_member_records
 from coordinator.core.engine import Engine
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import Effects
-from coordinator.core.state import EMPTY
 from storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupMemberMetadataKey,

@@ -14,26 +14,26 @@ doCurrentMemberJoinGroup / updateStaticMemberAndRebalance.
 from __future__ import annotations
 
 from coordinator.core.append_errors import group_metadata_error
-from coordinator.core.consumer_classic import classic_join_to_consumer_group
-from coordinator.core.consumer_records import drop_empty_consumer_group
-from coordinator.core.engine import Engine, valid_group_id
-from coordinator.core.errors import CoordinatorStateError
-from coordinator.core.group import ClassicGroup
-from coordinator.core.group_member import Member, Protocols
-from coordinator.core.group_size import MAX_GROUP_RECORD_BYTES, joined_record_bytes
-from coordinator.core.messages import (
-    JoinGroupRequest,
-    RequestContext,
-    join_group_error,
-)
-from coordinator.core.result import Effects, ReplyToken, Result
-from coordinator.core.state import (
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.group_member import Member, Protocols
+from coordinator.core.classic.group_size import MAX_GROUP_RECORD_BYTES, joined_record_bytes
+from coordinator.core.classic.state import (
     COMPLETING_REBALANCE,
     DEAD,
     EMPTY,
     PREPARING_REBALANCE,
     STABLE,
 )
+from coordinator.core.consumer.classic_members import classic_join_to_consumer_group
+from coordinator.core.consumer.records import drop_empty_consumer_group
+from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.errors import CoordinatorStateError
+from coordinator.core.messages import (
+    JoinGroupRequest,
+    RequestContext,
+    join_group_error,
+)
+from coordinator.core.result import Effects, ReplyToken, Result
 from coordinator.core.timers import NEW_MEMBER_JOIN_TIMEOUT_MS, HeartbeatTimerKey
 from wire.constants import ErrorCode
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coordinator.core.consumer_messages import ConsumerGroupHeartbeatRequest
+from coordinator.core.consumer.messages import ConsumerGroupHeartbeatRequest
 from coordinator.core.engine import Engine
 from coordinator.core.subscription_regex import (
     InvalidRegularExpression,

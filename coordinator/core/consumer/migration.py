@@ -26,14 +26,17 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.group_member import Member
+from coordinator.core.classic.state import STABLE
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_group import (
+from coordinator.core.consumer.group import (
     ConsumerGroup,
     ConsumerMember,
     current_value,
     to_topic_partitions,
 )
-from coordinator.core.consumer_records import (
+from coordinator.core.consumer.records import (
     RebuildOnFailure,
     RecordWriter,
     emit_event,
@@ -48,12 +51,9 @@ from coordinator.core.embedded_protocol import (
     protocol_version,
 )
 from coordinator.core.engine import Engine
-from coordinator.core.group import ClassicGroup
-from coordinator.core.group_member import Member
 from coordinator.core.messages import join_group_error, sync_group_error
 from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE
 from coordinator.core.result import Effects
-from coordinator.core.state import STABLE
 from coordinator.core.timers import (
     ClassicMemberJoinTimerKey,
     ClassicMemberSyncTimerKey,

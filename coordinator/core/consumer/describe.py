@@ -7,8 +7,8 @@ members inside a consumer group are not modelled.
 
 from __future__ import annotations
 
-from coordinator.core.consumer_group import ConsumerGroup, PartitionMap, to_topic_partitions
-from coordinator.core.consumer_messages import (
+from coordinator.core.consumer.group import ConsumerGroup, PartitionMap, to_topic_partitions
+from coordinator.core.consumer.messages import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
     DescribedAssignment,

@@ -27,35 +27,35 @@ from coordinator.core.consumer import (
     MemberState,
     reconcile,
 )
-from coordinator.core.consumer_assignment import assign_target
-from coordinator.core.consumer_group import (
+from coordinator.core.consumer.assignment import assign_target
+from coordinator.core.consumer.group import (
     ConsumerGroup,
     ConsumerMember,
     SteadyHeartbeat,
     current_value,
     to_topic_partitions,
 )
-from coordinator.core.consumer_heartbeat_member import (
+from coordinator.core.consumer.heartbeat_member import (
     group_for_join,
     known_member,
     member_of,
     replace_static_member,
     updated_metadata,
 )
-from coordinator.core.consumer_heartbeat_validation import (
+from coordinator.core.consumer.heartbeat_validation import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     HeartbeatError,
     validate_heartbeat,
     validate_new_regex,
 )
-from coordinator.core.consumer_messages import (
+from coordinator.core.consumer.messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     HeartbeatTopicPartitions,
 )
-from coordinator.core.consumer_migration import fence_or_downgrade
-from coordinator.core.consumer_records import (
+from coordinator.core.consumer.migration import fence_or_downgrade
+from coordinator.core.consumer.records import (
     RebuildOnFailure,
     RecordWriter,
     emit_event,

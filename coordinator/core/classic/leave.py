@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coordinator.core.consumer_classic import (
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.join import validate_current_member
+from coordinator.core.classic.state import DEAD
+from coordinator.core.consumer.classic_members import (
     LeaveRebuildOnFailure,
     classic_leave_to_consumer_group,
 )
 from coordinator.core.engine import Engine, valid_group_id
-from coordinator.core.group import ClassicGroup
-from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
     LeaveGroupRequest,
     LeaveGroupResponse,
@@ -25,7 +26,6 @@ from coordinator.core.messages import (
     RequestContext,
 )
 from coordinator.core.result import Effects, ReplyToken, Result
-from coordinator.core.state import DEAD
 from coordinator.core.timers import HeartbeatTimerKey
 from wire.constants import ErrorCode
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from coordinator.core.append_errors import group_metadata_error
+from coordinator.core.classic.group import ClassicGroup
 from coordinator.core.consumer import MemberState
-from coordinator.core.consumer_group import CONSUMER_STABLE, ConsumerGroup, ConsumerMember
+from coordinator.core.consumer.group import CONSUMER_STABLE, ConsumerGroup, ConsumerMember
 from coordinator.core.engine import Engine
-from coordinator.core.group import ClassicGroup
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.timers import ConsumerRebalanceTimerKey, ConsumerSessionTimerKey
 from storage.records import (

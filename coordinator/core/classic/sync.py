@@ -9,11 +9,18 @@ CompletingRebalance until the leader's assignment arrives, which is persisted wi
 from __future__ import annotations
 
 from coordinator.core.append_errors import group_metadata_error
-from coordinator.core.consumer_classic import classic_sync_to_consumer_group
+from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.group_size import MAX_GROUP_RECORD_BYTES, group_record_bytes
+from coordinator.core.classic.join import validate_current_member
+from coordinator.core.classic.state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from coordinator.core.consumer.classic_members import classic_sync_to_consumer_group
 from coordinator.core.engine import Engine, valid_group_id
-from coordinator.core.group import ClassicGroup
-from coordinator.core.group_size import MAX_GROUP_RECORD_BYTES, group_record_bytes
-from coordinator.core.join import validate_current_member
 from coordinator.core.messages import (
     RequestContext,
     SyncGroupRequest,
@@ -21,7 +28,6 @@ from coordinator.core.messages import (
     sync_group_error,
 )
 from coordinator.core.result import Effects, ReplyToken, Result
-from coordinator.core.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from wire.constants import ErrorCode
 
 __all__ = ["handle_sync_group"]

@@ -19,16 +19,16 @@ JoinGroup replacing the last consumer-protocol member downgrades the group
 from __future__ import annotations
 
 from coordinator.core.consumer import MemberState, reconcile
-from coordinator.core.consumer_assignment import assign_target
-from coordinator.core.consumer_group import ConsumerGroup, ConsumerMember, current_value
-from coordinator.core.consumer_heartbeat_member import replace_static_member
-from coordinator.core.consumer_migration import (
+from coordinator.core.consumer.assignment import assign_target
+from coordinator.core.consumer.group import ConsumerGroup, ConsumerMember, current_value
+from coordinator.core.consumer.heartbeat_member import replace_static_member
+from coordinator.core.consumer.migration import (
     assignment_bytes,
     downgrade_with_replaced_member,
     subscription_version,
     topic_ids,
 )
-from coordinator.core.consumer_records import (
+from coordinator.core.consumer.records import (
     RebuildOnFailure,
     RecordWriter,
     emit_event,
