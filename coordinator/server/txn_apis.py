@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import wire
 from coordinator.core.txn_offsets import handle_txn_offset_commit
 from coordinator.server.api_support import TopicView
-from coordinator.txn import OFFSETS_TOPIC, TopicPartition, partition_for
 from coordinator.txn.handlers import (
     handle_add_offsets_to_txn,
     handle_add_partitions_to_txn,
@@ -27,6 +26,8 @@ from coordinator.txn.handlers import (
     handle_init_producer_id,
     handle_list_transactions,
 )
+from coordinator.txn.placement import OFFSETS_TOPIC, partition_for
+from coordinator.txn.state import TopicPartition
 from wire import ErrorCode
 
 if TYPE_CHECKING:

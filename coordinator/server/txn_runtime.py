@@ -35,18 +35,13 @@ from coordinator.core.result import Effects
 from coordinator.core.txn_offsets import TxnMarkerRequest, handle_txn_marker
 from coordinator.server.runtime import CoordinatorRuntime, ShardHandler
 from coordinator.server.waiters import PendingReply, RuntimeClosed
-from coordinator.txn import (
-    KAFKA_CONFIG_NAMES,
-    OFFSETS_TOPIC,
-    TopicPartition,
-    TransactionResult,
-    TransactionState,
-    TxnConfig,
-    TxnMarker,
-    partition_for,
-)
+from coordinator.txn.config import KAFKA_CONFIG_NAMES, TxnConfig
 from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import handle_add_partitions_to_txn
+from coordinator.txn.messages import TxnMarker
+from coordinator.txn.placement import OFFSETS_TOPIC, partition_for
+from coordinator.txn.state import TopicPartition
+from coordinator.txn.transaction_state import TransactionResult, TransactionState
 from storage.errors import append_error_of
 from storage.records import TransactionStateValue
 from wire.constants import ErrorCode

@@ -26,12 +26,8 @@ from txn_support import (
     meta,
 )
 
-from coordinator.txn import (
-    TopicPartition,
-    TransactionResult,
-    TransactionState,
-)
-from coordinator.txn.state import SHORT_MAX
+from coordinator.txn.state import SHORT_MAX, TopicPartition
+from coordinator.txn.transaction_state import TransactionResult, TransactionState
 from wire.constants import ErrorCode as E
 
 S = TransactionState

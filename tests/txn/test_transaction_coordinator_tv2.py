@@ -26,13 +26,10 @@ from txn_support import (
     meta,
 )
 
-from coordinator.txn import (
-    ABORT_TIMED_OUT_TRANSACTIONS,
-    TransactionResult,
-    TransactionState,
-    TxnConfig,
-)
+from coordinator.txn.config import TxnConfig
 from coordinator.txn.state import NO_PRODUCER_ID, SHORT_MAX
+from coordinator.txn.timers import ABORT_TIMED_OUT_TRANSACTIONS
+from coordinator.txn.transaction_state import TransactionResult, TransactionState
 from wire.constants import ErrorCode as E
 
 S = TransactionState

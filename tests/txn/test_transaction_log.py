@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from txn_support import meta
 
-from coordinator.txn import TopicPartition, TransactionState
 from coordinator.txn.log import (
     TransactionLogValue,
     TxnPartitions,
     metadata_from_value,
     value_from_transit,
 )
-from coordinator.txn.state import NO_PRODUCER_EPOCH, TxnTransitMetadata
+from coordinator.txn.state import NO_PRODUCER_EPOCH, TopicPartition, TxnTransitMetadata
+from coordinator.txn.transaction_state import TransactionState
 
 S = TransactionState
 PARTITIONS = {TopicPartition("topic1", 0), TopicPartition("topic1", 1)} | {

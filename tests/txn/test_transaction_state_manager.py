@@ -8,20 +8,19 @@ import dataclasses
 import pytest
 from txn_support import Version, log_records, meta
 
-from coordinator.txn import (
-    REMOVE_EXPIRED_TRANSACTIONAL_IDS,
-    TopicPartition,
-    TransactionLogKey,
-    TransactionLogRecord,
-    TransactionMetadata,
-    TransactionResult,
-    TransactionState,
-    TxnConfig,
-)
+from coordinator.txn.config import TxnConfig
 from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import handle_add_partitions_to_txn
-from coordinator.txn.log import to_storage, value_from_transit
+from coordinator.txn.log import (
+    TransactionLogKey,
+    TransactionLogRecord,
+    to_storage,
+    value_from_transit,
+)
 from coordinator.txn.manager import TransactionStateManager, TxnIdAndEpoch
+from coordinator.txn.state import TopicPartition, TransactionMetadata
+from coordinator.txn.timers import REMOVE_EXPIRED_TRANSACTIONAL_IDS
+from coordinator.txn.transaction_state import TransactionResult, TransactionState
 from wire.constants import ErrorCode as E
 
 S = TransactionState

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from txn_support import Cluster, Driver, Version, log_records
 
-from coordinator.txn import (
-    ABORT_TIMED_OUT_TRANSACTIONS,
-    TopicPartition,
-    TransactionState,
-    TxnConfig,
-)
+from coordinator.txn.config import TxnConfig
 from coordinator.txn.handlers import handle_add_partitions_to_txn
 from coordinator.txn.partition import AbortedTxn
 from coordinator.txn.producer_state import ProducerStateError
+from coordinator.txn.state import TopicPartition
+from coordinator.txn.timers import ABORT_TIMED_OUT_TRANSACTIONS
+from coordinator.txn.transaction_state import TransactionState
 from wire.constants import ErrorCode as E
 
 S = TransactionState

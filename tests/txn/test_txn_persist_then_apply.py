@@ -12,13 +12,10 @@ from __future__ import annotations
 import pytest
 from txn_support import TP1, TP2, TXN_ID, Cluster, Driver, EndTxnResponse, InitProducerIdResponse
 
-from coordinator.txn import (
-    ABORT_TIMED_OUT_TRANSACTIONS,
-    REMOVE_EXPIRED_TRANSACTIONAL_IDS,
-    TransactionState,
-    TxnConfig,
-)
+from coordinator.txn.config import TxnConfig
 from coordinator.txn.coordinator import TransactionCoordinator
+from coordinator.txn.timers import ABORT_TIMED_OUT_TRANSACTIONS, REMOVE_EXPIRED_TRANSACTIONAL_IDS
+from coordinator.txn.transaction_state import TransactionState
 from wire.constants import ErrorCode as E
 
 S = TransactionState

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from coordinator.txn import java_string_hash, kafka_abs, partition_for
+from coordinator.txn.placement import java_string_hash, kafka_abs, partition_for
 
 # Values of "...".hashCode() as Java computes them.
 JAVA_HASHES = {

@@ -20,17 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from txn_support import Cluster, Driver
 
-from coordinator.txn import (
-    ABORT_TIMED_OUT_TRANSACTIONS,
-    REMOVE_EXPIRED_TRANSACTIONAL_IDS,
-    TopicPartition,
-    TransactionMetadata,
-    TxnConfig,
-)
+from coordinator.txn.config import TxnConfig
 from coordinator.txn.log import from_storage
 from coordinator.txn.partition import PartitionTransactions
 from coordinator.txn.producer_entry import NO_SEQUENCE, BatchInfo, ControlType
 from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
+from coordinator.txn.state import TopicPartition, TransactionMetadata
+from coordinator.txn.timers import ABORT_TIMED_OUT_TRANSACTIONS, REMOVE_EXPIRED_TRANSACTIONAL_IDS
 from storage.records import TransactionStateKey
 from wire.constants import ErrorCode as E
 

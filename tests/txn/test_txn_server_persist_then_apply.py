@@ -15,7 +15,7 @@ from raw_client import RawClient, TxnClient
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.options import build_options
 from coordinator.server.sink import MemorySink
-from coordinator.txn import ABORT_TIMED_OUT_TRANSACTIONS, REMOVE_EXPIRED_TRANSACTIONAL_IDS
+from coordinator.txn.timers import ABORT_TIMED_OUT_TRANSACTIONS, REMOVE_EXPIRED_TRANSACTIONAL_IDS
 from storage.records import Record, TransactionStateKey, TransactionStateValue
 from wire import ErrorCode
 

@@ -6,15 +6,7 @@ import itertools
 from typing import Any, NamedTuple
 
 from coordinator.core.result import Result
-from coordinator.txn import (
-    TopicPartition,
-    TransactionLogRecord,
-    TransactionMetadata,
-    TransactionResult,
-    TransactionState,
-    TxnConfig,
-    TxnTimerKey,
-)
+from coordinator.txn.config import TxnConfig
 from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import (
     handle_add_offsets_to_txn,
@@ -22,11 +14,18 @@ from coordinator.txn.handlers import (
     handle_end_txn,
     handle_init_producer_id,
 )
-from coordinator.txn.log import from_storage
+from coordinator.txn.log import TransactionLogRecord, from_storage
 from coordinator.txn.partition import PartitionTransactions
 from coordinator.txn.producer_entry import NO_SEQUENCE, BatchInfo, ControlType
 from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
-from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from coordinator.txn.state import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    TopicPartition,
+    TransactionMetadata,
+)
+from coordinator.txn.timers import TxnTimerKey
+from coordinator.txn.transaction_state import TransactionResult, TransactionState
 from storage.records import Record, TransactionStateKey
 from wire.constants import ErrorCode
 

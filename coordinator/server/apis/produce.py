@@ -36,7 +36,7 @@ from coordinator.server.api_support import leadership_error, store_of
 from coordinator.server.internal_topics import internal_topic_by_id, is_internal
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from coordinator.server.txn_apis import transactions_of
-from coordinator.txn import TopicPartition
+from coordinator.txn.state import TopicPartition
 from wire import ErrorCode
 from wire.constants import ApiKey
 from wire.records import ATTR_TRANSACTIONAL
