@@ -1,13 +1,12 @@
 """The pool of open segment files (issue 32 item 6): logs keep working with at most
 ``max_open`` descriptors among them; a closed handle reopens by path, follows renames, and
-is fsynced as it is closed."""
+is fsynced by its log's next fsync, not as the pool closes it."""
 
 from __future__ import annotations
 
 import errno
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -41,14 +40,14 @@ def test_many_logs_share_a_bounded_number_of_descriptors(tmp_path: Path) -> None
             assert values == [b"v%d-%d" % (i, r) * 10 for r in range(5)]
 
 
-def _dirty_log_and_its_eviction(tmp_path: Path, fsync: Any) -> Log:
-    """A log with an unsynced write whose handle the pool (of one) then closes, with
-    ``fsync`` standing in for ``os.fsync`` meanwhile."""
+def _dirty_log_and_its_eviction(tmp_path: Path, fsyncs: list[int]) -> Log:
+    """A log with an unsynced write whose handle the pool (of one) then closes; the fsyncs
+    made meanwhile are appended to ``fsyncs``."""
     fs = PooledFileSystem(max_open=1)
     log = Log.open(str(tmp_path / "a"), fsync="interval", fs=fs)
     log.write_batch(_entry(b"k", b"v"))
     real_fsync = os.fsync
-    os.fsync = fsync
+    os.fsync = lambda fd: (fsyncs.append(fd), real_fsync(fd))[1]
     try:
         fs.open_append(str(tmp_path / "other"), create=True).close()  # takes a's place
     finally:
@@ -57,24 +56,37 @@ def _dirty_log_and_its_eviction(tmp_path: Path, fsync: Any) -> Log:
     return log
 
 
-def test_a_handle_closed_with_unsynced_writes_is_fsynced(tmp_path: Path) -> None:
-    synced: list[int] = []
-    real_fsync = os.fsync
-    log = _dirty_log_and_its_eviction(tmp_path, lambda fd: (synced.append(fd), real_fsync(fd)))
-    assert len(synced) == 1
-    log.sync()  # nothing left to fsync: no reopen
+def test_a_handle_closed_with_unsynced_writes_is_fsynced_by_its_logs_next_sync(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Closing for room fsyncs nothing (it happens on the event loop); the log's next fsync
+    reopens the file and fsyncs it, once."""
+    closing: list[int] = []
+    log = _dirty_log_and_its_eviction(tmp_path, closing)
+    assert closing == []
     assert isinstance(log.fs, PooledFileSystem) and log.fs.open_count == 0
+    syncing: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (syncing.append(fd), real_fsync(fd))[1])
+    log.sync()
+    assert len(syncing) == 1 and not log.dirty
+    log.sync()  # nothing left to fsync
+    assert len(syncing) == 1
     log.close()
+    assert len(syncing) == 1 and log.fs.open_count == 0
 
 
-def test_a_failed_fsync_as_a_handle_closes_is_raised_by_the_next_fsync(tmp_path: Path) -> None:
+def test_a_failed_fsync_of_a_closed_handle_is_seen_by_the_fsync_policy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from storage.errors import LogWriteError
+
+    log = _dirty_log_and_its_eviction(tmp_path, [])
 
     def failing(fd: int) -> None:
         raise OSError(errno.EIO, "I/O error")
 
-    log = _dirty_log_and_its_eviction(tmp_path, failing)
+    monkeypatch.setattr(os, "fsync", failing)
     with pytest.raises(LogWriteError):
         log.sync()
     assert log.failed is not None  # the fsync policy saw the failure
+    monkeypatch.undo()
     log.close()
