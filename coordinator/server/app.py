@@ -138,6 +138,13 @@ class Server:
         runtime: CoordinatorRuntime = self.groups
         return runtime
 
+    def clock_jumped(self, seconds: float) -> None:
+        """The Trio clock was jumped ``seconds`` ahead (the test double's ``advance``): that
+        is coordinator time; the connections' idle stamps and deadlines move with it, so no
+        client is closed as idle or slow for time that did not pass."""
+        for conn in self.connections.values():
+            conn.shift(seconds)
+
     async def sweep_idle_connections(self) -> None:
         """Close connections that did nothing for ``connections.max.idle.ms`` (checked
         every tenth of it, at most every second): Kafka's idle-expiry manager."""

@@ -144,7 +144,7 @@ class _Close(Exception):
 
 async def _serve(server: ServerState, conn: Connection) -> None:
     reader = FrameReader(server.max_request_bytes)
-    receiving = Receiving(getattr(server, "request_memory", None))
+    receiving = conn.receiving = Receiving(getattr(server, "request_memory", None))
     out = bytearray()
     try:
         if getattr(server, "sasl", None) is not None:  # SASL: authenticate first

@@ -6,6 +6,10 @@ Reads go straight to the non-blocking socket and wait with ``trio.lowlevel.wait_
 kept the loop for ``FAIR_SLICE_S`` yields before going on (``reactor.py``). A write counts
 in the server's answer memory while it is under way, and one the peer does not read for
 ``socket.send.timeout.ms`` raises ``AnswerUnread`` (``answer_memory.py``).
+
+Those deadlines and the idle sweep's stamps are on the Trio clock, which the test double's
+``advance()`` jumps to move coordinator time; ``shift`` moves them along with a jump, so a
+connection only ever sees real time pass (``Server.clock_jumped``).
 """
 
 from __future__ import annotations
@@ -40,8 +44,10 @@ class Connection:
         "last_yield",
         "peer_host",
         "principal",
+        "receiving",
         "sasl",
         "scope",
+        "send_scope",
         "send_timeout",
         "sock",
         "tally",
@@ -74,6 +80,20 @@ class Connection:
         self.sasl: Any = None
         #: Set by a route whose answer ends the connection (a failed SASL login).
         self.close_after_answer = False
+        #: The request being received (``receiving.Receiving``), set by ``connection.py``.
+        self.receiving: Any = None
+        #: The wait for room to write an answer, while one is under way.
+        self.send_scope: trio.CancelScope | None = None
+
+    def shift(self, seconds: float) -> None:
+        """The Trio clock jumped ``seconds`` ahead without real time passing (the test
+        double's ``advance``): move this connection's stamps and deadlines with it."""
+        self.last_active += seconds
+        self.last_yield += seconds
+        if self.send_scope is not None:
+            self.send_scope.deadline += seconds
+        if self.receiving is not None:
+            self.receiving.shift(seconds)
 
     def expire(self) -> None:
         """Close this connection: idle for longer than connections.max.idle.ms."""
@@ -121,7 +141,11 @@ class Connection:
                         sent += sock.send(view[sent:])
                     except BlockingIOError:
                         with trio.move_on_after(self.send_timeout) as waited:
-                            await trio.lowlevel.wait_writable(sock)
+                            self.send_scope = waited
+                            try:
+                                await trio.lowlevel.wait_writable(sock)
+                            finally:
+                                self.send_scope = None
                         if waited.cancelled_caught:
                             raise AnswerUnread(errno.ETIMEDOUT, "answer unread") from None
         finally:

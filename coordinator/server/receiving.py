@@ -80,7 +80,7 @@ class Receiving:
     memory (grown a step ahead of the bytes read, ``request_memory.py``) and its deadline,
     counted from the request's first byte."""
 
-    __slots__ = ("deadline", "received_at", "reservation")
+    __slots__ = ("deadline", "received_at", "reservation", "scope")
 
     def __init__(self, memory: RequestMemory | None) -> None:
         self.reservation: Reservation | None = (
@@ -88,6 +88,16 @@ class Receiving:
         self.deadline = _NEVER
         #: When the bytes the reader holds last arrived (a request's first byte among them).
         self.received_at = _NEVER
+        #: The wait for the rest of a frame, while one is under way.
+        self.scope: trio.CancelScope | None = None
+
+    def shift(self, seconds: float) -> None:
+        """The Trio clock jumped ``seconds`` without real time passing: the frame's deadline
+        moves with it (``Connection.shift``)."""
+        self.received_at += seconds
+        self.deadline += seconds
+        if self.scope is not None:
+            self.scope.deadline += seconds
 
     async def more(self, conn: Connection, reader: FrameReader) -> bytes:
         """The next bytes of the peer, once the frame being received has its memory."""
@@ -98,16 +108,21 @@ class Receiving:
         if self.deadline == _NEVER:
             self.deadline = self.received_at + FRAME_DEADLINE_S
         with trio.move_on_at(self.deadline) as scope:
-            limit = RECEIVE_BYTES
-            reservation = self.reservation
-            if reservation is not None:
-                pending = reader.pending_size()
-                if pending is None:
-                    limit = 4 - reader.buffered  # the size prefix first
-                else:
-                    await reservation.grow(min(4 + pending, reader.buffered + RESERVE_STEP))
-                    limit = reservation.held - reader.buffered
-            data = await conn.receive(limit)
+            self.scope = scope
+            try:
+                limit = RECEIVE_BYTES
+                reservation = self.reservation
+                if reservation is not None:
+                    pending = reader.pending_size()
+                    if pending is None:
+                        limit = 4 - reader.buffered  # the size prefix first
+                    else:
+                        await reservation.grow(min(4 + pending,
+                                                   reader.buffered + RESERVE_STEP))
+                        limit = reservation.held - reader.buffered
+                data = await conn.receive(limit)
+            finally:
+                self.scope = None
             self.received_at = conn.last_active
             return data
         assert scope.cancelled_caught

@@ -182,7 +182,7 @@ class _ControlApi:
         clock = trio.lowlevel.current_clock()
         if not isinstance(clock, trio.testing.MockClock):
             raise _HttpError(HTTPStatus.CONFLICT, "this server's clock cannot be moved")
-        await jump_clock(clock, seconds)
+        await jump_clock(clock, seconds, self.running)
         return {"advanced_seconds": seconds, "now_ms": self.running.runtime.now_ms()}
 
     async def brokers(self, method: str, parts: list[str], body: Any) -> tuple[HTTPStatus, Any]:

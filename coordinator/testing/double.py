@@ -4,7 +4,9 @@ thread with its own Trio loop, and controls a real broker does not have.
 Virtual time: the server runs on a ``trio.testing.MockClock`` at rate 1.0 (it follows real
 time) that :meth:`KcoordServer.advance` jumps forward, so 45 s of *coordinator* time pass
 at once: session timeouts expire, rebalance timeouts fire, offsets reach retention.
-Clients' own timers are theirs; only the coordinator's time jumps.
+Clients' own timers are theirs; only the coordinator's time jumps (the deadlines kcoord
+keeps on its clients' connections -- idle expiry, a request's 60 s to arrive, an answer's
+send timeout -- move along with a jump).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from coordinator.testing.removals import RemovalWatch
 from wire.consumer_protocol import decode_assignment
 
 __all__ = ["DEFAULT_TEST_CONFIG", "MAX_ADVANCE_SECONDS", "KcoordServer", "advance_seconds",
-           "describe_any", "describe_consumer_group", "describe_view", "jump_clock"]
+           "describe_any", "describe_consumer_group", "describe_view", "jump_clock",
+           "servers_of"]
 
 log = logging.getLogger(__name__)
 
@@ -234,10 +237,7 @@ class KcoordServer:
         return self._call(trio.current_time)
 
     def _servers(self) -> list[Any]:
-        running = self._require()
-        if running.brokers is None:
-            return [running.server]
-        return list(running.brokers.servers.values())
+        return servers_of(self._require())
 
     # -- controls -------------------------------------------------------------------------
 
@@ -247,7 +247,8 @@ class KcoordServer:
         seconds = advance_seconds(seconds)
         if self._token is None or self._clock is None:
             raise RuntimeError("kcoord is not running")
-        trio.from_thread.run(jump_clock, self._clock, seconds, trio_token=self._token)
+        trio.from_thread.run(jump_clock, self._clock, seconds, self._require(),
+                             trio_token=self._token)
 
     def inject(
         self,
@@ -350,10 +351,22 @@ def advance_seconds(seconds: object) -> float:
     return value
 
 
-async def jump_clock(clock: trio.testing.MockClock, seconds: float) -> None:
+def servers_of(running: RunningServer) -> list[Any]:
+    """Every broker's ``Server`` of a running kcoord (one without ``--brokers``)."""
+    if running.brokers is None:
+        return [running.server]
+    return list(running.brokers.servers.values())
+
+
+async def jump_clock(clock: trio.testing.MockClock, seconds: float,
+                     running: RunningServer) -> None:
     """Move ``clock`` forward (from inside its Trio run) and let the runtime's timer task
-    run the expiries that fall due and their follow-ups."""
+    run the expiries that fall due and their follow-ups. Only coordinator time jumps: the
+    connections' idle stamps and deadlines move along in the same step (no task runs in
+    between), so no client is closed for time that did not pass."""
     clock.jump(seconds)
+    for server in servers_of(running):
+        server.clock_jumped(seconds)
     for _ in range(3):
         await trio.testing.wait_all_tasks_blocked()
 
