@@ -4,9 +4,8 @@ thread with its own Trio loop, and controls a real broker does not have.
 Virtual time: the server runs on a ``trio.testing.MockClock`` at rate 1.0 (it follows real
 time) that :meth:`KcoordServer.advance` jumps forward, so 45 s of *coordinator* time pass
 at once: session timeouts expire, rebalance timeouts fire, offsets reach retention.
-Clients' own timers are theirs; only the coordinator's time jumps (the deadlines kcoord
-keeps on its clients' connections -- idle expiry, a request's 60 s to arrive, an answer's
-send timeout -- move along with a jump).
+Clients' own timers are theirs; only the coordinator's time jumps (the connections' idle,
+frame and send deadlines move along).
 """
 
 from __future__ import annotations
@@ -159,11 +158,10 @@ class KcoordServer:
 
     def restart(self, kill: bool = False) -> None:
         """Stop and start again on the same port and data directory: what survives is what
-        the log holds (committed offsets, group metadata); topics and their messages live
-        in memory and are re-created from ``topics``. In process, both ways stop by
-        cancellation (in-flight requests are abandoned unanswered, the log is closed);
-        ``kill`` is accepted so tests read the same against a crash-restarted server.
-        A real SIGKILL is exercised by the storage crash tests, out of process."""
+        it holds (committed offsets, group metadata, topics and their records). Both ways
+        stop by cancellation (in-flight requests abandoned, the log closed); ``kill`` is
+        accepted so tests read the same against a crash-restarted server (a real SIGKILL
+        is exercised out of process, by the storage crash tests)."""
         del kill
         self.stop()
         self.start()
@@ -214,6 +212,11 @@ class KcoordServer:
         staged."""
         running = self._require()
         return self._call(lambda: describe_transactions(running.server))
+
+    def group_ids(self) -> list[str]:
+        """Every group the coordinator holds (classic and consumer), sorted."""
+        running = self._require()
+        return sorted(self._call(running.runtime.coordinator.group_ids))
 
     def committed(self, group_id: str) -> dict[tuple[str, int], int]:
         """The group's committed offsets: {(topic, partition): offset}."""

@@ -23,15 +23,21 @@ Several brokers in the one server (``stop_broker``, ``start_broker``, ``move_coo
     def test_failover(kcoord): ...
 
 Defaults for tests: ``group.initial.rebalance.delay.ms=0``.
+
+A failing test that used ``kcoord`` gets a ``kcoord`` section in its report: the groups,
+and what each client connection sent and when (``diagnosis.py``), so that a client that
+went silent can be told from a server that did not assign.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
 
+from coordinator.testing.diagnosis import failure_report
 from coordinator.testing.double import KcoordServer
 
 __all__ = ["kcoord", "kcoord_session"]
@@ -48,6 +54,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{BROKERS_MARKER}(n): run the kcoord fixture with n brokers"
     )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    """A failed test's report gets its kcoord's groups and connections (the server still
+    runs: fixtures are torn down after the call's report)."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    server = getattr(item, "funcargs", {}).get("kcoord")
+    if report.when == "call" and report.failed and isinstance(server, KcoordServer):
+        with contextlib.suppress(Exception):  # a server the test stopped has nothing to add
+            report.sections.append(("kcoord", failure_report(server)))
 
 
 def _brokers_for(request: pytest.FixtureRequest) -> int:

@@ -1,0 +1,49 @@
+"""What a failing test's kcoord saw, for its report (issue 32 item 12).
+
+"Two tests got no partitions for 20 s" says nothing about whose fault it was. When a test
+using the ``kcoord`` fixture fails, the plugin adds a ``kcoord`` section to its report:
+every group as the coordinator holds it (state, generation, members and their
+assignments), and every connection's tally (``coordinator/server/tally.py``): its client
+id, the bytes and requests it sent, and how long before the failure it last sent each API,
+on the server's clock. A member without partitions whose client sent no Heartbeat,
+JoinGroup or SyncGroup for a while is a silent client; one whose requests kept arriving
+while its group stayed unassigned points at the server.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wire.constants import ApiKey
+
+__all__ = ["failure_report"]
+
+
+def _api_name(api_key: int) -> str:
+    try:
+        return ApiKey(api_key).name
+    except ValueError:
+        return f"api {api_key}"
+
+
+def connection_line(tally: dict[str, Any], now: float) -> str:
+    """One connection's tally as a line: what it sent, and when it last sent each API."""
+    last = ", ".join(f"{_api_name(key)} {now - at:.1f} s ago"
+                     for key, at in sorted(tally["last_at"].items(), key=lambda kv: -kv[1]))
+    closed = ("" if tally["closed_at"] is None
+              else f", closed {now - tally['closed_at']:.1f} s ago")
+    return (f"connection {tally['connection_id']} client {tally['client_id']!r}: "
+            f"{tally['bytes_in']} bytes in {tally['requests']} requests{closed}; "
+            f"last: {last or 'nothing'}")
+
+
+def failure_report(server: Any) -> str:
+    """The groups and connections of a running ``KcoordServer`` as text."""
+    now = server.server_time()
+    lines = [f"server clock {now:.3f} s"]
+    for group_id in server.group_ids():
+        lines.append(f"group {group_id!r}: "
+                     f"{json.dumps(server.describe_group(group_id), default=str)}")
+    lines += [connection_line(tally, now) for tally in server.connection_tallies()]
+    return "\n".join(lines)
