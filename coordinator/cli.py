@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
+    import socket
+
     from coordinator.server.options import ServeOptions
 
 __all__ = ["main"]
@@ -262,11 +264,11 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
     from coordinator.server.app import serve
     from coordinator.server.collector import frozen_survivors
 
-    def listening(host: str, port: int) -> None:
-        _announce(_listening_line(options, host, port))
+    def listening(host: str, port: int, name: str | None) -> None:
+        _announce(_listening_line(host, port, name))
 
-    def broker_listening(node_id: int, host: str, port: int) -> None:
-        _announce(f"kcoord broker {node_id} listening on {host}:{port}")
+    def broker_listening(node_id: int, host: str, port: int, name: str | None) -> None:
+        _announce(f"kcoord broker {node_id} {_listening(host, port, name)}")
 
     faults = None
     if control_port is not None:
@@ -347,10 +349,13 @@ def _run_serve(args: argparse.Namespace) -> int:
             signal.signal(signum, handler)
 
 
-def _listening_line(options: ServeOptions, host: str, port: int) -> str:
+def _listening_line(host: str, port: int, name: str | None) -> str:
     """``kcoord listening on HOST:PORT``, with `` (NAME)`` when ``listeners`` names it."""
-    name = f" ({options.listener_name})" if options.listener_name else ""
-    return f"kcoord listening on {host}:{port}{name}"
+    return f"kcoord {_listening(host, port, name)}"
+
+
+def _listening(host: str, port: int, name: str | None) -> str:
+    return f"listening on {host}:{port}{f' ({name})' if name else ''}"
 
 
 def _serve_early(options: ServeOptions, args: argparse.Namespace) -> int:
@@ -359,16 +364,30 @@ def _serve_early(options: ServeOptions, args: argparse.Namespace) -> int:
     try:
         if options.sink is None and options.data_dir is not None:
             probe_lock(options.data_dir)
-        sockets = bind_listeners(options.port, options.host or None)
     except Exception as exc:
         return _serve_failure(exc, args)
+    # (host, port, name) of each listener: the listeners key's, else the one unnamed
+    wanted: list[tuple[str, int, str | None]] = [
+        (served.listener.host, served.listener.port, served.listener.name)
+        for served in options.listeners if served.listener is not None
+    ] or [(options.host, options.port, None)]
+    bound: list[list[socket.socket]] = []
     try:
-        port = int(sockets[0].getsockname()[1])
-        _announce(_listening_line(options, options.host or "0.0.0.0", port))
-        return _run_trio(dataclasses.replace(options, early=sockets), args)
+        try:
+            for host, port, _ in wanted:
+                args.host, args.port = host, port  # (named by a failure to bind)
+                bound.append(bind_listeners(port, host or None))
+        except Exception as exc:
+            return _serve_failure(exc, args)
+        args.host, args.port = wanted[0][:2]
+        for (host, _, name), sockets in zip(wanted, bound, strict=True):
+            _announce(_listening_line(host or "0.0.0.0", int(sockets[0].getsockname()[1]),
+                                      name))
+        return _run_trio(dataclasses.replace(options, early=bound), args)
     finally:
-        for sock in sockets:  # those serve took over are closed already
-            sock.close()
+        for sockets in bound:  # those serve took over are closed already
+            for sock in sockets:
+                sock.close()
 
 
 _early_signals: list[int] = []

@@ -24,12 +24,12 @@ import base64
 import itertools
 import logging
 import os
-import socket
 import time
 import uuid
 from collections.abc import Collection, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -42,6 +42,15 @@ from coordinator.server.connection_socket import Connection
 from coordinator.server.context import ApiTraits, BrokerIdentity, Handler
 from coordinator.server.descriptors import descriptor_budget
 from coordinator.server.early import probe_lock
+from coordinator.server.listeners import UNNAMED, ServedListener
+from coordinator.server.listening import (
+    BoundListener,
+    advertised_endpoints,
+    advertised_host,
+    bind,
+    bind_broker,
+    wrap_early,
+)
 from coordinator.server.options import ServeOptions
 from coordinator.server.request_memory import RequestMemory
 from coordinator.server.startup_stages import import_deferred, load_broker_surface, open_sink
@@ -54,8 +63,6 @@ if TYPE_CHECKING:
 __all__ = ["RunningServer", "Server", "serve"]
 
 log = logging.getLogger(__name__)
-
-_WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
 
 
 class Server:
@@ -113,9 +120,6 @@ class Server:
         self.refused_connections = 0
         #: What each connection's peer sent (``tally.py``).
         self.tallies = Tallies()
-        #: A SASL listener's mechanisms (``coordinator.security.mechanisms``); None on a
-        #: PLAINTEXT listener, whose connections skip the SASL gate (``sasl_gate.py``).
-        self.sasl: Any = None
         #: Open connections by id (the idle sweep walks them).
         self.connections: dict[int, Connection] = {}
 
@@ -159,9 +163,10 @@ class Server:
                 if not conn.busy and conn.last_active <= cutoff:
                     conn.expire()
 
-    async def handle_stream(self, stream: trio.SocketStream) -> None:
-        """trio.serve_listeners' handler: one task per connection (closed at once beyond
-        ``max.connections``)."""
+    async def handle_stream(self, stream: trio.SocketStream,
+                            served: ServedListener = UNNAMED) -> None:
+        """trio.serve_listeners' handler for the listener ``served``: one task per
+        connection (closed at once beyond ``max.connections``)."""
         if self.open_connections >= self.max_connections:
             self.refused_connections += 1
             BAD_INPUT.warn("refusing a connection: %d open (max.connections)",
@@ -169,7 +174,7 @@ class Server:
             return
         self.open_connections += 1
         try:
-            await serve_connection(self, stream, next(self._connection_ids))
+            await serve_connection(self, stream, next(self._connection_ids), served)
         finally:
             self.open_connections -= 1
 
@@ -183,6 +188,8 @@ class RunningServer:
     server: Server
     #: With ``--brokers`` N > 1: every broker (``coordinator.server.brokers.BrokerSet``).
     brokers: Any = None
+    #: Each listener's bound port by name (None: the unnamed listener), in order.
+    listener_ports: Mapping[str | None, int] = field(default_factory=dict)
 
     @property
     def runtime(self) -> CoordinatorRuntime:
@@ -202,14 +209,6 @@ def _cluster_id(data_dir: str | None) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _advertised_host(options: ServeOptions) -> str:
-    if options.advertised_host:
-        return options.advertised_host
-    if options.host in _WILDCARD_HOSTS:
-        return socket.gethostname()
-    return options.host
-
-
 async def serve(
     options: ServeOptions, *, task_status: trio.TaskStatus[RunningServer] = trio.TASK_STATUS_IGNORED
 ) -> None:
@@ -220,19 +219,22 @@ async def serve(
     from coordinator.server.apis import api_versions
     async with AsyncExitStack() as stack:
         if early is None:
-            listeners = await trio.open_tcp_listeners(options.port, host=options.host or None)
+            bound = await bind(options.listeners, options.host, options.port)
         else:  # bound before trio was imported (``early.py``)
-            listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(sock))
-                         for sock in early]
-        stack.push_async_callback(_close_listeners, listeners)
-        port = int(listeners[0].socket.getsockname()[1])
+            bound = wrap_early(options.listeners, options.host, early)
+        stack.push_async_callback(_close_listeners, bound)
+        port = bound[0].port
         host = options.host or "0.0.0.0"
         identity = BrokerIdentity(
             node_id=options.node_id if options.brokers == 1 else 0,
-            host=_advertised_host(options),
+            host=advertised_host(options.host, options.advertised_host),
             port=port,
             cluster_id=_cluster_id(options.data_dir if options.sink is None else None),
+            endpoints=advertised_endpoints(bound, options.advertised_host),
         )
+        if identity.endpoints:  # the first listener's advertised address
+            identity = replace(identity, host=identity.endpoints[0][1],
+                               port=identity.endpoints[0][2])
         config = {  # (a JAAS config's passwords are not configuration DescribeConfigs shows)
             **{k: v for k, v in options.properties.items() if not k.endswith(".jaas.config")},
             **options.broker_config,
@@ -253,7 +255,6 @@ async def serve(
         server.explicit_config_keys = frozenset(options.properties)
         server.bind_host, server.advertised_given = host, bool(options.advertised_host)
         server.data_dir = options.data_dir if options.sink is None else None
-        server.sasl = options.sasl
         server.request_memory = RequestMemory(options.queued_max_request_bytes)
         server.answer_limits = AnswerLimits(AnswerMemory(options.queued_max_response_bytes),
                                             options.socket_send_buffer_bytes,
@@ -265,20 +266,26 @@ async def serve(
         _quiet_accept_errors()
         brokers = None
         if options.brokers > 1:
-            brokers = await _open_brokers(server, listeners, options)
+            brokers = await _open_brokers(server, bound, options)
             stack.push_async_callback(brokers.close)
         async with trio.open_nursery() as nursery:
             if brokers is None:
-                await nursery.start(trio.serve_listeners, server.handle_stream, listeners)
+                for each in bound:
+                    await nursery.start(trio.serve_listeners,
+                                        partial(server.handle_stream, served=each.served),
+                                        each.sockets)
             else:
                 await brokers.run(nursery)
-            for each in (brokers.servers.values() if brokers is not None else (server,)):
-                nursery.start_soon(each.sweep_idle_connections)
-            log.info("listening on %s:%d (advertised as %s)", host, port, identity.host)
-            if options.on_listening is not None:
-                options.on_listening(host, port)
+            for broker in (brokers.servers.values() if brokers is not None else (server,)):
+                nursery.start_soon(broker.sweep_idle_connections)
+            for each in bound:
+                at_host, at_port = identity.address(each.name)
+                log.info("listening on %s:%d%s (advertised as %s:%d)", each.host or "0.0.0.0",
+                         each.port, f" ({each.name})" if each.name else "", at_host, at_port)
+                if options.on_listening is not None:
+                    options.on_listening(each.host or "0.0.0.0", each.port, each.name)
             if brokers is not None:
-                _report_brokers(brokers, host, options)
+                _report_brokers(brokers, options)
             # The broker surface first: Metadata, FindCoordinator and DescribeConfigs are
             # answered from here on, the coordinator APIs COORDINATOR_LOAD_IN_PROGRESS.
             surface, server.topics = await trio.to_thread.run_sync(
@@ -320,11 +327,12 @@ async def serve(
                         brokers.loaded(routes)
                     server.loaded.set()
                     log.debug("loaded")
-                    task_status.started(RunningServer(host, port, server, brokers))
+                    task_status.started(RunningServer(
+                        host, port, server, brokers, {each.name: each.port for each in bound}))
 
 
 async def _open_brokers(
-    primary: Server, listeners: list[trio.SocketListener], options: ServeOptions
+    primary: Server, listeners: list[BoundListener], options: ServeOptions
 ) -> Any:
     """Brokers 1..N-1 beside the primary (broker 0): their listeners bound, each a
     ``Server`` sharing the primary's configuration, limits, faults and load event."""
@@ -344,12 +352,13 @@ async def _open_brokers(
     brokers.add(0, primary, listeners)
     for node_id in range(1, options.brokers):
         if len(options.broker_ports) > node_id:
-            port = options.broker_ports[node_id]
+            port: int | None = options.broker_ports[node_id]
         else:
-            port = options.port + node_id if options.port else 0
-        bound = await trio.open_tcp_listeners(port, host=options.host or None)
-        identity = broker_identity(primary.identity,
-                                   node_id, int(bound[0].socket.getsockname()[1]))
+            port = None if options.listeners else (
+                options.port + node_id if options.port else 0)
+        bound = await bind_broker(listeners, node_id, port)
+        identity = broker_identity(primary.identity, node_id, bound[0].port,
+                                   advertised_endpoints(bound, options.advertised_host, node_id))
         server = Server(identity, primary.config, {ApiKey.API_VERSIONS:
                                                    primary.handlers[ApiKey.API_VERSIONS]},
                         max_request_bytes=primary.max_request_bytes,
@@ -366,12 +375,15 @@ async def _open_brokers(
     return brokers
 
 
-def _report_brokers(brokers: Any, host: str, options: ServeOptions) -> None:
+def _report_brokers(brokers: Any, options: ServeOptions) -> None:
+    """A line for each listener of each broker after the first."""
     for node_id in sorted(brokers.servers)[1:]:
-        port = brokers.ports[node_id]
-        log.info("broker %d listening on %s:%d", node_id, host, port)
-        if options.on_broker_listening is not None:
-            options.on_broker_listening(node_id, host, port)
+        for each in brokers.bound(node_id):
+            host = each.host or "0.0.0.0"
+            log.info("broker %d listening on %s:%d%s", node_id, host, each.port,
+                     f" ({each.name})" if each.name else "")
+            if options.on_broker_listening is not None:
+                options.on_broker_listening(node_id, host, each.port, each.name)
 
 
 async def _start_transactions(
@@ -453,6 +465,7 @@ async def _flush_topics(files: Any, interval_s: float = 1.0) -> None:
             log.error("interval fsync of topic data failed: %s", exc)
 
 
-async def _close_listeners(listeners: list[trio.SocketListener]) -> None:
+async def _close_listeners(listeners: list[BoundListener]) -> None:
     for listener in listeners:
-        await trio.aclose_forcefully(listener)
+        for sock in listener.sockets:
+            await trio.aclose_forcefully(sock)

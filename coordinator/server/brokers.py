@@ -17,6 +17,7 @@ import logging
 import os
 import socket
 import struct
+from functools import partial
 from typing import Any, Protocol
 
 import trio
@@ -24,6 +25,8 @@ import trio
 from coordinator.server.apis import RouteTable
 from coordinator.server.cluster import Cluster
 from coordinator.server.context import ApiTraits, BrokerIdentity, Handler
+from coordinator.server.listeners import ServedListener
+from coordinator.server.listening import BoundListener, rebind
 from coordinator.server.routing import routed_handlers
 from coordinator.txn.placement import OFFSETS_TOPIC
 
@@ -47,7 +50,8 @@ class Server(Protocol):
     traits: ApiTraits
     connections: dict[int, Any]
 
-    async def handle_stream(self, stream: trio.SocketStream) -> None: ...
+    async def handle_stream(self, stream: trio.SocketStream,
+                            served: ServedListener = ...) -> None: ...
 
     def add_handlers(self, handlers: dict[int, Handler], traits: ApiTraits) -> None: ...
 
@@ -64,19 +68,26 @@ class BrokerSet:
         self._restore()
         self.servers: dict[int, Server] = {0: primary}
         self.ports: dict[int, int] = {}
-        self._listeners: dict[int, list[trio.SocketListener]] = {}
+        self._listeners: dict[int, list[BoundListener]] = {}
         self._scopes: dict[int, trio.CancelScope] = {}
+        #: Each broker's listeners' ports, in order (a stopped broker binds them again).
+        self._listener_ports: dict[int, list[int]] = {}
+        self._stopped: dict[int, list[BoundListener]] = {}
         self._nursery: trio.Nursery | None = None
         primary.cluster = cluster
 
-    def add(self, node_id: int, server: Server, listeners: list[trio.SocketListener]) -> None:
+    def add(self, node_id: int, server: Server, listeners: list[BoundListener]) -> None:
         """Register broker ``node_id`` with its bound listeners."""
         server.cluster = self.cluster
         self.servers[node_id] = server
         self._listeners[node_id] = listeners
-        port = int(listeners[0].socket.getsockname()[1])
-        self.ports[node_id] = port
+        self.ports[node_id] = listeners[0].port
+        self._listener_ports[node_id] = [each.port for each in listeners]
         self.cluster.identities[node_id] = server.identity
+
+    def bound(self, node_id: int) -> list[BoundListener]:
+        """Broker ``node_id``'s listeners (none while it is stopped)."""
+        return self._listeners.get(node_id, [])
 
     def loaded(self, routes: RouteTable) -> None:
         """Every broker gets the loaded handlers (routed by coordinator) and the shared
@@ -97,13 +108,16 @@ class BrokerSet:
             await nursery.start(self._serve, node_id)
 
     async def _serve(self, node_id: int, *,
-                     task_status: trio.TaskStatus[list[trio.SocketListener]]
-                     = trio.TASK_STATUS_IGNORED) -> None:
+                     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         server = self.servers[node_id]
         with trio.CancelScope() as scope:
             self._scopes[node_id] = scope
-            await trio.serve_listeners(server.handle_stream, self._listeners[node_id],
-                                       task_status=task_status)
+            async with trio.open_nursery() as nursery:
+                for each in self._listeners[node_id]:
+                    await nursery.start(trio.serve_listeners,
+                                        partial(server.handle_stream, served=each.served),
+                                        each.sockets)
+                task_status.started()
 
     # ------------------------------------------------------------------ persistence
 
@@ -162,8 +176,8 @@ class BrokerSet:
             with contextlib.suppress(OSError):
                 conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
         self._scopes.pop(node_id).cancel()
-        for listener in self._listeners.pop(node_id):
-            await trio.aclose_forcefully(listener)
+        self._stopped[node_id] = self._listeners.pop(node_id)
+        await _close(self._stopped[node_id])
         reloaded = self._reload(moved)
         log.warning("broker %d stopped: %d connections reset, %d coordinator partitions "
                     "moved, %d groups reloaded", node_id, reset,
@@ -174,7 +188,8 @@ class BrokerSet:
         """Start broker ``node_id`` again on its port."""
         self.cluster.check_stopped(node_id)  # before binding its port again
         assert self._nursery is not None
-        listeners = await trio.open_tcp_listeners(self.ports[node_id], host=self.bind_host)
+        listeners = await rebind(self._stopped[node_id], self._listener_ports[node_id])
+        del self._stopped[node_id]
         self.cluster.start(node_id, self._partitions())
         self._save()
         self._listeners[node_id] = listeners
@@ -198,8 +213,7 @@ class BrokerSet:
     async def close(self) -> None:
         """Close every listener still open (shutdown)."""
         for listeners in self._listeners.values():
-            for listener in listeners:
-                await trio.aclose_forcefully(listener)
+            await _close(listeners)
         self._listeners.clear()
 
     def _reload(self, offsets_partitions: list[int]) -> list[str]:
@@ -215,7 +229,18 @@ class BrokerSet:
         return sorted(group_ids)
 
 
-def broker_identity(primary: BrokerIdentity, node_id: int, port: int) -> BrokerIdentity:
-    """Broker ``node_id``'s identity: the primary's host and cluster id, its own port."""
+def broker_identity(primary: BrokerIdentity, node_id: int, port: int,
+                    endpoints: tuple[tuple[str, str, int], ...] = ()) -> BrokerIdentity:
+    """Broker ``node_id``'s identity: the primary's host and cluster id, its own port (and
+    its listeners' advertised endpoints)."""
+    if endpoints:
+        return BrokerIdentity(node_id=node_id, host=endpoints[0][1], port=endpoints[0][2],
+                              cluster_id=primary.cluster_id, endpoints=endpoints)
     return BrokerIdentity(node_id=node_id, host=primary.host, port=port,
                           cluster_id=primary.cluster_id)
+
+
+async def _close(listeners: list[BoundListener]) -> None:
+    for each in listeners:
+        for sock in each.sockets:
+            await trio.aclose_forcefully(sock)

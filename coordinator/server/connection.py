@@ -54,6 +54,7 @@ from coordinator.server.answer_memory import (
 from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.connection_socket import AnswerUnread, Connection
 from coordinator.server.context import Handler, RequestContext, ServerState
+from coordinator.server.listeners import UNNAMED, ServedListener
 from coordinator.server.loading import COORDINATOR_APIS, load_in_progress
 from coordinator.server.pipeline import PendingAnswer, ResponsePipeline
 from coordinator.server.reactor import (
@@ -94,8 +95,10 @@ async def serve_connection(
     server: ServerState,
     stream: trio.SocketStream,
     connection_id: int,
+    served: ServedListener = UNNAMED,
 ) -> None:
-    """Serve one accepted connection until the peer closes it or it misbehaves."""
+    """Serve one accepted connection of the listener ``served`` until the peer closes it or
+    it misbehaves."""
     try:
         peer_host = str(stream.socket.getpeername()[0])
     except OSError:
@@ -110,6 +113,9 @@ async def serve_connection(
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, limits.send_buffer_bytes)
     conn = Connection(sock, connection_id, peer_host, limits.memory, limits.send_timeout_s,
                       tallies.opened(connection_id, trio.current_time()))
+    conn.listener = served.name
+    if served.sasl is not None:  # a SASL listener: authenticate first (``sasl_gate.py``)
+        conn.sasl = served.sasl.authenticator()
     server.connections[connection_id] = conn
     log.debug("connection %d from %s opened", connection_id, peer_host)
     try:
@@ -147,12 +153,9 @@ async def _serve(server: ServerState, conn: Connection) -> None:
     receiving = conn.receiving = Receiving(getattr(server, "request_memory", None))
     out = bytearray()
     try:
-        if getattr(server, "sasl", None) is not None:  # SASL: authenticate first
-            if out:
-                await conn.send_all(out)
-                out = bytearray()
-            if not await authenticate(server, conn, reader, receiving):
-                return
+        # A SASL listener's connection authenticates first.
+        if conn.sasl is not None and not await authenticate(server, conn, reader, receiving):
+            return
         async with trio.open_nursery() as nursery:
             pipeline = ResponsePipeline(conn, nursery)
             await _serve_frames(server, conn, reader, receiving, pipeline, out)

@@ -42,6 +42,7 @@ class Connection:
         "expired",
         "last_active",
         "last_yield",
+        "listener",
         "peer_host",
         "principal",
         "receiving",
@@ -84,6 +85,8 @@ class Connection:
         self.receiving: Any = None
         #: The wait for room to write an answer, while one is under way.
         self.send_scope: trio.CancelScope | None = None
+        #: The name of the listener it arrived on (None: the unnamed PLAINTEXT listener).
+        self.listener: str | None = None
 
     def shift(self, seconds: float) -> None:
         """The Trio clock jumped ``seconds`` ahead without real time passing (the test

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
     import wire
 
-__all__ = ["ApiTraits", "BrokerIdentity", "Handler", "RequestContext", "ServerState"]
+__all__ = ["ApiTraits", "BrokerIdentity", "Handler", "RequestContext", "ServerState",
+           "listener_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,16 @@ class BrokerIdentity:
     host: str
     port: int
     cluster_id: str
+    #: With the ``listeners`` key: each listener's advertised (name, host, port); ``host``
+    #: and ``port`` are the first one's.
+    endpoints: tuple[tuple[str, str, int], ...] = ()
+
+    def address(self, listener: str | None) -> tuple[str, int]:
+        """The advertised host and port of ``listener`` (None: the unnamed listener)."""
+        for name, host, port in self.endpoints:
+            if name == listener:
+                return host, port
+        return self.host, self.port
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +79,6 @@ class ServerState(Protocol):
     served_api_keys: Collection[int]
     loaded: trio.Event
     faults: Any
-    #: A SASL listener's mechanisms (None on PLAINTEXT).
-    sasl: Any
     max_request_bytes: int
     idle_seconds: float
     connections: dict[int, Any]
@@ -94,3 +103,12 @@ class RequestContext:
 
 
 Handler = Callable[[RequestContext, "wire.DecodedRequest"], Awaitable[dict[str, Any] | None]]
+
+
+def listener_of(ctx: RequestContext) -> str | None:
+    """The name of the listener ``ctx``'s request arrived on (None: the unnamed PLAINTEXT
+    listener of a server started without ``listeners``); Metadata, FindCoordinator and
+    DescribeCluster answer with that listener's addresses, as Kafka does."""
+    conn = ctx.state.connections.get(ctx.connection_id)
+    name: str | None = getattr(conn, "listener", None)
+    return name

@@ -1,16 +1,20 @@
-"""Kafka's ``listeners`` key and the SASL keys that go with it, parsed without importing
-``coordinator.security`` (that happens only when a SASL listener is configured).
+"""Kafka's ``listeners``, ``advertised.listeners`` and ``listener.security.protocol.map``
+keys and the SASL and TLS keys that go with them, parsed without importing
+``coordinator.security`` or building TLS contexts (``sasl_listener.py`` and
+``tls_listener.py`` do that, imported only when such a listener is configured).
 
-This step serves one listener, ``PLAINTEXT://HOST:PORT`` or ``SASL_PLAINTEXT://HOST:PORT``
-(an empty host binds every interface, as in Kafka; port 0 is ephemeral). Several listeners,
-SSL and ``listener.security.protocol.map`` are a later step: they are refused in one line.
+``listeners`` is a comma-separated list of ``NAME://HOST:PORT`` (an empty host binds every
+interface, as in Kafka; port 0 is ephemeral). PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL
+name their own security protocol; any other name needs an entry in
+``listener.security.protocol.map`` (``NAME:PROTOCOL,...``). A listener's SASL and TLS keys
+are read ``listener.name.<name, lower case>.`` first, then without the prefix, as Kafka does.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from coordinator.config import ConfigError
 
@@ -18,32 +22,78 @@ __all__ = [
     "LISTENER_KEYS",
     "PLAINTEXT",
     "SASL_PLAINTEXT",
+    "SASL_SSL",
+    "SSL",
+    "UNNAMED",
     "Listener",
     "SaslSettings",
+    "ServedListener",
     "is_listener_key",
-    "parse_listener",
+    "listener_value",
+    "parse_listeners",
     "sasl_settings",
 ]
 
 PLAINTEXT = "PLAINTEXT"
+SSL = "SSL"
 SASL_PLAINTEXT = "SASL_PLAINTEXT"
-_PROTOCOLS = (PLAINTEXT, SASL_PLAINTEXT)
+SASL_SSL = "SASL_SSL"
+_PROTOCOLS = (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)
+#: The TLS keys a listener reads (Kafka's names; ``ssl.endpoint.identification.algorithm``
+#: is a client's and inter-broker setting: accepted, meaning nothing for kcoord).
+SSL_KEYS = frozenset({
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.key.password",
+    "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
+    "ssl.truststore.certificates", "ssl.client.auth", "ssl.enabled.protocols",
+    "ssl.endpoint.identification.algorithm",
+})
 #: The keys this module reads (``listener.name.<name>.*`` ones are matched by pattern).
-LISTENER_KEYS = frozenset({"listeners", "sasl.enabled.mechanisms"})
+LISTENER_KEYS = frozenset({"listeners", "advertised.listeners",
+                           "listener.security.protocol.map", "sasl.enabled.mechanisms",
+                           *SSL_KEYS})
+_PER_LISTENER = frozenset({"sasl.enabled.mechanisms", "plain.sasl.jaas.config", *SSL_KEYS})
 _LISTENER_RE = re.compile(r"^([A-Za-z0-9_]+)://(\[[0-9A-Fa-f:.]+\]|[^:/\s]*):(\d+)$")
-_LISTENER_KEY_RE = re.compile(
-    r"^listener\.name\.([a-z0-9_]+)\.(sasl\.enabled\.mechanisms|plain\.sasl\.jaas\.config)$"
-)
+_LISTENER_KEY_RE = re.compile(r"^listener\.name\.([a-z0-9_]+)\.(.+)$")
 
 
 class Listener(NamedTuple):
+    """One entry of ``listeners``, with its ``advertised.listeners`` address (None: the
+    bound host and port)."""
+
     name: str
+    protocol: str
     host: str
     port: int
+    advertised_host: str | None = None
+    advertised_port: int | None = None
 
     @property
     def sasl(self) -> bool:
-        return self.name == SASL_PLAINTEXT
+        return self.protocol in (SASL_PLAINTEXT, SASL_SSL)
+
+    @property
+    def tls(self) -> bool:
+        return self.protocol in (SSL, SASL_SSL)
+
+
+class ServedListener(NamedTuple):
+    """A listener as connections are served on it: its SASL mechanisms
+    (``coordinator.security.mechanisms.SaslMechanisms``; None: no SASL) and its TLS server
+    context (``ssl.SSLContext``; None: no TLS). ``listener`` None is the one PLAINTEXT
+    listener of a server started without the ``listeners`` key."""
+
+    listener: Listener | None = None
+    sasl: Any = None
+    tls: Any = None
+
+    @property
+    def name(self) -> str | None:
+        return None if self.listener is None else self.listener.name
+
+
+#: The one PLAINTEXT listener of a server started without the ``listeners`` key.
+UNNAMED = ServedListener()
 
 
 class SaslSettings(NamedTuple):
@@ -64,48 +114,101 @@ class SaslSettings(NamedTuple):
 
 
 def is_listener_key(key: str) -> bool:
-    return key in LISTENER_KEYS or _LISTENER_KEY_RE.match(key) is not None
+    if key in LISTENER_KEYS:
+        return True
+    match = _LISTENER_KEY_RE.match(key)
+    return match is not None and match.group(2) in _PER_LISTENER
 
 
-def parse_listener(value: str) -> Listener:
-    """``listeners``: exactly one ``PLAINTEXT://`` or ``SASL_PLAINTEXT://HOST:PORT``."""
-    parts = [part.strip() for part in value.split(",") if part.strip()]
-    if len(parts) != 1:
-        raise ConfigError(
-            f"listeners={value!r}: kcoord serves one listener for now (several listeners "
-            "are a later step)")
-    match = _LISTENER_RE.match(parts[0])
-    if match is None:
-        raise ConfigError(f"listeners={value!r}: expected NAME://HOST:PORT")
-    name, host, port_text = match.group(1).upper(), match.group(2), match.group(3)
-    if name not in _PROTOCOLS:
-        raise ConfigError(
-            f"listeners={value!r}: listener {name} is not served yet (kcoord serves "
-            f"{' or '.join(_PROTOCOLS)})")
-    port = int(port_text)
-    if port > 65535:
-        raise ConfigError(f"listeners={value!r}: port {port} is outside 0..65535")
-    return Listener(name, host.strip("[]"), port)
+def _protocol_map(value: str | None) -> dict[str, str]:
+    """``listener.security.protocol.map`` over the four names that map to themselves."""
+    protocols = {name: name for name in _PROTOCOLS}
+    for entry in (value or "").split(","):
+        if not entry.strip():
+            continue
+        name, colon, protocol = entry.strip().partition(":")
+        protocol = protocol.strip().upper()
+        if not colon or not name.strip() or protocol not in _PROTOCOLS:
+            raise ConfigError(
+                f"listener.security.protocol.map={value!r}: expected NAME:PROTOCOL entries, "
+                f"PROTOCOL one of {', '.join(_PROTOCOLS)}")
+        protocols[name.strip().upper()] = protocol
+    return protocols
 
 
-def sasl_settings(
-    properties: Mapping[str, str], listener: Listener | None, users: tuple[tuple[str, str], ...]
-) -> SaslSettings | None:
-    """The SASL listener's settings (None for a PLAINTEXT one). ``listener.name.<name>.``
-    keys must name the configured listener; ``--sasl-user`` needs a SASL listener."""
+def _endpoints(key: str, value: str) -> list[tuple[str, str, int]]:
+    """``NAME://HOST:PORT,...`` as (NAME upper case, host, port)."""
+    out: list[tuple[str, str, int]] = []
+    for part in (p.strip() for p in value.split(",")):
+        if not part:
+            continue
+        match = _LISTENER_RE.match(part)
+        if match is None:
+            raise ConfigError(f"{key}={value!r}: expected NAME://HOST:PORT, got {part!r}")
+        name, host, port = match.group(1).upper(), match.group(2), int(match.group(3))
+        if port > 65535:
+            raise ConfigError(f"{key}={value!r}: port {port} is outside 0..65535")
+        if any(name == seen for seen, _, _ in out):
+            raise ConfigError(f"{key}={value!r}: listener name {name} appears twice "
+                              "(each listener must have a different name)")
+        out.append((name, host.strip("[]"), port))
+    if not out:
+        raise ConfigError(f"{key}={value!r}: expected NAME://HOST:PORT")
+    return out
+
+
+def parse_listeners(properties: Mapping[str, str]) -> tuple[Listener, ...]:
+    """``listeners`` (with ``advertised.listeners`` and the protocol map); ConfigError for a
+    malformed entry, a name without a security protocol or an advertised name that is not
+    a listener."""
+    value = properties["listeners"]
+    protocols = _protocol_map(properties.get("listener.security.protocol.map"))
+    entries = _endpoints("listeners", value)
+    ports = [port for _, _, port in entries if port != 0]
+    if len(ports) != len(set(ports)):
+        raise ConfigError(f"listeners={value!r}: each listener must have a different port")
+    advertised: dict[str, tuple[str, int]] = {}
+    if "advertised.listeners" in properties:
+        for name, host, port in _endpoints("advertised.listeners",
+                                           properties["advertised.listeners"]):
+            if all(name != listener for listener, _, _ in entries):
+                raise ConfigError(f"advertised.listeners: {name} is not one of the listeners "
+                                  f"({', '.join(n for n, _, _ in entries)})")
+            advertised[name] = (host, port)
+    listeners = []
+    for name, host, port in entries:
+        protocol = protocols.get(name)
+        if protocol is None:
+            raise ConfigError(f"listeners={value!r}: no security protocol defined for "
+                              f"listener {name} (add {name}:PROTOCOL to "
+                              "listener.security.protocol.map)")
+        ad_host, ad_port = advertised.get(name, (None, None))
+        listeners.append(Listener(name, protocol, host, port, ad_host or None,
+                                  ad_port or None))
+    return tuple(listeners)
+
+
+def listener_value(properties: Mapping[str, str], listener: Listener, key: str) -> str | None:
+    """``key`` for ``listener``: ``listener.name.<name>.key`` first, then ``key``."""
+    value = properties.get(f"listener.name.{listener.name.lower()}.{key}")
+    return properties.get(key) if value is None else value
+
+
+def check_listener_names(properties: Mapping[str, str], listeners: tuple[Listener, ...]) -> None:
+    """``listener.name.<name>.`` keys must name a configured listener."""
+    names = {listener.name.lower() for listener in listeners}
     for key in properties:
         match = _LISTENER_KEY_RE.match(key)
-        if match is not None and (listener is None or match.group(1) != listener.name.lower()):
+        if match is not None and match.group(2) in _PER_LISTENER and match.group(1) not in names:
             raise ConfigError(f"{key}: no listener named {match.group(1).upper()} is configured")
-    if listener is None or not listener.sasl:
-        if users:
-            raise ConfigError("--sasl-user needs a SASL listener "
-                              "(listeners=SASL_PLAINTEXT://HOST:PORT)")
-        return None
-    prefix = f"listener.name.{listener.name.lower()}."
-    mechanisms = properties.get(prefix + "sasl.enabled.mechanisms",
-                                properties.get("sasl.enabled.mechanisms"))
-    return SaslSettings(mechanisms, properties.get(prefix + "plain.sasl.jaas.config"), users)
+
+
+def sasl_settings(properties: Mapping[str, str], listener: Listener,
+                  users: tuple[tuple[str, str], ...]) -> SaslSettings:
+    """A SASL listener's settings."""
+    return SaslSettings(listener_value(properties, listener, "sasl.enabled.mechanisms"),
+                        properties.get(f"listener.name.{listener.name.lower()}."
+                                       "plain.sasl.jaas.config"), users)
 
 
 def parse_sasl_user(text: str) -> tuple[str, str]:

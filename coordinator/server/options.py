@@ -17,7 +17,14 @@ from typing import Any
 from coordinator.config import KNOWN_KEYS as COORDINATOR_KEYS
 from coordinator.config import ConfigError, CoordinatorConfig
 from coordinator.server.answer_memory import DEFAULT_SEND_TIMEOUT_MS
-from coordinator.server.listeners import is_listener_key, parse_listener, sasl_settings
+from coordinator.server.listeners import (
+    Listener,
+    ServedListener,
+    check_listener_names,
+    is_listener_key,
+    parse_listeners,
+    sasl_settings,
+)
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from storage.policy import FsyncPolicy, RecoverMode
 
@@ -75,7 +82,7 @@ SERVER_KEYS: dict[str, tuple[int, int]] = {
 IGNORED_BROKER_KEYS = frozenset({
     "broker.id", "node.id", "process.roles", "controller.quorum.voters",
     "controller.quorum.bootstrap.servers", "controller.listener.names",
-    "advertised.listeners", "inter.broker.listener.name", "listener.security.protocol.map",
+    "inter.broker.listener.name",
     "num.network.threads", "num.io.threads", "num.replica.fetchers",
     "socket.receive.buffer.bytes", "log.dirs", "log.dir",
     "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
@@ -133,8 +140,8 @@ class ServeOptions:
     sink: Any = None
     #: Wall-clock milliseconds source for the runtime (tests).
     clock_ms: Any = None
-    #: Called with (host, port) as soon as the listener is bound, before the coordinator
-    #: is loaded (the CLI prints its "listening" line there).
+    #: Called with (host, port, listener name) for each listener as soon as they are bound,
+    #: before the coordinator is loaded (the CLI prints its "listening" lines there).
     on_listening: Any = None
     #: The listening sockets, bound before trio was imported (the CLI,
     #: ``coordinator.server.early``); ``serve`` takes them over.
@@ -148,14 +155,13 @@ class ServeOptions:
     #: i listens on ``port + i`` (every one on an ephemeral port when ``port`` is 0).
     broker_ports: tuple[int, ...] = ()
     default_replication_factor: int = 1
-    #: Called with (node id, host, port) for each broker after the first (``--brokers``).
+    #: Called with (node id, host, port, listener name) for each listener of each broker
+    #: after the first (``--brokers``).
     on_broker_listening: Any = None
     coordinator_load_delay_ms: int = 0
-    #: The ``listeners`` key's listener name (None: not set, a PLAINTEXT listener).
-    listener_name: str | None = None
-    #: A SASL listener's ``coordinator.security.mechanisms.SaslMechanisms``; None on
-    #: PLAINTEXT.
-    sasl: Any = None
+    #: The ``listeners`` key's listeners, in order (``host`` and ``port`` are the first
+    #: one's); empty: one PLAINTEXT listener on ``host`` and ``port``, unnamed.
+    listeners: tuple[ServedListener, ...] = ()
 
 
 def _int_value(key: str, raw: str, low: int, high: int) -> int:
@@ -190,29 +196,46 @@ def _validate_broker(props: dict[str, str]) -> dict[str, str]:
 
 def _listener_fields(properties: Mapping[str, str], kwargs: dict[str, Any],
                      sasl_users: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-    """The ``listeners`` key (and its SASL keys) as ServeOptions fields; ``kwargs``' host
-    and port (None: not given) may not be given beside it."""
-    listener = None
-    if "listeners" in properties:
-        if kwargs.get("host") is not None or kwargs.get("port") is not None:
-            raise ConfigError("--host/--port cannot be given with listeners (the listener "
-                              "names the address)")
-        listener = parse_listener(properties["listeners"])
+    """The ``listeners`` key (and its SASL and TLS keys) as ServeOptions fields; ``kwargs``'
+    host and port (None: not given) may not be given beside it."""
     for key in ("host", "port"):
         if kwargs.get(key, 0) is None:
             del kwargs[key]
-    sasl = sasl_settings(properties, listener, sasl_users)
-    if sasl is not None and kwargs.get("brokers", 1) > 1:
-        raise ConfigError("a SASL listener with --brokers > 1 is a later step")
-    mechanisms = None
-    if sasl is not None:  # coordinator.security is imported only for a SASL listener
+    if "listeners" not in properties:
+        check_listener_names(properties, ())
+        for key in ("advertised.listeners", "listener.security.protocol.map"):
+            if key in properties:
+                log.warning("configuration key %s applies to the listeners key, which is not "
+                            "set; ignored", key)
+        if sasl_users:
+            raise ConfigError("--sasl-user needs a SASL listener "
+                              "(listeners=SASL_PLAINTEXT://HOST:PORT)")
+        return {}
+    if "host" in kwargs or "port" in kwargs:
+        raise ConfigError("--host/--port cannot be given with listeners (the listener "
+                          "names the address)")
+    listeners = parse_listeners(properties)
+    check_listener_names(properties, listeners)
+    if sasl_users and not any(listener.sasl for listener in listeners):
+        raise ConfigError("--sasl-user needs a SASL listener "
+                          "(listeners=SASL_PLAINTEXT://HOST:PORT)")
+    served = tuple(_served(properties, listener, sasl_users, kwargs.get("data_dir"))
+                   for listener in listeners)
+    return {"host": listeners[0].host, "port": listeners[0].port, "listeners": served}
+
+
+def _served(properties: Mapping[str, str], listener: Listener,
+            sasl_users: tuple[tuple[str, str], ...], data_dir: str | None) -> ServedListener:
+    """One listener's SASL mechanisms and TLS context, each built (and its module
+    imported) only when the listener's protocol has it."""
+    mechanisms = tls = None
+    if listener.sasl:  # coordinator.security is imported only for a SASL listener
         from coordinator.server.sasl_listener import sasl_mechanisms
 
-        mechanisms = sasl_mechanisms(sasl)
-    if listener is None:
-        return {}
-    return {"host": listener.host, "port": listener.port, "listener_name": listener.name,
-            "sasl": mechanisms}
+        mechanisms = sasl_mechanisms(sasl_settings(properties, listener, sasl_users))
+    if listener.tls:
+        raise ConfigError(f"listener {listener.name}: {listener.protocol} is not served yet")
+    return ServedListener(listener, mechanisms, tls)
 
 
 def build_options(properties: Mapping[str, str], *,

@@ -71,8 +71,8 @@ class Connection(Protocol):
 async def authenticate(
     server: ServerState, conn: Connection, reader: FrameReader, receiving: Receiving
 ) -> bool:
-    """Serve ``conn`` until it authenticates (True) or must be closed (False)."""
-    conn.sasl = server.sasl.authenticator()
+    """Serve ``conn``, whose ``sasl`` is its listener's authenticator, until it
+    authenticates (True) or must be closed (False)."""
     peer = f"connection {conn.connection_id} from {conn.peer_host}"
     while conn.sasl is not None:
         try:

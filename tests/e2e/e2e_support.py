@@ -31,6 +31,7 @@ class KcoordProcess:
         config: dict[str, str] | None = None,
         extra_args: Sequence[str] = (),
         fsync: str = "always",
+        listening_lines: int = 1,
     ) -> None:
         self.data_dir = data_dir
         self.topics = list(topics)
@@ -42,6 +43,11 @@ class KcoordProcess:
         self.stderr_path = data_dir.parent / f"{data_dir.name}-stderr.log"
         self.started_in = 0.0
         self.listening_line = ""
+        #: How many "listening" lines to wait for (one per listener, then per broker).
+        self.listening_lines = listening_lines
+        #: Every "listening" line read, and each named listener's port (``listeners``).
+        self.lines: list[str] = []
+        self.ports: dict[str, int] = {}
 
     def argv(self, port: int = 0) -> list[str]:
         args = [
@@ -80,19 +86,32 @@ class KcoordProcess:
         lines: queue.Queue[str] = queue.Queue()
         assert self.proc.stdout is not None
         stdout = self.proc.stdout
-        threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
-        try:
-            line = lines.get(timeout=timeout)
-        except queue.Empty:
-            self.kill()
-            raise AssertionError(f"kcoord did not start in {timeout}s: {self.stderr()}") from None
+        count = self.listening_lines
+        threading.Thread(target=lambda: [lines.put(stdout.readline()) for _ in range(count)],
+                         daemon=True).start()
+        self.lines = []
+        for _ in range(count):
+            try:
+                line = lines.get(timeout=timeout)
+            except queue.Empty:
+                self.kill()
+                raise AssertionError(
+                    f"kcoord did not start in {timeout}s: {self.stderr()}") from None
+            if not line.startswith("kcoord "):
+                self.kill()
+                raise AssertionError(f"unexpected line {line!r}: {self.stderr()}")
+            self.lines.append(line.strip())
+        line = self.lines[0]
         if not line.startswith("kcoord listening on "):
             self.kill()
             raise AssertionError(f"unexpected first line {line!r}: {self.stderr()}")
         self.started_in = time.perf_counter() - began
-        self.listening_line = line.strip()
+        self.listening_line = line
         # "kcoord listening on HOST:PORT", then " (NAME)" when the listeners key is set
         self.port = int(line.split()[3].rsplit(":", 1)[1])
+        self.ports = {each.split()[-1].strip("()"): int(each.split()[-2].rsplit(":", 1)[1])
+                      for each in self.lines
+                      if each.startswith("kcoord listening on ") and each.endswith(")")}
         return self
 
     @property

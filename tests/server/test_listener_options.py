@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from coordinator.config import ConfigError
-from coordinator.server.listeners import parse_listener
+from coordinator.server.listeners import parse_listeners
 from coordinator.server.options import build_options
 
 SASL = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}
@@ -21,28 +21,34 @@ JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
 
 def test_a_plaintext_listener_names_host_and_port() -> None:
     options = build_options({"listeners": "PLAINTEXT://0.0.0.0:19092"}, host=None, port=None)
-    assert (options.host, options.port, options.listener_name, options.sasl) == (
-        "0.0.0.0", 19092, "PLAINTEXT", None)
+    [served] = options.listeners
+    assert (options.host, options.port, served.name, served.sasl, served.tls) == (
+        "0.0.0.0", 19092, "PLAINTEXT", None, None)
 
 
 def test_without_listeners_the_flags_or_defaults_bind() -> None:
     assert (build_options({}, host=None, port=None).host,
             build_options({}, host=None, port=None).port) == ("127.0.0.1", 9092)
     options = build_options({}, host="0.0.0.0", port=0)
-    assert (options.host, options.port, options.listener_name) == ("0.0.0.0", 0, None)
+    assert (options.host, options.port, options.listeners) == ("0.0.0.0", 0, ())
 
 
 @pytest.mark.parametrize("text,host", [("PLAINTEXT://:9092", ""), ("plaintext://[::1]:1", "::1"),
                                        ("SASL_PLAINTEXT://kafka-1:29092", "kafka-1")])
 def test_listener_hosts(text: str, host: str) -> None:
-    assert parse_listener(text).host == host
+    assert parse_listeners({"listeners": text})[0].host == host
 
 
 @pytest.mark.parametrize("properties,kwargs,message", [
     (SASL, {"port": 0}, "--host/--port cannot be given with listeners"),
     (SASL, {"host": "127.0.0.1"}, "--host/--port cannot be given with listeners"),
-    ({"listeners": "PLAINTEXT://:1,SASL_PLAINTEXT://:2"}, {}, "one listener for now"),
-    ({"listeners": "SASL_SSL://:1"}, {}, "SASL_SSL is not served yet"),
+    ({"listeners": "PLAINTEXT://:1,SASL_PLAINTEXT://:1"}, {}, "a different port"),
+    ({"listeners": "PLAINTEXT://:1,plaintext://:2"}, {}, "PLAINTEXT appears twice"),
+    ({"listeners": "INTERNAL://:1"}, {}, "no security protocol defined for listener INTERNAL"),
+    ({"listeners": "INTERNAL://:1", "listener.security.protocol.map": "INTERNAL:TLS"}, {},
+     "expected NAME:PROTOCOL entries"),
+    ({"listeners": "A://:1", "advertised.listeners": "B://h:1",
+      "listener.security.protocol.map": "A:PLAINTEXT"}, {}, "B is not one of the listeners"),
     ({"listeners": "PLAINTEXT://:99999"}, {}, "outside 0..65535"),
     ({"listeners": "PLAINTEXT:9092"}, {}, "expected NAME://HOST:PORT"),
     ({**SASL, "sasl.enabled.mechanisms": "PLAIN,GSSAPI"}, {}, "Unsupported SASL mechanism GSSAPI"),
@@ -51,7 +57,6 @@ def test_listener_hosts(text: str, host: str) -> None:
     ({**SASL, JAAS_KEY: "com.example.Other required;"}, {}, "expected org.apache.kafka"),
     ({"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN"}, {},
      "no listener named SASL_PLAINTEXT"),
-    ({**SASL}, {"brokers": 2}, "--brokers > 1 is a later step"),
 ])
 def test_mistakes_are_config_errors(properties: dict[str, str], kwargs: dict[str, object],
                                     message: str) -> None:
@@ -69,7 +74,7 @@ def test_a_sasl_listener_offers_the_enabled_mechanisms_over_its_users() -> None:
                              "listener.name.sasl_plaintext.sasl.enabled.mechanisms":
                              "SCRAM-SHA-512,PLAIN", "sasl.enabled.mechanisms": "PLAIN"},
                             sasl_users=(("carol", "carol-secret"),))
-    mechanisms = options.sasl
+    mechanisms = options.listeners[0].sasl
     assert list(mechanisms.enabled) == ["SCRAM-SHA-512", "PLAIN"]  # the listener's key wins
     for user, password in [("alice", "alice-secret"), ("bob", "bob-secret"),
                            ("carol", "carol-secret")]:
@@ -86,7 +91,7 @@ def test_a_sasl_listener_offers_the_enabled_mechanisms_over_its_users() -> None:
 
 
 def test_the_default_mechanisms_are_all_four() -> None:
-    assert list(build_options(SASL).sasl.enabled) == [
+    assert list(build_options(SASL).listeners[0].sasl.enabled) == [
         "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
 
 
@@ -100,3 +105,23 @@ def test_coordinator_security_is_imported_only_for_a_sasl_listener(
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=60, check=True)
     assert result.stdout.strip() == str(imported)
+
+
+def test_several_listeners_keep_their_order_protocols_and_advertised_addresses() -> None:
+    options = build_options({
+        "listeners": "PLAINTEXT://127.0.0.1:0,internal://:19093,SASL_PLAINTEXT://[::1]:19094",
+        "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT",
+        "advertised.listeners": "INTERNAL://kafka-1:29093,PLAINTEXT://localhost:0",
+        "listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
+    }, sasl_users=(("alice", "alice-secret"),))
+    listeners = [served.listener for served in options.listeners]
+    assert [(each.name, each.protocol, each.host, each.port) for each in listeners] == [
+        ("PLAINTEXT", "PLAINTEXT", "127.0.0.1", 0), ("INTERNAL", "SASL_PLAINTEXT", "", 19093),
+        ("SASL_PLAINTEXT", "SASL_PLAINTEXT", "::1", 19094)]
+    assert [(each.advertised_host, each.advertised_port) for each in listeners] == [
+        ("localhost", None), ("kafka-1", 29093), (None, None)]
+    sasl = [served.sasl for served in options.listeners]
+    assert sasl[0] is None
+    assert list(sasl[1].enabled) == ["PLAIN"]  # its listener.name. key
+    assert len(sasl[2].enabled) == 4
+    assert (options.host, options.port) == ("127.0.0.1", 0)  # the first listener's

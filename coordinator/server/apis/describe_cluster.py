@@ -26,6 +26,7 @@ from coordinator.server.api_support import (
     CLUSTER_AUTHORIZED_OPERATIONS,
     NO_AUTHORIZED_OPERATIONS,
 )
+from coordinator.server.context import listener_of
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
@@ -64,8 +65,10 @@ def _endpoint_error(version: int, requested: int) -> dict[str, Any] | None:
     }
 
 
-def _broker_entry(identity: BrokerIdentity, fenced: bool) -> dict[str, Any]:
-    return {"broker_id": identity.node_id, "host": identity.host, "port": identity.port,
+def _broker_entry(identity: BrokerIdentity, fenced: bool, listener: str | None
+                  ) -> dict[str, Any]:
+    host, port = identity.address(listener)  # the listener the request came on
+    return {"broker_id": identity.node_id, "host": host, "port": port,
             "rack": None, "is_fenced": fenced}
 
 
@@ -73,10 +76,11 @@ def _brokers(ctx: RequestContext, include_fenced: bool) -> tuple[list[dict[str, 
     """The listed brokers and the controller id."""
     identity = ctx.state.identity
     cluster = getattr(ctx.state, "cluster", None)
+    listener = listener_of(ctx)
     if cluster is None:
-        return [_broker_entry(identity, False)], identity.node_id
+        return [_broker_entry(identity, False, listener)], identity.node_id
     brokers = [
-        _broker_entry(broker, node_id not in cluster.live)
+        _broker_entry(broker, node_id not in cluster.live, listener)
         for node_id, broker in sorted(cluster.identities.items())
         if include_fenced or node_id in cluster.live
     ]

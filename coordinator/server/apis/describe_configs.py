@@ -167,11 +167,17 @@ def _process_configs(ctx: RequestContext) -> dict[str, tuple[str | None, int, in
                   else DEFAULT_CONFIG)
     data_dir: str | None = getattr(ctx.state, "data_dir", None)
     node_id = str(identity.node_id)
+    listeners = f"PLAINTEXT://{bind_host}:{identity.port}"
+    advertised_listeners = f"PLAINTEXT://{identity.host}:{identity.port}"
+    if identity.endpoints:  # the listeners key, as given; each listener's advertised address
+        listeners = ctx.state.config.get("listeners", listeners)
+        advertised_listeners = ",".join(f"{name}://{host}:{port}"
+                                        for name, host, port in identity.endpoints)
+        if "advertised.listeners" in ctx.state.config:
+            advertised = STATIC_BROKER_CONFIG
     return {
-        "listeners": (f"PLAINTEXT://{bind_host}:{identity.port}", STATIC_BROKER_CONFIG,
-                      _STRING),
-        "advertised.listeners": (f"PLAINTEXT://{identity.host}:{identity.port}", advertised,
-                                 _STRING),
+        "listeners": (listeners, STATIC_BROKER_CONFIG, _STRING),
+        "advertised.listeners": (advertised_listeners, advertised, _STRING),
         "node.id": (node_id, STATIC_BROKER_CONFIG, _INT),
         "broker.id": (node_id, STATIC_BROKER_CONFIG, _INT),
         "log.dirs": ((os.path.abspath(data_dir), STATIC_BROKER_CONFIG, _STRING)

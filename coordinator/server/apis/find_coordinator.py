@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import wire
+from coordinator.server.context import listener_of
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from wire import ErrorCode
@@ -54,7 +55,8 @@ def _node(ctx: RequestContext, key_type: int, key: str, error: ErrorCode) -> dic
     if cluster is not None:
         topic = OFFSETS_TOPIC if key_type == KEY_TYPE_GROUP else TRANSACTION_STATE_TOPIC
         identity = cluster.identities[cluster.coordinator(topic, key)]
-    return {"node_id": identity.node_id, "host": identity.host, "port": identity.port}
+    host, port = identity.address(listener_of(ctx))  # the listener the request came on
+    return {"node_id": identity.node_id, "host": host, "port": port}
 
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:

@@ -35,6 +35,7 @@ from coordinator.server.api_support import (
     ZERO_UUID,
     store_of,
 )
+from coordinator.server.context import listener_of
 from coordinator.server.internal_topics import (
     InternalTopic,
     internal_topic,
@@ -200,10 +201,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     )
     return {
         "throttle_time_ms": 0,
-        "brokers": [
-            {"node_id": broker.node_id, "host": broker.host, "port": broker.port, "rack": None}
-            for broker in (cluster.live_brokers() if cluster is not None else (identity,))
-        ],
+        "brokers": _brokers(ctx, cluster),
         "cluster_id": identity.cluster_id,
         "controller_id": identity.node_id if cluster is None else cluster.controller(),
         "topics": topics,
@@ -222,3 +220,14 @@ ROUTE = Route(
                Acl(ResourceType.TOPIC, AclOperation.CREATE, "auto-creation"))),
          Acl(ResourceType.CLUSTER, AclOperation.DESCRIBE, "cluster authorized operations")),
 )
+
+
+def _brokers(ctx: RequestContext, cluster: Any) -> list[dict[str, Any]]:
+    """The live brokers at the addresses of the listener the request came on (Kafka: a
+    client only ever sees its own listener's ports)."""
+    listener = listener_of(ctx)
+    out = []
+    for broker in (cluster.live_brokers() if cluster is not None else (ctx.state.identity,)):
+        host, port = broker.address(listener)
+        out.append({"node_id": broker.node_id, "host": host, "port": port, "rack": None})
+    return out
