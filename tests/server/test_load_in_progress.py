@@ -58,7 +58,7 @@ async def _start(nursery: trio.Nursery, sink: HeldReplaySink) -> int:
     listening: list[int] = []
     bound = trio.Event()
 
-    def on_listening(host: str, port: int) -> None:
+    def on_listening(host: str, port: int, name: str | None) -> None:
         listening.append(port)
         bound.set()
 
