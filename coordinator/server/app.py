@@ -280,8 +280,11 @@ async def serve(
                 nursery.start_soon(broker.sweep_idle_connections)
             for each in bound:
                 at_host, at_port = identity.address(each.name)
-                log.info("listening on %s:%d%s (advertised as %s:%d)", each.host or "0.0.0.0",
-                         each.port, f" ({each.name})" if each.name else "", at_host, at_port)
+                ca = each.served.generated_ca
+                log.info("listening on %s:%d%s (advertised as %s:%d)%s", each.host or "0.0.0.0",
+                         each.port, f" ({each.name})" if each.name else "", at_host, at_port,
+                         f"; TLS with the certificate generated in {os.path.dirname(ca)}, "
+                         f"clients trust {ca}" if ca else "")
                 if options.on_listening is not None:
                     options.on_listening(each.host or "0.0.0.0", each.port, each.name)
             if brokers is not None:

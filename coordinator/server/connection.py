@@ -111,8 +111,15 @@ async def serve_connection(
     tallies: Tallies = getattr(server, "tallies", None) or Tallies()
     if limits.send_buffer_bytes > 0:  # socket.send.buffer.bytes, as Kafka sets it
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, limits.send_buffer_bytes)
-    conn = Connection(sock, connection_id, peer_host, limits.memory, limits.send_timeout_s,
-                      tallies.opened(connection_id, trio.current_time()))
+    tally = tallies.opened(connection_id, trio.current_time())
+    if served.tls is None:
+        conn = Connection(sock, connection_id, peer_host, limits.memory, limits.send_timeout_s,
+                          tally)
+    else:  # (the TLS machinery is imported for a TLS listener only)
+        from coordinator.server.tls_connection import TlsConnection
+
+        conn = TlsConnection(sock, connection_id, peer_host, served.tls, limits.memory,
+                             limits.send_timeout_s, tally)
     conn.listener = served.name
     if served.sasl is not None:  # a SASL listener: authenticate first (``sasl_gate.py``)
         conn.sasl = served.sasl.authenticator()
@@ -120,7 +127,8 @@ async def serve_connection(
     log.debug("connection %d from %s opened", connection_id, peer_host)
     try:
         with conn.scope:
-            await _serve(server, conn)
+            if await conn.handshake():
+                await _serve(server, conn)
     except FrameDeadline:
         log.warning("closing connection %d from %s: a request did not arrive whole within %g s",
                     connection_id, peer_host, FRAME_DEADLINE_S)
@@ -180,7 +188,7 @@ async def _serve_frames(
     connection_id = conn.connection_id
     peer_host = conn.peer_host
     debug = log.isEnabledFor(logging.DEBUG)
-    reactor = current_reactor()
+    reactor = current_reactor() if conn.parks_in_reactor else None
     sock_fd = conn.sock.fileno()
     serve_inline = partial(serve_ready, server, conn, reader, debug)
     handed: Handback | None = None

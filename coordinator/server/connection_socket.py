@@ -88,6 +88,14 @@ class Connection:
         #: The name of the listener it arrived on (None: the unnamed PLAINTEXT listener).
         self.listener: str | None = None
 
+    #: Whether it may wait between requests in the ready reactor, which reads the socket
+    #: itself (a TLS connection may not: ``tls_connection.py``).
+    parks_in_reactor = True
+
+    async def handshake(self) -> bool:
+        """Whether the connection may be served (a TLS one completes its handshake first)."""
+        return True
+
     def shift(self, seconds: float) -> None:
         """The Trio clock jumped ``seconds`` ahead without real time passing (the test
         double's ``advance``): move this connection's stamps and deadlines with it."""

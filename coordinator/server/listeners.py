@@ -86,6 +86,8 @@ class ServedListener(NamedTuple):
     listener: Listener | None = None
     sasl: Any = None
     tls: Any = None
+    #: The CA file clients trust, when its certificate was generated (``tls_certificates``).
+    generated_ca: str | None = None
 
     @property
     def name(self) -> str | None:

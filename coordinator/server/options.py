@@ -219,30 +219,35 @@ def _listener_fields(properties: Mapping[str, str], kwargs: dict[str, Any],
     if sasl_users and not any(listener.sasl for listener in listeners):
         raise ConfigError("--sasl-user needs a SASL listener "
                           "(listeners=SASL_PLAINTEXT://HOST:PORT)")
-    served = tuple(_served(properties, listener, sasl_users, kwargs.get("data_dir"))
+    contexts: dict[str, Any] = {}
+    if any(listener.tls for listener in listeners):  # ssl contexts only for TLS listeners
+        from coordinator.server.tls_listener import tls_contexts
+
+        contexts = tls_contexts(properties, listeners,
+                                kwargs.get("data_dir", ServeOptions.data_dir))
+    served = tuple(_served(properties, listener, sasl_users, *contexts.get(listener.name,
+                                                                          (None, None)))
                    for listener in listeners)
     return {"host": listeners[0].host, "port": listeners[0].port, "listeners": served}
 
 
 def _served(properties: Mapping[str, str], listener: Listener,
-            sasl_users: tuple[tuple[str, str], ...], data_dir: str | None) -> ServedListener:
-    """One listener's SASL mechanisms and TLS context, each built (and its module
-    imported) only when the listener's protocol has it."""
-    mechanisms = tls = None
-    if listener.sasl:  # coordinator.security is imported only for a SASL listener
+            sasl_users: tuple[tuple[str, str], ...], tls: Any,
+            generated_ca: str | None) -> ServedListener:
+    """One listener's SASL mechanisms (``coordinator.security`` is imported only for a
+    SASL listener) beside its TLS context (None: not a TLS listener)."""
+    mechanisms = None
+    if listener.sasl:
         from coordinator.server.sasl_listener import sasl_mechanisms
 
         mechanisms = sasl_mechanisms(sasl_settings(properties, listener, sasl_users))
-    if listener.tls:
-        raise ConfigError(f"listener {listener.name}: {listener.protocol} is not served yet")
-    return ServedListener(listener, mechanisms, tls)
+    return ServedListener(listener, mechanisms, tls, generated_ca)
 
 
 def build_options(properties: Mapping[str, str], *,
                   sasl_users: tuple[tuple[str, str], ...] = (), **kwargs: Any) -> ServeOptions:
     """ServeOptions from Kafka-named ``properties`` plus keyword fields (``host``/``port``
     None: not given); ConfigError if a key is unknown or a value bad."""
-    kwargs.update(_listener_fields(properties, kwargs, sasl_users))
     coordinator: dict[str, str] = {}
     broker: dict[str, str] = {}
     server: dict[str, int] = {}
@@ -261,6 +266,8 @@ def build_options(properties: Mapping[str, str], *,
             broker[key] = raw
     config = CoordinatorConfig.from_properties(coordinator)
     broker_config = _validate_broker(broker)
+    # Last: a TLS listener may generate its certificates once everything else is valid.
+    kwargs.update(_listener_fields(properties, kwargs, sasl_users))
     idle = server.get("connections.max.idle.ms", DEFAULT_CONNECTIONS_MAX_IDLE_MS)
     return ServeOptions(
         coordinator_config=config,
