@@ -94,6 +94,12 @@ def _write(path: str, data: bytes, private: bool) -> None:
 
 def _generate(files: GeneratedCertificates, info_path: str, names: list[str]) -> None:
     """A server certificate for ``names`` (and the CA first, if there is none)."""
+    try:
+        import cryptography  # noqa: F401  (an optional dependency: kcoord[tls])
+    except ImportError:
+        raise ConfigError("a TLS listener without ssl.keystore.location needs the "
+                          "cryptography package to generate its certificate (pip install "
+                          "'kcoord[tls]')") from None
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec

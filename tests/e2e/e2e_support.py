@@ -195,3 +195,84 @@ def exchange(sock: Any, api_key: int, version: int, body: dict[str, Any],
         reader.receive_data(data)
     assert isinstance(payload, bytes)
     return wire.decode_response(api_key, version, payload)[1]
+
+
+def ck_round_trip(config: dict[str, Any], topic: str, count: int = 5) -> list[bytes]:
+    """confluent-kafka with ``config``: produce ``count`` values to ``topic``, consume them
+    in a group and commit; the values read (the group's committed offsets add up)."""
+    import confluent_kafka
+
+    producer = confluent_kafka.Producer(config)
+    for i in range(count):
+        producer.produce(topic, b"v%d" % i)
+    assert producer.flush(15) == 0
+    consumer = confluent_kafka.Consumer(
+        {**config, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    values: list[bytes] = []
+    deadline = time.monotonic() + 30
+    try:
+        while len(values) < count and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                values.append(message.value())
+        consumer.commit(asynchronous=False)
+        committed = consumer.committed(consumer.assignment(), timeout=10)
+    finally:
+        consumer.close()
+    assert sum(tp.offset for tp in committed) == count
+    return values
+
+
+def kp_round_trip(config: dict[str, Any], topic: str, count: int = 5) -> list[bytes]:
+    """The same with kafka-python (``config``: its keyword arguments)."""
+    import kafka
+
+    producer = kafka.KafkaProducer(**config)
+    for i in range(count):
+        producer.send(topic, b"v%d" % i).get(15)
+    producer.close()
+    consumer = kafka.KafkaConsumer(topic, group_id=f"g-{topic}", auto_offset_reset="earliest",
+                                   consumer_timeout_ms=15000, **config)
+    values = []
+    for message in consumer:
+        values.append(message.value)
+        if len(values) == count:
+            break
+    consumer.commit()
+    committed = sum(consumer.committed(tp) or 0 for tp in consumer.assignment())
+    consumer.close()
+    assert committed == count
+    return values
+
+
+def aio_round_trip(config: dict[str, Any], topic: str, count: int = 3) -> list[bytes]:
+    """The same with aiokafka (``config``: its keyword arguments)."""
+    import asyncio
+
+    import aiokafka
+
+    async def round_trip() -> list[bytes]:
+        producer = aiokafka.AIOKafkaProducer(**config)
+        await producer.start()
+        try:
+            for i in range(count):
+                await producer.send_and_wait(topic, b"v%d" % i)
+        finally:
+            await producer.stop()
+        consumer = aiokafka.AIOKafkaConsumer(topic, group_id=f"g-{topic}",
+                                             auto_offset_reset="earliest", **config)
+        await consumer.start()
+        values: list[bytes] = []
+        try:
+            async with asyncio.timeout(30):
+                async for message in consumer:
+                    values.append(message.value)
+                    if len(values) == count:
+                        break
+            await consumer.commit()
+        finally:
+            await consumer.stop()
+        return values
+
+    return asyncio.run(round_trip())

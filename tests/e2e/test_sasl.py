@@ -13,7 +13,14 @@ import uuid
 from typing import Any
 
 import pytest
-from e2e_support import REPO, KcoordProcess, exchange
+from e2e_support import (
+    REPO,
+    KcoordProcess,
+    aio_round_trip,
+    ck_round_trip,
+    exchange,
+    kp_round_trip,
+)
 
 import wire
 
@@ -49,44 +56,19 @@ def _ck_config(server: KcoordProcess, mechanism: str, user: str = "alice",
             "sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password}
 
 
-def _ck_round_trip(config: dict[str, Any], topic: str, count: int = 5) -> list[bytes]:
-    import confluent_kafka
-
-    producer = confluent_kafka.Producer(config)
-    for i in range(count):
-        producer.produce(topic, b"v%d" % i)
-    assert producer.flush(15) == 0
-    consumer = confluent_kafka.Consumer(
-        {**config, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    values: list[bytes] = []
-    deadline = time.monotonic() + 30
-    try:
-        while len(values) < count and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is not None and message.error() is None:
-                values.append(message.value())
-        consumer.commit(asynchronous=False)
-        committed = consumer.committed(consumer.assignment(), timeout=10)
-    finally:
-        consumer.close()
-    assert sum(tp.offset for tp in committed) == count  # the group committed through SASL
-    return values
-
-
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_confluent_kafka_produces_and_consumes_in_a_group(
     sasl_kcoord: KcoordProcess, mechanism: str
 ) -> None:
     topic = f"ck-{mechanism.lower()}-{uuid.uuid4().hex[:6]}"
-    values = _ck_round_trip(_ck_config(sasl_kcoord, mechanism), topic)
+    values = ck_round_trip(_ck_config(sasl_kcoord, mechanism), topic)
     assert sorted(values) == [b"v%d" % i for i in range(5)]
 
 
 def test_a_jaas_plain_user_authenticates(sasl_kcoord: KcoordProcess) -> None:
     """Kafka's listener.name.sasl_plaintext.plain.sasl.jaas.config user_bob works (PLAIN)."""
     config = _ck_config(sasl_kcoord, "PLAIN", "bob", "bob-secret")
-    assert _ck_round_trip(config, "jaas-bob", 2) == [b"v0", b"v1"]
+    assert ck_round_trip(config, "jaas-bob", 2) == [b"v0", b"v1"]
 
 
 def _python_client_config(server: KcoordProcess, mechanism: str) -> dict[str, Any]:
@@ -100,27 +82,9 @@ def _python_client_config(server: KcoordProcess, mechanism: str) -> dict[str, An
 def test_kafka_python_produces_and_consumes_in_a_group(
     sasl_kcoord: KcoordProcess, mechanism: str
 ) -> None:
-    import kafka
-
-    config = _python_client_config(sasl_kcoord, mechanism)
-    topic = f"kp-{mechanism.lower()}"
-    producer = kafka.KafkaProducer(**config)
-    for i in range(5):
-        producer.send(topic, b"v%d" % i).get(15)
-    producer.close()
-    consumer = kafka.KafkaConsumer(topic, group_id=f"g-{topic}", auto_offset_reset="earliest",
-                                   consumer_timeout_ms=15000, **config)
-    values = []
-    for message in consumer:
-        values.append(message.value)
-        if len(values) == 5:
-            break
-    consumer.commit()
-    partitions = consumer.assignment()
-    committed = sum(consumer.committed(tp) or 0 for tp in partitions)
-    consumer.close()
+    values = kp_round_trip(_python_client_config(sasl_kcoord, mechanism),
+                           f"kp-{mechanism.lower()}")
     assert sorted(values) == [b"v%d" % i for i in range(5)]
-    assert committed == 5
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
@@ -139,7 +103,7 @@ def test_confluent_kafka_wrong_password_fails_fast_with_kafkas_message(
     assert errors[0].code() == confluent_kafka.KafkaError._AUTHENTICATION
     assert wrong_password(mechanism) in errors[0].str()
     # ... and the server keeps serving everyone else.
-    assert _ck_round_trip(_ck_config(sasl_kcoord, mechanism), f"after-{mechanism}", 1) == [b"v0"]
+    assert ck_round_trip(_ck_config(sasl_kcoord, mechanism), f"after-{mechanism}", 1) == [b"v0"]
 
 
 def test_kafka_python_wrong_password_reports_the_authentication_error(
@@ -269,34 +233,6 @@ def test_sasl_configuration_mistakes_are_one_line_usage_errors(tmp_path: Any) ->
 def test_aiokafka_produces_and_consumes_in_a_group(
     sasl_kcoord: KcoordProcess, mechanism: str
 ) -> None:
-    import asyncio
-
-    import aiokafka
-
-    config = _python_client_config(sasl_kcoord, mechanism)
-    topic = f"aio-{mechanism.lower()}"
-
-    async def round_trip() -> list[bytes]:
-        producer = aiokafka.AIOKafkaProducer(**config)
-        await producer.start()
-        try:
-            for i in range(3):
-                await producer.send_and_wait(topic, b"v%d" % i)
-        finally:
-            await producer.stop()
-        consumer = aiokafka.AIOKafkaConsumer(topic, group_id=f"g-{topic}",
-                                             auto_offset_reset="earliest", **config)
-        await consumer.start()
-        values: list[bytes] = []
-        try:
-            async with asyncio.timeout(30):
-                async for message in consumer:
-                    values.append(message.value)
-                    if len(values) == 3:
-                        break
-            await consumer.commit()
-        finally:
-            await consumer.stop()
-        return values
-
-    assert sorted(asyncio.run(round_trip())) == [b"v0", b"v1", b"v2"]
+    values = aio_round_trip(_python_client_config(sasl_kcoord, mechanism),
+                            f"aio-{mechanism.lower()}")
+    assert sorted(values) == [b"v0", b"v1", b"v2"]

@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import KcoordProcess
+from e2e_support import (
+    KcoordProcess,
+    aio_round_trip,
+    ck_round_trip,
+    kp_round_trip,
+    wait_until,
+)
 
 ALICE = ["--sasl-user", "alice:alice-secret"]
 SSL_ONLY = {"listeners": "SSL://127.0.0.1:0"}
@@ -45,45 +51,11 @@ def _kp_sasl_ssl(server: KcoordProcess, mechanism: str,
 
 
 def _ck_round_trip(config: dict[str, Any], topic: str, count: int = 3) -> list[bytes]:
-    import confluent_kafka
-
-    producer = confluent_kafka.Producer(config)
-    for i in range(count):
-        producer.produce(topic, b"v%d" % i)
-    assert producer.flush(20) == 0
-    consumer = confluent_kafka.Consumer(
-        {**config, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    values: list[bytes] = []
-    deadline = time.monotonic() + 30
-    try:
-        while len(values) < count and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is not None and message.error() is None:
-                values.append(message.value())
-        consumer.commit(asynchronous=False)
-    finally:
-        consumer.close()
-    return sorted(values)
+    return sorted(ck_round_trip(config, topic, count))
 
 
 def _kp_round_trip(config: dict[str, Any], topic: str, count: int = 3) -> list[bytes]:
-    import kafka
-
-    producer = kafka.KafkaProducer(**config)
-    for i in range(count):
-        producer.send(topic, b"v%d" % i).get(20)
-    producer.close()
-    consumer = kafka.KafkaConsumer(topic, group_id=f"g-{topic}", auto_offset_reset="earliest",
-                                   consumer_timeout_ms=20000, **config)
-    values = []
-    for message in consumer:
-        values.append(message.value)
-        if len(values) == count:
-            break
-    consumer.commit()
-    consumer.close()
-    return sorted(values)
+    return sorted(kp_round_trip(config, topic, count))
 
 
 def _values(count: int = 3) -> list[bytes]:
@@ -93,7 +65,7 @@ def _values(count: int = 3) -> list[bytes]:
 def test_ssl_with_the_generated_ca_survives_a_restart(start_kcoord: Any) -> None:
     server: KcoordProcess = start_kcoord(config=SSL_ONLY)
     assert server.listening_line == f"kcoord listening on 127.0.0.1:{server.port} (SSL)"
-    assert _ca(server) in server.stderr()  # named in the start-up log
+    wait_until(lambda: _ca(server) in server.stderr(), 15, what="ca.pem in the start-up log")
     assert _ck_round_trip(_ck_ssl(server), "ssl-ck") == _values()
     import kafka  # kafka-python over SSL too
 
@@ -123,39 +95,13 @@ def test_sasl_ssl_with_confluent_kafka_and_kafka_python(start_kcoord: Any,
 
 
 def test_sasl_ssl_with_aiokafka(start_kcoord: Any) -> None:
-    import asyncio
-
-    import aiokafka
     from aiokafka.helpers import create_ssl_context
 
     server: KcoordProcess = start_kcoord(config=SASL_SSL, extra_args=ALICE)
     config = {**_kp_sasl_ssl(server, "SCRAM-SHA-512"),
               "ssl_context": create_ssl_context(cafile=_ca(server))}
     del config["ssl_cafile"]
-
-    async def round_trip() -> list[bytes]:
-        producer = aiokafka.AIOKafkaProducer(**config)
-        await producer.start()
-        try:
-            for i in range(3):
-                await producer.send_and_wait("aio-tls", b"v%d" % i)
-        finally:
-            await producer.stop()
-        consumer = aiokafka.AIOKafkaConsumer("aio-tls", group_id="g-aio-tls",
-                                             auto_offset_reset="earliest", **config)
-        await consumer.start()
-        values: list[bytes] = []
-        try:
-            async with asyncio.timeout(30):
-                async for message in consumer:
-                    values.append(message.value)
-                    if len(values) == 3:
-                        break
-        finally:
-            await consumer.stop()
-        return sorted(values)
-
-    assert asyncio.run(round_trip()) == _values()
+    assert sorted(aio_round_trip(config, "aio-tls")) == _values()
 
 
 def test_a_wrong_password_over_sasl_ssl_fails_fast(start_kcoord: Any) -> None:
