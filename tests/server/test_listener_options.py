@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -125,3 +126,36 @@ def test_several_listeners_keep_their_order_protocols_and_advertised_addresses()
     assert list(sasl[1].enabled) == ["PLAIN"]  # its listener.name. key
     assert len(sasl[2].enabled) == 4
     assert (options.host, options.port) == ("127.0.0.1", 0)  # the first listener's
+
+
+def test_ssl_keys_are_read_per_listener_first(tmp_path: Path) -> None:
+    import ssl
+
+    options = build_options({
+        "listeners": "SSL://127.0.0.1:0,MTLS://127.0.0.1:0",
+        "listener.security.protocol.map": "MTLS:SSL",
+        "ssl.client.auth": "none",
+        "listener.name.mtls.ssl.client.auth": "required",
+        "listener.name.mtls.ssl.enabled.protocols": "TLSv1.3",
+    }, data_dir=str(tmp_path))
+    plain, mutual = (served.tls for served in options.listeners)
+    assert (plain.verify_mode, mutual.verify_mode) == (ssl.CERT_NONE, ssl.CERT_REQUIRED)
+    assert plain.minimum_version == ssl.TLSVersion.TLSv1_2
+    assert mutual.minimum_version == ssl.TLSVersion.TLSv1_3
+    # Both serve the generated certificate, whose CA clients trust.
+    assert {served.generated_ca for served in options.listeners} == {
+        f"{tmp_path}/tls/ca.pem"}
+
+
+@pytest.mark.parametrize("properties,message", [
+    ({"listener.name.ssl.ssl.client.auth": "required"}, "no listener named SSL"),
+    ({"listeners": "SSL://:0", "ssl.keystore.password": "x"},
+     "SSL key store password cannot be specified with PEM format"),
+    ({"listeners": "SSL://:0", "ssl.enabled.protocols": "TLSv1.1"}, "kcoord serves TLSv1.2"),
+    ({"listeners": "SSL://:0", "ssl.keystore.key": "x"}, "are given together"),
+])
+def test_tls_mistakes_are_config_errors(tmp_path: Path, properties: dict[str, str],
+                                        message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        build_options(properties, data_dir=str(tmp_path))
+    assert not (tmp_path / "tls").exists()  # nothing generated
