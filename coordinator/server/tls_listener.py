@@ -120,6 +120,7 @@ def _context(properties: Mapping[str, str], listener: Listener,
         return _value(properties, listener, key)
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.num_tickets = 0  # (Kafka clients do not resume TLS 1.3 sessions)
     context.minimum_version, context.maximum_version = _protocols(
         get("ssl.enabled.protocols"))
     _load_keystore(context, get, generated)
