@@ -7,7 +7,9 @@
   encrypted key. No keystore: the generated certificates (``tls_certificates.py``).
 - ``ssl.truststore.location`` (PEM) or inline ``ssl.truststore.certificates``: the CAs
   client certificates are checked against (with generated certificates, their CA too).
-- ``ssl.client.auth=none|requested|required`` (Kafka's default: none).
+- ``ssl.client.auth=none|requested|required`` (Kafka's default: none; on a SASL_SSL
+  listener only ``listener.name.<name>.ssl.client.auth`` counts, as in Kafka since KIP-684,
+  and the principal stays the SASL one).
 - ``ssl.enabled.protocols``: TLSv1.2 and/or TLSv1.3 (default both).
 
 Every mistake is a one-line ConfigError before anything listens.
@@ -89,7 +91,7 @@ def _check(properties: Mapping[str, str], listener: Listener) -> None:
     if get("ssl.truststore.password") is not None:
         raise ConfigError("SSL trust store password cannot be specified for PEM format "
                           "(ssl.truststore.password)")
-    auth = (get("ssl.client.auth") or "none").lower()
+    auth = _client_auth(properties, listener)
     if auth not in _CLIENT_AUTH:
         raise ConfigError(f"Invalid value {auth} for configuration ssl.client.auth: String "
                           "must be one of: required, requested, none")
@@ -125,8 +127,18 @@ def _context(properties: Mapping[str, str], listener: Listener,
         get("ssl.enabled.protocols"))
     _load_keystore(context, get, generated)
     _load_truststore(context, get, generated)
-    context.verify_mode = _CLIENT_AUTH[(get("ssl.client.auth") or "none").lower()]
+    context.verify_mode = _CLIENT_AUTH[_client_auth(properties, listener)]
     return context
+
+
+def _client_auth(properties: Mapping[str, str], listener: Listener) -> str:
+    """``ssl.client.auth``; on a SASL_SSL listener only its ``listener.name.`` key counts
+    (Kafka, KIP-684: the broker-wide key is for SSL listeners)."""
+    if listener.sasl:
+        value = properties.get(f"listener.name.{listener.name.lower()}.ssl.client.auth")
+    else:
+        value = listener_value(properties, listener, "ssl.client.auth")
+    return (value or "none").strip().lower()
 
 
 def _protocols(value: str | None) -> tuple[ssl.TLSVersion, ssl.TLSVersion]:

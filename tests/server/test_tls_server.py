@@ -95,7 +95,8 @@ async def test_a_client_certificate_is_the_principal(nursery: trio.Nursery,
 async def test_on_sasl_ssl_the_sasl_user_is_the_principal(nursery: trio.Nursery,
                                                           tmp_path: Path) -> None:
     running = await _start(nursery, {"listeners": "SASL_SSL://127.0.0.1:0",
-                                     "ssl.client.auth": "required"}, tmp_path / "d",
+                                     "listener.name.sasl_ssl.ssl.client.auth": "required"},
+                           tmp_path / "d",
                            sasl_users=(("alice", "alice-secret"),))
     tls = tmp_path / "d" / "tls"
     cert = issue_client_certificate(str(tls), str(tmp_path / "c"), "carol")
@@ -112,6 +113,25 @@ async def test_on_sasl_ssl_the_sasl_user_is_the_principal(nursery: trio.Nursery,
     with trio.fail_after(5):
         assert await other.closed_by_server()
     await trio.aclose_forcefully(other.stream)
+    await client.aclose()
+    # Required on this listener: a client without a certificate fails its handshake.
+    refused = await _tls_client(running.port, str(tls / "ca.pem"))  # (TLS 1.3: then refused)
+    await refused.send(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
+    with trio.fail_after(5):
+        assert await refused.closed_by_server()
+    await trio.aclose_forcefully(refused.stream)
+
+
+@pytest.mark.trio
+async def test_on_sasl_ssl_only_the_listener_key_asks_for_client_certificates(
+    nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    running = await _start(nursery, {"listeners": "SASL_SSL://127.0.0.1:0",
+                                     "ssl.client.auth": "required"}, tmp_path / "d",
+                           sasl_users=(("alice", "alice-secret"),))
+    client = await _tls_client(running.port, str(tmp_path / "d" / "tls" / "ca.pem"))
+    handshake = await client.request(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
+    assert handshake.error_code == 0  # no certificate needed: the key is SSL listeners'
     await client.aclose()
 
 
