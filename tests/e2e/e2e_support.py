@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 REPO = Path(__file__).resolve().parents[2]
+KAFKAJS_DIR = Path(__file__).parent / "kafkajs"
 T = TypeVar("T")
 
 #: Settings every e2e server runs with: immediate first rebalance, short sessions allowed.
@@ -276,3 +277,27 @@ def aio_round_trip(config: dict[str, Any], topic: str, count: int = 3) -> list[b
         return values
 
     return asyncio.run(round_trip())
+
+
+def kafkajs_node() -> str:
+    """The node binary, with kafkajs installed beside the script from its lock file.
+    `.ci/run` installs it first; otherwise the first run installs it with npm. Without node
+    or npm, or when the install fails, the test is skipped, saying why."""
+    import shutil
+
+    import pytest
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    if not (KAFKAJS_DIR / "node_modules" / "kafkajs" / "package.json").exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip("kafkajs is not installed and npm is missing")
+        install = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(KAFKAJS_DIR)],
+            capture_output=True, text=True, timeout=180, check=False,
+        )
+        if install.returncode != 0:
+            pytest.skip(f"npm ci for kafkajs failed: {install.stderr.strip()[-300:]}")
+    return node

@@ -4,37 +4,13 @@ everything, commits per message, describes the group and fetches its offsets."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-from pathlib import Path
 
-import pytest
-from e2e_support import KcoordProcess
+from e2e_support import KAFKAJS_DIR, KcoordProcess, kafkajs_node
 from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient
 
-KAFKAJS_DIR = Path(__file__).parent / "kafkajs"
 COUNT = 120
-
-
-def kafkajs_node() -> str:
-    """The node binary, with kafkajs installed beside the script from its lock file.
-    `.ci/run` installs it first; otherwise the first run installs it with npm. Without node
-    or npm, or when the install fails, the test is skipped, saying why."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
-    if not (KAFKAJS_DIR / "node_modules" / "kafkajs" / "package.json").exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip("kafkajs is not installed and npm is missing")
-        install = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(KAFKAJS_DIR)],
-            capture_output=True, text=True, timeout=180, check=False,
-        )
-        if install.returncode != 0:
-            pytest.skip(f"npm ci for kafkajs failed: {install.stderr.strip()[-300:]}")
-    return node
 
 
 def log_ends(bootstrap: str, partitions: list[int]) -> dict[int, int]:

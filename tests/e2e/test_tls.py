@@ -228,3 +228,22 @@ def test_tls_configuration_mistakes_are_one_line_usage_errors(tmp_path: Path) ->
         assert message in result.stderr, (args, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1, (args, result.stderr)
         assert result.stdout == ""
+
+
+@pytest.mark.parametrize("mechanism", ["none", "scram-sha-512"])
+def test_kafkajs_over_ssl_and_sasl_ssl(start_kcoord: Any, mechanism: str) -> None:
+    import json
+    import subprocess
+
+    from e2e_support import KAFKAJS_DIR, kafkajs_node
+
+    node = kafkajs_node()
+    server: KcoordProcess = start_kcoord(
+        config=SSL_ONLY if mechanism == "none" else SASL_SSL, extra_args=ALICE if (
+            mechanism != "none") else [])
+    run = subprocess.run(
+        [node, str(KAFKAJS_DIR / "tls_round_trip.js"), server.bootstrap, _ca(server),
+         mechanism, "alice", "alice-secret", f"js-{mechanism}", f"g-js-{mechanism}", "3"],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == {"values": ["v0", "v1", "v2"]}
