@@ -42,7 +42,7 @@ from coordinator.server.connection_socket import Connection
 from coordinator.server.context import ApiTraits, BrokerIdentity, Handler
 from coordinator.server.descriptors import descriptor_budget
 from coordinator.server.early import probe_lock
-from coordinator.server.listeners import UNNAMED, ServedListener
+from coordinator.server.listeners import UNNAMED, ServedListener, is_secret_key
 from coordinator.server.listening import (
     BoundListener,
     advertised_endpoints,
@@ -235,8 +235,8 @@ async def serve(
         if identity.endpoints:  # the first listener's advertised address
             identity = replace(identity, host=identity.endpoints[0][1],
                                port=identity.endpoints[0][2])
-        config = {  # (a JAAS config's passwords are not configuration DescribeConfigs shows)
-            **{k: v for k, v in options.properties.items() if not k.endswith(".jaas.config")},
+        config = {  # (passwords and keys are not configuration DescribeConfigs shows)
+            **{k: v for k, v in options.properties.items() if not is_secret_key(k)},
             **options.broker_config,
             **options.coordinator_config.to_properties(),
             "socket.request.max.bytes": str(options.socket_request_max_bytes),

@@ -29,6 +29,7 @@ __all__ = [
     "SaslSettings",
     "ServedListener",
     "is_listener_key",
+    "is_secret_key",
     "listener_value",
     "parse_listeners",
     "sasl_settings",
@@ -113,6 +114,16 @@ class SaslSettings(NamedTuple):
     def __repr__(self) -> str:  # users and the JAAS config hold passwords
         return (f"SaslSettings(enabled_mechanisms={self.enabled_mechanisms!r}, "
                 f"users={[name for name, _ in self.users]})")
+
+
+#: Keys whose values are secrets (Kafka's PASSWORD type): never shown (DescribeConfigs).
+_SECRET_SUFFIXES = (".jaas.config", "ssl.key.password", "ssl.keystore.password",
+                    "ssl.truststore.password", "ssl.keystore.key")
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether ``key`` (maybe ``listener.name.``-prefixed) holds a password or a key."""
+    return key.endswith(_SECRET_SUFFIXES)
 
 
 def is_listener_key(key: str) -> bool:

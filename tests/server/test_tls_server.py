@@ -146,12 +146,21 @@ async def test_an_inline_pem_keystore_is_served(nursery: trio.Nursery, tmp_path:
     running = await _start(nursery, {"listeners": "SSL://127.0.0.1:0",
                                      "ssl.keystore.type": "PEM",
                                      "ssl.keystore.key": pem[:cut],
+                                     "ssl.key.password": "unused",
                                      "ssl.keystore.certificate.chain": pem[cut:]},
                            tmp_path / "d")
     assert not (tmp_path / "d" / "tls").exists()  # nothing generated
     client = await _tls_client(running.port, files.ca)
     answer = await client.request(ApiKey.METADATA, 12, {"topics": []})
     assert [b.port for b in answer.brokers] == [running.port]
+    # The private key is not configuration DescribeConfigs shows (Kafka: a PASSWORD key).
+    described = await client.request(ApiKey.DESCRIBE_CONFIGS, 4, {"resources": [
+        {"resource_type": 4, "resource_name": "0", "configuration_keys": None}],
+        "include_synonyms": False, "include_documentation": False})
+    values = {c.name: c.value for c in described.results[0].configs}
+    assert values["ssl.keystore.type"] == "PEM"
+    assert "ssl.keystore.key" not in values and "ssl.key.password" not in values
+    assert not any("PRIVATE KEY" in (value or "") for value in values.values())
     await client.aclose()
 
 
