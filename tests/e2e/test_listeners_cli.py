@@ -65,3 +65,19 @@ def test_listener_mistakes_are_one_line_usage_errors(tmp_path: Path) -> None:
         assert message in result.stderr, (args, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1, (args, result.stderr)
         assert result.stdout == ""
+
+
+def test_a_listener_that_cannot_bind_is_named_and_nothing_is_announced(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "coordinator", "serve", "--data-dir", str(tmp_path / "d"),
+             "-c", f"listeners=PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:{port}",
+             "-c", "listener.security.protocol.map=INTERNAL:PLAINTEXT"],
+            capture_output=True, text=True, timeout=30, cwd=REPO)
+    assert result.returncode == 1, result.stderr
+    assert f"cannot serve on 127.0.0.1:{port}" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.stdout == ""  # not even the first listener's line
