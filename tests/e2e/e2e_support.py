@@ -301,3 +301,16 @@ def kafkajs_node() -> str:
         if install.returncode != 0:
             pytest.skip(f"npm ci for kafkajs failed: {install.stderr.strip()[-300:]}")
     return node
+
+
+def assert_usage_errors(data_dir: Path, cases: dict[tuple[str, ...], str]) -> None:
+    """``kcoord serve ARGS`` exits 2 with one line on stderr holding the message, and prints
+    nothing on stdout (nothing listened), for each (ARGS, message) of ``cases``."""
+    for args, message in cases.items():
+        result = subprocess.run(
+            [sys.executable, "-m", "coordinator", "serve", "--data-dir", str(data_dir), *args],
+            capture_output=True, text=True, timeout=30, cwd=REPO)
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in result.stderr, (args, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1, (args, result.stderr)
+        assert result.stdout == ""

@@ -15,6 +15,7 @@ import pytest
 from e2e_support import (
     KcoordProcess,
     aio_round_trip,
+    assert_usage_errors,
     ck_round_trip,
     kp_round_trip,
     wait_until,
@@ -199,16 +200,6 @@ def test_each_listener_shows_only_its_own_ports(start_kcoord: Any) -> None:
 
 
 def test_tls_configuration_mistakes_are_one_line_usage_errors(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
-    from e2e_support import REPO
-
-    def serve(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "coordinator", "serve", "--data-dir", str(tmp_path / "d"),
-             *args], capture_output=True, text=True, timeout=30, cwd=REPO)
-
     ssl_listener = ("-c", "listeners=SSL://127.0.0.1:0")
     missing = tmp_path / "missing.pem"
     cases = {
@@ -222,12 +213,7 @@ def test_tls_configuration_mistakes_are_one_line_usage_errors(tmp_path: Path) ->
         (*ssl_listener, "-c", f"ssl.truststore.location={missing}"):
             f"ssl.truststore.location {missing}",
     }
-    for args, message in cases.items():
-        result = serve(*args)
-        assert result.returncode == 2, (args, result.stderr)
-        assert message in result.stderr, (args, result.stderr)
-        assert len(result.stderr.strip().splitlines()) == 1, (args, result.stderr)
-        assert result.stdout == ""
+    assert_usage_errors(tmp_path / "d", cases)
 
 
 @pytest.mark.parametrize("mechanism", ["none", "scram-sha-512"])
