@@ -24,13 +24,14 @@ import trio
 from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.connection_socket import AnswerUnread, Connection
 from coordinator.server.reactor import RECEIVE_BYTES
+from coordinator.server.receiving import FRAME_DEADLINE_S
 
 __all__ = ["TLS_HANDSHAKE_DEADLINE_S", "TlsConnection", "TlsHandshakeFailed"]
 
 log = logging.getLogger(__name__)
 
-#: How long the TLS handshake may take from the accept (the frame deadline's value).
-TLS_HANDSHAKE_DEADLINE_S = 60.0
+#: How long the TLS handshake may take from the accept: as long as a request's frame.
+TLS_HANDSHAKE_DEADLINE_S = FRAME_DEADLINE_S
 _SEND_PIECE = 64 * 1024
 
 
