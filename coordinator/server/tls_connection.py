@@ -106,7 +106,11 @@ class TlsConnection(Connection):
             with memoryview(data) as view:
                 for start in range(0, size, _SEND_PIECE):
                     with trio.move_on_after(self.send_timeout) as waited:
-                        await self.stream.send_all(view[start:start + _SEND_PIECE])
+                        self.send_scope = waited
+                        try:
+                            await self.stream.send_all(view[start:start + _SEND_PIECE])
+                        finally:
+                            self.send_scope = None
                     if waited.cancelled_caught:
                         raise AnswerUnread(errno.ETIMEDOUT, "answer unread")
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
