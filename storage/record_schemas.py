@@ -33,6 +33,18 @@ __all__ = [
     "OFFSET_COMMIT_VALUE",
     "REBALANCE_EVENT_KEY",
     "REBALANCE_EVENT_VALUE",
+    "SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY",
+    "SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE",
+    "SHARE_GROUP_MEMBER_METADATA_KEY",
+    "SHARE_GROUP_MEMBER_METADATA_VALUE",
+    "SHARE_GROUP_METADATA_KEY",
+    "SHARE_GROUP_METADATA_VALUE",
+    "SHARE_GROUP_STATE_PARTITION_METADATA_KEY",
+    "SHARE_GROUP_STATE_PARTITION_METADATA_VALUE",
+    "SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY",
+    "SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE",
+    "SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY",
+    "SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE",
     "SHARE_SNAPSHOT_KEY",
     "SHARE_SNAPSHOT_VALUE",
     "SHARE_UPDATE_KEY",
@@ -229,6 +241,69 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message(
     ),
 )
 
+
+# ------------------------------------------------------------------ share groups (KIP-932)
+# Kafka 4.2's ShareGroup*Key/Value.json: types 10-15, values flexible from version 0.
+
+
+def _value(name: str, *fields: F) -> Message:
+    return Message(name, api_key=_RECORD, valid="0", flexible="0+", fields=fields)
+
+
+SHARE_GROUP_MEMBER_METADATA_KEY = _group_key("ShareGroupMemberMetadataKey", 10, member=True)
+SHARE_GROUP_MEMBER_METADATA_VALUE = _value(
+    "ShareGroupMemberMetadataValue",
+    F("rack_id", "string", "0+", nullable="0+"),
+    F("client_id", "string", "0+"),
+    F("client_host", "string", "0+"),
+    F("subscribed_topic_names", "[]string", "0+"),
+)
+SHARE_GROUP_METADATA_KEY = _group_key("ShareGroupMetadataKey", 11, member=False)
+SHARE_GROUP_METADATA_VALUE = _value(
+    "ShareGroupMetadataValue",
+    F("epoch", "int32", "0+"),
+    F("metadata_hash", "int64", "0+", default=0, tag=0, tagged="0+"),
+)
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _group_key(
+    "ShareGroupTargetAssignmentMetadataKey", 12, member=False
+)
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = _value(
+    "ShareGroupTargetAssignmentMetadataValue", F("assignment_epoch", "int32", "0+"),
+)
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _group_key(
+    "ShareGroupTargetAssignmentMemberKey", 13, member=True
+)
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = _value(
+    "ShareGroupTargetAssignmentMemberValue",
+    F("topic_partitions", "[]", "0+", fields=_TOPIC_PARTITIONS),
+)
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = _group_key(
+    "ShareGroupCurrentMemberAssignmentKey", 14, member=True
+)
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = _value(
+    "ShareGroupCurrentMemberAssignmentValue",
+    F("member_epoch", "int32", "0+"),
+    F("previous_member_epoch", "int32", "0+"),
+    F("state", "int8", "0+"),
+    F("assigned_partitions", "[]", "0+", fields=_TOPIC_PARTITIONS),
+)
+_TOPIC_PARTITIONS_INFO = (
+    F("topic_id", "uuid", "0+"),
+    F("topic_name", "string", "0+"),
+    F("partitions", "[]int32", "0+"),
+)
+SHARE_GROUP_STATE_PARTITION_METADATA_KEY = _group_key(
+    "ShareGroupStatePartitionMetadataKey", 15, member=False
+)
+SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = _value(
+    "ShareGroupStatePartitionMetadataValue",
+    F("initializing_topics", "[]", "0+", fields=_TOPIC_PARTITIONS_INFO),
+    F("initialized_topics", "[]", "0+", fields=_TOPIC_PARTITIONS_INFO),
+    F("deleting_topics", "[]", "0+", fields=(
+        F("topic_id", "uuid", "0+"),
+        F("topic_name", "string", "0+"),
+    )),
+)
 
 # ------------------------------------------------------------------ transactions (kcoord's)
 # storage/records.py: the transaction coordinator's state (Kafka's TransactionLogValue

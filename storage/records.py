@@ -34,12 +34,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from storage.share_group_records import ShareGroupKey, ShareGroupValue
 from storage.share_records import (
     ShareSnapshotKey,
     ShareSnapshotValue,
     ShareUpdateKey,
     ShareUpdateValue,
 )
+from storage.topic_partitions import TopicPartitions
 
 __all__ = [
     "CONSUMER_GROUP_KEY_TYPES",
@@ -224,14 +226,6 @@ class ConsumerGroupMemberMetadataValue:
 
 
 @dataclass(frozen=True, slots=True)
-class TopicPartitions:
-    """Partitions of one topic, by topic id (Kafka's TopicPartitions struct)."""
-
-    topic_id: uuid.UUID
-    partitions: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class ConsumerGroupTargetAssignmentMetadataKey:
     """Key of a consumer group's target assignment epoch."""
 
@@ -364,6 +358,7 @@ RecordKey = (
     | TxnOffsetCommitKey
     | ShareSnapshotKey
     | ShareUpdateKey
+    | ShareGroupKey
 )
 RecordValue = (
     OffsetCommitValue
@@ -374,6 +369,7 @@ RecordValue = (
     | TxnOffsetCommitValue
     | ShareSnapshotValue
     | ShareUpdateValue
+    | ShareGroupValue
 )
 
 

@@ -50,6 +50,7 @@ from storage.segment import (
     find_next_valid_entry,
     scan_entries,
 )
+from storage.share_group_records import SHARE_GROUP_KEY_TYPES
 from storage.share_records import SHARE_KEY_TYPES
 
 from .chunk import Chunk, KeyTable
@@ -221,7 +222,8 @@ def _add_records(
     c_meta, c_exp = chunk.c_meta, chunk.c_exp
     commits = chunk.c_pos
     oc_value = OffsetCommitValue
-    skipped_keys = (*CONSUMER_GROUP_KEY_TYPES, TransactionStateKey, *SHARE_KEY_TYPES)
+    skipped_keys = (*CONSUMER_GROUP_KEY_TYPES, TransactionStateKey, *SHARE_KEY_TYPES,
+                    *SHARE_GROUP_KEY_TYPES)
     for epos, record in zip(positions, records, strict=True):
         if type(record) is tuple:  # the common commit, as columns
             key, offset, epoch, meta, ts = record
