@@ -44,6 +44,14 @@ class CoordinatorConfig:
     group_consumer_migration_policy: str = "bidirectional"
     group_consumer_regex_refresh_interval_ms: int = 600_000
     group_coordinator_rebalance_protocols: str = "classic,consumer"
+    # Share groups (KIP-932), GroupCoordinatorConfig's / ShareGroupConfig's names, Kafka 4.2.
+    group_share_session_timeout_ms: int = 45_000
+    group_share_min_session_timeout_ms: int = 45_000
+    group_share_max_session_timeout_ms: int = 60_000
+    group_share_heartbeat_interval_ms: int = 5_000
+    group_share_min_heartbeat_interval_ms: int = 5_000
+    group_share_max_heartbeat_interval_ms: int = 15_000
+    group_share_max_size: int = 200
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -71,6 +79,18 @@ class CoordinatorConfig:
             raise ConfigError(
                 "group.consumer.heartbeat.interval.ms must be less than "
                 "group.consumer.session.timeout.ms"
+            )
+        _check_bounded("group.share.session.timeout.ms", self.group_share_session_timeout_ms,
+                       self.group_share_min_session_timeout_ms,
+                       self.group_share_max_session_timeout_ms)
+        _check_bounded("group.share.heartbeat.interval.ms",
+                       self.group_share_heartbeat_interval_ms,
+                       self.group_share_min_heartbeat_interval_ms,
+                       self.group_share_max_heartbeat_interval_ms)
+        if self.group_share_heartbeat_interval_ms >= self.group_share_session_timeout_ms:
+            raise ConfigError(
+                "group.share.heartbeat.interval.ms must be less than "
+                "group.share.session.timeout.ms"
             )
         if "classic" not in self.rebalance_protocols:
             raise ConfigError("group.coordinator.rebalance.protocols must contain classic")
@@ -165,6 +185,13 @@ _RANGES: dict[str, tuple[int, int]] = {
     "group_consumer_max_heartbeat_interval_ms": (1, _INT_MAX),
     "group_consumer_max_size": (1, _INT_MAX),
     "group_consumer_regex_refresh_interval_ms": (1, _INT_MAX),
+    "group_share_session_timeout_ms": (1, _INT_MAX),
+    "group_share_min_session_timeout_ms": (1, _INT_MAX),
+    "group_share_max_session_timeout_ms": (1, _INT_MAX),
+    "group_share_heartbeat_interval_ms": (1, _INT_MAX),
+    "group_share_min_heartbeat_interval_ms": (1, _INT_MAX),
+    "group_share_max_heartbeat_interval_ms": (1, _INT_MAX),
+    "group_share_max_size": (1, 1000),
     "group_min_session_timeout_ms": (0, _INT_MAX),
     "group_max_session_timeout_ms": (0, _INT_MAX),
     "group_initial_rebalance_delay_ms": (0, _INT_MAX),

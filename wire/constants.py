@@ -9,6 +9,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 __all__ = [
+    "MAX_SHARE_VERSION",
     "MAX_TRANSACTION_VERSION",
     "SHARE_VERSION_FEATURE",
     "TRANSACTION_VERSION_FEATURE",
@@ -36,8 +37,9 @@ TRANSACTION_VERSION_FEATURE = "transaction.version"
 MAX_TRANSACTION_VERSION = 2
 
 #: Kafka's ``share.version`` feature (``org.apache.kafka.server.common.ShareVersion``, KIP-932):
-#: share groups are enabled at level 1.
+#: share groups are enabled at level 1, its latest (Kafka 4.2 finalizes it there).
 SHARE_VERSION_FEATURE = "share.version"
+MAX_SHARE_VERSION = 1
 
 
 class ErrorCode(IntEnum):

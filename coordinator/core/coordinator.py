@@ -49,6 +49,8 @@ from coordinator.core.offset_delete import handle_offset_delete
 from coordinator.core.offset_expiration import expire_offsets, schedule_retention_scan
 from coordinator.core.offset_fetch import handle_offset_fetch
 from coordinator.core.result import EMPTY_RESULT, ReplyToken, Result
+from coordinator.core.share_group.group import ShareGroup
+from coordinator.core.share_group.heartbeat import expire_share_member
 from coordinator.core.store import HardStateSnapshot
 from coordinator.core.timers import (
     ClassicMemberJoinTimerKey,
@@ -58,6 +60,7 @@ from coordinator.core.timers import (
     HeartbeatTimerKey,
     JoinTimerKey,
     RetentionTimerKey,
+    ShareSessionTimerKey,
     SyncTimerKey,
     TimerKey,
 )
@@ -249,6 +252,8 @@ class GroupCoordinator(Engine):
             expire_consumer_member(self, key, fx, now_ms)
         elif isinstance(key, ClassicMemberJoinTimerKey | ClassicMemberSyncTimerKey):
             expire_classic_member(self, key, fx, now_ms)
+        elif isinstance(key, ShareSessionTimerKey):
+            expire_share_member(self, key, fx)
         return fx.result()
 
     # ------------------------------------------------------------------ loading
@@ -270,6 +275,8 @@ class GroupCoordinator(Engine):
             self.consumer_groups[group_id] = ConsumerGroup.from_records(
                 group_id, records.values()
             )
+        for group_id, share_records in self.store.share.items():
+            self.share_groups[group_id] = ShareGroup.from_records(group_id, share_records.values())
         for group_id in self.store.offsets:
             if group_id not in groups and group_id not in self.consumer_groups:
                 groups[group_id] = ClassicGroup(group_id, EMPTY, None)
@@ -279,6 +286,11 @@ class GroupCoordinator(Engine):
             for member_id in consumer_group.members:
                 fx.schedule(ConsumerSessionTimerKey(consumer_group.group_id, member_id),
                             now_ms + session_ms)
+        share_session_ms = self.config.group_share_session_timeout_ms
+        for share_group in self.share_groups.values():
+            for member_id in share_group.members:
+                fx.schedule(ShareSessionTimerKey(share_group.group_id, member_id),
+                            now_ms + share_session_ms)
         max_size = self.config.group_max_size
         for group in list(groups.values()):
             for member in group.members.values():
@@ -291,8 +303,8 @@ class GroupCoordinator(Engine):
     # ------------------------------------------------------------------ read-only views
 
     def group_ids(self) -> list[str]:
-        """Ids of the groups currently known (any state, both group types)."""
-        return list(self.groups) + list(self.consumer_groups)
+        """Ids of the groups currently known (any state, every group type)."""
+        return list(self.groups) + list(self.consumer_groups) + list(self.share_groups)
 
     def describe(self, group_id: str) -> GroupView | None:
         """A snapshot of the group's live state, or None if unknown."""
@@ -338,11 +350,21 @@ class GroupCoordinator(Engine):
     def persisted_group_ids(self) -> set[str]:
         """Groups with persisted state (a group record, consumer group records or committed
         offsets): exactly the groups a restart would load."""
-        return set(self.store.groups) | set(self.store.offsets) | set(self.store.consumer)
+        return (set(self.store.groups) | set(self.store.offsets) | set(self.store.consumer)
+                | set(self.store.share))
 
     def consumer_group(self, group_id: str) -> ConsumerGroup | None:
         """The live consumer group (KIP-848), or None (read-only by convention)."""
         return self.consumer_groups.get(group_id)
+
+    def share_group(self, group_id: str) -> ShareGroup | None:
+        """The live share group (KIP-932), or None (read-only by convention)."""
+        return self.share_groups.get(group_id)
+
+    def replayed_share_group(self, group_id: str) -> ShareGroup | None:
+        """The share group as a restart would rebuild it from the log."""
+        records = self.store.share.get(group_id)
+        return None if not records else ShareGroup.from_records(group_id, records.values())
 
     def replayed_consumer_group(self, group_id: str) -> ConsumerGroup | None:
         """The consumer group as a restart would rebuild it from the log."""

@@ -2,8 +2,9 @@
 
 Only Empty groups go (NON_EMPTY_GROUP otherwise): their committed offsets -- including any
 whose commit is still in flight -- and their metadata record are tombstoned, and the group
-is forgotten at once. If the tombstones' append fails, the groups come back as they were
-and the client hears the mapped error (Kafka's appendGroupMetadataErrorToResponseError).
+is forgotten at once (a share group with its share-partition state: ``share_group/deletion.py``).
+If the tombstones' append fails, the groups come back as they were and the client hears the
+mapped error (Kafka's appendGroupMetadataErrorToResponseError).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from coordinator.core.messages import (
     RequestContext,
 )
 from coordinator.core.result import Effects, ReplyToken, Result
+from coordinator.core.share_group.deletion import delete_share_group
 from wire.constants import ErrorCode
 
 __all__ = ["handle_delete_groups"]
@@ -47,6 +49,9 @@ def _delete_group(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> Er
     consumer_group = engine.consumer_groups.get(group_id)
     if consumer_group is not None:
         return _delete_consumer_group(engine, consumer_group, fx)
+    share_group = engine.share_groups.get(group_id)
+    if share_group is not None:
+        return delete_share_group(engine, share_group, fx)
     group = engine.groups.get(group_id)
     if group is None or group.state is DEAD:
         return ErrorCode.GROUP_ID_NOT_FOUND

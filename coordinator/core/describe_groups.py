@@ -2,7 +2,8 @@
 
 Version notes: v3 authorized operations (the broker's business: it has the authorizer);
 v4 member group.instance.id; v6 GROUP_ID_NOT_FOUND with a message for unknown groups
-(KIP-1043; before: NONE with state Dead).
+(KIP-1043; before: NONE with state Dead). A share group is described as Kafka does: not a
+classic group, so GROUP_ID_NOT_FOUND (v6) or Dead.
 """
 
 from __future__ import annotations
@@ -73,6 +74,13 @@ def handle_describe_groups(
         consumer_group = engine.consumer_groups.get(group_id)
         if consumer_group is not None:
             described.append(describe_as_classic(consumer_group, engine))
+            continue
+        if group_id in engine.share_groups:  # Kafka's classicGroup(): not a classic group
+            if ctx.api_version >= 6:
+                described.append(_unknown(group_id, ErrorCode.GROUP_ID_NOT_FOUND,
+                                          f"Group {group_id} is not a classic group."))
+            else:
+                described.append(_unknown(group_id, ErrorCode.NONE))
             continue
         if group is None:
             if ctx.api_version >= 6:

@@ -25,6 +25,7 @@ from coordinator.core.classic.state import (
 from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.messages import SyncGroupResponse, join_group_error, sync_group_error
 from coordinator.core.result import Effects
+from coordinator.core.share_group.group import ShareGroup
 from coordinator.core.store import HardState, PendingWrites, TopicPartition
 from coordinator.core.timers import HeartbeatTimerKey, JoinTimerKey, SyncTimerKey
 from coordinator.core.topics_image import EMPTY_IMAGE
@@ -66,6 +67,7 @@ class Engine:
         "new_uuid",
         "pending",
         "retention_deadline",
+        "share_groups",
         "store",
         "topics_image",
     )
@@ -77,6 +79,9 @@ class Engine:
         #: Consumer groups (KIP-848), built from their records; a group id is in at most one
         #: of ``groups`` and ``consumer_groups``.
         self.consumer_groups: dict[str, ConsumerGroup] = {}
+        #: Share groups (KIP-932), built from their records; a group id is in at most one
+        #: of ``groups``, ``consumer_groups`` and ``share_groups``.
+        self.share_groups: dict[str, ShareGroup] = {}
         #: The broker's topics, as the consumer group protocol reads them.
         self.topics_image = EMPTY_IMAGE
         self.store = HardState()

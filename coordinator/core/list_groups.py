@@ -1,7 +1,7 @@
 """ListGroups (API 16), versions 0-5.
 
 Version notes: v4 states filter (KIP-518, case-insensitive), v5 types filter (KIP-848:
-"classic" or "consumer").
+"classic" or "consumer"; KIP-932: "share").
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from coordinator.core.messages import (
     RequestContext,
 )
 from coordinator.core.result import Reply, ReplyToken, Result
+from coordinator.core.share_group.group import SHARE_GROUP_TYPE, SHARE_PROTOCOL_TYPE
 from wire.constants import ErrorCode
 
 __all__ = ["CLASSIC_GROUP_TYPE", "handle_list_groups"]
@@ -41,5 +42,12 @@ def handle_list_groups(
                 continue
             listed.append({"group_id": group_id, "protocol_type": "consumer",
                            "group_state": state, "group_type": "consumer"})
+    if not types or SHARE_GROUP_TYPE in types:
+        for group_id, share_group in engine.share_groups.items():
+            state = share_group.state
+            if states and state.lower() not in states:
+                continue
+            listed.append({"group_id": group_id, "protocol_type": SHARE_PROTOCOL_TYPE,
+                           "group_state": state, "group_type": SHARE_GROUP_TYPE})
     response: ListGroupsResponse = {"error_code": ErrorCode.NONE, "groups": listed}
     return Result((), (Reply(token, response),))

@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
+from storage.share_group_records import SHARE_GROUP_KEY_TYPES, ShareGroupKey
 from storage.records import (
     CONSUMER_GROUP_KEY_TYPES,
     ConsumerGroupKey,
@@ -43,19 +44,22 @@ class HardStateSnapshot:
     offsets: Mapping[str, Mapping[TopicPartition, OffsetCommitValue]]
     groups: Mapping[str, GroupMetadataValue]
     consumer: Mapping[str, Mapping[ConsumerGroupKey, Record]]
+    share: Mapping[str, Mapping[ShareGroupKey, Record]]
     pending_txn: Mapping[int, Mapping[str, Mapping[TopicPartition, TxnOffsetCommitValue]]]
 
 
 class HardState:
     """Committed offsets and persisted group metadata, as the log says (last record wins)."""
 
-    __slots__ = ("consumer", "groups", "offsets", "pending_txn")
+    __slots__ = ("consumer", "groups", "offsets", "pending_txn", "share")
 
     def __init__(self) -> None:
         self.offsets: dict[str, dict[TopicPartition, OffsetCommitValue]] = {}
         self.groups: dict[str, GroupMetadataValue] = {}
         #: Consumer groups' (KIP-848) live records per group, last per key, in log order.
         self.consumer: dict[str, dict[ConsumerGroupKey, Record]] = {}
+        #: Share groups' (KIP-932) live records per group, last per key, in log order.
+        self.share: dict[str, dict[ShareGroupKey, Record]] = {}
         #: Offsets staged by open transactions: producer id -> group -> partition.
         self.pending_txn: dict[int, dict[str, dict[TopicPartition, TxnOffsetCommitValue]]] = {}
 
@@ -83,7 +87,9 @@ class HardState:
             elif isinstance(value, GroupMetadataValue):
                 self.groups[key.group] = value
         elif isinstance(key, CONSUMER_GROUP_KEY_TYPES):
-            self._apply_consumer(cast(ConsumerGroupKey, key), record)
+            self._apply_group_record(self.consumer, cast(ConsumerGroupKey, key), record)
+        elif isinstance(key, SHARE_GROUP_KEY_TYPES):
+            self._apply_group_record(self.share, cast(ShareGroupKey, key), record)
         elif isinstance(key, TxnOffsetCommitKey):
             self._apply_pending_txn(key, value)
 
@@ -111,16 +117,21 @@ class HardState:
         if not by_group:
             del self.pending_txn[key.producer_id]
 
-    def _apply_consumer(self, key: ConsumerGroupKey, record: Record) -> None:
-        records = self.consumer.get(key.group)
+    @staticmethod
+    def _apply_group_record(
+        by_group: dict[str, dict[Any, Record]], key: ConsumerGroupKey | ShareGroupKey,
+        record: Record,
+    ) -> None:
+        """A modern group's record: kept per group, last per key, in log order."""
+        records = by_group.get(key.group)
         if record.value is None:
             if records is not None:
                 records.pop(key, None)
                 if not records:
-                    del self.consumer[key.group]
+                    del by_group[key.group]
             return
         if records is None:
-            records = self.consumer[key.group] = {}
+            records = by_group[key.group] = {}
         records.pop(key, None)  # keep log order: the newest record goes last
         records[key] = record
 
@@ -134,6 +145,7 @@ class HardState:
             offsets={gid: dict(offsets) for gid, offsets in self.offsets.items()},
             groups=dict(self.groups),
             consumer={gid: dict(records) for gid, records in self.consumer.items()},
+            share={gid: dict(records) for gid, records in self.share.items()},
             pending_txn={
                 pid: {gid: dict(staged) for gid, staged in by_group.items()}
                 for pid, by_group in self.pending_txn.items()

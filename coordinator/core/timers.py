@@ -18,6 +18,7 @@ __all__ = [
     "HeartbeatTimerKey",
     "JoinTimerKey",
     "RetentionTimerKey",
+    "ShareSessionTimerKey",
     "SyncTimerKey",
     "TimerKey",
 ]
@@ -91,6 +92,14 @@ class ClassicMemberSyncTimerKey:
     member_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class ShareSessionTimerKey:
+    """A share group member's session expiry (Kafka's share-group-session-timeout)."""
+
+    group_id: str
+    member_id: str
+
+
 TimerKey = (
     HeartbeatTimerKey
     | JoinTimerKey
@@ -100,4 +109,5 @@ TimerKey = (
     | ConsumerRebalanceTimerKey
     | ClassicMemberJoinTimerKey
     | ClassicMemberSyncTimerKey
+    | ShareSessionTimerKey
 )

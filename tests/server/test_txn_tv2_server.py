@@ -120,18 +120,20 @@ async def test_api_versions_advertises_the_transaction_version_feature(
     assert (ranges[END_TXN], ranges[TXN_OFFSET_COMMIT], ranges[PRODUCE]) == (
         (0, 5), (0, 5), (0, 13))
     assert [(f.name, f.min_version, f.max_version) for f in answer.supported_features] == [
-        ("transaction.version", 0, 2)]
+        ("transaction.version", 0, 2), ("share.version", 0, 1)]
     assert [(f.name, f.min_version_level, f.max_version_level)
-            for f in answer.finalized_features] == [("transaction.version", 2, 2)]
+            for f in answer.finalized_features] == [("transaction.version", 2, 2),
+                                                    ("share.version", 1, 1)]
     assert answer.finalized_features_epoch == 0
     # Below v4 a supported minimum of 0 is not sent (KAFKA-17492); the level still is.
     old = await _api_versions(client, 3)
     assert list(old.supported_features) == []
-    assert [f.max_version_level for f in old.finalized_features] == [2]
+    assert [f.max_version_level for f in old.finalized_features] == [2, 1]
     for level, finalized in (("1", [1]), ("0", [])):
         other = await start_server({"transaction.version": level})
         answer = await _api_versions(await connect(other.port), 4)
-        assert [f.max_version_level for f in answer.finalized_features] == finalized
+        assert [f.max_version_level for f in answer.finalized_features
+                if f.name == "transaction.version"] == finalized
 
 
 def test_transaction_version_must_be_a_known_level() -> None:

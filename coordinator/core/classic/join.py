@@ -115,6 +115,9 @@ def _join_group(
     ):
         _error(token, req["member_id"], ErrorCode.INVALID_SESSION_TIMEOUT, fx)
         return
+    if group_id in engine.share_groups:  # Kafka: the group exists but is no consumer group
+        _error(token, "", ErrorCode.INCONSISTENT_GROUP_PROTOCOL, fx)
+        return
     is_unknown = req["member_id"] == ""
     consumer_group = engine.consumer_groups.get(group_id)
     if consumer_group is not None:

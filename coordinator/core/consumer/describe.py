@@ -100,7 +100,8 @@ def handle_consumer_group_describe(
         group = engine.consumer_groups.get(group_id)
         if group is None:
             message = (f"Group {group_id} is not a consumer group."
-                       if group_id in engine.groups else f"Group {group_id} not found.")
+                       if group_id in engine.groups or group_id in engine.share_groups
+                       else f"Group {group_id} not found.")
             described.append({"group_id": group_id, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
                               "error_message": message})
             continue

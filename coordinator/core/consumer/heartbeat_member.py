@@ -63,6 +63,9 @@ def group_for_join(engine: Engine, group_id: str, epoch: int, fx: Effects,
     group = engine.consumer_groups.get(group_id)
     if group is not None:
         return group
+    if group_id in engine.share_groups:
+        raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
+                             f"Group {group_id} is not a consumer group.")
     classic = engine.groups.get(group_id)
     if classic is not None and not (classic.state is EMPTY and not classic.members):
         if epoch != 0 or validate_online_upgrade(engine, classic) is not None:

@@ -23,7 +23,12 @@ import wire
 from coordinator.broker import config as broker_config
 from coordinator.server.route import ALLOWED, Route
 from wire import ApiKey, ErrorCode
-from wire.constants import MAX_TRANSACTION_VERSION, TRANSACTION_VERSION_FEATURE
+from wire.constants import (
+    MAX_SHARE_VERSION,
+    MAX_TRANSACTION_VERSION,
+    SHARE_VERSION_FEATURE,
+    TRANSACTION_VERSION_FEATURE,
+)
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
@@ -87,16 +92,20 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 
 def feature_fields(transaction_version: int, request_version: int) -> dict[str, Any]:
     """The feature fields (tagged, v3+): ``transaction.version`` supported 0-2 and finalized
-    at the configured level. As Kafka (KAFKA-17492), a v3 request does not get supported
+    at the configured level, ``share.version`` supported 0-1 and finalized at 1 (KIP-932). As Kafka (KAFKA-17492), a v3 request does not get supported
     features whose minimum is 0, and a level-0 feature is not finalized (KRaft removes a
     feature set to 0). Clients read the finalized level to decide on transaction version 2
     (EndTxn v5, Produce v12, TxnOffsetCommit v5)."""
     supported = [] if request_version < _FEATURE_MIN_0_VERSION else [
         {"name": TRANSACTION_VERSION_FEATURE, "min_version": 0,
-         "max_version": MAX_TRANSACTION_VERSION}]
+         "max_version": MAX_TRANSACTION_VERSION},
+        {"name": SHARE_VERSION_FEATURE, "min_version": 0, "max_version": MAX_SHARE_VERSION}]
     finalized = [] if transaction_version == 0 else [
         {"name": TRANSACTION_VERSION_FEATURE, "max_version_level": transaction_version,
          "min_version_level": transaction_version}]
+    # Share groups are served (ShareGroupHeartbeat and the rest): share.version at level 1.
+    finalized.append({"name": SHARE_VERSION_FEATURE, "max_version_level": MAX_SHARE_VERSION,
+                      "min_version_level": MAX_SHARE_VERSION})
     return {"supported_features": supported, "finalized_features": finalized,
             "finalized_features_epoch": _FINALIZED_FEATURES_EPOCH}
 

@@ -1,0 +1,50 @@
+"""Deleting a share group (DeleteGroups, Kafka's GroupMetadataManager.deleteGroup with
+ShareGroup.createGroupTombstoneRecords and the persister's DeleteShareGroupState): only an
+Empty group goes (NON_EMPTY_GROUP otherwise); its share-partition state (the share
+coordinator's ShareSnapshot/ShareUpdate records of every partition the group initialized)
+and its own records are tombstoned, and it is forgotten at once. A failed append rebuilds
+it from the log."""
+
+from __future__ import annotations
+
+from coordinator.core.engine import Engine
+from coordinator.core.result import Effects
+from coordinator.core.share_group.group import ShareGroup, ShareRecordWriter
+from coordinator.core.share_group.heartbeat import RebuildShareGroupOnFailure
+from storage.records import Record
+from storage.share_group_records import (
+    ShareGroupMetadataKey,
+    ShareGroupStatePartitionMetadataKey,
+    ShareGroupTargetAssignmentMetadataKey,
+)
+from storage.share_records import ShareSnapshotKey, ShareUpdateKey
+from wire.constants import ErrorCode
+
+__all__ = ["delete_share_group", "share_state_tombstones"]
+
+
+def share_state_tombstones(group: ShareGroup) -> list[Record]:
+    """Tombstones for the share coordinator's state of every partition the group
+    initialized (Kafka's DeleteShareGroupState through the persister)."""
+    out = []
+    for topic_id, (_, partitions) in sorted(group.initialized.items()):
+        for partition in sorted(partitions):
+            out.append(Record(ShareUpdateKey(group.group_id, topic_id, partition), None))
+            out.append(Record(ShareSnapshotKey(group.group_id, topic_id, partition), None))
+    return out
+
+
+def delete_share_group(engine: Engine, group: ShareGroup, fx: Effects) -> ErrorCode:
+    """Delete an Empty share group and its share state."""
+    if group.members:
+        return ErrorCode.NON_EMPTY_GROUP
+    for record in share_state_tombstones(group):
+        fx.persist(record)
+    writer = ShareRecordWriter(group, fx)
+    gid = group.group_id
+    writer.write(ShareGroupStatePartitionMetadataKey(gid), None)
+    writer.write(ShareGroupTargetAssignmentMetadataKey(gid), None)
+    writer.write(ShareGroupMetadataKey(gid), None)
+    del engine.share_groups[gid]
+    fx.after_append(RebuildShareGroupOnFailure(engine, gid, None))
+    return ErrorCode.NONE
