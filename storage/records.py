@@ -29,7 +29,6 @@ declared in :mod:`storage.share_records`.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any

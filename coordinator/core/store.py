@@ -18,7 +18,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from storage.share_group_records import SHARE_GROUP_KEY_TYPES, ShareGroupKey
 from storage.records import (
     CONSUMER_GROUP_KEY_TYPES,
     ConsumerGroupKey,
@@ -31,6 +30,7 @@ from storage.records import (
     TxnOffsetCommitKey,
     TxnOffsetCommitValue,
 )
+from storage.share_group_records import SHARE_GROUP_KEY_TYPES, ShareGroupKey
 
 __all__ = ["HardState", "HardStateSnapshot", "PendingWrites", "TopicPartition"]
 

@@ -107,14 +107,19 @@ def _error_response(code: ErrorCode, message: str | None) -> dict[str, Any]:
             "member_epoch": 0, "heartbeat_interval_ms": 0}
 
 
+def _blank(value: str | None) -> bool:
+    """Kafka's throwIfEmptyString test: set, but empty or all whitespace."""
+    return value is not None and value.strip() == ""
+
+
 def _validate(req: ShareGroupHeartbeatRequest) -> None:
     """Kafka's throwIfShareGroupHeartbeatRequestIsInvalid (v1: the client names itself)."""
     epoch = req["member_epoch"]
-    if req["group_id"] == "":
+    if _blank(req["group_id"]):
         raise _invalid("GroupId can't be empty.")
-    if req["rack_id"] == "":
+    if _blank(req["rack_id"]):
         raise _invalid("RackId can't be empty.")
-    if req["member_id"] == "":
+    if _blank(req["member_id"]):
         raise _invalid("MemberId can't be empty.")
     if epoch == 0:
         if not req["subscribed_topic_names"]:

@@ -92,10 +92,11 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 
 def feature_fields(transaction_version: int, request_version: int) -> dict[str, Any]:
     """The feature fields (tagged, v3+): ``transaction.version`` supported 0-2 and finalized
-    at the configured level, ``share.version`` supported 0-1 and finalized at 1 (KIP-932). As Kafka (KAFKA-17492), a v3 request does not get supported
-    features whose minimum is 0, and a level-0 feature is not finalized (KRaft removes a
-    feature set to 0). Clients read the finalized level to decide on transaction version 2
-    (EndTxn v5, Produce v12, TxnOffsetCommit v5)."""
+    at the configured level, ``share.version`` supported 0-1 and finalized at 1 (KIP-932).
+    As Kafka (KAFKA-17492), a v3 request does not get supported features whose minimum is
+    0, and a level-0 feature is not finalized (KRaft removes a feature set to 0). Clients
+    read the finalized level to decide on transaction version 2 (EndTxn v5, Produce v12,
+    TxnOffsetCommit v5)."""
     supported = [] if request_version < _FEATURE_MIN_0_VERSION else [
         {"name": TRANSACTION_VERSION_FEATURE, "min_version": 0,
          "max_version": MAX_TRANSACTION_VERSION},
