@@ -1,6 +1,7 @@
-"""Kafka's SimpleAssignor (KIP-932 share groups), mirrored where it applies
+"""Kafka 4.2's SimpleAssignor (KIP-932 share groups), mirrored where it applies
 (tests/share/COVERAGE.md), and its properties: every subscribed partition has a member,
-several members may share one, the result is deterministic and keeps current assignments."""
+several members may share one, the assignment is balanced (counts at most one apart), the
+result is deterministic and sticky (a balanced current assignment is kept)."""
 
 from __future__ import annotations
 
@@ -11,20 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coordinator.share import PartitionAssignorError, simple_assign
-from coordinator.share.assignor import SIMPLE_ASSIGNOR_NAME, java_string_hash
+from coordinator.share.assignor import SIMPLE_ASSIGNOR_NAME
 
 TOPIC_1 = uuid.UUID(int=1)
 TOPIC_2 = uuid.UUID(int=2)
 TOPIC_3 = uuid.UUID(int=3)
-
-
-def test_java_string_hash_is_javas() -> None:
-    # Values of String.hashCode() in Java.
-    assert java_string_hash("") == 0
-    assert java_string_hash("A") == 65
-    assert java_string_hash("hello") == 99162322
-    assert java_string_hash("polygenelubricants") == -(2**31)
-    assert java_string_hash("é") == 233
 
 
 def test_assign_with_empty_members() -> None:
@@ -41,9 +33,9 @@ def test_assign_with_subscribed_to_non_existent_topic() -> None:
 
 
 def test_assign_with_two_members_and_two_topics_homogeneous() -> None:
-    # Kafka's scenario, with the expectation of the hashing assignor (the stored test, from
-    # 2024, expects every member to get every partition). Homogeneous, 5 partitions: "A"
-    # hashes (65) to index 0, "B" (66) to 1; the other three go round-robin A, B, A.
+    # Homogeneous, 5 partitions over 2 members: each partition shared by ceil(2/5) = 1
+    # member, desired counts ceil(2.5) = 3 for "A" and 5 - 3 = 2 for "B"; the partitions go
+    # in order to the members still short, cycling: t1-0 A, t1-1 B, t1-2 A, t3-0 B, t3-1 A.
     got = simple_assign(
         {"A": [TOPIC_1, TOPIC_3], "B": [TOPIC_3, TOPIC_1]}, {TOPIC_1: 3, TOPIC_3: 2}
     )
@@ -59,28 +51,27 @@ def test_more_members_than_partitions_share_them() -> None:
     assert got == {m: {TOPIC_1: frozenset({0})} for m in members}
 
 
-def test_assign_heterogeneous_round_robins_per_topic() -> None:
-    # "A" hashes (65) to index 65 % 3 = 2 of its partitions [t1-0, t1-1, t1-2]: t1-2; "B"
-    # (66) to 66 % 4 = 2 of [t1-0, t1-1, t1-2, t3-0]: t1-2 as well (shared). The rest go
-    # round-robin per topic over its members: t1-0 A, t1-1 B; t3-0 B.
+def test_assign_heterogeneous_balances_each_topic() -> None:
+    # Each topic over its own subscribers: t1 (3 partitions) over A and B, desired 2 and 1:
+    # t1-0 A, t1-1 B, t1-2 A; t3 (1 partition) to B alone.
     got = simple_assign({"A": [TOPIC_1], "B": [TOPIC_1, TOPIC_3]}, {TOPIC_1: 3, TOPIC_3: 1})
     assert got == {
         "A": {TOPIC_1: frozenset({0, 2})},
-        "B": {TOPIC_1: frozenset({1, 2}), TOPIC_3: frozenset({0})},
+        "B": {TOPIC_1: frozenset({1}), TOPIC_3: frozenset({0})},
     }
 
 
 def test_assign_with_three_members_three_topics_heterogeneous() -> None:
-    # "A" [t1, t2] hashes to 65 % 6 = 5: t2-2; "B" [t3] to 66 % 2 = 0: t3-0; "C" [t2, t3] to
-    # 67 % 5 = 2: t2-2. Round-robin per topic: t1-0..2 to A; t2-0 A, t2-1 C; t3-1 B.
+    # Per topic: t1 to A alone; t2 over A and C (desired 2 and 1): t2-0 A, t2-1 C, t2-2 A;
+    # t3 over B and C (1 each): t3-0 B, t3-1 C.
     got = simple_assign(
         {"A": [TOPIC_1, TOPIC_2], "B": [TOPIC_3], "C": [TOPIC_2, TOPIC_3]},
         {TOPIC_1: 3, TOPIC_2: 3, TOPIC_3: 2},
     )
     assert got == {
         "A": {TOPIC_1: frozenset({0, 1, 2}), TOPIC_2: frozenset({0, 2})},
-        "B": {TOPIC_3: frozenset({0, 1})},
-        "C": {TOPIC_2: frozenset({1, 2})},
+        "B": {TOPIC_3: frozenset({0})},
+        "C": {TOPIC_2: frozenset({1}), TOPIC_3: frozenset({1})},
     }
 
 
@@ -105,11 +96,21 @@ def test_assign_heterogeneous_keeps_each_member_to_its_topics() -> None:
         (TOPIC_3, p) for p in range(2)}
 
 
-def test_current_assignment_is_kept_for_subscribed_members() -> None:
+def test_current_assignment_is_kept_where_balance_allows() -> None:
+    # A held all three; B joins: A keeps two of them (balance first), B gets the third.
     current = {"A": {TOPIC_1: [0, 1, 2]}, "B": {TOPIC_2: [0]}}
     got = simple_assign({"A": [TOPIC_1], "B": [TOPIC_1]}, {TOPIC_1: 3, TOPIC_2: 1}, current)
-    assert got["A"][TOPIC_1] == frozenset({0, 1, 2})
+    assert got == {"A": {TOPIC_1: frozenset({1, 2})}, "B": {TOPIC_1: frozenset({0})}}
     assert TOPIC_2 not in got["B"]  # no longer subscribed: dropped
+
+
+def test_more_members_than_partitions_are_spread_evenly() -> None:
+    # 5 members, 2 partitions: each partition shared by ceil(5/2) = 3 members, so 6
+    # assignments; desired counts 2, 1, 1, 1, 1.
+    got = simple_assign({f"c{i}": [TOPIC_1] for i in range(5)}, {TOPIC_1: 2})
+    sharers = [sum(p in parts.get(TOPIC_1, ()) for parts in got.values()) for p in (0, 1)]
+    assert sharers == [3, 3]
+    assert sorted(len(parts[TOPIC_1]) for parts in got.values()) == [1, 1, 1, 1, 2]
 
 
 @given(
@@ -131,3 +132,7 @@ def test_every_partition_has_a_member_and_the_result_is_deterministic(
     assert assigned == subscribed
     for member, parts in got.items():
         assert set(parts) <= members[member] and parts  # each member gets a partition
+    assert simple_assign(members, counts, got) == got  # a balanced assignment is kept
+    if len({frozenset(ts) for ts in members.values()}) == 1:
+        sizes = [sum(len(ps) for ps in parts.values()) for parts in got.values()]
+        assert max(sizes) - min(sizes) <= 1
