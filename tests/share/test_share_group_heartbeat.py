@@ -272,3 +272,21 @@ def test_failed_append_of_a_new_group_forgets_it() -> None:
     h.fail_appends(ErrorCode.KAFKA_STORAGE_ERROR)
     assert h.share_join("m1", ["foo"]).error_code == ErrorCode.NOT_COORDINATOR
     assert GROUP not in h.coordinator.share_groups
+
+
+def test_classic_group_sync_on_share_group() -> None:
+    h = ShareHarness()
+    h.share_join("m1", ["foo"])
+    start = len(h.records)
+    answer = h.sync_group_follower(GROUP, 1, "m1")
+    assert answer.error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.records[start:] == []
+
+
+def test_classic_group_leave_on_share_group() -> None:
+    h = ShareHarness()
+    h.share_join("m1", ["foo"])
+    answer = h.single_leave_group(GROUP, "m1")
+    assert (answer.error_code, answer.members) == (ErrorCode.UNKNOWN_MEMBER_ID, ())
+    assert list(h.share_group().members) == ["m1"]
+    assert h.heartbeat(GROUP, "m1", 1) == ErrorCode.UNKNOWN_MEMBER_ID

@@ -67,6 +67,8 @@ def _leave(
 ) -> LeaveGroupResponse:
     if not valid_group_id(group_id, allow_empty=False):
         return {"error_code": ErrorCode.INVALID_GROUP_ID, "members": ()}
+    if group_id in engine.share_groups:  # Kafka: UnknownMemberIdException, for the request
+        return {"error_code": ErrorCode.UNKNOWN_MEMBER_ID, "members": ()}
     group = engine.groups.get(group_id)
     consumer_group = engine.consumer_groups.get(group_id)
     if group is None and consumer_group is not None:  # classic members of a consumer group
