@@ -24,7 +24,8 @@ Kafka's record types (as RebalanceEvent's 100):
   ABORT only tombstones it.
 
 The share coordinator's records (``ShareSnapshotKey`` 103, ``ShareUpdateKey`` 104) are
-declared in :mod:`storage.share_records`.
+declared in :mod:`storage.share_records`, the share group records (Kafka's types 10-15) in
+:mod:`storage.share_group_records`; both are re-exported here for the coordinator core.
 """
 
 from __future__ import annotations
@@ -33,7 +34,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from storage.share_group_records import ShareGroupKey, ShareGroupValue
+from storage.share_group_records import (  # re-exported: the core reads record types here
+    SHARE_GROUP_KEY_TYPES,
+    ShareGroupCurrentMemberAssignmentKey,
+    ShareGroupCurrentMemberAssignmentValue,
+    ShareGroupKey,
+    ShareGroupMemberMetadataKey,
+    ShareGroupMemberMetadataValue,
+    ShareGroupMetadataKey,
+    ShareGroupMetadataValue,
+    ShareGroupStatePartitionMetadataKey,
+    ShareGroupStatePartitionMetadataValue,
+    ShareGroupTargetAssignmentMemberKey,
+    ShareGroupTargetAssignmentMemberValue,
+    ShareGroupTargetAssignmentMetadataKey,
+    ShareGroupTargetAssignmentMetadataValue,
+    ShareGroupValue,
+    ShareTopicInfo,
+    ShareTopicPartitionsInfo,
+)
 from storage.share_records import (
     ShareSnapshotKey,
     ShareSnapshotValue,
@@ -44,6 +63,7 @@ from storage.topic_partitions import TopicPartitions
 
 __all__ = [
     "CONSUMER_GROUP_KEY_TYPES",
+    "SHARE_GROUP_KEY_TYPES",
     "TRANSACTION_KEY_TYPES",
     "ClassicMemberMetadata",
     "ClassicProtocol",
@@ -69,6 +89,24 @@ __all__ = [
     "Record",
     "RecordKey",
     "RecordValue",
+    "ShareGroupCurrentMemberAssignmentKey",
+    "ShareGroupCurrentMemberAssignmentValue",
+    "ShareGroupKey",
+    "ShareGroupMemberMetadataKey",
+    "ShareGroupMemberMetadataValue",
+    "ShareGroupMetadataKey",
+    "ShareGroupMetadataValue",
+    "ShareGroupStatePartitionMetadataKey",
+    "ShareGroupStatePartitionMetadataValue",
+    "ShareGroupTargetAssignmentMemberKey",
+    "ShareGroupTargetAssignmentMemberValue",
+    "ShareGroupTargetAssignmentMetadataKey",
+    "ShareGroupTargetAssignmentMetadataValue",
+    "ShareGroupValue",
+    "ShareSnapshotKey",
+    "ShareTopicInfo",
+    "ShareTopicPartitionsInfo",
+    "ShareUpdateKey",
     "TopicPartitions",
     "TransactionStateKey",
     "TransactionStateValue",

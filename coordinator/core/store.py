@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from storage.records import (
     CONSUMER_GROUP_KEY_TYPES,
+    SHARE_GROUP_KEY_TYPES,
     ConsumerGroupKey,
     GroupMetadataKey,
     GroupMetadataValue,
@@ -27,10 +28,10 @@ from storage.records import (
     OffsetCommitValue,
     RebalanceEventKey,
     Record,
+    ShareGroupKey,
     TxnOffsetCommitKey,
     TxnOffsetCommitValue,
 )
-from storage.share_group_records import SHARE_GROUP_KEY_TYPES, ShareGroupKey
 
 __all__ = ["HardState", "HardStateSnapshot", "PendingWrites", "TopicPartition"]
 

@@ -28,6 +28,13 @@ def test_defaults_are_kafkas() -> None:
         "group.consumer.migration.policy": "bidirectional",
         "group.consumer.regex.refresh.interval.ms": "600000",
         "group.coordinator.rebalance.protocols": "classic,consumer",
+        "group.share.session.timeout.ms": "45000",
+        "group.share.min.session.timeout.ms": "45000",
+        "group.share.max.session.timeout.ms": "60000",
+        "group.share.heartbeat.interval.ms": "5000",
+        "group.share.min.heartbeat.interval.ms": "5000",
+        "group.share.max.heartbeat.interval.ms": "15000",
+        "group.share.max.size": "200",
     }
     assert config.offsets_retention_ms == 7 * 24 * 3600 * 1000
 
@@ -53,6 +60,8 @@ def test_from_properties_parses_every_key() -> None:
     # The session timeout must stay above the heartbeat interval.
     props["group.consumer.session.timeout.ms"] = "8"
     props["group.consumer.max.session.timeout.ms"] = "8"
+    props["group.share.session.timeout.ms"] = "8"
+    props["group.share.max.session.timeout.ms"] = "8"
     config = CoordinatorConfig.from_properties(props)
     assert config.to_properties() == props
 
@@ -108,3 +117,23 @@ def test_direct_construction_is_validated() -> None:
         CoordinatorConfig(group_max_size=0)
     with pytest.raises(ConfigError):
         CoordinatorConfig(group_max_size=True)
+
+
+def test_share_group_settings_are_bounded_as_kafka() -> None:
+    with pytest.raises(ConfigError, match=r"group\.share\.max\.size=1001 is out of range"):
+        CoordinatorConfig.from_properties({"group.share.max.size": "1001"})
+    with pytest.raises(ConfigError, match=r"group\.share\.session\.timeout\.ms=1000 must be "
+                       r"within group\.share\.min\.session\.timeout\.ms"):
+        CoordinatorConfig.from_properties({"group.share.session.timeout.ms": "1000"})
+    with pytest.raises(ConfigError, match=r"must be less than group\.share\.session\.timeout\.ms"):
+        CoordinatorConfig.from_properties({
+            "group.share.min.heartbeat.interval.ms": "1000",
+            "group.share.heartbeat.interval.ms": "1000",
+            "group.share.min.session.timeout.ms": "1000",
+            "group.share.session.timeout.ms": "1000"})
+    lowered = CoordinatorConfig.from_properties({
+        "group.share.min.session.timeout.ms": "1000", "group.share.session.timeout.ms": "1000",
+        "group.share.min.heartbeat.interval.ms": "100",
+        "group.share.heartbeat.interval.ms": "100"})
+    assert (lowered.group_share_session_timeout_ms, lowered.group_share_heartbeat_interval_ms) == (
+        1000, 100)

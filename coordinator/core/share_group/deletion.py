@@ -11,13 +11,14 @@ from coordinator.core.engine import Engine
 from coordinator.core.result import Effects
 from coordinator.core.share_group.group import ShareGroup, ShareRecordWriter
 from coordinator.core.share_group.heartbeat import RebuildShareGroupOnFailure
-from storage.records import Record
-from storage.share_group_records import (
+from storage.records import (
+    Record,
     ShareGroupMetadataKey,
     ShareGroupStatePartitionMetadataKey,
     ShareGroupTargetAssignmentMetadataKey,
+    ShareSnapshotKey,
+    ShareUpdateKey,
 )
-from storage.share_records import ShareSnapshotKey, ShareUpdateKey
 from wire.constants import ErrorCode
 
 __all__ = ["delete_share_group", "share_state_tombstones"]

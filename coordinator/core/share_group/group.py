@@ -10,8 +10,10 @@ from collections.abc import Iterable, Mapping
 
 from coordinator.core.result import Effects
 from coordinator.core.topics_image import TopicsImage
-from storage.records import Record, RecordKey, RecordValue, TopicPartitions
-from storage.share_group_records import (
+from storage.records import (
+    Record,
+    RecordKey,
+    RecordValue,
     ShareGroupCurrentMemberAssignmentKey,
     ShareGroupCurrentMemberAssignmentValue,
     ShareGroupMemberMetadataKey,
@@ -25,6 +27,7 @@ from storage.share_group_records import (
     ShareGroupTargetAssignmentMetadataKey,
     ShareGroupTargetAssignmentMetadataValue,
     ShareTopicPartitionsInfo,
+    TopicPartitions,
 )
 
 __all__ = [

@@ -35,7 +35,7 @@ from coordinator.core.share_group.group import (
 )
 from coordinator.core.timers import ShareSessionTimerKey
 from coordinator.share.assignor import simple_assign
-from storage.share_group_records import (
+from storage.records import (
     ShareGroupCurrentMemberAssignmentKey,
     ShareGroupMemberMetadataKey,
     ShareGroupMemberMetadataValue,
