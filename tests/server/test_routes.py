@@ -89,16 +89,18 @@ def test_acls_are_what_kafka_apis_checks() -> None:
 
 MAY_WAIT = {0, 1, 11, 14}  # Produce (acks=-1), Fetch, JoinGroup, SyncGroup
 PARKS = {1, 11, 14}
-PIPELINED = {ApiKey.OFFSET_COMMIT, ApiKey.HEARTBEAT, ApiKey.CONSUMER_GROUP_HEARTBEAT}
+PIPELINED = {ApiKey.OFFSET_COMMIT, ApiKey.HEARTBEAT, ApiKey.CONSUMER_GROUP_HEARTBEAT,
+             ApiKey.SHARE_GROUP_HEARTBEAT}
 GROUP_KEYED = {ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP,
                ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_DELETE, ApiKey.CONSUMER_GROUP_HEARTBEAT,
-               ApiKey.TXN_OFFSET_COMMIT}
+               ApiKey.TXN_OFFSET_COMMIT, ApiKey.SHARE_GROUP_HEARTBEAT}
 TXN_KEYED = {ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN, ApiKey.ADD_PARTITIONS_TO_TXN,
              ApiKey.INIT_PRODUCER_ID}
 MULTI = {
     ApiKey.DESCRIBE_GROUPS: (OFFSETS_TOPIC, "groups", "groups", "group_id"),
     ApiKey.DELETE_GROUPS: (OFFSETS_TOPIC, "groups_names", "results", "group_id"),
     ApiKey.CONSUMER_GROUP_DESCRIBE: (OFFSETS_TOPIC, "group_ids", "groups", "group_id"),
+    ApiKey.SHARE_GROUP_DESCRIBE: (OFFSETS_TOPIC, "group_ids", "groups", "group_id"),
     ApiKey.OFFSET_FETCH: (OFFSETS_TOPIC, "groups", "groups", "group_id"),
     ApiKey.DESCRIBE_TRANSACTIONS: (TRANSACTION_STATE_TOPIC, "transactional_ids",
                                    "transaction_states", "transactional_id"),
@@ -110,7 +112,7 @@ LISTS = {
 }
 CONSUMER_PROTOCOL = {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
 SERVED = {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26,
-          28, 32, 36, 37, 42, 47, 60, 65, 66, 68, 69}
+          28, 32, 36, 37, 42, 47, 60, 65, 66, 68, 69, 76, 77}
 
 
 def test_connection_traits_equal_the_old_tables() -> None:
@@ -131,13 +133,15 @@ def test_served_and_consumer_protocol_keys_equal_the_old_tables() -> None:
 def test_the_read_only_core_handlers_are_the_group_reads() -> None:
     from coordinator.core import handle_describe_groups, handle_list_groups, handle_offset_fetch
     from coordinator.core.consumer.describe import handle_consumer_group_describe
+    from coordinator.core.share_group.describe import handle_share_group_describe
 
     assert ROUTES.read_only_core_handlers == {
         handle_consumer_group_describe, handle_describe_groups, handle_list_groups,
-        handle_offset_fetch}
+        handle_offset_fetch, handle_share_group_describe}
     assert ROUTES.keys_where("read_only") == {
         ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.OFFSET_FETCH,
-        ApiKey.CONSUMER_GROUP_DESCRIBE, ApiKey.DESCRIBE_TRANSACTIONS, ApiKey.LIST_TRANSACTIONS}
+        ApiKey.CONSUMER_GROUP_DESCRIBE, ApiKey.DESCRIBE_TRANSACTIONS, ApiKey.LIST_TRANSACTIONS,
+        ApiKey.SHARE_GROUP_DESCRIBE}
 
 
 def test_the_fast_codec_routes_are_the_wire_fast_codecs() -> None:
