@@ -144,6 +144,8 @@ def commit_target(
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=True):
         return ErrorCode.INVALID_GROUP_ID, None
+    if group_id in engine.share_groups:  # Kafka's ShareGroup.validateOffsetCommit
+        return ErrorCode.GROUP_ID_NOT_FOUND, None
     generation = req["generation_id_or_member_epoch"]
     consumer_group = engine.consumer_groups.get(group_id)
     if consumer_group is not None:

@@ -47,6 +47,8 @@ def _delete(
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=False):
         return _error(ErrorCode.INVALID_GROUP_ID)
+    if group_id in engine.share_groups:  # Kafka's ShareGroup.validateOffsetDelete
+        return _error(ErrorCode.GROUP_ID_NOT_FOUND)
     consumer_group = engine.consumer_groups.get(group_id)
     group = engine.groups.get(group_id)
     if consumer_group is not None:

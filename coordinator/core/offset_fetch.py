@@ -66,6 +66,10 @@ def handle_offset_fetch(
             groups.append({"group_id": group_id, "error_code": ErrorCode.INVALID_GROUP_ID,
                            "topics": ()})
             continue
+        if group_id in engine.share_groups:  # Kafka's ShareGroup.validateOffsetFetch
+            groups.append({"group_id": group_id, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
+                           "topics": ()})
+            continue
         consumer_group = engine.consumer_groups.get(group_id)
         if consumer_group is not None:
             error = _validate_consumer_fetch(consumer_group, requested)

@@ -70,6 +70,8 @@ def _validate(
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=True):
         return ErrorCode.INVALID_GROUP_ID
+    if group_id in engine.share_groups:  # Kafka's ShareGroup.validateOffsetCommit
+        return ErrorCode.GROUP_ID_NOT_FOUND
     consumer_group = engine.consumer_groups.get(group_id)
     if consumer_group is not None:
         return validate_consumer_commit(consumer_group, req["generation_id"], req["member_id"],

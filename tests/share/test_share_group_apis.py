@@ -5,6 +5,7 @@ cross-type cases, Kafka's names in snake_case), on the fake-clock harness."""
 from __future__ import annotations
 
 from share_group_harness import BAR, FOO, GROUP, ShareHarness
+from txn_offset_support import txn_commit_offsets
 
 from storage.share_group_records import (
     ShareGroupMetadataKey,
@@ -115,3 +116,18 @@ def test_share_group_delete_failed_append_keeps_the_group() -> None:
     assert h.delete_groups([GROUP]) == {GROUP: ErrorCode.NOT_COORDINATOR}
     assert h.share_group().group_epoch == 2
     h.assert_share_live_equals_replay()
+
+
+def test_offset_apis_on_share_group() -> None:
+    # Kafka's ShareGroup.validateOffsetCommit / Fetch / Delete: "not a consumer group".
+    h = ShareHarness()
+    h.share_join("m1", ["foo"])
+    start = len(h.records)
+    assert h.commit_offsets(GROUP, "m1", -1, {("foo", 0): 5}) == {
+        ("foo", 0): ErrorCode.GROUP_ID_NOT_FOUND}
+    assert h.fetch_offsets(GROUP)[0] == ErrorCode.GROUP_ID_NOT_FOUND
+    assert h.delete_offsets(GROUP, [("foo", 0)])[0] == ErrorCode.GROUP_ID_NOT_FOUND
+    assert txn_commit_offsets(h, GROUP, 7, {("foo", 0): 5}) == {
+        ("foo", 0): ErrorCode.GROUP_ID_NOT_FOUND}
+    assert h.records[start:] == []
+    assert GROUP not in h.coordinator.groups  # no simple group beside the share group
