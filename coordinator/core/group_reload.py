@@ -4,8 +4,8 @@ When a partition's leadership moves, Kafka's old coordinator unloads its groups
 (``GroupMetadataManager.onUnloaded``: a parked JoinGroup or SyncGroup is answered
 NOT_COORDINATOR, timers are cancelled) and the new one loads them from the log
 (``onLoaded``): a classic group comes back Stable with the members of its last
-GroupMetadata record, or Empty; a consumer group comes back from its records; every member's
-session is re-armed from the load. In one process the log is the hard state the records
+GroupMetadata record, or Empty; a consumer or share group comes back from its records; every
+member's session is re-armed from the load. In one process the log is the hard state the records
 built, so a move is that unload and that load, in one call, against the same store.
 Clients see what they would see against Kafka: NOT_COORDINATOR for what was parked, then
 their group as the log has it, under the same generation and member epochs.
@@ -21,10 +21,12 @@ from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.engine import Engine
 from coordinator.core.messages import join_group_error, sync_group_error
 from coordinator.core.result import Effects, Result
+from coordinator.core.share_group.group import ShareGroup
 from coordinator.core.timers import (
     ConsumerSessionTimerKey,
     HeartbeatTimerKey,
     JoinTimerKey,
+    ShareSessionTimerKey,
     SyncTimerKey,
 )
 from wire.constants import ErrorCode
@@ -85,10 +87,27 @@ def _reload_consumer(engine: Engine, group_id: str, now_ms: int, fx: Effects) ->
         fx.schedule(ConsumerSessionTimerKey(group_id, member_id), now_ms + session_ms)
 
 
+def _reload_share(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> None:
+    old = engine.share_groups.get(group_id)
+    if old is None:
+        return
+    for member_id in old.members:
+        fx.cancel(ShareSessionTimerKey(group_id, member_id))
+    records = engine.store.share.get(group_id)
+    if not records:
+        del engine.share_groups[group_id]
+        return
+    group = engine.share_groups[group_id] = ShareGroup.from_records(group_id, records.values())
+    session_ms = engine.config.group_share_session_timeout_ms
+    for member_id in group.members:
+        fx.schedule(ShareSessionTimerKey(group_id, member_id), now_ms + session_ms)
+
+
 def reload_groups(engine: Engine, group_ids: Iterable[str], now_ms: int) -> Result:
     """Unload ``group_ids`` and load them again from the store (see the module docstring)."""
     fx = engine.effects()
     for group_id in group_ids:
         _reload_classic(engine, group_id, now_ms, fx)
         _reload_consumer(engine, group_id, now_ms, fx)
+        _reload_share(engine, group_id, now_ms, fx)
     return fx.result()

@@ -290,3 +290,16 @@ def test_classic_group_leave_on_share_group() -> None:
     assert (answer.error_code, answer.members) == (ErrorCode.UNKNOWN_MEMBER_ID, ())
     assert list(h.share_group().members) == ["m1"]
     assert h.heartbeat(GROUP, "m1", 1) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_coordinator_move_reloads_the_share_group() -> None:
+    from coordinator.core.group_reload import reload_groups
+
+    h = ShareHarness()
+    h.share_join("m1", ["foo"])
+    before = snapshot(h.share_group())
+    h.sleep(1_000)
+    h.apply(reload_groups(h.coordinator.engine, [GROUP], h.now))
+    assert snapshot(h.share_group()) == before
+    assert h.deadline(ShareSessionTimerKey(GROUP, "m1")) == h.now + SESSION_MS
+    assert h.share_heartbeat("m1", 1).error_code == ErrorCode.NONE
