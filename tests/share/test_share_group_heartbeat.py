@@ -303,3 +303,26 @@ def test_coordinator_move_reloads_the_share_group() -> None:
     assert snapshot(h.share_group()) == before
     assert h.deadline(ShareSessionTimerKey(GROUP, "m1")) == h.now + SESSION_MS
     assert h.share_heartbeat("m1", 1).error_code == ErrorCode.NONE
+
+
+def test_a_member_behind_by_an_epoch_gets_its_assignment_again() -> None:
+    h = ShareHarness()
+    h.share_join("m1", ["foo"])
+    h.set_topics(foo=(FOO, 8), bar=(BAR, 3))
+    lost = h.share_heartbeat("m1", 1)  # this answer never reaches the client
+    assert lost.member_epoch == 2 and assignment(lost) == {FOO: list(range(8))}
+    again = h.share_heartbeat("m1", 1)  # from the previous epoch
+    assert again.member_epoch == 2 and assignment(again) == {FOO: list(range(8))}
+    assert "assignment" not in h.share_heartbeat("m1", 2)
+
+
+def test_a_fence_that_fails_to_append_keeps_the_member_on_a_session() -> None:
+    h = ShareHarness()
+    h.share_join("m1", ["foo"])
+    h.fail_appends(ErrorCode.KAFKA_STORAGE_ERROR)
+    assert h.share_heartbeat("m1", -1).error_code == ErrorCode.NOT_COORDINATOR
+    assert list(h.share_group().members) == ["m1"]
+    assert h.deadline(ShareSessionTimerKey(GROUP, "m1")) == h.now + SESSION_MS
+    h.sleep(SESSION_MS + 1)
+    assert h.share_group().members == {}
+    h.assert_share_live_equals_replay()

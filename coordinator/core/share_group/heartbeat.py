@@ -222,7 +222,9 @@ def _heartbeat(
         "member_epoch": member.member_epoch,
         "heartbeat_interval_ms": engine.config.group_share_heartbeat_interval_ms,
     }
-    if epoch == 0 or member.assigned != old_assigned:
+    # Kafka answers with the assignment on a join and when it changed; kcoord also when the
+    # member heartbeats from its previous epoch: it lost the answer that carried the change.
+    if epoch == 0 or member.assigned != old_assigned or epoch != member.member_epoch:
         response["assignment"] = {"topic_partitions": [
             {"topic_id": tp.topic_id, "partitions": list(tp.partitions)}
             for tp in to_topic_partitions(member.assigned)
@@ -326,12 +328,16 @@ class RebuildShareGroupOnFailure:
         """Nothing to do: the group already holds the records."""
 
     def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
-        """Rebuild the group from hard state; answer with the mapped error."""
+        """Rebuild the group from hard state, re-arm its members' sessions (a fence that
+        did not reach the log had cancelled one); answer with the mapped error."""
         engine = self.engine
         records = engine.store.share.get(self.group_id)
         engine.share_groups.pop(self.group_id, None)
         if records:
-            engine.share_groups[self.group_id] = ShareGroup.from_records(
+            group = engine.share_groups[self.group_id] = ShareGroup.from_records(
                 self.group_id, records.values())
+            session_ms = engine.config.group_share_session_timeout_ms
+            for member_id in group.members:
+                fx.schedule(ShareSessionTimerKey(self.group_id, member_id), now_ms + session_ms)
         if self.token is not None:
             fx.reply(self.token, _error_response(group_metadata_error(error), None))
