@@ -30,6 +30,7 @@ from coordinator.server.app import RunningServer, serve
 from coordinator.server.faults import DropWhen, Fault, FaultInjector
 from coordinator.server.options import ServeOptions, build_options
 from coordinator.testing.removals import RemovalWatch
+from coordinator.testing.share_view import describe_share_group
 from wire.consumer_protocol import decode_assignment
 
 __all__ = ["DEFAULT_TEST_CONFIG", "MAX_ADVANCE_SECONDS", "KcoordServer", "advance_seconds",
@@ -425,12 +426,17 @@ def describe_transactions(server: Any) -> list[dict[str, Any]]:
 
 
 def describe_any(coordinator: GroupCoordinator, group_id: str) -> dict[str, Any] | None:
-    """Either group type as a JSON-friendly snapshot; None if unknown."""
+    """Any group type (classic, consumer, share) as a JSON-friendly snapshot; None if
+    unknown."""
     view = coordinator.describe(group_id)
     if view is not None:
         return describe_view(view)
     group = coordinator.consumer_group(group_id)
-    return None if group is None else describe_consumer_group(group, coordinator.topics_image)
+    if group is not None:
+        return describe_consumer_group(group, coordinator.topics_image)
+    share_group = coordinator.share_group(group_id)
+    return None if share_group is None else describe_share_group(share_group,
+                                                                  coordinator.topics_image)
 
 
 def describe_consumer_group(group: ConsumerGroup, image: TopicsImage) -> dict[str, Any]:

@@ -195,6 +195,38 @@ async def test_consumer_groups_show_over_http_and_expire_with_coordinator_time(
             nursery.cancel_scope.cancel()
 
 
+async def test_share_groups_show_over_http_and_expire_with_coordinator_time(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    """A share group member (KIP-932) joins over the wire; ``GET /groups/{id}`` shows the
+    share group with its epochs and the member's assignment; ``POST /time/advance`` past the
+    share session timeout (45 s by default) fences the member."""
+    mock_clock.rate = 1.0
+    faults = FaultInjector()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            running, port = await start(nursery, faults)
+            running.server.topics.ensure_topic("t", 2)
+            client = RawClient(await trio.open_tcp_stream("127.0.0.1", running.port))
+            joined = await client.request(wire.ApiKey.SHARE_GROUP_HEARTBEAT, 1, {
+                "group_id": "sg", "member_id": "member-1", "member_epoch": 0,
+                "subscribed_topic_names": ["t"],
+            })
+            assert (joined.error_code, joined.member_epoch) == (0, 1)
+            status, group = await call(port, "GET", "/groups/sg")
+            assert status == 200
+            assert (group["type"], group["state"], group["group_epoch"]) == ("share", "Stable", 1)
+            (member,) = group["members"]
+            assert (member["member_epoch"], member["assignment"]) == (1, [["t", 0], ["t", 1]])
+            status, groups = await call(port, "GET", "/groups")
+            assert [(g["group_id"], g["type"]) for g in groups] == [("sg", "share")]
+            status, _ = await call(port, "POST", "/time/advance", {"seconds": 46})
+            status, group = await call(port, "GET", "/groups/sg")
+            assert (group["state"], group["members"], group["group_epoch"]) == ("Empty", [], 2)
+            await client.stream.aclose()
+            nursery.cancel_scope.cancel()
+
+
 async def test_bad_control_requests_get_a_4xx_and_the_server_lives(
     mock_clock: trio.testing.MockClock,
 ) -> None:
