@@ -13,7 +13,8 @@ their group as the log has it, under the same generation and member epochs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from coordinator.core.classic.group import ClassicGroup
 from coordinator.core.classic.state import EMPTY
@@ -28,7 +29,9 @@ from coordinator.core.timers import (
     JoinTimerKey,
     ShareSessionTimerKey,
     SyncTimerKey,
+    TimerKey,
 )
+from storage.records import Record
 from wire.constants import ErrorCode
 
 __all__ = ["reload_groups"]
@@ -70,37 +73,25 @@ def _reload_classic(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> 
         engine.reschedule_heartbeat(member, now_ms, fx)
 
 
-def _reload_consumer(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> None:
-    old = engine.consumer_groups.get(group_id)
+def _reload_modern(
+    live: dict[str, Any], stored: dict[str, dict[Any, Record]],
+    build: Callable[[str, Iterable[Record]], Any], session_key: Callable[[str, str], TimerKey],
+    session_ms: int, group_id: str, now_ms: int, fx: Effects,
+) -> None:
+    """A consumer or share group: rebuilt from its records, every member's session re-armed
+    (``live`` and ``stored`` are the engine's and the store's groups of that kind)."""
+    old = live.get(group_id)
     if old is None:
         return
     for member_id in old.members:
-        fx.cancel(ConsumerSessionTimerKey(group_id, member_id))
-    records = engine.store.consumer.get(group_id)
+        fx.cancel(session_key(group_id, member_id))
+    records = stored.get(group_id)
     if not records:
-        del engine.consumer_groups[group_id]
+        del live[group_id]
         return
-    group = ConsumerGroup.from_records(group_id, records.values())
-    engine.consumer_groups[group_id] = group
-    session_ms = engine.config.group_consumer_session_timeout_ms
+    group = live[group_id] = build(group_id, records.values())
     for member_id in group.members:
-        fx.schedule(ConsumerSessionTimerKey(group_id, member_id), now_ms + session_ms)
-
-
-def _reload_share(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> None:
-    old = engine.share_groups.get(group_id)
-    if old is None:
-        return
-    for member_id in old.members:
-        fx.cancel(ShareSessionTimerKey(group_id, member_id))
-    records = engine.store.share.get(group_id)
-    if not records:
-        del engine.share_groups[group_id]
-        return
-    group = engine.share_groups[group_id] = ShareGroup.from_records(group_id, records.values())
-    session_ms = engine.config.group_share_session_timeout_ms
-    for member_id in group.members:
-        fx.schedule(ShareSessionTimerKey(group_id, member_id), now_ms + session_ms)
+        fx.schedule(session_key(group_id, member_id), now_ms + session_ms)
 
 
 def reload_groups(engine: Engine, group_ids: Iterable[str], now_ms: int) -> Result:
@@ -108,6 +99,10 @@ def reload_groups(engine: Engine, group_ids: Iterable[str], now_ms: int) -> Resu
     fx = engine.effects()
     for group_id in group_ids:
         _reload_classic(engine, group_id, now_ms, fx)
-        _reload_consumer(engine, group_id, now_ms, fx)
-        _reload_share(engine, group_id, now_ms, fx)
+        _reload_modern(engine.consumer_groups, engine.store.consumer, ConsumerGroup.from_records,
+                       ConsumerSessionTimerKey, engine.config.group_consumer_session_timeout_ms,
+                       group_id, now_ms, fx)
+        _reload_modern(engine.share_groups, engine.store.share, ShareGroup.from_records,
+                       ShareSessionTimerKey, engine.config.group_share_session_timeout_ms,
+                       group_id, now_ms, fx)
     return fx.result()

@@ -26,6 +26,7 @@ __all__ = [
     "CONSUMER_MEMBER_TYPE",
     "GROUP_AUTHORIZED_OPERATIONS",
     "describe_as_classic",
+    "described_assignment",
     "handle_consumer_group_describe",
 ]
 
@@ -38,7 +39,8 @@ GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 _NOT_REQUESTED = -(2**31)
 
 
-def _assignment(partitions: PartitionMap, image: TopicsImage) -> DescribedAssignment:
+def described_assignment(partitions: PartitionMap, image: TopicsImage) -> DescribedAssignment:
+    """A member's partitions as the describe APIs carry them (topic ids and names)."""
     return {"topic_partitions": [
         {"topic_id": tp.topic_id, "topic_name": image.by_id.get(tp.topic_id, ""),
          "partitions": list(tp.partitions)}
@@ -70,8 +72,8 @@ def describe_consumer_group(
                 "subscribed_topic_names": list(member.subscribed_topic_names),
                 # Kafka's member holds "" when it has no regex, and describes it so.
                 "subscribed_topic_regex": member.subscribed_topic_regex or "",
-                "assignment": _assignment(member.current.assigned_partitions, image),
-                "target_assignment": _assignment(group.target_of(member.member_id), image),
+                "assignment": described_assignment(member.current.assigned_partitions, image),
+                "target_assignment": described_assignment(group.target_of(member.member_id), image),
                 "member_type": (CLASSIC_MEMBER_TYPE if member.uses_classic_protocol
                                 else CONSUMER_MEMBER_TYPE),
             }

@@ -5,7 +5,7 @@ group epoch (``fence_member``: a leave, a session or rebalance timeout)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.classic.group import ClassicGroup
@@ -32,6 +32,7 @@ from wire.constants import ErrorCode
 __all__ = [
     "RebuildOnFailure",
     "RecordWriter",
+    "ReplaysRecords",
     "drop_empty_consumer_group",
     "emit_event",
     "fence_member",
@@ -119,12 +120,19 @@ def fence_member(
                                             member.member_epoch))
 
 
+class ReplaysRecords(Protocol):
+    """A group built by replaying its records (a consumer or a share group)."""
+
+    def replay(self, record: Record) -> None:
+        """Apply one of the group's records."""
+
+
 class RecordWriter:
-    """Emits a record and replays it into the group at once."""
+    """Emits a record and replays it into the group at once (consumer and share groups)."""
 
     __slots__ = ("fx", "group")
 
-    def __init__(self, group: ConsumerGroup, fx: Effects) -> None:
+    def __init__(self, group: ReplaysRecords, fx: Effects) -> None:
         self.group = group
         self.fx = fx
 

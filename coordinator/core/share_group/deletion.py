@@ -7,9 +7,10 @@ it from the log."""
 
 from __future__ import annotations
 
+from coordinator.core.consumer.records import RecordWriter
 from coordinator.core.engine import Engine
 from coordinator.core.result import Effects
-from coordinator.core.share_group.group import ShareGroup, ShareRecordWriter
+from coordinator.core.share_group.group import ShareGroup
 from coordinator.core.share_group.heartbeat import RebuildShareGroupOnFailure
 from storage.records import (
     Record,
@@ -41,7 +42,7 @@ def delete_share_group(engine: Engine, group: ShareGroup, fx: Effects) -> ErrorC
         return ErrorCode.NON_EMPTY_GROUP
     for record in share_state_tombstones(group):
         fx.persist(record)
-    writer = ShareRecordWriter(group, fx)
+    writer = RecordWriter(group, fx)
     gid = group.group_id
     writer.write(ShareGroupStatePartitionMetadataKey(gid), None)
     writer.write(ShareGroupTargetAssignmentMetadataKey(gid), None)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from coordinator.core.consumer.describe import GROUP_AUTHORIZED_OPERATIONS
+from coordinator.core.consumer.describe import GROUP_AUTHORIZED_OPERATIONS, described_assignment
 from coordinator.core.engine import Engine
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import Reply, ReplyToken, Result
-from coordinator.core.share_group.group import ShareGroup, to_topic_partitions
+from coordinator.core.share_group.group import ShareGroup
 from coordinator.share.assignor import SIMPLE_ASSIGNOR_NAME
 from wire.constants import ErrorCode
 
@@ -47,11 +47,7 @@ def describe_share_group(
                 "client_id": member.client_id,
                 "client_host": member.client_host,
                 "subscribed_topic_names": list(member.subscribed_topic_names),
-                "assignment": {"topic_partitions": [
-                    {"topic_id": tp.topic_id, "topic_name": image.by_id.get(tp.topic_id, ""),
-                     "partitions": list(tp.partitions)}
-                    for tp in to_topic_partitions(member.assigned)
-                ]},
+                "assignment": described_assignment(member.assigned, image),
             }
             for member in group.members.values()
         ],

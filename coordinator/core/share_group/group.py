@@ -1,19 +1,23 @@
 """A share group as its records say (Kafka's ShareGroup and ShareGroupMember), built only by
 replaying Kafka's share group records: handlers emit records and replay each one at once
-(``ShareRecordWriter``); the store keeps the appended ones (``HardState.share``), from which
-a restart or a failed append rebuilds the group (``ShareGroup.from_records``)."""
+(the consumer group's ``RecordWriter``); the store keeps the appended ones
+(``HardState.share``), from which a restart or a failed append rebuilds the group
+(``ShareGroup.from_records``)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
 
-from coordinator.core.result import Effects
+from coordinator.core.consumer import EMPTY_ASSIGNMENT
+from coordinator.core.consumer.group import (
+    PartitionMap,
+    from_topic_partitions,
+    to_topic_partitions,
+)
 from coordinator.core.topics_image import TopicsImage
 from storage.records import (
     Record,
-    RecordKey,
-    RecordValue,
     ShareGroupCurrentMemberAssignmentKey,
     ShareGroupCurrentMemberAssignmentValue,
     ShareGroupMemberMetadataKey,
@@ -27,50 +31,27 @@ from storage.records import (
     ShareGroupTargetAssignmentMetadataKey,
     ShareGroupTargetAssignmentMetadataValue,
     ShareTopicPartitionsInfo,
-    TopicPartitions,
 )
 
 __all__ = [
-    "SHARE_EMPTY",
+    "SHAREEMPTY_ASSIGNMENT",
     "SHARE_GROUP_TYPE",
     "SHARE_PROTOCOL_TYPE",
     "SHARE_STABLE",
     "PartitionMap",
     "ShareGroup",
     "ShareMember",
-    "ShareRecordWriter",
-    "from_topic_partitions",
     "state_partitions_value",
-    "to_topic_partitions",
 ]
 
-PartitionMap = Mapping[uuid.UUID, frozenset[int]]
-
 #: Kafka's ShareGroup.ShareGroupState names.
-SHARE_EMPTY = "Empty"
+SHAREEMPTY_ASSIGNMENT = "Empty"
 SHARE_STABLE = "Stable"
 #: ListGroups' group type and protocol type of a share group (ShareGroup.PROTOCOL_TYPE).
 SHARE_GROUP_TYPE = "share"
 SHARE_PROTOCOL_TYPE = "share"
 #: Kafka's MemberState.STABLE value: a share member has no other state.
 MEMBER_STATE_STABLE = 0
-
-_EMPTY: PartitionMap = {}
-
-
-def to_topic_partitions(partitions: PartitionMap) -> tuple[TopicPartitions, ...]:
-    """A partition map as records carry it (sorted, for stable bytes)."""
-    return tuple(TopicPartitions(topic_id, tuple(sorted(parts)))
-                 for topic_id, parts in sorted(partitions.items()) if parts)
-
-
-def from_topic_partitions(items: Iterable[TopicPartitions]) -> PartitionMap:
-    """A record's topic partitions as a partition map."""
-    out: dict[uuid.UUID, frozenset[int]] = {}
-    for item in items:
-        if item.partitions:
-            out[item.topic_id] = out.get(item.topic_id, frozenset()) | frozenset(item.partitions)
-    return out
 
 
 def state_partitions_value(
@@ -100,7 +81,7 @@ class ShareMember:
         self.subscribed_topic_names: tuple[str, ...] = ()
         self.member_epoch = 0
         self.previous_member_epoch = 0
-        self.assigned: PartitionMap = _EMPTY
+        self.assigned: PartitionMap = EMPTY_ASSIGNMENT
 
     def metadata_value(self) -> ShareGroupMemberMetadataValue:
         """The member's metadata record value."""
@@ -143,7 +124,7 @@ class ShareGroup:
     @property
     def state(self) -> str:
         """Kafka's ShareGroup.state(): Empty without members, else Stable."""
-        return SHARE_STABLE if self.members else SHARE_EMPTY
+        return SHARE_STABLE if self.members else SHAREEMPTY_ASSIGNMENT
 
     def subscriptions(self, image: TopicsImage) -> tuple[dict[str, frozenset[uuid.UUID]], int]:
         """(each member's subscribed topic ids, the subscribed topics' metadata hash)."""
@@ -158,7 +139,7 @@ class ShareGroup:
 
     def target_of(self, member_id: str) -> PartitionMap:
         """The member's target assignment (empty when it has none)."""
-        return self.target.get(member_id, _EMPTY)
+        return self.target.get(member_id, EMPTY_ASSIGNMENT)
 
 
     # ------------------------------------------------------------------ replay
@@ -210,25 +191,9 @@ class ShareGroup:
             member = self.members[member_id] = ShareMember(member_id)
         if value is None:
             member.member_epoch = member.previous_member_epoch = 0
-            member.assigned = _EMPTY
+            member.assigned = EMPTY_ASSIGNMENT
             return
         assert isinstance(value, ShareGroupCurrentMemberAssignmentValue)
         member.member_epoch = value.member_epoch
         member.previous_member_epoch = value.previous_member_epoch
         member.assigned = from_topic_partitions(value.assigned_partitions)
-
-
-class ShareRecordWriter:
-    """Emits a share group record and replays it into the group at once."""
-
-    __slots__ = ("fx", "group")
-
-    def __init__(self, group: ShareGroup, fx: Effects) -> None:
-        self.group = group
-        self.fx = fx
-
-    def write(self, key: RecordKey, value: RecordValue | None) -> None:
-        """Persist ``key``/``value`` and apply it to the group."""
-        record = Record(key, value)
-        self.group.replay(record)
-        self.fx.persist(record)

@@ -22,6 +22,8 @@ import uuid
 from typing import Any, TypedDict
 
 from coordinator.core.append_errors import group_metadata_error
+from coordinator.core.consumer.group import to_topic_partitions
+from coordinator.core.consumer.records import RecordWriter
 from coordinator.core.engine import Engine
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import Effects, ReplyToken, Result
@@ -29,9 +31,7 @@ from coordinator.core.share_group.group import (
     PartitionMap,
     ShareGroup,
     ShareMember,
-    ShareRecordWriter,
     state_partitions_value,
-    to_topic_partitions,
 )
 from coordinator.core.timers import ShareSessionTimerKey
 from coordinator.share.assignor import simple_assign
@@ -197,7 +197,7 @@ def _heartbeat(
         subscribed_topic_names=(tuple(sorted(set(names))) if names is not None
                                 else old.subscribed_topic_names),
     )
-    writer = ShareRecordWriter(group, fx)
+    writer = RecordWriter(group, fx)
     subscription_changed = new_member or (
         updated.subscribed_topic_names != old.subscribed_topic_names)
     if new_member or updated != old:
@@ -234,7 +234,7 @@ def _heartbeat(
 
 def _assign_target(
     engine: Engine, group: ShareGroup, subscribed: dict[str, frozenset[uuid.UUID]],
-    writer: ShareRecordWriter,
+    writer: RecordWriter,
 ) -> None:
     """Recompute the target assignment at the group epoch (Kafka's updateTargetAssignment
     with the simple assignor); only changed members' targets get a record. Newly assigned
@@ -262,7 +262,7 @@ def _assign_target(
         writer.write(ShareGroupStatePartitionMetadataKey(gid), state_partitions_value(initialized))
 
 
-def _reconcile(group: ShareGroup, member: ShareMember, writer: ShareRecordWriter) -> None:
+def _reconcile(group: ShareGroup, member: ShareMember, writer: RecordWriter) -> None:
     """Move the member to the target assignment at the assignment epoch (Kafka's
     ShareGroupAssignmentBuilder: a share member has no partitions to revoke first)."""
     moved = ShareMember(member.member_id)
@@ -292,7 +292,7 @@ def fence_share_member(engine: Engine, group: ShareGroup, member: ShareMember,
                        fx: Effects) -> None:
     """Remove the member (its three tombstones) and bump the group epoch (Kafka's
     shareGroupFenceMember); its partitions go to the others at the next assignment."""
-    writer = ShareRecordWriter(group, fx)
+    writer = RecordWriter(group, fx)
     gid, mid = group.group_id, member.member_id
     writer.write(ShareGroupCurrentMemberAssignmentKey(gid, mid), None)
     writer.write(ShareGroupTargetAssignmentMemberKey(gid, mid), None)
