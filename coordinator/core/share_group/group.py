@@ -34,7 +34,7 @@ from storage.records import (
 )
 
 __all__ = [
-    "SHAREEMPTY_ASSIGNMENT",
+    "SHARE_EMPTY",
     "SHARE_GROUP_TYPE",
     "SHARE_PROTOCOL_TYPE",
     "SHARE_STABLE",
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 #: Kafka's ShareGroup.ShareGroupState names.
-SHAREEMPTY_ASSIGNMENT = "Empty"
+SHARE_EMPTY = "Empty"
 SHARE_STABLE = "Stable"
 #: ListGroups' group type and protocol type of a share group (ShareGroup.PROTOCOL_TYPE).
 SHARE_GROUP_TYPE = "share"
@@ -124,7 +124,7 @@ class ShareGroup:
     @property
     def state(self) -> str:
         """Kafka's ShareGroup.state(): Empty without members, else Stable."""
-        return SHARE_STABLE if self.members else SHAREEMPTY_ASSIGNMENT
+        return SHARE_STABLE if self.members else SHARE_EMPTY
 
     def subscriptions(self, image: TopicsImage) -> tuple[dict[str, frozenset[uuid.UUID]], int]:
         """(each member's subscribed topic ids, the subscribed topics' metadata hash)."""
