@@ -12,7 +12,8 @@ every partition), and each partition's log-end offset from its leader (Metadata,
 ListOffsets "latest"), and prints Kafka's columns: GROUP, TOPIC, PARTITION, CURRENT-OFFSET,
 LOG-END-OFFSET, LAG, CONSUMER-ID, HOST, CLIENT-ID ("-" where there is none). A group with no
 members and no offsets is reported as Kafka's tool does ("Consumer group 'G' has no active
-members." / "does not exist.").
+members." / "does not exist."). A share group (KIP-932) is described by its members, as
+``kafka-share-groups.sh --describe --members`` prints them (ShareGroupDescribe).
 
 Exit status: 0; 1 when a broker cannot be reached or answers with an error; 2 bad
 arguments. Stdlib sockets and kcoord's wire codec only.
@@ -38,6 +39,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 GROUP_ID_NOT_FOUND = 69
 COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
            "CONSUMER-ID", "HOST", "CLIENT-ID")
+SHARE_COLUMNS = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT")
 
 
 class _UsageError(Exception):
@@ -177,6 +179,30 @@ def _members(conn: _Connection, group: str) -> tuple[str, dict[tuple[str, int], 
     return described_group.group_state, owners
 
 
+def _share_members(conn: _Connection, group: str) -> list[str] | None:
+    """A share group's members as ``kafka-share-groups.sh --describe --members`` prints
+    them (GROUP, CONSUMER-ID, HOST, CLIENT-ID, #PARTITIONS, ASSIGNMENT); None when the
+    group is no share group or the broker serves no ShareGroupDescribe."""
+    version = conn.version(77, 1)
+    if version is None:
+        return None
+    answer = conn.call(77, version, {"group_ids": [group],
+                                     "include_authorized_operations": False})
+    (described,) = answer.groups
+    if described.error_code != 0:
+        return None
+    if not described.members:
+        return [f"Share group '{group}' has no active members."]
+    rows = []
+    for m in sorted(described.members, key=lambda m: m.member_id):
+        parts = sorted((tp.topic_name, p) for tp in m.assignment.topic_partitions
+                       for p in tp.partitions)
+        rows.append((group, m.member_id, m.client_host, m.client_id, str(len(parts)),
+                     ",".join(f"{t}:{p}" for t, p in parts) or "-"))
+    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(SHARE_COLUMNS)]
+    return [_row(SHARE_COLUMNS, widths), *(_row(r, widths) for r in rows)]
+
+
 def _committed(conn: _Connection, group: str) -> dict[tuple[str, int], int]:
     version = conn.version(9, 7) or 1
     if version >= 2:
@@ -236,6 +262,9 @@ def describe(conn: _Connection, group: str) -> list[str]:
     GroupNotFound when there is no such group."""
     coordinator = _Connection(*_coordinator(conn, group))
     try:
+        share_lines = _share_members(coordinator, group)
+        if share_lines is not None:
+            return share_lines
         state, owners = _members(coordinator, group)
         committed = _committed(coordinator, group)
     finally:

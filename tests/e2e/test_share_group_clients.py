@@ -1,6 +1,7 @@
 """confluent-kafka's ``ShareConsumer`` (KIP-932) against a real kcoord process: members
 join a share group through ShareGroupHeartbeat, several of them share the one partition of
-a topic, the group is listed with the share type and described with its members, a closed
+a topic, the group is listed with the share type and described with its members (also by
+``kcoord groups``), a closed
 consumer leaves, and the group survives a restart of kcoord.
 
 confluent-kafka 2.16's AdminClient has no share group calls (its ``list_consumer_groups``
@@ -26,6 +27,19 @@ FAST = {
     "group.share.min.session.timeout.ms": "3000",
 }
 GROUP = "queue-group"
+
+
+def groups_cli(argv: list[str]) -> list[str]:
+    """``kcoord groups ...``'s output lines (run in this process)."""
+    import contextlib
+    import io
+
+    from coordinator.groups_cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return out.getvalue().splitlines()
 
 
 def _share_consumer(bootstrap: str) -> Any:
@@ -75,6 +89,12 @@ def test_share_consumers_join_share_a_partition_and_leave(start_kcoord: Any) -> 
         consumer_only = raw_request(bootstrap, ApiKey.LIST_GROUPS, 5,
                                     {"states_filter": [], "types_filter": ["consumer"]})
         assert list(consumer_only.groups) == []
+
+        assert groups_cli(["list", "--bootstrap", bootstrap]) == [GROUP]
+        header, *rows = groups_cli(["describe", GROUP, "--bootstrap", bootstrap])
+        assert header.split() == ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
+                                  "ASSIGNMENT"]
+        assert len(rows) == 3 and all(r.split()[-2:] == ["1", "sq:0"] for r in rows)
 
         consumers.pop().close()  # leaves with epoch -1
         wait_until(lambda: _members_with_partition_zero(bootstrap, 2, consumers),
