@@ -1,8 +1,7 @@
 """confluent-kafka's ``ShareConsumer`` (KIP-932) against a real kcoord process: members
 join a share group through ShareGroupHeartbeat, several of them share the one partition of
 a topic, the group is listed with the share type and described with its members (also by
-``kcoord groups``), a closed
-consumer leaves, and the group survives a restart of kcoord.
+``kcoord groups``), a closed consumer leaves, and the group survives a restart of kcoord.
 
 confluent-kafka 2.16's AdminClient has no share group calls (its ``list_consumer_groups``
 keeps only groups of protocol type "consumer" or "", as librdkafka filters them, against
