@@ -70,8 +70,7 @@ class ShareHarness(ConsumerHarness):
         """The live share group is exactly what its appended records rebuild."""
         live = self.coordinator.share_groups.get(group_id)
         replayed = self.coordinator.replayed_share_group(group_id)
-        assert (live is None) == (replayed is None) or (
-            live is not None and not live.members and live.group_epoch == 0)
+        assert (live is None) == (replayed is None)
         if live is None or replayed is None:
             return
         assert snapshot(live) == snapshot(replayed)
