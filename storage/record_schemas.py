@@ -17,6 +17,8 @@ from wire.schema import Field as F
 from wire.schema import Message
 
 __all__ = [
+    "CONFIG_RECORD_KEY",
+    "CONFIG_RECORD_VALUE",
     "CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY",
     "CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE",
     "CONSUMER_GROUP_MEMBER_METADATA_KEY",
@@ -424,5 +426,28 @@ SHARE_UPDATE_VALUE = Message(
         F("start_offset", "int64", "0+"),
         F("delivery_complete_count", "int32", "0+", default=-1, tag=0, tagged="0+"),
         F("state_batches", "[]", "0+", fields=_STATE_BATCH),
+    ),
+)
+
+# kcoord's dynamic configuration record (storage/config_records.py): Kafka's ConfigRecord.
+CONFIG_RECORD_KEY = Message(
+    "ConfigRecordKey",
+    api_key=_RECORD,
+    valid="107",
+    flexible="none",
+    fields=(
+        F("resource_type", "int8", "107"),
+        F("resource_name", "string", "107"),
+        F("name", "string", "107"),
+    ),
+)
+CONFIG_RECORD_VALUE = Message(
+    "ConfigRecordValue",
+    api_key=_RECORD,
+    valid="0",
+    flexible="0+",
+    fields=(
+        F("value", "string", "0+", nullable="0+"),
+        F("topic_id", "uuid", "0+"),
     ),
 )

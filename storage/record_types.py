@@ -14,7 +14,10 @@ from typing import Any
 
 from wire.schema import Message
 
+from .config_records import ConfigRecordKey, ConfigRecordValue
 from .record_schemas import (
+    CONFIG_RECORD_KEY,
+    CONFIG_RECORD_VALUE,
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
     CONSUMER_GROUP_MEMBER_METADATA_KEY,
@@ -98,6 +101,7 @@ from .share_records import (
 __all__ = [
     "BY_KEY_TYPE",
     "BY_VALUE_TYPE",
+    "CONFIG_RECORD_KEY_VERSION",
     "EVENT_KEY_PREFIX",
     "GROUP_METADATA_KEY_VERSION",
     "OFFSET_COMMIT_KEY_VERSIONS",
@@ -148,6 +152,9 @@ TXN_OFFSET_COMMIT_KEY_VERSION = 102
 #: kcoord's share coordinator records (storage/share_records.py); Kafka's types 0 and 1.
 SHARE_SNAPSHOT_KEY_VERSION = 103
 SHARE_UPDATE_KEY_VERSION = 104
+#: kcoord's dynamic configuration record (storage/config_records.py), Kafka's ConfigRecord.
+#: (105 and 106 are left to the ACL records.)
+CONFIG_RECORD_KEY_VERSION = 107
 #: The first bytes of every RebalanceEvent key (its version): history, not state.
 EVENT_KEY_PREFIX = struct.pack(">h", REBALANCE_EVENT_KEY_VERSION)
 
@@ -224,6 +231,9 @@ _TYPES = (
              SHARE_SNAPSHOT_VALUE, ShareSnapshotValue),
             (SHARE_UPDATE_KEY_VERSION, SHARE_UPDATE_KEY, ShareUpdateKey,
              SHARE_UPDATE_VALUE, ShareUpdateValue),
+            # kcoord's dynamic configuration record (storage/config_records.py).
+            (CONFIG_RECORD_KEY_VERSION, CONFIG_RECORD_KEY, ConfigRecordKey,
+             CONFIG_RECORD_VALUE, ConfigRecordValue),
         )
     ),
 )

@@ -25,7 +25,8 @@ Kafka's record types (as RebalanceEvent's 100):
 
 The share coordinator's records (``ShareSnapshotKey`` 103, ``ShareUpdateKey`` 104) are
 declared in :mod:`storage.share_records`, the share group records (Kafka's types 10-15) in
-:mod:`storage.share_group_records`; both are re-exported here for the coordinator core.
+:mod:`storage.share_group_records` (both re-exported here for the coordinator core), the
+dynamic configuration record (``ConfigRecordKey`` 107) in :mod:`storage.config_records`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from storage.config_records import ConfigRecordKey, ConfigRecordValue
 from storage.share_group_records import (  # re-exported: the core reads record types here
     SHARE_GROUP_KEY_TYPES,
     ShareGroupCurrentMemberAssignmentKey,
@@ -396,6 +398,7 @@ RecordKey = (
     | ShareSnapshotKey
     | ShareUpdateKey
     | ShareGroupKey
+    | ConfigRecordKey
 )
 RecordValue = (
     OffsetCommitValue
@@ -407,6 +410,7 @@ RecordValue = (
     | ShareSnapshotValue
     | ShareUpdateValue
     | ShareGroupValue
+    | ConfigRecordValue
 )
 
 

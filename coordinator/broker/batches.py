@@ -11,6 +11,8 @@ individual records with :func:`record_timestamps`, within a bounded decompressio
 
 from __future__ import annotations
 
+import struct
+
 from coordinator.broker.errors import BrokerError
 from storage.batch_validation import (
     InvalidBatchRecords,
@@ -129,3 +131,20 @@ def record_timestamps(batch: bytes) -> list[tuple[int, int]] | None:
     """(offset, timestamp) of every record of one stored batch, in order; None when its
     records cannot be read (garbled, or decompressing past the read bound)."""
     return record_offsets_and_timestamps(batch, parse_batches(batch, verify_crc=False)[0])
+
+
+_ATTRIBUTES = struct.Struct(">h")  # at byte 21
+_MAX_TIMESTAMP_AT = 35
+
+
+def stamp_log_append_time(records: bytes, now_ms: int) -> bytes:
+    """The batch as a ``message.timestamp.type=LogAppendTime`` topic stores it (Kafka's
+    ``LogValidator``): the timestamp-type attribute set, the max timestamp the broker's
+    clock, the CRC recomputed (it covers the attributes onwards)."""
+    batch = bytearray(records)
+    (attributes,) = _ATTRIBUTES.unpack_from(batch, _CRC_START)
+    _ATTRIBUTES.pack_into(batch, _CRC_START, attributes | _ATTR_LOG_APPEND_TIME)
+    struct.pack_into(">q", batch, _MAX_TIMESTAMP_AT, now_ms)
+    end = struct.unpack_from(">i", batch, 8)[0] + 12
+    struct.pack_into(">I", batch, 17, crc32c(memoryview(batch)[_CRC_START:end]))
+    return bytes(batch)

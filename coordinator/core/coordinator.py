@@ -281,8 +281,8 @@ class GroupCoordinator(Engine):
             if group_id not in groups and group_id not in self.consumer_groups:
                 groups[group_id] = ClassicGroup(group_id, EMPTY, None)
         fx = self.effects()
-        session_ms = self.config.group_consumer_session_timeout_ms
         for consumer_group in self.consumer_groups.values():
+            session_ms = self.consumer_session_timeout_ms(consumer_group.group_id)
             for member_id in consumer_group.members:
                 fx.schedule(ConsumerSessionTimerKey(consumer_group.group_id, member_id),
                             now_ms + session_ms)

@@ -63,6 +63,7 @@ class Engine:
         "config",
         "consumer_groups",
         "dropped_events",
+        "group_configs",
         "groups",
         "new_uuid",
         "pending",
@@ -85,10 +86,28 @@ class Engine:
         #: The broker's topics, as the consumer group protocol reads them.
         self.topics_image = EMPTY_IMAGE
         self.store = HardState()
+        #: Each group's dynamic configs (IncrementalAlterConfigs on a GROUP resource; the
+        #: server's config shard fills it): what overrides ``config`` for that group.
+        self.group_configs: dict[str, dict[str, str]] = {}
         self.pending = PendingWrites()
         self.retention_deadline = -1
         #: RebalanceEvent history records lost to failed appends (they never fail a request).
         self.dropped_events = 0
+
+    def consumer_session_timeout_ms(self, group_id: str) -> int:
+        """The group's ``consumer.session.timeout.ms``, else the broker's (``GroupConfig``;
+        the ``share.*`` keys are read the same way once share groups are served)."""
+        configs = self.group_configs.get(group_id)
+        if configs is not None and "consumer.session.timeout.ms" in configs:
+            return int(configs["consumer.session.timeout.ms"])
+        return self.config.group_consumer_session_timeout_ms
+
+    def consumer_heartbeat_interval_ms(self, group_id: str) -> int:
+        """The group's ``consumer.heartbeat.interval.ms``, else the broker's."""
+        configs = self.group_configs.get(group_id)
+        if configs is not None and "consumer.heartbeat.interval.ms" in configs:
+            return int(configs["consumer.heartbeat.interval.ms"])
+        return self.config.group_consumer_heartbeat_interval_ms
 
     def effects(self) -> Effects:
         """A fresh accumulator whose persisted records count as in flight here."""

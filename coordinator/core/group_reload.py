@@ -100,7 +100,7 @@ def reload_groups(engine: Engine, group_ids: Iterable[str], now_ms: int) -> Resu
     for group_id in group_ids:
         _reload_classic(engine, group_id, now_ms, fx)
         _reload_modern(engine.consumer_groups, engine.store.consumer, ConsumerGroup.from_records,
-                       ConsumerSessionTimerKey, engine.config.group_consumer_session_timeout_ms,
+                       ConsumerSessionTimerKey, engine.consumer_session_timeout_ms(group_id),
                        group_id, now_ms, fx)
         _reload_modern(engine.share_groups, engine.store.share, ShareGroup.from_records,
                        ShareSessionTimerKey, engine.config.group_share_session_timeout_ms,

@@ -319,6 +319,10 @@ async def serve(
                     server.transactions = await _start_transactions(
                         core_nursery, server, runtime, options
                     )
+                    from coordinator.server.config_shard import attach_configs
+
+                    attach_configs(runtime, server.topics, server.config,
+                                   server.identity.node_id)
                     if server.topics.files is not None and options.fsync == "interval":
                         core_nursery.start_soon(_flush_topics, server.topics.files)
                     if server.topics.files is not None:

@@ -58,6 +58,7 @@ from coordinator.server.sink import RecordSink
 from coordinator.server.timer_heap import TimerHeap
 from coordinator.server.waiters import PendingReply, RuntimeClosed
 from coordinator.txn.timers import TxnTimerKey
+from storage.config_records import ConfigRecordKey
 from storage.errors import append_error_of
 from storage.records import Record, TransactionStateKey
 
@@ -126,6 +127,10 @@ class CoordinatorRuntime:
         self.append_failures = 0
         #: The transaction shard's records met during replay, in log order (until attached).
         self.transaction_records: list[Record] = []
+        #: The dynamic config shard, once attached (``attach_configs``), and its records
+        #: met during replay until then.
+        self.configs: Shard | None = None
+        self.config_records: list[Record] = []
 
     @property
     def dropped_events(self) -> int:
@@ -191,10 +196,14 @@ class CoordinatorRuntime:
     def _replay_all(self, records: Iterable[Record]) -> int:
         replay = self.coordinator.replay
         transaction_records = self.transaction_records
+        config_records = self.config_records
         count = 0
         for record in records:
-            if type(record.key) is TransactionStateKey:
+            kind = type(record.key)
+            if kind is TransactionStateKey:
                 transaction_records.append(record)
+            elif kind is ConfigRecordKey:
+                config_records.append(record)
             else:
                 replay(record)
             count += 1
@@ -210,6 +219,13 @@ class CoordinatorRuntime:
             shard.replay(record)
         self.transaction_records = []
         self._process(shard.on_loaded(self.now_ms()), shard)
+
+    def attach_configs(self, shard: Shard) -> None:
+        """Serve the dynamic config shard (after the load): replay its records."""
+        self.configs = shard
+        for record in self.config_records:
+            shard.replay(record)
+        self.config_records = []
 
     def process_transactions(self, result: Result) -> None:
         """Carry out a Result the marker writer got from the transaction shard."""

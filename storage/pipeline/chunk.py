@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from storage.config_records import ConfigRecordKey
 from storage.directory import SegmentFile
 from storage.record_codec import UnknownKey, decode_key
 from storage.records import (
@@ -53,8 +54,9 @@ class KeyTable:
         kid = self.by_object.get(id(key))
         if kid is not None:
             return kid
-        if isinstance(key, TransactionStateKey | ShareSnapshotKey | ShareUpdateKey):
-            raise ValueError("transaction and share state records are not in the datasets")
+        if isinstance(key, TransactionStateKey | ShareSnapshotKey | ShareUpdateKey
+                      | ConfigRecordKey):
+            raise ValueError("transaction, share and config records are not in the datasets")
         kid = len(self.kind)
         if isinstance(key, OffsetCommitKey | TxnOffsetCommitKey):
             self.kind.append(_OC if isinstance(key, OffsetCommitKey) else _TX)
@@ -75,8 +77,8 @@ class KeyTable:
         if key is None:
             decoded = decode_key(raw)
             if isinstance(decoded, UnknownKey | TransactionStateKey | ShareSnapshotKey
-                          | ShareUpdateKey):
-                return -1  # unknown, transaction or share state: not in the datasets
+                          | ShareUpdateKey | ConfigRecordKey):
+                return -1  # unknown, transaction, share or config: not in the datasets
             key = self.cache[raw] = decoded
         return self.id_of(key)
 

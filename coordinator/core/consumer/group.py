@@ -76,6 +76,8 @@ class SteadyHeartbeat(NamedTuple):
     config: CoordinatorConfig
     session_key: ConsumerSessionTimerKey
     heartbeat_interval_ms: int
+    #: The group's session timeout (its ``consumer.session.timeout.ms``, else the broker's).
+    session_timeout_ms: int
 
 
 def to_topic_partitions(partitions: PartitionMap) -> tuple[TopicPartitions, ...]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from coordinator.config import CoordinatorConfig
 from coordinator.core.consumer import (
     CurrentMemberAssignment,
     MemberState,
@@ -131,7 +130,7 @@ def _steady(
     if steady is None:
         return None
     return Result((), (Reply(token, steady_response(steady)),), (ScheduleTimer(
-        steady.session_key, now_ms + steady.config.group_consumer_session_timeout_ms),))
+        steady.session_key, now_ms + steady.session_timeout_ms),))
 
 
 def steady_heartbeat(
@@ -158,8 +157,9 @@ def steady_heartbeat(
         return None
     config = engine.config
     steady = member.steady_heartbeat
-    if steady is None or steady.current is not current or steady.config is not config:
-        return _steady_heartbeat(group.group_id, member, current, config)
+    if (steady is None or steady.current is not current or steady.config is not config
+            or (engine.group_configs and group_id in engine.group_configs)):
+        return _steady_heartbeat(engine, group.group_id, member, current)
     return steady
 
 
@@ -175,12 +175,13 @@ def steady_response(steady: SteadyHeartbeat) -> ConsumerGroupHeartbeatResponse:
 
 
 def _steady_heartbeat(
-    group_id: str, member: ConsumerMember, current: CurrentMemberAssignment[uuid.UUID],
-    config: CoordinatorConfig,
+    engine: Engine, group_id: str, member: ConsumerMember,
+    current: CurrentMemberAssignment[uuid.UUID],
 ) -> SteadyHeartbeat | None:
     """The member's ``steady_heartbeat`` for ``current`` and ``config`` (kept on it),
     or None when a heartbeat at this state must take the full path (a member not Stable or
     leaving, the consumer protocol disabled)."""
+    config = engine.config
     epoch = current.member_epoch
     if epoch <= 0 or current.state is not _STABLE or not config.consumer_protocol_enabled:
         return None
@@ -188,7 +189,8 @@ def _steady_heartbeat(
     session_key = (old.session_key if old is not None
                    else ConsumerSessionTimerKey(group_id, member.member_id))
     steady = member.steady_heartbeat = SteadyHeartbeat(
-        current, config, session_key, config.group_consumer_heartbeat_interval_ms)
+        current, config, session_key, engine.consumer_heartbeat_interval_ms(group_id),
+        engine.consumer_session_timeout_ms(group_id))
     return steady
 
 
@@ -262,7 +264,7 @@ def _heartbeat(
         "error_code": ErrorCode.NONE,
         "member_id": member.member_id,
         "member_epoch": member.member_epoch,
-        "heartbeat_interval_ms": config.group_consumer_heartbeat_interval_ms,
+        "heartbeat_interval_ms": engine.consumer_heartbeat_interval_ms(group.group_id),
     }
     full = epoch == 0 or (
         req["rebalance_timeout_ms"] != -1
@@ -302,7 +304,7 @@ def _schedule_timers(
     gid = group.group_id
     mid = member.member_id
     fx.schedule(ConsumerSessionTimerKey(gid, mid),
-                now_ms + engine.config.group_consumer_session_timeout_ms)
+                now_ms + engine.consumer_session_timeout_ms(gid))
     current = member.current
     if current is old:
         return

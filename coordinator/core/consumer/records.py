@@ -171,7 +171,7 @@ class RebuildOnFailure:
             if converted:
                 for member in group.members.values():
                     fx.schedule(ConsumerSessionTimerKey(gid, member.member_id),
-                                now_ms + _session_timeout_ms(engine, member))
+                                now_ms + _session_timeout_ms(engine, gid, member))
         elif gid in engine.store.groups:
             classic = engine.groups[gid] = ClassicGroup.from_record(gid, engine.store.groups[gid])
             for classic_member in classic.members.values():
@@ -186,8 +186,8 @@ class RebuildOnFailure:
         return {"error_code": code, "error_message": None, "member_epoch": -1}
 
 
-def _session_timeout_ms(engine: Engine, member: ConsumerMember) -> int:
+def _session_timeout_ms(engine: Engine, group_id: str, member: ConsumerMember) -> int:
     """A member's session timeout: its classic one, or the consumer protocol's."""
     if member.classic is not None:
         return member.classic.session_timeout_ms
-    return engine.config.group_consumer_session_timeout_ms
+    return engine.consumer_session_timeout_ms(group_id)

@@ -43,7 +43,7 @@ class _ConsumerGroupHeartbeat(WithCurrentTopics):
                                           body["member_id"], body["member_epoch"])
                 if steady is not None:
                     runtime.arm_timer(steady.session_key,
-                                      now_ms + steady.config.group_consumer_session_timeout_ms)
+                                      now_ms + steady.session_timeout_ms)
                     return ReadyReply(steady_response(steady))
         return runtime.submit(self.handler, ctx, body)
 

@@ -1,40 +1,49 @@
-"""DescribeConfigs (key 32), versions 0-4: what admin clients read back of a topic's and
-the broker's configuration, as Kafka's ``ConfigHelper`` answers.
+"""DescribeConfigs (key 32), versions 0-4: what admin clients read back of a topic's, a
+broker's and a group's configuration, as Kafka's ``ConfigHelper`` answers
+(``coordinator.server.config_entries`` layers each key's sources and synonyms).
 
-- Topic (resource type 2): every topic-level config Kafka lists, with Kafka's defaults
-  (``max.message.bytes``, ``retention.ms``, ``retention.bytes`` and ``segment.bytes``
-  follow the broker's ``message.max.bytes``, ``log.retention.*`` and
-  ``log.segment.bytes``); one the topic was
-  created with is source DYNAMIC_TOPIC_CONFIG (1), the others DEFAULT_CONFIG (5); the
-  internal topics report the configs Kafka creates them with (``cleanup.policy=compact``).
-  An
-  illegal name is INVALID_TOPIC_EXCEPTION, an unknown topic UNKNOWN_TOPIC_OR_PARTITION.
-- Broker (resource type 4), named by this broker's node id: the server's configuration
-  (Kafka's names), a key given on the command line or in a properties file being
-  STATIC_BROKER_CONFIG (4), the rest DEFAULT_CONFIG; every broker config is read-only
-  here (there are no dynamic broker configs). The keys clients read (``listeners``,
-  ``advertised.listeners``, ``node.id``, ``broker.id``, ``log.dirs``, ``process.roles``)
-  are this process's: its bound and advertised address, node id and data directory, a
-  combined ``broker,controller`` node. The empty name (the cluster-wide dynamic
-  defaults) has none. Another id, or a name that is not a number, is INVALID_REQUEST.
+- Topic (resource type 2): every topic-level config Kafka defines (``LogConfig``), a value
+  the topic was created or altered with being DYNAMIC_TOPIC_CONFIG (1), the others following
+  their broker synonyms (``retention.ms`` <- ``log.retention.ms/minutes/hours``,
+  ``max.message.bytes`` <- ``message.max.bytes``: DYNAMIC_BROKER_CONFIG 2,
+  DYNAMIC_DEFAULT_BROKER_CONFIG 3, STATIC_BROKER_CONFIG 4) or Kafka's default
+  (DEFAULT_CONFIG 5); the internal topics report the configs Kafka creates them with
+  (``cleanup.policy=compact``). An illegal name is INVALID_TOPIC_EXCEPTION, an unknown topic
+  UNKNOWN_TOPIC_OR_PARTITION.
+- Broker (resource type 4), named by this broker's node id: the server's configuration and
+  the dynamic broker keys Kafka defines (``read_only`` unless dynamic), each from its
+  layers. The keys clients read (``listeners``, ``advertised.listeners``, ``node.id``,
+  ``broker.id``, ``log.dirs``, ``process.roles``) are this process's: its bound and
+  advertised address, node id and data directory, a combined ``broker,controller`` node.
+  The empty name (the cluster-wide dynamic defaults) has those set dynamically (source 3).
+  Another id, or a name that is not a number, is INVALID_REQUEST.
+- Group (resource type 32): every ``GroupConfig`` key, the group's own value being
+  GROUP_CONFIG (8), else the broker's default.
 - Any other resource type: INVALID_REQUEST.
 
 ``configuration_keys`` (null: all) selects names; v0 answers ``is_default``, v1+
-``config_source`` and, with ``include_synonyms``, the config itself as its one synonym;
-v3+ ``config_type`` (Kafka's ConfigType ids).
+``config_source`` and, with ``include_synonyms``, the layers as synonyms; v3+
+``config_type`` (Kafka's ConfigType ids) and, with ``include_documentation``, each key's
+documentation.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import wire
-from coordinator.broker import config as broker_config
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import validate_topic_name
+from coordinator.configs.definitions import BROKER_KEYS, TOPIC_KEYS
 from coordinator.server.api_support import store_of
+from coordinator.server.config_entries import (
+    DEFAULT_CONFIG,
+    DYNAMIC_DEFAULT_BROKER_CONFIG,
+    STATIC_BROKER_CONFIG,
+    ConfigView,
+    entry,
+)
 from coordinator.server.internal_topics import CREATION_CONFIGS, is_internal
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
@@ -47,60 +56,16 @@ __all__ = ["ROUTE", "TOPIC_CONFIG_DEFAULTS", "handle"]
 
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
-
-# DescribeConfigsResponse.ConfigSource
-DYNAMIC_TOPIC_CONFIG = 1
-STATIC_BROKER_CONFIG = 4
-DEFAULT_CONFIG = 5
-
-# ConfigDef.Type as DescribeConfigs v3+ numbers it
-_BOOLEAN, _STRING, _INT, _LONG, _DOUBLE, _LIST = 1, 2, 3, 5, 6, 7
-_LONG_MAX = str(2**63 - 1)
+GROUP_RESOURCE = 32
+_STRING, _INT, _LIST = 2, 3, 7
 
 #: Kafka 4's topic-level configs: name -> (default, ConfigType id).
-TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
-    "cleanup.policy": ("delete", _LIST),
-    "compression.type": ("producer", _STRING),
-    "delete.retention.ms": ("86400000", _LONG),
-    "file.delete.delay.ms": ("60000", _LONG),
-    "flush.messages": (_LONG_MAX, _LONG),
-    "flush.ms": (_LONG_MAX, _LONG),
-    "index.interval.bytes": ("4096", _INT),
-    "max.compaction.lag.ms": (_LONG_MAX, _LONG),
-    "max.message.bytes": ("1048588", _INT),
-    "message.timestamp.after.max.ms": (_LONG_MAX, _LONG),
-    "message.timestamp.before.max.ms": (_LONG_MAX, _LONG),
-    "message.timestamp.type": ("CreateTime", _STRING),
-    "min.cleanable.dirty.ratio": ("0.5", _DOUBLE),
-    "min.compaction.lag.ms": ("0", _LONG),
-    "min.insync.replicas": ("1", _INT),
-    "preallocate": ("false", _BOOLEAN),
-    "retention.bytes": ("-1", _LONG),
-    "retention.ms": ("604800000", _LONG),
-    "segment.bytes": ("1073741824", _INT),
-    "segment.index.bytes": ("10485760", _INT),
-    "segment.jitter.ms": ("0", _LONG),
-    "segment.ms": ("604800000", _LONG),
-    "unclean.leader.election.enable": ("false", _BOOLEAN),
-}
+TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str | None, int]] = {
+    name: (key.default, int(key.type)) for name, key in TOPIC_KEYS.items()}
 
 
-def _entry(name: str, value: str | None, source: int, config_type: int, read_only: bool,
-           synonyms: bool) -> dict[str, Any]:
-    return {
-        "name": name,
-        "value": value,
-        "read_only": read_only,
-        "is_default": source == DEFAULT_CONFIG,
-        "config_source": source,
-        "is_sensitive": False,
-        "synonyms": [{"name": name, "value": value, "source": source}] if synonyms else [],
-        "config_type": config_type,
-        "documentation": None,
-    }
-
-
-def _topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
+def _topic_configs(ctx: RequestContext, view: ConfigView, name: str, synonyms: bool,
+                   docs: bool) -> list[dict[str, Any]]:
     validate_topic_name(name)  # INVALID_TOPIC_EXCEPTION
     topic = store_of(ctx).get(name)
     if is_internal(name):  # created by Kafka with these configs
@@ -110,27 +75,15 @@ def _topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[
                           "The topic does not exist or this server does not host it.")
     else:
         overrides = topic.configs
-    defaults = dict(TOPIC_CONFIG_DEFAULTS)
-    broker = ctx.state.config
-    defaults["max.message.bytes"] = (str(broker_config.message_max_bytes(broker)), _INT)
-    defaults["retention.ms"] = (str(broker_config.retention_ms(broker)), _LONG)
-    defaults["retention.bytes"] = (str(broker_config.retention_bytes(broker)), _LONG)
-    defaults["segment.bytes"] = (str(broker_config.segment_bytes(broker)), _INT)
-    out = []
-    for key in sorted(set(defaults) | set(overrides)):
-        config_type = defaults.get(key, ("", _STRING))[1]
-        if key in overrides:
-            out.append(_entry(key, overrides[key], DYNAMIC_TOPIC_CONFIG, config_type,
-                              False, synonyms))
-        else:
-            out.append(_entry(key, defaults[key][0], DEFAULT_CONFIG, config_type, False,
-                              synonyms))
-    return out
+    return view.topic_entries(overrides, synonyms, docs)
 
 
-def _broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
-    if name == "":
-        return []
+def _broker_configs(ctx: RequestContext, view: ConfigView, name: str, synonyms: bool,
+                    docs: bool) -> list[dict[str, Any]]:
+    if name == "":  # the cluster-wide dynamic defaults
+        return [entry(key, [(key, value, DYNAMIC_DEFAULT_BROKER_CONFIG)], BROKER_KEYS.get(key),
+                      key not in BROKER_KEYS, synonyms, docs)
+                for key, value in sorted(view.dynamic("").items())]
     try:
         node_id = int(name)
     except ValueError:
@@ -142,17 +95,15 @@ def _broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict
             f"Unexpected broker id, expected {ctx.state.identity.node_id} or empty string, "
             f"but received {name}",
         )
-    config: Mapping[str, str] = ctx.state.config
-    explicit: frozenset[str] = getattr(ctx.state, "explicit_config_keys", frozenset())
     process = _process_configs(ctx)
-    entries = {
-        key: _entry(key, config[key],
-                    STATIC_BROKER_CONFIG if key in explicit else DEFAULT_CONFIG,
-                    _STRING, True, synonyms)
-        for key in config if key not in process
-    }
+    keys = (set(view.static) | set(BROKER_KEYS) | set(view.dynamic(name))
+            | set(view.dynamic(""))) - set(process)
+    entries = {e["name"]: e for e in view.broker_entries(keys, synonyms, docs)}
     for key, (value, source, config_type) in process.items():
-        entries[key] = _entry(key, value, source, config_type, True, synonyms)
+        made = entry(key, [(key, value, source)], BROKER_KEYS.get(key), key not in BROKER_KEYS,
+                     synonyms, docs)
+        made["config_type"] = config_type
+        entries[key] = made
     return [entries[key] for key in sorted(entries)]
 
 
@@ -186,15 +137,20 @@ def _process_configs(ctx: RequestContext) -> dict[str, tuple[str | None, int, in
     }
 
 
-def _describe(ctx: RequestContext, resource: Any, synonyms: bool) -> dict[str, Any]:
+def _describe(ctx: RequestContext, view: ConfigView, resource: Any, synonyms: bool,
+              docs: bool) -> dict[str, Any]:
     kind, name = resource.resource_type, resource.resource_name
     result: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": None,
                               "resource_type": kind, "resource_name": name, "configs": []}
     try:
         if kind == TOPIC_RESOURCE:
-            configs = _topic_configs(ctx, name, synonyms)
+            configs = _topic_configs(ctx, view, name, synonyms, docs)
         elif kind == BROKER_RESOURCE:
-            configs = _broker_configs(ctx, name, synonyms)
+            configs = _broker_configs(ctx, view, name, synonyms, docs)
+        elif kind == GROUP_RESOURCE and name:
+            configs = view.group_entries(name, synonyms, docs)
+        elif kind == GROUP_RESOURCE:
+            raise BrokerError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
         else:
             raise BrokerError(ErrorCode.INVALID_REQUEST,
                               f"Unsupported resource type {kind} for DescribeConfigs")
@@ -210,14 +166,18 @@ def _describe(ctx: RequestContext, resource: Any, synonyms: bool) -> dict[str, A
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
     """Each resource's configs, or its error."""
     body = request.body
-    synonyms = bool(request.api_version >= 1 and body.include_synonyms)
+    version = request.api_version
+    synonyms = bool(version >= 1 and body.include_synonyms)
+    docs = bool(version >= 3 and body.include_documentation)
+    view = ConfigView(ctx)
     return {"throttle_time_ms": 0,
-            "results": [_describe(ctx, r, synonyms) for r in body.resources]}
+            "results": [_describe(ctx, view, r, synonyms, docs) for r in body.resources]}
 
 
 ROUTE = Route(
     ApiKey.DESCRIBE_CONFIGS,
     handle,
     acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE_CONFIGS, "topic resources"),
-         Acl(ResourceType.CLUSTER, AclOperation.DESCRIBE_CONFIGS, "broker resources")),
+         Acl(ResourceType.CLUSTER, AclOperation.DESCRIBE_CONFIGS, "broker resources"),
+         Acl(ResourceType.GROUP, AclOperation.DESCRIBE_CONFIGS, "group resources")),
 )

@@ -24,15 +24,16 @@ coordinator errors as NOT_ENOUGH_REPLICAS (``ReplicaManager``'s translation).
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.broker import config as broker_config
-from coordinator.broker.batches import validate_produced_batch
+from coordinator.broker.batches import stamp_log_append_time, validate_produced_batch
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import Topic
-from coordinator.server.api_support import leadership_error, store_of
+from coordinator.server.api_support import group_runtime, leadership_error, store_of
 from coordinator.server.internal_topics import internal_topic_by_id, is_internal
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from coordinator.server.txn_apis import transactions_of
@@ -134,8 +135,19 @@ def _append(
     not_led = leadership_error(ctx, topic.name, index)
     if not_led is not None:
         return _failed(index, not_led)
+    configs = topic.configs
+    if "max.message.bytes" in configs:  # the topic's, else the broker's message.max.bytes
+        max_message_bytes = int(configs["max.message.bytes"])
+    append_time = -1
     try:
         header = validate_produced_batch(records, ctx.api_version, max_message_bytes)
+        if configs.get("message.timestamp.type",
+                       ctx.state.config.get("log.message.timestamp.type")) == "LogAppendTime":
+            assert records is not None
+            append_time = group_runtime(ctx).now_ms()
+            records = stamp_log_append_time(records, append_time)
+            header = dataclasses.replace(header, attributes=header.attributes | 0x08,
+                                         max_timestamp=append_time)
         verified = True
         if header.is_transactional:
             runtime = transactions_of(ctx)
@@ -157,7 +169,7 @@ def _append(
         "index": index,
         "error_code": ErrorCode.NONE,
         "base_offset": base_offset,
-        "log_append_time_ms": -1,
+        "log_append_time_ms": append_time,
         "log_start_offset": partition.log_start_offset,
         "error_message": None,
     }

@@ -1,0 +1,174 @@
+"""Dynamic configs in the coordinator runtime: the shard that writes ConfigRecords and
+applies them once durable (``coordinator.configs.store``), and what applying them does here.
+
+- A topic's configs are its ``Topic.configs`` (read live by Produce, retention and the log
+  cleaner); a record applies only to the topic whose id it carries.
+- Broker configs: the server's config dict (every broker of the process shares it) becomes
+  the static config overlaid with the cluster-wide default and then this broker's dynamic
+  configs, so every reader of ``ctx.state.config`` sees a change at once.
+- Group configs: the group coordinator reads them (``Engine.group_configs``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from coordinator.broker.errors import BrokerError
+from coordinator.broker.topics import TopicStore, validate_topic_name
+from coordinator.configs.store import BROKER, AlterOp, ConfigError, DynamicConfigs, GroupBounds
+from coordinator.core.result import EMPTY_RESULT, Reply, Result, ShardResponse
+from coordinator.server.api_support import group_runtime
+from storage.config_records import ConfigRecordKey
+from storage.records import Record
+from wire.constants import ErrorCode
+
+if TYPE_CHECKING:
+    import wire
+    from coordinator.server.context import RequestContext
+    from coordinator.server.runtime import CoordinatorRuntime
+
+__all__ = ["ConfigShard", "StoreTopics", "alter_configs", "attach_configs",
+           "handle_alter_configs"]
+
+
+class StoreTopics:
+    """The topic store as ``coordinator.configs.store.TopicDirectory``."""
+
+    def __init__(self, store: TopicStore | None) -> None:
+        self.store = store
+
+    def topic_configs(self, name: str) -> tuple[object, Mapping[str, str]] | None:
+        topic = None if self.store is None else self.store.get(name)
+        return None if topic is None else (topic.topic_id, topic.configs)
+
+    def illegal_name(self, name: str) -> str | None:
+        try:
+            validate_topic_name(name)
+        except BrokerError as exc:
+            return exc.message
+        return None
+
+    def set_topic_config(self, name: str, topic_id: object, key: str, value: str | None) -> None:
+        topic = None if self.store is None else self.store.get(name)
+        if topic is None or topic.topic_id != topic_id:
+            return  # a record of a deleted topic of that name
+        if value is None:
+            topic.configs.pop(key, None)
+        else:
+            topic.configs[key] = value
+
+
+class ConfigShard:
+    """The runtime's shard of dynamic configs (``coordinator.server.shard.Shard``)."""
+
+    def __init__(self, store: DynamicConfigs) -> None:
+        self.store = store
+
+    def replay(self, record: Record) -> None:
+        self.store.apply(record)
+
+    def on_loaded(self, now_ms: int) -> Result:
+        return EMPTY_RESULT
+
+    def append_done(self, result: Result, now_ms: int) -> Result:
+        for record in result.records:
+            self.store.apply(record)
+        return EMPTY_RESULT
+
+    def append_failed(self, result: Result, error: ErrorCode, now_ms: int) -> Result:
+        """Nothing was applied: every resource answered without an error gets ``error``."""
+        replies = []
+        for token, response in result.replies:
+            answer = dict(cast(dict[str, Any], response))
+            answer["responses"] = [
+                {**r, "error_code": error, "error_message": None}
+                if r["error_code"] == ErrorCode.NONE else r
+                for r in answer["responses"]]
+            replies.append(Reply(token, cast(ShardResponse, answer)))
+        return Result(replies=tuple(replies))
+
+    def fire_timer(self, key: Any, now_ms: int) -> Result:
+        return EMPTY_RESULT
+
+
+def _plan(store: DynamicConfigs, incremental: bool, resource: Any) -> list[Record]:
+    kind, name = resource.resource_type, resource.resource_name
+    if incremental:
+        return store.incremental(kind, name, [AlterOp(c.name, c.config_operation, c.value)
+                                              for c in resource.configs])
+    names = [c.name for c in resource.configs]
+    return store.legacy(kind, name, {c.name: c.value for c in resource.configs}, names)
+
+
+def alter_configs(shard: ConfigShard, ctx: Any, request: Any, token: Any, now_ms: int) -> Result:
+    """AlterConfigs (legacy: every key of a resource replaced) or IncrementalAlterConfigs:
+    each resource planned on its own (Kafka's per-resource answers), its records written
+    unless ``validate_only``; the answer goes out once they are durable."""
+    body = request.body
+    incremental = request.api_key == _INCREMENTAL_ALTER_CONFIGS
+    seen: dict[tuple[int, str], int] = {}
+    for resource in body.resources:
+        ident = (resource.resource_type, resource.resource_name)
+        seen[ident] = seen.get(ident, 0) + 1
+    records: list[Record] = []
+    responses = []
+    for resource in body.resources:
+        code, message = ErrorCode.NONE, None
+        try:
+            if seen[(resource.resource_type, resource.resource_name)] > 1:
+                raise ConfigError(ErrorCode.INVALID_REQUEST,
+                                  "Each resource must appear at most once.")
+            planned = _plan(shard.store, incremental, resource)
+            if not body.validate_only:
+                records += planned
+        except ConfigError as exc:
+            code, message = exc.code, exc.message
+        responses.append({"error_code": code, "error_message": message,
+                          "resource_type": resource.resource_type,
+                          "resource_name": resource.resource_name})
+    response = {"throttle_time_ms": 0, "responses": responses}
+    return Result(tuple(records), (Reply(token, cast(ShardResponse, response)),))
+
+
+_INCREMENTAL_ALTER_CONFIGS = 44
+
+
+async def handle_alter_configs(ctx: RequestContext,
+                               request: wire.DecodedRequest) -> dict[str, Any] | None:
+    """The handler of AlterConfigs and IncrementalAlterConfigs: each resource's result,
+    once its records are durable."""
+    runtime = group_runtime(ctx)
+    response: dict[str, Any] = await runtime.call(alter_configs, ctx, request, runtime.configs)
+    return response
+
+
+def _broker_effects(store: DynamicConfigs,
+                    config: dict[str, str]) -> Callable[[ConfigRecordKey], None]:
+    def on_record(key: ConfigRecordKey) -> None:
+        if key.resource_type != BROKER:
+            return
+        effective = dict(store.static_config)
+        effective.update(store.brokers.get("", {}))
+        effective.update(store.brokers.get(str(store.node_id), {}))
+        config.clear()
+        config.update(effective)
+
+    return on_record
+
+
+def attach_configs(runtime: CoordinatorRuntime, topics: TopicStore | None,
+                   config: dict[str, str], node_id: int) -> ConfigShard:
+    """The config shard of a loaded runtime: its records replayed, its effects wired."""
+    group_config = runtime.coordinator.config
+    store = DynamicConfigs(
+        node_id, StoreTopics(topics), static_config=config,
+        group_bounds=GroupBounds(group_config.group_consumer_min_session_timeout_ms,
+                                 group_config.group_consumer_max_session_timeout_ms,
+                                 group_config.group_consumer_min_heartbeat_interval_ms,
+                                 group_config.group_consumer_max_heartbeat_interval_ms))
+    store.listeners.append(_broker_effects(store, config))
+    runtime.coordinator.group_configs = store.groups
+    shard = ConfigShard(store)
+    runtime.attach_configs(shard)
+    return shard

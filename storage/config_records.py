@@ -1,0 +1,43 @@
+"""The dynamic configuration records: what AlterConfigs and IncrementalAlterConfigs change.
+
+They carry the fields of Kafka's metadata ``ConfigRecord``
+(``metadata/src/main/resources/common/metadata/ConfigRecord.json``: resource type, resource
+name, config name, value -- a null value deletes the key). Kafka keeps them in the cluster
+metadata log; kcoord's log shares its key versions with ``__consumer_offsets``, so the record
+gets a key version of its own, 107 (beside the transaction records' 101-102 and the share
+records' 103-104; 105-106 are left to the ACL records).
+
+The key is (resource type, resource name, config name), so the compacted log keeps the newest
+value of every key. A deletion is a value whose ``value`` is null, never a tombstone: a topic's
+creation configs live in its ``topic.json``, and a tombstone the compaction drops would bring
+them back. A topic's records carry its topic id, so a record of a deleted topic never applies to
+a new topic of the same name.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+__all__ = ["NO_TOPIC_ID", "ConfigRecordKey", "ConfigRecordValue"]
+
+#: The topic id of a record about a broker or a group.
+NO_TOPIC_ID = uuid.UUID(int=0)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigRecordKey:
+    """Which key of which resource (Kafka's ConfigResource.Type ids: 2 topic, 4 broker,
+    32 group; a broker's name is its node id, the empty name the cluster-wide default)."""
+
+    resource_type: int
+    resource_name: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigRecordValue:
+    """The key's new value (None: deleted); a topic's id (``NO_TOPIC_ID`` otherwise)."""
+
+    value: str | None
+    topic_id: uuid.UUID = NO_TOPIC_ID
