@@ -24,7 +24,8 @@ broker's and a group's configuration, as Kafka's ``ConfigHelper`` answers
 ``configuration_keys`` (null: all) selects names; v0 answers ``is_default``, v1+
 ``config_source`` and, with ``include_synonyms``, the layers as synonyms; v3+
 ``config_type`` (Kafka's ConfigType ids) and, with ``include_documentation``, each key's
-documentation.
+documentation. Asked while the server loads, it answers once the dynamic configs are
+replayed.
 """
 
 from __future__ import annotations
@@ -165,6 +166,11 @@ def _describe(ctx: RequestContext, view: ConfigView, resource: Any, synonyms: bo
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
     """Each resource's configs, or its error."""
+    loaded = getattr(ctx.state, "loaded", None)
+    if loaded is not None and not loaded.is_set():
+        # Dynamic configs are known once the metadata log is replayed: answer after it,
+        # never with configs a restart has not restored yet.
+        await loaded.wait()
     body = request.body
     version = request.api_version
     synonyms = bool(version >= 1 and body.include_synonyms)
