@@ -72,6 +72,8 @@ def test_wire_is_pure() -> None:
         ("storage", "share_records.py"),
         ("storage", "share_group_records.py"),
         ("storage", "topic_partitions.py"),
+        ("storage", "config_records.py"),
+        ("coordinator", "configs"),
     ],
 )
 def test_coordinator_core_is_sans_io(part: tuple[str, ...]) -> None:
@@ -80,7 +82,7 @@ def test_coordinator_core_is_sans_io(part: tuple[str, ...]) -> None:
     forbidden = ("trio", "time", "random", "os", "socket", "threading", "asyncio", "storage")
     # The core reads storage's record types, never its files.
     allowed = ("storage.records", "storage.share_records", "storage.share_group_records",
-               "storage.topic_partitions")
+               "storage.topic_partitions", "storage.config_records")
     assert violations(paths, forbidden, allowed) == []
 
 

@@ -1,6 +1,7 @@
 """The coordinator runtime: the one owner of the sans-I/O coordinator shards in a server --
 the group coordinator (``GroupCoordinator``) and, once attached, the transaction coordinator
-(``TransactionCoordinator``) -- as Kafka's ``CoordinatorRuntime`` runs its shards.
+(``TransactionCoordinator``) and the dynamic configs (``config_shard.ConfigShard``) -- as
+Kafka's ``CoordinatorRuntime`` runs its shards.
 
 Every shard has the same contract (``coordinator.server.shard.Shard``) and Result
 vocabulary (``coordinator.core.result``); one timer heap and loop, one append queue. Every
@@ -8,24 +9,22 @@ shard call happens synchronously on the Trio thread, so no request ever sees a h
 change (Trio never switches tasks inside a sync call: the event loop is the lock). For each
 ``Result``:
 
-1. its timer changes are applied at once (so a later call's reschedule of the same key
-   always wins), and its transaction markers handed to the marker writer (they follow a
-   PrepareCommit/PrepareAbort that is already durable);
+1. its timer changes are applied at once (a later reschedule of the same key wins), and its
+   transaction markers handed to the marker writer (after a durable PrepareCommit/Abort);
 2. its records join a FIFO queue that one persister task writes, every Result queued so
-   far in one append (group commit: the only batching queue between the shards and the
-   disk), so the log holds records in call order. Once the append is durable the shard that
-   made the Result applies the records (``append_done``; nothing changes hard state before)
+   far in one append (group commit), so the log holds records in call order. Once the
+   append is durable the shard that made the Result applies the records (``append_done``)
    and the replies go out in that same order; if it failed, the shard answers instead
    (``append_failed``: Kafka's mapped error, state reverted). A Result without records is
    delivered at once when nothing is queued or being written, otherwise after it, so no
-   answer ever reveals state the log could still lose; if that append fails, a read
-   (describe, list, fetch) behind it is run again once the shard has reverted;
+   answer reveals state the log could still lose; if that append fails, a read behind it
+   (describe, list, fetch) is run again once the shard has reverted;
 3. a reply whose requester went away (connection closed, request cancelled) is dropped.
 
-Time: ``now_ms`` is wall-clock milliseconds *advanced by the Trio clock* (the wall clock is
-read once, at start), so commit timestamps mean something across restarts while
-``trio.testing.MockClock`` drives timeouts in tests. A transaction timer key (in the one
-``TimerHeap``) fires the transaction shard, any other the group shard.
+Time: ``now_ms`` is wall-clock milliseconds *advanced by the Trio clock* (wall clock read
+once, at start): timestamps mean something across restarts, MockClock drives tests. A
+transaction timer key (in the one ``TimerHeap``) fires the transaction shard, any other the
+group shard.
 """
 
 from __future__ import annotations
@@ -94,10 +93,8 @@ class CoordinatorRuntime:
         reads: frozenset[Any] = frozenset(),
     ) -> None:
         self.coordinator = coordinator
-        #: Core handlers that only read (no records, no change to any state; the routes'
-        #: ``read_only_core_handlers``): run again when an append they were answered behind
-        #: fails, as their first answer may show what it lost. (The transaction shard's reads
-        #: need not: its state changes only once a record is durable.)
+        #: Core handlers that only read (the routes' ``read_only_core_handlers``): run again
+        #: when an append they were answered behind fails (their answer may show what it lost).
         self._reads = reads
         #: The transaction shard, once attached (``attach_transactions``).
         self.transactions: Shard | None = None
@@ -113,10 +110,8 @@ class CoordinatorRuntime:
         self.arm_timer: Callable[[ShardTimerKey, int], None] = self._timer_heap.arm
         self._timer_scope: trio.CancelScope | None = None
         self._nursery: trio.Nursery | None = None
-        # Results waiting for their records to be durable, and their shard (None: groups).
-        self._queue: list[tuple[Result, Shard | None]] = []
-        # Record-less Results queued behind an append (by id): what ran them, to run again
-        # if that append fails.
+        self._queue: list[tuple[Result, Shard | None]] = []  # awaiting durability; shard
+        # Record-less Results queued behind an append (by id): what ran them (to run again).
         self._reruns: dict[int, tuple[ShardHandler[Any], RequestContext, Any, ReplyToken]] = {}
         self._reruns_due: set[int] = set()  # those answered while an append failed
         self._writing = False
@@ -125,16 +120,13 @@ class CoordinatorRuntime:
         self._closed = False
         self.replayed_records = 0
         self.append_failures = 0
-        #: The transaction shard's records met during replay, in log order (until attached).
+        #: The transaction and config shards' records met during replay, until attached.
         self.transaction_records: list[Record] = []
-        #: The dynamic config shard, once attached (``attach_configs``), and its records
-        #: met during replay until then.
-        self.configs: Shard | None = None
+        self.configs: Shard | None = None  # the dynamic config shard, once attached
         self.config_records: list[Record] = []
 
     @property
-    def dropped_events(self) -> int:
-        """RebalanceEvent history records lost to failed appends (requests still succeeded)."""
+    def dropped_events(self) -> int:  # RebalanceEvent history records lost to failed appends
         return self.coordinator.dropped_events
 
     # ------------------------------------------------------------------ lifecycle
@@ -222,10 +214,9 @@ class CoordinatorRuntime:
 
     def attach_configs(self, shard: Shard) -> None:
         """Serve the dynamic config shard (after the load): replay its records."""
-        self.configs = shard
-        for record in self.config_records:
+        self.configs, records, self.config_records = shard, self.config_records, []
+        for record in records:
             shard.replay(record)
-        self.config_records = []
 
     def process_transactions(self, result: Result) -> None:
         """Carry out a Result the marker writer got from the transaction shard."""

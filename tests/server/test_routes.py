@@ -112,7 +112,7 @@ LISTS = {
 }
 CONSUMER_PROTOCOL = {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
 SERVED = {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26,
-          28, 32, 36, 37, 42, 47, 60, 65, 66, 68, 69, 76, 77}
+          28, 32, 33, 36, 37, 42, 44, 47, 60, 65, 66, 68, 69, 74, 76, 77}
 
 
 def test_connection_traits_equal_the_old_tables() -> None:
