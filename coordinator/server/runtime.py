@@ -114,10 +114,9 @@ class CoordinatorRuntime:
         # Record-less Results queued behind an append (by id): what ran them (to run again).
         self._reruns: dict[int, tuple[ShardHandler[Any], RequestContext, Any, ReplyToken]] = {}
         self._reruns_due: set[int] = set()  # those answered while an append failed
-        self._writing = False
+        self._writing = self._closed = False
         self._work = trio.Event()
         self._loaded = trio.Event()
-        self._closed = False
         self.replayed_records = 0
         self.append_failures = 0
         #: The transaction and config shards' records met during replay, until attached.

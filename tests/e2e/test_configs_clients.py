@@ -22,7 +22,6 @@ from confluent_kafka.admin import (  # noqa: E402
     ConfigSource,
     ResourceType,
 )
-
 from e2e_support import raw_request  # noqa: E402
 
 TIMEOUT = 20
