@@ -1,0 +1,112 @@
+"""The config APIs over raw frames on an in-process server (issue 30 item 1): changes taking
+effect -- a group's consumer.heartbeat.interval.ms and consumer.session.timeout.ms in
+ConsumerGroupHeartbeat, a topic's configs in the topic store, dynamic broker keys in the
+server's config -- validate_only changing nothing, ListConfigResources, DescribeConfigs'
+synonyms and documentation, and the records in the log (key version 107)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from coordinator.core.timers import ConsumerSessionTimerKey
+from storage.config_records import ConfigRecordKey
+from wire import ErrorCode
+
+pytestmark = pytest.mark.trio
+
+DESCRIBE, ALTER, INCREMENTAL, CGH, LIST_RESOURCES = 32, 33, 44, 68, 74
+TOPIC, BROKER, GROUP = 2, 4, 32
+SET, DELETE = 0, 1
+
+
+def incremental(kind: int, name: str, *ops: tuple[str, int, str | None],
+                validate_only: bool = False) -> dict[str, Any]:
+    return {"validate_only": validate_only, "resources": [{
+        "resource_type": kind, "resource_name": name,
+        "configs": [{"name": n, "config_operation": op, "value": v} for n, op, v in ops]}]}
+
+
+async def test_a_groups_timeouts_take_effect(start_server: Any, connect: Any) -> None:
+    running = await start_server({}, topics=(("t", 2),))
+    client = await connect(running.port)
+    got = await client.request(INCREMENTAL, 1, incremental(
+        GROUP, "g", ("consumer.heartbeat.interval.ms", SET, "7000"),
+        ("consumer.session.timeout.ms", SET, "50000")))
+    assert [r.error_code for r in got.responses] == [ErrorCode.NONE]
+    joined = await client.request(CGH, 0, {
+        "group_id": "g", "member_id": "m1", "member_epoch": 0, "rebalance_timeout_ms": 30000,
+        "subscribed_topic_names": ["t"], "topic_partitions": []})
+    assert (joined.error_code, joined.heartbeat_interval_ms) == (0, 7000)
+    runtime = running.server.groups
+    deadline = runtime.armed_timers()[ConsumerSessionTimerKey("g", joined.member_id)]
+    assert deadline - runtime.now_ms() > 45_000  # the group's 50 s, not the broker's 45 s
+    other = await client.request(CGH, 0, {
+        "group_id": "other", "member_id": "m2", "member_epoch": 0,
+        "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["t"],
+        "topic_partitions": []})
+    assert other.heartbeat_interval_ms == 5000
+
+
+async def test_topic_and_broker_changes_take_effect(start_server: Any, connect: Any) -> None:
+    running = await start_server({}, topics=(("t", 1),))
+    client = await connect(running.port)
+    checked = await client.request(INCREMENTAL, 1, incremental(
+        TOPIC, "t", ("retention.ms", SET, "1000"), validate_only=True))
+    assert checked.responses[0].error_code == ErrorCode.NONE
+    topic = running.server.topics.get("t")
+    assert "retention.ms" not in topic.configs
+    before = len(running.server.groups.sink.records)
+    await client.request(ALTER, 1, {"validate_only": False, "resources": [{
+        "resource_type": TOPIC, "resource_name": "t",
+        "configs": [{"name": "retention.ms", "value": "1000"},
+                    {"name": "cleanup.policy", "value": "compact,delete"}]}]})
+    assert topic.configs == {"retention.ms": "1000", "cleanup.policy": "compact,delete"}
+    assert topic.compacted and topic.deletes_records
+    got = await client.request(INCREMENTAL, 0, incremental(
+        BROKER, "0", ("message.max.bytes", SET, "5000")))
+    assert got.responses[0].error_code == ErrorCode.NONE
+    assert running.server.config["message.max.bytes"] == "5000"
+    await client.request(INCREMENTAL, 0, incremental(BROKER, "0", ("message.max.bytes", DELETE,
+                                                                   None)))
+    assert running.server.config["message.max.bytes"] == "1048588"
+    written = running.server.groups.sink.records[before:]
+    assert {type(r.key) for r in written} == {ConfigRecordKey}
+    assert len(written) == 4
+
+
+async def test_describe_synonyms_and_documentation(start_server: Any, connect: Any) -> None:
+    running = await start_server({}, topics=(("t", 1),))
+    client = await connect(running.port)
+    await client.request(INCREMENTAL, 1, incremental(BROKER, "", ("log.retention.ms", SET,
+                                                                  "3600000")))
+    got = await client.request(DESCRIBE, 4, {"resources": [{
+        "resource_type": TOPIC, "resource_name": "t", "configuration_keys": ["retention.ms"]}],
+        "include_synonyms": True, "include_documentation": True})
+    (entry,) = got.results[0].configs
+    assert (entry.value, entry.config_source, entry.config_type) == ("3600000", 3, 5)
+    assert [(s.name, s.value, s.source) for s in entry.synonyms] == [
+        ("log.retention.ms", "3600000", 3), ("log.retention.hours", "168", 5)]
+    assert entry.documentation
+    group = await client.request(DESCRIBE, 4, {"resources": [{
+        "resource_type": GROUP, "resource_name": "g", "configuration_keys": None}],
+        "include_synonyms": False, "include_documentation": False})
+    assert {c.name for c in group.results[0].configs} >= {
+        "consumer.session.timeout.ms", "consumer.heartbeat.interval.ms",
+        "share.session.timeout.ms"}
+
+
+async def test_list_config_resources(start_server: Any, connect: Any) -> None:
+    running = await start_server({}, topics=(("t", 1),))
+    client = await connect(running.port)
+    await client.request(INCREMENTAL, 1, incremental(GROUP, "cfg-group", (
+        "consumer.session.timeout.ms", SET, "50000")))
+    v0 = await client.request(LIST_RESOURCES, 0, {})
+    assert (v0.error_code, list(v0.config_resources)) == (0, [])
+    v1 = await client.request(LIST_RESOURCES, 1, {"resource_types": [TOPIC, GROUP, BROKER]})
+    assert [(r.resource_type, r.resource_name) for r in v1.config_resources] == [
+        (TOPIC, "__consumer_offsets"), (TOPIC, "__transaction_state"), (TOPIC, "t"),
+        (GROUP, "cfg-group"), (BROKER, "0")]
+    bad = await client.request(LIST_RESOURCES, 1, {"resource_types": [3]})
+    assert bad.error_code == ErrorCode.UNSUPPORTED_VERSION
