@@ -289,9 +289,9 @@ GROUP_KEYS: dict[str, ConfigKey] = dict((
 ))
 
 #: The broker keys kcoord accepts dynamically (a subset of Kafka's AllDynamicConfigs: the
-#: log, cleaner, thread-pool, connection and producer-state ones, and the listeners).
+#: log, cleaner, thread-pool, connection and producer-state ones, and the listeners; not
+#: ``advertised.listeners``, read-only in Kafka 4's KRaft brokers).
 BROKER_KEYS: dict[str, ConfigKey] = dict((
-    _key("advertised.listeners", S, None, "Listeners to publish for clients to use."),
     _key("background.threads", IN, "10", "The number of background threads.", at_least(1)),
     _key("compression.type", S, "producer", "The final compression type of topics.",
          one_of(*_COMPRESSION)),
@@ -374,8 +374,7 @@ BROKER_KEYS: dict[str, ConfigKey] = dict((
 ))
 
 #: ``DynamicBrokerConfig.PerBrokerConfigs`` among ``BROKER_KEYS``: one broker only.
-PER_BROKER_KEYS = frozenset({"advertised.listeners", "listeners",
-                             "listener.security.protocol.map"})
+PER_BROKER_KEYS = frozenset({"listeners", "listener.security.protocol.map"})
 
 
 def known_keys(resource_type: int) -> Mapping[str, ConfigKey]:

@@ -355,4 +355,5 @@ _NON_DYNAMIC_BROKER_KEYS = frozenset({
     "auto.create.topics.enable", "default.replication.factor", "offsets.topic.num.partitions",
     "transaction.state.log.num.partitions", "inter.broker.listener.name",
     "security.inter.broker.protocol", "delete.topic.enable", "broker.rack",
+    "advertised.listeners",
 })

@@ -111,9 +111,13 @@ def test_broker_keys_kafka_makes_dynamic() -> None:
         ErrorCode.INVALID_REQUEST,
         "Cannot update these configs dynamically: Set(auto.create.topics.enable, node.id)")
     assert error_of(lambda: configs.incremental(BROKER, "", [
-        AlterOp("advertised.listeners", SET, "PLAINTEXT://h:1")])) == (
+        AlterOp("listeners", SET, "PLAINTEXT://h:1")])) == (
         ErrorCode.INVALID_REQUEST, "Cannot update these configs at default cluster level, "
-        "broker id must be specified: Set(advertised.listeners)")
+        "broker id must be specified: Set(listeners)")
+    assert error_of(lambda: configs.incremental(BROKER, "0", [
+        AlterOp("advertised.listeners", SET, "PLAINTEXT://h:1")])) == (
+        ErrorCode.INVALID_REQUEST,
+        "Cannot update these configs dynamically: Set(advertised.listeners)")
     apply_all(configs, configs.incremental(BROKER, "", [
         AlterOp("message.max.bytes", SET, "2000")]))
     apply_all(configs, configs.incremental(BROKER, "0", [

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# kafka-python's own admin integration suite (test/integration/test_admin_integration.py)
+# against a fresh kcoord. Usage:
+#   tests/peer_suites/run_kafka_python_admin.sh [KAFKA_PYTHON_SOURCE_DIR] [pytest args...]
+# Without a source directory, kafka-python is cloned at KAFKA_PYTHON_REF (default 3.0.11).
+# Prints pytest's summary line; exits with pytest's status.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+work="$(mktemp -d)"
+trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+src="${1:-}"
+if [[ -n "$src" && -d "$src" ]]; then
+    shift
+else
+    src="$work/kafka-python"
+    git clone -q --depth 1 --branch "${KAFKA_PYTHON_REF:-3.0.11}" \
+        https://github.com/dpkp/kafka-python "$src"
+fi
+
+# The broker settings the suite's own Kafka uses (peer-suites.md); its server.properties
+# sets advertised.listeners, so kcoord is given its advertised host.
+python -m coordinator serve --port 0 --host 127.0.0.1 --advertised-host 127.0.0.1 \
+    --data-dir "$work/data" \
+    -c group.initial.rebalance.delay.ms=0 -c num.partitions=2 \
+    -c group.min.session.timeout.ms=1000 >"$work/kcoord.out" 2>"$work/kcoord.err" &
+server_pid=$!
+for _ in $(seq 100); do
+    grep -q "kcoord listening on" "$work/kcoord.out" 2>/dev/null && break
+    sleep 0.1
+done
+port="$(sed -n 's/^kcoord listening on .*:\([0-9]*\).*/\1/p' "$work/kcoord.out" | head -1)"
+[[ -n "$port" ]] || { echo "kcoord did not start:"; cat "$work/kcoord.err"; exit 2; }
+
+mkdir -p "$work/kafka-root"
+cd "$src"
+KAFKA_URI="tcp://127.0.0.1:$port" KAFKA_VERSION=4.2.0 KAFKA_ROOT="$work/kafka-root" \
+    PYTHONPATH="$src" python -m pytest test/integration/test_admin_integration.py \
+    -p no:cacheprovider -o addopts="" --timeout 120 -q "$@"
