@@ -135,10 +135,12 @@ class DynamicConfigs:
 
     # ------------------------------------------------------------------ planning
 
-    def incremental(self, resource_type: int, name: str, ops: Sequence[AlterOp]) -> list[Record]:
-        """The records an IncrementalAlterConfigs of one resource writes; ConfigError."""
+    def incremental(self, resource_type: int, name: str, ops: Sequence[AlterOp],
+                    node_id: int | None = None) -> list[Record]:
+        """The records an IncrementalAlterConfigs of one resource, sent to broker ``node_id``
+        (this store's by default), writes; ConfigError."""
         self._preprocess(resource_type, name, [o.name for o in ops],
-                         [o.name for o in ops if o.op != DELETE and o.value is None])
+                         [o.name for o in ops if o.op != DELETE and o.value is None], node_id)
         for o in ops:
             if o.op not in OpType:
                 raise _invalid_request(f"Unknown operations type {o.op}")
@@ -171,10 +173,10 @@ class DynamicConfigs:
                 for key in sorted(changed) if new.get(key) != current.get(key)]
 
     def legacy(self, resource_type: int, name: str, configs: Mapping[str, str | None],
-               names: Sequence[str]) -> list[Record]:
+               names: Sequence[str], node_id: int | None = None) -> list[Record]:
         """The records an AlterConfigs (every key replaced) of one resource writes."""
         self._preprocess(resource_type, name, names,
-                         [key for key in names if configs.get(key) is None])
+                         [key for key in names if configs.get(key) is None], node_id)
         new = {key: value for key, value in configs.items() if value is not None}
         if resource_type == BROKER:
             self._validate_broker(name, new)
@@ -188,7 +190,7 @@ class DynamicConfigs:
         return out
 
     def _preprocess(self, resource_type: int, name: str, names: Sequence[str],
-                    nulls: Sequence[str]) -> None:
+                    nulls: Sequence[str], node_id: int | None) -> None:
         """``ConfigAdminManager.preprocess``: duplicates, nulls, the broker's name."""
         if len(set(names)) != len(names):
             raise _invalid_request("Error due to duplicate config keys")
@@ -201,9 +203,10 @@ class DynamicConfigs:
                 except ValueError:
                     raise _invalid_request(
                         f"Node id must be an integer, but it is: {name}") from None
-                if node != self.node_id:
+                expected = self.node_id if node_id is None else node_id
+                if node != expected:
                     raise _invalid_request(
-                        f"Unexpected broker id, expected {self.node_id}, but received {name}")
+                        f"Unexpected broker id, expected {expected}, but received {name}")
         elif resource_type not in (TOPIC, GROUP):
             raise _invalid_request(f"Unknown resource type {resource_type}")
 

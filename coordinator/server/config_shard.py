@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+import trio
+
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import TopicStore, validate_topic_name
 from coordinator.configs.store import BROKER, AlterOp, ConfigError, DynamicConfigs, GroupBounds
@@ -64,6 +66,9 @@ class ConfigShard:
 
     def __init__(self, store: DynamicConfigs) -> None:
         self.store = store
+        #: Held while an alter request is planned, written and applied, so the next one
+        #: plans on state that includes it (Kafka's controller plans on uncommitted state).
+        self.lock = trio.Lock()
 
     def replay(self, record: Record) -> None:
         self.store.apply(record)
@@ -92,13 +97,15 @@ class ConfigShard:
         return EMPTY_RESULT
 
 
-def _plan(store: DynamicConfigs, incremental: bool, resource: Any) -> list[Record]:
+def _plan(store: DynamicConfigs, incremental: bool, resource: Any,
+          node_id: int | None) -> list[Record]:
     kind, name = resource.resource_type, resource.resource_name
     if incremental:
         return store.incremental(kind, name, [AlterOp(c.name, c.config_operation, c.value)
-                                              for c in resource.configs])
+                                              for c in resource.configs], node_id)
     names = [c.name for c in resource.configs]
-    return store.legacy(kind, name, {c.name: c.value for c in resource.configs}, names)
+    return store.legacy(kind, name, {c.name: c.value for c in resource.configs}, names,
+                        node_id)
 
 
 def alter_configs(shard: ConfigShard, ctx: Any, request: Any, token: Any, now_ms: int) -> Result:
@@ -107,6 +114,8 @@ def alter_configs(shard: ConfigShard, ctx: Any, request: Any, token: Any, now_ms
     unless ``validate_only``; the answer goes out once they are durable."""
     body = request.body
     incremental = request.api_key == _INCREMENTAL_ALTER_CONFIGS
+    # The broker the request reached: its id names its own BROKER resource.
+    node_id = None if ctx is None else ctx.state.identity.node_id
     seen: dict[tuple[int, str], int] = {}
     for resource in body.resources:
         ident = (resource.resource_type, resource.resource_name)
@@ -119,7 +128,7 @@ def alter_configs(shard: ConfigShard, ctx: Any, request: Any, token: Any, now_ms
             if seen[(resource.resource_type, resource.resource_name)] > 1:
                 raise ConfigError(ErrorCode.INVALID_REQUEST,
                                   "Each resource must appear at most once.")
-            planned = _plan(shard.store, incremental, resource)
+            planned = _plan(shard.store, incremental, resource, node_id)
             if not body.validate_only:
                 records += planned
         except ConfigError as exc:
@@ -139,7 +148,10 @@ async def handle_alter_configs(ctx: RequestContext,
     """The handler of AlterConfigs and IncrementalAlterConfigs: each resource's result,
     once its records are durable."""
     runtime = group_runtime(ctx)
-    response: dict[str, Any] = await runtime.call(alter_configs, ctx, request, runtime.configs)
+    shard = runtime.configs
+    assert isinstance(shard, ConfigShard)
+    async with shard.lock:  # each plan sees the changes before it applied
+        response: dict[str, Any] = await runtime.call(alter_configs, ctx, request, shard)
     return response
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import trio
 
 from coordinator.core.timers import ConsumerSessionTimerKey
 from storage.config_records import ConfigRecordKey
@@ -110,3 +111,41 @@ async def test_list_config_resources(start_server: Any, connect: Any) -> None:
         (GROUP, "cfg-group"), (BROKER, "0")]
     bad = await client.request(LIST_RESOURCES, 1, {"resource_types": [3]})
     assert bad.error_code == ErrorCode.UNSUPPORTED_VERSION
+
+
+async def test_concurrent_alters_each_see_the_one_before(start_server: Any,
+                                                         connect: Any) -> None:
+    running = await start_server({}, topics=(("t", 1),))
+    first, second = await connect(running.port), await connect(running.port)
+    answers: list[Any] = []
+    sink = running.server.groups.sink
+    keep = sink.append
+
+    async def slow_append(records: Any) -> None:  # each append takes a while, as on a disk
+        await trio.sleep(0.05)
+        await keep(records)
+
+    sink.append_nowait = lambda records: False
+    sink.append = slow_append
+
+    async def alter(client: Any, op: int, value: str) -> None:
+        answers.append(await client.request(INCREMENTAL, 1, incremental(
+            TOPIC, "t", ("cleanup.policy", op, value))))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(alter, first, 2, "compact")  # APPEND
+        nursery.start_soon(alter, second, 3, "delete")  # SUBTRACT
+    assert [a.responses[0].error_code for a in answers] == [0, 0]
+    assert running.server.topics.get("t").configs == {"cleanup.policy": "compact"}
+
+
+async def test_each_broker_alters_its_own_resource(start_server: Any, connect: Any) -> None:
+    running = await start_server({}, brokers=2)
+    client = await connect(running.brokers.ports[1])
+    mine = await client.request(INCREMENTAL, 1, incremental(BROKER, "1", (
+        "log.cleaner.threads", SET, "2")))
+    other = await client.request(INCREMENTAL, 1, incremental(BROKER, "0", (
+        "log.cleaner.threads", SET, "2")))
+    assert [(r.error_code, r.error_message) for r in (*mine.responses, *other.responses)] == [
+        (ErrorCode.NONE, None),
+        (ErrorCode.INVALID_REQUEST, "Unexpected broker id, expected 1, but received 0")]
