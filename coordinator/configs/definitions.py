@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import IntEnum
+
+from wire.constants import ConfigType
 
 __all__ = [
     "BROKER_KEYS",
@@ -34,21 +35,6 @@ __all__ = [
 
 _LONG_MAX = 2**63 - 1
 _INT_MAX = 2**31 - 1
-
-
-class ConfigType(IntEnum):
-    """``ConfigDef.Type`` as DescribeConfigs v3+ numbers it."""
-
-    UNKNOWN = 0
-    BOOLEAN = 1
-    STRING = 2
-    INT = 3
-    SHORT = 4
-    LONG = 5
-    DOUBLE = 6
-    LIST = 7
-    CLASS = 8
-    PASSWORD = 9
 
 
 class InvalidConfig(ValueError):

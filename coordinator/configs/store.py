@@ -20,14 +20,13 @@ from coordinator.configs.definitions import (
     GROUP_KEYS,
     PER_BROKER_KEYS,
     TOPIC_KEYS,
-    ConfigType,
     InvalidConfig,
     known_keys,
     list_parts,
 )
 from storage.config_records import NO_TOPIC_ID, ConfigRecordKey, ConfigRecordValue
 from storage.records import Record
-from wire.constants import ErrorCode
+from wire.constants import AlterConfigOpType, ConfigType, ErrorCode
 
 __all__ = [
     "BROKER",
@@ -37,14 +36,12 @@ __all__ = [
     "ConfigError",
     "DynamicConfigs",
     "GroupBounds",
-    "OpType",
     "TopicDirectory",
 ]
 
 TOPIC, BROKER, GROUP = 2, 4, 32
-#: AlterConfigOp.OpType
-SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-OpType = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+SET, DELETE, APPEND, SUBTRACT = (AlterConfigOpType.SET, AlterConfigOpType.DELETE,
+                                 AlterConfigOpType.APPEND, AlterConfigOpType.SUBTRACT)
 
 
 class ConfigError(Exception):
@@ -142,35 +139,17 @@ class DynamicConfigs:
         self._preprocess(resource_type, name, [o.name for o in ops],
                          [o.name for o in ops if o.op != DELETE and o.value is None], node_id)
         for o in ops:
-            if o.op not in OpType:
+            if o.op not in AlterConfigOpType.__members__.values():
                 raise _invalid_request(f"Unknown operations type {o.op}")
         current = self.configs(resource_type, name)
+        new = _applied(resource_type, current, ops)
         if resource_type == BROKER:
-            return self._broker_incremental(name, current, ops)
-        new = dict(current)
-        for o in ops:
-            if o.op == SET:
-                assert o.value is not None
-                new[o.name] = o.value
-            elif o.op == DELETE:
-                new.pop(o.name, None)
-            else:
-                key = known_keys(resource_type).get(o.name)
-                if key is None or key.type is not ConfigType.LIST:
-                    raise _invalid_config(f"Can't {OpType[o.op]} to key {o.name} because "
-                                          "its type is not LIST.")
-                assert o.value is not None
-                parts = list_parts(new.get(o.name, key.default))
-                for item in o.value.split(","):
-                    if o.op == APPEND and item not in parts:
-                        parts.append(item)
-                    elif o.op == SUBTRACT and item in parts:
-                        parts.remove(item)
-                new[o.name] = ",".join(parts)
-        changed = {o.name for o in ops}
+            self._validate_broker(name, new)
+            # KAFKA-14136: a broker record for every key named, even when unchanged
+            return [self._record(BROKER, name, o.name, new.get(o.name)) for o in ops]
         self._validate(resource_type, name, new)
         return [self._record(resource_type, name, key, new.get(key))
-                for key in sorted(changed) if new.get(key) != current.get(key)]
+                for key in sorted({o.name for o in ops}) if new.get(key) != current.get(key)]
 
     def legacy(self, resource_type: int, name: str, configs: Mapping[str, str | None],
                names: Sequence[str], node_id: int | None = None) -> list[Record]:
@@ -209,34 +188,6 @@ class DynamicConfigs:
                         f"Unexpected broker id, expected {expected}, but received {name}")
         elif resource_type not in (TOPIC, GROUP):
             raise _invalid_request(f"Unknown resource type {resource_type}")
-
-    def _broker_incremental(self, name: str, current: dict[str, str],
-                            ops: Sequence[AlterOp]) -> list[Record]:
-        new = dict(current)
-        for o in ops:
-            if o.op == SET:
-                assert o.value is not None
-                new[o.name] = o.value
-            elif o.op == DELETE:
-                new.pop(o.name, None)
-            else:
-                key = BROKER_KEYS.get(o.name)
-                if key is None:
-                    raise _invalid_config(f"Unknown config name: {o.name}")
-                if key.type is not ConfigType.LIST:
-                    verb = "append" if o.op == APPEND else "subtract"
-                    raise _invalid_config(
-                        f"Config value {verb} is not allowed for config key: {o.name}")
-                assert o.value is not None
-                old = list_parts(new.get(o.name, key.default))
-                if o.op == APPEND:
-                    old += [v for v in o.value.split(",") if v not in old]
-                else:
-                    removed = o.value.split(",")
-                    old = [v for v in old if v not in removed]
-                new[o.name] = ",".join(old)
-        self._validate_broker(name, new)
-        return [self._record(BROKER, name, o.name, new.get(o.name)) for o in ops]
 
     def _validate_broker(self, name: str, props: Mapping[str, str]) -> None:
         """``DynamicBrokerConfig.validateConfigs`` (its ConfigExceptions: INVALID_REQUEST,
@@ -360,3 +311,38 @@ _NON_DYNAMIC_BROKER_KEYS = frozenset({
     "security.inter.broker.protocol", "delete.topic.enable", "broker.rack",
     "advertised.listeners",
 })
+
+
+def _applied(resource_type: int, current: Mapping[str, str],
+             ops: Sequence[AlterOp]) -> dict[str, str]:
+    """``current`` with ``ops`` applied in order (``prepareIncrementalConfigs`` for a broker,
+    ``ConfigurationControlManager.incrementalAlterConfigResource`` otherwise, with their
+    messages for an APPEND/SUBTRACT of a key that is not a list)."""
+    new = dict(current)
+    for o in ops:
+        if o.op == SET:
+            assert o.value is not None
+            new[o.name] = o.value
+        elif o.op == DELETE:
+            new.pop(o.name, None)
+        else:
+            key = known_keys(resource_type).get(o.name)
+            if resource_type == BROKER and key is None:
+                raise _invalid_config(f"Unknown config name: {o.name}")
+            if key is None or key.type is not ConfigType.LIST:
+                if resource_type == BROKER:
+                    verb = "append" if o.op == APPEND else "subtract"
+                    raise _invalid_config(
+                        f"Config value {verb} is not allowed for config key: {o.name}")
+                verb = AlterConfigOpType(o.op).name
+                raise _invalid_config(
+                    f"Can't {verb} to key {o.name} because its type is not LIST.")
+            assert o.value is not None
+            parts = list_parts(new.get(o.name, key.default))
+            items = o.value.split(",")
+            if o.op == APPEND:
+                parts += [item for item in items if item not in parts]
+            else:
+                parts = [part for part in parts if part not in items]
+            new[o.name] = ",".join(parts)
+    return new

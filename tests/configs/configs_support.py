@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
-from coordinator.configs.store import DynamicConfigs
+from coordinator.configs.store import ConfigError, DynamicConfigs
 
 
 class FakeTopics:
@@ -57,3 +57,12 @@ def request(api_key: int, *resources: tuple[int, str, list[tuple[Any, ...]]],
         validate_only=validate_only,
         resources=[SimpleNamespace(resource_type=t, resource_name=n,
                                    configs=[config(c) for c in cs]) for t, n, cs in resources]))
+
+
+def error_of(call: Any) -> tuple[int, str]:
+    """The (code, message) of the ConfigError ``call()`` raises."""
+    try:
+        call()
+    except ConfigError as exc:
+        return exc.code, exc.message
+    raise AssertionError("no error")

@@ -4,9 +4,9 @@ resources and keys, null values, the broker resource's name, unknown resource ty
 
 from __future__ import annotations
 
-from configs_support import request, store
+from configs_support import error_of, request, store
 
-from coordinator.configs.store import BROKER, TOPIC, AlterOp, ConfigError
+from coordinator.configs.store import BROKER, TOPIC, AlterOp
 from coordinator.core.result import Result
 from coordinator.server.config_shard import ConfigShard, alter_configs
 from wire import ErrorCode
@@ -21,14 +21,6 @@ def answer(shard: ConfigShard, req: object) -> tuple[Result, list[tuple[int, str
     response: dict[str, object] = reply.response  # type: ignore[assignment]
     return result, [(r["error_code"], r["error_message"])  # type: ignore[index]
                     for r in response["responses"]]  # type: ignore[attr-defined]
-
-
-def error_of(call: object) -> tuple[int, str]:
-    try:
-        call()  # type: ignore[operator]
-    except ConfigError as exc:
-        return exc.code, exc.message
-    raise AssertionError("no error")
 
 
 def test_validate_resource_name_is_current_node_id() -> None:

@@ -6,23 +6,15 @@ replay rebuilding the same state, and the ConfigRecord's bytes (key version 107)
 from __future__ import annotations
 
 import pytest
-from configs_support import FakeTopics, apply_all, store
+from configs_support import FakeTopics, apply_all, error_of, store
 
-from coordinator.configs.store import BROKER, GROUP, TOPIC, AlterOp, ConfigError, DynamicConfigs
+from coordinator.configs.store import BROKER, GROUP, TOPIC, AlterOp, DynamicConfigs
 from storage import record_codec
 from storage.config_records import NO_TOPIC_ID, ConfigRecordKey, ConfigRecordValue
 from storage.record_types import CONFIG_RECORD_KEY_VERSION, RECORD_TYPES
 from wire import ErrorCode
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-
-
-def error_of(call: object) -> tuple[int, str]:
-    try:
-        call()  # type: ignore[operator]
-    except ConfigError as exc:
-        return exc.code, exc.message
-    raise AssertionError("no error")
 
 
 def test_incremental_set_delete_append_subtract() -> None:
