@@ -23,8 +23,8 @@ from coordinator.configs.definitions import (
     TOPIC_KEYS,
     TOPIC_SYNONYMS,
     ConfigKey,
-    ConfigType,
 )
+from wire.constants import ConfigSource, ConfigType
 
 if TYPE_CHECKING:
     from coordinator.configs.store import DynamicConfigs
@@ -32,12 +32,12 @@ if TYPE_CHECKING:
 
 __all__ = ["ConfigView", "Layer", "entry"]
 
-DYNAMIC_TOPIC_CONFIG = 1
-DYNAMIC_BROKER_CONFIG = 2
-DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-STATIC_BROKER_CONFIG = 4
-DEFAULT_CONFIG = 5
-GROUP_CONFIG = 8
+DYNAMIC_TOPIC_CONFIG = ConfigSource.TOPIC_CONFIG
+DYNAMIC_BROKER_CONFIG = ConfigSource.DYNAMIC_BROKER_CONFIG
+DYNAMIC_DEFAULT_BROKER_CONFIG = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+STATIC_BROKER_CONFIG = ConfigSource.STATIC_BROKER_CONFIG
+DEFAULT_CONFIG = ConfigSource.DEFAULT_CONFIG
+GROUP_CONFIG = ConfigSource.GROUP_CONFIG
 
 Layer = tuple[str, str | None, int]
 """(name, value, source): one synonym."""
