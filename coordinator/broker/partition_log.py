@@ -20,7 +20,7 @@ from wire.records import RecordBatchHeader, parse_batches, with_base_offset
 
 __all__ = ["PartitionLog", "StoredBatch"]
 
-_NO_LEADER_EPOCH = struct.pack(">i", -1)
+_LEADER_EPOCH = struct.Struct(">i")  # partitionLeaderEpoch, at byte 12 of a batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,9 @@ class PartitionLog:
         self.time_index = TimeIndex()
         #: Producer state, open transactions, the LSO and the aborted-transaction index.
         self.txn = PartitionTransactions(str(index))
+        #: The leader epoch appends are stamped with (Kafka's partitionLeaderEpoch): 0 from
+        #: the partition's creation, the cluster's epoch once a failover bumps it.
+        self.leader_epoch = 0
 
     @property
     def high_watermark(self) -> int:
@@ -89,7 +92,7 @@ class PartitionLog:
             return check.duplicate.first_offset
         base_offset = self.log_end_offset
         data = with_base_offset(batch[: header.size], base_offset)
-        data = data[:12] + _NO_LEADER_EPOCH + data[16:]
+        data = data[:12] + _LEADER_EPOCH.pack(self.leader_epoch) + data[16:]
         if persist is not None:
             persist(base_offset, data)
         self._take(data, header, base_offset)
@@ -100,6 +103,7 @@ class PartitionLog:
     def restore(self, data: bytes) -> None:
         """Take back a batch read from the data directory (its base offset as stored)."""
         (header,) = parse_batches(data, verify_crc=False)
+        self.leader_epoch = max(self.leader_epoch, header.partition_leader_epoch)
         if header.base_offset < self.log_end_offset:
             raise ValueError(f"batch at offset {header.base_offset} overlaps the partition's "
                              f"end {self.log_end_offset}")

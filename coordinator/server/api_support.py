@@ -30,6 +30,7 @@ __all__ = [
     "all_exist",
     "broker_ids",
     "group_runtime",
+    "leader_epoch_of",
     "leadership_error",
     "replication_factor_of",
     "store_of",
@@ -72,6 +73,16 @@ def leadership_error(
         ctx.state.identity.node_id, topic, partition, leader_epoch
     )
     return None if code == ErrorCode.NONE else code
+
+
+def leader_epoch_of(ctx: RequestContext, topic: str, partition: int) -> int:
+    """The partition's leader epoch: 0 on one broker (Kafka's first epoch), the cluster
+    model's on several (a failover bumps it)."""
+    cluster = getattr(ctx.state, "cluster", None)
+    if cluster is None:
+        return 0
+    epoch: int = cluster.leader(topic, partition)[1]
+    return epoch
 
 
 def broker_ids(ctx: RequestContext) -> list[int]:

@@ -46,7 +46,7 @@ def test_base_offset_rewrite_keeps_the_crc_valid(store: TopicStore) -> None:
     blob = b"".join(b.data for b in log.batches)
     headers = parse_batches(blob, verify_crc=True)
     assert [h.base_offset for h in headers] == [0, 2]
-    assert all(h.partition_leader_epoch == -1 for h in headers)
+    assert all(h.partition_leader_epoch == 0 for h in headers)  # stamped: Kafka's first epoch
     assert read_records(blob) == [(0, 1_000, b"a"), (1, 1_001, b"b"), (2, 5_000, b"c")]
 
 

@@ -12,7 +12,8 @@ v1+, per partition (Kafka's ``ReplicaManager.fetchOffset`` / ``UnifiedLog.fetchO
 - nothing found, or an offset at or beyond the fetchable end: offset -1, timestamp -1;
 - a special value the version does not know, or any other negative timestamp:
   UNSUPPORTED_VERSION; a partition listed twice: INVALID_REQUEST; an unknown topic or
-  partition: UNKNOWN_TOPIC_OR_PARTITION. Leader epochs are -1 (unknown) throughout.
+  partition: UNKNOWN_TOPIC_OR_PARTITION. An offset found carries the partition's current
+  leader epoch (0 on one broker).
 
 v0 answers ``old_style_offsets`` the legacy way (the log as one segment): latest is
 [log end, log start] (one entry when they are equal or the log is empty), earliest is
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import wire
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import PartitionLog
-from coordinator.server.api_support import leadership_error, store_of
+from coordinator.server.api_support import leader_epoch_of, leadership_error, store_of
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
@@ -101,6 +102,7 @@ def _answer(
     request_partition: Any,
     version: int,
     fetchable: int | None,
+    leader_epoch: int = 0,
 ) -> dict[str, Any]:
     index = request_partition.partition_index
     timestamp = request_partition.timestamp
@@ -128,7 +130,7 @@ def _answer(
         "error_code": ErrorCode.NONE,
         "timestamp": found_timestamp,
         "offset": offset,
-        "leader_epoch": -1,
+        "leader_epoch": leader_epoch,
     }
 
 
@@ -174,7 +176,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                     if from_client
                     else partition.log_end_offset
                 )
-            answers.append(_answer(partition, request_partition, version, fetchable))
+            epoch = leader_epoch_of(ctx, name, request_partition.partition_index)
+            answers.append(_answer(partition, request_partition, version, fetchable, epoch))
     return {
         "throttle_time_ms": 0,
         "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],

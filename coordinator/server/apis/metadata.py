@@ -14,9 +14,9 @@
   an all-topics answer and when named (or, v12+, looked up by id); never auto-created.
 - v10+ carries topic ids; v12+ may look topics up by id (UNKNOWN_TOPIC_ID when absent).
   Before v12 a null name or a topic id in the request is INVALID_REQUEST, as in Kafka.
-- With one broker leader epochs are reported as -1 (unknown), consistently with the record
-  batches the store serves, so clients skip leader-epoch validation (OffsetForLeaderEpoch is
-  not served). With several, leadership moves and the epochs fence stale clients.
+- Every partition has a leader epoch >= 0, as Kafka's: 0 with one broker, as the record
+  batches the store serves are stamped (``partitionLeaderEpoch``); with several,
+  leadership moves, a failover bumps the epoch and the epochs fence stale clients.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ __all__ = ["ROUTE", "handle"]
 def _partition_entry(topic: Topic, index: int, node_id: int, cluster: Any) -> dict[str, Any]:
     if cluster is None:
         return {"error_code": ErrorCode.NONE, "partition_index": index, "leader_id": node_id,
-                "leader_epoch": -1, "replica_nodes": [node_id], "isr_nodes": [node_id],
+                "leader_epoch": 0, "replica_nodes": [node_id], "isr_nodes": [node_id],
                 "offline_replicas": []}
     leader, epoch = cluster.leader(topic.name, index)
     replicas = cluster.replicas(index, topic.replication_factor)
@@ -95,7 +95,7 @@ def _internal_entry(topic: InternalTopic, node_id: int, operations: int,
         partitions.append({
             "error_code": ErrorCode.LEADER_NOT_AVAILABLE if leader == -1 else ErrorCode.NONE,
             "partition_index": index, "leader_id": leader,
-            "leader_epoch": -1 if cluster is None else 0,
+            "leader_epoch": 0,
             "replica_nodes": [leader], "isr_nodes": [leader], "offline_replicas": []})
     return {"error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id,
             "is_internal": True, "partitions": partitions,

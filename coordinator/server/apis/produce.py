@@ -33,7 +33,12 @@ from coordinator.broker import config as broker_config
 from coordinator.broker.batches import stamp_log_append_time, validate_produced_batch
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import Topic
-from coordinator.server.api_support import group_runtime, leadership_error, store_of
+from coordinator.server.api_support import (
+    group_runtime,
+    leader_epoch_of,
+    leadership_error,
+    store_of,
+)
 from coordinator.server.internal_topics import internal_topic_by_id, is_internal
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from coordinator.server.txn_apis import transactions_of
@@ -135,6 +140,7 @@ def _append(
     not_led = leadership_error(ctx, topic.name, index)
     if not_led is not None:
         return _failed(index, not_led)
+    partition.leader_epoch = leader_epoch_of(ctx, topic.name, index)
     configs = topic.configs
     if "max.message.bytes" in configs:  # the topic's, else the broker's message.max.bytes
         max_message_bytes = int(configs["max.message.bytes"])
