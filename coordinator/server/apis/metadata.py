@@ -43,6 +43,7 @@ from coordinator.server.internal_topics import (
     internal_topics,
     is_internal,
 )
+from coordinator.server.partition_view import internal_partition_view, partition_view
 from coordinator.server.route import Acl, AclOperation, AnyOf, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
@@ -53,23 +54,10 @@ if TYPE_CHECKING:
 __all__ = ["ROUTE", "handle"]
 
 
-
 def _partition_entry(topic: Topic, index: int, node_id: int, cluster: Any) -> dict[str, Any]:
-    if cluster is None:
-        return {"error_code": ErrorCode.NONE, "partition_index": index, "leader_id": node_id,
-                "leader_epoch": 0, "replica_nodes": [node_id], "isr_nodes": [node_id],
-                "offline_replicas": []}
-    leader, epoch = cluster.leader(topic.name, index)
-    replicas = cluster.replicas(index, topic.replication_factor)
-    return {
-        "error_code": ErrorCode.LEADER_NOT_AVAILABLE if leader == -1 else ErrorCode.NONE,
-        "partition_index": index,
-        "leader_id": leader,
-        "leader_epoch": epoch,
-        "replica_nodes": replicas,
-        "isr_nodes": cluster.in_sync(index, topic.replication_factor),
-        "offline_replicas": [r for r in replicas if r not in cluster.live],
-    }
+    view = partition_view(topic, index, node_id, cluster)
+    code = ErrorCode.LEADER_NOT_AVAILABLE if view.offline else ErrorCode.NONE
+    return {"error_code": code, **view}
 
 
 def _topic_entry(topic: Topic, node_id: int, operations: int, cluster: Any) -> dict[str, Any]:
@@ -91,12 +79,9 @@ def _internal_entry(topic: InternalTopic, node_id: int, operations: int,
     """An internal topic: each partition led by its coordinator, no replicas elsewhere."""
     partitions = []
     for index in range(topic.partition_count):
-        leader = topic.leader(index, node_id, cluster)
-        partitions.append({
-            "error_code": ErrorCode.LEADER_NOT_AVAILABLE if leader == -1 else ErrorCode.NONE,
-            "partition_index": index, "leader_id": leader,
-            "leader_epoch": 0,
-            "replica_nodes": [leader], "isr_nodes": [leader], "offline_replicas": []})
+        view = internal_partition_view(topic, index, node_id, cluster)
+        code = ErrorCode.LEADER_NOT_AVAILABLE if view.offline else ErrorCode.NONE
+        partitions.append({"error_code": code, **view})
     return {"error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id,
             "is_internal": True, "partitions": partitions,
             "topic_authorized_operations": operations}

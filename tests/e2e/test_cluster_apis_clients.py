@@ -1,0 +1,37 @@
+"""The cluster APIs of issue 30 through kafka-python's admin client over TCP:
+DescribeTopicPartitions paged with its cursor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+kafka_admin = pytest.importorskip("kafka.admin")
+
+
+def admin_for(bootstrap: str) -> Any:
+    return kafka_admin.KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+
+
+def test_kafka_python_describe_topic_partitions_pages(start_kcoord: Any) -> None:
+    server = start_kcoord()
+    admin = admin_for(server.bootstrap)
+    try:
+        admin.create_topics([kafka_admin.NewTopic("pages", 5, 1)])
+        first = admin.describe_topic_partitions(["pages", "nope"], response_partition_limit=3)
+        rest = admin.describe_topic_partitions(["pages", "nope"], response_partition_limit=3,
+                                               cursor=first["next_cursor"])
+    finally:
+        admin.close()
+    assert first["next_cursor"] == {"topic_name": "pages", "partition_index": 3}
+    def summary(answer: Any) -> list[tuple[str, int, list[int]]]:
+        return [(t["name"], t["error_code"], [p["partition_index"] for p in t["partitions"]])
+                for t in answer["topics"]]
+
+    # In name order; the second page starts at the cursor's topic, so "nope" is not repeated.
+    assert summary(first) == [("nope", 3, []), ("pages", 0, [0, 1, 2])]
+    assert all(p["leader_id"] == 0 and p["isr_nodes"] == [0]
+               for p in first["topics"][1]["partitions"])
+    assert summary(rest) == [("pages", 0, [3, 4])]
+    assert rest["next_cursor"] is None
