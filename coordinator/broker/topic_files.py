@@ -276,6 +276,12 @@ class TopicFiles:
         """The partition's open log, None when it was never written."""
         return self._logs.get((topic_id, index))
 
+    def partition_bytes(self, topic_id: uuid.UUID, index: int) -> int:
+        """The bytes of the partition's segment files (their valid lengths, headers
+        included): what Kafka's ``log.size`` reports; 0 when it was never written."""
+        partition_log = self._logs.get((topic_id, index))
+        return 0 if partition_log is None else sum(s.size for s in partition_log.segments)
+
     def segment_bytes_of(self, topic_id: uuid.UUID) -> int:
         """The topic's ``segment.bytes`` (else ``log.segment.bytes``)."""
         return self._topic_segment_bytes.get(topic_id, self.segment_bytes)

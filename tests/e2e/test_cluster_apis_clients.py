@@ -1,13 +1,15 @@
 """The cluster APIs of issue 30 through kafka-python's admin client over TCP:
-DescribeTopicPartitions paged with its cursor."""
+DescribeTopicPartitions paged with its cursor, DescribeLogDirs' sizes."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 kafka_admin = pytest.importorskip("kafka.admin")
+KafkaProducer = pytest.importorskip("kafka").KafkaProducer
 
 
 def admin_for(bootstrap: str) -> Any:
@@ -35,3 +37,28 @@ def test_kafka_python_describe_topic_partitions_pages(start_kcoord: Any) -> None
                for p in first["topics"][1]["partitions"])
     assert summary(rest) == [("pages", 0, [3, 4])]
     assert rest["next_cursor"] is None
+
+
+def test_kafka_python_describe_log_dirs_reports_real_sizes(start_kcoord: Any,
+                                                           tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    server = start_kcoord(data_dir=data)
+    producer = KafkaProducer(bootstrap_servers=server.bootstrap, acks="all")
+    admin = admin_for(server.bootstrap)
+    try:
+        admin.create_topics([kafka_admin.NewTopic("sized", 2, 1)])
+        for _ in range(20):
+            producer.send("sized", b"v" * 100, partition=0)
+        producer.flush(10)
+        described = admin.describe_log_dirs()
+    finally:
+        producer.close()
+        admin.close()
+    [(broker, [log_dir])] = [(d["broker"], d["log_dirs"]) for d in described]
+    assert broker == 0 and log_dir["error_code"] == 0
+    assert log_dir["log_dir"] == str(data.resolve())
+    [topic] = [t for t in log_dir["topics"] if t["name"] == "sized"]
+    by_partition = {p["partition_index"]: p for p in topic["partitions"]}
+    assert by_partition[0]["partition_size"] > 20 * 100
+    assert by_partition[1]["partition_size"] < by_partition[0]["partition_size"]
+    assert {p["offset_lag"] for p in by_partition.values()} == {0}
