@@ -1,5 +1,6 @@
 """The cluster APIs of issue 30 through kafka-python's admin client over TCP:
-DescribeTopicPartitions paged with its cursor, DescribeLogDirs' sizes."""
+DescribeTopicPartitions paged with its cursor, DescribeLogDirs' sizes, DescribeProducers' open
+transaction."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 kafka_admin = pytest.importorskip("kafka.admin")
 KafkaProducer = pytest.importorskip("kafka").KafkaProducer
+TopicPartition = pytest.importorskip("kafka").TopicPartition
 
 
 def admin_for(bootstrap: str) -> Any:
@@ -62,3 +64,29 @@ def test_kafka_python_describe_log_dirs_reports_real_sizes(start_kcoord: Any,
     assert by_partition[0]["partition_size"] > 20 * 100
     assert by_partition[1]["partition_size"] < by_partition[0]["partition_size"]
     assert {p["offset_lag"] for p in by_partition.values()} == {0}
+
+
+def test_kafka_python_describe_producers_sees_an_open_transaction(start_kcoord: Any) -> None:
+    server = start_kcoord()
+    admin = admin_for(server.bootstrap)
+    producer = KafkaProducer(bootstrap_servers=server.bootstrap, transactional_id="tx-described")
+    try:
+        admin.create_topics([kafka_admin.NewTopic("produced", 1, 1)])
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send("produced", b"one", partition=0)
+        producer.send("produced", b"two", partition=0)
+        producer.flush(10)
+        partition = TopicPartition("produced", 0)
+        open_txn = admin.describe_producers([partition])[partition].active_producers
+        producer.abort_transaction()
+        aborted = admin.describe_producers([partition])[partition].active_producers
+    finally:
+        producer.close()
+        admin.close()
+    [state] = open_txn
+    assert state.producer_id >= 0 and state.last_sequence == 1
+    assert state.current_transaction_start_offset == 0
+    [after] = aborted
+    assert after.producer_id == state.producer_id
+    assert after.current_transaction_start_offset == -1

@@ -40,7 +40,8 @@ def test_group_and_broker_apis_share_the_table() -> None:
     transactions = {ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN,
                     ApiKey.TXN_OFFSET_COMMIT, ApiKey.DESCRIBE_TRANSACTIONS,
                     ApiKey.LIST_TRANSACTIONS}
-    cluster = {ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.DESCRIBE_LOG_DIRS}
+    cluster = {ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.DESCRIBE_LOG_DIRS,
+               ApiKey.DESCRIBE_PRODUCERS}
     assert group | broker | transactions | cluster == SERVED_API_KEYS
 
 
