@@ -62,6 +62,7 @@ class BrokerSet:
     def __init__(self, primary: Server, cluster: Cluster, bind_host: str | None,
                  data_dir: str | None = None) -> None:
         self.cluster = cluster
+        cluster.changed = self._save
         self.bind_host = bind_host
         #: ``DATA_DIR/cluster.json``: leadership that moved survives a restart.
         self.state_path = None if data_dir is None else os.path.join(data_dir, STATE_FILE)

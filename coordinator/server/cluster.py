@@ -22,7 +22,7 @@ Pure bookkeeping: the server closes listeners and reloads moved groups
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from coordinator.server.context import BrokerIdentity
@@ -69,6 +69,9 @@ class Cluster:
         self._coordinators: dict[TopicPartition, int] = {}
         # Internal partitions loading on their new coordinator until this Trio time.
         self._loading: dict[TopicPartition, float] = {}
+        #: Called after a request changed leadership (ElectLeaders): the broker set
+        #: writes ``cluster.json`` (``brokers.BrokerSet``).
+        self.changed: Callable[[], None] = lambda: None
 
     # ------------------------------------------------------------------ brokers
 
@@ -226,17 +229,36 @@ class Cluster:
             if leader == -1 and node_id in self.replicas(partition, factor):
                 self._leaders[(topic, partition)] = (node_id, epoch + 1)
 
+    def elect_leader(self, topic: str, partition: int, factor: int = -1,
+                     unclean: bool = False) -> ErrorCode:
+        """One election, as Kafka's ``ReplicationControlManager.electLeader``: PREFERRED
+        gives the partition to its first replica if that one is live (ELECTION_NOT_NEEDED
+        when it leads already, PREFERRED_LEADER_NOT_AVAILABLE when it is stopped); UNCLEAN
+        gives a leaderless partition any live replica (ELECTION_NOT_NEEDED when it has a
+        leader, ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is live). A change bumps the
+        leader epoch; NONE says one was made."""
+        leader, epoch = self.leader(topic, partition)
+        replicas = self.replicas(partition, factor)
+        if unclean:
+            if leader != -1:
+                return ErrorCode.ELECTION_NOT_NEEDED
+            candidate = next((r for r in replicas if r in self.live), -1)
+            if candidate == -1:
+                return ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+        else:
+            candidate = replicas[0]
+            if leader == candidate:
+                return ErrorCode.ELECTION_NOT_NEEDED
+            if candidate not in self.live:
+                return ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+        self._leaders[(topic, partition)] = (candidate, epoch + 1)
+        return ErrorCode.NONE
+
     def elect_preferred_leaders(self, partitions: Iterable[Placed]) -> int:
         """Give every partition back to its preferred (first) replica where that one is
         live; the number of partitions whose leader changed."""
-        changed = 0
-        for topic, partition, factor in partitions:
-            leader, epoch = self.leader(topic, partition)
-            preferred = self.replicas(partition, factor)[0]
-            if leader != preferred and preferred in self.live:
-                self._leaders[(topic, partition)] = (preferred, epoch + 1)
-                changed += 1
-        return changed
+        return sum(self.elect_leader(topic, partition, factor) == ErrorCode.NONE
+                   for topic, partition, factor in partitions)
 
     # ------------------------------------------------------------------ persistence
 

@@ -1,6 +1,6 @@
 """The cluster APIs of issue 30 through kafka-python's admin client over TCP:
 DescribeTopicPartitions paged with its cursor, DescribeLogDirs' sizes, DescribeProducers' open
-transaction."""
+transaction; ElectLeaders through confluent-kafka's admin client on three brokers."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from coordinator.testing import KcoordServer
 
 kafka_admin = pytest.importorskip("kafka.admin")
 KafkaProducer = pytest.importorskip("kafka").KafkaProducer
@@ -90,3 +92,24 @@ def test_kafka_python_describe_producers_sees_an_open_transaction(start_kcoord: 
     [after] = aborted
     assert after.producer_id == state.producer_id
     assert after.current_transaction_start_offset == -1
+
+
+def test_confluent_elect_preferred_leaders_on_three_brokers() -> None:
+    confluent_admin = pytest.importorskip("confluent_kafka.admin")
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    with KcoordServer({"default.replication.factor": "2"}, brokers=3,
+                      topics={"elected": 3}) as kcoord:
+        kcoord.stop_broker(0)
+        kcoord.start_broker(0)  # elected-0 stays on broker 1 until an election
+        admin = confluent_admin.AdminClient({"bootstrap.servers": kcoord.bootstraps[2]})
+        first = confluent_kafka.TopicPartition("elected", 0)
+        second = confluent_kafka.TopicPartition("elected", 1)
+        before = admin.list_topics("elected", timeout=10).topics["elected"].partitions
+        assert before[0].leader == 1
+        results = admin.elect_leaders(confluent_kafka.ElectionType.PREFERRED,
+                                      [first, second]).result(15)
+        after = admin.list_topics("elected", timeout=10).topics["elected"].partitions
+    outcome = {tp.partition: error for tp, error in results.items()}
+    assert outcome[0] is None
+    assert outcome[1].code() == confluent_kafka.KafkaError.ELECTION_NOT_NEEDED
+    assert after[0].leader == 0

@@ -71,3 +71,21 @@ def test_state_survives_for_the_same_broker_count_only() -> None:
     assert again.live == {0, 1, 2}
     assert not Cluster(4).restore(state)
     assert not Cluster(3).restore({"brokers": 3, "coordinators": [["__consumer_offsets", 0, 9]]})
+
+
+def test_elect_leader_preferred_and_unclean() -> None:
+    cluster = Cluster(3, replication_factor=2)
+    assert cluster.elect_leader("t", 0, 2) == ErrorCode.ELECTION_NOT_NEEDED
+    cluster.stop(0, [("t", 0, 2), ("u", 0, 1)], 0.0)
+    assert cluster.leader("t", 0) == (1, 1)
+    assert cluster.elect_leader("t", 0, 2) == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+    assert cluster.elect_leader("t", 0, 2, unclean=True) == ErrorCode.ELECTION_NOT_NEEDED
+    # u-0 has one replica, on the stopped broker: no leader, none to elect.
+    assert cluster.elect_leader("u", 0, 1, unclean=True) == (
+        ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE)
+    cluster.live.add(0)  # back without the start() hand-over
+    assert cluster.elect_leader("u", 0, 1, unclean=True) == ErrorCode.NONE
+    assert cluster.leader("u", 0) == (0, 2)
+    assert cluster.elect_leader("t", 0, 2) == ErrorCode.NONE
+    assert cluster.leader("t", 0) == (0, 2)
+    assert cluster.elect_preferred_leaders([("t", 0, 2), ("u", 0, 1)]) == 0
