@@ -1,6 +1,7 @@
 """The cluster APIs of issue 30 through kafka-python's admin client over TCP:
 DescribeTopicPartitions paged with its cursor, DescribeLogDirs' sizes, DescribeProducers' open
-transaction; ElectLeaders through confluent-kafka's admin client on three brokers."""
+transaction, DescribeQuorum; ElectLeaders through confluent-kafka's admin client on three
+brokers."""
 
 from __future__ import annotations
 
@@ -113,3 +114,21 @@ def test_confluent_elect_preferred_leaders_on_three_brokers() -> None:
     assert outcome[0] is None
     assert outcome[1].code() == confluent_kafka.KafkaError.ELECTION_NOT_NEEDED
     assert after[0].leader == 0
+
+
+def test_kafka_python_describe_metadata_quorum(start_kcoord: Any) -> None:
+    server = start_kcoord()
+    admin = admin_for(server.bootstrap)
+    try:
+        quorum = admin.describe_metadata_quorum()
+    finally:
+        admin.close()
+    [topic] = quorum["topics"]
+    [partition] = topic["partitions"]
+    assert topic["topic_name"] == "__cluster_metadata" and partition["error"] is None
+    assert (partition["leader_id"], partition["leader_epoch"]) == (0, 1)
+    assert [v["replica_id"] for v in partition["current_voters"]] == [0]
+    assert partition["observers"] == []
+    [node] = quorum["nodes"]
+    host, port = server.bootstrap.rsplit(":", 1)
+    assert [(lst["host"], lst["port"]) for lst in node["listeners"]] == [(host, int(port))]

@@ -41,7 +41,7 @@ def test_group_and_broker_apis_share_the_table() -> None:
                     ApiKey.TXN_OFFSET_COMMIT, ApiKey.DESCRIBE_TRANSACTIONS,
                     ApiKey.LIST_TRANSACTIONS}
     cluster = {ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.DESCRIBE_LOG_DIRS,
-               ApiKey.DESCRIBE_PRODUCERS, ApiKey.ELECT_LEADERS}
+               ApiKey.DESCRIBE_PRODUCERS, ApiKey.ELECT_LEADERS, ApiKey.DESCRIBE_QUORUM}
     assert group | broker | transactions | cluster == SERVED_API_KEYS
 
 
