@@ -23,7 +23,7 @@ def ask(topic: str = "__cluster_metadata", *partitions: int) -> dict[str, Any]:
                         "partitions": [{"partition_index": p} for p in partitions or (0,)]}]}
 
 
-async def test_describe_quorum_single_voter(start_server: Any, connect: Any) -> None:
+async def test_describe_quorum_with_single_voter(start_server: Any, connect: Any) -> None:
     running = await start_server({}, topics=(("a", 1),))
     client = await connect(running.port)
     got = await client.request(DESCRIBE_QUORUM, 2, ask())
@@ -48,7 +48,7 @@ async def test_describe_quorum_single_voter(start_server: Any, connect: Any) -> 
     assert later.topics[0].partitions[0].high_watermark > partition.high_watermark
 
 
-async def test_describe_quorum_observers_on_several_brokers(
+async def test_describe_quorum_request_to_brokers(
     start_server: Any, connect: Any
 ) -> None:
     running = await start_server({}, brokers=3)

@@ -66,7 +66,7 @@ async def test_describe_topic_partitions_request_with_unknown_and_illegal_topics
     assert again.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-async def test_describe_topic_partitions_paging_with_limit_and_cursor(
+async def test_describe_topic_partitions_request_with_edge_cases(
     start_server: Any, connect: Any
 ) -> None:
     running = await start_server({}, topics=(("a", 3), ("b", 2), ("c", 1)))
