@@ -69,6 +69,8 @@ class Cluster:
         self._coordinators: dict[TopicPartition, int] = {}
         # Internal partitions loading on their new coordinator until this Trio time.
         self._loading: dict[TopicPartition, float] = {}
+        # Topic partitions reassigned away from their default replicas.
+        self._assigned: dict[TopicPartition, list[int]] = {}
         #: Called after a request changed leadership (ElectLeaders): the broker set
         #: writes ``cluster.json`` (``brokers.BrokerSet``).
         self.changed: Callable[[], None] = lambda: None
@@ -93,9 +95,13 @@ class Cluster:
 
     # ------------------------------------------------------------------ topic partitions
 
-    def replicas(self, partition: int, factor: int = -1) -> list[int]:
+    def replicas(self, partition: int, factor: int = -1, topic: str | None = None) -> list[int]:
         """The replicas of partition ``partition`` of a topic with ``factor`` replicas (-1:
-        the default), preferred leader first."""
+        the default), preferred leader first; ``topic``'s reassigned ones if it was moved."""
+        if topic is not None:
+            assigned = self._assigned.get((topic, partition))
+            if assigned is not None:
+                return list(assigned)
         count = self.replication_factor if factor < 1 else min(factor, self.size)
         return [(partition + k) % self.size for k in range(count)]
 
@@ -106,9 +112,26 @@ class Cluster:
             return moved
         return partition % self.size, 0
 
-    def in_sync(self, partition: int, factor: int = -1) -> list[int]:
+    def in_sync(self, partition: int, factor: int = -1, topic: str | None = None) -> list[int]:
         """The live replicas (every replica is in sync: they share one log)."""
-        return [r for r in self.replicas(partition, factor) if r in self.live]
+        return [r for r in self.replicas(partition, factor, topic) if r in self.live]
+
+    def reassign(self, topic: str, partition: int, factor: int, target: list[int]) -> bool:
+        """Move the partition to ``target`` replicas (registered brokers, checked by the
+        caller), completing at once: they share one log, so the new replicas are in sync.
+        A leader left out, or stopped, gives way to the first live target replica (else the
+        partition is offline) at the next epoch. False when ``target`` is the current set."""
+        if target == self.replicas(partition, factor, topic):
+            return False
+        if target == self.replicas(partition, factor):
+            self._assigned.pop((topic, partition), None)
+        else:
+            self._assigned[(topic, partition)] = list(target)
+        leader, epoch = self.leader(topic, partition)
+        if leader not in target or leader not in self.live:
+            successor = next((r for r in target if r in self.live), -1)
+            self._leaders[(topic, partition)] = (successor, epoch + 1)
+        return True
 
     def leadership_error(
         self, node_id: int, topic: str, partition: int, leader_epoch: int = -1
@@ -200,7 +223,7 @@ class Cluster:
         for topic, partition, factor in partitions:
             leader, epoch = self.leader(topic, partition)
             if leader == node_id:
-                successor = next(iter(self.in_sync(partition, factor)), -1)
+                successor = next(iter(self.in_sync(partition, factor, topic)), -1)
                 self._leaders[(topic, partition)] = (successor, epoch + 1)
         moved: list[int] = []
         successor = self._next_live(node_id)
@@ -226,7 +249,7 @@ class Cluster:
         self.live.add(node_id)
         for topic, partition, factor in partitions:
             leader, epoch = self.leader(topic, partition)
-            if leader == -1 and node_id in self.replicas(partition, factor):
+            if leader == -1 and node_id in self.replicas(partition, factor, topic):
                 self._leaders[(topic, partition)] = (node_id, epoch + 1)
 
     def elect_leader(self, topic: str, partition: int, factor: int = -1,
@@ -238,7 +261,7 @@ class Cluster:
         leader, ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is live). A change bumps the
         leader epoch; NONE says one was made."""
         leader, epoch = self.leader(topic, partition)
-        replicas = self.replicas(partition, factor)
+        replicas = self.replicas(partition, factor, topic)
         if unclean:
             if leader != -1:
                 return ErrorCode.ELECTION_NOT_NEEDED
@@ -271,25 +294,32 @@ class Cluster:
             "leaders": [[t, p, leader, epoch] for (t, p), (leader, epoch) in
                         sorted(self._leaders.items())],
             "coordinators": [[t, p, node] for (t, p), node in sorted(self._coordinators.items())],
+            "assignments": [[t, p, replicas] for (t, p), replicas in
+                            sorted(self._assigned.items())],
         }
 
     def restore(self, state: Any) -> bool:
         """Take back a ``state()`` of the same broker count (False, and nothing changed,
         otherwise). Every broker starts live: a partition that was offline comes back led
-        by its first replica at the next epoch."""
+        by its first replica at the next epoch. A file without ``assignments`` (written
+        before reassignments existed) has none."""
         if not isinstance(state, dict) or state.get("brokers") != self.size:
             return False
+        assigned = {(str(t), int(p)): [int(r) for r in replicas]
+                    for t, p, replicas in state.get("assignments", ()) if replicas}
         leaders: dict[TopicPartition, tuple[int, int]] = {}
         for topic, partition, leader, epoch in state.get("leaders", ()):
+            tp = (str(topic), int(partition))
             if leader == -1:
-                leader, epoch = int(partition) % self.size, int(epoch) + 1
-            leaders[(str(topic), int(partition))] = (int(leader), int(epoch))
+                leader, epoch = assigned.get(tp, [tp[1] % self.size])[0], int(epoch) + 1
+            leaders[tp] = (int(leader), int(epoch))
         coordinators = {(str(t), int(p)): int(node)
                         for t, p, node in state.get("coordinators", ())}
-        if any(not 0 <= n < self.size for n, _ in leaders.values()) or any(
-                not 0 <= n < self.size for n in coordinators.values()):
+        nodes = [*(n for n, _ in leaders.values()), *coordinators.values(),
+                 *(r for replicas in assigned.values() for r in replicas)]
+        if any(not 0 <= n < self.size for n in nodes):
             return False
-        self._leaders, self._coordinators = leaders, coordinators
+        self._leaders, self._coordinators, self._assigned = leaders, coordinators, assigned
         return True
 
     def describe(self) -> list[dict[str, Any]]:

@@ -35,13 +35,13 @@ def partition_view(topic: Topic, index: int, node_id: int, cluster: Any) -> Part
         return PartitionView(partition_index=index, leader_id=node_id, leader_epoch=-1,
                              replica_nodes=[node_id], isr_nodes=[node_id], offline_replicas=[])
     leader, epoch = cluster.leader(topic.name, index)
-    replicas = cluster.replicas(index, topic.replication_factor)
+    replicas = cluster.replicas(index, topic.replication_factor, topic.name)
     return PartitionView(
         partition_index=index,
         leader_id=leader,
         leader_epoch=epoch,
         replica_nodes=replicas,
-        isr_nodes=cluster.in_sync(index, topic.replication_factor),
+        isr_nodes=cluster.in_sync(index, topic.replication_factor, topic.name),
         offline_replicas=[r for r in replicas if r not in cluster.live],
     )
 

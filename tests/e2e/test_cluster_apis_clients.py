@@ -1,7 +1,7 @@
 """The cluster APIs of issue 30 through kafka-python's admin client over TCP:
-DescribeTopicPartitions paged with its cursor, DescribeLogDirs' sizes, DescribeProducers' open
-transaction, DescribeQuorum; ElectLeaders through confluent-kafka's admin client on three
-brokers."""
+DescribeTopicPartitions paged with its cursor, DescribeLogDirs' sizes, DescribeProducers'
+open transaction, DescribeQuorum, Alter/ListPartitionReassignments on three brokers; and
+ElectLeaders through confluent-kafka's admin client on three brokers."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from coordinator.testing import KcoordServer
 kafka_admin = pytest.importorskip("kafka.admin")
 KafkaProducer = pytest.importorskip("kafka").KafkaProducer
 TopicPartition = pytest.importorskip("kafka").TopicPartition
+kafka_errors = pytest.importorskip("kafka.errors")
 
 
 def admin_for(bootstrap: str) -> Any:
@@ -132,3 +133,22 @@ def test_kafka_python_describe_metadata_quorum(start_kcoord: Any) -> None:
     [node] = quorum["nodes"]
     host, port = server.bootstrap.rsplit(":", 1)
     assert [(lst["host"], lst["port"]) for lst in node["listeners"]] == [(host, int(port))]
+
+
+def test_kafka_python_alter_and_list_partition_reassignments() -> None:
+    with KcoordServer({"default.replication.factor": "2"}, brokers=3,
+                      topics={"moved": 2}) as kcoord:
+        admin = admin_for(kcoord.bootstraps[1])
+        try:
+            moved = TopicPartition("moved", 0)
+            results = admin.alter_partition_reassignments({
+                moved: [2, 1], TopicPartition("moved", 1): None})
+            ongoing = admin.list_partition_reassignments()
+            described = admin.describe_topic_partitions(["moved"])
+        finally:
+            admin.close()
+    assert results[moved] is None
+    assert results[TopicPartition("moved", 1)] is kafka_errors.NoReassignmentInProgressError
+    assert ongoing == {}
+    first = described["topics"][0]["partitions"][0]
+    assert (first["leader_id"], first["replica_nodes"], first["leader_epoch"]) == (2, [2, 1], 1)

@@ -65,7 +65,8 @@ def _hosted(ctx: RequestContext, topic: Topic) -> list[int]:
     if cluster is None:
         return indexes
     node_id = ctx.state.identity.node_id
-    return [i for i in indexes if node_id in cluster.replicas(i, topic.replication_factor)]
+    return [i for i in indexes
+            if node_id in cluster.replicas(i, topic.replication_factor, topic.name)]
 
 
 def _topics(ctx: RequestContext, requested: Any) -> list[dict[str, Any]]:

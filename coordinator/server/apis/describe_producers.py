@@ -54,7 +54,7 @@ def _partition(ctx: RequestContext, name: str, index: int) -> dict[str, Any]:
         return answer
     cluster = getattr(ctx.state, "cluster", None)
     if cluster is not None and ctx.state.identity.node_id not in cluster.replicas(
-            index, topic.replication_factor):
+            index, topic.replication_factor, name):
         answer["error_code"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
         return answer
     answer["error_code"] = ErrorCode.NONE
