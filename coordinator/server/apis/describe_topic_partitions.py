@@ -26,11 +26,7 @@ from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import validate_topic_name
 from coordinator.server.api_support import TOPIC_AUTHORIZED_OPERATIONS, ZERO_UUID, store_of
 from coordinator.server.internal_topics import internal_topic, internal_topics, is_internal
-from coordinator.server.partition_view import (
-    PartitionView,
-    internal_partition_view,
-    partition_view,
-)
+from coordinator.server.partition_view import internal_partition_view, partition_view
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
@@ -45,8 +41,8 @@ __all__ = ["MAX_REQUEST_PARTITION_SIZE_LIMIT", "ROUTE", "handle"]
 #: Kafka's ``max.request.partition.size.limit`` default: the most partitions one answer holds.
 MAX_REQUEST_PARTITION_SIZE_LIMIT = 2000
 
-#: A described topic: (topic id, is internal, partition count, partition ``i``'s view).
-Described = tuple[Any, bool, int, "Callable[[int], PartitionView]"]
+#: A described topic: (topic id, is internal, partition count, partition ``i``'s entry).
+Described = tuple[Any, bool, int, "Callable[[int], dict[str, Any]]"]
 
 
 def _describer(ctx: RequestContext, name: str) -> Described | None:
@@ -56,12 +52,12 @@ def _describer(ctx: RequestContext, name: str) -> Described | None:
     if is_internal(name):
         internal = internal_topic(name, ctx.state.config, ctx.state.identity.cluster_id)
         return (internal.topic_id, True, internal.partition_count,
-                lambda i: internal_partition_view(internal, i, node_id, cluster))
+                lambda i: internal_partition_view(internal, i, node_id, cluster, ErrorCode.NONE))
     topic = store_of(ctx).get(name)
     if topic is None:
         return None
     return (topic.topic_id, False, len(topic.partitions),
-            lambda i: partition_view(topic, i, node_id, cluster))
+            lambda i: partition_view(topic, i, node_id, cluster, ErrorCode.NONE))
 
 
 def _unknown(name: str) -> dict[str, Any]:
@@ -120,9 +116,9 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         topic_id, internal, count, view = described
         start = cursor.partition_index if cursor is not None and name == cursor_topic else 0
         upper = min(count, start + remaining)
-        partitions = [{"error_code": ErrorCode.NONE, **view(index),
-                       "eligible_leader_replicas": [], "last_known_elr": []}
-                      for index in range(max(start, 0), upper)]
+        partitions = [view(index) for index in range(max(start, 0), upper)]
+        for entry in partitions:  # ELR is off: both lists empty
+            entry["eligible_leader_replicas"] = entry["last_known_elr"] = []
         topics.append({"error_code": ErrorCode.NONE, "name": name, "topic_id": topic_id,
                        "is_internal": internal, "partitions": partitions,
                        "topic_authorized_operations": TOPIC_AUTHORIZED_OPERATIONS})

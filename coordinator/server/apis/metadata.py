@@ -53,11 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ROUTE", "handle"]
 
-
-def _partition_entry(topic: Topic, index: int, node_id: int, cluster: Any) -> dict[str, Any]:
-    view = partition_view(topic, index, node_id, cluster)
-    code = ErrorCode.LEADER_NOT_AVAILABLE if view.offline else ErrorCode.NONE
-    return {"error_code": code, **view}
+_NO_LEADER = ErrorCode.LEADER_NOT_AVAILABLE  # an offline partition's error
 
 
 def _topic_entry(topic: Topic, node_id: int, operations: int, cluster: Any) -> dict[str, Any]:
@@ -67,7 +63,7 @@ def _topic_entry(topic: Topic, node_id: int, operations: int, cluster: Any) -> d
         "topic_id": topic.topic_id,
         "is_internal": False,
         "partitions": [
-            _partition_entry(topic, partition.index, node_id, cluster)
+            partition_view(topic, partition.index, node_id, cluster, _NO_LEADER)
             for partition in topic.partitions
         ],
         "topic_authorized_operations": operations,
@@ -77,11 +73,8 @@ def _topic_entry(topic: Topic, node_id: int, operations: int, cluster: Any) -> d
 def _internal_entry(topic: InternalTopic, node_id: int, operations: int,
                     cluster: Any) -> dict[str, Any]:
     """An internal topic: each partition led by its coordinator, no replicas elsewhere."""
-    partitions = []
-    for index in range(topic.partition_count):
-        view = internal_partition_view(topic, index, node_id, cluster)
-        code = ErrorCode.LEADER_NOT_AVAILABLE if view.offline else ErrorCode.NONE
-        partitions.append({"error_code": code, **view})
+    partitions = [internal_partition_view(topic, index, node_id, cluster, _NO_LEADER)
+                  for index in range(topic.partition_count)]
     return {"error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id,
             "is_internal": True, "partitions": partitions,
             "topic_authorized_operations": operations}
