@@ -2,7 +2,8 @@
 error, leader, leader epoch, replicas, in-sync and offline replicas, as one plain dict
 (Metadata builds one per partition: no copies).
 
-With one broker it leads every partition alone. With several (``--brokers``,
+With one broker it leads every partition alone, at leader epoch 0 (as the record batches
+the store serves are stamped). With several (``--brokers``,
 ``cluster.Cluster``) each partition has the model's replicas (reassigned ones included) and
 leader; an offline one has leader -1 and the caller's ``offline_error`` (Metadata:
 LEADER_NOT_AVAILABLE; DescribeTopicPartitions: NONE, as Kafka's metadata cache answers).
@@ -29,7 +30,7 @@ def partition_view(topic: Topic, index: int, node_id: int, cluster: Any,
     """Partition ``index`` of ``topic``, described by broker ``node_id``."""
     if cluster is None:
         return {"error_code": _NONE, "partition_index": index, "leader_id": node_id,
-                "leader_epoch": -1, "replica_nodes": [node_id], "isr_nodes": [node_id],
+                "leader_epoch": 0, "replica_nodes": [node_id], "isr_nodes": [node_id],
                 "offline_replicas": []}
     leader, epoch = cluster.leader(topic.name, index)
     replicas = cluster.replicas(index, topic.replication_factor, topic.name)
@@ -50,5 +51,5 @@ def internal_partition_view(topic: InternalTopic, index: int, node_id: int, clus
     leader = topic.leader(index, node_id, cluster)
     return {"error_code": offline_error if leader == -1 else _NONE,
             "partition_index": index, "leader_id": leader,
-            "leader_epoch": -1 if cluster is None else 0, "replica_nodes": [leader],
+            "leader_epoch": 0, "replica_nodes": [leader],
             "isr_nodes": [leader], "offline_replicas": []}
