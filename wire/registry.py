@@ -63,6 +63,7 @@ VERSION_TABLE: tuple[ApiVersionRange, ...] = (
     ApiVersionRange(31, "delete_acls", 1, 3),
     ApiVersionRange(32, "describe_configs", 0, 4),
     ApiVersionRange(33, "alter_configs", 0, 2),
+    ApiVersionRange(34, "alter_replica_log_dirs", 1, 2),
     ApiVersionRange(35, "describe_log_dirs", 1, 4),
     ApiVersionRange(36, "sasl_authenticate", 0, 2),
     ApiVersionRange(37, "create_partitions", 0, 3),

@@ -86,3 +86,12 @@ async def test_list_partition_reassignments_versions(one_topic: FakeState,
                                                      version: int) -> None:
     got = await call(one_topic, 46, version, {"timeout_ms": 1000, "topics": None})
     assert got is not None and got.error_code == 0 and list(got.topics) == []
+
+
+@pytest.mark.parametrize("version", VERSIONS[34])
+async def test_alter_replica_log_dirs_versions(one_topic: FakeState, version: int) -> None:
+    got = await call(one_topic, 34, version, {"dirs": [
+        {"path": "(memory)", "topics": [{"name": "t", "partitions": [0]}]},
+        {"path": "/other", "topics": [{"name": "t", "partitions": [1]}]}]})
+    assert got is not None
+    assert codes(got, "results", "partitions") == [0, ErrorCode.LOG_DIR_NOT_FOUND]

@@ -1,7 +1,7 @@
 """The cluster APIs of issue 30 through kafka-python's admin client over TCP:
 DescribeTopicPartitions paged with its cursor, DescribeLogDirs' sizes, DescribeProducers'
-open transaction, DescribeQuorum, Alter/ListPartitionReassignments on three brokers; and
-ElectLeaders through confluent-kafka's admin client on three brokers."""
+open transaction, AlterReplicaLogDirs, DescribeQuorum, Alter/ListPartitionReassignments on
+three brokers; and ElectLeaders through confluent-kafka's admin client on three brokers."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from coordinator.testing import KcoordServer
 kafka_admin = pytest.importorskip("kafka.admin")
 KafkaProducer = pytest.importorskip("kafka").KafkaProducer
 TopicPartition = pytest.importorskip("kafka").TopicPartition
+TopicPartitionReplica = pytest.importorskip("kafka").TopicPartitionReplica
 kafka_errors = pytest.importorskip("kafka.errors")
 
 
@@ -152,3 +153,19 @@ def test_kafka_python_alter_and_list_partition_reassignments() -> None:
     assert ongoing == {}
     first = described["topics"][0]["partitions"][0]
     assert (first["leader_id"], first["replica_nodes"], first["leader_epoch"]) == (2, [2, 1], 1)
+
+
+def test_kafka_python_alter_replica_log_dirs_to_the_current_dir(start_kcoord: Any) -> None:
+    server = start_kcoord()
+    admin = admin_for(server.bootstrap)
+    try:
+        admin.create_topics([kafka_admin.NewTopic("dirs", 1, 1)])
+        [described] = admin.describe_log_dirs()
+        current = described["log_dirs"][0]["log_dir"]
+        replica = TopicPartitionReplica("dirs", 0, 0)
+        here = admin.alter_replica_log_dirs({replica: current})
+        elsewhere = admin.alter_replica_log_dirs({replica: "/no/such/dir"})
+    finally:
+        admin.close()
+    assert here == {replica: kafka_errors.NoError}
+    assert elsewhere == {replica: kafka_errors.LogDirNotFoundError}

@@ -42,7 +42,8 @@ def test_group_and_broker_apis_share_the_table() -> None:
                     ApiKey.LIST_TRANSACTIONS}
     cluster = {ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.DESCRIBE_LOG_DIRS,
                ApiKey.DESCRIBE_PRODUCERS, ApiKey.ELECT_LEADERS, ApiKey.DESCRIBE_QUORUM,
-               ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS}
+               ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS,
+               ApiKey.ALTER_REPLICA_LOG_DIRS}
     assert group | broker | transactions | cluster == SERVED_API_KEYS
 
 

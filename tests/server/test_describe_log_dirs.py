@@ -1,7 +1,8 @@
 """DescribeLogDirs (key 35) over raw frames: the data directory as the one log dir, each
 partition's size read from its segment files (growing with every produce, equal to the
 files' bytes on disk), offset lag 0, Kafka's topic grouping when partitions are named, the
-v4 volume sizes, and replicas per broker on the multi-broker model. Named after
+v4 volume sizes, and replicas per broker on the multi-broker model; AlterReplicaLogDirs to
+that one directory (NONE), elsewhere (LOG_DIR_NOT_FOUND), on a broker without a replica. Named after
 DescribeLogDirsRequestTest.testDescribeLogDirsRequest where it applies."""
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from raw_client import batch
 from coordinator.server.apis.describe_log_dirs import IN_MEMORY_LOG_DIR
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.options import build_options
+from wire import ErrorCode
 
 pytestmark = pytest.mark.trio
 
 DESCRIBE_LOG_DIRS = 35
+ALTER_REPLICA_LOG_DIRS = 34
 PRODUCE = 0
 
 
@@ -97,3 +100,31 @@ async def test_describe_log_dirs_lists_each_brokers_replicas(
         hosted.append(sorted(sizes(answer.results[0])))
     # Replication factor 1: partition p lives on broker p.
     assert hosted == [[("a", 0)], [("a", 1)], [("a", 2)]]
+
+
+async def test_alter_replica_log_dirs_to_the_one_log_dir(
+    nursery: trio.Nursery, tmp_path: Path, connect: Any
+) -> None:
+    options = build_options({"group.initial.rebalance.delay.ms": "0"}, host="127.0.0.1",
+                            port=0, data_dir=str(tmp_path), topics=(("a", 1),))
+    running: RunningServer = await nursery.start(serve, options)
+    client = await connect(running.port)
+    here = os.path.abspath(tmp_path)
+    answer = await client.request(ALTER_REPLICA_LOG_DIRS, 2, {"dirs": [
+        {"path": here, "topics": [{"name": "a", "partitions": [0, 4]},
+                                  {"name": "missing", "partitions": [0]}]},
+        {"path": "/elsewhere", "topics": [{"name": "a", "partitions": [0]}]}]})
+    assert [(t.topic_name, [(p.partition_index, p.error_code) for p in t.partitions])
+            for t in answer.results] == [
+        ("a", [(0, ErrorCode.NONE), (4, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+               (0, ErrorCode.LOG_DIR_NOT_FOUND)]),
+        ("missing", [(0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)])]
+
+
+async def test_alter_replica_log_dirs_without_a_replica(start_server: Any, connect: Any) -> None:
+    running = await start_server({}, brokers=2, topics=(("a", 2),))
+    client = await connect(running.brokers.ports[1])
+    answer = await client.request(ALTER_REPLICA_LOG_DIRS, 1, {"dirs": [
+        {"path": IN_MEMORY_LOG_DIR, "topics": [{"name": "a", "partitions": [0, 1]}]}]})
+    assert [(p.partition_index, p.error_code) for p in answer.results[0].partitions] == [
+        (0, ErrorCode.REPLICA_NOT_AVAILABLE), (1, ErrorCode.NONE)]

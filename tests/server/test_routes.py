@@ -113,9 +113,10 @@ LISTS = {
 CONSUMER_PROTOCOL = {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
 SERVED = {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26,
           28, 32, 33, 36, 37, 42, 44, 47, 60, 65, 66, 68, 69, 74, 76, 77}
-# The cluster APIs (issue 30 item 3): DescribeLogDirs, ElectLeaders, Alter- and
-# ListPartitionReassignments, DescribeQuorum, DescribeProducers, DescribeTopicPartitions.
-SERVED |= {35, 43, 45, 46, 55, 61, 75}
+# The cluster APIs (issue 30 item 3): AlterReplicaLogDirs, DescribeLogDirs, ElectLeaders,
+# Alter- and ListPartitionReassignments, DescribeQuorum, DescribeProducers,
+# DescribeTopicPartitions.
+SERVED |= {34, 35, 43, 45, 46, 55, 61, 75}
 
 
 def test_connection_traits_equal_the_old_tables() -> None:

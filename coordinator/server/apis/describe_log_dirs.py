@@ -33,10 +33,16 @@ if TYPE_CHECKING:
     from coordinator.broker.topics import Topic, TopicStore
     from coordinator.server.context import RequestContext
 
-__all__ = ["IN_MEMORY_LOG_DIR", "ROUTE", "handle"]
+__all__ = ["IN_MEMORY_LOG_DIR", "ROUTE", "handle", "log_dir_of"]
 
 #: The log directory reported when topics live in memory.
 IN_MEMORY_LOG_DIR = "(memory)"
+
+
+def log_dir_of(ctx: RequestContext) -> str:
+    """This broker's one log directory, as it is reported."""
+    data_dir: str | None = getattr(ctx.state, "data_dir", None)
+    return os.path.abspath(data_dir) if data_dir else IN_MEMORY_LOG_DIR
 
 
 def _volume_bytes(data_dir: str | None) -> tuple[int, int]:
@@ -99,7 +105,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         "error_code": ErrorCode.NONE,
         "results": [{
             "error_code": ErrorCode.NONE,
-            "log_dir": os.path.abspath(data_dir) if data_dir else IN_MEMORY_LOG_DIR,
+            "log_dir": log_dir_of(ctx),
             "topics": _topics(ctx, request.body.topics),
             "total_bytes": total,
             "usable_bytes": usable,
