@@ -69,7 +69,12 @@ from coordinator.server.receiving import (
     Receiving,
     parked,
 )
-from coordinator.server.sasl_gate import authenticate
+from coordinator.server.sasl_gate import (
+    EXPIRED,
+    REAUTHENTICATE,
+    authenticate,
+    session_verdict,
+)
 from coordinator.server.tally import Tallies
 from wire import (
     NEED_DATA,
@@ -188,7 +193,8 @@ async def _serve_frames(
     connection_id = conn.connection_id
     peer_host = conn.peer_host
     debug = log.isEnabledFor(logging.DEBUG)
-    reactor = current_reactor() if conn.parks_in_reactor else None
+    # (a SASL session that expires is checked on every request: not in the reactor)
+    reactor = current_reactor() if conn.parks_in_reactor and conn.session is None else None
     sock_fd = conn.sock.fileno()
     serve_inline = partial(serve_ready, server, conn, reader, debug)
     handed: Handback | None = None
@@ -251,6 +257,23 @@ async def _serve_frames(
             BAD_INPUT.warn("closing connection %d from %s: %s", connection_id, peer_host, exc)
             break
         api_key = request.api_key
+        if conn.session is not None:  # KIP-368 (``sasl_gate.py``)
+            verdict = session_verdict(conn.session, api_key)
+            if verdict == EXPIRED:
+                log.info("closing connection %d from %s: its SASL session expired without "
+                         "re-authentication (connections.max.reauth.ms)", connection_id,
+                         peer_host)
+                break
+            if verdict == REAUTHENTICATE:
+                if pipeline.active:
+                    await pipeline.drained()
+                if out:
+                    await conn.send_all(out)
+                    out = bytearray()
+                conn.sasl = conn.session.authenticator
+                if not await authenticate(server, conn, reader, receiving, request):
+                    break
+                continue
         handler = server.handlers.get(api_key)
         if handler is None and not server.loaded.is_set():
             if api_key in COORDINATOR_APIS:  # Kafka's answer while the coordinator loads

@@ -50,6 +50,7 @@ class Connection:
         "scope",
         "send_scope",
         "send_timeout",
+        "session",
         "sock",
         "tally",
     )
@@ -79,6 +80,8 @@ class Connection:
         #: A SASL listener's authenticator until the client has authenticated
         #: (``sasl_gate.py``); None after, and always on PLAINTEXT.
         self.sasl: Any = None
+        #: An authenticated session that expires (``sasl_gate.SaslSession``, KIP-368).
+        self.session: Any = None
         #: Set by a route whose answer ends the connection (a failed SASL login).
         self.close_after_answer = False
         #: The request being received (``receiving.Receiving``), set by ``connection.py``.
@@ -105,6 +108,8 @@ class Connection:
             self.send_scope.deadline += seconds
         if self.receiving is not None:
             self.receiving.shift(seconds)
+        if self.session is not None:
+            self.session.shift(seconds)
 
     def expire(self) -> None:
         """Close this connection: idle for longer than connections.max.idle.ms."""

@@ -52,8 +52,9 @@ SSL_KEYS = frozenset({
 #: The keys this module reads (``listener.name.<name>.*`` ones are matched by pattern).
 LISTENER_KEYS = frozenset({"listeners", "advertised.listeners",
                            "listener.security.protocol.map", "sasl.enabled.mechanisms",
-                           *SSL_KEYS})
-_PER_LISTENER = frozenset({"sasl.enabled.mechanisms", "plain.sasl.jaas.config", *SSL_KEYS})
+                           "connections.max.reauth.ms", *SSL_KEYS})
+_PER_LISTENER = frozenset({"sasl.enabled.mechanisms", "plain.sasl.jaas.config",
+                           "connections.max.reauth.ms", *SSL_KEYS})
 _LISTENER_RE = re.compile(r"^([A-Za-z0-9_]+)://(\[[0-9A-Fa-f:.]+\]|[^:/\s]*):(\d+)$")
 _LISTENER_KEY_RE = re.compile(r"^listener\.name\.([a-z0-9_]+)\.(.+)$")
 
@@ -110,10 +111,13 @@ class SaslSettings(NamedTuple):
     plain_jaas_config: str | None = None
     #: ``--sasl-user NAME:PASSWORD`` (PLAIN and both SCRAM credentials each).
     users: tuple[tuple[str, str], ...] = ()
+    #: ``connections.max.reauth.ms`` (``listener.name.<name>.`` first), as given; None: 0.
+    max_reauth_ms: str | None = None
 
     def __repr__(self) -> str:  # users and the JAAS config hold passwords
         return (f"SaslSettings(enabled_mechanisms={self.enabled_mechanisms!r}, "
-                f"users={[name for name, _ in self.users]})")
+                f"users={[name for name, _ in self.users]}, "
+                f"max_reauth_ms={self.max_reauth_ms!r})")
 
 
 #: Keys whose values are secrets (Kafka's PASSWORD type): never shown (DescribeConfigs).
@@ -221,7 +225,8 @@ def sasl_settings(properties: Mapping[str, str], listener: Listener,
     """A SASL listener's settings."""
     return SaslSettings(listener_value(properties, listener, "sasl.enabled.mechanisms"),
                         properties.get(f"listener.name.{listener.name.lower()}."
-                                       "plain.sasl.jaas.config"), users)
+                                       "plain.sasl.jaas.config"), users,
+                        listener_value(properties, listener, "connections.max.reauth.ms"))
 
 
 def parse_sasl_user(text: str) -> tuple[str, str]:

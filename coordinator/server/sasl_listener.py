@@ -3,8 +3,10 @@ when a SASL listener is configured, since it loads ``coordinator.security``.
 
 Users come from ``--sasl-user NAME:PASSWORD`` (a PLAIN credential and both SCRAM ones) and
 from the listener's ``plain.sasl.jaas.config`` (``PlainLoginModule``'s ``user_NAME``
-options: PLAIN only, as in Kafka). They live in memory for this step: SCRAM users created
-through AlterUserScramCredentials and their persistence are a later one.
+options: PLAIN only, as in Kafka). ``connections.max.reauth.ms`` (KIP-368) sets how long a
+session lasts before the client must re-authenticate (``sasl_gate.py``). Users live in
+memory for this step: SCRAM users created through AlterUserScramCredentials and their
+persistence are a later one.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from coordinator.security.plain import PlainUsers
 from coordinator.security.scram_credentials import ScramCredentialStore, user_records
 from coordinator.server.listeners import SaslSettings
 
-__all__ = ["PLAIN_LOGIN_MODULE", "sasl_mechanisms"]
+__all__ = ["PLAIN_LOGIN_MODULE", "max_reauth_ms", "sasl_mechanisms"]
 
 PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 
@@ -48,4 +50,20 @@ def sasl_mechanisms(settings: SaslSettings) -> SaslMechanisms:
         plain.add(name, password, secrets.token_bytes)
         for record in user_records(name, password, secrets.token_bytes):
             scram.replay(record)
-    return SaslMechanisms(enabled, plain, scram, secrets.token_bytes)
+    return SaslMechanisms(enabled, plain, scram, secrets.token_bytes,
+                          max_reauth_ms=max_reauth_ms(settings.max_reauth_ms))
+
+
+def max_reauth_ms(value: str | None) -> int:
+    """``connections.max.reauth.ms`` (Kafka's LONG, default 0: sessions never expire; a
+    value of 0 or less turns re-authentication off); ConfigError if not an integer."""
+    if value is None:
+        return 0
+    try:
+        parsed = int(value.strip())
+    except ValueError:
+        raise ConfigError(f"connections.max.reauth.ms={value!r}: expected an integer "
+                          "(milliseconds)") from None
+    if not -2**63 <= parsed < 2**63:
+        raise ConfigError(f"connections.max.reauth.ms={value!r}: out of range for a long")
+    return parsed

@@ -3,10 +3,12 @@
 On a SASL listener before authentication (``sasl_gate.py``): the client's bytes go to the
 connection's authenticator (``coordinator.security.sasl``) and its answer comes back. A
 completed exchange sets the connection's principal (``User:`` + the authorization id) and
-ends the gate; an error answer (SASL_AUTHENTICATION_FAILED with Kafka's message,
-ILLEGAL_SASL_STATE) is sent and then the connection closes. Elsewhere -- PLAINTEXT, or
-after authentication -- Kafka's ``KafkaApis.handleSaslAuthenticateRequest`` answer:
-ILLEGAL_SASL_STATE.
+ends the gate, and when the session expires (``connections.max.reauth.ms``, an OAUTHBEARER
+token's ``exp``) keeps the authenticator for re-authentication (KIP-368,
+``sasl_gate.SaslSession``); v1+ answers carry the session lifetime. An error answer
+(SASL_AUTHENTICATION_FAILED with Kafka's message, ILLEGAL_SASL_STATE) is sent and then the
+connection closes. Elsewhere -- PLAINTEXT, or after authentication -- Kafka's
+``KafkaApis.handleSaslAuthenticateRequest`` answer: ILLEGAL_SASL_STATE.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.server.route import ALLOWED, Route
+from coordinator.server.sasl_gate import start_session
 from wire import ErrorCode
 from wire.constants import ApiKey
 
@@ -39,6 +42,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         conn.close_after_answer = True
     elif answer.principal is not None:
         conn.principal = answer.principal
+        if answer.expires_at_ms is not None:
+            start_session(conn, answer.session_lifetime_ms)
         conn.sasl = None  # authenticated: the gate lets the connection through
     return {"error_code": answer.error_code, "error_message": answer.error_message,
             "auth_bytes": answer.auth_bytes, "session_lifetime_ms": answer.session_lifetime_ms}

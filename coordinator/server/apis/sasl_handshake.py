@@ -3,8 +3,10 @@
 On a SASL listener, before the client has authenticated (``sasl_gate.py``): the
 connection's authenticator (``coordinator.security.sasl``) takes the mechanism; one that is
 not enabled answers UNSUPPORTED_SASL_MECHANISM with the enabled list, and the connection
-closes after the answer. Elsewhere -- a PLAINTEXT listener, or a connection already
-authenticated (re-authentication is a later step) -- as Kafka's
+closes after the answer; a re-authentication (KIP-368) comes here through the gate too
+(``sasl_gate.py``). Elsewhere -- a PLAINTEXT listener, or a connection already
+authenticated whose session does not expire or re-authenticated less than a second ago --
+as Kafka's
 ``KafkaApis.handleSaslHandshakeRequest``: ILLEGAL_SASL_STATE and no mechanisms, so a client
 configured for SASL reports a clear configuration error instead of a dropped connection.
 """
