@@ -196,7 +196,8 @@ def test_after_plain_authentication_every_api_is_served(sasl_kcoord: KcoordProce
         values = {c.name: c.value for c in described.results[0].configs}
         assert "listeners" not in values or "secret" not in values["listeners"]
         assert not any("secret" in (value or "") for value in values.values()), values
-        # A second handshake once authenticated: ILLEGAL_SASL_STATE (re-auth is later).
+        # A second handshake once authenticated: ILLEGAL_SASL_STATE (no session expiry, so
+        # nothing to re-authenticate, as in Kafka; test_sasl_reauth_clients.py has KIP-368).
         assert exchange(sock, 17, 1, {"mechanism": "PLAIN"}, 4).error_code == 34
 
 
