@@ -235,3 +235,20 @@ async def test_the_listener_prefixed_key_wins(nursery: trio.Nursery, connect: An
 async def test_a_bad_value_is_a_configuration_error(nursery: trio.Nursery) -> None:
     with pytest.raises(ConfigError, match=r"connections\.max\.reauth\.ms='soon'"):
         await _start(nursery, {**REAUTH, "connections.max.reauth.ms": "soon"})
+
+
+async def test_a_clock_jump_of_the_test_double_moves_the_session_too(
+    nursery: trio.Nursery, connect: Any, mock_clock: Any
+) -> None:
+    """``advance()`` jumps the Trio clock without real time passing: ``Connection.shift``
+    moves the session's expiry and re-authentication stamp with it."""
+    running = await _start(nursery, REAUTH)
+    client = await connect(running.port)
+    await _login(client)
+    await _login(client)
+    session = _session(running)
+    expires_at, started_at = session.expires_at, session.reauth_started_at
+    assert started_at is not None
+    (conn,) = running.server.connections.values()
+    conn.shift(30.0)
+    assert (session.expires_at, session.reauth_started_at) == (expires_at + 30, started_at + 30)
