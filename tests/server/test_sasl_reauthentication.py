@@ -200,11 +200,11 @@ async def test_a_wrong_password_on_re_authentication_closes(nursery: trio.Nurser
     assert await _refused(client, mock_clock)
 
 
-def _unsecured_token(subject: str, lifetime_s: float) -> bytes:
+def _unsecured_token(subject: str, lifetime_s: int) -> bytes:
     """An OAUTHBEARER client first message with an ``alg: none`` token."""
     def part(obj: dict[str, Any]) -> str:
         return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
-    now = time.time()
+    now = int(time.time())  # (whole seconds: the lifetime is then at most lifetime_s)
     claims = {"sub": subject, "iat": now - 10, "exp": now + lifetime_s}
     token = f"{part({'alg': 'none'})}.{part(claims)}."
     return f"n,,\x01auth=Bearer {token}\x01\x01".encode()
