@@ -198,6 +198,14 @@ def exchange(sock: Any, api_key: int, version: int, body: dict[str, Any],
     return wire.decode_response(api_key, version, payload)[1]
 
 
+def peer_closed(sock: Any) -> bool:
+    """Whether the server closed ``sock`` (EOF or reset) rather than sending something."""
+    try:
+        return bool(sock.recv(1) == b"")
+    except ConnectionResetError:
+        return True
+
+
 def ck_round_trip(config: dict[str, Any], topic: str, count: int = 5) -> list[bytes]:
     """confluent-kafka with ``config``: produce ``count`` values to ``topic``, consume them
     in a group and commit; the values read (the group's committed offsets add up)."""

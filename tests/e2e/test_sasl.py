@@ -18,6 +18,7 @@ from e2e_support import (
     ck_round_trip,
     exchange,
     kp_round_trip,
+    peer_closed,
 )
 
 import wire
@@ -136,13 +137,6 @@ def _connect(server: KcoordProcess) -> socket.socket:
     return socket.create_connection(("127.0.0.1", server.port), timeout=10)
 
 
-def _closed(sock: socket.socket) -> bool:
-    try:
-        return sock.recv(1) == b""
-    except ConnectionResetError:
-        return True
-
-
 def test_a_request_before_authentication_closes_the_connection(
     sasl_kcoord: KcoordProcess
 ) -> None:
@@ -151,12 +145,12 @@ def test_a_request_before_authentication_closes_the_connection(
                                            "client_software_version": "1"})
         assert versions.error_code == 0
         sock.sendall(wire.encode_request(3, 12, 2, "raw", {"topics": None}))  # Metadata
-        assert _closed(sock)
+        assert peer_closed(sock)
     # A handshake, then Metadata before SaslAuthenticate: closed too.
     with _connect(sasl_kcoord) as sock:
         assert exchange(sock, 17, 1, {"mechanism": "PLAIN"}).error_code == 0
         sock.sendall(wire.encode_request(3, 12, 2, "raw", {"topics": None}))
-        assert _closed(sock)
+        assert peer_closed(sock)
 
 
 def test_an_unknown_mechanism_answers_the_enabled_list_then_closes(
@@ -166,7 +160,7 @@ def test_an_unknown_mechanism_answers_the_enabled_list_then_closes(
         answer = exchange(sock, 17, 1, {"mechanism": "GSSAPI"})
         assert answer.error_code == 33  # UNSUPPORTED_SASL_MECHANISM
         assert list(answer.mechanisms) == [*MECHANISMS, "OAUTHBEARER"]
-        assert _closed(sock)
+        assert peer_closed(sock)
 
 
 def test_a_wrong_password_answers_58_with_kafkas_message_then_closes(
@@ -177,7 +171,7 @@ def test_a_wrong_password_answers_58_with_kafkas_message_then_closes(
         answer = exchange(sock, 36, 2, {"auth_bytes": b"\0alice\0wrong"}, 2)
         assert answer.error_code == 58  # SASL_AUTHENTICATION_FAILED
         assert answer.error_message == PLAIN_WRONG_PASSWORD
-        assert _closed(sock)
+        assert peer_closed(sock)
 
 
 def test_after_plain_authentication_every_api_is_served(sasl_kcoord: KcoordProcess) -> None:

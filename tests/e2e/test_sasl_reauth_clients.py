@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 
 import pytest
-from e2e_support import KcoordProcess, exchange
+from e2e_support import KcoordProcess, exchange, peer_closed
 
 import wire
 
@@ -149,13 +149,6 @@ def test_kafkajs_keeps_working_across_session_lifetimes(reauth_kcoord: KcoordPro
     assert EXPIRED_CLOSE not in _log(reauth_kcoord), reauth_kcoord.stderr()
 
 
-def _closed(sock: socket.socket) -> bool:
-    try:
-        return sock.recv(1) == b""
-    except ConnectionResetError:
-        return True
-
-
 def test_a_client_that_does_not_re_authenticate_is_closed(
     reauth_kcoord: KcoordProcess
 ) -> None:
@@ -166,5 +159,5 @@ def test_a_client_that_does_not_re_authenticate_is_closed(
         assert exchange(sock, 3, 12, {"topics": []}, 3).brokers
         time.sleep(LIFETIME_MS / 1000 + 0.3)
         sock.sendall(wire.encode_request(3, 12, 4, "raw", {"topics": []}))  # Metadata
-        assert _closed(sock)
+        assert peer_closed(sock)
     assert EXPIRED_CLOSE in _log(reauth_kcoord)

@@ -52,6 +52,14 @@ async def _served(client: RawClient) -> bool:
     return await client.recv_frame() is not None
 
 
+async def _logged_in(nursery: trio.Nursery, connect: Any, props: dict[str, str] = REAUTH,
+                     version: int = 2) -> tuple[RunningServer, RawClient, Any]:
+    """A server with ``props``, a client of it logged in as alice, and the login's answer."""
+    running = await _start(nursery, props)
+    client = await connect(running.port)
+    return running, client, await _login(client, version=version)
+
+
 def _session(running: RunningServer) -> SaslSession:
     (conn,) = running.server.connections.values()
     assert isinstance(conn.session, SaslSession)
@@ -68,9 +76,9 @@ async def test_the_answer_carries_the_session_lifetime(nursery: trio.Nursery, co
 
 async def test_without_the_key_sessions_never_expire(nursery: trio.Nursery, connect: Any,
                                                      mock_clock: Any) -> None:
-    running = await _start(nursery, {"listeners": "SASL_PLAINTEXT://127.0.0.1:0"})
-    client = await connect(running.port)
-    assert (await _login(client)).session_lifetime_ms == 0
+    _, client, answer = await _logged_in(nursery, connect,
+                                         {"listeners": "SASL_PLAINTEXT://127.0.0.1:0"})
+    assert answer.session_lifetime_ms == 0
     mock_clock.jump(500)  # (less than connections.max.idle.ms)
     assert await _served(client)
     # Nothing to re-authenticate: a handshake is answered as Kafka's KafkaApis does.
@@ -81,9 +89,7 @@ async def test_without_the_key_sessions_never_expire(nursery: trio.Nursery, conn
 
 async def test_past_its_expiry_a_request_closes_the_connection(nursery: trio.Nursery, connect: Any,
                                                                 mock_clock: Any) -> None:
-    running = await _start(nursery, REAUTH)
-    client = await connect(running.port)
-    await _login(client)
+    _, client, _ = await _logged_in(nursery, connect)
     mock_clock.jump(2.0)
     assert await _served(client)  # at the expiry: still served
     mock_clock.jump(0.001)
@@ -94,18 +100,15 @@ async def test_a_client_that_does_not_re_authenticate_is_closed_even_on_v0(
     nursery: trio.Nursery, connect: Any, mock_clock: Any
 ) -> None:
     """SaslAuthenticate v0 has no lifetime field: the session expires all the same."""
-    running = await _start(nursery, REAUTH)
-    client = await connect(running.port)
-    assert (await _login(client, version=0)).error_code == ErrorCode.NONE
+    _, client, answer = await _logged_in(nursery, connect, version=0)
+    assert answer.error_code == ErrorCode.NONE
     mock_clock.jump(2.5)
     assert not await _served(client)
 
 
 async def test_re_authentication_renews_the_session(nursery: trio.Nursery, connect: Any,
                                                     mock_clock: Any) -> None:
-    running = await _start(nursery, REAUTH)
-    client = await connect(running.port)
-    await _login(client)
+    running, client, _ = await _logged_in(nursery, connect)
     mock_clock.jump(1.5)
     answer = await _login(client)
     assert (answer.error_code, answer.session_lifetime_ms) == (ErrorCode.NONE, 2000)
@@ -119,9 +122,7 @@ async def test_re_authentication_renews_the_session(nursery: trio.Nursery, conne
 async def test_an_expired_session_may_still_re_authenticate(nursery: trio.Nursery, connect: Any,
                                                             mock_clock: Any) -> None:
     """Kafka looks for a re-authentication before it checks the expiry."""
-    running = await _start(nursery, REAUTH)
-    client = await connect(running.port)
-    await _login(client)
+    _, client, _ = await _logged_in(nursery, connect)
     mock_clock.jump(10)
     assert (await _login(client)).error_code == ErrorCode.NONE
     assert await _served(client)
@@ -129,9 +130,7 @@ async def test_an_expired_session_may_still_re_authenticate(nursery: trio.Nurser
 
 async def test_re_authentication_starts_at_most_once_a_second(nursery: trio.Nursery, connect: Any,
                                                               mock_clock: Any) -> None:
-    running = await _start(nursery, REAUTH)
-    client = await connect(running.port)
-    await _login(client)
+    running, client, _ = await _logged_in(nursery, connect)
     assert (await _login(client)).error_code == ErrorCode.NONE  # the first: at once
     mock_clock.jump(0.999)
     handshake = await client.request(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
@@ -159,44 +158,26 @@ async def _jump_until_cancelled(mock_clock: Any) -> None:
         await trio.sleep(0)
 
 
-async def test_the_principal_may_not_change(nursery: trio.Nursery, connect: Any,
-                                            mock_clock: Any) -> None:
-    running = await _start(nursery, REAUTH)
-    client = await connect(running.port)
-    await _login(client)
-    answer = await _login(client, user="bob")
-    assert answer.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
-    assert answer.error_message == ("Cannot change principals during re-authentication from "
-                                    "User.alice: User.bob")
-    assert await _refused(client, mock_clock)
-
-
-async def test_the_mechanism_may_not_change(nursery: trio.Nursery, connect: Any,
-                                            mock_clock: Any) -> None:
-    """Kafka answers the handshake, then fails the SaslAuthenticate that follows."""
-    running = await _start(nursery, REAUTH)
-    client = await connect(running.port)
-    await _login(client)
-    handshake = await client.request(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "SCRAM-SHA-256"})
+@pytest.mark.parametrize(("mechanism", "auth_bytes", "message"), [
+    pytest.param("PLAIN", _plain("bob"), "Cannot change principals during re-authentication "
+                 "from User.alice: User.bob", id="another principal"),
+    # Kafka answers the handshake, then fails the SaslAuthenticate that follows.
+    pytest.param("SCRAM-SHA-256", b"n,,n=alice,r=abcdefgh", "SASL mechanism 'SCRAM-SHA-256' "
+                 "requested by client is not supported for re-authentication of mechanism "
+                 "'PLAIN'", id="another mechanism"),
+    pytest.param("PLAIN", b"\0alice\0wrong",
+                 "Authentication failed: Invalid username or password", id="wrong password"),
+])
+async def test_a_refused_re_authentication_answers_58_then_closes(
+    nursery: trio.Nursery, connect: Any, mock_clock: Any, mechanism: str, auth_bytes: bytes,
+    message: str,
+) -> None:
+    _, client, _ = await _logged_in(nursery, connect)
+    handshake = await client.request(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": mechanism})
     assert handshake.error_code == ErrorCode.NONE
-    answer = await client.request(ApiKey.SASL_AUTHENTICATE, 2,
-                                  {"auth_bytes": b"n,,n=alice,r=abcdefgh"})
-    assert answer.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
-    assert answer.error_message == (
-        "SASL mechanism 'SCRAM-SHA-256' requested by client is not supported for "
-        "re-authentication of mechanism 'PLAIN'")
-    assert await _refused(client, mock_clock)
-
-
-async def test_a_wrong_password_on_re_authentication_closes(nursery: trio.Nursery, connect: Any,
-                                                            mock_clock: Any) -> None:
-    running = await _start(nursery, REAUTH)
-    client = await connect(running.port)
-    await _login(client)
-    await client.request(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
-    answer = await client.request(ApiKey.SASL_AUTHENTICATE, 2,
-                                  {"auth_bytes": b"\0alice\0wrong"})
-    assert answer.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+    answer = await client.request(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": auth_bytes})
+    assert (answer.error_code, answer.error_message) == (
+        ErrorCode.SASL_AUTHENTICATION_FAILED, message)
     assert await _refused(client, mock_clock)
 
 
@@ -242,9 +223,7 @@ async def test_a_clock_jump_of_the_test_double_moves_the_session_too(
 ) -> None:
     """``advance()`` jumps the Trio clock without real time passing: ``Connection.shift``
     moves the session's expiry and re-authentication stamp with it."""
-    running = await _start(nursery, REAUTH)
-    client = await connect(running.port)
-    await _login(client)
+    running, client, _ = await _logged_in(nursery, connect)
     await _login(client)
     session = _session(running)
     expires_at, started_at = session.expires_at, session.reauth_started_at
