@@ -32,6 +32,11 @@ class CoordinatorConfig:
     offsets_retention_minutes: int = 10080
     offsets_retention_check_interval_ms: int = 600_000
     offset_metadata_max_bytes: int = 4096
+    # Share partitions and sessions (KIP-932), ShareGroupConfig's names and defaults.
+    group_share_delivery_count_limit: int = 5
+    group_share_record_lock_duration_ms: int = 30_000
+    group_share_partition_max_record_locks: int = 2000
+    group_share_max_share_sessions: int = 2000
     # The consumer group protocol (KIP-848), GroupCoordinatorConfig's names and defaults.
     group_consumer_session_timeout_ms: int = 45_000
     group_consumer_min_session_timeout_ms: int = 45_000
@@ -199,6 +204,10 @@ _RANGES: dict[str, tuple[int, int]] = {
     "offsets_retention_minutes": (1, _INT_MAX),
     "offsets_retention_check_interval_ms": (1, _LONG_MAX),
     "offset_metadata_max_bytes": (0, _INT_MAX),
+    "group_share_delivery_count_limit": (2, 10),
+    "group_share_record_lock_duration_ms": (1, _INT_MAX),
+    "group_share_partition_max_record_locks": (1, _INT_MAX),
+    "group_share_max_share_sessions": (1, _INT_MAX),
 }
 
 _FIELD_BY_KEY: dict[str, str] = {_key(f.name): f.name for f in fields(CoordinatorConfig)}

@@ -26,6 +26,7 @@ from typing import NamedTuple, Protocol
 from coordinator.core.messages import Response
 from coordinator.core.store import PendingWrites
 from coordinator.core.timers import TimerKey
+from coordinator.share.timers import ShareLockTimerKey
 from coordinator.txn.messages import TxnMarker, TxnResponse
 from coordinator.txn.timers import TxnTimerKey
 from storage.records import Record
@@ -47,8 +48,8 @@ __all__ = [
 ReplyToken = Hashable
 """Opaque handle of a request awaiting its answer, supplied by the runtime (never None)."""
 
-ShardTimerKey = TimerKey | TxnTimerKey
-"""A timer of either shard (the group coordinator's, the transaction coordinator's)."""
+ShardTimerKey = TimerKey | TxnTimerKey | ShareLockTimerKey
+"""A timer of any shard (the group, transaction and share coordinators')."""
 
 ShardResponse = Response | TxnResponse
 """An answer of either shard."""

@@ -87,6 +87,8 @@ class Server:
         self.groups: Any = None
         #: The transaction runtime (``coordinator.server.txn_runtime.TransactionRuntime``).
         self.transactions: Any = None
+        #: The share runtime (``coordinator.server.share_runtime.ShareRuntime``).
+        self.shares: Any = None
         #: With several brokers, their ``coordinator.server.cluster.Cluster``.
         self.cluster: Any = None
         #: Config keys the user gave (DescribeConfigs: STATIC_BROKER_CONFIG, not a default).
@@ -323,6 +325,7 @@ async def serve(
 
                     attach_configs(runtime, server.topics, server.config,
                                    server.identity.node_id)
+                    server.shares = await _start_shares(core_nursery, server, runtime, options)
                     if server.topics.files is not None and options.fsync == "interval":
                         core_nursery.start_soon(_flush_topics, server.topics.files)
                     if server.topics.files is not None:
@@ -405,6 +408,17 @@ async def _start_transactions(
     )
     await nursery.start(transactions.run)
     return transactions
+
+
+async def _start_shares(
+    nursery: trio.Nursery, server: Server, runtime: CoordinatorRuntime, options: ServeOptions
+) -> Any:
+    """The share shard, once the group coordinator has loaded."""
+    from coordinator.server.share_runtime import ShareRuntime
+
+    shares = ShareRuntime(server.topics, runtime, options.coordinator_config)
+    await nursery.start(shares.run)
+    return shares
 
 
 class _AcceptErrorFilter(logging.Filter):

@@ -46,6 +46,7 @@ class Server(Protocol):
     topics: Any
     groups: Any
     transactions: Any
+    shares: Any
     handlers: dict[int, Handler]
     traits: ApiTraits
     connections: dict[int, Any]
@@ -100,6 +101,7 @@ class BrokerSet:
             server.topics = primary.topics
             server.groups = primary.groups
             server.transactions = primary.transactions
+            server.shares = primary.shares
             server.add_handlers(routed, traits)
 
     async def run(self, nursery: trio.Nursery) -> None:

@@ -72,6 +72,8 @@ class ServerState(Protocol):
     topics: Any
     groups: Any
     transactions: Any
+    #: The share runtime (``coordinator.server.share_runtime.ShareRuntime``).
+    shares: Any
     #: The brokers' ``coordinator.server.cluster.Cluster`` (None with one broker).
     cluster: Any
     handlers: dict[int, Handler]

@@ -1,7 +1,6 @@
 """The coordinator runtime: the one owner of the sans-I/O coordinator shards in a server --
-the group coordinator (``GroupCoordinator``) and, once attached, the transaction coordinator
-(``TransactionCoordinator``) and the dynamic configs (``config_shard.ConfigShard``) -- as
-Kafka's ``CoordinatorRuntime`` runs its shards.
+the group coordinator and, once attached, the transaction coordinator, the dynamic configs
+and the share coordinator -- as Kafka's ``CoordinatorRuntime`` runs its shards.
 
 Every shard has the same contract (``coordinator.server.shard.Shard``) and Result
 vocabulary (``coordinator.core.result``); one timer heap and loop, one append queue. Every
@@ -22,9 +21,8 @@ change (Trio never switches tasks inside a sync call: the event loop is the lock
 3. a reply whose requester went away (connection closed, request cancelled) is dropped.
 
 Time: ``now_ms`` is wall-clock milliseconds *advanced by the Trio clock* (wall clock read
-once, at start): timestamps mean something across restarts, MockClock drives tests. A
-transaction timer key (in the one ``TimerHeap``) fires the transaction shard, any other the
-group shard.
+once, at start): timestamps mean something across restarts, MockClock drives tests. A timer
+key (one ``TimerHeap``) fires its shard: transaction, share, else the group shard.
 """
 
 from __future__ import annotations
@@ -37,10 +35,8 @@ from typing import Any, TypeVar
 
 import trio
 
-import wire
 from coordinator.core import (
     CancelTimer,
-    CoreHandler,
     GroupCoordinator,
     Reply,
     ReplyToken,
@@ -49,8 +45,7 @@ from coordinator.core import (
 )
 from coordinator.core.group_reload import reload_groups
 from coordinator.core.result import EMPTY_RESULT, ScheduleTimer, ShardTimerKey
-from coordinator.server.context import Handler
-from coordinator.server.context import RequestContext as ServerRequestContext
+from coordinator.server.group_api import GroupApi, group_api
 from coordinator.server.group_events import log_group_events
 from coordinator.server.shard import MarkerWriter, Shard, wall_clock_ms
 from coordinator.server.sink import RecordSink
@@ -60,9 +55,11 @@ from coordinator.txn.timers import TxnTimerKey
 from storage.config_records import ConfigRecordKey
 from storage.errors import append_error_of
 from storage.records import Record, TransactionStateKey
+from storage.share_records import SHARE_KEY_TYPES
 
 __all__ = [
     "CoordinatorRuntime",
+    "GroupApi",
     "MarkerWriter",
     "PendingReply",
     "RuntimeClosed",
@@ -123,6 +120,8 @@ class CoordinatorRuntime:
         self.transaction_records: list[Record] = []
         self.configs: Shard | None = None  # the dynamic config shard, once attached
         self.config_records: list[Record] = []
+        self.share_records: list[Record] = []  # the share shard's, likewise
+        self._timer_shards: dict[type, Shard] = {}  # shards by the timer keys they own
 
     @property
     def dropped_events(self) -> int:  # RebalanceEvent history records lost to failed appends
@@ -195,6 +194,8 @@ class CoordinatorRuntime:
                 transaction_records.append(record)
             elif kind is ConfigRecordKey:
                 config_records.append(record)
+            elif kind in SHARE_KEY_TYPES:
+                self.share_records.append(record)
             else:
                 replay(record)
             count += 1
@@ -216,6 +217,13 @@ class CoordinatorRuntime:
         self.configs, records, self.config_records = shard, self.config_records, []
         for record in records:
             shard.replay(record)
+
+    def attach_share(self, shard: Shard, timer_key: type) -> None:
+        """Serve the share shard: replay its records, load it; ``timer_key``'s fire it."""
+        self._timer_shards[timer_key], records, self.share_records = shard, self.share_records, []
+        for record in records:
+            shard.replay(record)
+        self._process(shard.on_loaded(self.now_ms()), shard)
 
     def process_transactions(self, result: Result) -> None:
         """Carry out a Result the marker writer got from the transaction shard."""
@@ -452,8 +460,10 @@ class CoordinatorRuntime:
                 if isinstance(key, TxnTimerKey):
                     shard = self.transactions
                     result = EMPTY_RESULT if shard is None else shard.fire_timer(key, now)
+                elif (shard := self._timer_shards.get(type(key))) is not None:
+                    result = shard.fire_timer(key, now)
                 else:
-                    result = self.coordinator.fire_timer(key, now)
+                    result = self.coordinator.fire_timer(key, now)  # type: ignore[arg-type]
             except Exception:
                 log.exception("the coordinator failed handling timer %r", key)
                 continue
@@ -469,31 +479,3 @@ class CoordinatorRuntime:
                 await trio.sleep_forever()
             self._timer_scope = None
 
-
-class GroupApi:
-    """The server handler of a group API: the decoded request goes to the core as it is
-    (the core reads it through its TypedDict), and the core's answer back to the wire.
-    ``submit`` hands the request to the core at once and returns the pending reply (a
-    connection pipelining requests collects it later), or None before the load finished."""
-
-    __slots__ = ("__name__", "__qualname__", "handler")
-
-    def __init__(self, handler: CoreHandler[Any]) -> None:
-        self.handler = handler
-        self.__name__ = handler.__name__
-        self.__qualname__ = f"group_api({handler.__name__})"
-
-    async def __call__(self, ctx: ServerRequestContext, request: wire.DecodedRequest) -> Any:
-        runtime: CoordinatorRuntime = ctx.state.groups
-        return await runtime.call(self.handler, ctx, request.body)
-
-    def submit(
-        self, ctx: ServerRequestContext, request: wire.DecodedRequest
-    ) -> PendingReply | None:
-        runtime: CoordinatorRuntime = ctx.state.groups
-        return runtime.submit(self.handler, ctx, request.body)
-
-
-def group_api(handler: CoreHandler[Any]) -> Handler:
-    """``handler`` as a server handler (``GroupApi``)."""
-    return GroupApi(handler)

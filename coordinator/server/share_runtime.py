@@ -1,0 +1,81 @@
+"""The server side of the share shard: the ``SharePartitionManager`` runs in the coordinator
+runtime beside the group and transaction shards (one append queue, one timer loop: the
+acquisition-lock timer is a runtime timer, so ``MockClock`` drives lock expiry), and this
+module gives it what lives outside the sans-I/O core: the broker's settings, the topic
+store, a Trio event waking long-polling ShareFetches when records may have become
+available, and ``share.auto.offset.reset`` per group.
+
+``ShareRuntime.run`` attaches the shard once the groups are loaded: the share records the
+runtime met during replay are replayed into it, and acquired records come back available.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import trio
+
+from coordinator.config import CoordinatorConfig
+from coordinator.server.runtime import CoordinatorRuntime, ShardHandler
+from coordinator.share.manager import SharePartitionManager
+from coordinator.share.states import SharePartitionConfig
+from coordinator.share.timers import ShareLockTimerKey
+
+__all__ = ["DEFAULT_AUTO_OFFSET_RESET", "ShareRuntime", "share_partition_config"]
+
+RequestT = TypeVar("RequestT")
+#: ``share.auto.offset.reset``'s default (KIP-932).
+DEFAULT_AUTO_OFFSET_RESET = "latest"
+
+
+def share_partition_config(config: CoordinatorConfig) -> SharePartitionConfig:
+    """The ``group.share.*`` settings a share partition obeys."""
+    return SharePartitionConfig(
+        delivery_count_limit=config.group_share_delivery_count_limit,
+        record_lock_duration_ms=config.group_share_record_lock_duration_ms,
+        max_record_locks=config.group_share_partition_max_record_locks,
+    )
+
+
+class ShareRuntime:
+    """The share shard's server side."""
+
+    def __init__(
+        self, topics: Any, groups: CoordinatorRuntime, config: CoordinatorConfig
+    ) -> None:
+        self.topics = topics
+        self.groups = groups
+        self.partition_config = share_partition_config(config)
+        self.manager = SharePartitionManager(
+            lambda _key: self.partition_config,
+            max_sessions=config.group_share_max_share_sessions,
+            on_change=self._notify,
+        )
+        self._changed = trio.Event()
+        #: A group's ``share.auto.offset.reset`` (the group configs set it; default latest).
+        self.auto_offset_reset: Callable[[str], str] = lambda _group: DEFAULT_AUTO_OFFSET_RESET
+
+    @property
+    def lock_duration_ms(self) -> int:
+        """``group.share.record.lock.duration.ms``: what ShareFetch reports as the lock."""
+        return self.partition_config.record_lock_duration_ms
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Attach the shard once the groups are loaded, report started."""
+        await self.groups.wait_loaded()
+        self.groups.attach_share(self.manager, ShareLockTimerKey)
+        task_status.started()
+
+    async def call(self, handler: ShardHandler[RequestT], ctx: Any, request: RequestT) -> Any:
+        """Run one of the shard's handlers in the runtime; its reply (once its records are
+        durable)."""
+        return await self.groups.call(handler, ctx, request, self.manager)
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    def changed(self) -> trio.Event:
+        """Set at the next applied change (records released, acknowledged, expired)."""
+        return self._changed

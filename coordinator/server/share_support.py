@@ -1,0 +1,169 @@
+"""What the ShareFetch and ShareAcknowledge routes share: reading the request's share
+partitions and acknowledgements, resolving topic ids against the topic store, running the
+session check in the share shard, and the answers' shapes (Kafka's ``ShareFetchResponse``
+and ``ShareAcknowledgeResponse``)."""
+
+from __future__ import annotations
+
+import uuid
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from coordinator.broker.topics import PartitionLog, TopicStore
+from coordinator.server.api_support import leadership_error
+from coordinator.share.durable import SharePartitionKey
+from coordinator.share.manager import SessionAnswer, SessionRequest, ShareAppendFailed
+from coordinator.share.manager import handle_session as handle_session
+from coordinator.share.states import AcknowledgementBatch, AcquiredRecords
+from wire import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.server.context import RequestContext
+    from coordinator.server.share_runtime import ShareRuntime
+
+__all__ = [
+    "ShareRequestParts",
+    "error_response",
+    "partition_log",
+    "read_acquired",
+    "request_parts",
+    "run_session",
+    "share_runtime_of",
+]
+
+_NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
+
+
+def share_runtime_of(ctx: RequestContext) -> ShareRuntime:
+    """The server's share runtime."""
+    runtime: ShareRuntime = ctx.state.shares
+    return runtime
+
+
+@dataclass(slots=True)
+class ShareRequestParts:
+    """A ShareFetch's or ShareAcknowledge's share partitions, in request order, their
+    acknowledgements, and the partitions that cannot be served (with their error)."""
+
+    keys: list[SharePartitionKey] = field(default_factory=list)
+    acknowledgements: dict[SharePartitionKey, tuple[AcknowledgementBatch, ...]] = field(
+        default_factory=dict
+    )
+    errors: dict[SharePartitionKey, ErrorCode] = field(default_factory=dict)
+    forgotten: list[SharePartitionKey] = field(default_factory=list)
+
+
+def partition_log(
+    ctx: RequestContext, store: TopicStore, key: SharePartitionKey
+) -> tuple[PartitionLog | None, ErrorCode]:
+    """The topic partition a share partition reads, or why it cannot be served."""
+    topic = store.by_id(key.topic_id)
+    if topic is None:
+        return None, ErrorCode.UNKNOWN_TOPIC_ID
+    partition = topic.partition(key.partition)
+    if partition is None:
+        return None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    not_led = leadership_error(ctx, topic.name, key.partition)
+    if not_led is not None:
+        return None, not_led
+    return partition, ErrorCode.NONE
+
+
+def request_parts(
+    ctx: RequestContext, store: TopicStore, group_id: str, body: Any
+) -> ShareRequestParts:
+    """Read the request's partitions and acknowledgements (ShareFetch's forgotten topics
+    too), checking each partition against the topic store."""
+    parts = ShareRequestParts()
+    for topic in body.topics:
+        for p in topic.partitions:
+            key = SharePartitionKey(group_id, topic.topic_id, p.partition_index)
+            if key not in parts.errors and key not in parts.keys:
+                parts.keys.append(key)
+                _, error = partition_log(ctx, store, key)
+                if error != ErrorCode.NONE:
+                    parts.errors[key] = error
+            batches = p.acknowledgement_batches or ()
+            if batches and key not in parts.errors:
+                parts.acknowledgements[key] = parts.acknowledgements.get(key, ()) + tuple(
+                    AcknowledgementBatch(b.first_offset, b.last_offset,
+                                         tuple(b.acknowledge_types))
+                    for b in batches
+                )
+    for topic in body.get("forgotten_topics_data") or ():
+        parts.forgotten.extend(
+            SharePartitionKey(group_id, topic.topic_id, index) for index in topic.partitions
+        )
+    return parts
+
+
+async def run_session(
+    ctx: RequestContext, api: Literal["fetch", "acknowledge"], group_id: str, body: Any,
+    parts: ShareRequestParts,
+) -> SessionAnswer | ShareAppendFailed:
+    """The session check and acknowledgements in the share shard (answered once their
+    records are durable)."""
+    request = SessionRequest(
+        api, group_id, body.member_id or "", body.share_session_epoch,
+        tuple(k for k in parts.keys if k not in parts.errors), tuple(parts.forgotten),
+        parts.acknowledgements, ctx.connection_id,
+    )
+    answer: SessionAnswer | ShareAppendFailed = await share_runtime_of(ctx).call(
+        handle_session, ctx, request
+    )
+    return answer
+
+
+def error_response(code: ErrorCode, message: str | None, **extra: Any) -> dict[str, Any]:
+    """A whole-request error (a session error: nothing was done)."""
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message,
+            "responses": [], "node_endpoints": [], **extra}
+
+
+def group_by_topic(entries: Iterable[tuple[SharePartitionKey, dict[str, Any]]]) -> list[Any]:
+    """Partition answers grouped by topic id, in first-seen order."""
+    topics: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    for key, entry in entries:
+        entry.setdefault("current_leader", _NO_LEADER)
+        topics.setdefault(key.topic_id, []).append(entry)
+    return [{"topic_id": tid, "partitions": ps} for tid, ps in topics.items()]
+
+
+def read_acquired(partition: PartitionLog, acquired: Sequence[AcquiredRecords]) -> bytes:
+    """The whole batches holding the acquired offsets, in order (the client keeps the
+    records in the AcquiredRecords ranges)."""
+    if not acquired:
+        return b""
+    batches = partition.batches
+    out: list[bytes] = []
+    ranges = sorted(acquired)
+    last = ranges[-1].last_offset
+    position = bisect_left(batches, ranges[0].first_offset, key=lambda b: b.last_offset)
+    index = 0
+    while position < len(batches) and batches[position].base_offset <= last:
+        batch = batches[position]
+        while index < len(ranges) and ranges[index].last_offset < batch.base_offset:
+            index += 1
+        if index < len(ranges) and ranges[index].first_offset <= batch.last_offset:
+            out.append(batch.data)
+        position += 1
+    return b"".join(out)
+
+
+def split_by_batch_size(
+    acquired: Sequence[AcquiredRecords], batch_size: int
+) -> list[AcquiredRecords]:
+    """Acquired ranges cut into pieces of at most ``batch_size`` records (ShareFetch v1's
+    BatchSize: the client acknowledges in such batches)."""
+    if batch_size <= 0:
+        return list(acquired)
+    out = []
+    for run in acquired:
+        first = run.first_offset
+        while first <= run.last_offset:
+            last = min(run.last_offset, first + batch_size - 1)
+            out.append(AcquiredRecords(first, last, run.delivery_count))
+            first = last + 1
+    return out
