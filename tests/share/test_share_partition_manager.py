@@ -5,10 +5,11 @@ what the member holds, lock expiry on the runtime's timer, and restarts."""
 
 from __future__ import annotations
 
+from manager_harness import GROUP, MEMBER_1, MEMBER_2, ManagerHarness, key
+
 from coordinator.share import RecordState, SharePartitionConfig
 from coordinator.share.manager import SessionAnswer, ShareAppendFailed
 from coordinator.share.sessions import ShareSessionCache, ShareSessionKey, next_epoch
-from manager_harness import GROUP, MEMBER_1, MEMBER_2, ManagerHarness, key
 from wire.constants import ErrorCode
 
 ACCEPT, RELEASE, REJECT = 1, 2, 3

@@ -1,0 +1,277 @@
+"""ShareFetch and ShareAcknowledge over real TCP against an in-process server (raw frames,
+Trio's autojump clock: lock expiry and long polls run in virtual time)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+import trio
+from share_wire import (
+    ACCEPT,
+    REJECT,
+    RELEASE,
+    SHARE_ACKNOWLEDGE,
+    SHARE_FETCH,
+    SHARE_VERSION,
+    AsyncClient,
+    ack_body,
+    acquired,
+    fetch_body,
+    produce_body,
+    values_by_offset,
+)
+
+from coordinator.server.app import RunningServer, serve
+from coordinator.server.options import build_options
+from wire.constants import ErrorCode
+
+GROUP = "queue"
+M1, M2 = "member-one", "member-two"
+V = SHARE_VERSION
+
+
+class Broker:
+    """A running server, a connection per member, and the topic ``t``'s id."""
+
+    def __init__(self, running: RunningServer, nursery: trio.Nursery) -> None:
+        self.running = running
+        self.nursery = nursery
+        topic = running.server.topics.get("t")
+        assert topic is not None
+        self.topic_id: uuid.UUID = topic.topic_id
+        self.clients: dict[str, AsyncClient] = {}
+        self.epochs: dict[str, int] = {}
+
+    async def client(self, name: str) -> AsyncClient:
+        if name not in self.clients:
+            self.clients[name] = await AsyncClient.connect(self.running.port)
+        return self.clients[name]
+
+    async def produce(self, *values: bytes, partition: int = 0) -> None:
+        answer = await (await self.client("producer")).request(
+            0, 9, produce_body("t", partition, values))
+        assert answer.responses[0].partition_responses[0].error_code == 0
+
+    async def fetch(self, member: str, epoch: int | None = None, **kwargs: Any) -> Any:
+        """A ShareFetch at the member's next epoch (0 the first time)."""
+        epoch = self.epochs.get(member, 0) if epoch is None else epoch
+        answer = await (await self.client(member)).request(
+            SHARE_FETCH, V, fetch_body(GROUP, member, epoch, self.topic_id, **kwargs))
+        if answer.error_code == 0 and epoch >= 0:
+            self.epochs[member] = epoch + 1
+        return answer
+
+    async def acknowledge(self, member: str, acks: Any, epoch: int | None = None) -> Any:
+        epoch = self.epochs[member] if epoch is None else epoch
+        answer = await (await self.client(member)).request(
+            SHARE_ACKNOWLEDGE, V, ack_body(GROUP, member, epoch, self.topic_id, acks))
+        if answer.error_code == 0 and epoch > 0:
+            self.epochs[member] = epoch + 1
+        return answer
+
+
+async def _broker(nursery: trio.Nursery, props: dict[str, str] | None = None,
+                  reset: str = "earliest") -> Broker:
+    options = build_options({"group.initial.rebalance.delay.ms": "0", **(props or {})},
+                            host="127.0.0.1", port=0, data_dir=None, topics=(("t", 2),))
+    running: RunningServer = await nursery.start(serve, options)
+    running.server.shares.auto_offset_reset = lambda _group: reset
+    return Broker(running, nursery)
+
+
+MakeBroker = Callable[..., Awaitable[Broker]]
+
+
+@pytest.fixture
+async def make_broker(nursery: trio.Nursery) -> AsyncIterator[MakeBroker]:
+    """``await make_broker(props, reset=...)``: a Broker whose connections close at teardown."""
+    made: list[Broker] = []
+
+    async def make(props: dict[str, str] | None = None, reset: str = "earliest") -> Broker:
+        made.append(await _broker(nursery, props, reset))
+        return made[-1]
+
+    yield make
+    for broker in made:
+        for client in broker.clients.values():
+            await trio.aclose_forcefully(client.stream)
+
+
+@pytest.fixture
+async def broker(make_broker: MakeBroker) -> Broker:
+    return await make_broker()
+
+
+def _ack_code(answer: Any, partition: int = 0) -> int:
+    for topic in answer.responses:
+        for p in topic.partitions:
+            if p.partition_index == partition:
+                return int(p.acknowledge_error_code if hasattr(p, "acknowledge_error_code")
+                           else p.error_code)
+    raise AssertionError(f"partition {partition} not in {answer}")
+
+
+async def test_share_fetch_returns_acquired_records_read_from_the_log(
+    broker: Broker, autojump_clock: Any
+) -> None:
+    await broker.produce(*[b"a%d" % i for i in range(5)])
+    await broker.produce(*[b"b%d" % i for i in range(5)])
+    answer = await broker.fetch(M1)
+    assert answer.error_code == 0
+    assert answer.acquisition_lock_timeout_ms == 30_000
+    assert acquired(answer) == [(0, 9, 1)]
+    values = values_by_offset(answer)
+    assert values == {i: (b"a%d" % i if i < 5 else b"b%d" % (i - 5)) for i in range(10)}
+
+
+async def test_max_records_and_batch_size_bound_the_acquisition(
+    broker: Broker, autojump_clock: Any
+) -> None:
+    await broker.produce(*[b"%d" % i for i in range(10)])
+    answer = await broker.fetch(M1, max_records=7, batch_size=3)
+    assert acquired(answer) == [(0, 2, 1), (3, 5, 1), (6, 6, 1)]
+    assert sorted(values_by_offset(answer)) == list(range(7))
+
+
+async def test_latest_is_the_default_reset(make_broker: MakeBroker, autojump_clock: Any) -> None:
+    broker = await make_broker(reset="latest")
+    await broker.produce(b"old-1", b"old-2")
+    assert acquired(await broker.fetch(M1)) == []
+    await broker.produce(b"new")
+    answer = await broker.fetch(M1)
+    assert acquired(answer) == [(2, 2, 1)] and values_by_offset(answer) == {2: b"new"}
+
+
+async def test_long_poll_is_woken_by_produce(broker: Broker, autojump_clock: Any) -> None:
+    first = await broker.fetch(M1)
+    assert acquired(first) == []
+    started = trio.current_time()
+    answers: list[Any] = []
+
+    async def poll() -> None:
+        answers.append(await broker.fetch(M1, max_wait_ms=10_000))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(poll)
+        await trio.sleep(2)
+        assert not answers  # still parked
+        await broker.produce(b"x")
+    assert acquired(answers[0]) == [(0, 0, 1)]
+    assert trio.current_time() - started < 3
+
+
+async def test_long_poll_times_out_empty(broker: Broker, autojump_clock: Any) -> None:
+    await broker.fetch(M1)
+    started = trio.current_time()
+    answer = await broker.fetch(M1, max_wait_ms=1_500)
+    assert answer.error_code == 0 and acquired(answer) == []
+    assert 1.5 <= trio.current_time() - started < 2
+
+
+async def test_each_record_is_held_by_one_member_at_a_time(
+    broker: Broker, autojump_clock: Any
+) -> None:
+    await broker.produce(*[b"%d" % i for i in range(10)])
+    one = await broker.fetch(M1, max_records=5)
+    two = await broker.fetch(M2, max_records=5)
+    assert acquired(one) == [(0, 4, 1)] and acquired(two) == [(5, 9, 1)]
+    assert acquired(await broker.fetch(M2)) == []  # nothing left to acquire
+    # M1: RELEASE 0-1, ACCEPT 2-3, REJECT 4 (ShareAcknowledge).
+    answer = await broker.acknowledge(M1, {0: [(0, 1, RELEASE), (2, 3, ACCEPT), (4, 4, REJECT)]})
+    assert answer.error_code == 0 and _ack_code(answer) == 0
+    # M2 accepts its records in its next fetch and gets the released ones, delivered twice.
+    again = await broker.fetch(M2, acks={0: [(5, 9, ACCEPT)]})
+    assert _ack_code(again) == 0
+    assert acquired(again) == [(0, 1, 2)]
+    assert sorted(values_by_offset(again)) == [0, 1]
+    await broker.acknowledge(M2, {0: [(0, 1, ACCEPT)]})
+    # Nothing comes back: accepted and rejected records are done.
+    assert acquired(await broker.fetch(M1, max_wait_ms=500)) == []
+    partition = broker.running.server.shares.manager.partitions
+    (share,) = partition.values()
+    assert share.start_offset == 10
+
+
+async def test_acknowledging_records_another_member_holds_fails(
+    broker: Broker, autojump_clock: Any
+) -> None:
+    await broker.produce(b"a", b"b")
+    await broker.fetch(M1)
+    await broker.fetch(M2)
+    answer = await broker.acknowledge(M2, {0: [(0, 1, ACCEPT)]})
+    assert answer.error_code == 0 and _ack_code(answer) == ErrorCode.INVALID_RECORD_STATE
+
+
+async def test_lock_expiry_redelivers_in_virtual_time(broker: Broker, autojump_clock: Any) -> None:
+    await broker.produce(b"a", b"b")
+    assert acquired(await broker.fetch(M1)) == [(0, 1, 1)]
+    started = trio.current_time()
+    answer = await broker.fetch(M2, max_wait_ms=60_000)  # woken when the lock expires
+    assert acquired(answer) == [(0, 1, 2)]
+    assert 30 <= trio.current_time() - started < 31
+    # M1's late acknowledgement finds the records no longer its own.
+    late = await broker.acknowledge(M1, {0: [(0, 1, ACCEPT)]})
+    assert _ack_code(late) == ErrorCode.INVALID_RECORD_STATE
+
+
+async def test_delivery_count_limit_archives(make_broker: MakeBroker, autojump_clock: Any) -> None:
+    broker = await make_broker({"group.share.delivery.count.limit": "2"})
+    await broker.produce(b"poison")
+    assert acquired(await broker.fetch(M1)) == [(0, 0, 1)]
+    assert acquired(await broker.fetch(M1, acks={0: [(0, 0, RELEASE)]})) == [(0, 0, 2)]
+    released = await broker.fetch(M1, acks={0: [(0, 0, RELEASE)]}, max_wait_ms=500)
+    assert _ack_code(released) == 0 and acquired(released) == []  # archived at the limit
+
+
+async def test_session_close_releases_what_the_member_holds(
+    broker: Broker, autojump_clock: Any
+) -> None:
+    await broker.produce(b"a", b"b", b"c")
+    await broker.fetch(M1)
+    closed = await broker.fetch(M1, epoch=-1, partitions=(), acks={0: [(0, 0, ACCEPT)]})
+    assert closed.error_code == 0 and _ack_code(closed) == 0
+    assert acquired(await broker.fetch(M2)) == [(1, 2, 2)]
+    gone = await broker.fetch(M1, epoch=1)
+    assert gone.error_code == ErrorCode.SHARE_SESSION_NOT_FOUND
+
+
+async def test_session_errors_answer_the_whole_request(
+    make_broker: MakeBroker, autojump_clock: Any
+) -> None:
+    broker = await make_broker({"group.share.max.share.sessions": "1"})
+    await broker.produce(b"a")
+    assert (await broker.fetch(M1, epoch=3)).error_code == ErrorCode.SHARE_SESSION_NOT_FOUND
+    await broker.fetch(M1)
+    wrong = await broker.fetch(M1, epoch=7)
+    assert wrong.error_code == ErrorCode.INVALID_SHARE_SESSION_EPOCH and wrong.responses == []
+    full = await broker.fetch(M2)
+    assert full.error_code == ErrorCode.SHARE_SESSION_LIMIT_REACHED
+    with_acks = await broker.fetch(M1, epoch=0, acks={0: [(0, 0, ACCEPT)]})
+    assert with_acks.error_code == ErrorCode.INVALID_REQUEST
+    opening = await broker.acknowledge(M1, {0: [(0, 0, ACCEPT)]}, epoch=0)
+    assert opening.error_code == ErrorCode.INVALID_SHARE_SESSION_EPOCH
+
+
+async def test_unknown_topic_id_is_a_partition_error(broker: Broker, autojump_clock: Any) -> None:
+    client = await broker.client(M1)
+    answer = await client.request(SHARE_FETCH, V, fetch_body(GROUP, M1, 0, uuid.uuid4()))
+    assert answer.error_code == 0
+    (topic,) = answer.responses
+    assert [p.error_code for p in topic.partitions] == [ErrorCode.UNKNOWN_TOPIC_ID]
+
+
+async def test_version_2_renew_extends_the_lock(broker: Broker, autojump_clock: Any) -> None:
+    await broker.produce(b"a")
+    await broker.fetch(M1)
+    await trio.sleep(20)
+    client = await broker.client(M1)
+    body = {**ack_body(GROUP, M1, 1, broker.topic_id, {0: [(0, 0, 4)]}), "is_renew_ack": True}
+    answer = await client.request(SHARE_ACKNOWLEDGE, 2, body)
+    assert answer.error_code == 0 and answer.acquisition_lock_timeout_ms == 30_000
+    await trio.sleep(20)  # 40 s after the acquisition, 20 after the renewal: still held
+    assert acquired(await broker.fetch(M2)) == []
+    await trio.sleep(11)
+    assert acquired(await broker.fetch(M2)) == [(0, 0, 2)]
