@@ -1,0 +1,102 @@
+"""Share-partition state survives SIGKILL: a real ``kcoord serve`` (fsync always) is killed
+after acknowledgements were answered and restarted on the same data directory. Accepted and
+rejected records are never delivered again; records that were only acquired come back
+available (acquisitions are not written, as in Kafka); the old session is gone."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "durability"))
+
+from durability_support import ServerProcess  # noqa: E402
+from share_wire import (  # noqa: E402
+    ACCEPT,
+    METADATA,
+    REJECT,
+    SHARE_ACKNOWLEDGE,
+    SHARE_FETCH,
+    SHARE_VERSION,
+    BlockingClient,
+    ack_body,
+    acquired,
+    fetch_body,
+    produce_body,
+    values_by_offset,
+)
+from wire.constants import ErrorCode  # noqa: E402
+
+GROUP = "crash-queue"
+MEMBER = "member-a"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path / "data", topics=["t:1"])
+    process.start()
+    try:
+        yield process
+    finally:
+        process.kill()
+
+
+def _topic_id(client: BlockingClient) -> uuid.UUID:
+    answer = client.request(METADATA, 12, {
+        "topics": [{"topic_id": uuid.UUID(int=0), "name": "t"}],
+        "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
+    (topic,) = answer.topics
+    assert topic.error_code == 0
+    return uuid.UUID(str(topic.topic_id))
+
+
+def _fetch(client: BlockingClient, topic_id: uuid.UUID, epoch: int, **kwargs: Any) -> Any:
+    answer = client.request(SHARE_FETCH, SHARE_VERSION,
+                            fetch_body(GROUP, MEMBER, epoch, topic_id, **kwargs))
+    return answer
+
+
+def test_accepted_records_stay_accepted_after_sigkill(server: ServerProcess) -> None:
+    client = BlockingClient(server.port)
+    topic_id = _topic_id(client)
+    # The share partition starts at the high watermark (latest): open it before producing.
+    assert acquired(_fetch(client, topic_id, 0)) == []
+    produced = client.request(0, 9, produce_body("t", 0, [b"r%d" % i for i in range(20)]))
+    assert produced.responses[0].partition_responses[0].error_code == 0
+    answer = _fetch(client, topic_id, 1)
+    assert acquired(answer) == [(0, 19, 1)]
+    acks = client.request(SHARE_ACKNOWLEDGE, SHARE_VERSION, ack_body(
+        GROUP, MEMBER, 2, topic_id, {0: [(0, 9, ACCEPT), (10, 11, REJECT)]}))
+    assert acks.error_code == 0
+    assert [p.error_code for t in acks.responses for p in t.partitions] == [0]
+    client.close()
+
+    server.kill()  # the acknowledgements were answered: they are on disk
+    server.start()
+    client = BlockingClient(server.port)
+    try:
+        assert _topic_id(client) == topic_id
+        stale = _fetch(client, topic_id, 3)
+        assert stale.error_code == ErrorCode.SHARE_SESSION_NOT_FOUND  # sessions are soft
+        again = _fetch(client, topic_id, 0)
+        # 12..19 were acquired only: available again, with the delivery count they had on
+        # disk; 0..9 (accepted) and 10, 11 (rejected) never come back.
+        assert acquired(again) == [(12, 19, 1)]
+        assert values_by_offset(again) == {i: b"r%d" % i for i in range(12, 20)}
+        done = _fetch(client, topic_id, 1, acks={0: [(12, 19, ACCEPT)]})
+        assert acquired(done) == []
+    finally:
+        client.close()
+
+    server.kill()
+    server.start()
+    client = BlockingClient(server.port)
+    try:
+        assert acquired(_fetch(client, topic_id, 0, max_wait_ms=200)) == []
+    finally:
+        client.close()
