@@ -331,8 +331,10 @@ def handle_acquire(
         record = shard.coordinator.initialize(key, target.start_offset_if_new, now_ms)
         shard._initializing.add(key)
         initializations.append(_Initialization(key, record))
-    answer = AcquireAnswer(initializing=bool(initializations) or any(
-        t.key in shard._initializing for t in request.targets))
+    if initializations:  # nothing acquired: a failed append then loses nothing soft
+        answer = AcquireAnswer(initializing=True)
+        return shard._result((), (_reply(token, answer),), initializations)
+    answer = AcquireAnswer(initializing=any(t.key in shard._initializing for t in request.targets))
     changes: list[tuple[SharePartitionKey, ShareStateChange]] = []
     remaining = request.max_records
     for target in request.targets:

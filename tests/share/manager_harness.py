@@ -135,6 +135,8 @@ class ManagerHarness:
             )
             request = AcquireRequest(keys[0].group_id, member, targets, max_records)
             (answer,) = self._finish(handle_acquire(self.shard, None, request, 1, self.now))
+            if isinstance(answer, ShareAppendFailed):
+                continue  # a new partition's snapshot was not written: ask again
             assert isinstance(answer, AcquireAnswer)
             for k, runs in answer.acquired.items():
                 found.setdefault(k, []).extend(
