@@ -15,8 +15,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "durability"))
 
-from durability_support import ServerProcess  # noqa: E402
-from share_wire import (  # noqa: E402
+from durability_support import ServerProcess
+from share_wire import (
     ACCEPT,
     METADATA,
     REJECT,
@@ -30,7 +30,8 @@ from share_wire import (  # noqa: E402
     produce_body,
     values_by_offset,
 )
-from wire.constants import ErrorCode  # noqa: E402
+
+from wire.constants import ErrorCode
 
 GROUP = "crash-queue"
 MEMBER = "member-a"

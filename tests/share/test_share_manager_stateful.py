@@ -11,11 +11,11 @@ from __future__ import annotations
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from manager_harness import GROUP, ManagerHarness, key
 
 from coordinator.share import RecordState, SharePartitionConfig
 from coordinator.share.manager import SessionAnswer, ShareAppendFailed
 from coordinator.share.sessions import ShareSessionKey
-from manager_harness import GROUP, ManagerHarness, key
 
 MEMBERS = ("m1", "m2", "m3")
 KEYS = (key(0), key(1))
