@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from coordinator.broker.topics import PartitionLog, TopicStore
-from coordinator.server.api_support import leadership_error
+from coordinator.server.api_support import leadership_error, store_of
 from coordinator.share.durable import SharePartitionKey
 from coordinator.share.manager import SessionAnswer, SessionRequest, ShareAppendFailed
 from coordinator.share.manager import handle_session as handle_session
@@ -31,6 +31,7 @@ __all__ = [
     "request_parts",
     "run_session",
     "share_runtime_of",
+    "start_request",
 ]
 
 _NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
@@ -114,6 +115,23 @@ async def run_session(
         handle_session, ctx, request
     )
     return answer
+
+
+async def start_request(
+    ctx: RequestContext, api: Literal["fetch", "acknowledge"], body: Any
+) -> tuple[ShareRequestParts, SessionAnswer] | dict[str, Any]:
+    """The request's partitions and its session check with its acknowledgements, or the
+    whole-request error answer when the check failed (nothing was done)."""
+    group_id = body.group_id or ""
+    parts = request_parts(ctx, store_of(ctx), group_id, body)
+    session = await run_session(ctx, api, group_id, body, parts)
+    lock_ms = share_runtime_of(ctx).lock_duration_ms
+    if isinstance(session, ShareAppendFailed):
+        return error_response(session.error, None, acquisition_lock_timeout_ms=lock_ms)
+    if session.error is not None:
+        return error_response(session.error.error_code, session.error.message,
+                              acquisition_lock_timeout_ms=lock_ms)
+    return parts, session
 
 
 def error_response(code: ErrorCode, message: str | None, **extra: Any) -> dict[str, Any]:

@@ -87,8 +87,9 @@ def test_acls_are_what_kafka_apis_checks() -> None:
 # What the hand-written tables held before the routes (connection.py, pipeline.py,
 # routing.py, runtime.py, apis.py, wire/fast_codec.py).
 
-MAY_WAIT = {0, 1, 11, 14}  # Produce (acks=-1), Fetch, JoinGroup, SyncGroup
-PARKS = {1, 11, 14}
+MAY_WAIT = {0, 1, 11, 14, 78, 79}  # Produce (acks=-1), Fetch, JoinGroup, SyncGroup, ShareFetch,
+# ShareAcknowledge (answered once their acknowledgements are durable)
+PARKS = {1, 11, 14, 78}
 PIPELINED = {ApiKey.OFFSET_COMMIT, ApiKey.HEARTBEAT, ApiKey.CONSUMER_GROUP_HEARTBEAT,
              ApiKey.SHARE_GROUP_HEARTBEAT}
 GROUP_KEYED = {ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP,
@@ -112,7 +113,7 @@ LISTS = {
 }
 CONSUMER_PROTOCOL = {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
 SERVED = {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26,
-          28, 32, 33, 36, 37, 42, 44, 47, 60, 65, 66, 68, 69, 74, 76, 77}
+          28, 32, 33, 36, 37, 42, 44, 47, 60, 65, 66, 68, 69, 74, 76, 77, 78, 79}
 # The cluster APIs (issue 30 item 3): AlterReplicaLogDirs, DescribeLogDirs, ElectLeaders,
 # Alter- and ListPartitionReassignments, DescribeQuorum, DescribeProducers,
 # DescribeTopicPartitions.

@@ -17,16 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import wire
-from coordinator.server.api_support import store_of
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
-from coordinator.server.share_support import (
-    error_response,
-    group_by_topic,
-    request_parts,
-    run_session,
-    share_runtime_of,
-)
-from coordinator.share.manager import ShareAppendFailed
+from coordinator.server.share_support import group_by_topic, share_runtime_of, start_request
 from wire import ErrorCode
 from wire.constants import ApiKey
 
@@ -38,16 +30,10 @@ __all__ = ["ROUTE", "handle"]
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
     """Serve one ShareAcknowledge."""
-    body = request.body
-    lock_ms = share_runtime_of(ctx).lock_duration_ms
-    group_id = body.group_id or ""
-    parts = request_parts(ctx, store_of(ctx), group_id, body)
-    session = await run_session(ctx, "acknowledge", group_id, body, parts)
-    if isinstance(session, ShareAppendFailed):
-        return error_response(session.error, None, acquisition_lock_timeout_ms=lock_ms)
-    if session.error is not None:
-        return error_response(session.error.error_code, session.error.message,
-                              acquisition_lock_timeout_ms=lock_ms)
+    started = await start_request(ctx, "acknowledge", request.body)
+    if isinstance(started, dict):
+        return started
+    parts, session = started
     entries = []
     for key in parts.keys:
         code, message = session.acknowledge_errors.get(key, (ErrorCode.NONE, None))
@@ -59,7 +45,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
-        "acquisition_lock_timeout_ms": lock_ms,
+        "acquisition_lock_timeout_ms": share_runtime_of(ctx).lock_duration_ms,
         "responses": group_by_topic(entries),
         "node_endpoints": [],
     }

@@ -34,14 +34,12 @@ from coordinator.broker.topics import FetchTarget
 from coordinator.server.api_support import store_of
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from coordinator.server.share_support import (
-    error_response,
     group_by_topic,
     partition_log,
     read_acquired,
-    request_parts,
-    run_session,
     share_runtime_of,
     split_by_batch_size,
+    start_request,
 )
 from coordinator.share.durable import SharePartitionKey
 from coordinator.share.manager import (
@@ -74,14 +72,10 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     shares = share_runtime_of(ctx)
     store = store_of(ctx)
     group_id = body.group_id or ""
-    parts = request_parts(ctx, store, group_id, body)
-    lock_ms = shares.lock_duration_ms
-    session = await run_session(ctx, "fetch", group_id, body, parts)
-    if isinstance(session, ShareAppendFailed):
-        return error_response(session.error, None, acquisition_lock_timeout_ms=lock_ms)
-    if session.error is not None:
-        return error_response(session.error.error_code, session.error.message,
-                              acquisition_lock_timeout_ms=lock_ms)
+    started = await start_request(ctx, "fetch", body)
+    if isinstance(started, dict):
+        return started
+    parts, session = started
     acquired: dict[SharePartitionKey, list[AcquiredRecords]] = {}
     fetch_error: ErrorCode | None = None
     if not session.closed and not body.get("is_renew_ack", False):
@@ -105,7 +99,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
-        "acquisition_lock_timeout_ms": lock_ms,
+        "acquisition_lock_timeout_ms": shares.lock_duration_ms,
         "responses": group_by_topic(entries),
         "node_endpoints": [],
     }
