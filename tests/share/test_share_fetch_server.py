@@ -275,3 +275,72 @@ async def test_version_2_renew_extends_the_lock(broker: Broker, autojump_clock: 
     assert acquired(await broker.fetch(M2)) == []
     await trio.sleep(11)
     assert acquired(await broker.fetch(M2)) == [(0, 0, 2)]
+
+
+async def _parked_fetch(broker: Broker, member: str, answers: list[Any],
+                        nursery: trio.Nursery) -> None:
+    await broker.fetch(member)  # opens the session
+
+    async def poll() -> None:
+        answers.append(await broker.fetch(member, max_wait_ms=20_000))
+
+    nursery.start_soon(poll)
+    await trio.sleep(1)
+    assert not answers  # parked
+
+
+async def test_acknowledge_completes_delayed_share_fetch_request(
+    broker: Broker, autojump_clock: Any
+) -> None:
+    await broker.produce(b"a", b"b")
+    await broker.fetch(M1)
+    answers: list[Any] = []
+    started = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        await _parked_fetch(broker, M2, answers, nursery)
+        await broker.acknowledge(M1, {0: [(0, 1, RELEASE)]})
+    assert acquired(answers[0]) == [(0, 1, 2)]
+    assert trio.current_time() - started < 2
+
+
+async def test_acknowledge_does_not_complete_delayed_share_fetch_request(
+    broker: Broker, autojump_clock: Any
+) -> None:
+    await broker.produce(b"a", b"b")
+    await broker.fetch(M1)
+    answers: list[Any] = []
+    async with trio.open_nursery() as nursery:
+        await _parked_fetch(broker, M2, answers, nursery)
+        await broker.acknowledge(M1, {0: [(0, 1, ACCEPT)]})
+        await trio.sleep(5)
+        assert not answers  # accepting makes nothing available
+    assert acquired(answers[0]) == []
+
+
+async def test_release_session_completes_delayed_share_fetch_request(
+    broker: Broker, autojump_clock: Any
+) -> None:
+    await broker.produce(b"a")
+    await broker.fetch(M1)
+    answers: list[Any] = []
+    started = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        await _parked_fetch(broker, M2, answers, nursery)
+        await broker.fetch(M1, epoch=-1, partitions=())
+    assert acquired(answers[0]) == [(0, 0, 2)]
+    assert trio.current_time() - started < 2
+
+
+async def test_release_session_does_not_complete_delayed_share_fetch_request(
+    broker: Broker, autojump_clock: Any
+) -> None:
+    await broker.produce(b"a")
+    await broker.fetch(M1, acks=None)
+    await broker.acknowledge(M1, {0: [(0, 0, ACCEPT)]})
+    answers: list[Any] = []
+    async with trio.open_nursery() as nursery:
+        await _parked_fetch(broker, M2, answers, nursery)
+        await broker.fetch(M1, epoch=-1, partitions=())  # held nothing
+        await trio.sleep(5)
+        assert not answers
+    assert acquired(answers[0]) == []

@@ -263,3 +263,70 @@ def test_restart_makes_acquired_records_available_and_keeps_accepted() -> None:
     # 2, 3, 5 come back with the delivery count they had durably (acquisitions are not
     # written, as in Kafka); 0, 1 accepted and 4 rejected never do.
     assert again.acquire(MEMBER_1) == {key(): [(2, 3, 1), (5, 5, 1)]}
+
+
+def test_resize_cached_sessions() -> None:
+    h = ManagerHarness()
+    _ok(h.session("fetch", MEMBER_1, 0, [key(0)]))
+    assert h.shard.sessions.total_partitions() == 1
+    _ok(h.session("fetch", MEMBER_1, 1, [key(1), key(2)]))
+    assert h.shard.sessions.total_partitions() == 3
+    _ok(h.session("fetch", MEMBER_1, 2, forgotten=[key(0), key(2)]))
+    assert h.shard.sessions.total_partitions() == 1
+
+
+def test_zero_size_share_session() -> None:
+    h = ManagerHarness()
+    assert _ok(h.session("fetch", MEMBER_1, 0)).partitions == ()
+    assert _ok(h.session("fetch", MEMBER_1, 1, [key(0)])).partitions == (key(0),)
+
+
+def test_cached_topic_partitions_with_no_topic_partitions() -> None:
+    h = ManagerHarness()
+    assert h.shard.sessions.get(ShareSessionKey(GROUP, MEMBER_1)) is None
+    _ok(h.session("fetch", MEMBER_1, 0))
+    session = h.shard.sessions.get(ShareSessionKey(GROUP, MEMBER_1))
+    assert session is not None and list(session.partitions) == []
+
+
+def test_cached_topic_partitions_for_valid_share_sessions() -> None:
+    h = ManagerHarness()
+    _ok(h.session("fetch", MEMBER_1, 0, [key(0), key(1)]))
+    _ok(h.session("fetch", MEMBER_2, 0, [key(1, group="other")], group="other"))
+    one = h.shard.sessions.get(ShareSessionKey(GROUP, MEMBER_1))
+    two = h.shard.sessions.get(ShareSessionKey("other", MEMBER_2))
+    assert one is not None and list(one.partitions) == [key(0), key(1)]
+    assert two is not None and list(two.partitions) == [key(1, group="other")]
+    assert h.shard.sessions.get(ShareSessionKey("other", MEMBER_1)) is None
+
+
+def test_share_partition_key() -> None:
+    assert key(0) == key(0) and hash(key(0)) == hash(key(0))
+    assert key(0) != key(1) and key(0) != key(0, group="other")
+
+
+def test_release_session_with_incorrect_group_id() -> None:
+    h = ManagerHarness()
+    _opened(h)
+    h.acquire(MEMBER_1)
+    assert _error(h.session("fetch", MEMBER_1, -1, group="other")) == (
+        ErrorCode.SHARE_SESSION_NOT_FOUND)
+    assert len(h.shard.partitions[key()].acquired_by(MEMBER_1)) == 10
+
+
+def test_release_session_with_empty_topic_partitions() -> None:
+    h = ManagerHarness()
+    _ok(h.session("fetch", MEMBER_1, 0))
+    records = len(h.log)
+    assert _ok(h.session("fetch", MEMBER_1, -1)).closed
+    assert len(h.log) == records  # nothing to release, nothing written
+
+
+def test_acknowledge_incorrect_group_id() -> None:
+    h = ManagerHarness()
+    _opened(h)
+    h.acquire(MEMBER_1)
+    answer = h.session("acknowledge", MEMBER_1, 1, acks={key(): [(0, 9, ACCEPT)]},
+                       group="other")
+    assert _error(answer) == ErrorCode.SHARE_SESSION_NOT_FOUND
+    assert h.shard.partitions[key()].start_offset == 0
