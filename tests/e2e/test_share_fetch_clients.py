@@ -1,0 +1,132 @@
+"""confluent-kafka's ``ShareConsumer`` fetching and acknowledging against a real kcoord
+process (ShareFetch, ShareAcknowledge): two consumers in explicit acknowledgement mode share
+the one partition of a topic; every record is delivered to one of them at a time, a RELEASE
+brings a record back with a higher delivery count, REJECT and ACCEPT never do; after a
+SIGKILL of kcoord the acknowledged records stay acknowledged."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from e2e_support import wait_until
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+
+FAST = {
+    "group.share.heartbeat.interval.ms": "500",
+    "group.share.min.heartbeat.interval.ms": "500",
+    "group.share.session.timeout.ms": "6000",
+    "group.share.min.session.timeout.ms": "3000",
+}
+GROUP = "fetching-queue"
+TOPIC = "sq"
+RECORDS = 100
+
+
+def _consumer(bootstrap: str) -> Any:
+    consumer = confluent_kafka.ShareConsumer({
+        "bootstrap.servers": bootstrap, "group.id": GROUP, "log_level": 0,
+        "share.acknowledgement.mode": "explicit",
+    })
+    consumer.subscribe([TOPIC])
+    return consumer
+
+
+class Deliveries:
+    """Who got which record, with which delivery count, and what it answered."""
+
+    def __init__(self) -> None:
+        self.events: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        self.by_consumer: dict[str, int] = defaultdict(int)
+        self.holding: dict[int, str] = {}  # offset -> consumer, until its ack is sent
+
+    def poll(self, name: str, consumer: Any, decide: Any, timeout: float = 0.3) -> int:
+        # Acknowledgements of the previous poll go out with this one: they are no longer held.
+        for offset in [o for o, who in self.holding.items() if who == name]:
+            del self.holding[offset]
+        got = 0
+        for message in consumer.poll(timeout) or []:
+            if message.error() is not None:
+                continue
+            offset = message.offset()
+            other = self.holding.get(offset)
+            assert other is None, f"offset {offset} delivered to {name} while {other} holds it"
+            self.holding[offset] = name
+            self.events[offset].append((name, message.delivery_count()))
+            self.by_consumer[name] += 1
+            consumer.acknowledge(message, decide(message))
+            got += 1
+        return got
+
+
+def test_two_share_consumers_release_and_reject(start_kcoord: Any) -> None:
+    server = start_kcoord(topics=[f"{TOPIC}:1"], config=FAST)
+    producer = confluent_kafka.Producer({"bootstrap.servers": server.bootstrap})
+    consumers = {"one": _consumer(server.bootstrap), "two": _consumer(server.bootstrap)}
+    ack = confluent_kafka.AcknowledgeType
+    deliveries = Deliveries()
+    try:
+        # share.auto.offset.reset is latest: warm up until the share partition has started
+        # (a consumer receives a warm-up record), then produce the records the test counts.
+        def warmed_up() -> bool:
+            producer.produce(TOPIC, b"warm-up")
+            producer.flush(10)
+            return any(deliveries.poll(name, c, lambda m: ack.ACCEPT, 0.5)
+                       for name, c in consumers.items())
+
+        wait_until(warmed_up, timeout=60, what="a warm-up record delivered")
+        first = max(deliveries.events) + 1
+
+        def decide(message: Any) -> Any:
+            offset = message.offset() - first
+            if offset % 10 == 0 and message.delivery_count() == 1:
+                return ack.RELEASE
+            return ack.REJECT if offset % 10 == 5 else ack.ACCEPT
+
+        for start in range(0, RECORDS, 10):
+            for i in range(start, start + 10):
+                producer.produce(TOPIC, b"v%d" % i)
+            producer.flush(10)
+            for name, consumer in consumers.items():
+                deliveries.poll(name, consumer, decide)
+
+        def every_record_done() -> bool:
+            for name, consumer in consumers.items():
+                deliveries.poll(name, consumer, decide)
+            wanted = range(first, first + RECORDS)
+            return all(len(deliveries.events[o]) == (2 if (o - first) % 10 == 0 else 1)
+                       for o in wanted)
+
+        wait_until(every_record_done, timeout=60, what="every record delivered as decided")
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:  # nothing more comes: accepted/rejected stay done
+            for name, consumer in consumers.items():
+                deliveries.poll(name, consumer, decide)
+    finally:
+        for consumer in consumers.values():
+            consumer.close()
+
+    for i in range(RECORDS):
+        events = deliveries.events[first + i]
+        counts = [count for _, count in events]
+        assert counts == ([1, 2] if i % 10 == 0 else [1]), (i, events)
+    assert sum(deliveries.by_consumer.values()) >= RECORDS + RECORDS // 10
+
+    # SIGKILL: the acknowledged records stay acknowledged; a record produced after the restart
+    # is the only one a new consumer gets.
+    server.kill()
+    restarted = start_kcoord(data_dir=server.data_dir, topics=[f"{TOPIC}:1"], config=FAST)
+    producer = confluent_kafka.Producer({"bootstrap.servers": restarted.bootstrap})
+    consumer = _consumer(restarted.bootstrap)
+    after = Deliveries()
+    try:
+        producer.produce(TOPIC, b"after-restart")
+        producer.flush(10)
+        wait_until(lambda: after.poll("three", consumer, lambda m: ack.ACCEPT, 0.5) and after,
+                   timeout=60, what="the record produced after the restart")
+    finally:
+        consumer.close()
+    assert sorted(after.events) == [first + RECORDS]
