@@ -44,7 +44,8 @@ def test_group_and_broker_apis_share_the_table() -> None:
                ApiKey.DESCRIBE_PRODUCERS, ApiKey.ELECT_LEADERS, ApiKey.DESCRIBE_QUORUM,
                ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS,
                ApiKey.ALTER_REPLICA_LOG_DIRS}
-    assert group | broker | transactions | cluster == SERVED_API_KEYS
+    shares = {ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE}
+    assert group | broker | transactions | cluster | shares == SERVED_API_KEYS
 
 
 def test_a_key_given_twice_is_refused() -> None:
