@@ -6,6 +6,10 @@ SIGKILL of kcoord the acknowledged records stay acknowledged."""
 
 from __future__ import annotations
 
+import json
+import select
+import subprocess
+import sys
 import time
 from collections import defaultdict
 from typing import Any
@@ -135,3 +139,68 @@ def test_two_share_consumers_release_and_reject(start_kcoord: Any) -> None:
     finally:
         consumer.close()
     assert sorted(after.events) == [first + RECORDS]
+
+
+_HOLDER = """
+import json, sys, time
+import confluent_kafka
+consumer = confluent_kafka.ShareConsumer({
+    "bootstrap.servers": sys.argv[1], "group.id": sys.argv[2], "log_level": 0,
+    "share.acknowledgement.mode": "explicit"})
+consumer.subscribe([sys.argv[3]])
+while True:
+    got = [m.offset() for m in consumer.poll(0.5) or [] if m.error() is None]
+    if got:
+        print(json.dumps(got), flush=True)
+        time.sleep(600)  # holds them, never acknowledging, until killed
+"""
+
+
+def test_records_of_a_killed_consumer_reach_another_after_the_lock(start_kcoord: Any) -> None:
+    lock_ms = 3000
+    server = start_kcoord(topics=[f"{TOPIC}:1"], config={
+        **FAST, "group.share.record.lock.duration.ms": str(lock_ms)})
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, server.bootstrap, GROUP, TOPIC],
+                              stdout=subprocess.PIPE, text=True)
+    producer = confluent_kafka.Producer({"bootstrap.servers": server.bootstrap})
+    other = None
+    try:
+        lines: list[str] = []
+        acquired_at: list[float] = []
+
+        def holder_got_records() -> bool:
+            producer.produce(TOPIC, b"job")  # latest reset: produce until one is taken
+            producer.flush(10)
+            assert holder.stdout is not None
+            ready, _, _ = select.select([holder.stdout], [], [], 0.5)
+            if ready:
+                lines.append(holder.stdout.readline())
+                acquired_at.append(time.monotonic())
+            return bool(lines)
+
+        wait_until(holder_got_records, timeout=60, what="the holder's first records")
+        held = json.loads(lines[0])
+        holder.kill()
+        holder.wait(10)
+        other = _consumer(server.bootstrap)
+        seen: dict[int, int] = {}
+
+        def held_records_redelivered() -> bool:
+            for message in other.poll(0.5) or []:
+                if message.error() is None:
+                    seen[message.offset()] = message.delivery_count()
+                    other.acknowledge(message)
+            return set(held) <= set(seen)
+
+        wait_until(held_records_redelivered, timeout=60, what="the held records redelivered")
+        # Not before their locks expired (acquired a little before the holder printed them).
+        assert time.monotonic() - acquired_at[0] >= lock_ms / 1000 - 0.5
+        assert {seen[o] for o in held} == {2}
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait(10)
+        if holder.stdout is not None:
+            holder.stdout.close()
+        if other is not None:
+            other.close()
