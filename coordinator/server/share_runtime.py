@@ -11,7 +11,7 @@ runtime met during replay are replayed into it, and acquired records come back a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import trio
@@ -53,8 +53,16 @@ class ShareRuntime:
             on_change=self._notify,
         )
         self._changed = trio.Event()
-        #: A group's ``share.auto.offset.reset`` (the group configs set it; default latest).
-        self.auto_offset_reset: Callable[[str], str] = lambda _group: DEFAULT_AUTO_OFFSET_RESET
+        #: A group's ``share.auto.offset.reset`` (tests may replace it).
+        self.auto_offset_reset: Callable[[str], str] = self._group_auto_offset_reset
+
+    def _group_auto_offset_reset(self, group_id: str) -> str:
+        """The group's dynamic ``share.auto.offset.reset`` (IncrementalAlterConfigs on the
+        GROUP resource, where the group coordinator keeps them), else latest."""
+        configs: Mapping[str, Mapping[str, str]] = (
+            getattr(self.groups.coordinator, "group_configs", None) or {})
+        return configs.get(group_id, {}).get("share.auto.offset.reset",
+                                             DEFAULT_AUTO_OFFSET_RESET)
 
     @property
     def lock_duration_ms(self) -> int:

@@ -13,8 +13,12 @@
   ``group.share.record.lock.duration.ms``, the answer's ``acquisition_lock_timeout_ms``)
   and returned as the whole record batches holding them, read from the topic's log, with
   the ``acquired_records`` ranges (cut to ``batch_size``) and their delivery counts. A
-  share partition with no state starts where ``share.auto.offset.reset`` says (latest by
-  default); its first snapshot is written before anything is acquired.
+  share partition with no state starts where the group's ``share.auto.offset.reset`` says
+  (latest by default; earliest; by_duration); its first snapshot is written before anything
+  is acquired.
+- ``max_bytes`` 0 fetches nothing; otherwise the batches holding what was acquired are
+  returned whole, even past it (acquisition is bounded by ``max_records``, as in Kafka's
+  record-limit acquire mode).
 - Long poll: with nothing acquired (or fewer than ``min_bytes``), the answer waits up to
   ``max_wait_ms`` for records to be produced or released (an acknowledgement, a lock
   expiring, a session closing).
