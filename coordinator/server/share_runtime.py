@@ -56,13 +56,20 @@ class ShareRuntime:
         #: A group's ``share.auto.offset.reset`` (tests may replace it).
         self.auto_offset_reset: Callable[[str], str] = self._group_auto_offset_reset
 
-    def _group_auto_offset_reset(self, group_id: str) -> str:
-        """The group's dynamic ``share.auto.offset.reset`` (IncrementalAlterConfigs on the
-        GROUP resource, where the group coordinator keeps them), else latest."""
+        #: Whether a group reads committed records only (``share.isolation.level``).
+        self.read_committed: Callable[[str], bool] = lambda group_id: (
+            self.group_config(group_id, "share.isolation.level") == "read_committed")
+
+    def group_config(self, group_id: str, name: str) -> str | None:
+        """A group's dynamic config ``name`` (IncrementalAlterConfigs on the GROUP resource,
+        where the group coordinator keeps them), if set."""
         configs: Mapping[str, Mapping[str, str]] = (
             getattr(self.groups.coordinator, "group_configs", None) or {})
-        return configs.get(group_id, {}).get("share.auto.offset.reset",
-                                             DEFAULT_AUTO_OFFSET_RESET)
+        return configs.get(group_id, {}).get(name)
+
+    def _group_auto_offset_reset(self, group_id: str) -> str:
+        """The group's ``share.auto.offset.reset``, else latest."""
+        return self.group_config(group_id, "share.auto.offset.reset") or DEFAULT_AUTO_OFFSET_RESET
 
     @property
     def lock_duration_ms(self) -> int:

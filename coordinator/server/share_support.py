@@ -18,6 +18,7 @@ from coordinator.share.manager import SessionAnswer, SessionRequest, ShareAppend
 from coordinator.share.manager import handle_session as handle_session
 from coordinator.share.states import AcknowledgementBatch, AcquiredRecords
 from wire import ErrorCode
+from wire.records import parse_batches
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
@@ -31,6 +32,7 @@ __all__ = [
     "request_parts",
     "run_session",
     "share_runtime_of",
+    "skipped_ranges",
     "start_request",
 ]
 
@@ -168,6 +170,27 @@ def read_acquired(partition: PartitionLog, acquired: Sequence[AcquiredRecords]) 
             out.append(batch.data)
         position += 1
     return b"".join(out)
+
+
+def skipped_ranges(partition: PartitionLog, start: int, end: int) -> tuple[tuple[int, int], ...]:
+    """Under read_committed, the batches in [start, end) a share partition never delivers:
+    control batches (transaction markers) and the records of aborted transactions (Kafka
+    archives them instead of handing them out)."""
+    if start >= end:
+        return ()
+    aborted = partition.aborted_transactions(start, end)
+    batches = partition.batches
+    found = []
+    position = bisect_left(batches, start, key=lambda b: b.last_offset)
+    while position < len(batches) and batches[position].base_offset < end:
+        batch = batches[position]
+        (header,) = parse_batches(batch.data, verify_crc=False)
+        if header.is_control or (header.is_transactional and any(
+                t.producer_id == header.producer_id
+                and t.first_offset <= batch.base_offset <= t.last_offset for t in aborted)):
+            found.append((batch.base_offset, batch.last_offset))
+        position += 1
+    return tuple(found)
 
 
 def split_by_batch_size(

@@ -92,13 +92,16 @@ class SessionAnswer:
 @dataclass(frozen=True, slots=True)
 class AcquireTarget:
     """A share partition to acquire from: the offset reads stop at (the high watermark,
-    or the last stable offset under read_committed), the log start offset, and where the
-    share partition starts if it has no state yet (``share.auto.offset.reset``)."""
+    or the last stable offset under read_committed), the log start offset, where the share
+    partition starts if it has no state yet (``share.auto.offset.reset``), and the ranges
+    it archives instead of delivering."""
 
     key: SharePartitionKey
     end_offset: int
     log_start_offset: int
     start_offset_if_new: int
+    #: Offset ranges never to deliver (read_committed: aborted records, control batches).
+    skipped: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,7 +350,8 @@ def handle_acquire(
                 changes.append((target.key, moved))
         if remaining <= 0:
             continue
-        acquisition = partition.acquire(request.member_id, remaining, target.end_offset, now_ms)
+        acquisition = partition.acquire(request.member_id, remaining, target.end_offset, now_ms,
+                                        skipped=target.skipped)
         if acquisition.change is not None:
             changes.append((target.key, acquisition.change))
         if acquisition.records:

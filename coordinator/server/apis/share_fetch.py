@@ -42,6 +42,7 @@ from coordinator.server.share_support import (
     partition_log,
     read_acquired,
     share_runtime_of,
+    skipped_ranges,
     split_by_batch_size,
     start_request,
 )
@@ -157,6 +158,7 @@ async def _acquire(
     deadline = trio.current_time() + max(0, body.max_wait_ms) / 1000
     remaining = max_records
     initializing = eager = 0
+    read_committed = shares.read_committed(group_id)
     while True:
         changed = shares.changed()
         targets = []
@@ -166,9 +168,7 @@ async def _acquire(
             partition, _ = partition_log(ctx, store, key)
             if partition is not None:
                 logs[key] = partition
-                targets.append(AcquireTarget(
-                    key, partition.high_watermark, partition.log_start_offset,
-                    _start_offset(shares, group_id, partition, now_ms)))
+                targets.append(_target(shares, group_id, key, partition, read_committed, now_ms))
         answer: AcquireAnswer | ShareAppendFailed = await shares.call(
             handle_acquire, ctx, AcquireRequest(group_id, body.member_id or "", tuple(targets),
                                                 remaining))
@@ -185,34 +185,51 @@ async def _acquire(
             return collected
         if trio.current_time() >= deadline:
             return collected
-        unread = _unread(shares, logs)
+        unread = _unread(shares, logs, read_committed)
         if unread and not answer.acquired and eager < _MAX_EAGER_ROUNDS:
             eager += 1
             continue
-        await _wait(store, changed, logs, deadline)
+        await _wait(store, changed, logs, deadline, read_committed)
 
 
-def _unread(shares: ShareRuntime, logs: dict[SharePartitionKey, PartitionLog]) -> bool:
-    """Whether some partition has records past its share partition's fetched ones that it
-    may still take in (fewer than ``group.share.partition.max.record.locks`` in flight)."""
+def _target(shares: ShareRuntime, group_id: str, key: SharePartitionKey,
+            partition: PartitionLog, read_committed: bool, now_ms: int) -> AcquireTarget:
+    """What the share shard needs to acquire from ``key``: under read_committed, up to the
+    last stable offset, archiving aborted records and markers instead of delivering them."""
+    start = _start_offset(shares, group_id, partition, now_ms)
+    end = partition.fetchable_offset(read_committed)
+    skipped: tuple[tuple[int, int], ...] = ()
+    if read_committed:
+        share = shares.manager.partitions.get(key)
+        skipped = skipped_ranges(partition, start if share is None else share.start_offset, end)
+    return AcquireTarget(key, end, partition.log_start_offset, start, skipped)
+
+
+def _unread(shares: ShareRuntime, logs: dict[SharePartitionKey, PartitionLog],
+            read_committed: bool) -> bool:
+    """Whether some partition has readable records past its share partition's fetched ones
+    that it may still take in (fewer than ``group.share.partition.max.record.locks``)."""
     for key, partition in logs.items():
         share = shares.manager.partitions.get(key)
         if share is None:
             continue
-        if (partition.high_watermark > share.next_offset
+        if (partition.fetchable_offset(read_committed) > share.next_offset
                 and share.in_flight_count() < share.config.max_record_locks):
             return True
     return False
 
 
 async def _wait(store: TopicStore, changed: trio.Event,
-                logs: dict[SharePartitionKey, PartitionLog], deadline: float) -> None:
-    """Until records are produced on a partition, the share state changes, or deadline."""
+                logs: dict[SharePartitionKey, PartitionLog], deadline: float,
+                read_committed: bool) -> None:
+    """Until records become readable on a partition (produced; under read_committed, a
+    transaction ended), the share state changes, or deadline."""
     targets = []
     for key, partition in logs.items():
         topic = store.by_id(key.topic_id)
         if topic is not None:
-            targets.append(FetchTarget(topic.name, key.partition, partition.high_watermark, 1,
+            targets.append(FetchTarget(topic.name, key.partition,
+                                       partition.fetchable_offset(read_committed), 1,
                                        key.topic_id))
     with trio.move_on_at(deadline):
         async with trio.open_nursery() as nursery:
@@ -221,7 +238,7 @@ async def _wait(store: TopicStore, changed: trio.Event,
                 nursery.cancel_scope.cancel()
 
             async def on_data() -> None:
-                await store.wait_for_data(targets, deadline, 1)
+                await store.wait_for_data(targets, deadline, 1, read_committed)
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(on_change)
