@@ -9,9 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import trio
-
-from coordinator.server.app import RunningServer, serve
-from coordinator.server.options import build_options
 from share_wire import (
     ACCEPT,
     SHARE_FETCH,
@@ -23,8 +20,11 @@ from share_wire import (
     values_by_offset,
 )
 
+from coordinator.server.app import RunningServer, serve
+from coordinator.server.options import build_options
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from raw_client import RawClient, TxnClient  # noqa: E402
+from raw_client import RawClient, TxnClient
 
 GROUP = "committed-queue"
 
