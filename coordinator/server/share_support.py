@@ -11,11 +11,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import trio
+
 from coordinator.broker.topics import PartitionLog, TopicStore
 from coordinator.server.api_support import leadership_error, store_of
 from coordinator.share.durable import SharePartitionKey
-from coordinator.share.manager import SessionAnswer, SessionRequest, ShareAppendFailed
-from coordinator.share.manager import handle_session as handle_session
+from coordinator.share.manager import (
+    EvictRequest,
+    SessionAnswer,
+    SessionRequest,
+    ShareAppendFailed,
+    handle_evict_closed,
+    handle_session,
+)
 from coordinator.share.states import AcknowledgementBatch, AcquiredRecords
 from wire import ErrorCode
 from wire.records import parse_batches
@@ -111,7 +119,7 @@ async def run_session(
     request = SessionRequest(
         api, group_id, body.member_id or "", body.share_session_epoch,
         tuple(k for k in parts.keys if k not in parts.errors), tuple(parts.forgotten),
-        parts.acknowledgements, ctx.connection_id,
+        parts.acknowledgements, (ctx.state.identity.node_id, ctx.connection_id),
     )
     answer: SessionAnswer | ShareAppendFailed = await share_runtime_of(ctx).call(
         handle_session, ctx, request
@@ -127,6 +135,14 @@ async def start_request(
     group_id = body.group_id or ""
     parts = request_parts(ctx, store_of(ctx), group_id, body)
     session = await run_session(ctx, api, group_id, body, parts)
+    if _limit_reached(session):
+        # Sessions of closed connections go (Kafka drops them at disconnect); if none did,
+        # the error waits max_wait_ms, as Kafka's IdleShareFetchTimerTask delays it.
+        request = EvictRequest(ctx.state.identity.node_id, frozenset(ctx.state.connections))
+        if await share_runtime_of(ctx).call(handle_evict_closed, ctx, request):
+            session = await run_session(ctx, api, group_id, body, parts)
+        else:
+            await trio.sleep(max(0, body.get("max_wait_ms", 0)) / 1000)
     lock_ms = share_runtime_of(ctx).lock_duration_ms
     if isinstance(session, ShareAppendFailed):
         return error_response(session.error, None, acquisition_lock_timeout_ms=lock_ms)
@@ -134,6 +150,11 @@ async def start_request(
         return error_response(session.error.error_code, session.error.message,
                               acquisition_lock_timeout_ms=lock_ms)
     return parts, session
+
+
+def _limit_reached(session: SessionAnswer | ShareAppendFailed) -> bool:
+    return (isinstance(session, SessionAnswer) and session.error is not None
+            and session.error.error_code == ErrorCode.SHARE_SESSION_LIMIT_REACHED)
 
 
 def error_response(code: ErrorCode, message: str | None, **extra: Any) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from .partition import SharePartition, ShareStateChange
 from .sessions import (
     DEFAULT_MAX_SHARE_SESSIONS,
     FINAL_EPOCH,
+    ConnectionId,
     ShareSessionCache,
     ShareSessionKey,
 )
@@ -47,11 +48,13 @@ __all__ = [
     "AcquireAnswer",
     "AcquireRequest",
     "AcquireTarget",
+    "EvictRequest",
     "SessionAnswer",
     "SessionRequest",
     "ShareAppendFailed",
     "SharePartitionManager",
     "handle_acquire",
+    "handle_evict_closed",
     "handle_session",
 ]
 
@@ -73,7 +76,7 @@ class SessionRequest:
     acknowledgements: Mapping[SharePartitionKey, tuple[AcknowledgementBatch, ...]] = field(
         default_factory=dict
     )
-    connection_id: int | None = None
+    connection_id: ConnectionId | None = None
 
 
 @dataclass(slots=True)
@@ -121,6 +124,15 @@ class AcquireAnswer:
 
     acquired: dict[SharePartitionKey, list[AcquiredRecords]] = field(default_factory=dict)
     initializing: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EvictRequest:
+    """Drop the sessions broker ``node_id``'s closed connections opened: those not in
+    ``live`` (the connection ids still open there)."""
+
+    node_id: int
+    live: frozenset[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,3 +371,22 @@ def handle_acquire(
             remaining -= sum(r.last_offset - r.first_offset + 1 for r in acquisition.records)
     return shard._result(changes, (_reply(token, answer),),
                          initializations)
+
+
+def handle_evict_closed(
+    shard: SharePartitionManager, ctx: Any, request: EvictRequest, token: ReplyToken,
+    now_ms: int,
+) -> Result:
+    """Remove the sessions whose connection closed, releasing what their members hold (what
+    Kafka's ShareSessionCache does when a client disconnects; kcoord does it when the cache
+    is full); answers how many were removed."""
+    changes = []
+    removed = 0
+    for session in list(shard.sessions.sessions.values()):
+        connection = session.connection_id
+        if connection is None or connection[0] != request.node_id or connection[1] in request.live:
+            continue
+        shard.sessions.remove(session.key)
+        removed += 1
+        changes += shard.release_member(session.key.member_id, list(session.partitions), now_ms)
+    return shard._result(changes, (_reply(token, removed),))

@@ -5,7 +5,9 @@ member fetches from, and the epoch each ShareFetch/ShareAcknowledge must carry.
 Epochs as ``ShareRequestMetadata``: a member opens a session with epoch 0 (a ShareFetch;
 an existing session of the same key is replaced), then counts 1, 2, ... (after 2**31-1
 comes 1); epoch -1 closes it. Sessions are soft state, as in Kafka: a restart loses them,
-and the client's next request gets SHARE_SESSION_NOT_FOUND and opens a new one.
+and the client's next request gets SHARE_SESSION_NOT_FOUND and opens a new one. Kafka also
+drops a session when its connection closes; kcoord does when the cache is full
+(``manager.handle_evict_closed``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = [
     "DEFAULT_MAX_SHARE_SESSIONS",
     "FINAL_EPOCH",
     "INITIAL_EPOCH",
+    "ConnectionId",
     "ShareSession",
     "ShareSessionCache",
     "ShareSessionKey",
@@ -33,6 +36,9 @@ FINAL_EPOCH = -1
 #: ``group.share.max.share.sessions`` (Kafka's default).
 DEFAULT_MAX_SHARE_SESSIONS = 2000
 _INT32_MAX = 2**31 - 1
+
+ConnectionId = tuple[int, int]
+"""Which client connection opened a session: (broker node id, connection id)."""
 
 
 def next_epoch(epoch: int) -> int:
@@ -58,7 +64,7 @@ class ShareSession:
     key: ShareSessionKey
     partitions: dict[SharePartitionKey, None] = field(default_factory=dict)
     epoch: int = 1
-    connection_id: int | None = None
+    connection_id: ConnectionId | None = None
 
     def update(
         self, added: Iterable[SharePartitionKey], forgotten: Iterable[SharePartitionKey]
@@ -98,7 +104,7 @@ class ShareSessionCache:
         self,
         key: ShareSessionKey,
         partitions: Iterable[SharePartitionKey],
-        connection_id: int | None = None,
+        connection_id: ConnectionId | None = None,
     ) -> ShareSession | None:
         """A new session at epoch 1 holding ``partitions``, or None when the cache is full."""
         if len(self.sessions) >= self.max_entries:
@@ -108,7 +114,7 @@ class ShareSessionCache:
         self.sessions[key] = session
         return session
 
-    def sessions_of_connection(self, connection_id: int) -> list[ShareSession]:
+    def sessions_of_connection(self, connection_id: ConnectionId) -> list[ShareSession]:
         """The sessions opened over connection ``connection_id``."""
         return [s for s in self.sessions.values() if s.connection_id == connection_id]
 
@@ -122,7 +128,7 @@ class ShareSessionCache:
         forgotten: Iterable[SharePartitionKey],
         *,
         has_acknowledgements: bool,
-        connection_id: int | None = None,
+        connection_id: ConnectionId | None = None,
     ) -> ShareSession:
         """The session a ShareFetch at ``epoch`` runs in (``SharePartitionManager.newContext``):
         epoch 0 opens one (replacing any), -1 names the one to close, any other must be the

@@ -344,3 +344,20 @@ async def test_release_session_does_not_complete_delayed_share_fetch_request(
         await trio.sleep(5)
         assert not answers
     assert acquired(answers[0]) == []
+
+
+async def test_a_full_session_cache_drops_sessions_of_closed_connections(
+    make_broker: MakeBroker, autojump_clock: Any
+) -> None:
+    broker = await make_broker({"group.share.max.share.sessions": "1"})
+    await broker.produce(b"a", b"b")
+    assert acquired(await broker.fetch(M1)) == [(0, 1, 1)]
+    started = trio.current_time()
+    full = await broker.fetch(M2, max_wait_ms=3_000)
+    assert full.error_code == ErrorCode.SHARE_SESSION_LIMIT_REACHED
+    assert trio.current_time() - started >= 3  # delayed by max_wait_ms, as Kafka does
+    await trio.aclose_forcefully(broker.clients.pop(M1).stream)  # M1 goes away
+    await trio.sleep(0.1)
+    answer = await broker.fetch(M2)
+    # M1's session went with its connection, and what it held was released.
+    assert answer.error_code == 0 and acquired(answer) == [(0, 1, 2)]

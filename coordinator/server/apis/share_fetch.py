@@ -4,7 +4,9 @@
 - Share sessions keyed by (group, member) with epochs (``coordinator/share/sessions.py``):
   epoch 0 opens one (acknowledgements in it: INVALID_REQUEST), later epochs must follow
   the session's (INVALID_SHARE_SESSION_EPOCH; none: SHARE_SESSION_NOT_FOUND), a full
-  cache is SHARE_SESSION_LIMIT_REACHED (``group.share.max.share.sessions``), -1 applies the
+  cache is SHARE_SESSION_LIMIT_REACHED (``group.share.max.share.sessions``; first the
+  sessions of closed connections are dropped, releasing their records, as Kafka drops them
+  at disconnect; the error is answered after ``max_wait_ms``, as Kafka's), -1 applies the
   acknowledgements, releases what the member holds on the session's partitions and closes
   the session. A session error answers the whole request, with nothing done.
 - Piggybacked acknowledgements (ACCEPT, RELEASE, REJECT; RENEW in v2) are persisted
