@@ -71,10 +71,11 @@ class ShareRuntime:
         """The group's ``share.auto.offset.reset``, else latest."""
         return self.group_config(group_id, "share.auto.offset.reset") or DEFAULT_AUTO_OFFSET_RESET
 
-    @property
-    def lock_duration_ms(self) -> int:
-        """``group.share.record.lock.duration.ms``: what ShareFetch reports as the lock."""
-        return self.partition_config.record_lock_duration_ms
+    def lock_duration_ms(self, group_id: str) -> int:
+        """How long a group's acquisitions lock records: its ``share.record.lock.duration.ms``,
+        else the broker's ``group.share.record.lock.duration.ms``."""
+        value = self.group_config(group_id, "share.record.lock.duration.ms")
+        return self.partition_config.record_lock_duration_ms if value is None else int(value)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Attach the shard once the groups are loaded, report started."""

@@ -120,6 +120,7 @@ async def run_session(
         api, group_id, body.member_id or "", body.share_session_epoch,
         tuple(k for k in parts.keys if k not in parts.errors), tuple(parts.forgotten),
         parts.acknowledgements, (ctx.state.identity.node_id, ctx.connection_id),
+        share_runtime_of(ctx).lock_duration_ms(group_id),
     )
     answer: SessionAnswer | ShareAppendFailed = await share_runtime_of(ctx).call(
         handle_session, ctx, request
@@ -143,7 +144,7 @@ async def start_request(
             session = await run_session(ctx, api, group_id, body, parts)
         else:
             await trio.sleep(max(0, body.get("max_wait_ms", 0)) / 1000)
-    lock_ms = share_runtime_of(ctx).lock_duration_ms
+    lock_ms = share_runtime_of(ctx).lock_duration_ms(group_id)
     if isinstance(session, ShareAppendFailed):
         return error_response(session.error, None, acquisition_lock_timeout_ms=lock_ms)
     if session.error is not None:

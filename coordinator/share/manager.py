@@ -77,6 +77,8 @@ class SessionRequest:
         default_factory=dict
     )
     connection_id: ConnectionId | None = None
+    #: The group's ``share.record.lock.duration.ms`` (RENEW), when it sets one.
+    lock_duration_ms: int | None = None
 
 
 @dataclass(slots=True)
@@ -115,6 +117,8 @@ class AcquireRequest:
     member_id: str
     targets: tuple[AcquireTarget, ...]
     max_records: int
+    #: The group's ``share.record.lock.duration.ms``, when it sets one.
+    lock_duration_ms: int | None = None
 
 
 @dataclass(slots=True)
@@ -273,6 +277,7 @@ class SharePartitionManager:
     def acknowledge(
         self, member_id: str, acknowledgements: Mapping[
             SharePartitionKey, tuple[AcknowledgementBatch, ...]], now_ms: int,
+        lock_duration_ms: int | None = None,
     ) -> tuple[list[tuple[SharePartitionKey, ShareStateChange]],
                dict[SharePartitionKey, tuple[ErrorCode, str | None]]]:
         """Apply each partition's acknowledgements (all of a partition's or none); the
@@ -286,7 +291,7 @@ class SharePartitionManager:
                                "The share partition has no acquired records.")
                 continue
             try:
-                change = partition.acknowledge(member_id, batches, now_ms)
+                change = partition.acknowledge(member_id, batches, now_ms, lock_duration_ms)
             except ShareError as exc:
                 errors[key] = (exc.error_code, exc.message)
                 continue
@@ -319,7 +324,8 @@ def handle_session(
             session = cache.acknowledge_context(key, request.epoch)
     except ShareError as exc:
         return Result(replies=(_reply(token, SessionAnswer(exc)),))
-    changes, errors = shard.acknowledge(request.member_id, request.acknowledgements, now_ms)
+    changes, errors = shard.acknowledge(request.member_id, request.acknowledgements, now_ms,
+                                        request.lock_duration_ms)
     partitions = tuple(session.partitions)
     closed = request.epoch == FINAL_EPOCH
     if closed:
@@ -363,7 +369,8 @@ def handle_acquire(
         if remaining <= 0:
             continue
         acquisition = partition.acquire(request.member_id, remaining, target.end_offset, now_ms,
-                                        skipped=target.skipped)
+                                        skipped=target.skipped,
+                                        lock_duration_ms=request.lock_duration_ms)
         if acquisition.change is not None:
             changes.append((target.key, acquisition.change))
         if acquisition.records:

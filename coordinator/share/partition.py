@@ -238,10 +238,12 @@ class SharePartition:
     # ------------------------------------------------------------------ acknowledgement
 
     def acknowledge(
-        self, member_id: str, batches: Sequence[AcknowledgementBatch], now_ms: int
+        self, member_id: str, batches: Sequence[AcknowledgementBatch], now_ms: int,
+        lock_duration_ms: int | None = None,
     ) -> ShareStateChange | None:
         """Acknowledge records ``member_id`` holds: all the batches or none (ShareError).
-        RENEW extends the locks at once; the other types return the change to persist."""
+        RENEW extends the locks at once (by ``lock_duration_ms``, the group's, else the
+        partition's); the other types return the change to persist."""
         transitions: dict[int, Entry] = {}
         renew: list[InFlightRecord] = []
         for batch in batches:
@@ -257,7 +259,8 @@ class SharePartition:
                     transitions[offset] = self._released(offset, rec)
                 else:  # REJECT, GAP
                     transitions[offset] = (RecordState.ARCHIVED, rec.delivery_count)
-        duration = self.config.record_lock_duration_ms
+        duration = (self.config.record_lock_duration_ms if lock_duration_ms is None
+                    else lock_duration_ms)
         for rec in renew:
             rec.lock_deadline_ms = now_ms + duration
         return self._plan(transitions, now_ms) if transitions else None

@@ -361,3 +361,20 @@ async def test_a_full_session_cache_drops_sessions_of_closed_connections(
     answer = await broker.fetch(M2)
     # M1's session went with its connection, and what it held was released.
     assert answer.error_code == 0 and acquired(answer) == [(0, 1, 2)]
+
+
+async def test_a_groups_record_lock_duration_is_used(broker: Broker, autojump_clock: Any) -> None:
+    group_configs = {"share.record.lock.duration.ms": "5000"}
+    broker.running.server.shares.group_config = lambda _group, name: group_configs.get(name)
+    await broker.produce(b"a")
+    first = await broker.fetch(M1)
+    assert first.acquisition_lock_timeout_ms == 5_000 and acquired(first) == [(0, 0, 1)]
+    await trio.sleep(4)
+    client = await broker.client(M1)
+    body = {**ack_body(GROUP, M1, 1, broker.topic_id, {0: [(0, 0, 4)]}), "is_renew_ack": True}
+    renewed = await client.request(SHARE_ACKNOWLEDGE, 2, body)  # locked until 9 s
+    assert renewed.acquisition_lock_timeout_ms == 5_000
+    started = trio.current_time()
+    answer = await broker.fetch(M2, max_wait_ms=60_000)
+    assert acquired(answer) == [(0, 0, 2)]
+    assert 5 <= trio.current_time() - started < 6

@@ -45,7 +45,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
-        "acquisition_lock_timeout_ms": share_runtime_of(ctx).lock_duration_ms,
+        "acquisition_lock_timeout_ms": share_runtime_of(ctx).lock_duration_ms(
+            request.body.group_id or ""),
         "responses": group_by_topic(entries),
         "node_endpoints": [],
     }

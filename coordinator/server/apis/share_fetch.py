@@ -106,7 +106,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
-        "acquisition_lock_timeout_ms": shares.lock_duration_ms,
+        "acquisition_lock_timeout_ms": shares.lock_duration_ms(group_id),
         "responses": group_by_topic(entries),
         "node_endpoints": [],
     }
@@ -173,7 +173,7 @@ async def _acquire(
                 targets.append(_target(shares, group_id, key, partition, read_committed, now_ms))
         answer: AcquireAnswer | ShareAppendFailed = await shares.call(
             handle_acquire, ctx, AcquireRequest(group_id, body.member_id or "", tuple(targets),
-                                                remaining))
+                                                remaining, shares.lock_duration_ms(group_id)))
         if isinstance(answer, ShareAppendFailed):
             return collected if collected else answer
         for key, runs in answer.acquired.items():
