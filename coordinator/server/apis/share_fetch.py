@@ -12,7 +12,8 @@
 - Piggybacked acknowledgements (ACCEPT, RELEASE, REJECT; RENEW in v2) are persisted
   before the answer; each partition's outcome is its ``acknowledge_error_code``.
 - Records are acquired over the session's partitions up to ``max_records`` (locked for
-  ``group.share.record.lock.duration.ms``, the answer's ``acquisition_lock_timeout_ms``)
+  the group's ``share.record.lock.duration.ms``, else the broker's
+  ``group.share.record.lock.duration.ms``: the answer's ``acquisition_lock_timeout_ms``)
   and returned as the whole record batches holding them, read from the topic's log, with
   the ``acquired_records`` ranges (cut to ``batch_size``) and their delivery counts. A
   share partition with no state starts where the group's ``share.auto.offset.reset`` says
