@@ -69,6 +69,7 @@ class Engine:
         "pending",
         "retention_deadline",
         "share_groups",
+        "share_state_deleted",
         "store",
         "topics_image",
     )
@@ -93,6 +94,9 @@ class Engine:
         self.retention_deadline = -1
         #: RebalanceEvent history records lost to failed appends (they never fail a request).
         self.dropped_events = 0
+        #: Told a deleted share group's share-state tombstones once they are in the log (the
+        #: share coordinator forgets those partitions; set by the server).
+        self.share_state_deleted: Callable[[list[Record]], None] | None = None
 
     def consumer_session_timeout_ms(self, group_id: str) -> int:
         """The group's ``consumer.session.timeout.ms``, else the broker's (``GroupConfig``;

@@ -80,6 +80,7 @@ class ShareRuntime:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Attach the shard once the groups are loaded, report started."""
         await self.groups.wait_loaded()
+        self.groups.coordinator.share_state_deleted = self.manager.forget
         self.groups.attach_share(self.manager, ShareLockTimerKey)
         task_status.started()
 

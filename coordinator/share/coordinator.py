@@ -33,6 +33,10 @@ class ShareCoordinatorShard:
         self.partitions: dict[SharePartitionKey, SharePartition] = {}
         self._config_of = config_of or (lambda key: SharePartitionConfig())
 
+    def config_of(self, key: SharePartitionKey) -> SharePartitionConfig:
+        """The settings share partition ``key`` obeys."""
+        return self._config_of(key)
+
     def replay(self, record: Record) -> bool:
         """Apply one record read back from the log (False: not a share record)."""
         return self.store.replay(record)

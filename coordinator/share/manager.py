@@ -29,6 +29,7 @@ from coordinator.core.result import (
     ScheduleTimer,
 )
 from storage.records import Record
+from storage.share_records import ShareSnapshotKey
 from wire.constants import ErrorCode
 
 from .coordinator import ShareCoordinatorShard
@@ -208,7 +209,9 @@ class SharePartitionManager:
     def append_done(self, result: Result, now_ms: int) -> Result:
         """``result``'s records are durable: apply the changes they carry."""
         for callback in result.callbacks:
-            if isinstance(callback, _Change):
+            if isinstance(callback, _Change) and callback.key not in self.partitions:
+                self._revive(callback.key, callback.change.record)  # deleted meanwhile
+            elif isinstance(callback, _Change):
                 self.coordinator.append_done(callback.key, callback.change)
             elif isinstance(callback, _Initialization):
                 self._initializing.discard(callback.key)
@@ -234,6 +237,25 @@ class SharePartitionManager:
             return EMPTY_RESULT
         changes = self.coordinator.expire_locks(now_ms)
         return self._result(changes, ())
+
+    def forget(self, tombstones: Sequence[Record]) -> None:
+        """A deleted share group's state tombstones are in the log (the group shard wrote
+        them): its share partitions go, as replaying the tombstones makes them go."""
+        for record in tombstones:
+            key = record.key
+            if self.coordinator.replay(record) and isinstance(key, ShareSnapshotKey):
+                self.partitions.pop(
+                    SharePartitionKey(key.group_id, key.topic_id, key.partition), None)
+        self._changed()
+
+    def _revive(self, key: SharePartitionKey, record: Record) -> None:
+        """A change of a share partition forgotten while its record was being appended: the
+        record counts as replay counts it (a snapshot brings the partition back)."""
+        self.coordinator.replay(record)
+        log = self.coordinator.store.partitions.get(key)
+        if log is not None:
+            config = self.coordinator.config_of(key)
+            self.partitions[key] = SharePartition.from_log(key, log, config)
 
     # ------------------------------------------------------------------ helpers
 

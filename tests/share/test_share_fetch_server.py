@@ -378,3 +378,30 @@ async def test_a_groups_record_lock_duration_is_used(broker: Broker, autojump_cl
     answer = await broker.fetch(M2, max_wait_ms=60_000)
     assert acquired(answer) == [(0, 0, 2)]
     assert 5 <= trio.current_time() - started < 6
+
+
+async def test_deleting_a_share_group_forgets_its_share_partitions(
+    broker: Broker, autojump_clock: Any
+) -> None:
+    member = "0" * 21 + "1"
+    client = await broker.client("heartbeats")
+
+    async def heartbeat(epoch: int) -> Any:
+        return await client.request(76, 1, {
+            "group_id": GROUP, "member_id": member, "member_epoch": epoch,
+            "subscribed_topic_names": ["t"] if epoch == 0 else None})
+
+    joined = await heartbeat(0)
+    assert joined.error_code == 0
+    await broker.produce(b"a", b"b", b"c")
+    await broker.fetch(M1)
+    await broker.acknowledge(M1, {0: [(0, 2, ACCEPT)]})
+    shares = broker.running.server.shares
+    (share,) = shares.manager.partitions.values()
+    assert share.start_offset == 3
+    assert (await heartbeat(-1)).error_code == 0  # the group is Empty
+    deleted = await client.request(42, 2, {"groups_names": [GROUP]})
+    assert [r.error_code for r in deleted.results] == [0]
+    assert shares.manager.partitions == {}  # as a restart replaying the tombstones has it
+    # The group made again starts afresh (earliest here): every record comes again.
+    assert acquired(await broker.fetch(M2)) == [(0, 2, 1)]

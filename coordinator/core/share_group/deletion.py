@@ -22,7 +22,7 @@ from storage.records import (
 )
 from wire.constants import ErrorCode
 
-__all__ = ["delete_share_group", "share_state_tombstones"]
+__all__ = ["ShareStateDeleted", "delete_share_group", "share_state_tombstones"]
 
 
 def share_state_tombstones(group: ShareGroup) -> list[Record]:
@@ -40,8 +40,11 @@ def delete_share_group(engine: Engine, group: ShareGroup, fx: Effects) -> ErrorC
     """Delete an Empty share group and its share state."""
     if group.members:
         return ErrorCode.NON_EMPTY_GROUP
-    for record in share_state_tombstones(group):
+    tombstones = share_state_tombstones(group)
+    for record in tombstones:
         fx.persist(record)
+    if tombstones:
+        fx.after_append(ShareStateDeleted(engine, tombstones))
     writer = RecordWriter(group, fx)
     gid = group.group_id
     writer.write(ShareGroupStatePartitionMetadataKey(gid), None)
@@ -50,3 +53,22 @@ def delete_share_group(engine: Engine, group: ShareGroup, fx: Effects) -> ErrorC
     del engine.share_groups[gid]
     fx.after_append(RebuildShareGroupOnFailure(engine, gid, None))
     return ErrorCode.NONE
+
+
+class ShareStateDeleted:
+    """Once the share-state tombstones are in the log, the share coordinator forgets those
+    share partitions (``Engine.share_state_deleted``): a group made again under the same
+    id starts afresh, as a restart replaying the tombstones would."""
+
+    __slots__ = ("engine", "tombstones")
+
+    def __init__(self, engine: Engine, tombstones: list[Record]) -> None:
+        self.engine = engine
+        self.tombstones = tombstones
+
+    def appended(self, now_ms: int, fx: Effects) -> None:
+        if self.engine.share_state_deleted is not None:
+            self.engine.share_state_deleted(self.tombstones)
+
+    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
+        """Nothing was deleted."""
