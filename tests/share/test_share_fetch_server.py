@@ -74,11 +74,12 @@ class Broker:
 
 
 async def _broker(nursery: trio.Nursery, props: dict[str, str] | None = None,
-                  reset: str = "earliest") -> Broker:
+                  reset: str | None = "earliest") -> Broker:
     options = build_options({"group.initial.rebalance.delay.ms": "0", **(props or {})},
                             host="127.0.0.1", port=0, data_dir=None, topics=(("t", 2),))
     running: RunningServer = await nursery.start(serve, options)
-    running.server.shares.auto_offset_reset = lambda _group: reset
+    if reset is not None:  # else the group's configs say
+        running.server.shares.auto_offset_reset = lambda _group: reset
     return Broker(running, nursery)
 
 
@@ -90,7 +91,7 @@ async def make_broker(nursery: trio.Nursery) -> AsyncIterator[MakeBroker]:
     """``await make_broker(props, reset=...)``: a Broker whose connections close at teardown."""
     made: list[Broker] = []
 
-    async def make(props: dict[str, str] | None = None, reset: str = "earliest") -> Broker:
+    async def make(props: dict[str, str] | None = None, reset: str | None = "earliest") -> Broker:
         made.append(await _broker(nursery, props, reset))
         return made[-1]
 
@@ -405,3 +406,23 @@ async def test_deleting_a_share_group_forgets_its_share_partitions(
     assert shares.manager.partitions == {}  # as a restart replaying the tombstones has it
     # The group made again starts afresh (earliest here): every record comes again.
     assert acquired(await broker.fetch(M2)) == [(0, 2, 1)]
+
+
+async def test_share_auto_offset_reset_is_the_groups_config(
+    make_broker: MakeBroker, autojump_clock: Any
+) -> None:
+    broker = await make_broker(reset=None)
+    await broker.produce(b"old")
+    admin = await broker.client("admin")
+    altered = await admin.request(44, 1, {"resources": [{
+        "resource_type": 32, "resource_name": GROUP, "configs": [
+            {"name": "share.auto.offset.reset", "config_operation": 0, "value": "earliest"}]}],
+        "validate_only": False})
+    assert [r.error_code for r in altered.responses] == [0]
+    assert acquired(await broker.fetch(M1)) == [(0, 0, 1)]  # from the log start
+
+
+async def test_latest_without_a_group_config(make_broker: MakeBroker, autojump_clock: Any) -> None:
+    broker = await make_broker(reset=None)
+    await broker.produce(b"old")
+    assert acquired(await broker.fetch(M1)) == []
