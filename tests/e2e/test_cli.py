@@ -192,9 +192,9 @@ def test_the_first_api_versions_equals_the_loaded_servers_answer(tmp_path: Path)
     assert early == loaded
     _, body = decode_response(18, 4, early)
     assert [(f.name, f.min_version, f.max_version) for f in body.supported_features] == [
-        ("transaction.version", 0, 2)]
+        ("transaction.version", 0, 2), ("share.version", 0, 1)]
     assert [(f.name, f.max_version_level) for f in body.finalized_features] == [
-        ("transaction.version", 1)]
+        ("transaction.version", 1), ("share.version", 1)]
 
 
 def wait_until_locked(lock: Path, timeout: float = 20.0) -> None:
