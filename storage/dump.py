@@ -26,6 +26,7 @@ from storage.records import (
     RecordKey,
     RecordValue,
 )
+from storage.security_records import UserScramCredentialValue
 from wire.consumer_protocol import decode_assignment, decode_subscription
 
 from .directory import find_segments
@@ -126,6 +127,9 @@ def _decoded(protocol_type: str, kind: str, data: bytes) -> Any:
 
 
 def _value_fields(value: RecordValue) -> dict[str, Any]:
+    if isinstance(value, UserScramCredentialValue):  # the keys stay out of dumps
+        return {"iterations": value.iterations, "salt": "[hidden]", "stored_key": "[hidden]",
+                "server_key": "[hidden]"}
     if isinstance(value, OffsetCommitValue):
         return {
             "offset": value.offset,

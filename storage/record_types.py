@@ -16,6 +16,8 @@ from wire.schema import Message
 
 from .config_records import ConfigRecordKey, ConfigRecordValue
 from .record_schemas import (
+    ACCESS_CONTROL_ENTRY_KEY,
+    ACCESS_CONTROL_ENTRY_VALUE,
     CONFIG_RECORD_KEY,
     CONFIG_RECORD_VALUE,
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
@@ -54,6 +56,8 @@ from .record_schemas import (
     TRANSACTION_STATE_VALUE,
     TXN_OFFSET_COMMIT_KEY,
     TXN_OFFSET_COMMIT_VALUE,
+    USER_SCRAM_CREDENTIAL_KEY,
+    USER_SCRAM_CREDENTIAL_VALUE,
 )
 from .records import (
     ConsumerGroupCurrentMemberAssignmentKey,
@@ -77,6 +81,12 @@ from .records import (
     TxnOffsetCommitKey,
     TxnOffsetCommitValue,
 )
+from .security_records import (
+    AccessControlEntryKey,
+    AccessControlEntryValue,
+    UserScramCredentialKey,
+    UserScramCredentialValue,
+)
 from .share_group_records import (
     ShareGroupCurrentMemberAssignmentKey,
     ShareGroupCurrentMemberAssignmentValue,
@@ -99,6 +109,7 @@ from .share_records import (
 )
 
 __all__ = [
+    "ACCESS_CONTROL_ENTRY_KEY_VERSION",
     "BY_KEY_TYPE",
     "BY_VALUE_TYPE",
     "CONFIG_RECORD_KEY_VERSION",
@@ -111,6 +122,7 @@ __all__ = [
     "SHARE_UPDATE_KEY_VERSION",
     "TRANSACTION_STATE_KEY_VERSION",
     "TXN_OFFSET_COMMIT_KEY_VERSION",
+    "USER_SCRAM_CREDENTIAL_KEY_VERSION",
     "RecordType",
 ]
 
@@ -152,8 +164,10 @@ TXN_OFFSET_COMMIT_KEY_VERSION = 102
 #: kcoord's share coordinator records (storage/share_records.py); Kafka's types 0 and 1.
 SHARE_SNAPSHOT_KEY_VERSION = 103
 SHARE_UPDATE_KEY_VERSION = 104
+#: kcoord's security records (storage/security_records.py): an ACL, a SCRAM credential.
+ACCESS_CONTROL_ENTRY_KEY_VERSION = 105
+USER_SCRAM_CREDENTIAL_KEY_VERSION = 106
 #: kcoord's dynamic configuration record (storage/config_records.py), Kafka's ConfigRecord.
-#: (105 and 106 are left to the ACL records.)
 CONFIG_RECORD_KEY_VERSION = 107
 #: The first bytes of every RebalanceEvent key (its version): history, not state.
 EVENT_KEY_PREFIX = struct.pack(">h", REBALANCE_EVENT_KEY_VERSION)
@@ -231,6 +245,11 @@ _TYPES = (
              SHARE_SNAPSHOT_VALUE, ShareSnapshotValue),
             (SHARE_UPDATE_KEY_VERSION, SHARE_UPDATE_KEY, ShareUpdateKey,
              SHARE_UPDATE_VALUE, ShareUpdateValue),
+            # kcoord's security records (storage/security_records.py).
+            (ACCESS_CONTROL_ENTRY_KEY_VERSION, ACCESS_CONTROL_ENTRY_KEY, AccessControlEntryKey,
+             ACCESS_CONTROL_ENTRY_VALUE, AccessControlEntryValue),
+            (USER_SCRAM_CREDENTIAL_KEY_VERSION, USER_SCRAM_CREDENTIAL_KEY,
+             UserScramCredentialKey, USER_SCRAM_CREDENTIAL_VALUE, UserScramCredentialValue),
             # kcoord's dynamic configuration record (storage/config_records.py).
             (CONFIG_RECORD_KEY_VERSION, CONFIG_RECORD_KEY, ConfigRecordKey,
              CONFIG_RECORD_VALUE, ConfigRecordValue),

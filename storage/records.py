@@ -26,7 +26,9 @@ Kafka's record types (as RebalanceEvent's 100):
 The share coordinator's records (``ShareSnapshotKey`` 103, ``ShareUpdateKey`` 104) are
 declared in :mod:`storage.share_records`, the share group records (Kafka's types 10-15) in
 :mod:`storage.share_group_records` (both re-exported here for the coordinator core), the
-dynamic configuration record (``ConfigRecordKey`` 107) in :mod:`storage.config_records`.
+dynamic configuration record (``ConfigRecordKey`` 107) in :mod:`storage.config_records`, the
+security records (``AccessControlEntryKey`` 105, ``UserScramCredentialKey`` 106) in
+:mod:`storage.security_records`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from storage.config_records import ConfigRecordKey, ConfigRecordValue
+from storage.security_records import (
+    AccessControlEntryKey,
+    AccessControlEntryValue,
+    UserScramCredentialKey,
+    UserScramCredentialValue,
+)
 from storage.share_group_records import (  # re-exported: the core reads record types here
     SHARE_GROUP_KEY_TYPES,
     ShareGroupCurrentMemberAssignmentKey,
@@ -399,6 +407,8 @@ RecordKey = (
     | ShareUpdateKey
     | ShareGroupKey
     | ConfigRecordKey
+    | AccessControlEntryKey
+    | UserScramCredentialKey
 )
 RecordValue = (
     OffsetCommitValue
@@ -411,6 +421,8 @@ RecordValue = (
     | ShareUpdateValue
     | ShareGroupValue
     | ConfigRecordValue
+    | AccessControlEntryValue
+    | UserScramCredentialValue
 )
 
 

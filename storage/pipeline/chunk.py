@@ -18,6 +18,7 @@ from storage.records import (
     TransactionStateKey,
     TxnOffsetCommitKey,
 )
+from storage.security_records import AccessControlEntryKey, UserScramCredentialKey
 from storage.share_records import ShareSnapshotKey, ShareUpdateKey
 
 from .columns import (
@@ -55,8 +56,9 @@ class KeyTable:
         if kid is not None:
             return kid
         if isinstance(key, TransactionStateKey | ShareSnapshotKey | ShareUpdateKey
-                      | ConfigRecordKey):
-            raise ValueError("transaction, share and config records are not in the datasets")
+                      | ConfigRecordKey | AccessControlEntryKey | UserScramCredentialKey):
+            raise ValueError("transaction, share, config and security records are not in the "
+                             "datasets")
         kid = len(self.kind)
         if isinstance(key, OffsetCommitKey | TxnOffsetCommitKey):
             self.kind.append(_OC if isinstance(key, OffsetCommitKey) else _TX)
@@ -77,8 +79,9 @@ class KeyTable:
         if key is None:
             decoded = decode_key(raw)
             if isinstance(decoded, UnknownKey | TransactionStateKey | ShareSnapshotKey
-                          | ShareUpdateKey | ConfigRecordKey):
-                return -1  # unknown, transaction, share or config: not in the datasets
+                          | ShareUpdateKey | ConfigRecordKey | AccessControlEntryKey
+                          | UserScramCredentialKey):
+                return -1  # unknown, transaction, share, config or security: not in datasets
             key = self.cache[raw] = decoded
         return self.id_of(key)
 
