@@ -122,6 +122,14 @@ class AclStore:
             results.append(DeleteAclsResult(None, tuple(deleted)))
         return list(removed.values()), results
 
+    def binding(self, acl_id: uuid.UUID) -> AclBinding | None:
+        """The ACL with this id, if any."""
+        return self._by_id.get(acl_id)
+
+    def has(self, record: AccessControlEntryRecord) -> bool:
+        """Whether replaying ``record`` would add nothing new (its id or binding is known)."""
+        return record.id in self._by_id or binding_of(record) in self._by_binding
+
     def describe_acls(self, acl_filter: AclBindingFilter) -> AclError | list[AclBinding]:
         error = validate_filter(acl_filter)
         if error is not None:

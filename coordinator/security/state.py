@@ -19,10 +19,12 @@ class SecurityState:
 
     __slots__ = ("acls", "authorizer", "scram")
 
-    def __init__(self, authorizer: StandardAuthorizer | None = None) -> None:
+    def __init__(self, authorizer: StandardAuthorizer | None = None,
+                 scram: ScramCredentialStore | None = None) -> None:
         self.authorizer = authorizer or StandardAuthorizer()
         self.acls = AclStore(self.authorizer)
-        self.scram = ScramCredentialStore()
+        #: (a SASL listener's store, holding its ``--sasl-user`` credentials, when given)
+        self.scram = scram if scram is not None else ScramCredentialStore()
 
     def replay(self, record: SecurityRecord) -> None:
         if isinstance(record, (AccessControlEntryRecord, RemoveAccessControlEntryRecord)):

@@ -53,6 +53,7 @@ from coordinator.server.listening import (
 )
 from coordinator.server.options import ServeOptions
 from coordinator.server.request_memory import RequestMemory
+from coordinator.server.security_setup import security_shard
 from coordinator.server.startup_stages import import_deferred, load_broker_surface, open_sink
 from coordinator.server.tally import Tallies
 from wire.constants import ApiKey
@@ -315,6 +316,8 @@ async def serve(
                     coordinator, sink, clock_ms=options.clock_ms or wall_clock_ms,
                     reads=routes.read_only_core_handlers,
                 )
+                runtime.security = security_shard(
+                    options.properties, [each.sasl for each in options.listeners if each.sasl])
                 server.groups = runtime
                 async with trio.open_nursery() as core_nursery:
                     await core_nursery.start(runtime.run)

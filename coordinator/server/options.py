@@ -25,6 +25,7 @@ from coordinator.server.listeners import (
     parse_listeners,
     sasl_settings,
 )
+from coordinator.server.security_setup import AUTHORIZER_KEYS, validate_authorizer
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from storage.policy import FsyncPolicy, RecoverMode
 
@@ -248,11 +249,12 @@ def build_options(properties: Mapping[str, str], *,
                   sasl_users: tuple[tuple[str, str], ...] = (), **kwargs: Any) -> ServeOptions:
     """ServeOptions from Kafka-named ``properties`` plus keyword fields (``host``/``port``
     None: not given); ConfigError if a key is unknown or a value bad."""
+    validate_authorizer(properties)
     coordinator: dict[str, str] = {}
     broker: dict[str, str] = {}
     server: dict[str, int] = {}
     for key, raw in properties.items():
-        if is_listener_key(key):
+        if is_listener_key(key) or key in AUTHORIZER_KEYS:
             continue
         if key in COORDINATOR_KEYS:
             coordinator[key] = raw

@@ -56,6 +56,7 @@ from storage.config_records import ConfigRecordKey
 from storage.errors import append_error_of
 from storage.records import Record, TransactionStateKey
 from storage.share_records import SHARE_KEY_TYPES
+from storage.security_records import SECURITY_KEY_TYPES
 
 __all__ = [
     "CoordinatorRuntime",
@@ -96,6 +97,7 @@ class CoordinatorRuntime:
         #: The transaction shard, once attached (``attach_transactions``).
         self.transactions: Shard | None = None
         self._markers: MarkerWriter | None = None
+        self.security: Shard | None = None  # ACLs, SCRAM credentials (coordinator.security)
         self.sink = sink
         self._clock_ms = clock_ms
         self._epoch_ms = 0
@@ -184,20 +186,15 @@ class CoordinatorRuntime:
         )
 
     def _replay_all(self, records: Iterable[Record]) -> int:
-        replay = self.coordinator.replay
-        transaction_records = self.transaction_records
-        config_records = self.config_records
+        replay = self.coordinator.replay  # the group shard's, unless the key type says
+        security = self.security or self.coordinator
+        by_key_type = {TransactionStateKey: self.transaction_records.append,
+                       ConfigRecordKey: self.config_records.append,
+                       **dict.fromkeys(SHARE_KEY_TYPES, self.share_records.append),
+                       **dict.fromkeys(SECURITY_KEY_TYPES, security.replay)}
         count = 0
         for record in records:
-            kind = type(record.key)
-            if kind is TransactionStateKey:
-                transaction_records.append(record)
-            elif kind is ConfigRecordKey:
-                config_records.append(record)
-            elif kind in SHARE_KEY_TYPES:
-                self.share_records.append(record)
-            else:
-                replay(record)
+            by_key_type.get(type(record.key), replay)(record)
             count += 1
         return count
 

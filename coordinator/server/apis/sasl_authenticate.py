@@ -37,6 +37,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     if conn is None or conn.sasl is None:
         return {"error_code": ErrorCode.ILLEGAL_SASL_STATE,
                 "error_message": ILLEGAL_SASL_STATE_MESSAGE, "auth_bytes": b""}
+    if not ctx.state.loaded.is_set():  # SCRAM users created by AlterUserScramCredentials
+        await ctx.state.loaded.wait()  # are known once the log is replayed
     answer = conn.sasl.authenticate(request.body.auth_bytes, int(time.time() * 1000))
     if answer.close:
         conn.close_after_answer = True

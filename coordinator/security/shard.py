@@ -1,0 +1,283 @@
+"""The security shard: ACLs and SCRAM credentials as the coordinator runtime drives them
+(``coordinator.server.shard.Shard``), persisted in the coordinator's log, then applied.
+
+Its handlers (``create_acls``, ``delete_acls``, ``alter_user_scram_credentials``) answer
+with the log records of the change (``storage.security_records``: 105 an ACL by id, 106 a
+credential by user and mechanism; a tombstone removes) and the reply; the runtime appends
+the records and, once they are durable, ``append_done`` applies them to ``SecurityState``
+-- the same ``replay`` a restart runs. Reads (``describe_acls``,
+``describe_user_scram_credentials``) answer from the state at once.
+
+Replay is lenient where the log legitimately disagrees with a fresh state: a tombstone
+whose creation compaction already dropped, a credential ``--sasl-user`` created in memory
+and later removed, the same ACL created by two requests in flight at once (the second is
+skipped: its id is removed with nothing to remove).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from coordinator.core.result import EMPTY_RESULT, Reply, ReplyToken, Result
+from coordinator.security.acl import (
+    AccessControlEntry,
+    AccessControlEntryFilter,
+    AclBinding,
+    AclBindingFilter,
+    AclError,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ResourceType,
+    from_code,
+)
+from coordinator.security.acl_store import group_by_resource
+from coordinator.security.records import (
+    AccessControlEntryRecord,
+    RemoveAccessControlEntryRecord,
+    RemoveUserScramCredentialRecord,
+    SecurityRecord,
+    UserScramCredentialRecord,
+)
+from coordinator.security.scram_credentials import ScramDeletion, ScramUpsertion
+from coordinator.security.state import SecurityState
+from storage.records import Record
+from storage.security_records import (
+    AccessControlEntryKey,
+    AccessControlEntryValue,
+    UserScramCredentialKey,
+    UserScramCredentialValue,
+)
+from wire.constants import ErrorCode, ScramMechanism
+
+__all__ = [
+    "NO_AUTHORIZER_DESCRIBE_MESSAGE",
+    "NO_AUTHORIZER_MESSAGE",
+    "SecurityShard",
+    "binding_filter",
+    "log_record",
+    "security_record",
+]
+
+log = logging.getLogger(__name__)
+
+#: Kafka's AclApis answers without an authorizer (SECURITY_DISABLED).
+NO_AUTHORIZER_MESSAGE = "No Authorizer is configured."
+NO_AUTHORIZER_DESCRIBE_MESSAGE = "No Authorizer is configured on the broker"
+
+FailureAnswer = Callable[[ErrorCode], Any]
+
+
+def log_record(record: SecurityRecord) -> Record:
+    """A security record as the log entry that carries it."""
+    if isinstance(record, AccessControlEntryRecord):
+        return Record(AccessControlEntryKey(record.id), AccessControlEntryValue(
+            record.resource_type, record.resource_name, record.pattern_type, record.principal,
+            record.host, record.operation, record.permission_type))
+    if isinstance(record, RemoveAccessControlEntryRecord):
+        return Record(AccessControlEntryKey(record.id), None)
+    if isinstance(record, UserScramCredentialRecord):
+        return Record(UserScramCredentialKey(record.name, record.mechanism),
+                      UserScramCredentialValue(record.salt, record.stored_key,
+                                               record.server_key, record.iterations))
+    return Record(UserScramCredentialKey(record.name, record.mechanism), None)
+
+
+def security_record(record: Record) -> SecurityRecord | None:
+    """The security record a log entry carries (None: not a security entry)."""
+    key, value = record.key, record.value
+    if isinstance(key, AccessControlEntryKey):
+        if value is None:
+            return RemoveAccessControlEntryRecord(key.id)
+        v = cast(AccessControlEntryValue, value)
+        return AccessControlEntryRecord(key.id, v.resource_type, v.resource_name,
+                                        v.pattern_type, v.principal, v.host, v.operation,
+                                        v.permission_type)
+    if isinstance(key, UserScramCredentialKey):
+        if value is None:
+            return RemoveUserScramCredentialRecord(key.name, key.mechanism)
+        c = cast(UserScramCredentialValue, value)
+        return UserScramCredentialRecord(key.name, key.mechanism, c.salt, c.stored_key,
+                                         c.server_key, c.iterations)
+    return None
+
+
+def binding_filter(body: Any) -> AclBindingFilter:
+    """A DescribeAcls request, or one DeleteAcls filter, as a binding filter."""
+    return AclBindingFilter(
+        ResourcePatternFilter(from_code(ResourceType, body.resource_type_filter),
+                              body.resource_name_filter,
+                              from_code(PatternType, body.pattern_type_filter)),
+        AccessControlEntryFilter(body.principal_filter, body.host_filter,
+                                 from_code(AclOperation, body.operation),
+                                 from_code(AclPermissionType, body.permission_type)),
+    )
+
+
+def _binding(creation: Any) -> AclBinding:
+    return AclBinding(
+        ResourcePattern(from_code(ResourceType, creation.resource_type), creation.resource_name,
+                        from_code(PatternType, creation.resource_pattern_type)),
+        AccessControlEntry(creation.principal, creation.host,
+                           from_code(AclOperation, creation.operation),
+                           from_code(AclPermissionType, creation.permission_type)),
+    )
+
+
+def _error(error: AclError | None) -> dict[str, Any]:
+    if error is None:
+        return {"error_code": ErrorCode.NONE, "error_message": None}
+    return {"error_code": error.error_code, "error_message": error.message}
+
+
+def _matching_acl(binding: AclBinding) -> dict[str, Any]:
+    p, e = binding.pattern, binding.entry
+    return {"error_code": ErrorCode.NONE, "error_message": None,
+            "resource_type": p.resource_type, "resource_name": p.name,
+            "pattern_type": p.pattern_type, "principal": e.principal, "host": e.host,
+            "operation": e.operation, "permission_type": e.permission_type}
+
+
+class SecurityShard:
+    """ACLs and SCRAM credentials behind the runtime's append queue."""
+
+    __slots__ = ("_failures", "enabled", "new_id", "state")
+
+    def __init__(self, state: SecurityState, new_id: Callable[[], uuid.UUID], *,
+                 authorizer_enabled: bool) -> None:
+        self.state = state
+        self.new_id = new_id
+        #: ``authorizer.class.name`` is set: ACLs are enforced, and the ACL APIs served.
+        self.enabled = authorizer_enabled
+        # id(Result) -> how its requester is answered if its append fails.
+        self._failures: dict[int, tuple[ReplyToken, FailureAnswer]] = {}
+
+    # ------------------------------------------------------------------ the Shard contract
+
+    def replay(self, record: Record) -> None:
+        entry = security_record(record)
+        if entry is not None:
+            self.apply(entry)
+
+    def apply(self, entry: SecurityRecord) -> None:
+        """Apply one security record (leniently: see the module docstring)."""
+        state = self.state
+        try:
+            if isinstance(entry, RemoveAccessControlEntryRecord):
+                if state.acls.binding(entry.id) is None:
+                    return
+            elif isinstance(entry, AccessControlEntryRecord):
+                if state.acls.has(entry):
+                    return
+            elif isinstance(entry, RemoveUserScramCredentialRecord) and (
+                state.scram.lookup(entry.name, ScramMechanism(entry.mechanism)) is None
+            ):
+                return
+            state.replay(entry)
+        except ValueError as exc:  # an unknown code in a record: skip it, keep the rest
+            log.warning("skipping a security record: %s", exc)
+
+    def on_loaded(self, now_ms: int) -> Result:
+        return EMPTY_RESULT
+
+    def append_done(self, result: Result, now_ms: int) -> Result:
+        self._failures.pop(id(result), None)
+        for record in result.records:
+            self.replay(record)
+        return EMPTY_RESULT
+
+    def append_failed(self, result: Result, error: ErrorCode, now_ms: int) -> Result:
+        failure = self._failures.pop(id(result), None)
+        if failure is None:
+            return EMPTY_RESULT
+        token, answer = failure
+        return Result(replies=(Reply(token, answer(error)),))
+
+    def fire_timer(self, key: Any, now_ms: int) -> Result:
+        return EMPTY_RESULT
+
+    def _persist(self, token: ReplyToken, records: Sequence[SecurityRecord], response: Any,
+                 failure: FailureAnswer) -> Result:
+        result = Result(tuple(log_record(r) for r in records), (Reply(token, response),))
+        if records:
+            self._failures[id(result)] = (token, failure)
+        return result
+
+    # ------------------------------------------------------------------ handlers
+    # (shard, context, request body, reply token, now_ms) -> Result, as the runtime calls them.
+
+    def create_acls(self, ctx: Any, body: Any, token: ReplyToken, now_ms: int) -> Result:
+        creations = body.creations
+        if not self.enabled:
+            answer = {"results": [{"error_code": ErrorCode.SECURITY_DISABLED,
+                                   "error_message": NO_AUTHORIZER_MESSAGE} for _ in creations]}
+            return Result(replies=(Reply(token, cast(Any, answer)),))
+        records, errors = self.state.acls.create_acls(
+            [_binding(c) for c in creations], self.new_id)
+        response = {"results": [_error(e) for e in errors]}
+        return self._persist(token, records, response, lambda code: {"results": [
+            {"error_code": code, "error_message": None} for _ in creations]})
+
+    def delete_acls(self, ctx: Any, body: Any, token: ReplyToken, now_ms: int) -> Result:
+        filters = body.filters
+        if not self.enabled:
+            answer = {"filter_results": [
+                {"error_code": ErrorCode.SECURITY_DISABLED,
+                 "error_message": NO_AUTHORIZER_MESSAGE, "matching_acls": []}
+                for _ in filters]}
+            return Result(replies=(Reply(token, cast(Any, answer)),))
+        records, results = self.state.acls.delete_acls([binding_filter(f) for f in filters])
+        response = {"filter_results": [
+            {**_error(r.error), "matching_acls": [_matching_acl(b) for b in r.deleted]}
+            for r in results]}
+        return self._persist(token, records, response, lambda code: {"filter_results": [
+            {"error_code": code, "error_message": None, "matching_acls": []}
+            for _ in filters]})
+
+    def describe_acls(self, ctx: Any, body: Any, token: ReplyToken, now_ms: int) -> Result:
+        if not self.enabled:
+            answer: dict[str, Any] = {"error_code": ErrorCode.SECURITY_DISABLED,
+                                      "error_message": NO_AUTHORIZER_DESCRIBE_MESSAGE,
+                                      "resources": []}
+        else:
+            found = self.state.acls.describe_acls(binding_filter(body))
+            if isinstance(found, AclError):
+                answer = {**_error(found), "resources": []}
+            else:
+                answer = {"error_code": ErrorCode.NONE, "error_message": None, "resources": [
+                    {"resource_type": pattern.resource_type, "resource_name": pattern.name,
+                     "pattern_type": pattern.pattern_type,
+                     "acls": [{"principal": e.principal, "host": e.host,
+                               "operation": e.operation, "permission_type": e.permission_type}
+                              for e in entries]}
+                    for pattern, entries in group_by_resource(found)]}
+        return Result(replies=(Reply(token, cast(Any, answer)),))
+
+    def alter_user_scram_credentials(
+        self, ctx: Any, body: Any, token: ReplyToken, now_ms: int
+    ) -> Result:
+        deletions = [ScramDeletion(d.name, d.mechanism) for d in body.deletions]
+        upsertions = [ScramUpsertion(u.name, u.mechanism, u.iterations, bytes(u.salt),
+                                     bytes(u.salted_password)) for u in body.upsertions]
+        records, results = self.state.scram.alter(deletions, upsertions)
+        users = [r.user for r in results]
+        response = {"results": [{"user": r.user, "error_code": r.error_code,
+                                 "error_message": r.error_message} for r in results]}
+        return self._persist(token, records, response, lambda code: {"results": [
+            {"user": user, "error_code": code, "error_message": None} for user in users]})
+
+    def describe_user_scram_credentials(
+        self, ctx: Any, body: Any, token: ReplyToken, now_ms: int
+    ) -> Result:
+        users = None if body.users is None else [u.name for u in body.users]
+        answer = {"error_code": ErrorCode.NONE, "error_message": None, "results": [
+            {"user": r.user, "error_code": r.error_code, "error_message": r.error_message,
+             "credential_infos": [{"mechanism": m, "iterations": i}
+                                  for m, i in r.credential_infos]}
+            for r in self.state.scram.describe(users)]}
+        return Result(replies=(Reply(token, cast(Any, answer)),))

@@ -1,0 +1,68 @@
+"""The server's security settings: Kafka's authorizer keys, and the security shard
+(``coordinator.security.shard``) the runtime replays ACLs and SCRAM credentials into.
+
+``authorizer.class.name`` set to Kafka's ``org.apache.kafka.metadata.authorizer.StandardAuthorizer``
+(or the older ``kafka.security.authorizer.AclAuthorizer``) turns ACL enforcement on, with
+``super.users`` (``User:a;User:b``) and ``allow.everyone.if.no.acl.found`` (default false).
+This module imports nothing of ``coordinator.security`` at import time: a server without an
+authorizer or a SASL listener pays nothing for it until the coordinator loads.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from coordinator.config import ConfigError
+
+if TYPE_CHECKING:
+    from coordinator.security.shard import SecurityShard
+
+__all__ = [
+    "AUTHORIZER_CLASS_NAMES",
+    "AUTHORIZER_KEYS",
+    "authorizer_enabled",
+    "security_shard",
+    "validate_authorizer",
+]
+
+AUTHORIZER_CLASS_NAMES = frozenset({
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "kafka.security.authorizer.AclAuthorizer",
+})
+AUTHORIZER_KEYS = frozenset({
+    "authorizer.class.name", "super.users", "allow.everyone.if.no.acl.found",
+})
+
+
+def authorizer_enabled(properties: Mapping[str, str]) -> bool:
+    """Whether ``authorizer.class.name`` names an authorizer (Kafka: empty means none)."""
+    return bool(properties.get("authorizer.class.name", "").strip())
+
+
+def validate_authorizer(properties: Mapping[str, str]) -> None:
+    """ConfigError for an authorizer kcoord does not have or a malformed ``super.users``."""
+    name = properties.get("authorizer.class.name", "").strip()
+    if name and name not in AUTHORIZER_CLASS_NAMES:
+        raise ConfigError(f"authorizer.class.name: {name} is not supported (kcoord has "
+                          f"{' and '.join(sorted(AUTHORIZER_CLASS_NAMES))})")
+    if properties.get("super.users"):
+        from coordinator.security.authorizer import parse_super_users
+
+        try:
+            parse_super_users(properties["super.users"])
+        except ValueError as exc:
+            raise ConfigError(f"super.users: {exc}") from None
+
+
+def security_shard(properties: Mapping[str, str], sasl: Any) -> SecurityShard:
+    """The shard the runtime replays security records into: its authorizer from the
+    properties, its SCRAM store the SASL listener's (holding ``--sasl-user`` credentials)."""
+    from coordinator.security.authorizer import StandardAuthorizer
+    from coordinator.security.shard import SecurityShard
+    from coordinator.security.state import SecurityState
+
+    state = SecurityState(StandardAuthorizer.from_config(properties),
+                          None if sasl is None else sasl.scram_credentials)
+    return SecurityShard(state, uuid.uuid4, authorizer_enabled=authorizer_enabled(properties))
