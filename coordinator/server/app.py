@@ -303,7 +303,7 @@ async def serve(
             else:
                 brokers.loaded(surface)
             log.debug("broker surface ready: %d topics", len(server.topics))
-            routes = await trio.to_thread.run_sync(import_deferred)
+            routes = await trio.to_thread.run_sync(import_deferred, options)
             log.debug("handlers imported")
             from coordinator.core import GroupCoordinator
             from coordinator.server.runtime import CoordinatorRuntime, wall_clock_ms

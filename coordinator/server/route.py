@@ -161,7 +161,10 @@ class Route(NamedTuple):
     - ``consumer_protocol``: advertised only when ``group.coordinator.rebalance.protocols``
       includes ``consumer`` (its module's name starts with ``consumer_group_``, so the
       early listener reads this off the file names).
-    - ``acl``: what Kafka's ``KafkaApis`` authorizes; every entry must pass.
+    - ``acl``: what Kafka's ``KafkaApis`` authorizes; every entry must pass (enforced by
+      ``coordinator.server.authorization`` when an authorizer is configured).
+    - ``answer_filter``: with an authorizer, the answer is filtered instead of the request
+      checked up front (``coordinator.server.acl_answers``: Metadata, the group listings).
     """
 
     api_key: ApiKey
@@ -175,3 +178,4 @@ class Route(NamedTuple):
     pipelined: bool = False
     fast_codec: bool = False
     consumer_protocol: bool = False
+    answer_filter: Callable[..., Any] | None = None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from coordinator.server.apis import RouteTable, load_routes
 from coordinator.server.options import ServeOptions
+from coordinator.server.security_setup import authorizer_enabled
 
 if TYPE_CHECKING:
     from coordinator.server.sink import RecordSink
@@ -36,14 +37,24 @@ def load_broker_surface(options: ServeOptions, max_open_files: int) -> tuple[Rou
     imports and topic files; run in a worker thread)."""
     routes = RouteTable(importlib.import_module(f"coordinator.server.apis.{name}").ROUTE
                         for name in BROKER_SURFACE)
-    return routes, _topic_store(options, max_open_files)
+    return _authorized(routes, options), _topic_store(options, max_open_files)
 
 
-def import_deferred() -> RouteTable:
+def import_deferred(options: ServeOptions | None = None) -> RouteTable:
     routes = load_routes()
     for name in _DEFERRED_MODULES:
         importlib.import_module(name)
-    return routes
+    return routes if options is None else _authorized(routes, options)
+
+
+def _authorized(routes: RouteTable, options: ServeOptions) -> RouteTable:
+    """With ``authorizer.class.name`` set, every handler behind its route's ACL checks
+    (``authorization.py``); otherwise the routes as they are, at no cost per request."""
+    if not authorizer_enabled(options.properties):
+        return routes
+    from coordinator.server.authorization import authorized_routes
+
+    return authorized_routes(routes)
 
 
 def _topic_store(options: ServeOptions, max_open_files: int) -> Any:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from coordinator.core.consumer.describe import handle_consumer_group_describe
+from coordinator.server.acl_answers import filter_described_groups
 from coordinator.server.api_support import WithCurrentTopics
 from coordinator.server.route import Acl, AclOperation, EachKey, ResourceType, Route
 from coordinator.txn.placement import OFFSETS_TOPIC
@@ -25,4 +26,5 @@ ROUTE = Route(
     read_only=True,
     core_handler=handle_consumer_group_describe,
     consumer_protocol=True,
+    answer_filter=filter_described_groups,
 )

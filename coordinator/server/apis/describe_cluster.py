@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import wire
+from coordinator.server.acl_answers import fill_cluster_operations
 from coordinator.server.api_support import (
     CLUSTER_AUTHORIZED_OPERATIONS,
     NO_AUTHORIZED_OPERATIONS,
@@ -118,4 +119,5 @@ ROUTE = Route(
     ApiKey.DESCRIBE_CLUSTER,
     handle,
     acl=(Acl(ResourceType.CLUSTER, AclOperation.DESCRIBE, "cluster authorized operations"),),
+    answer_filter=fill_cluster_operations,
 )

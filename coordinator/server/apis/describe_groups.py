@@ -8,6 +8,7 @@ from typing import Any
 
 import wire
 from coordinator.core import ErrorCode, handle_describe_groups
+from coordinator.server.acl_answers import filter_described_groups
 from coordinator.server.api_support import GROUP_AUTHORIZED_OPERATIONS, group_runtime
 from coordinator.server.context import RequestContext
 from coordinator.server.route import Acl, AclOperation, EachKey, ResourceType, Route
@@ -37,4 +38,5 @@ ROUTE = Route(
     routing=EachKey(OFFSETS_TOPIC, "groups", "groups", "group_id"),
     read_only=True,
     core_handler=handle_describe_groups,
+    answer_filter=filter_described_groups,
 )

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from coordinator.core.list_groups import handle_list_groups
+from coordinator.server.acl_answers import filter_listed
 from coordinator.server.route import (
     Acl,
     AclOperation,
@@ -28,4 +29,5 @@ ROUTE = Route(
     routing=ListedKeys(OFFSETS_TOPIC, "groups", "group_id"),
     read_only=True,
     core_handler=handle_list_groups,
+    answer_filter=filter_listed("groups", "group_id", ResourceType.GROUP, cluster_lists_all=True),
 )

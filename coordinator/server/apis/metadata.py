@@ -28,6 +28,7 @@ import wire
 from coordinator.broker import config as broker_config
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import Topic, TopicStore, validate_topic_name
+from coordinator.server.acl_answers import filter_metadata
 from coordinator.server.api_support import (
     CLUSTER_AUTHORIZED_OPERATIONS,
     NO_AUTHORIZED_OPERATIONS,
@@ -197,6 +198,7 @@ ROUTE = Route(
          AnyOf((Acl(ResourceType.CLUSTER, AclOperation.CREATE, "auto-creation"),
                Acl(ResourceType.TOPIC, AclOperation.CREATE, "auto-creation"))),
          Acl(ResourceType.CLUSTER, AclOperation.DESCRIBE, "cluster authorized operations")),
+    answer_filter=filter_metadata,
 )
 
 

@@ -1,0 +1,102 @@
+"""The answers an authorizer filters rather than refuses (a route's ``answer_filter``,
+applied by ``coordinator.server.authorization`` only when an authorizer is configured):
+what the principal may not DESCRIBE is left out or marked, as Kafka's ``KafkaApis`` does,
+and the authorized-operations fields a request asked for are the principal's.
+
+- Metadata: all topics asked for -- the topics one may not DESCRIBE are left out; named
+  topics -- those get TOPIC_AUTHORIZATION_FAILED.
+- ListGroups: every group with CLUSTER DESCRIBE, else only those one may DESCRIBE.
+- DescribeGroups, ConsumerGroupDescribe: a group one may not DESCRIBE answers
+  GROUP_AUTHORIZATION_FAILED.
+- ListTransactions: only the transactional ids one may DESCRIBE.
+- DescribeCluster (and the rest): the authorized-operations bitsets.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from coordinator.security.acl import CLUSTER_NAME
+from coordinator.security.authorizer import AUTHORIZED_OPERATIONS_OMITTED, Action
+from wire.constants import AclOperation, ErrorCode, ResourceType
+
+if TYPE_CHECKING:
+    from coordinator.security.authorizer import RequestIdentity, StandardAuthorizer
+    from wire import DecodedRequest
+
+__all__ = ["fill_cluster_operations", "filter_described_groups", "filter_listed", "filter_metadata"]
+
+_ZERO_UUID = uuid.UUID(int=0)
+
+
+def _may(authorizer: StandardAuthorizer, identity: RequestIdentity, operation: AclOperation,
+         kind: ResourceType, name: str) -> bool:
+    return authorizer.authorize_one(identity, Action(operation, kind, name))
+
+
+def fill_cluster_operations(answer: dict[str, Any], request: DecodedRequest,
+                            authorizer: StandardAuthorizer,
+                            identity: RequestIdentity) -> dict[str, Any]:
+    """The cluster's authorized operations, where the answer carries them."""
+    if answer.get("cluster_authorized_operations", AUTHORIZED_OPERATIONS_OMITTED) != (
+            AUTHORIZED_OPERATIONS_OMITTED):
+        answer["cluster_authorized_operations"] = authorizer.authorized_operations(
+            identity, ResourceType.CLUSTER, CLUSTER_NAME)
+    return answer
+
+
+def filter_metadata(answer: dict[str, Any], request: DecodedRequest,
+                    authorizer: StandardAuthorizer, identity: RequestIdentity) -> dict[str, Any]:
+    named = request.body.get("topics") is not None
+    topics = []
+    for entry in answer.get("topics", ()):
+        name = entry.get("name")
+        if name is None or _may(authorizer, identity, AclOperation.DESCRIBE,
+                                ResourceType.TOPIC, name):
+            operations = entry.get("topic_authorized_operations", AUTHORIZED_OPERATIONS_OMITTED)
+            if name is not None and operations != AUTHORIZED_OPERATIONS_OMITTED:
+                entry = {**entry, "topic_authorized_operations": authorizer.authorized_operations(
+                    identity, ResourceType.TOPIC, name)}
+            topics.append(entry)
+        elif named:
+            topics.append({"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name,
+                           "topic_id": _ZERO_UUID, "is_internal": False, "partitions": []})
+    return fill_cluster_operations({**answer, "topics": topics}, request, authorizer, identity)
+
+
+def filter_described_groups(answer: dict[str, Any], request: DecodedRequest,
+                            authorizer: StandardAuthorizer,
+                            identity: RequestIdentity) -> dict[str, Any]:
+    """DescribeGroups and ConsumerGroupDescribe."""
+    groups = []
+    for group in answer.get("groups", ()):
+        group_id = group["group_id"]
+        if not _may(authorizer, identity, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            groups.append({"group_id": group_id,
+                           "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                           "error_message": None, "members": []})
+            continue
+        if group.get("authorized_operations", AUTHORIZED_OPERATIONS_OMITTED) != (
+                AUTHORIZED_OPERATIONS_OMITTED):
+            group = {**group, "authorized_operations": authorizer.authorized_operations(
+                identity, ResourceType.GROUP, group_id)}
+        groups.append(group)
+    return {**answer, "groups": groups}
+
+
+def filter_listed(field: str, key: str, kind: ResourceType, cluster_lists_all: bool) -> Any:
+    """A listing's filter: ``answer[field]``'s entries whose ``key`` the principal may
+    DESCRIBE (every one with CLUSTER DESCRIBE, when ``cluster_lists_all``: ListGroups)."""
+
+    def keep_described(answer: dict[str, Any], request: DecodedRequest,
+                       authorizer: StandardAuthorizer,
+                       identity: RequestIdentity) -> dict[str, Any]:
+        if cluster_lists_all and _may(authorizer, identity, AclOperation.DESCRIBE,
+                                      ResourceType.CLUSTER, CLUSTER_NAME):
+            return answer
+        return {**answer, field: [e for e in answer.get(field, ())
+                                  if _may(authorizer, identity, AclOperation.DESCRIBE, kind,
+                                          e[key])]}
+
+    return keep_described

@@ -1,0 +1,224 @@
+"""ACL enforcement: each route's handler behind the checks its route declares (``route.acl``).
+
+Installed only when ``authorizer.class.name`` is set (``startup_stages`` wraps the route
+table's handlers with ``authorized_routes``): without an authorizer the handlers are the
+routes' own and a request pays nothing for ACLs.
+
+A request is checked before its handler runs, as ``KafkaApis`` does, in the order the route
+lists its ACLs: each ``Acl`` names the request's resources of its type -- the cluster, the
+request's group or transactional id (its ``group_id``/``transactional_id`` field, else the
+keys its routing names), every topic it names -- and the first one denied answers the whole
+request with that resource type's error (TOPIC_, GROUP_, CLUSTER_ or
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED) through ``wire.error_response``, the handler never
+running. An ``Acl`` with a ``when`` applies only in the case it names; the ones about the
+answer (authorized operations, configs) are left to the route's ``answer_filter``. A route
+with an ``answer_filter`` (Metadata, ListGroups, DescribeGroups, ...) is not checked up
+front: its filter leaves out or marks what the principal may not see (``acl_answers``).
+
+Where Kafka answers a request's allowed parts and denies the rest (Produce to two topics,
+one denied), kcoord denies the whole request with the same error: the client sees the same
+exception for the denied topic.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from coordinator.security.acl import CLUSTER_NAME, authorization_error
+from coordinator.security.authorizer import Action, RequestIdentity, host_address
+from coordinator.security.principal import ANONYMOUS
+from coordinator.server.api_support import ReadyReply
+from coordinator.server.route import Acl, AnyOf, EachKey, OneKey, Route
+from wire.constants import AclOperation, ErrorCode, ResourceType
+from wire.error_response import error_response
+
+if TYPE_CHECKING:
+    from coordinator.security.authorizer import StandardAuthorizer
+    from coordinator.server.apis import RouteTable
+    from coordinator.server.context import RequestContext
+    from wire import DecodedRequest
+
+__all__ = ["Authorized", "authorized_routes", "identity_of", "security_of"]
+
+# Request fields listing topics (Produce's topic_data, DeleteTopics v0-5's topic_names,
+# AddPartitionsToTxn v0-3's), and the lists whose entries list topics of their own
+# (OffsetFetch v8+'s groups, AddPartitionsToTxn v4+'s transactions).
+_TOPIC_LISTS = ("topics", "topic_data", "topic_names", "v3_and_below_topics")
+_NESTED_LISTS = ("groups", "transactions")
+
+
+def identity_of(ctx: RequestContext) -> RequestIdentity:
+    """Who sent the request: its connection's principal and address."""
+    conn = ctx.state.connections.get(ctx.connection_id)
+    if conn is None:
+        return RequestIdentity(ANONYMOUS, ctx.client_host.lstrip("/"))
+    return RequestIdentity(conn.principal, host_address(conn.peer_host))
+
+
+def security_of(ctx: RequestContext) -> Any:
+    """The server's security shard (``coordinator.security.shard.SecurityShard``)."""
+    return ctx.state.groups.security
+
+
+def _topic_names(body: Any, ctx: RequestContext) -> Iterator[str]:
+    for name in _TOPIC_LISTS:
+        items = body.get(name)
+        for item in items or ():
+            if isinstance(item, str):
+                yield item
+                continue
+            topic = item.get("name") or item.get("topic")
+            if topic:
+                yield topic
+            elif isinstance(item.get("topic_id"), uuid.UUID):  # Fetch v13+, by id
+                found = ctx.state.topics.name_of(item["topic_id"]) if ctx.state.topics else None
+                if found:
+                    yield found
+    for name in _NESTED_LISTS:
+        for item in body.get(name) or ():
+            if isinstance(item, dict):
+                yield from _topic_names(item, ctx)
+
+
+def _keys(route: Route, version: int, body: Any) -> list[str]:
+    routing = route.routing
+    if isinstance(routing, EachKey):
+        if version < routing.from_version and routing.before is not None:
+            routing = routing.before
+        else:
+            return [routing.key_of(k) for k in body.get(routing.request_field) or ()]
+    if isinstance(routing, OneKey):
+        key = routing.key(version, body)
+        return [] if key is None else [key]
+    return []
+
+
+def _names(acl: Acl, route: Route, request: DecodedRequest, ctx: RequestContext) -> list[str]:
+    """The resources of ``acl``'s type this request names (empty: the ACL does not apply)."""
+    body, version, when = request.body, request.api_version, acl.when
+    kind = acl.resource
+    if kind is ResourceType.CLUSTER:
+        applies = (not when or (when == "from a follower" and body.get("replica_id", -1) >= 0)
+                   or (when == "v4+: from a broker" and version >= 4)
+                   or (when == "broker resources"
+                       and any(r.get("resource_type") == 4 for r in body.get("resources", ()))))
+        return [CLUSTER_NAME] if applies else []
+    if kind is ResourceType.TOPIC:
+        if when == "topic resources":
+            return [r["resource_name"] for r in body.get("resources", ())
+                    if r.get("resource_type") == 2]
+        if when and not (when == "from a consumer" and body.get("replica_id", -1) < 0):
+            return []
+        return list(dict.fromkeys(_topic_names(body, ctx)))
+    if when.startswith("key_type"):  # FindCoordinator: its keys of that type
+        if body.get("key_type", 0) != int(when.split()[1]):
+            return []
+        keys = list(body.get("coordinator_keys") or ())
+        return keys or ([body["key"]] if body.get("key") is not None else [])
+    field = "group_id" if kind is ResourceType.GROUP else "transactional_id"
+    if field in body:
+        name = body[field]
+        return [] if name is None else [name]
+    if kind is ResourceType.TRANSACTIONAL_ID and when == "v0-3" and version >= 4:
+        return []
+    return _keys(route, version, body)
+
+
+def _denied(authorizer: StandardAuthorizer, identity: RequestIdentity, acl: Acl,
+            names: list[str]) -> bool:
+    return any(not authorizer.authorize_one(identity, Action(acl.operation, acl.resource, n))
+               for n in names)
+
+
+def check(route: Route, request: DecodedRequest, ctx: RequestContext,
+          authorizer: StandardAuthorizer, identity: RequestIdentity) -> ErrorCode:
+    """NONE, or the error that answers the whole request (its first denied ACL's)."""
+    for acl in route.acl:
+        if isinstance(acl, AnyOf):
+            error = _check_any_of(acl, route, request, ctx, authorizer, identity)
+            if error != ErrorCode.NONE:
+                return error
+            continue
+        if _denied(authorizer, identity, acl, _names(acl, route, request, ctx)):
+            return authorization_error(acl.resource)
+    return ErrorCode.NONE
+
+
+def _check_any_of(any_of: AnyOf, route: Route, request: DecodedRequest,
+                  ctx: RequestContext, authorizer: StandardAuthorizer,
+                  identity: RequestIdentity) -> ErrorCode:
+    """Allowed if one alternative allows every resource it names. InitProducerId's
+    idempotent case (no transactional id): CLUSTER IDEMPOTENT_WRITE or WRITE on any topic."""
+    if any(a.when == "without one" for a in any_of.acls):
+        if request.body.get("transactional_id") is not None:
+            return ErrorCode.NONE
+        if authorizer.authorize_one(identity, Action(AclOperation.IDEMPOTENT_WRITE,
+                                                     ResourceType.CLUSTER, CLUSTER_NAME)):
+            return ErrorCode.NONE
+        if authorizer.authorize_by_resource_type(identity, AclOperation.WRITE,
+                                                 ResourceType.TOPIC):
+            return ErrorCode.NONE
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    last = ErrorCode.NONE
+    for acl in any_of.acls:
+        if acl.when:
+            return ErrorCode.NONE  # (about auto-creation: not checked up front)
+        if not _denied(authorizer, identity, acl, _names(acl, route, request, ctx)):
+            return ErrorCode.NONE
+        last = authorization_error(acl.resource)
+    return last
+
+
+class Authorized:
+    """``route``'s handler behind its ACLs (and its ``answer_filter``, if any)."""
+
+    __slots__ = ("__name__", "__qualname__", "_inner_submit", "inner", "route")
+
+    def __init__(self, route: Route) -> None:
+        self.route = route
+        self.inner = route.handler
+        self._inner_submit = getattr(route.handler, "submit", None)
+        self.__name__ = getattr(route.handler, "__name__", "handler")
+        self.__qualname__ = f"authorized({self.__name__})"
+
+    def _denial(self, ctx: RequestContext, request: DecodedRequest) -> dict[str, Any] | None:
+        if self.route.answer_filter is not None:
+            return None
+        security = security_of(ctx)
+        error = check(self.route, request, ctx, security.state.authorizer, identity_of(ctx))
+        return None if error == ErrorCode.NONE else error_response(request, error)
+
+    async def __call__(self, ctx: RequestContext, request: DecodedRequest) -> Any:
+        if not ctx.state.loaded.is_set():  # the ACLs are known once the log is replayed
+            await ctx.state.loaded.wait()
+        denial = self._denial(ctx, request)
+        if denial is not None:
+            return denial
+        answer = await self.inner(ctx, request)
+        answer_filter = self.route.answer_filter
+        if answer_filter is None or answer is None:
+            return answer
+        security = security_of(ctx)
+        return answer_filter(answer, request, security.state.authorizer, identity_of(ctx))
+
+    def submit(self, ctx: RequestContext, request: DecodedRequest) -> Any:
+        """The pipelined path (OffsetCommit, Heartbeat): checked, then the route's own
+        ``submit``; None (the caller awaits the handler) before the server is loaded."""
+        if self._inner_submit is None or not ctx.state.loaded.is_set():
+            return None
+        denial = self._denial(ctx, request)
+        if denial is not None:
+            return ReadyReply(denial)
+        return self._inner_submit(ctx, request)
+
+
+def authorized_routes(routes: RouteTable) -> RouteTable:
+    """The routes with every handler but the pre-authentication ones (``acl`` empty:
+    ApiVersions, SaslHandshake, SaslAuthenticate) behind ``Authorized``."""
+    from coordinator.server.apis import RouteTable
+
+    return RouteTable(route if not route.acl else route._replace(handler=Authorized(route))
+                      for route in routes.values())
+
