@@ -171,6 +171,22 @@ def _check_any_of(any_of: AnyOf, route: Route, request: DecodedRequest,
     return last
 
 
+def _error_answer(request: DecodedRequest, error: ErrorCode) -> dict[str, Any]:
+    """``wire.error_response``, with an entry per request entry where the answer's list is
+    named otherwise (CreateAcls' results, DeleteAcls' filter_results,
+    AlterUserScramCredentials' results by user), as Kafka's getErrorResponse."""
+    answer = error_response(request, error)
+    body = request.body
+    if "creations" in body:
+        answer["results"] = [{"error_code": error} for _ in body["creations"]]
+    elif "filters" in body:
+        answer["filter_results"] = [{"error_code": error} for _ in body["filters"]]
+    elif "upsertions" in body:
+        answer["results"] = [{"user": u["name"], "error_code": error}
+                             for u in [*body["deletions"], *body["upsertions"]]]
+    return answer
+
+
 class Authorized:
     """``route``'s handler behind its ACLs (and its ``answer_filter``, if any)."""
 
@@ -188,7 +204,7 @@ class Authorized:
             return None
         security = security_of(ctx)
         error = check(self.route, request, ctx, security.state.authorizer, identity_of(ctx))
-        return None if error == ErrorCode.NONE else error_response(request, error)
+        return None if error == ErrorCode.NONE else _error_answer(request, error)
 
     async def __call__(self, ctx: RequestContext, request: DecodedRequest) -> Any:
         if not ctx.state.loaded.is_set():  # the ACLs are known once the log is replayed

@@ -1,0 +1,119 @@
+"""ACL enforcement over TCP (issue 29): with ``authorizer.class.name`` set, each route's
+declared ACLs are checked (a PLAINTEXT client is ``User:ANONYMOUS``), the denial is the
+resource type's authorization error, Metadata leaves out what one may not DESCRIBE; without
+an authorizer the handlers are the routes' own (nothing added per request)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from coordinator.security.records import AccessControlEntryRecord
+from coordinator.server.apis import load_routes
+from coordinator.server.app import RunningServer
+from wire import ApiKey, ErrorCode
+from wire.constants import AclOperation, AclPermissionType, PatternType, ResourceType
+
+AUTHORIZER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"}
+COMMIT = {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
+          "group_instance_id": None, "topics": [{"name": "t", "partitions": [
+              {"partition_index": 0, "committed_offset": 5, "committed_leader_epoch": -1,
+               "committed_metadata": ""}]}]}
+
+
+def allow(running: RunningServer, kind: ResourceType, name: str, operation: AclOperation,
+          principal: str = "User:ANONYMOUS") -> None:
+    """An ACL added as Kafka's tests add them (straight into the authorizer's state)."""
+    running.runtime.security.apply(AccessControlEntryRecord(
+        uuid.uuid4(), kind, name, PatternType.LITERAL, principal, "*", operation,
+        AclPermissionType.ALLOW))
+
+
+async def test_metadata_leaves_out_topics_one_may_not_describe(start_server: Any,
+                                                               connect: Any) -> None:
+    running = await start_server(AUTHORIZER, topics=(("t", 1), ("u", 1)))
+    client = await connect(running.port)
+    everything = await client.request(ApiKey.METADATA, 12, {"topics": None})
+    assert everything.topics == []
+    named = await client.request(ApiKey.METADATA, 12, {"topics": [
+        {"name": "t", "topic_id": uuid.UUID(int=0)}]})
+    assert [(t.name, t.error_code) for t in named.topics] == [
+        ("t", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
+    allow(running, ResourceType.TOPIC, "t", AclOperation.READ)  # READ implies DESCRIBE
+    everything = await client.request(ApiKey.METADATA, 12, {
+        "topics": None, "include_topic_authorized_operations": True})
+    assert [(t.name, t.error_code) for t in everything.topics] == [("t", 0)]
+    assert everything.topics[0].topic_authorized_operations == (
+        1 << AclOperation.READ | 1 << AclOperation.DESCRIBE)
+
+
+async def test_offset_commit_needs_group_read_then_topic_read(start_server: Any,
+                                                              connect: Any) -> None:
+    running = await start_server(AUTHORIZER)
+    client = await connect(running.port)
+
+    async def commit_error() -> int:
+        answer = await client.request(ApiKey.OFFSET_COMMIT, 8, COMMIT)
+        code: int = answer.topics[0].partitions[0].error_code
+        return code
+
+    assert await commit_error() == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    allow(running, ResourceType.GROUP, "g", AclOperation.READ)
+    assert await commit_error() == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    allow(running, ResourceType.TOPIC, "t", AclOperation.READ)
+    assert await commit_error() == ErrorCode.NONE
+
+
+async def test_cluster_apis_need_cluster_acls_and_super_users_pass(start_server: Any,
+                                                                   connect: Any) -> None:
+    running = await start_server(AUTHORIZER)
+    client = await connect(running.port)
+    acl = {"resource_type": 2, "resource_name": "t", "resource_pattern_type": 3,
+           "principal": "User:x", "host": "*", "operation": 3, "permission_type": 3}
+    denied = await client.request(ApiKey.CREATE_ACLS, 3, {"creations": [acl]})
+    assert denied.results[0].error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    allow(running, ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALTER)
+    created = await client.request(ApiKey.CREATE_ACLS, 3, {"creations": [acl]})
+    assert created.results[0].error_code == ErrorCode.NONE
+    super_user = await start_server({**AUTHORIZER, "super.users": "User:ANONYMOUS"})
+    other = await connect(super_user.port)
+    heartbeat = await other.request(ApiKey.HEARTBEAT, 4, {
+        "group_id": "g", "generation_id": 1, "member_id": "m", "group_instance_id": None})
+    assert heartbeat.error_code != ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+
+async def test_list_groups_lists_only_what_one_may_describe(start_server: Any,
+                                                            connect: Any) -> None:
+    running = await start_server({**AUTHORIZER, "allow.everyone.if.no.acl.found": "true"})
+    client = await connect(running.port)
+    for group in ("a", "b"):
+        commit = {**COMMIT, "group_id": group}
+        answer = await client.request(ApiKey.OFFSET_COMMIT, 8, commit)
+        assert answer.topics[0].partitions[0].error_code == 0
+    allow(running, ResourceType.GROUP, "b", AclOperation.READ, principal="User:someone-else")
+    # (with no ACL on the cluster, allow.everyone.if.no.acl.found lets ANONYMOUS list all)
+    allow(running, ResourceType.CLUSTER, "kafka-cluster", AclOperation.DESCRIBE, "User:admin")
+    listed = await client.request(ApiKey.LIST_GROUPS, 4, {"states_filter": []})
+    assert [g.group_id for g in listed.groups] == ["a"]  # b has ACLs, none for ANONYMOUS
+    described = await client.request(ApiKey.DESCRIBE_GROUPS, 5, {
+        "groups": ["a", "b"], "include_authorized_operations": True})
+    assert [(g.group_id, g.error_code) for g in described.groups] == [
+        ("a", 0), ("b", ErrorCode.GROUP_AUTHORIZATION_FAILED)]
+
+
+async def test_without_an_authorizer_the_handlers_are_the_routes_own(server: Any) -> None:
+    routes = load_routes()
+    for key in (ApiKey.HEARTBEAT, ApiKey.OFFSET_COMMIT, ApiKey.METADATA, ApiKey.PRODUCE):
+        assert server.server.handlers[key] is routes[key].handler
+
+
+def test_authorizer_configuration_is_validated() -> None:
+    import pytest
+
+    from coordinator.config import ConfigError
+    from coordinator.server.options import build_options
+
+    with pytest.raises(ConfigError, match="authorizer.class.name"):
+        build_options({"authorizer.class.name": "com.example.Mine"}, data_dir=None)
+    with pytest.raises(ConfigError, match="super.users"):
+        build_options({**AUTHORIZER, "super.users": "alice"}, data_dir=None)
