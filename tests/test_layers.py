@@ -74,6 +74,7 @@ def test_wire_is_pure() -> None:
         ("storage", "topic_partitions.py"),
         ("storage", "config_records.py"),
         ("coordinator", "configs"),
+        ("storage", "security_records.py"),
     ],
 )
 def test_coordinator_core_is_sans_io(part: tuple[str, ...]) -> None:
@@ -82,7 +83,7 @@ def test_coordinator_core_is_sans_io(part: tuple[str, ...]) -> None:
     forbidden = ("trio", "time", "random", "os", "socket", "threading", "asyncio", "storage")
     # The core reads storage's record types, never its files.
     allowed = ("storage.records", "storage.share_records", "storage.share_group_records",
-               "storage.topic_partitions", "storage.config_records")
+               "storage.topic_partitions", "storage.config_records", "storage.security_records")
     assert violations(paths, forbidden, allowed) == []
 
 

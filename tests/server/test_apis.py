@@ -45,7 +45,9 @@ def test_group_and_broker_apis_share_the_table() -> None:
                ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS,
                ApiKey.ALTER_REPLICA_LOG_DIRS}
     shares = {ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE}
-    assert group | broker | transactions | cluster | shares == SERVED_API_KEYS
+    security = {ApiKey.CREATE_ACLS, ApiKey.DESCRIBE_ACLS, ApiKey.DELETE_ACLS,
+                ApiKey.ALTER_USER_SCRAM_CREDENTIALS, ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS}
+    assert group | broker | transactions | cluster | shares | security == SERVED_API_KEYS
 
 
 def test_a_key_given_twice_is_refused() -> None:

@@ -118,6 +118,9 @@ SERVED = {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 
 # Alter- and ListPartitionReassignments, DescribeQuorum, DescribeProducers,
 # DescribeTopicPartitions.
 SERVED |= {34, 35, 43, 45, 46, 55, 61, 75}
+# The security APIs (issue 29): Describe-, Create- and DeleteAcls, Describe- and
+# AlterUserScramCredentials.
+SERVED |= {29, 30, 31, 50, 51}
 
 
 def test_connection_traits_equal_the_old_tables() -> None:
