@@ -1,9 +1,13 @@
 """An error answer to any request: Kafka's ``AbstractRequest.getErrorResponse``.
 
 The answer is built from the API's response schema, shaped after the request: the top-level
-``error_code`` and every per-topic / per-partition / per-group ``error_code`` of arrays the
-request carried (OffsetCommit's partitions, OffsetFetch's groups, ...), with the request's
-names, ids and indexes echoed. JoinGroup-style generation fields are -1.
+``error_code`` and every per-topic / per-partition / per-group ``error_code`` (AddPartitionsToTxn's
+``partition_error_code`` too) of arrays the request carried (OffsetCommit's partitions,
+OffsetFetch's groups, ...), with the request's names, ids and indexes echoed. A response
+array named otherwise than the request's (Produce's ``responses`` for its ``topic_data``,
+FindCoordinator's ``coordinators`` for its ``coordinator_keys``, ...) is shaped after the
+request array ``_SOURCES`` names; a request array of bare names or indexes (DeleteTopics'
+``topic_names``) gives entries holding them. JoinGroup-style generation fields are -1.
 """
 
 from __future__ import annotations
@@ -24,7 +28,27 @@ _ECHOED = (
     "member_id",
     "group_instance_id",
     "key",
+    "index",
+    "resource_type",
+    "resource_name",
+    "transactional_id",
 )
+#: An echoed field the request names otherwise (Fetch's partitions carry ``partition``).
+_ECHOED_AS = {"partition_index": "partition"}
+#: Response arrays named otherwise than the request arrays they answer, entry for entry.
+_SOURCES = {
+    "responses": ("topic_data", "topics", "topic_names"),  # Produce, Fetch, DeleteTopics
+    "partition_responses": ("partition_data",),  # Produce
+    "results": ("resources", "topics", "groups_names", "creations"),  # DescribeConfigs, ...
+    "filter_results": ("filters",),  # DeleteAcls
+    "coordinators": ("coordinator_keys",),  # FindCoordinator v4+
+    "transaction_states": ("transactional_ids",),  # DescribeTransactions
+    "results_by_topic_v3_and_below": ("v3_and_below_topics",),  # AddPartitionsToTxn v0-3
+    "results_by_partition": ("partitions",),
+}
+#: What a bare entry of a request array (a name, an index) is called in the answer's entry.
+_BARE = {"topic_names": "name", "groups_names": "group_id", "coordinator_keys": "key",
+         "transactional_ids": "transactional_id", "partitions": "partition_index"}
 
 
 def error_response(request: DecodedRequest, error_code: int) -> dict[str, Any]:
@@ -32,24 +56,36 @@ def error_response(request: DecodedRequest, error_code: int) -> dict[str, Any]:
     return _shape(request.spec.response.fields, request.body, error_code)
 
 
+def _items(name: str, source: dict[str, Any]) -> list[Any] | None:
+    """The request entries the response array ``name`` answers, as dicts."""
+    items = source.get(name)
+    source_name = name
+    if items is None:
+        for candidate in _SOURCES.get(name, ()):  # (a version's unused array is empty)
+            if isinstance(source.get(candidate), list) and (items is None or source[candidate]):
+                items, source_name = source[candidate], candidate
+    if items is None and name == "partitions":
+        indexes = source.get("partition_indexes") or ()
+        return [{"partition_index": i} for i in indexes]
+    if not isinstance(items, list):
+        return None
+    bare = _BARE.get(source_name)
+    return [item if isinstance(item, dict) else {bare: item} if bare else {} for item in items]
+
+
 def _shape(fields: tuple[Field, ...], source: Any, code: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for field in fields:
         name = field.name
-        if name == "error_code":
+        if name == "error_code" or name == "partition_error_code":
             out[name] = code
         elif name in ("generation_id", "generation"):
             out[name] = -1
-        elif name in _ECHOED and isinstance(source, dict) and name in source:
-            out[name] = source[name]
+        elif name in _ECHOED and isinstance(source, dict) and (
+                name in source or _ECHOED_AS.get(name) in source):
+            out[name] = source[name] if name in source else source[_ECHOED_AS[name]]
         elif field.type == "[]" and isinstance(source, dict):
-            items = source.get(name)
-            if items is None and name == "partitions":
-                indexes = source.get("partition_indexes") or ()
-                items = [{"partition_index": i} for i in indexes]
-            if isinstance(items, list):
-                out[name] = [
-                    _shape(field.fields, item if isinstance(item, dict) else {}, code)
-                    for item in items
-                ]
+            items = _items(name, source)
+            if items is not None:
+                out[name] = [_shape(field.fields, item, code) for item in items]
     return out

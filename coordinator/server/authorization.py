@@ -172,16 +172,11 @@ def _check_any_of(any_of: AnyOf, route: Route, request: DecodedRequest,
 
 
 def _error_answer(request: DecodedRequest, error: ErrorCode) -> dict[str, Any]:
-    """``wire.error_response``, with an entry per request entry where the answer's list is
-    named otherwise (CreateAcls' results, DeleteAcls' filter_results,
-    AlterUserScramCredentials' results by user), as Kafka's getErrorResponse."""
+    """``wire.error_response``; AlterUserScramCredentials' results are by user, from its
+    deletions and its upsertions both (Kafka's getErrorResponse)."""
     answer = error_response(request, error)
     body = request.body
-    if "creations" in body:
-        answer["results"] = [{"error_code": error} for _ in body["creations"]]
-    elif "filters" in body:
-        answer["filter_results"] = [{"error_code": error} for _ in body["filters"]]
-    elif "upsertions" in body:
+    if "upsertions" in body:
         answer["results"] = [{"user": u["name"], "error_code": error}
                              for u in [*body["deletions"], *body["upsertions"]]]
     return answer
