@@ -15,16 +15,19 @@ answer (authorized operations, configs) are left to the route's ``answer_filter`
 with an ``answer_filter`` (Metadata, ListGroups, DescribeGroups, ...) is not checked up
 front: its filter leaves out or marks what the principal may not see (``acl_answers``).
 
-Where Kafka answers a request's allowed parts and denies the rest (Produce to two topics,
-one denied), kcoord denies the whole request with the same error: the client sees the same
-exception for the denied topic.
+A topic ACL denying only some of the topics a request lists at its top level (Produce to
+two topics, a Fetch, an OffsetCommit) is Kafka's partial answer: the handler serves the
+request without the denied topics, whose entries answer TOPIC_AUTHORIZATION_FAILED. Topics
+listed inside other entries (OffsetFetch v8+'s groups) are all-or-nothing.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import uuid
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from coordinator.security.acl import CLUSTER_NAME, authorization_error
 from coordinator.security.authorizer import Action, RequestIdentity, host_address
@@ -126,49 +129,103 @@ def _names(acl: Acl, route: Route, request: DecodedRequest, ctx: RequestContext)
     return _keys(route, version, body)
 
 
-def _denied(authorizer: StandardAuthorizer, identity: RequestIdentity, acl: Acl,
-            names: list[str]) -> bool:
-    return any(not authorizer.authorize_one(identity, Action(acl.operation, acl.resource, n))
-               for n in names)
+def _denied_names(authorizer: StandardAuthorizer, identity: RequestIdentity, acl: Acl,
+                  names: list[str]) -> list[str]:
+    return [n for n in names
+            if not authorizer.authorize_one(identity, Action(acl.operation, acl.resource, n))]
+
+
+class Verdict(NamedTuple):
+    """What the checks say: NONE, or the error answering the whole request; or the topics
+    to answer TOPIC_AUTHORIZATION_FAILED while the handler serves the rest."""
+
+    error: ErrorCode = ErrorCode.NONE
+    denied_topics: frozenset[str] = frozenset()
+
+
+ALLOWED_VERDICT = Verdict()
 
 
 def check(route: Route, request: DecodedRequest, ctx: RequestContext,
-          authorizer: StandardAuthorizer, identity: RequestIdentity) -> ErrorCode:
-    """NONE, or the error that answers the whole request (its first denied ACL's)."""
+          authorizer: StandardAuthorizer, identity: RequestIdentity) -> Verdict:
+    """The route's ACLs in order: the first denied one answers the whole request, except a
+    topic ACL denying some of the topics the request lists at its top level (Produce's,
+    Fetch's, OffsetCommit's, ...): those are answered alone, as Kafka does."""
+    denied_topics: set[str] = set()
     for acl in route.acl:
         if isinstance(acl, AnyOf):
-            error = _check_any_of(acl, route, request, ctx, authorizer, identity)
+            error, topic_acl = _check_any_of(acl, route, request, ctx, authorizer, identity)
             if error != ErrorCode.NONE:
-                return error
+                return Verdict(error)
+            if topic_acl is None:
+                continue
+            acl = topic_acl
+        names = _names(acl, route, request, ctx)
+        denied = _denied_names(authorizer, identity, acl, names)
+        if not denied:
             continue
-        if _denied(authorizer, identity, acl, _names(acl, route, request, ctx)):
-            return authorization_error(acl.resource)
-    return ErrorCode.NONE
+        if acl.resource is ResourceType.TOPIC and len(denied) < len(names) and (
+                _top_level_topics(request.body)):
+            denied_topics.update(denied)
+            continue
+        return Verdict(authorization_error(acl.resource))
+    return Verdict(denied_topics=frozenset(denied_topics)) if denied_topics else ALLOWED_VERDICT
+
+
+def _top_level_topics(body: Any) -> bool:
+    """Whether every topic the request names is an entry of a top-level topic list."""
+    return not any(body.get(name) for name in _NESTED_LISTS)
 
 
 def _check_any_of(any_of: AnyOf, route: Route, request: DecodedRequest,
                   ctx: RequestContext, authorizer: StandardAuthorizer,
-                  identity: RequestIdentity) -> ErrorCode:
-    """Allowed if one alternative allows every resource it names. InitProducerId's
-    idempotent case (no transactional id): CLUSTER IDEMPOTENT_WRITE or WRITE on any topic."""
+                  identity: RequestIdentity) -> tuple[ErrorCode, Acl | None]:
+    """Allowed if one alternative allows every resource it names; else a topic alternative
+    is checked as any topic ACL (CreateTopics: CLUSTER CREATE, else CREATE per topic).
+    InitProducerId's idempotent case (no transactional id): CLUSTER IDEMPOTENT_WRITE or
+    WRITE on any topic."""
     if any(a.when == "without one" for a in any_of.acls):
         if request.body.get("transactional_id") is not None:
-            return ErrorCode.NONE
+            return ErrorCode.NONE, None
         if authorizer.authorize_one(identity, Action(AclOperation.IDEMPOTENT_WRITE,
                                                      ResourceType.CLUSTER, CLUSTER_NAME)):
-            return ErrorCode.NONE
+            return ErrorCode.NONE, None
         if authorizer.authorize_by_resource_type(identity, AclOperation.WRITE,
                                                  ResourceType.TOPIC):
-            return ErrorCode.NONE
-        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            return ErrorCode.NONE, None
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None
     last = ErrorCode.NONE
     for acl in any_of.acls:
         if acl.when:
-            return ErrorCode.NONE  # (about auto-creation: not checked up front)
-        if not _denied(authorizer, identity, acl, _names(acl, route, request, ctx)):
-            return ErrorCode.NONE
+            return ErrorCode.NONE, None  # (about auto-creation: not checked up front)
+        if acl.resource is ResourceType.TOPIC:
+            return ErrorCode.NONE, acl
+        if not _denied_names(authorizer, identity, acl, _names(acl, route, request, ctx)):
+            return ErrorCode.NONE, None
         last = authorization_error(acl.resource)
-    return last
+    return last, None
+
+
+def _keeping_topics(request: DecodedRequest, keep: Callable[[str], bool]) -> DecodedRequest:
+    """``request`` with only the top-level topic entries whose name ``keep`` accepts."""
+    body = copy.copy(request.body)
+    for name in _TOPIC_LISTS:
+        items = body.get(name)
+        if items:
+            body[name] = [item for item in items
+                          if keep(item if isinstance(item, str)
+                                  else item.get("name") or item.get("topic") or "")]
+    return dataclasses.replace(request, body=body)
+
+
+def _merged(answer: Any, denied: dict[str, Any]) -> Any:
+    """The handler's answer for the allowed topics with the denied topics' entries added
+    (a new dict: an answer may be a shared constant)."""
+    merged = dict(answer)
+    for name, entries in denied.items():
+        if isinstance(entries, list) and isinstance(merged.get(name), list):
+            merged[name] = [*merged[name], *entries]
+    return merged
 
 
 def _error_answer(request: DecodedRequest, error: ErrorCode) -> dict[str, Any]:
@@ -194,19 +251,26 @@ class Authorized:
         self.__name__ = getattr(route.handler, "__name__", "handler")
         self.__qualname__ = f"authorized({self.__name__})"
 
-    def _denial(self, ctx: RequestContext, request: DecodedRequest) -> dict[str, Any] | None:
+    def _verdict(self, ctx: RequestContext, request: DecodedRequest) -> Verdict:
         if self.route.answer_filter is not None:
-            return None
+            return ALLOWED_VERDICT
         security = security_of(ctx)
-        error = check(self.route, request, ctx, security.state.authorizer, identity_of(ctx))
-        return None if error == ErrorCode.NONE else _error_answer(request, error)
+        return check(self.route, request, ctx, security.state.authorizer, identity_of(ctx))
 
     async def __call__(self, ctx: RequestContext, request: DecodedRequest) -> Any:
         if not ctx.state.loaded.is_set():  # the ACLs are known once the log is replayed
             await ctx.state.loaded.wait()
-        denial = self._denial(ctx, request)
-        if denial is not None:
-            return denial
+        verdict = self._verdict(ctx, request)
+        if verdict.error != ErrorCode.NONE:
+            return _error_answer(request, verdict.error)
+        if verdict.denied_topics:
+            denied = verdict.denied_topics
+            answer = await self.inner(ctx, _keeping_topics(request, lambda t: t not in denied))
+            if answer is None:
+                return None
+            return _merged(answer, error_response(
+                _keeping_topics(request, denied.__contains__),
+                ErrorCode.TOPIC_AUTHORIZATION_FAILED))
         answer = await self.inner(ctx, request)
         answer_filter = self.route.answer_filter
         if answer_filter is None or answer is None:
@@ -219,9 +283,11 @@ class Authorized:
         ``submit``; None (the caller awaits the handler) before the server is loaded."""
         if self._inner_submit is None or not ctx.state.loaded.is_set():
             return None
-        denial = self._denial(ctx, request)
-        if denial is not None:
-            return ReadyReply(denial)
+        verdict = self._verdict(ctx, request)
+        if verdict.error != ErrorCode.NONE:
+            return ReadyReply(_error_answer(request, verdict.error))
+        if verdict.denied_topics:
+            return None  # (served in parts by ``__call__``)
         return self._inner_submit(ctx, request)
 
 

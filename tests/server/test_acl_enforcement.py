@@ -117,3 +117,45 @@ def test_authorizer_configuration_is_validated() -> None:
         build_options({"authorizer.class.name": "com.example.Mine"}, data_dir=None)
     with pytest.raises(ConfigError, match="super.users"):
         build_options({**AUTHORIZER, "super.users": "alice"}, data_dir=None)
+
+
+async def test_a_commit_to_two_topics_commits_the_allowed_one(start_server: Any,
+                                                               connect: Any) -> None:
+    """Kafka's partial answer: the denied topic's partitions TOPIC_AUTHORIZATION_FAILED,
+    the other committed (and fetched back)."""
+    running = await start_server(AUTHORIZER, topics=(("t", 1), ("u", 1)))
+    client = await connect(running.port)
+    allow(running, ResourceType.GROUP, "g", AclOperation.READ)
+    allow(running, ResourceType.TOPIC, "t", AclOperation.READ)
+    partition = COMMIT["topics"][0]["partitions"]
+    two = {**COMMIT, "topics": [{"name": "u", "partitions": partition},
+                                {"name": "t", "partitions": partition}]}
+    answer = await client.request(ApiKey.OFFSET_COMMIT, 8, two)
+    assert sorted((t.name, t.partitions[0].error_code) for t in answer.topics) == [
+        ("t", 0), ("u", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
+    fetched = await client.request(ApiKey.OFFSET_FETCH, 7, {
+        "group_id": "g", "require_stable": False, "topics": [
+            {"name": "t", "partition_indexes": [0]}]})
+    assert fetched.topics[0].partitions[0].committed_offset == 5
+
+
+async def test_produce_to_two_topics_writes_the_allowed_one(start_server: Any,
+                                                            connect: Any) -> None:
+    running = await start_server(AUTHORIZER, topics=(("t", 1), ("u", 1)))
+    client = await connect(running.port)
+    allow(running, ResourceType.TOPIC, "t", AclOperation.WRITE)
+    records = _one_record()
+    answer = await client.request(ApiKey.PRODUCE, 9, {
+        "transactional_id": None, "acks": 1, "timeout_ms": 1000, "topic_data": [
+            {"name": name, "partition_data": [{"index": 0, "records": records}]}
+            for name in ("u", "t")]})
+    assert sorted((r.name, r.partition_responses[0].error_code) for r in answer.responses) == [
+        ("t", 0), ("u", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
+    assert running.server.topics.get("t").partitions[0].log_end_offset == 1
+    assert running.server.topics.get("u").partitions[0].log_end_offset == 0
+
+
+def _one_record() -> bytes:
+    from raw_client import batch
+
+    return batch([b"v"], producer_id=-1, epoch=-1, sequence=-1, transactional=False)
