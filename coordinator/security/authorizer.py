@@ -124,7 +124,7 @@ def find_result(
 class StandardAuthorizer:
     """The ACLs in force and the configured rules; changed by the ACL store's replay only."""
 
-    __slots__ = ("_by_resource", "allow_if_no_acl", "super_users")
+    __slots__ = ("_by_resource", "_prefix_lengths", "allow_if_no_acl", "super_users")
 
     def __init__(
         self, super_users: Iterable[str] = (), *, allow_everyone_if_no_acl_found: bool = False
@@ -134,6 +134,9 @@ class StandardAuthorizer:
         # (resource type, pattern type, name) -> the entries on exactly that pattern
         self._by_resource: dict[tuple[ResourceType, PatternType, str], list[AccessControlEntry]]
         self._by_resource = {}
+        # resource type -> {length of a PREFIXED ACL's name: how many such ACL patterns}: a
+        # name is looked up only at the prefix lengths some ACL has, not at every length.
+        self._prefix_lengths: dict[ResourceType, dict[int, int]] = {}
 
     @classmethod
     def from_config(cls, configs: Mapping[str, str]) -> StandardAuthorizer:
@@ -150,9 +153,11 @@ class StandardAuthorizer:
 
     def add(self, binding: AclBinding) -> None:
         p = binding.pattern
-        self._by_resource.setdefault((p.resource_type, p.pattern_type, p.name), []).append(
-            binding.entry
-        )
+        key = (p.resource_type, p.pattern_type, p.name)
+        if key not in self._by_resource and p.pattern_type is PatternType.PREFIXED:
+            lengths = self._prefix_lengths.setdefault(p.resource_type, {})
+            lengths[len(p.name)] = lengths.get(len(p.name), 0) + 1
+        self._by_resource.setdefault(key, []).append(binding.entry)
 
     def remove(self, binding: AclBinding) -> None:
         p = binding.pattern
@@ -161,6 +166,11 @@ class StandardAuthorizer:
         entries.remove(binding.entry)
         if not entries:
             del self._by_resource[key]
+            if p.pattern_type is PatternType.PREFIXED:
+                lengths = self._prefix_lengths[p.resource_type]
+                lengths[len(p.name)] -= 1
+                if not lengths[len(p.name)]:
+                    del lengths[len(p.name)]
 
     # ------------------------------------------------------------------ decisions
 
@@ -209,14 +219,20 @@ class StandardAuthorizer:
         self, resource_type: ResourceType, name: str
     ) -> Iterable[list[AccessControlEntry]]:
         by_resource = self._by_resource
-        for key in (
-            (resource_type, PatternType.LITERAL, name),
-            *((resource_type, PatternType.LITERAL, WILDCARD),) * (name != WILDCARD),
-            *((resource_type, PatternType.PREFIXED, name[:end]) for end in range(1, len(name) + 1)),
-        ):
-            entries = by_resource.get(key)
+        if not by_resource:
+            return
+        entries = by_resource.get((resource_type, PatternType.LITERAL, name))
+        if entries:
+            yield entries
+        if name != WILDCARD:
+            entries = by_resource.get((resource_type, PatternType.LITERAL, WILDCARD))
             if entries:
                 yield entries
+        for end in self._prefix_lengths.get(resource_type, ()):
+            if end <= len(name):
+                entries = by_resource.get((resource_type, PatternType.PREFIXED, name[:end]))
+                if entries:
+                    yield entries
 
     def authorized_operations(
         self, identity: RequestIdentity, resource_type: ResourceType, name: str

@@ -146,7 +146,7 @@ def _matching_acl(binding: AclBinding) -> dict[str, Any]:
 class SecurityShard:
     """ACLs and SCRAM credentials behind the runtime's append queue."""
 
-    __slots__ = ("_failures", "enabled", "new_id", "state")
+    __slots__ = ("_failures", "enabled", "identities", "new_id", "state")
 
     def __init__(self, state: SecurityState, new_id: Callable[[], uuid.UUID], *,
                  authorizer_enabled: bool) -> None:
@@ -154,6 +154,8 @@ class SecurityShard:
         self.new_id = new_id
         #: ``authorizer.class.name`` is set: ACLs are enforced, and the ACL APIs served.
         self.enabled = authorizer_enabled
+        #: (principal, peer address) -> the identity authorizations use (the server's).
+        self.identities: dict[Any, Any] = {}
         # id(Result) -> how its requester is answered if its append fails.
         self._failures: dict[int, tuple[ReplyToken, FailureAnswer]] = {}
 

@@ -50,14 +50,25 @@ __all__ = ["Authorized", "authorized_routes", "identity_of", "security_of"]
 # (OffsetFetch v8+'s groups, AddPartitionsToTxn v4+'s transactions).
 _TOPIC_LISTS = ("topics", "topic_data", "topic_names", "v3_and_below_topics")
 _NESTED_LISTS = ("groups", "transactions")
+#: How many (principal, address) pairs the security shard keeps in Java's form at most.
+_MAX_IDENTITIES = 4096
 
 
 def identity_of(ctx: RequestContext) -> RequestIdentity:
-    """Who sent the request: its connection's principal and address."""
+    """Who sent the request: its connection's principal and address (the security
+    shard keeps them, so an address is put in Java's form once per client, not per request)."""
     conn = ctx.state.connections.get(ctx.connection_id)
     if conn is None:
-        return RequestIdentity(ANONYMOUS, ctx.client_host.lstrip("/"))
-    return RequestIdentity(conn.principal, host_address(conn.peer_host))
+        principal, peer = ANONYMOUS, ctx.client_host.lstrip("/")
+    else:
+        principal, peer = conn.principal, conn.peer_host
+    identities: dict[tuple[str, str], RequestIdentity] = security_of(ctx).identities
+    identity = identities.get((principal, peer))
+    if identity is None:
+        if len(identities) >= _MAX_IDENTITIES:
+            identities.clear()
+        identity = identities[principal, peer] = RequestIdentity(principal, host_address(peer))
+    return identity
 
 
 def security_of(ctx: RequestContext) -> Any:
