@@ -28,6 +28,16 @@
 ``POST /brokers/preferred-leaders``  give partitions back to their preferred replicas
 ``POST /groups/{id}/coordinator``    ``{"node_id": K}``: move the group's
                              ``__consumer_offsets`` partition (and its groups) to broker K
+``GET /users``               every SCRAM user: name, mechanisms and iterations
+``POST /users``              ``{"name": "alice", "password": "..."}``: both SCRAM
+                             credentials, persisted (and PLAIN on a SASL listener); the
+                             password is never answered or logged
+``GET /acls``                every ACL, with Kafka's names
+``POST /acls``               ``{"acls": [{"resource_type": "TOPIC", "resource_name": "t",
+                             "pattern_type": "LITERAL", "principal": "User:alice",
+                             "host": "*", "operation": "READ", "permission_type":
+                             "ALLOW"}]}`` (needs ``authorizer.class.name``)
+``DELETE /acls``             remove every ACL
 ==========================  =========================================================
 
 Answers are JSON. Time moves only if the server runs on a ``trio.testing.MockClock``
@@ -70,6 +80,7 @@ from coordinator.testing.double import (
     group_offsets,
     jump_clock,
 )
+from coordinator.testing.security_controls import control_route
 
 __all__ = ["serve_control"]
 
@@ -170,6 +181,14 @@ class _ControlApi:
             return HTTPStatus.OK, await self.reset()
         if parts[:1] == ["brokers"] or parts[-1:] == ["coordinator"]:
             return await self.brokers(method, parts, body)
+        if parts in (["users"], ["acls"]):
+            try:
+                status, answer = await control_route(self.running, method, parts, body)
+            except LookupError as exc:
+                raise _HttpError(HTTPStatus.NOT_FOUND, str(exc)) from None
+            except ValueError as exc:
+                raise _HttpError(HTTPStatus.BAD_REQUEST, str(exc)) from None
+            return HTTPStatus(status), answer
         raise _HttpError(HTTPStatus.NOT_FOUND, f"no route {method} {path}")
 
     async def advance(self, body: Any) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from coordinator.server.app import RunningServer, serve
 from coordinator.server.faults import DropWhen, Fault, FaultInjector
 from coordinator.server.options import ServeOptions, build_options
 from coordinator.testing.removals import RemovalWatch
+from coordinator.testing.security_controls import SecurityControls
 from coordinator.testing.share_view import describe_share_group
 from wire.consumer_protocol import decode_assignment
 
@@ -53,7 +54,7 @@ _START_TIMEOUT_S = 30.0
 _STOP_TIMEOUT_S = 30.0
 
 
-class KcoordServer:
+class KcoordServer(SecurityControls):
     """A kcoord server in a background thread. Use as a context manager or start()/stop()."""
 
     def __init__(
@@ -89,7 +90,7 @@ class KcoordServer:
         if self._thread is not None:
             raise RuntimeError("already started")
         options = build_options(
-            port=self._port,
+            port=None if "listeners" in self.config else self._port,  # (it names its own)
             data_dir=self.data_dir,
             properties=self.config,
             topics=tuple(self._topics.items()),

@@ -73,7 +73,8 @@ def test_confluent_kafka_denied_then_allowed_after_create_acls(secured: KcoordPr
 
     alice = _ck(secured, "alice", "alice-secret")
     error = _ck_produce(alice, "orders")
-    assert error is not None and error.code() == confluent_kafka.KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert error is not None
+    assert error.code() == confluent_kafka.KafkaError.TOPIC_AUTHORIZATION_FAILED
     admin = _ck_admin(secured)
     acl = _topic_acl("orders", "User:alice", AclOperation.WRITE)
     for future in admin.create_acls([acl], request_timeout=15).values():

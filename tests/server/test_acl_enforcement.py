@@ -113,9 +113,9 @@ def test_authorizer_configuration_is_validated() -> None:
     from coordinator.config import ConfigError
     from coordinator.server.options import build_options
 
-    with pytest.raises(ConfigError, match="authorizer.class.name"):
+    with pytest.raises(ConfigError, match=r"authorizer\.class\.name"):
         build_options({"authorizer.class.name": "com.example.Mine"}, data_dir=None)
-    with pytest.raises(ConfigError, match="super.users"):
+    with pytest.raises(ConfigError, match=r"super\.users"):
         build_options({**AUTHORIZER, "super.users": "alice"}, data_dir=None)
 
 
