@@ -11,7 +11,7 @@ authorizer or a SASL listener pays nothing for it until the coordinator loads.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from coordinator.config import ConfigError
@@ -56,13 +56,18 @@ def validate_authorizer(properties: Mapping[str, str]) -> None:
             raise ConfigError(f"super.users: {exc}") from None
 
 
-def security_shard(properties: Mapping[str, str], sasl: Any) -> SecurityShard:
+def security_shard(properties: Mapping[str, str], mechanisms: Sequence[Any]) -> SecurityShard:
     """The shard the runtime replays security records into: its authorizer from the
-    properties, its SCRAM store the SASL listener's (holding ``--sasl-user`` credentials)."""
+    properties, its SCRAM store the one every SASL listener's ``mechanisms``
+    (``coordinator.security.mechanisms.SaslMechanisms``) logs in with from now on -- the
+    first listener's, holding the ``--sasl-user`` credentials -- so a user created by
+    AlterUserScramCredentials can log in on any of them."""
     from coordinator.security.authorizer import StandardAuthorizer
     from coordinator.security.shard import SecurityShard
     from coordinator.security.state import SecurityState
 
-    state = SecurityState(StandardAuthorizer.from_config(properties),
-                          None if sasl is None else sasl.scram_credentials)
+    scram = mechanisms[0].scram_credentials if mechanisms else None
+    for each in mechanisms:
+        each.scram_credentials = scram
+    state = SecurityState(StandardAuthorizer.from_config(properties), scram)
     return SecurityShard(state, uuid.uuid4, authorizer_enabled=authorizer_enabled(properties))
