@@ -3,10 +3,11 @@ when a SASL listener is configured, since it loads ``coordinator.security``.
 
 Users come from ``--sasl-user NAME:PASSWORD`` (a PLAIN credential and both SCRAM ones) and
 from the listener's ``plain.sasl.jaas.config`` (``PlainLoginModule``'s ``user_NAME``
-options: PLAIN only, as in Kafka). ``connections.max.reauth.ms`` (KIP-368) sets how long a
-session lasts before the client must re-authenticate (``sasl_gate.py``). Users live in
-memory for this step: SCRAM users created through AlterUserScramCredentials and their
-persistence are a later one.
+options: PLAIN only, as in Kafka), in memory. ``connections.max.reauth.ms`` (KIP-368) sets
+how long a session lasts before the client must re-authenticate (``sasl_gate.py``). SCRAM
+users created through AlterUserScramCredentials are persisted in the data directory and
+replayed into the same SCRAM store once the coordinator loads
+(``security_setup.security_shard``).
 """
 
 from __future__ import annotations
