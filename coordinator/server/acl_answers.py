@@ -4,7 +4,8 @@ what the principal may not DESCRIBE is left out or marked, as Kafka's ``KafkaApi
 and the authorized-operations fields a request asked for are the principal's.
 
 - Metadata: all topics asked for -- the topics one may not DESCRIBE are left out; named
-  topics -- those get TOPIC_AUTHORIZATION_FAILED.
+  topics -- those get TOPIC_AUTHORIZATION_FAILED, and so do unknown ones one may not create
+  (neither is looked up or auto-created: the filter's ``prepare`` leaves them out first).
 - ListGroups: every group with CLUSTER DESCRIBE, else only those one may DESCRIBE.
 - DescribeGroups, ConsumerGroupDescribe: a group one may not DESCRIBE answers
   GROUP_AUTHORIZATION_FAILED.
@@ -14,6 +15,8 @@ and the authorized-operations fields a request asked for are the principal's.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +26,7 @@ from wire.constants import AclOperation, ErrorCode, ResourceType
 
 if TYPE_CHECKING:
     from coordinator.security.authorizer import RequestIdentity, StandardAuthorizer
+    from coordinator.server.context import RequestContext
     from wire import DecodedRequest
 
 __all__ = ["fill_cluster_operations", "filter_described_groups", "filter_listed", "filter_metadata"]
@@ -46,23 +50,74 @@ def fill_cluster_operations(answer: dict[str, Any], request: DecodedRequest,
     return answer
 
 
-def filter_metadata(answer: dict[str, Any], request: DecodedRequest,
-                    authorizer: StandardAuthorizer, identity: RequestIdentity) -> dict[str, Any]:
-    named = request.body.get("topics") is not None
-    topics = []
-    for entry in answer.get("topics", ()):
-        name = entry.get("name")
-        if name is None or _may(authorizer, identity, AclOperation.DESCRIBE,
-                                ResourceType.TOPIC, name):
-            operations = entry.get("topic_authorized_operations", AUTHORIZED_OPERATIONS_OMITTED)
-            if name is not None and operations != AUTHORIZED_OPERATIONS_OMITTED:
-                entry = {**entry, "topic_authorized_operations": authorizer.authorized_operations(
-                    identity, ResourceType.TOPIC, name)}
-            topics.append(entry)
-        elif named:
-            topics.append({"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name,
-                           "topic_id": _ZERO_UUID, "is_internal": False, "partitions": []})
-    return fill_cluster_operations({**answer, "topics": topics}, request, authorizer, identity)
+class MetadataAnswer:
+    """Metadata: ``prepare`` leaves out of the request the named topics one may not DESCRIBE,
+    and the unknown ones one may not create (neither CLUSTER nor TOPIC CREATE), so none is
+    auto-created; the filter answers those TOPIC_AUTHORIZATION_FAILED and leaves out of an
+    all-topics answer what one may not DESCRIBE (Kafka's handleTopicMetadataRequest)."""
+
+    __slots__ = ()
+
+    def prepare(self, request: DecodedRequest, ctx: RequestContext,
+                authorizer: StandardAuthorizer, identity: RequestIdentity) -> DecodedRequest:
+        body = request.body
+        topics = body.get("topics")
+        if not topics:
+            return request
+        store = ctx.state.topics
+        auto_create = bool(body.get("allow_auto_topic_creation", True))
+        cluster_create = _may(authorizer, identity, AclOperation.CREATE, ResourceType.CLUSTER,
+                              CLUSTER_NAME)
+
+        def served(name: str | None) -> bool:
+            if name is None:  # (by id: its name is checked in the answer)
+                return True
+            if not _may(authorizer, identity, AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+                return False
+            return (cluster_create or not auto_create or store is None
+                    or store.get(name) is not None
+                    or _may(authorizer, identity, AclOperation.CREATE, ResourceType.TOPIC, name))
+
+        kept = [t for t in topics if served(t.get("name"))]
+        if len(kept) == len(topics):
+            return request
+        served_body = copy.copy(body)
+        served_body["topics"] = kept
+        return dataclasses.replace(request, body=served_body)
+
+    def __call__(self, answer: dict[str, Any], request: DecodedRequest,
+                 authorizer: StandardAuthorizer, identity: RequestIdentity) -> dict[str, Any]:
+        requested = request.body.get("topics")
+        named = requested is not None
+        topics = []
+        for entry in answer.get("topics", ()):
+            name = entry.get("name")
+            if name is None or _may(authorizer, identity, AclOperation.DESCRIBE,
+                                    ResourceType.TOPIC, name):
+                operations = entry.get("topic_authorized_operations",
+                                       AUTHORIZED_OPERATIONS_OMITTED)
+                if name is not None and operations != AUTHORIZED_OPERATIONS_OMITTED:
+                    entry = {**entry, "topic_authorized_operations":
+                             authorizer.authorized_operations(identity, ResourceType.TOPIC, name)}
+                topics.append(entry)
+            elif named:
+                topics.append(_denied_topic(name))
+        answered = {entry.get("name") for entry in topics}
+        for topic in requested or ():
+            name = topic.get("name")
+            if name is not None and name not in answered:  # left out by ``prepare``
+                answered.add(name)
+                topics.append(_denied_topic(name))
+        return fill_cluster_operations({**answer, "topics": topics}, request, authorizer,
+                                       identity)
+
+
+def _denied_topic(name: str) -> dict[str, Any]:
+    return {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name,
+            "topic_id": _ZERO_UUID, "is_internal": False, "partitions": []}
+
+
+filter_metadata = MetadataAnswer()
 
 
 def filter_described_groups(answer: dict[str, Any], request: DecodedRequest,

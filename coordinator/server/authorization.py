@@ -13,7 +13,9 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED) through ``wire.error_response``, the hand
 running. An ``Acl`` with a ``when`` applies only in the case it names; the ones about the
 answer (authorized operations, configs) are left to the route's ``answer_filter``. A route
 with an ``answer_filter`` (Metadata, ListGroups, DescribeGroups, ...) is not checked up
-front: its filter leaves out or marks what the principal may not see (``acl_answers``).
+front: its filter leaves out or marks what the principal may not see, and its ``prepare``
+(Metadata's) first takes out of the request what must not even be looked up
+(``acl_answers``).
 
 A topic ACL denying only some of the topics a request lists at its top level (Produce to
 two topics, a Fetch, an OffsetCommit) is Kafka's partial answer: the handler serves the
@@ -282,12 +284,14 @@ class Authorized:
             return _merged(answer, error_response(
                 _keeping_topics(request, denied.__contains__),
                 ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-        answer = await self.inner(ctx, request)
         answer_filter = self.route.answer_filter
-        if answer_filter is None or answer is None:
-            return answer
-        security = security_of(ctx)
-        return answer_filter(answer, request, security.state.authorizer, identity_of(ctx))
+        if answer_filter is None:
+            return await self.inner(ctx, request)
+        authorizer, identity = security_of(ctx).state.authorizer, identity_of(ctx)
+        prepare = getattr(answer_filter, "prepare", None)
+        served = request if prepare is None else prepare(request, ctx, authorizer, identity)
+        answer = await self.inner(ctx, served)
+        return None if answer is None else answer_filter(answer, request, authorizer, identity)
 
     def submit(self, ctx: RequestContext, request: DecodedRequest) -> Any:
         """The pipelined path (OffsetCommit, Heartbeat): checked, then the route's own

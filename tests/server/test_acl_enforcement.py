@@ -159,3 +159,29 @@ def _one_record() -> bytes:
     from raw_client import batch
 
     return batch([b"v"], producer_id=-1, epoch=-1, sequence=-1, transactional=False)
+
+
+async def test_metadata_auto_creates_only_what_one_may_create(start_server: Any,
+                                                              connect: Any) -> None:
+    """Kafka's rule: an unknown topic one may DESCRIBE but not CREATE (on the topic or the
+    cluster) answers TOPIC_AUTHORIZATION_FAILED and is not created; one may not DESCRIBE
+    is never looked up."""
+    running = await start_server(AUTHORIZER, topics=())
+    client = await connect(running.port)
+
+    async def ask(name: str) -> int:
+        answer = await client.request(ApiKey.METADATA, 12, {
+            "topics": [{"name": name, "topic_id": uuid.UUID(int=0)}],
+            "allow_auto_topic_creation": True})
+        [topic] = answer.topics
+        assert topic.name == name
+        return int(topic.error_code)
+
+    assert await ask("hidden") == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    allow(running, ResourceType.TOPIC, "new", AclOperation.DESCRIBE)
+    assert await ask("new") == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    assert running.server.topics.get("new") is None
+    assert running.server.topics.get("hidden") is None
+    allow(running, ResourceType.TOPIC, "new", AclOperation.CREATE)
+    assert await ask("new") in (ErrorCode.NONE, ErrorCode.LEADER_NOT_AVAILABLE)
+    assert running.server.topics.get("new") is not None
