@@ -42,11 +42,16 @@ def _may(authorizer: StandardAuthorizer, identity: RequestIdentity, operation: A
 def fill_cluster_operations(answer: dict[str, Any], request: DecodedRequest,
                             authorizer: StandardAuthorizer,
                             identity: RequestIdentity) -> dict[str, Any]:
-    """The cluster's authorized operations, where the answer carries them."""
+    """The cluster's authorized operations, where the answer carries them: 0 without
+    DESCRIBE on the cluster (Kafka's DescribeCluster and Metadata v8-10)."""
     if answer.get("cluster_authorized_operations", AUTHORIZED_OPERATIONS_OMITTED) != (
             AUTHORIZED_OPERATIONS_OMITTED):
-        answer["cluster_authorized_operations"] = authorizer.authorized_operations(
-            identity, ResourceType.CLUSTER, CLUSTER_NAME)
+        operations = 0
+        if _may(authorizer, identity, AclOperation.DESCRIBE, ResourceType.CLUSTER,
+                CLUSTER_NAME):
+            operations = authorizer.authorized_operations(identity, ResourceType.CLUSTER,
+                                                          CLUSTER_NAME)
+        answer = {**answer, "cluster_authorized_operations": operations}
     return answer
 
 

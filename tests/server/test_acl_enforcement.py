@@ -185,3 +185,20 @@ async def test_metadata_auto_creates_only_what_one_may_create(start_server: Any,
     allow(running, ResourceType.TOPIC, "new", AclOperation.CREATE)
     assert await ask("new") in (ErrorCode.NONE, ErrorCode.LEADER_NOT_AVAILABLE)
     assert running.server.topics.get("new") is not None
+
+
+async def test_describe_cluster_authorized_operations_are_the_principals(
+    start_server: Any, connect: Any
+) -> None:
+    running = await start_server(AUTHORIZER)
+    client = await connect(running.port)
+
+    async def operations() -> int:
+        answer = await client.request(ApiKey.DESCRIBE_CLUSTER, 1, {
+            "include_cluster_authorized_operations": True, "endpoint_type": 1})
+        assert answer.error_code == 0
+        return int(answer.cluster_authorized_operations)
+
+    assert await operations() == 0  # Kafka: 0 without DESCRIBE on the cluster
+    allow(running, ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALTER)
+    assert await operations() == 1 << AclOperation.ALTER | 1 << AclOperation.DESCRIBE
