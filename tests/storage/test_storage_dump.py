@@ -184,3 +184,37 @@ def test_filters_decoded_members_and_an_empty_directory(data_dir: str, tmp_path:
     os.makedirs(empty)
     code, out, err = run([empty])
     assert code == 2 and out == "" and "no kcoord log here" in err
+
+
+def test_security_records_dump_without_credential_keys(data_dir: str) -> None:
+    """A SCRAM credential's salt and keys never reach a dump (text or JSON); an ACL is
+    shown whole, and a removal as the key's tombstone."""
+    import uuid
+
+    from storage.security_records import (
+        AccessControlEntryKey,
+        AccessControlEntryValue,
+        UserScramCredentialKey,
+        UserScramCredentialValue,
+    )
+
+    salt, stored, server = b"\xa1" * 32, b"\xb2" * 32, b"\xc3" * 32
+    acl_id = uuid.UUID(int=7)
+    with Log.open(data_dir) as log:
+        log.append([
+            Record(UserScramCredentialKey("alice", 1),
+                   UserScramCredentialValue(salt, stored, server, 4096)),
+            Record(AccessControlEntryKey(acl_id),
+                   AccessControlEntryValue(2, "orders", 3, "User:alice", "*", 3, 3)),
+            Record(AccessControlEntryKey(acl_id), None),
+        ])
+    for argv in ([data_dir], ["--json", data_dir]):
+        code, out, err = run(argv)
+        assert code == 0 and err == ""
+        for secret in (salt, stored, server):
+            assert secret.hex() not in out
+            assert base64.b64encode(secret).decode() not in out
+        assert "alice" in out and "4096" in out and "orders" in out
+    _, text, _ = run([data_dir])
+    assert "key: user_scram_credential::name=alice,mechanism=1" in text
+    assert text.splitlines()[2].endswith("payload: <DELETE>")
