@@ -202,3 +202,15 @@ async def test_describe_cluster_authorized_operations_are_the_principals(
     assert await operations() == 0  # Kafka: 0 without DESCRIBE on the cluster
     allow(running, ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALTER)
     assert await operations() == 1 << AclOperation.ALTER | 1 << AclOperation.DESCRIBE
+
+
+async def test_every_broker_enforces_the_same_acls(start_server: Any, connect: Any) -> None:
+    """With --brokers 2 each broker's handlers are the authorized ones, over one ACL set."""
+    running = await start_server(AUTHORIZER, brokers=2, topics=(("t", 2),))
+    other_port = running.brokers.ports[1]
+    client = await connect(other_port)
+    everything = await client.request(ApiKey.METADATA, 12, {"topics": None})
+    assert everything.topics == []
+    allow(running, ResourceType.TOPIC, "t", AclOperation.DESCRIBE)
+    everything = await client.request(ApiKey.METADATA, 12, {"topics": None})
+    assert [t.name for t in everything.topics] == ["t"]
