@@ -109,3 +109,21 @@ async def test_scram_credentials_are_persisted_salted_and_replayed(connect: Any)
     described = await _with_server({}, sink.reopen(), connect, describe)
     assert [(r.user, [(c.mechanism, c.iterations) for c in r.credential_infos])
             for r in described.results] == [("carol", [(1, 4096)])]
+
+
+async def test_a_failed_append_changes_nothing_and_answers_the_error(connect: Any) -> None:
+    """Persist, then apply: when the log refuses the records, the requester gets the
+    mapped error and the ACL does not exist (nor after a restart)."""
+    sink = MemorySink()
+    sink.fail_with = lambda records: OSError(28, "No space left on device")
+
+    async def steps(client: Any) -> Any:
+        created = await client.request(ApiKey.CREATE_ACLS, 3, {"creations": [ACL]})
+        sink.fail_with = None
+        described = await client.request(ApiKey.DESCRIBE_ACLS, 3, ANY_FILTER)
+        return created, described
+
+    created, described = await _with_server(AUTHORIZER, sink, connect, steps)
+    assert created.results[0].error_code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert described.resources == []
+    assert sink.records == []
