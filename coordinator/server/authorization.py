@@ -36,6 +36,8 @@ from coordinator.security.authorizer import Action, RequestIdentity, host_addres
 from coordinator.security.principal import ANONYMOUS
 from coordinator.server.api_support import ReadyReply
 from coordinator.server.route import Acl, AnyOf, EachKey, OneKey, Route
+from coordinator.server.routing import answer_each_key
+from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from wire.constants import AclOperation, ErrorCode, ResourceType
 from wire.error_response import error_response
 
@@ -52,6 +54,9 @@ __all__ = ["Authorized", "authorized_routes", "identity_of", "security_of"]
 # (OffsetFetch v8+'s groups, AddPartitionsToTxn v4+'s transactions).
 _TOPIC_LISTS = ("topics", "topic_data", "topic_names", "v3_and_below_topics")
 _NESTED_LISTS = ("groups", "transactions")
+#: The resource type of the keys a coordinator's internal topic places.
+_KEY_TYPES = {OFFSETS_TOPIC: ResourceType.GROUP,
+              TRANSACTION_STATE_TOPIC: ResourceType.TRANSACTIONAL_ID}
 #: How many (principal, address) pairs the security shard keeps in Java's form at most.
 _MAX_IDENTITIES = 4096
 
@@ -133,6 +138,8 @@ def _names(acl: Acl, route: Route, request: DecodedRequest, ctx: RequestContext)
             return []
         keys = list(body.get("coordinator_keys") or ())
         return keys or ([body["key"]] if body.get("key") is not None else [])
+    if _each_key(route, request, acl):
+        return _keys(route, version, body)
     field = "group_id" if kind is ResourceType.GROUP else "transactional_id"
     if field in body:
         name = body[field]
@@ -154,6 +161,9 @@ class Verdict(NamedTuple):
 
     error: ErrorCode = ErrorCode.NONE
     denied_topics: frozenset[str] = frozenset()
+    #: A request naming several groups or transactional ids (DeleteGroups, OffsetFetch
+    #: v8+, DescribeTransactions): the denied ones and their errors, each answered alone.
+    denied_keys: dict[str, ErrorCode] = {}
 
 
 ALLOWED_VERDICT = Verdict()
@@ -165,6 +175,7 @@ def check(route: Route, request: DecodedRequest, ctx: RequestContext,
     topic ACL denying some of the topics the request lists at its top level (Produce's,
     Fetch's, OffsetCommit's, ...): those are answered alone, as Kafka does."""
     denied_topics: set[str] = set()
+    denied_keys: dict[str, ErrorCode] = {}
     for acl in route.acl:
         if isinstance(acl, AnyOf):
             error, topic_acl = _check_any_of(acl, route, request, ctx, authorizer, identity)
@@ -181,8 +192,22 @@ def check(route: Route, request: DecodedRequest, ctx: RequestContext,
                 _top_level_topics(request.body)):
             denied_topics.update(denied)
             continue
+        if _each_key(route, request, acl):
+            denied_keys.update(dict.fromkeys(denied, authorization_error(acl.resource)))
+            continue
         return Verdict(authorization_error(acl.resource))
-    return Verdict(denied_topics=frozenset(denied_topics)) if denied_topics else ALLOWED_VERDICT
+    if denied_keys and denied_topics:  # (both kinds at once: the keys' error for all)
+        return Verdict(next(iter(denied_keys.values())))
+    if denied_topics or denied_keys:
+        return Verdict(denied_topics=frozenset(denied_topics), denied_keys=denied_keys)
+    return ALLOWED_VERDICT
+
+
+def _each_key(route: Route, request: DecodedRequest, acl: Acl) -> bool:
+    """Whether ``acl``'s resources are the keys of a request answered key by key."""
+    routing = route.routing
+    return (isinstance(routing, EachKey) and request.api_version >= routing.from_version
+            and acl.resource is _KEY_TYPES.get(routing.topic))
 
 
 def _top_level_topics(body: Any) -> bool:
@@ -276,6 +301,12 @@ class Authorized:
         verdict = self._verdict(ctx, request)
         if verdict.error != ErrorCode.NONE:
             return _error_answer(request, verdict.error)
+        if verdict.denied_keys:
+            routing = self.route.routing
+            assert isinstance(routing, EachKey)
+            errors = verdict.denied_keys
+            return await answer_each_key(self.inner, ctx, request, routing,
+                                         lambda key: errors.get(key, ErrorCode.NONE))
         if verdict.denied_topics:
             denied = verdict.denied_topics
             answer = await self.inner(ctx, _keeping_topics(request, lambda t: t not in denied))
@@ -301,7 +332,7 @@ class Authorized:
         verdict = self._verdict(ctx, request)
         if verdict.error != ErrorCode.NONE:
             return ReadyReply(_error_answer(request, verdict.error))
-        if verdict.denied_topics:
+        if verdict.denied_topics or verdict.denied_keys:
             return None  # (served in parts by ``__call__``)
         return self._inner_submit(ctx, request)
 

@@ -16,7 +16,7 @@ With one broker nothing is wrapped: every key is this broker's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -29,7 +29,7 @@ from coordinator.server.context import Handler, RequestContext
 from coordinator.server.route import EachKey, ListedKeys, OneKey, Route
 from wire import ApiKey, ErrorCode
 
-__all__ = ["routed_handlers"]
+__all__ = ["answer_each_key", "routed_handlers"]
 
 
 def _cluster_and_node(ctx: RequestContext) -> tuple[Cluster, int]:
@@ -75,30 +75,39 @@ def _route_multi(handler: Handler, multi: EachKey) -> Handler:
             return await single(ctx, request)
         cluster, node = _cluster_and_node(ctx)
         now = trio.current_time()
-        local: list[Any] = []
-        foreign: list[dict[str, Any]] = []
-        for entry in request.body[multi.request_field] or ():
-            key = multi.key_of(entry)
-            error = cluster.coordinator_error(node, multi.topic, key, now)
-            if error == ErrorCode.NONE:
-                local.append(entry)
-            else:
-                foreign.append({multi.response_key: key, "error_code": error,
-                                **multi.error_entry})
-        if not foreign:
-            return await handler(ctx, request)
-        if local:
-            body = Container(request.body)
-            body[multi.request_field] = ListContainer(local)
-            response = await handler(ctx, replace(request, body=body))
-            if response is None:
-                return None
-        else:
-            response = {"throttle_time_ms": 0, multi.response_field: []}
-        response[multi.response_field] = list(response[multi.response_field]) + foreign
-        return response
+        return await answer_each_key(
+            handler, ctx, request, multi,
+            lambda key: cluster.coordinator_error(node, multi.topic, key, now))
 
     return handle
+
+
+async def answer_each_key(handler: Handler, ctx: RequestContext, request: wire.DecodedRequest,
+                          multi: EachKey, error_of: Callable[[str], ErrorCode]) -> Any:
+    """Serve the keys ``error_of`` answers NONE for through ``handler``, and answer each
+    other key with its error, in ``multi.response_field`` (NOT_COORDINATOR on a foreign
+    broker; an authorization error under an authorizer)."""
+    local: list[Any] = []
+    foreign: list[dict[str, Any]] = []
+    for entry in request.body[multi.request_field] or ():
+        key = multi.key_of(entry)
+        error = error_of(key)
+        if error == ErrorCode.NONE:
+            local.append(entry)
+        else:
+            foreign.append({multi.response_key: key, "error_code": error, **multi.error_entry})
+    if not foreign:
+        return await handler(ctx, request)
+    if local:
+        body = Container(request.body)
+        body[multi.request_field] = ListContainer(local)
+        response = await handler(ctx, replace(request, body=body))
+        if response is None:
+            return None
+    else:
+        response = {"throttle_time_ms": 0, multi.response_field: []}
+    response[multi.response_field] = list(response[multi.response_field]) + foreign
+    return response
 
 
 def _route_list(handler: Handler, listed: ListedKeys) -> Handler:

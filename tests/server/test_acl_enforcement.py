@@ -214,3 +214,30 @@ async def test_every_broker_enforces_the_same_acls(start_server: Any, connect: A
     allow(running, ResourceType.TOPIC, "t", AclOperation.DESCRIBE)
     everything = await client.request(ApiKey.METADATA, 12, {"topics": None})
     assert [t.name for t in everything.topics] == ["t"]
+
+
+async def test_requests_naming_several_groups_answer_each_group(start_server: Any,
+                                                                connect: Any) -> None:
+    """Kafka answers DeleteGroups, OffsetFetch v8+ and DescribeTransactions key by key:
+    the denied group or transactional id gets the authorization error, the others are
+    served."""
+    running = await start_server(AUTHORIZER)
+    client = await connect(running.port)
+    allow(running, ResourceType.GROUP, "mine", AclOperation.ALL)
+    allow(running, ResourceType.TOPIC, "t", AclOperation.READ)
+    commit = await client.request(ApiKey.OFFSET_COMMIT, 8, {**COMMIT, "group_id": "mine"})
+    assert commit.topics[0].partitions[0].error_code == 0
+    fetched = await client.request(ApiKey.OFFSET_FETCH, 8, {"require_stable": False, "groups": [
+        {"group_id": g, "topics": [{"name": "t", "partition_indexes": [0]}]}
+        for g in ("theirs", "mine")]})
+    by_group = {g.group_id: g for g in fetched.groups}
+    assert by_group["theirs"].error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    assert by_group["mine"].error_code == 0
+    assert by_group["mine"].topics[0].partitions[0].committed_offset == 5
+    deleted = await client.request(ApiKey.DELETE_GROUPS, 2, {"groups_names": ["theirs", "mine"]})
+    assert sorted((r.group_id, r.error_code) for r in deleted.results) == [
+        ("mine", 0), ("theirs", ErrorCode.GROUP_AUTHORIZATION_FAILED)]
+    described = await client.request(ApiKey.DESCRIBE_TRANSACTIONS, 0, {
+        "transactional_ids": ["x"]})
+    assert described.transaction_states[0].error_code == (
+        ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
