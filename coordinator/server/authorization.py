@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from coordinator.security.acl import CLUSTER_NAME, authorization_error
 from coordinator.security.authorizer import Action, RequestIdentity, host_address
 from coordinator.security.principal import ANONYMOUS
-from coordinator.server.api_support import ReadyReply
+from coordinator.server.api_support import ReadyReply, TopicView
 from coordinator.server.route import Acl, AnyOf, EachKey, OneKey, Route
 from coordinator.server.routing import answer_each_key
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
@@ -83,20 +83,24 @@ def security_of(ctx: RequestContext) -> Any:
     return ctx.state.groups.security
 
 
+def _topic_name(item: Any, ctx: RequestContext) -> str | None:
+    """The topic a request's topic entry names: its name, or its id's (Fetch v13+)."""
+    if isinstance(item, str):
+        return item
+    name = item.get("name") or item.get("topic")
+    if name:
+        return str(name)
+    topic_id = item.get("topic_id")
+    return TopicView(ctx.state.topics).name_of(topic_id) if isinstance(
+        topic_id, uuid.UUID) else None
+
+
 def _topic_names(body: Any, ctx: RequestContext) -> Iterator[str]:
     for name in _TOPIC_LISTS:
-        items = body.get(name)
-        for item in items or ():
-            if isinstance(item, str):
-                yield item
-                continue
-            topic = item.get("name") or item.get("topic")
+        for item in body.get(name) or ():
+            topic = _topic_name(item, ctx)
             if topic:
                 yield topic
-            elif isinstance(item.get("topic_id"), uuid.UUID):  # Fetch v13+, by id
-                found = ctx.state.topics.name_of(item["topic_id"]) if ctx.state.topics else None
-                if found:
-                    yield found
     for name in _NESTED_LISTS:
         for item in body.get(name) or ():
             if isinstance(item, dict):
@@ -244,15 +248,14 @@ def _check_any_of(any_of: AnyOf, route: Route, request: DecodedRequest,
     return last, None
 
 
-def _keeping_topics(request: DecodedRequest, keep: Callable[[str], bool]) -> DecodedRequest:
-    """``request`` with only the top-level topic entries whose name ``keep`` accepts."""
+def _keeping_topics(request: DecodedRequest, ctx: RequestContext,
+                    keep: Callable[[str], bool]) -> DecodedRequest:
+    """``request`` with only the top-level topic entries whose topic ``keep`` accepts."""
     body = copy.copy(request.body)
     for name in _TOPIC_LISTS:
         items = body.get(name)
         if items:
-            body[name] = [item for item in items
-                          if keep(item if isinstance(item, str)
-                                  else item.get("name") or item.get("topic") or "")]
+            body[name] = [item for item in items if keep(_topic_name(item, ctx) or "")]
     return dataclasses.replace(request, body=body)
 
 
@@ -309,11 +312,12 @@ class Authorized:
                                          lambda key: errors.get(key, ErrorCode.NONE))
         if verdict.denied_topics:
             denied = verdict.denied_topics
-            answer = await self.inner(ctx, _keeping_topics(request, lambda t: t not in denied))
+            answer = await self.inner(ctx, _keeping_topics(request, ctx,
+                                                           lambda t: t not in denied))
             if answer is None:
                 return None
             return _merged(answer, error_response(
-                _keeping_topics(request, denied.__contains__),
+                _keeping_topics(request, ctx, denied.__contains__),
                 ErrorCode.TOPIC_AUTHORIZATION_FAILED))
         answer_filter = self.route.answer_filter
         if answer_filter is None:

@@ -241,3 +241,22 @@ async def test_requests_naming_several_groups_answer_each_group(start_server: An
         "transactional_ids": ["x"]})
     assert described.transaction_states[0].error_code == (
         ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+
+
+async def test_a_fetch_by_topic_id_reads_the_allowed_topic(start_server: Any,
+                                                            connect: Any) -> None:
+    """Fetch v13+ names topics by id: the denied one answers TOPIC_AUTHORIZATION_FAILED,
+    the allowed one is read."""
+    running = await start_server(AUTHORIZER, topics=(("t", 1), ("u", 1)))
+    client = await connect(running.port)
+    allow(running, ResourceType.TOPIC, "t", AclOperation.READ)
+    ids = {name: running.server.topics.get(name).topic_id for name in ("t", "u")}
+    partition = {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                 "last_fetched_epoch": -1, "log_start_offset": -1, "partition_max_bytes": 1024}
+    answer = await client.request(ApiKey.FETCH, 13, {
+        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 4096,
+        "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+        "topics": [{"topic_id": ids[n], "partitions": [partition]} for n in ("u", "t")],
+        "forgotten_topics_data": [], "rack_id": ""})
+    errors = {r.topic_id: r.partitions[0].error_code for r in answer.responses}
+    assert errors == {ids["t"]: 0, ids["u"]: ErrorCode.TOPIC_AUTHORIZATION_FAILED}
