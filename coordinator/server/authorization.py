@@ -20,7 +20,11 @@ front: its filter leaves out or marks what the principal may not see, and its ``
 A topic ACL denying only some of the topics a request lists at its top level (Produce to
 two topics, a Fetch, an OffsetCommit) is Kafka's partial answer: the handler serves the
 request without the denied topics, whose entries answer TOPIC_AUTHORIZATION_FAILED. Topics
-listed inside other entries (OffsetFetch v8+'s groups) are all-or-nothing.
+listed inside other entries (OffsetFetch v8+'s groups) are all-or-nothing. A request
+naming several groups or transactional ids (DeleteGroups, OffsetFetch v8+,
+DescribeTransactions) is answered key by key, the denied keys with their error
+(``routing.answer_each_key``). An answer about every topic (OffsetFetch without topics)
+leaves out the topics the route's topic ACL denies.
 """
 
 from __future__ import annotations
@@ -280,14 +284,48 @@ def _error_answer(request: DecodedRequest, error: ErrorCode) -> dict[str, Any]:
     return answer
 
 
+def _asks_every_topic(body: Any) -> bool:
+    """Whether the request asks about every topic (OffsetFetch's null topics, v0-7 or per
+    group in v8+)."""
+    return body.get("topics", ()) is None or any(
+        isinstance(group, dict) and group.get("topics", ()) is None
+        for group in body.get("groups") or ())
+
+
+def _hiding_topics(answer: Any, body: Any, acl: Acl, authorizer: StandardAuthorizer,
+                   identity: RequestIdentity) -> Any:
+    """The answer without the topics ``acl`` denies where the request asked about every
+    topic (a new dict: the handler's may be shared)."""
+
+    def allowed(topics: Any) -> list[Any]:
+        return [t for t in topics or () if authorizer.authorize_one(
+            identity, Action(acl.operation, ResourceType.TOPIC, t["name"]))]
+
+    answer = dict(answer)
+    if body.get("topics", ()) is None and "topics" in answer:
+        answer["topics"] = allowed(answer["topics"])
+    every = {g["group_id"] for g in body.get("groups") or ()
+             if isinstance(g, dict) and g.get("topics", ()) is None}
+    if every and "groups" in answer:
+        answer["groups"] = [{**g, "topics": allowed(g.get("topics"))}
+                            if g["group_id"] in every else g for g in answer["groups"]]
+    return answer
+
+
 class Authorized:
     """``route``'s handler behind its ACLs (and its ``answer_filter``, if any)."""
 
-    __slots__ = ("__name__", "__qualname__", "_inner_submit", "inner", "route")
+    __slots__ = ("__name__", "__qualname__", "_every_topic_acl", "_inner_submit", "inner",
+                 "route")
 
     def __init__(self, route: Route) -> None:
         self.route = route
         self.inner = route.handler
+        #: The topic ACL an answer about every topic (OffsetFetch without topics) is
+        #: filtered by: the topics it denies are left out, as Kafka does.
+        self._every_topic_acl = next(
+            (a for a in route.acl if isinstance(a, Acl) and a.resource is ResourceType.TOPIC
+             and not a.when), None)
         self._inner_submit = getattr(route.handler, "submit", None)
         self.__name__ = getattr(route.handler, "__name__", "handler")
         self.__qualname__ = f"authorized({self.__name__})"
@@ -304,29 +342,35 @@ class Authorized:
         verdict = self._verdict(ctx, request)
         if verdict.error != ErrorCode.NONE:
             return _error_answer(request, verdict.error)
+        answer_filter = self.route.answer_filter
+        if answer_filter is not None:
+            authorizer, identity = security_of(ctx).state.authorizer, identity_of(ctx)
+            prepare = getattr(answer_filter, "prepare", None)
+            served = request if prepare is None else prepare(request, ctx, authorizer, identity)
+            answer = await self.inner(ctx, served)
+            return None if answer is None else answer_filter(answer, request, authorizer,
+                                                             identity)
         if verdict.denied_keys:
             routing = self.route.routing
             assert isinstance(routing, EachKey)
             errors = verdict.denied_keys
-            return await answer_each_key(self.inner, ctx, request, routing,
-                                         lambda key: errors.get(key, ErrorCode.NONE))
-        if verdict.denied_topics:
+            answer = await answer_each_key(self.inner, ctx, request, routing,
+                                           lambda key: errors.get(key, ErrorCode.NONE))
+        elif verdict.denied_topics:
             denied = verdict.denied_topics
             answer = await self.inner(ctx, _keeping_topics(request, ctx,
                                                            lambda t: t not in denied))
-            if answer is None:
-                return None
-            return _merged(answer, error_response(
-                _keeping_topics(request, ctx, denied.__contains__),
-                ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-        answer_filter = self.route.answer_filter
-        if answer_filter is None:
-            return await self.inner(ctx, request)
-        authorizer, identity = security_of(ctx).state.authorizer, identity_of(ctx)
-        prepare = getattr(answer_filter, "prepare", None)
-        served = request if prepare is None else prepare(request, ctx, authorizer, identity)
-        answer = await self.inner(ctx, served)
-        return None if answer is None else answer_filter(answer, request, authorizer, identity)
+            if answer is not None:
+                answer = _merged(answer, error_response(
+                    _keeping_topics(request, ctx, denied.__contains__),
+                    ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+        else:
+            answer = await self.inner(ctx, request)
+        topic_acl = self._every_topic_acl
+        if answer is not None and topic_acl is not None and _asks_every_topic(request.body):
+            answer = _hiding_topics(answer, request.body, topic_acl,
+                                    security_of(ctx).state.authorizer, identity_of(ctx))
+        return answer
 
     def submit(self, ctx: RequestContext, request: DecodedRequest) -> Any:
         """The pipelined path (OffsetCommit, Heartbeat): checked, then the route's own

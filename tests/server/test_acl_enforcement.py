@@ -260,3 +260,28 @@ async def test_a_fetch_by_topic_id_reads_the_allowed_topic(start_server: Any,
         "forgotten_topics_data": [], "rack_id": ""})
     errors = {r.topic_id: r.partitions[0].error_code for r in answer.responses}
     assert errors == {ids["t"]: 0, ids["u"]: ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+
+
+async def test_offsets_of_every_topic_leave_out_the_topics_one_may_not_describe(
+    start_server: Any, connect: Any
+) -> None:
+    """OffsetFetch without topics (an admin's list_consumer_group_offsets) answers only the
+    topics one may DESCRIBE, in v0-7 and per group in v8+, as Kafka."""
+    running = await start_server(AUTHORIZER, topics=(("t", 1), ("u", 1)))
+    client = await connect(running.port)
+    allow(running, ResourceType.GROUP, "g", AclOperation.READ)
+    allow(running, ResourceType.TOPIC, "t", AclOperation.READ)
+    allow(running, ResourceType.TOPIC, "u", AclOperation.READ)
+    partition = COMMIT["topics"][0]["partitions"]
+    both = {**COMMIT, "topics": [{"name": n, "partitions": partition} for n in ("t", "u")]}
+    answer = await client.request(ApiKey.OFFSET_COMMIT, 8, both)
+    assert [p.error_code for t in answer.topics for p in t.partitions] == [0, 0]
+    running.runtime.security.apply(AccessControlEntryRecord(
+        uuid.uuid4(), ResourceType.TOPIC, "u", PatternType.LITERAL, "User:ANONYMOUS", "*",
+        AclOperation.DESCRIBE, AclPermissionType.DENY))
+    old = await client.request(ApiKey.OFFSET_FETCH, 7, {"group_id": "g", "topics": None,
+                                                       "require_stable": False})
+    assert [t.name for t in old.topics] == ["t"]
+    new = await client.request(ApiKey.OFFSET_FETCH, 8, {"require_stable": False, "groups": [
+        {"group_id": "g", "topics": None}]})
+    assert [t.name for t in new.groups[0].topics] == ["t"]
