@@ -197,3 +197,40 @@ def test_kafka_python_denied_then_allowed_and_acls_round_trip(secured: KcoordPro
         assert admin.describe_acls(acl_filter)[0] == []
     finally:
         admin.close()
+
+
+def test_aiokafka_consumer_group_denied_then_allowed(secured: KcoordProcess) -> None:
+    """A consumer group: GroupAuthorizationFailedError for aiokafka without READ on the
+    group, then the records once the admin has allowed the group and the topic."""
+    import asyncio
+
+    import aiokafka
+    import aiokafka.errors
+    from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType
+    from confluent_kafka.admin import ResourcePatternType as Pattern
+    from confluent_kafka.admin import ResourceType as Resource
+
+    assert _ck_produce(_ck(secured, *ADMIN), "orders") is None  # (a super user)
+    config = {**_kp(secured, "alice", "alice-secret"), "group_id": "alices",
+              "auto_offset_reset": "earliest"}
+
+    async def consume() -> bytes:
+        consumer = aiokafka.AIOKafkaConsumer("orders", **config)
+        try:
+            async with asyncio.timeout(20):
+                await consumer.start()
+                message = await consumer.getone()
+            return bytes(message.value)
+        finally:
+            await consumer.stop()
+
+    with pytest.raises((aiokafka.errors.GroupAuthorizationFailedError,
+                        aiokafka.errors.TopicAuthorizationFailedError)):
+        asyncio.run(consume())
+    admin = _ck_admin(secured)
+    acls = [_topic_acl("orders", "User:alice", AclOperation.READ),
+            AclBinding(Resource.GROUP, "alices", Pattern.LITERAL, "User:alice", "*",
+                       AclOperation.READ, AclPermissionType.ALLOW)]
+    for future in admin.create_acls(acls, request_timeout=15).values():
+        future.result(15)
+    assert asyncio.run(consume()) == b"x"
