@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from coordinator.security.acl import (
+    CLUSTER_NAME,
     WILDCARD,
     WILDCARD_PRINCIPAL,
     AccessControlEntry,
@@ -195,6 +196,11 @@ class StandardAuthorizer:
             return True
         return self.allow_if_no_acl and not has_resource_acls
 
+    def allows(self, identity: RequestIdentity, operation: AclOperation,
+               resource_type: ResourceType, name: str = CLUSTER_NAME) -> bool:
+        """``authorize_one`` of ``operation`` on one resource (the cluster by default)."""
+        return self.authorize_one(identity, Action(operation, resource_type, name))
+
     def check(self, identity: RequestIdentity, action: Action) -> ErrorCode:
         """NONE, or the error a denied action answers (TOPIC_AUTHORIZATION_FAILED, ...)."""
         if self.authorize_one(identity, action):
@@ -235,7 +241,7 @@ class StandardAuthorizer:
                     yield entries
 
     def authorized_operations(
-        self, identity: RequestIdentity, resource_type: ResourceType, name: str
+        self, identity: RequestIdentity, resource_type: ResourceType, name: str = CLUSTER_NAME
     ) -> int:
         """The bitset of allowed operations Kafka puts in Metadata, DescribeGroups and
         DescribeCluster answers (AuthHelper.authorizedOperations: bit ``code`` set)."""

@@ -20,8 +20,7 @@ import dataclasses
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from coordinator.security.acl import CLUSTER_NAME
-from coordinator.security.authorizer import AUTHORIZED_OPERATIONS_OMITTED, Action
+from coordinator.server.api_support import NO_AUTHORIZED_OPERATIONS as AUTHORIZED_OPERATIONS_OMITTED
 from wire.constants import AclOperation, ErrorCode, ResourceType
 
 if TYPE_CHECKING:
@@ -35,8 +34,12 @@ _ZERO_UUID = uuid.UUID(int=0)
 
 
 def _may(authorizer: StandardAuthorizer, identity: RequestIdentity, operation: AclOperation,
-         kind: ResourceType, name: str) -> bool:
-    return authorizer.authorize_one(identity, Action(operation, kind, name))
+         kind: ResourceType, name: str | None = None) -> bool:
+    """(``coordinator.security`` is not imported here: this module is imported with the
+    Metadata route, answered before anything else at startup.)"""
+    if name is None:
+        return authorizer.allows(identity, operation, kind)  # the cluster
+    return authorizer.allows(identity, operation, kind, name)
 
 
 def fill_cluster_operations(answer: dict[str, Any], request: DecodedRequest,
@@ -47,10 +50,8 @@ def fill_cluster_operations(answer: dict[str, Any], request: DecodedRequest,
     if answer.get("cluster_authorized_operations", AUTHORIZED_OPERATIONS_OMITTED) != (
             AUTHORIZED_OPERATIONS_OMITTED):
         operations = 0
-        if _may(authorizer, identity, AclOperation.DESCRIBE, ResourceType.CLUSTER,
-                CLUSTER_NAME):
-            operations = authorizer.authorized_operations(identity, ResourceType.CLUSTER,
-                                                          CLUSTER_NAME)
+        if _may(authorizer, identity, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+            operations = authorizer.authorized_operations(identity, ResourceType.CLUSTER)
         answer = {**answer, "cluster_authorized_operations": operations}
     return answer
 
@@ -71,8 +72,7 @@ class MetadataAnswer:
             return request
         store = ctx.state.topics
         auto_create = bool(body.get("allow_auto_topic_creation", True))
-        cluster_create = _may(authorizer, identity, AclOperation.CREATE, ResourceType.CLUSTER,
-                              CLUSTER_NAME)
+        cluster_create = _may(authorizer, identity, AclOperation.CREATE, ResourceType.CLUSTER)
 
         def served(name: str | None) -> bool:
             if name is None:  # (by id: its name is checked in the answer)
@@ -153,7 +153,7 @@ def filter_listed(field: str, key: str, kind: ResourceType, cluster_lists_all: b
                        authorizer: StandardAuthorizer,
                        identity: RequestIdentity) -> dict[str, Any]:
         if cluster_lists_all and _may(authorizer, identity, AclOperation.DESCRIBE,
-                                      ResourceType.CLUSTER, CLUSTER_NAME):
+                                      ResourceType.CLUSTER):
             return answer
         return {**answer, field: [e for e in answer.get(field, ())
                                   if _may(authorizer, identity, AclOperation.DESCRIBE, kind,

@@ -10,7 +10,6 @@ authorizer or a SASL listener pays nothing for it until the coordinator loads.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +61,8 @@ def security_shard(properties: Mapping[str, str], mechanisms: Sequence[Any]) -> 
     (``coordinator.security.mechanisms.SaslMechanisms``) logs in with from now on -- the
     first listener's, holding the ``--sasl-user`` credentials -- so a user created by
     AlterUserScramCredentials can log in on any of them."""
+    import uuid
+
     from coordinator.security.authorizer import StandardAuthorizer
     from coordinator.security.shard import SecurityShard
     from coordinator.security.state import SecurityState
