@@ -146,7 +146,7 @@ def _matching_acl(binding: AclBinding) -> dict[str, Any]:
 class SecurityShard:
     """ACLs and SCRAM credentials behind the runtime's append queue."""
 
-    __slots__ = ("_failures", "enabled", "identities", "new_id", "state")
+    __slots__ = ("_failures", "enabled", "identities", "new_id", "plain_users", "state")
 
     def __init__(self, state: SecurityState, new_id: Callable[[], uuid.UUID], *,
                  authorizer_enabled: bool) -> None:
@@ -156,6 +156,9 @@ class SecurityShard:
         self.enabled = authorizer_enabled
         #: (principal, peer address) -> the identity authorizations use (the server's).
         self.identities: dict[Any, Any] = {}
+        #: The SASL listeners' PLAIN user tables (in memory, as Kafka's JAAS users): where
+        #: the test double adds a user's PLAIN credential.
+        self.plain_users: list[Any] = []
         # id(Result) -> how its requester is answered if its append fails.
         self._failures: dict[int, tuple[ReplyToken, FailureAnswer]] = {}
 

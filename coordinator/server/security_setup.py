@@ -71,4 +71,6 @@ def security_shard(properties: Mapping[str, str], mechanisms: Sequence[Any]) -> 
     for each in mechanisms:
         each.scram_credentials = scram
     state = SecurityState(StandardAuthorizer.from_config(properties), scram)
-    return SecurityShard(state, uuid.uuid4, authorizer_enabled=authorizer_enabled(properties))
+    shard = SecurityShard(state, uuid.uuid4, authorizer_enabled=authorizer_enabled(properties))
+    shard.plain_users = [each.plain_users for each in mechanisms]
+    return shard

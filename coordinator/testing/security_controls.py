@@ -103,9 +103,9 @@ async def add_user(running: RunningServer, name: str, password: str,
         [result] = answer["results"]
         if result["error_code"] != ErrorCode.NONE:
             raise ValueError(f"user {name!r}: {result['error_message']}")
-    sasl = running.server.sasl
-    if sasl is not None:
-        sasl.plain_users.add(name, password, secrets.token_bytes)
+    shard: Any = running.server.runtime.security
+    for plain_users in shard.plain_users:  # each SASL listener's
+        plain_users.add(name, password, secrets.token_bytes)
 
 
 async def describe_users(running: RunningServer) -> list[dict[str, Any]]:
