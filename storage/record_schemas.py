@@ -17,8 +17,6 @@ from wire.schema import Field as F
 from wire.schema import Message
 
 __all__ = [
-    "ACCESS_CONTROL_ENTRY_KEY",
-    "ACCESS_CONTROL_ENTRY_VALUE",
     "CONFIG_RECORD_KEY",
     "CONFIG_RECORD_VALUE",
     "CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY",
@@ -57,8 +55,6 @@ __all__ = [
     "TRANSACTION_STATE_VALUE",
     "TXN_OFFSET_COMMIT_KEY",
     "TXN_OFFSET_COMMIT_VALUE",
-    "USER_SCRAM_CREDENTIAL_KEY",
-    "USER_SCRAM_CREDENTIAL_VALUE",
 ]
 
 _RECORD = -1  # Message.api_key of records: they belong to no API
@@ -453,52 +449,5 @@ CONFIG_RECORD_VALUE = Message(
     fields=(
         F("value", "string", "0+", nullable="0+"),
         F("topic_id", "uuid", "0+"),
-    ),
-)
-
-
-# ------------------------------------------------------------------ security (issue 29)
-# storage/security_records.py: the fields of Kafka's AccessControlEntryRecord and
-# UserScramCredentialRecord, under kcoord's key versions 105 and 106 (removal: a tombstone).
-
-ACCESS_CONTROL_ENTRY_KEY = Message(
-    "AccessControlEntryKey",
-    api_key=_RECORD,
-    valid="105",
-    flexible="none",
-    fields=(F("id", "uuid", "105"),),
-)
-ACCESS_CONTROL_ENTRY_VALUE = Message(
-    "AccessControlEntryValue",
-    api_key=_RECORD,
-    valid="0",
-    flexible="0+",
-    fields=(
-        F("resource_type", "int8", "0+"),
-        F("resource_name", "string", "0+"),
-        F("pattern_type", "int8", "0+"),
-        F("principal", "string", "0+"),
-        F("host", "string", "0+"),
-        F("operation", "int8", "0+"),
-        F("permission_type", "int8", "0+"),
-    ),
-)
-USER_SCRAM_CREDENTIAL_KEY = Message(
-    "UserScramCredentialKey",
-    api_key=_RECORD,
-    valid="106",
-    flexible="none",
-    fields=(F("name", "string", "106"), F("mechanism", "int8", "106")),
-)
-USER_SCRAM_CREDENTIAL_VALUE = Message(
-    "UserScramCredentialValue",
-    api_key=_RECORD,
-    valid="0",
-    flexible="0+",
-    fields=(
-        F("salt", "bytes", "0+"),
-        F("stored_key", "bytes", "0+"),
-        F("server_key", "bytes", "0+"),
-        F("iterations", "int32", "0+"),
     ),
 )

@@ -16,8 +16,6 @@ from wire.schema import Message
 
 from .config_records import ConfigRecordKey, ConfigRecordValue
 from .record_schemas import (
-    ACCESS_CONTROL_ENTRY_KEY,
-    ACCESS_CONTROL_ENTRY_VALUE,
     CONFIG_RECORD_KEY,
     CONFIG_RECORD_VALUE,
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
@@ -56,8 +54,6 @@ from .record_schemas import (
     TRANSACTION_STATE_VALUE,
     TXN_OFFSET_COMMIT_KEY,
     TXN_OFFSET_COMMIT_VALUE,
-    USER_SCRAM_CREDENTIAL_KEY,
-    USER_SCRAM_CREDENTIAL_VALUE,
 )
 from .records import (
     ConsumerGroupCurrentMemberAssignmentKey,
@@ -80,6 +76,12 @@ from .records import (
     TransactionStateValue,
     TxnOffsetCommitKey,
     TxnOffsetCommitValue,
+)
+from .security_record_schemas import (
+    ACCESS_CONTROL_ENTRY_KEY,
+    ACCESS_CONTROL_ENTRY_VALUE,
+    USER_SCRAM_CREDENTIAL_KEY,
+    USER_SCRAM_CREDENTIAL_VALUE,
 )
 from .security_records import (
     AccessControlEntryKey,

@@ -27,8 +27,7 @@ The share coordinator's records (``ShareSnapshotKey`` 103, ``ShareUpdateKey`` 10
 declared in :mod:`storage.share_records`, the share group records (Kafka's types 10-15) in
 :mod:`storage.share_group_records` (both re-exported here for the coordinator core), the
 dynamic configuration record (``ConfigRecordKey`` 107) in :mod:`storage.config_records`, the
-security records (``AccessControlEntryKey`` 105, ``UserScramCredentialKey`` 106) in
-:mod:`storage.security_records`.
+security records (105, 106) in :mod:`storage.security_records`.
 """
 
 from __future__ import annotations
@@ -38,12 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from storage.config_records import ConfigRecordKey, ConfigRecordValue
-from storage.security_records import (
-    AccessControlEntryKey,
-    AccessControlEntryValue,
-    UserScramCredentialKey,
-    UserScramCredentialValue,
-)
+from storage.security_records import SecurityKey, SecurityValue
 from storage.share_group_records import (  # re-exported: the core reads record types here
     SHARE_GROUP_KEY_TYPES,
     ShareGroupCurrentMemberAssignmentKey,
@@ -407,8 +401,7 @@ RecordKey = (
     | ShareUpdateKey
     | ShareGroupKey
     | ConfigRecordKey
-    | AccessControlEntryKey
-    | UserScramCredentialKey
+    | SecurityKey
 )
 RecordValue = (
     OffsetCommitValue
@@ -421,8 +414,7 @@ RecordValue = (
     | ShareUpdateValue
     | ShareGroupValue
     | ConfigRecordValue
-    | AccessControlEntryValue
-    | UserScramCredentialValue
+    | SecurityValue
 )
 
 

@@ -21,6 +21,8 @@ __all__ = [
     "SECURITY_KEY_TYPES",
     "AccessControlEntryKey",
     "AccessControlEntryValue",
+    "SecurityKey",
+    "SecurityValue",
     "UserScramCredentialKey",
     "UserScramCredentialValue",
 ]
@@ -68,3 +70,5 @@ class UserScramCredentialValue:
 
 
 SECURITY_KEY_TYPES: tuple[type, ...] = (AccessControlEntryKey, UserScramCredentialKey)
+SecurityKey = AccessControlEntryKey | UserScramCredentialKey
+SecurityValue = AccessControlEntryValue | UserScramCredentialValue
