@@ -55,8 +55,8 @@ from coordinator.txn.timers import TxnTimerKey
 from storage.config_records import ConfigRecordKey
 from storage.errors import append_error_of
 from storage.records import Record, TransactionStateKey
-from storage.share_records import SHARE_KEY_TYPES
 from storage.security_records import SECURITY_KEY_TYPES
+from storage.share_records import SHARE_KEY_TYPES
 
 __all__ = [
     "CoordinatorRuntime",
