@@ -204,7 +204,7 @@ class GroupCoordinator(Engine):
         callbacks. The runtime sends ``result.replies`` and then processes what this returns."""
         records = result.records
         self.store.apply_appended(records)
-        if self.pending:
+        if self.pending.by_group:
             self.pending.settle(records)
         if not result.callbacks:
             return EMPTY_RESULT
@@ -212,6 +212,19 @@ class GroupCoordinator(Engine):
         for callback in result.callbacks:
             callback.appended(now_ms, fx)
         return fx.result()
+
+    def staged_offset_groups(self, producer_id: int) -> list[str]:
+        """The groups holding offsets that ``producer_id``'s open transaction staged (its
+        markers commit or drop them)."""
+        return list(self.store.pending_txn.get(producer_id, ()))
+
+    def count_in_flight(self, result: Result) -> None:
+        """The runtime queues an ``at_once`` Result (it could not answer it inline): count its
+        offset records as writes in flight, as a handler's Effects counts the others'."""
+        add = self.pending.add
+        for record in result.records:
+            add(record)
+        self.pending.seal()
 
     def append_failed(self, result: Result, error: ErrorCode, now_ms: int) -> Result:
         """Appending ``result.records`` failed with Kafka log-append error ``error``: nothing
@@ -224,6 +237,10 @@ class GroupCoordinator(Engine):
             1 for record in result.records if isinstance(record.key, RebalanceEventKey)
         )
         fx = self.effects()
+        at_once = result.at_once
+        if at_once is not None:  # the API's mapping of its answer
+            for reply in result.replies:
+                fx.reply(reply.token, at_once(reply.response, error))
         for callback in result.callbacks:
             callback.append_failed(error, now_ms, fx)
         replaced = {reply.token for reply in fx.replies}

@@ -8,7 +8,8 @@ ids first (its route file, coordinator/server/apis/offset_commit.py).
 
 The answer waits for the commit records; nothing is applied before they are in the log,
 and a failed append answers every partition with the mapped error (Kafka's
-maybeConvertOffsetCommitError).
+maybeConvertOffsetCommitError). The usual commit is an ``at_once`` Result, which the
+runtime may append, apply and answer inline (``coordinator.core.result``).
 """
 
 from __future__ import annotations
@@ -34,8 +35,7 @@ from coordinator.core.messages import (
     OffsetCommitResponse,
     RequestContext,
 )
-from coordinator.core.result import Effects, ReplyToken, Result
-from coordinator.core.timers import TimerKey
+from coordinator.core.result import Effects, Reply, ReplyToken, Result, ScheduleTimer
 from storage.records import Record, offset_commit_record
 from wire.constants import ErrorCode
 
@@ -45,9 +45,7 @@ __all__ = [
     "commit_records",
     "commit_target",
     "handle_offset_commit",
-    "inline_commit",
     "metadata_too_large",
-    "session_renewed",
     "shared_answer",
     "validate_classic_commit",
     "validate_consumer_commit",
@@ -139,8 +137,7 @@ def commit_target(
 ) -> tuple[ErrorCode | None, ClassicGroup | ConsumerGroup | None]:
     """Kafka's OffsetMetadataManager.validateOffsetCommit for this commit: (the error every
     partition is answered with, None) or (None, the group committed to); (None, None) when
-    the group does not exist and the commit makes a simple group. Shared by the handler
-    and ``inline_commit``, so both decide on the same checks."""
+    the group does not exist and the commit makes a simple group."""
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=True):
         return ErrorCode.INVALID_GROUP_ID, None
@@ -167,9 +164,25 @@ def commit_target(
 def handle_offset_commit(
     engine: Engine, ctx: RequestContext, req: OffsetCommitRequest, token: ReplyToken, now_ms: int
 ) -> Result:
-    """Handle one OffsetCommit."""
+    """Handle one OffsetCommit. The usual commit -- into an existing group whose checks
+    pass, at least one partition written -- is an ``at_once`` Result: its records, its
+    answer, the committer's renewed session; a failed append maps the answer
+    (``commit_failed``)."""
+    version = ctx.api_version
+    error, target = commit_target(engine, req, version)
+    if error is None and target is not None:
+        records, response = commit_records(engine, req, version, now_ms)
+        if records:
+            timers: tuple[ScheduleTimer, ...] = ()
+            if type(target) is ClassicGroup:
+                state = target.state
+                if state is STABLE or state is PREPARING_REBALANCE:  # as _kept_alive
+                    committer = target.members[req["member_id"]]
+                    timers = (ScheduleTimer(committer.heartbeat_key,
+                                            renew_session(committer, now_ms)),)
+            return Result(tuple(records), (Reply(token, response),), timers,
+                          at_once=commit_failed)
     fx = engine.effects()
-    error, target = commit_target(engine, req, ctx.api_version)
     if error is not None:
         fx.reply(token, all_partitions(req["topics"], error))
         return fx.result()
@@ -183,32 +196,13 @@ def handle_offset_commit(
         member = _kept_alive(group, req)
         if member is not None:
             engine.reschedule_heartbeat(member, now_ms, fx)
-    records, response = commit_records(engine, req, ctx.api_version, now_ms)
+    records, response = commit_records(engine, req, version, now_ms)
     fx.reply(token, response)
     if records:
         fx.records.extend(records)
         engine.pending.add_offsets(req["group_id"], records)
         fx.after_append(_CommitOutcome(engine, group, created, token, response))
     return fx.result()
-
-
-def inline_commit(
-    engine: Engine, req: OffsetCommitRequest, version: int, now_ms: int
-) -> tuple[list[Record], OffsetCommitResponse, Member | None] | None:
-    """The commit the handler would make of ``req`` when it passes ``commit_target`` into
-    an existing group and commits at least one partition: its records, its answer (every
-    partition NONE or OFFSET_METADATA_TOO_LARGE) and the classic member whose session it
-    keeps alive (``session_renewed``); None for anything else, which takes the handler.
-    Nothing is changed: for a caller that appends the records itself at once (the server's
-    shortcut), then applies them (``HardState.apply_appended``) or, if the append failed,
-    answers ``commit_failed``."""
-    error, target = commit_target(engine, req, version)
-    if error is not None or target is None:
-        return None
-    records, response = commit_records(engine, req, version, now_ms)
-    if not records:
-        return None
-    return records, response, _kept_alive(target, req) if type(target) is ClassicGroup else None
 
 
 def _kept_alive(group: ClassicGroup, req: OffsetCommitRequest) -> Member | None:
@@ -219,12 +213,6 @@ def _kept_alive(group: ClassicGroup, req: OffsetCommitRequest) -> Member | None:
     if state is STABLE or state is PREPARING_REBALANCE:
         return group.members[req["member_id"]]
     return None
-
-
-def session_renewed(member: Member, now_ms: int) -> tuple[TimerKey, int]:
-    """Move ``member``'s session deadline as the handler's ``reschedule_heartbeat`` does;
-    the timer to arm (key, deadline)."""
-    return member.heartbeat_key, renew_session(member, now_ms)
 
 
 def commit_records(

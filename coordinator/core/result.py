@@ -9,6 +9,15 @@ Result's ``callbacks``) and sends ``replies``; if the append failed it calls
 ``GroupCoordinator.append_failed`` instead, whose Result carries the replies to send (the
 callbacks replace the answers that depended on the records, with Kafka's mapped error).
 
+A Result marked ``at_once`` (the usual OffsetCommit, the steady ConsumerGroupHeartbeat) is
+safe to answer inline: it answers only its own request, counts nothing as in flight and
+runs no callback, so when nothing is queued or being written and the sink writes at once,
+the runtime appends it, applies it (``append_done``), arms its timers and answers before
+``submit`` returns -- without a pending reply. ``at_once`` is how its answer reads when the
+append fails (the API's error mapping, as Kafka's write operations map theirs); the runtime
+asks the shard to count it in flight (``GroupCoordinator.count_in_flight``) when it must
+queue it instead.
+
 A transaction coordinator's Result may also carry ``markers``: the WriteTxnMarkers entries
 the runtime writes once the PrepareCommit/PrepareAbort before them is durable (the group
 core never emits any).
@@ -20,8 +29,8 @@ append lands -- by the same handler or by later requests -- see it.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import NamedTuple, Protocol
+from collections.abc import Callable, Hashable
+from typing import Any, NamedTuple, Protocol
 
 from coordinator.core.messages import Response
 from coordinator.core.store import PendingWrites
@@ -34,6 +43,7 @@ from wire.constants import ErrorCode
 
 __all__ = [
     "EMPTY_RESULT",
+    "AnswerFailed",
     "AppendCallback",
     "CancelTimer",
     "Effects",
@@ -43,6 +53,7 @@ __all__ = [
     "ScheduleTimer",
     "ShardResponse",
     "ShardTimerKey",
+    "unchanged",
 ]
 
 ReplyToken = Hashable
@@ -53,6 +64,15 @@ ShardTimerKey = TimerKey | TxnTimerKey | ShareLockTimerKey
 
 ShardResponse = Response | TxnResponse
 """An answer of either shard."""
+
+
+AnswerFailed = Callable[[Any, ErrorCode], Any]
+"""(the answer an at-once Result gives, Kafka log-append error) -> the answer instead."""
+
+
+def unchanged(response: Any, error: ErrorCode) -> Any:
+    """The ``at_once`` of a Result without records: no append, so nothing to map."""
+    return response
 
 
 # Reply, ScheduleTimer, CancelTimer and Result are NamedTuples: a Heartbeat builds one of
@@ -95,13 +115,15 @@ class AppendCallback(Protocol):
 class Result(NamedTuple):
     """Outcome of one core call: records to persist, replies to send once they are durable,
     timer changes to apply, what to do when the append completes, and transaction markers
-    to write."""
+    to write. ``at_once``: None, or the Result is safe to answer inline and this maps its
+    answer when the append fails (see the module docstring)."""
 
     records: tuple[Record, ...] = ()
     replies: tuple[Reply, ...] = ()
     timers: tuple[ScheduleTimer | CancelTimer, ...] = ()
     callbacks: tuple[AppendCallback, ...] = ()
     markers: tuple[TxnMarker, ...] = ()
+    at_once: AnswerFailed | None = None
 
 
 EMPTY_RESULT = Result()

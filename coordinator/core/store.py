@@ -160,10 +160,12 @@ class PendingWrites:
     Recording and settling are the commit hot path, so they only queue and dequeue; the
     questions below replay the (short) queue when a rarer decision needs them."""
 
-    __slots__ = ("_groups", "unreturned")
+    __slots__ = ("by_group", "unreturned")
 
     def __init__(self) -> None:
-        self._groups: dict[str, deque[Record]] = {}
+        #: The records in flight per group (empty: nothing in flight; read, never written,
+        #: outside this class -- a plain attribute, as ``bool(self)`` costs a call).
+        self.by_group: dict[str, deque[Record]] = {}
         #: Offset records of the call in progress, until its Result is returned (``seal``).
         self.unreturned: list[Record] = []
 
@@ -171,18 +173,18 @@ class PendingWrites:
         """Count an emitted record (only offset records matter here)."""
         key = record.key
         if type(key) is OffsetCommitKey:
-            queue = self._groups.get(key.group)
+            queue = self.by_group.get(key.group)
             if queue is None:
-                queue = self._groups[key.group] = deque()
+                queue = self.by_group[key.group] = deque()
             queue.append(record)
             self.unreturned.append(record)
 
     def add_offsets(self, group_id: str, records: list[Record]) -> None:
         """Count emitted offset records of one group at once (``add`` for each, in order;
         every key is an OffsetCommitKey of ``group_id``)."""
-        queue = self._groups.get(group_id)
+        queue = self.by_group.get(group_id)
         if queue is None:
-            queue = self._groups[group_id] = deque()
+            queue = self.by_group[group_id] = deque()
         queue.extend(records)
         self.unreturned.extend(records)
 
@@ -196,15 +198,15 @@ class PendingWrites:
         for record in reversed(self.unreturned):
             key = record.key
             assert isinstance(key, OffsetCommitKey)
-            queue = self._groups[key.group]
+            queue = self.by_group[key.group]
             queue.pop()
             if not queue:
-                del self._groups[key.group]
+                del self.by_group[key.group]
         self.unreturned.clear()
 
     def settle(self, records: Iterable[Record]) -> None:
         """These records' appends completed (either way), in emission order."""
-        groups = self._groups
+        groups = self.by_group
         for record in records:
             key = record.key
             if type(key) is OffsetCommitKey:
@@ -215,12 +217,12 @@ class PendingWrites:
                         del groups[key.group]
 
     def __bool__(self) -> bool:
-        return bool(self._groups)
+        return bool(self.by_group)
 
     def latest(self, group_id: str) -> dict[TopicPartition, OffsetCommitValue | None]:
         """The last value in flight per key of the group (None: a tombstone)."""
         out: dict[TopicPartition, OffsetCommitValue | None] = {}
-        for record in self._groups.get(group_id, ()):
+        for record in self.by_group.get(group_id, ()):
             key = record.key
             assert isinstance(key, OffsetCommitKey)
             value = record.value
@@ -232,7 +234,7 @@ class PendingWrites:
     def has_offsets(self, group_id: str, committed: Mapping[TopicPartition, object]) -> bool:
         """Whether the group has offsets once every write in flight lands (Kafka's
         ``hasOffsets``, which counts pending commits)."""
-        if group_id not in self._groups:
+        if group_id not in self.by_group:
             return bool(committed)
         latest = self.latest(group_id)
         if any(value is not None for value in latest.values()):
@@ -241,7 +243,7 @@ class PendingWrites:
 
     def keys(self, group_id: str) -> set[TopicPartition]:
         """Keys of the group with a write in flight."""
-        return set(self.latest(group_id)) if group_id in self._groups else set()
+        return set(self.latest(group_id)) if group_id in self.by_group else set()
 
 
 _NO_OFFSETS: dict[TopicPartition, OffsetCommitValue] = {}

@@ -1,8 +1,8 @@
 """What the route modules (``coordinator/server/apis/``) share: the questions they ask the
 broker's topic store and cluster (``store_of``, ``TopicView``, ``leadership_error``,
 ``broker_ids``, ``replication_factor_of``), the authorized-operation bit fields Kafka
-reports without an authorizer, a reply ready at once (``ReadyReply``), and the group core's
-view of the broker's topics (``with_current_topics``)."""
+reports without an authorizer, and the group core's view of the broker's topics
+(``with_current_topics``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from wire import ErrorCode
 if TYPE_CHECKING:
     import wire
     from coordinator.server.context import RequestContext
-    from coordinator.server.runtime import CoordinatorRuntime, PendingReply
+    from coordinator.server.runtime import CoordinatorRuntime
+    from coordinator.server.waiters import PendingReply, ReadyReply
 
 __all__ = [
     "CLUSTER_AUTHORIZED_OPERATIONS",
@@ -24,7 +25,6 @@ __all__ = [
     "NO_AUTHORIZED_OPERATIONS",
     "TOPIC_AUTHORIZED_OPERATIONS",
     "ZERO_UUID",
-    "ReadyReply",
     "TopicView",
     "WithCurrentTopics",
     "all_exist",
@@ -210,29 +210,10 @@ class WithCurrentTopics:
     def submit(
         self, ctx: RequestContext, request: wire.DecodedRequest
     ) -> PendingReply | ReadyReply | None:
-        return with_current_topics(ctx).submit(self.handler, ctx, request.body)
-
-
-# --------------------------------------------------------------------------- replies
-
-
-class ReadyReply:
-    """A reply made without the runtime's bookkeeping, ready at once (the connection's
-    ``PendingAnswer``, as ``runtime.PendingReply``)."""
-
-    __slots__ = ("response",)
-
-    def __init__(self, response: Any) -> None:
-        self.response = response
-
-    def ready(self) -> bool:
-        return True
-
-    def result(self) -> Any:
-        return self.response
-
-    async def wait(self) -> Any:
-        return self.response
-
-    def discard(self) -> None:
-        """Nothing to release."""
+        state = ctx.state
+        runtime: CoordinatorRuntime = state.groups
+        store = state.topics
+        # with_current_topics, inline: every steady heartbeat passes with nothing to refresh.
+        if store is not None and runtime.coordinator.topics_image.version != store.version:
+            refresh_topics_image(ctx)
+        return runtime.submit(self.handler, ctx, request.body)

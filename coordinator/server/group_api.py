@@ -1,6 +1,5 @@
-"""The server handler of a group API (``group_api``): the decoded request goes to the group
-core as it is (the core reads it through its TypedDict) in the coordinator runtime
-(``ctx.state.groups``), and the core's answer back to the wire."""
+"""The server handler of a group API (``group_api``): the decoded request goes to the
+group core in the coordinator runtime as it is, and the core's answer back to the wire."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import wire
 from coordinator.core import CoreHandler
 from coordinator.server.context import Handler
 from coordinator.server.context import RequestContext as ServerRequestContext
-from coordinator.server.waiters import PendingReply
+from coordinator.server.waiters import PendingReply, ReadyReply
 
 __all__ = ["GroupApi", "group_api"]
 
@@ -33,8 +32,9 @@ class GroupApi:
 
     def submit(
         self, ctx: ServerRequestContext, request: wire.DecodedRequest
-    ) -> PendingReply | None:
-        pending: PendingReply | None = ctx.state.groups.submit(self.handler, ctx, request.body)
+    ) -> PendingReply | ReadyReply | None:
+        pending: PendingReply | ReadyReply | None = ctx.state.groups.submit(
+            self.handler, ctx, request.body)
         return pending
 
 

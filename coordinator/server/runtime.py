@@ -27,7 +27,6 @@ key (one ``TimerHeap``) fires its shard: transaction, share, else the group shar
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -50,7 +49,7 @@ from coordinator.server.group_events import log_group_events
 from coordinator.server.shard import MarkerWriter, Shard, wall_clock_ms
 from coordinator.server.sink import RecordSink
 from coordinator.server.timer_heap import TimerHeap
-from coordinator.server.waiters import PendingReply, RuntimeClosed
+from coordinator.server.waiters import PendingReply, ReadyReply, RuntimeClosed
 from coordinator.txn.timers import TxnTimerKey
 from storage.config_records import ConfigRecordKey
 from storage.errors import append_error_of
@@ -63,6 +62,7 @@ __all__ = [
     "GroupApi",
     "MarkerWriter",
     "PendingReply",
+    "ReadyReply",
     "RuntimeClosed",
     "Shard",
     "group_api",
@@ -102,11 +102,14 @@ class CoordinatorRuntime:
         self._clock_ms = clock_ms
         self._epoch_ms = 0
         self._t0 = 0.0
-        self._tokens = itertools.count(1)
+        self._clock: trio.abc.Clock | None = None  # the run's (read once: now_ms is hot)
+        self._last_token = 0
         self._waiters: dict[ReplyToken, PendingReply] = {}
         self._timer_heap = TimerHeap(self._wake_timers)
-        #: Arm ``key`` at ``deadline_ms``, replacing its deadline (a ScheduleTimer's change).
-        self.arm_timer: Callable[[ShardTimerKey, int], None] = self._timer_heap.arm
+        #: Whether ``at_once`` Results are answered inline when they may be (tests compare
+        #: both ways).
+        self.answers_at_once = True
+        self._serving = False  # loaded and not closed (an Event's is_set is a call)
         self._timer_scope: trio.CancelScope | None = None
         self._nursery: trio.Nursery | None = None
         self._queue: list[tuple[Result, Shard | None]] = []  # awaiting durability; shard
@@ -142,7 +145,9 @@ class CoordinatorRuntime:
 
     def now_ms(self) -> int:
         """The coordinator's notion of now (see the module docstring)."""
-        return self._epoch_ms + int((trio.current_time() - self._t0) * 1000)
+        clock = self._clock
+        now = trio.current_time() if clock is None else clock.current_time()
+        return self._epoch_ms + int((now - self._t0) * 1000)
 
     def _deadline_seconds(self, deadline_ms: int) -> float:
         # Half a millisecond late, so now_ms() at wake-up is never below the deadline.
@@ -155,7 +160,8 @@ class CoordinatorRuntime:
         for the end of replay (``loaded``) before reaching the core.
         """
         self._epoch_ms = self._clock_ms()
-        self._t0 = trio.current_time()
+        self._clock = trio.lowlevel.current_clock()
+        self._t0 = self._clock.current_time()
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -165,6 +171,7 @@ class CoordinatorRuntime:
                 await self._timer_loop()
         finally:
             self._closed = True
+            self._serving = False
             for waiter in self._waiters.values():
                 if waiter.event is not None:
                     waiter.event.set()
@@ -178,6 +185,7 @@ class CoordinatorRuntime:
         self.replayed_records = count
         self._process(self.coordinator.on_loaded(self.now_ms()))
         self._loaded.set()
+        self._serving = not self._closed
         log.info(
             "coordinator loaded: %d records replayed, %d groups, in %.1f ms",
             count,
@@ -261,47 +269,57 @@ class CoordinatorRuntime:
         ctx: RequestContext,
         request: RequestT,
         shard: Shard | None = None,
-    ) -> PendingReply | None:
+    ) -> PendingReply | ReadyReply | None:
         """Run one shard handler now and return its pending reply (None before the load
         finished: use ``call``). Requests submitted one after another reach the shards, the
         log and their requesters in that order, so a connection can submit request N+1
-        while N waits for its append (many commits per fsync from one connection)."""
-        if self._closed:
-            raise RuntimeClosed("the coordinator runtime has stopped")
-        if not self._loaded.is_set():
+        while N waits for its append (many commits per fsync from one connection). An
+        ``at_once`` Result is answered inline when nothing is queued or being written and
+        the sink writes at once (``ReadyReply``)."""
+        if not self._serving:
+            if self._closed:
+                raise RuntimeClosed("the coordinator runtime has stopped")
             return None
-        token = next(self._tokens)
-        pending = PendingReply(token, self._waiters)
-        self._waiters[token] = pending
+        self._last_token = token = self._last_token + 1
+        now = self.now_ms()
+        result = handler(shard or self.coordinator, ctx, request, token, now)
+        if result.at_once is not None and shard is None:  # (only the group shard's are)
+            if self.answers_at_once and not (self._queue or self._writing):
+                # Nothing in flight: append, apply and answer now, as _process and _complete
+                # do (inline: the hottest requests take this path).
+                records = result.records
+                try:
+                    written = not records or self.sink.append_nowait(records)
+                except Exception as exc:  # answered as any failed append: the shard maps it
+                    self._append_failed(len(records), exc)
+                    pending = self._waiters[token] = PendingReply(token, self._waiters)
+                    self._apply_timers(result.timers)
+                    self._complete(result, exc, None)
+                    return pending
+                if written:
+                    arm, cancel = self._timer_heap.arm, self._timer_heap.cancel
+                    for change in result.timers:
+                        if type(change) is ScheduleTimer:
+                            arm(change.key, change.deadline_ms)
+                        else:
+                            cancel(change.key)
+                    if records:
+                        follow = self.coordinator.append_done(result, now)
+                        if follow is not EMPTY_RESULT:
+                            self._process(follow, None, settled=True)
+                    return ReadyReply(result.replies[0].response)
+            self.coordinator.count_in_flight(result)  # queued: in flight like the others'
+        pending = self._waiters[token] = PendingReply(token, self._waiters)
+        if handler in self._reads and (self._queue or self._writing):
+            # Answered from state an append in flight may still lose: if that append
+            # fails, the read is run again once the core has reverted.
+            self._reruns[id(result)] = (handler, ctx, request, token)
         try:
-            result = handler(shard or self.coordinator, ctx, request, token, self.now_ms())
-            if handler in self._reads and (self._queue or self._writing):
-                # Answered from state an append in flight may still lose: if that append
-                # fails, the read is run again once the core has reverted.
-                self._reruns[id(result)] = (handler, ctx, request, token)
             self._process(result, shard)
         except BaseException:
             del self._waiters[token]
             raise
         return pending
-
-    def answer_now_ms(self) -> int | None:
-        """``now_ms()`` if a caller may answer a record-less request itself at once (loaded,
-        open, no append queued or being written), else None: ``submit`` queues it then."""
-        if self._queue or self._writing or self._closed or not self._loaded.is_set():
-            return None
-        return self.now_ms()
-
-    def append_now(self, records: Sequence[Record]) -> bool | Exception:
-        """Append ``records`` at once, as ``submit`` does when nothing is in flight (call only
-        when ``answer_now_ms`` allows): True once written, False when the sink cannot write
-        synchronously now (nothing written: use ``submit``), the error when the append
-        failed (counted and logged as any failed append)."""
-        try:
-            return self.sink.append_nowait(records)
-        except Exception as exc:
-            self._append_failed(len(records), exc)
-            return exc
 
     def _process(
         self, result: Result, shard: Shard | None = None, *, settled: bool = False
@@ -427,7 +445,7 @@ class CoordinatorRuntime:
         """Arm/disarm keys (``TimerHeap``: pushing a later deadline only updates a dict)."""
         arm, cancel = self._timer_heap.arm, self._timer_heap.cancel
         for change in changes:
-            if isinstance(change, ScheduleTimer):
+            if type(change) is ScheduleTimer:
                 arm(change.key, change.deadline_ms)
             else:
                 cancel(change.key)
@@ -475,4 +493,3 @@ class CoordinatorRuntime:
                 self._timer_scope = scope
                 await trio.sleep_forever()
             self._timer_scope = None
-

@@ -34,7 +34,7 @@ from coordinator.core import LocalContext
 from coordinator.core.result import Effects
 from coordinator.core.txn_offsets import TxnMarkerRequest, handle_txn_marker
 from coordinator.server.runtime import CoordinatorRuntime, ShardHandler
-from coordinator.server.waiters import PendingReply, RuntimeClosed
+from coordinator.server.waiters import PendingReply, ReadyReply, RuntimeClosed
 from coordinator.txn.config import KAFKA_CONFIG_NAMES, TxnConfig
 from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import handle_add_partitions_to_txn
@@ -227,7 +227,7 @@ class TransactionRuntime:
         self._writing.setdefault(txn_id, trio.Event())
         commit = marker.result == TransactionResult.COMMIT
         now = self._now_ms()
-        offsets: list[PendingReply] = []
+        offsets: list[PendingReply | ReadyReply] = []
         for tp in sorted(marker.partitions):
             try:
                 if tp.topic == OFFSETS_TOPIC:
@@ -251,9 +251,9 @@ class TransactionRuntime:
 
     def _offsets_marker(
         self, producer_id: int, partition: int, commit: bool
-    ) -> PendingReply | None:
+    ) -> PendingReply | ReadyReply | None:
         """Commit or drop the producer's staged offsets of the groups on ``partition``."""
-        staged = self.groups.coordinator.store.pending_txn.get(producer_id, {})
+        staged = self.groups.coordinator.staged_offset_groups(producer_id)
         partitions = self.coordinator.config.offsets_topic_num_partitions
         group_ids = [g for g in staged if partition_for(g, partitions) == partition]
         if not group_ids:
@@ -261,12 +261,14 @@ class TransactionRuntime:
         request: TxnMarkerRequest = {
             "producer_id": producer_id, "group_ids": group_ids, "committed": commit
         }
-        pending: PendingReply | None = self.groups.submit(
+        pending: PendingReply | ReadyReply | None = self.groups.submit(
             handle_txn_marker, _BROKER_CONTEXT, request
         )
         return pending
 
-    async def _offsets_written(self, marker: TxnMarker, offsets: list[PendingReply]) -> None:
+    async def _offsets_written(
+        self, marker: TxnMarker, offsets: list[PendingReply | ReadyReply]
+    ) -> None:
         error = None
         try:
             for pending in offsets:

@@ -1,5 +1,5 @@
-"""What waits on the coordinator runtime: a submitted request's pending reply, and the
-runtime's own end (``RuntimeClosed``)."""
+"""What waits on the coordinator runtime: a submitted request's pending reply, a reply
+answered inline (``ReadyReply``), and the runtime's own end (``RuntimeClosed``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import trio
 
 from coordinator.core.result import ReplyToken, ShardResponse
 
-__all__ = ["PendingReply", "RuntimeClosed"]
+__all__ = ["PendingReply", "ReadyReply", "RuntimeClosed"]
 
 
 class RuntimeClosed(Exception):
@@ -69,4 +69,34 @@ class PendingReply:
         """This reply, passed through ``finish`` when collected."""
         previous = self._finish
         self._finish = finish if previous is None else (lambda r: finish(previous(r)))
+        return self
+
+
+class ReadyReply:
+    """A reply ready at once, without the runtime's bookkeeping (an ``at_once`` Result the
+    runtime answered inline): read as a ``PendingReply`` is."""
+
+    __slots__ = ("response",)
+
+    def __init__(self, response: Any) -> None:
+        self.response = response
+
+    def ready(self) -> bool:
+        """Always: it was answered before it was returned."""
+        return True
+
+    def result(self) -> Any:
+        """The answer."""
+        return self.response
+
+    async def wait(self) -> Any:
+        """The answer (no wait)."""
+        return self.response
+
+    def discard(self) -> None:
+        """Nothing to release."""
+
+    def then(self, finish: Callable[[Any], Any]) -> ReadyReply:
+        """This reply, passed through ``finish`` (at once: it is here)."""
+        self.response = finish(self.response)
         return self

@@ -1,9 +1,10 @@
-"""The server's steady ConsumerGroupHeartbeat shortcut (``apis/consumer_group_heartbeat.py``)
-answers exactly as the core's handler does through the runtime: the same answer and the
-same session deadline, no record. It answers only a steady request (every optional field
-null) of a member Stable at the group epoch, in a group current against the broker's
-topics, with the consumer protocol enabled, no fault injected and no append in flight;
-everything else takes the handler (a ``PendingReply``), as before.
+"""The steady ConsumerGroupHeartbeat answered inline (the core's ``at_once`` Result, which
+the runtime answers before ``submit`` returns) answers exactly as the same request queued
+through the runtime: the same answer and the same session deadline, no record. Only a
+steady request (every optional field null) of a member Stable at the group epoch, in a
+group current against the broker's topics, with the consumer protocol enabled and no
+append in flight is answered inline; everything else takes the queue (a
+``PendingReply``). A fault armed for another API leaves the fast lane on.
 
 The clock is trio's MockClock (time moves only when a test jumps it: each test takes the
 ``mock_clock`` fixture, which pytest-trio runs it with), so deadlines compare exactly."""
@@ -22,12 +23,12 @@ from coordinator.core.consumer import MemberState
 from coordinator.core.consumer.heartbeat import handle_consumer_group_heartbeat
 from coordinator.core.timers import ConsumerSessionTimerKey
 from coordinator.server import connection
-from coordinator.server.api_support import ReadyReply
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.context import RequestContext
 from coordinator.server.faults import FaultInjector
 from coordinator.server.options import build_options
 from coordinator.server.runtime import CoordinatorRuntime, PendingReply
+from coordinator.server.waiters import ReadyReply
 from wire.consumer_group_heartbeat_codec import SteadyRequestBody
 
 pytestmark = pytest.mark.trio
@@ -82,8 +83,12 @@ class Kcoord:
         """(the answer, the armed timers) of the same request through the core's handler
         and the runtime (the path before the shortcut)."""
         ctx, request = self.request(group_id=GROUP, member_id=member_id, member_epoch=epoch)
-        pending = self.runtime.submit(handle_consumer_group_heartbeat, ctx, request.body)
-        assert pending is not None
+        self.runtime.answers_at_once = False
+        try:
+            pending = self.runtime.submit(handle_consumer_group_heartbeat, ctx, request.body)
+        finally:
+            self.runtime.answers_at_once = True
+        assert type(pending) is PendingReply
         return await pending.wait(), self.runtime.armed_timers()
 
     def records(self) -> int:
@@ -251,17 +256,14 @@ async def test_group_made_not_current_by_a_topic_change(
     assert kcoord.records() > before
 
 
-async def test_faults_active_take_the_full_path(
+async def test_fault_for_another_api_keeps_the_fast_lane(
     kcoord: Kcoord, mock_clock: trio.testing.MockClock
 ) -> None:
     epoch = await _stable_member(kcoord, "m-1")
-    fault = kcoord.state.faults.add("OffsetCommit", error_code=15)  # matches no heartbeat
+    kcoord.state.faults.add("OffsetCommit", error_code=15)  # matches no heartbeat
     pending, answer, _ = await kcoord.submit("m-1", epoch)
-    assert type(pending) is PendingReply
-    assert answer["error_code"] == 0 and answer["member_epoch"] == epoch
-    kcoord.state.faults.remove(fault.id)
-    pending, _, _ = await kcoord.submit("m-1", epoch)
     assert type(pending) is ReadyReply
+    assert answer["error_code"] == 0 and answer["member_epoch"] == epoch
 
 
 async def test_append_in_flight_takes_the_full_path(

@@ -1,15 +1,16 @@
-"""The server's OffsetCommit shortcut (``_commit_inline`` of ``apis/offset_commit.py``)
-commits exactly as the core's handler does through the runtime: the same answer, the same
-bytes in the log, the same hard state, session deadlines and OffsetFetch answers, and the
-same after a restart. It takes only a commit by topic name whose partitions all exist, to
-an existing group whose checks pass (``offset_commit.commit_target``), with no fault
-injected, nothing queued or being written, and a sink that can write at once; everything
-else takes the handler (a ``PendingReply``), as before.
+"""The usual OffsetCommit answered inline (the core's ``at_once`` Result, which the runtime
+appends, applies and answers before ``submit`` returns) commits exactly as the same Result
+queued through the runtime does: the same answer, the same bytes in the log, the same hard
+state, session deadlines and OffsetFetch answers, and the same after a restart. Only a
+commit by topic name whose partitions all exist, to an existing group whose checks pass
+(``offset_commit.commit_target``), with nothing queued or being written and a sink that can
+write at once is answered inline (a ``ReadyReply``); everything else takes the queue (a
+``PendingReply``). A fault armed for another API leaves the fast lane on.
 
 The property test drives two servers in one trio run on one MockClock, each with its own
-data directory and the same fixed wall clock: one with the shortcut, one without (a fault
-armed for an API never sent turns the shortcut off: "everything while faults are injected
-takes the handler"). Member ids are random per server, so the comparison maps them."""
+data directory and the same fixed wall clock: one answering inline, one not
+(``CoordinatorRuntime.answers_at_once`` off). Member ids are random per server, so the
+comparison maps them."""
 
 from __future__ import annotations
 
@@ -27,13 +28,13 @@ from hypothesis import strategies as st
 
 import wire
 from coordinator.server import connection
-from coordinator.server.api_support import ReadyReply
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.context import RequestContext
 from coordinator.server.faults import FaultInjector
 from coordinator.server.options import build_options
 from coordinator.server.runtime import CoordinatorRuntime, PendingReply
 from coordinator.server.sink import MemorySink
+from coordinator.server.waiters import ReadyReply
 from storage.errors import LogWriteError
 from storage.records import Record
 
@@ -140,11 +141,12 @@ def _options(data_dir: str | None, **kwargs: Any) -> Any:
 async def _start(nursery: trio.Nursery, data_dir: str | None, *, shortcut: bool = True,
                  **kwargs: Any) -> Kcoord:
     faults = FaultInjector()
-    if not shortcut:
-        faults.add("DeleteTopics", error_code=41, count=None)  # never sent here
+    faults.add("DeleteTopics", error_code=41, count=None)  # never sent here: no effect
     running: RunningServer = await nursery.start(serve, _options(data_dir, faults=faults,
                                                                  **kwargs))
-    return Kcoord(running, data_dir)
+    kcoord = Kcoord(running, data_dir)
+    kcoord.runtime.answers_at_once = shortcut
+    return kcoord
 
 
 async def _groups(kcoord: Kcoord, nursery: trio.Nursery) -> None:
@@ -325,10 +327,10 @@ async def test_failed_checks_take_the_handler(fast: Kcoord) -> None:
 
 
 @pytest.mark.trio
-async def test_fault_injected_takes_the_handler(fast: Kcoord) -> None:
-    fast.state.faults.add("DeleteTopics", error_code=41, count=None)
+async def test_fault_for_another_api_keeps_the_fast_lane(fast: Kcoord) -> None:
+    fast.state.faults.add("Heartbeat", error_code=41, count=None)
     pending, answer = await fast.commit(8, _stable_commit(fast))
-    assert type(pending) is PendingReply
+    assert type(pending) is ReadyReply
     assert answer["topics"][0]["partitions"][0]["error_code"] == NONE
 
 
@@ -409,20 +411,21 @@ async def test_failed_append_answers_as_the_handler(
     kcoord = await _start(nursery, None, sink=sink)
     await kcoord.join("g", "m1")
     sink.fail_with = lambda records: LogWriteError("disk gone", 5)
-    pending, answer = await kcoord.commit(8, _stable_commit(kcoord))
-    assert type(pending) is ReadyReply
+    pending = kcoord.submit_commit(8, _stable_commit(kcoord))
+    assert pending.ready()  # answered before submit returned
+    answer = pending.result()
     # KAFKA_STORAGE_ERROR, mapped as Kafka's maybeConvertOffsetCommitError does
     assert {p["error_code"] for p in answer["topics"][0]["partitions"]} == {NOT_COORDINATOR}
     assert kcoord.runtime.coordinator.committed_offsets("g") == {}
     assert kcoord.runtime.append_failures == 1
     now = kcoord.runtime.now_ms()
     assert kcoord.deadlines()[("g", "m1")] == (now + 30_000, now + 30_000)
-    kcoord.state.faults.add("DeleteTopics", error_code=41, count=None)  # the handler now
+    kcoord.runtime.answers_at_once = False  # queued now
     handled, handler_answer = await kcoord.commit(8, _stable_commit(kcoord))
     assert type(handled) is PendingReply
     assert handler_answer == answer
     assert kcoord.runtime.append_failures == 2
-    kcoord.state.faults.clear()
+    kcoord.runtime.answers_at_once = True
     sink.fail_with = None
     _, again = await kcoord.commit(8, _stable_commit(kcoord))
     assert {p["error_code"] for p in again["topics"][0]["partitions"]} == {NONE}

@@ -12,7 +12,7 @@ from coordinator.core.classic.state import DEAD, EMPTY, PREPARING_REBALANCE
 from coordinator.core.consumer.classic_members import classic_heartbeat_to_consumer_group
 from coordinator.core.engine import Engine
 from coordinator.core.messages import HeartbeatRequest, HeartbeatResponse, RequestContext
-from coordinator.core.result import Reply, ReplyToken, Result, ScheduleTimer
+from coordinator.core.result import Reply, ReplyToken, Result, ScheduleTimer, unchanged
 from wire.constants import ErrorCode
 
 __all__ = ["handle_heartbeat"]
@@ -24,7 +24,7 @@ _REBALANCE = _RESPONSES[ErrorCode.REBALANCE_IN_PROGRESS]
 
 
 def _answer(token: ReplyToken, error: ErrorCode) -> Result:
-    return Result((), (Reply(token, _RESPONSES[error]),), ())
+    return Result((), (Reply(token, _RESPONSES[error]),), (), at_once=unchanged)
 
 
 def handle_heartbeat(
@@ -65,4 +65,5 @@ def handle_heartbeat(
     deadline = now_ms + member.session_timeout_ms
     member.heartbeat_deadline = deadline
     response = _REBALANCE if state is PREPARING_REBALANCE else _NONE
-    return Result((), (Reply(token, response),), (ScheduleTimer(member.heartbeat_key, deadline),))
+    return Result((), (Reply(token, response),), (ScheduleTimer(member.heartbeat_key, deadline),),
+                  at_once=unchanged)

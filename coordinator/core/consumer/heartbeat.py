@@ -62,7 +62,14 @@ from coordinator.core.consumer.records import (
 )
 from coordinator.core.engine import Engine
 from coordinator.core.messages import RequestContext
-from coordinator.core.result import Effects, Reply, ReplyToken, Result, ScheduleTimer
+from coordinator.core.result import (
+    Effects,
+    Reply,
+    ReplyToken,
+    Result,
+    ScheduleTimer,
+    unchanged,
+)
 from coordinator.core.timers import ConsumerRebalanceTimerKey, ConsumerSessionTimerKey
 from storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
@@ -78,7 +85,6 @@ __all__ = [
     "HeartbeatError",
     "handle_consumer_group_heartbeat",
     "steady_heartbeat",
-    "steady_response",
 ]
 
 _NO_ERROR = int(ErrorCode.NONE)  # a plain int: the encoder packs it without IntEnum's detour
@@ -93,9 +99,26 @@ def handle_consumer_group_heartbeat(
     now_ms: int,
 ) -> Result:
     """Handle one ConsumerGroupHeartbeat."""
-    steady = _steady(engine, req, token, now_ms)
-    if steady is not None:
-        return steady
+    if (  # the hot path: a steady heartbeat (``steady_heartbeat``), answered inline
+        req["topic_partitions"] is None
+        and req["subscribed_topic_names"] is None
+        and req["subscribed_topic_regex"] is None
+        and req["rebalance_timeout_ms"] == -1
+        and req["instance_id"] is None
+        and req["rack_id"] is None
+        and req["server_assignor"] is None
+    ):
+        steady = steady_heartbeat(engine, req["group_id"], req["member_id"],
+                                  req["member_epoch"])
+        if steady is not None:  # the answer: a new dict each time (a kept one costs memory)
+            return Result((), (Reply(token, {
+                "error_code": _NO_ERROR,
+                "member_id": steady.session_key.member_id,
+                "member_epoch": steady.current.member_epoch,
+                "heartbeat_interval_ms": steady.heartbeat_interval_ms,
+            }),), (ScheduleTimer(
+                steady.session_key, now_ms + steady.session_timeout_ms),),
+                at_once=unchanged)
     fx = engine.effects()
     group_id = req["group_id"]
     try:
@@ -109,43 +132,18 @@ def handle_consumer_group_heartbeat(
     return fx.result()
 
 
-def _steady(
-    engine: Engine, req: ConsumerGroupHeartbeatRequest, token: ReplyToken, now_ms: int
-) -> Result | None:
-    """The hot path: a heartbeat that changes nothing (every optional field null) from a
-    member that is Stable at the group's epoch, topics unchanged (``steady_heartbeat``). It
-    only re-arms the session, exactly what the full path would conclude; None sends it the
-    full way."""
-    if (
-        req["topic_partitions"] is not None
-        or req["subscribed_topic_names"] is not None
-        or req["subscribed_topic_regex"] is not None
-        or req["rebalance_timeout_ms"] != -1
-        or req["instance_id"] is not None
-        or req["rack_id"] is not None
-        or req["server_assignor"] is not None
-    ):
-        return None
-    steady = steady_heartbeat(engine, req["group_id"], req["member_id"], req["member_epoch"])
-    if steady is None:
-        return None
-    return Result((), (Reply(token, steady_response(steady)),), (ScheduleTimer(
-        steady.session_key, now_ms + steady.session_timeout_ms),))
-
-
 def steady_heartbeat(
     engine: Engine, group_id: str, member_id: str, member_epoch: int
 ) -> SteadyHeartbeat | None:
     """What a steady heartbeat (one whose every optional field is null) of this member
     concludes, or None when it must take the full path. Steady: the consumer protocol
     enabled, the group current against the topics image, the member Stable at the group
-    epoch and the request at that epoch. Such a heartbeat writes no record; it answers
-    ``steady_response`` and moves the member's session timer (``session_key``) to now plus
-    ``config.group_consumer_session_timeout_ms``, as the full path would. The result is the
-    member's ``steady_heartbeat``, made by the first such heartbeat at the member's
-    ``current`` (so at its epoch and state) and config, as a classic member keeps its
-    ``heartbeat_key``. Shared by the core's handler and the server's steady shortcut, so
-    both decide on the same checks."""
+    epoch and the request at that epoch. Such a heartbeat writes no record; it answers no
+    error, the member's id, epoch and heartbeat interval, and moves the member's session
+    timer (``session_key``) to now plus its ``session_timeout_ms``, as the full path would.
+    The result is the member's ``steady_heartbeat``, made by the first such heartbeat at the
+    member's ``current`` (so at its epoch and state) and config, as a classic member keeps
+    its ``heartbeat_key``."""
     group = engine.consumer_groups.get(group_id)
     if group is None or not group.is_current(engine.topics_image):
         return None
@@ -161,17 +159,6 @@ def steady_heartbeat(
             or (engine.group_configs and group_id in engine.group_configs)):
         return _steady_heartbeat(engine, group.group_id, member, current)
     return steady
-
-
-def steady_response(steady: SteadyHeartbeat) -> ConsumerGroupHeartbeatResponse:
-    """The answer to a steady heartbeat: no error, the member's id, epoch and heartbeat
-    interval, no assignment (a new dict each time: the caller may keep it)."""
-    return {
-        "error_code": _NO_ERROR,
-        "member_id": steady.session_key.member_id,
-        "member_epoch": steady.current.member_epoch,
-        "heartbeat_interval_ms": steady.heartbeat_interval_ms,
-    }
 
 
 def _steady_heartbeat(

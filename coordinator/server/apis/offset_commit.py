@@ -5,8 +5,8 @@ topics by id (UNKNOWN_TOPIC_ID when one does not resolve).
 
 Pipelined: ``submit`` hands the commit to the coordinator at once and returns its pending
 reply, so a connection may take the next request while this one waits for the disk; the
-usual commit, when nothing is in flight, is written and answered at once
-(``_commit_inline``)."""
+usual commit, when nothing is in flight, the runtime writes and answers inline (the core's
+``at_once`` Result)."""
 
 from __future__ import annotations
 
@@ -14,19 +14,16 @@ from typing import Any
 
 import wire
 from coordinator.core import ErrorCode, handle_offset_commit
-from coordinator.core.offset_commit import commit_failed, inline_commit, session_renewed
 from coordinator.server.api_support import (
     ZERO_UUID,
-    ReadyReply,
     TopicView,
     all_exist,
     group_runtime,
 )
 from coordinator.server.context import RequestContext
 from coordinator.server.route import Acl, AclOperation, OneKey, ResourceType, Route, field
-from coordinator.server.runtime import CoordinatorRuntime, PendingReply
+from coordinator.server.runtime import CoordinatorRuntime, PendingReply, ReadyReply
 from coordinator.txn.placement import OFFSETS_TOPIC
-from storage.errors import append_error_of
 from wire.constants import ApiKey
 
 __all__ = ["ROUTE", "offset_commit"]
@@ -56,10 +53,6 @@ class _OffsetCommit:
         state = ctx.state
         if not by_id and all_exist(state.topics, body["topics"]):  # the common case
             runtime: CoordinatorRuntime = state.groups
-            if not state.faults:
-                ready = _commit_inline(runtime, body, version)
-                if ready is not None:
-                    return ready
             return runtime.submit(handle_offset_commit, ctx, body)
         view = TopicView(state.topics)
         refused: list[dict[str, Any]] = []
@@ -107,34 +100,6 @@ class _OffsetCommit:
 
 
 offset_commit = _OffsetCommit()
-
-
-def _commit_inline(runtime: CoordinatorRuntime, body: Any, version: int) -> ReadyReply | None:
-    """The usual commit without the runtime's bookkeeping: when the runtime may answer at
-    once (nothing queued or being written) and the core's ``inline_commit`` takes the
-    commit (an existing group, its checks passed), its records are appended here, applied
-    once written, and the answer is ready: the answer, records, hard state and session
-    deadline the handler gives the same request, without its Result, Reply, pending reply
-    and the append's completion. A failed append answers as the handler's does; a sink
-    that cannot write at once (the log busy with an fsync) leaves the commit to the
-    handler (None)."""
-    now_ms = runtime.answer_now_ms()
-    if now_ms is None:
-        return None
-    engine = runtime.coordinator
-    commit = inline_commit(engine, body, version, now_ms)
-    if commit is None:
-        return None
-    records, response, member = commit
-    written = runtime.append_now(records)
-    if written is False:
-        return None
-    if member is not None:  # the handler renews the session whatever the append does
-        runtime.arm_timer(*session_renewed(member, now_ms))
-    if written is True:
-        engine.store.apply_appended(records)
-        return ReadyReply(response)
-    return ReadyReply(commit_failed(response, append_error_of(written)))
 
 
 def _merge(topics: list[dict[str, Any]]) -> list[dict[str, Any]]:
