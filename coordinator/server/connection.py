@@ -41,7 +41,6 @@ from __future__ import annotations
 import logging
 import socket
 from functools import partial
-from typing import Any
 
 import trio
 
@@ -53,10 +52,17 @@ from coordinator.server.answer_memory import (
 )
 from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.connection_socket import AnswerUnread, Connection
-from coordinator.server.context import Handler, RequestContext, ServerState
+from coordinator.server.context import RequestContext, ServerState
+from coordinator.server.dispatch import (
+    FaultClose,
+    FaultedHandler,
+    Unanswered,
+    handler_for,
+    serve_one,
+)
 from coordinator.server.listeners import UNNAMED, ServedListener
 from coordinator.server.loading import COORDINATOR_APIS, load_in_progress
-from coordinator.server.pipeline import PendingAnswer, ResponsePipeline
+from coordinator.server.pipeline import ResponsePipeline
 from coordinator.server.reactor import (
     Handback,
     current_reactor,
@@ -80,7 +86,6 @@ from wire import (
     NEED_DATA,
     ApiKey,
     CorruptFrame,
-    DecodedRequest,
     FrameReader,
     FrameTooLarge,
     UnsupportedVersion,
@@ -157,10 +162,6 @@ async def serve_connection(
             log.debug("connection %d from %s closed", connection_id, peer_host)
 
 
-class _Close(Exception):
-    """This connection must be closed (after writing what was already answered)."""
-
-
 async def _serve(server: ServerState, conn: Connection) -> None:
     reader = FrameReader(server.max_request_bytes)
     receiving = conn.receiving = Receiving(getattr(server, "request_memory", None))
@@ -199,28 +200,28 @@ async def _serve_frames(
     serve_inline = partial(serve_ready, server, conn, reader, debug)
     handed: Handback | None = None
     while True:
-        request: DecodedRequest | None = None
-        pending: PendingAnswer | None = None
+        step: Unanswered | None = None
         try:
-            # The request the reactor handed over (decoded, maybe submitted), else the next.
-            if handed is None or handed.payload is None:
+            # What the reactor handed over (a request it did not answer, or a frame to
+            # decode again), else the next frame.
+            if handed is None or (handed.step is None and handed.payload is None):
                 payload = reader.next_frame()
             else:
-                payload, request, pending = handed.payload, handed.request, handed.pending
+                step, payload = handed.step, handed.payload or b""
             handed = None
             if payload is NEED_DATA:
                 if out:
                     await conn.send_all(out)
                     out = bytearray()
                 if (reactor is not None and not reader.buffered and not pipeline.active
-                        and not server.faults and server.loaded.is_set()):
+                        and server.loaded.is_set()):
                     handed = await reactor.park(sock_fd, serve_inline)
                     if handed.unsent:
                         await conn.send_all(handed.unsent)
                     if handed.error is not None:
                         if isinstance(handed.error, OSError):
                             raise handed.error
-                        failed = handed.request
+                        failed = None if handed.step is None else handed.step.request
                         log.error("closing connection %d from %s: %s failed", connection_id,
                                   peer_host, "a request" if failed is None else
                                   f"{failed.spec.name} v{failed.api_version} (correlation id "
@@ -241,24 +242,8 @@ async def _serve_frames(
         if receiving.active:
             receiving.done()
 
-        try:
-            if request is None:
-                request = decode_request(payload)
-                conn.tally.request(request.api_key, request.client_id, conn.last_active)
-        except UnsupportedVersion as exc:
-            if exc.api_key == ApiKey.API_VERSIONS and exc.correlation_id is not None:
-                if pipeline.active:
-                    await pipeline.drained()
-                out += encode_unsupported_api_versions(exc.correlation_id)
-                continue
-            BAD_INPUT.warn("closing connection %d from %s: %s", connection_id, peer_host, exc)
-            break
-        except CorruptFrame as exc:
-            BAD_INPUT.warn("closing connection %d from %s: %s", connection_id, peer_host, exc)
-            break
-        api_key = request.api_key
-        if conn.session is not None:  # KIP-368 (``sasl_gate.py``)
-            verdict = session_verdict(conn.session, api_key)
+        if conn.session is not None and step is None:  # KIP-368 (``sasl_gate.py``)
+            verdict = session_verdict(conn.session, int.from_bytes(payload[:2], "big"))
             if verdict == EXPIRED:
                 log.info("closing connection %d from %s: its SASL session expired without "
                          "re-authentication (connections.max.reauth.ms)", connection_id,
@@ -270,11 +255,52 @@ async def _serve_frames(
                 if out:
                     await conn.send_all(out)
                     out = bytearray()
+                try:
+                    handshake = decode_request(payload)
+                except (UnsupportedVersion, CorruptFrame) as exc:
+                    BAD_INPUT.warn("closing connection %d from %s: %s", connection_id,
+                                   peer_host, exc)
+                    break
                 conn.sasl = conn.session.authenticator
-                if not await authenticate(server, conn, reader, receiving, request):
+                if not await authenticate(server, conn, reader, receiving, handshake):
                     break
                 continue
-        handler = server.handlers.get(api_key)
+
+        if step is None:
+            try:
+                step = serve_one(server, conn, payload, out, not pipeline.active, debug)
+            except UnsupportedVersion as exc:
+                if exc.api_key == ApiKey.API_VERSIONS and exc.correlation_id is not None:
+                    if pipeline.active:
+                        await pipeline.drained()
+                    out += encode_unsupported_api_versions(exc.correlation_id)
+                    continue
+                BAD_INPUT.warn("closing connection %d from %s: %s", connection_id, peer_host,
+                               exc)
+                break
+            except CorruptFrame as exc:
+                BAD_INPUT.warn("closing connection %d from %s: %s", connection_id, peer_host,
+                               exc)
+                break
+            except Exception:
+                log.exception("closing connection %d from %s: a request failed",
+                              connection_id, peer_host)
+                break
+            if step is None:  # answered into out
+                if len(out) >= FLUSH_BYTES:
+                    await conn.send_all(out)
+                    out = bytearray()
+                else:
+                    await conn.maybe_yield()
+                continue
+        request, handler, pending = step
+        api_key = request.api_key
+        if pending is not None:  # submitted: its reply waits for the disk or its turn
+            if out:
+                await conn.send_all(out)
+                out = bytearray()
+            await pipeline.push(api_key, request.api_version, request.correlation_id, pending)
+            continue
         if handler is None and not server.loaded.is_set():
             if api_key in COORDINATOR_APIS:  # Kafka's answer while the coordinator loads
                 with trio.move_on_after(loading.LOAD_WAIT_S):
@@ -285,9 +311,10 @@ async def _serve_frames(
                     out += encode_response(api_key, request.api_version,
                                            request.correlation_id, load_in_progress(request))
                     continue
-                handler = server.handlers.get(api_key)
+                handler = handler_for(server, request)
             if handler is None:
-                handler = await server.wait_for_handler(api_key)  # startup: loaded in stages
+                await server.wait_for_handler(api_key)  # startup: loaded in stages
+                handler = handler_for(server, request)
         if handler is None:
             BAD_INPUT.warn(
                 "closing connection %d from %s: %s (key %d) is not served",
@@ -297,14 +324,11 @@ async def _serve_frames(
                 api_key,
             )
             break
-        if debug:
-            log.debug(
-                "connection %d: %s v%d correlation id %d",
-                connection_id,
-                request.spec.name,
-                request.api_version,
-                request.correlation_id,
-            )
+        if pipeline.active:
+            await pipeline.drained()  # answers in request order; earlier commits applied
+        if out and (api_key in server.traits.may_wait or type(handler) is FaultedHandler):
+            await conn.send_all(out)  # flush: its handler may wait long
+            out = bytearray()
         ctx = RequestContext(
             server,
             connection_id,
@@ -313,46 +337,9 @@ async def _serve_frames(
             request.api_version,
             request.correlation_id,
         )
-        if pending is not None or (api_key in server.traits.pipelined and not server.faults):
-            try:
-                if pending is None:  # (not submitted by the reactor yet)
-                    submit = getattr(handler, "submit", None)
-                    pending = None if submit is None else submit(ctx, request)
-                if pending is not None and (pipeline.active or not pending.ready()):
-                    if out:
-                        await conn.send_all(out)
-                        out = bytearray()
-                    await pipeline.push(api_key, request.api_version, request.correlation_id,
-                                        pending)
-                    continue
-                if pending is not None:
-                    body = pending.result()
-                    if body is not None:
-                        out += encode_response(api_key, request.api_version,
-                                               request.correlation_id, body)
-                    if len(out) >= FLUSH_BYTES:
-                        await conn.send_all(out)
-                        out = bytearray()
-                    else:
-                        await conn.maybe_yield()
-                    continue
-            except OSError:
-                raise
-            except Exception:
-                log.exception("closing connection %d from %s: %s v%d (correlation id %d) failed",
-                              connection_id, peer_host, request.spec.name, request.api_version,
-                              request.correlation_id)
-                break
-        if pipeline.active:
-            await pipeline.drained()  # answers in request order; earlier commits applied
-        if out and api_key in server.traits.may_wait:  # flush: its handler may wait long
-            await conn.send_all(out)
-            out = bytearray()
         try:
             conn.busy = True
-            if server.faults:
-                body = await _with_fault(server, conn, out, handler, ctx, request)
-            elif api_key in server.traits.parks:  # watch for the client leaving meanwhile
+            if api_key in server.traits.parks:  # watch for the client leaving meanwhile
                 if api_key == _FETCH:
                     cap_fetch(conn.answers, request)
                 body = await parked(conn, handler, ctx, request)
@@ -374,7 +361,13 @@ async def _serve_frames(
                         request.correlation_id,
                         len(out),
                     )
-        except _Close:
+        except FaultClose as closing:
+            if closing.answered and closing.body is not None:
+                out += encode_response(api_key, request.api_version, request.correlation_id,
+                                       closing.body)
+            if out:
+                await conn.send_all(out)
+                out = bytearray()
             log.warning("closing connection %d from %s: fault injected", connection_id, peer_host)
             break
         except Exception:
@@ -398,44 +391,3 @@ async def _serve_frames(
         # Answer what was answered before the connection misbehaved (Kafka does too: it
         # processes one request at a time and fails on the next one it reads).
         await conn.send_all(out)
-
-
-async def _with_fault(
-    server: ServerState,
-    conn: Connection,
-    out: bytearray,
-    handler: Handler,
-    ctx: RequestContext,
-    request: DecodedRequest,
-) -> dict[str, Any] | None:
-    """Run ``handler`` under the fault (if any) that ``server.faults`` matches: drop the
-    connection before or after, stall forever, delay, or answer an error instead."""
-    fault = server.faults.match(request, server.identity.node_id)
-    if fault is None:
-        return await handler(ctx, request)
-    if fault.drop == "before":
-        raise _Close
-    if fault.stall:
-        if out:
-            await conn.send_all(out)
-            out.clear()
-        await trio.sleep_forever()
-    if fault.delay_ms:
-        await trio.sleep(fault.delay_ms / 1000)
-    if fault.error_code is not None:
-        # Imported here, the only place that answers with it: half a millisecond of the
-        # time to the first ApiVersions otherwise.
-        from wire.error_response import error_response
-
-        body: dict[str, Any] | None = error_response(request, fault.error_code)
-    else:
-        body = await handler(ctx, request)
-    if fault.drop == "after":
-        if body is not None:
-            out += encode_response(
-                request.api_key, request.api_version, request.correlation_id, body
-            )
-        await conn.send_all(out)
-        out.clear()
-        raise _Close
-    return body

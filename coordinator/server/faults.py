@@ -6,8 +6,10 @@ of: answer with ``error_code`` instead of handling the request, delay the respon
 ``delay_ms``, drop the connection before or after handling, or stall (never answer).
 Like librdkafka's mock-cluster error pushes and franz-go kfake's control hooks, but from
 Python and over HTTP. Every injection and every hit is logged; faults are removable. The
-test double (``coordinator.testing``) and the HTTP control API arm them; the connection
-loop applies them, answering errors with ``wire.error_response``.
+test double (``coordinator.testing``) and the HTTP control API arm them;
+``dispatch.handler_for`` wraps the handler of each request one matches
+(``dispatch.FaultedHandler``, answering errors with ``wire.error_response``), so requests
+no fault matches keep the fast lane.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """The ready reactor: idle connections served from one task, without a task switch each.
 
-A connection between requests (nothing buffered, nothing queued, no faults, the server
-loaded) parks here instead of in ``trio.lowlevel.wait_readable`` on its own socket: it is
-registered once in a level-triggered ``select.epoll`` whose descriptor one task per event
-loop waits on. When that wakes, every ready connection is read in turn, and the requests
-that complete at once -- the pipelinable ones (their routes' ``pipelined``) whose reply is ready
-at submit time -- are decoded, submitted and answered inline, their answers written in one
+A connection between requests (nothing buffered, nothing queued, the server loaded) parks
+here instead of in ``trio.lowlevel.wait_readable`` on its own socket: it is registered once
+in a level-triggered ``select.epoll`` whose descriptor one task per event loop waits on.
+When that wakes, every ready connection is read in turn, and the requests that complete at
+once -- the pipelinable ones (their routes' ``pipelined``) whose reply is ready at submit
+time -- are decoded, submitted and answered inline (``dispatch.serve_one``, the step the
+connection's task takes too), their answers written in one
 send per connection. Per request that saves the connection task's wake-up, its
 ``epoll_ctl`` re-arm and the read that finds nothing after each answer.
 
@@ -41,10 +42,10 @@ from typing import Any, Protocol
 import outcome
 import trio
 
-from coordinator.server.context import RequestContext, ServerState
+from coordinator.server.context import ServerState
+from coordinator.server.dispatch import Unanswered, serve_one
 from coordinator.server.tally import ConnectionTally
 from wire import NEED_DATA, CorruptFrame, FrameReader, FrameTooLarge, UnsupportedVersion
-from wire.fast_codec import decode_request, encode_response
 
 
 class Connection(Protocol):
@@ -83,16 +84,16 @@ def receive_view() -> memoryview:
 
 class Handback:
     """What the reactor hands a connection's task: bytes still to write first, then one
-    of: a decoded request (and its pending reply, when submitted), an error to close
-    with, the end of the stream, or nothing (go on reading in the task)."""
+    of: a request ``serve_one`` did not answer (``step``: decoded, looked up, submitted when
+    pipelinable), a frame to decode again (``payload``: the decoder refused it), an error
+    to close with, the end of the stream, or nothing (go on reading in the task)."""
 
-    __slots__ = ("eof", "error", "payload", "pending", "request", "unsent")
+    __slots__ = ("eof", "error", "payload", "step", "unsent")
 
     def __init__(self, unsent: bytearray | None = None) -> None:
         self.unsent = unsent
         self.payload: bytes | None = None
-        self.request: Any = None
-        self.pending: Any = None
+        self.step: Unanswered | None = None
         self.error: BaseException | None = None
         self.eof = False
 
@@ -152,7 +153,7 @@ class Reactor:
                     if back is not None:
                         self._forget(fd)
                         trio.lowlevel.reschedule(task, outcome.Value(back))
-                        if back.payload is not None:
+                        if back.step is not None or back.payload is not None:
                             handed_request = True
                             break
                 if handed_request:
@@ -180,10 +181,9 @@ def current_reactor() -> Reactor | None:
     return reactor
 
 
-def _failed(error: BaseException, request: Any = None) -> Handback:
+def _failed(error: BaseException) -> Handback:
     back = Handback()
     back.error = error
-    back.request = request
     return back
 
 
@@ -246,8 +246,9 @@ def serve_ready(
 def _answer_buffered(
     server: ServerState, conn: Connection, reader: FrameReader, debug: bool, out: bytearray
 ) -> Handback | None:
-    """Answer the buffered frames that complete at once into ``out``; the Handback of the
-    first that does not (None when every whole frame was answered and nothing is left)."""
+    """Answer the buffered frames that complete at once into ``out`` (``serve_one``); the
+    Handback of the first that does not (None when every whole frame was answered and
+    nothing is left)."""
     while True:
         try:
             payload = reader.next_frame()
@@ -256,31 +257,15 @@ def _answer_buffered(
         if payload is NEED_DATA:
             # An unfinished frame: its deadline and its memory reservation are the task's.
             return Handback() if reader.buffered else None
-        back = Handback()
-        back.payload = payload
         try:
-            request = decode_request(payload)
+            step = serve_one(server, conn, payload, out, True, debug)
         except (UnsupportedVersion, CorruptFrame):
-            return back  # the task decodes it again and answers or closes
-        back.request = request
-        api_key = request.api_key
-        conn.tally.request(api_key, request.client_id, conn.last_active)
-        submit = getattr(server.handlers.get(api_key), "submit", None)
-        if submit is None or api_key not in server.traits.pipelined or server.faults:
+            back = Handback()
+            back.payload = payload  # the task decodes it again and answers or closes
             return back
-        if debug:
-            log.debug("connection %d: %s v%d correlation id %d", conn.connection_id,
-                      request.spec.name, request.api_version, request.correlation_id)
-        ctx = RequestContext(server, conn.connection_id, conn.client_host, request.client_id,
-                             request.api_version, request.correlation_id)
-        try:
-            pending = submit(ctx, request)
-        except Exception as exc:
-            back.error = exc
+        except Exception as exc:  # a bug in serving: that connection closes
+            return _failed(exc)
+        if step is not None:
+            back = Handback()
+            back.step = step  # the task finishes it (a pending reply: queued, in order)
             return back
-        if pending is None or not pending.ready():
-            back.pending = pending  # waits for the disk: queued by the task, in order
-            return back
-        body = pending.result()
-        if body is not None:
-            out += encode_response(api_key, request.api_version, request.correlation_id, body)

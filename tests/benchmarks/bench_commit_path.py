@@ -31,10 +31,10 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import wire
-from coordinator.server import connection
 from coordinator.server.app import serve
 from coordinator.server.context import RequestContext
 from coordinator.server.options import ServeOptions
+from wire import fast_codec
 
 TOPIC = "bench-topic"
 
@@ -53,13 +53,13 @@ async def _call(state: Any, payload: bytes) -> Any:
 async def _serve_one(state: Any, payload: bytes) -> bytes:
     """What the connection does for a pipelinable request (its reply is ready at once
     unless the log was busy: then it is awaited, as the connection's pipeline does)."""
-    request = connection.decode_request(payload)
+    request = fast_codec.decode_request(payload)
     ctx = RequestContext(state, 1, "/127.0.0.1", request.client_id, request.api_version,
                          request.correlation_id)
     pending = state.handlers[request.api_key].submit(ctx, request)
     assert pending is not None
     body = pending.result() if pending.ready() else await pending.wait()
-    return bytes(connection.encode_response(request.api_key, request.api_version,
+    return bytes(fast_codec.encode_response(request.api_key, request.api_version,
                                             request.correlation_id, body))
 
 

@@ -22,13 +22,13 @@ import wire
 from coordinator.core.consumer import MemberState
 from coordinator.core.consumer.heartbeat import handle_consumer_group_heartbeat
 from coordinator.core.timers import ConsumerSessionTimerKey
-from coordinator.server import connection
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.context import RequestContext
 from coordinator.server.faults import FaultInjector
 from coordinator.server.options import build_options
 from coordinator.server.runtime import CoordinatorRuntime, PendingReply
 from coordinator.server.waiters import ReadyReply
+from wire import fast_codec
 from wire.consumer_group_heartbeat_codec import SteadyRequestBody
 
 pytestmark = pytest.mark.trio
@@ -57,7 +57,7 @@ class Kcoord:
     def request(self, version: int = 1, **body: Any) -> tuple[RequestContext, Any]:
         self.correlation_id += 1
         payload = wire.encode_request(CGH, version, self.correlation_id, "client", body)[4:]
-        request = connection.decode_request(payload)
+        request = fast_codec.decode_request(payload)
         ctx = RequestContext(self.state, 1, "/127.0.0.1", request.client_id,
                              request.api_version, request.correlation_id)
         return ctx, request

@@ -27,7 +27,6 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import wire
-from coordinator.server import connection
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.context import RequestContext
 from coordinator.server.faults import FaultInjector
@@ -37,6 +36,7 @@ from coordinator.server.sink import MemorySink
 from coordinator.server.waiters import ReadyReply
 from storage.errors import LogWriteError
 from storage.records import Record
+from wire import fast_codec
 
 OFFSET_COMMIT, OFFSET_FETCH, JOIN, SYNC, CGH = 8, 9, 11, 14, 68
 WALL_MS = 1_700_000_000_000
@@ -64,7 +64,7 @@ class Kcoord:
     def request(self, api_key: int, version: int, body: dict[str, Any]) -> tuple[Any, Any]:
         self.correlation_id += 1
         payload = wire.encode_request(api_key, version, self.correlation_id, "c", body)[4:]
-        request = connection.decode_request(payload)
+        request = fast_codec.decode_request(payload)
         ctx = RequestContext(self.state, 1, "/127.0.0.1", request.client_id,
                              request.api_version, request.correlation_id)
         return ctx, request
@@ -232,7 +232,7 @@ async def _scenario(commits: list[Any]) -> None:
                 assert answers[0] == answers[1]
                 # The frame as the connection writes it (a shared answer's kept encoding)
                 # equals the construct codec's.
-                assert connection.encode_response(OFFSET_COMMIT, version, 7, answers[0]) == \
+                assert fast_codec.encode_response(OFFSET_COMMIT, version, 7, answers[0]) == \
                     wire.encode_response(OFFSET_COMMIT, version, 7, dict(answers[1]))
                 assert appended[0] == appended[1]
                 assert fast.deadlines() == slow.deadlines()
