@@ -368,7 +368,7 @@ def test_steady_heartbeat_fast_path_answers_as_the_full_path(
     h.sleep(1_000)
     fast_again = h.consumer_heartbeat("m1", 1)  # the member's kept steady answer
     assert h.deadline(session) == h.now + CONFIG.group_consumer_session_timeout_ms
-    monkeypatch.setattr(consumer_heartbeat, "_steady", lambda *args: None)
+    monkeypatch.setattr(consumer_heartbeat, "steady_heartbeat", lambda *args: None)
     h.sleep(1_000)
     full = h.consumer_heartbeat("m1", 1)
     assert fast == fast_again == full
