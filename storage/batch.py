@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from storage.records import OffsetCommitKey, OffsetCommitValue, Record, slot_setter
+from wire.bounded_cache import BoundedCache
 from wire.checksum import crc32c
 
 from .errors import RecordTooLargeError
@@ -37,8 +38,7 @@ _I16 = struct.Struct(">h")
 _VALUE_V3_FIXED = 2 + 8 + 4 + 2 + 8  # value bytes besides the metadata
 
 #: (group, topic) -> the entry's bytes from its format version to the key's partition.
-_KEY_PREFIXES: dict[tuple[str, str], bytes] = {}
-_KEY_PREFIX_LIMIT = 4096
+_KEY_PREFIXES: BoundedCache[tuple[str, str], bytes] = BoundedCache(4096)
 
 
 def _key_prefix(group: str, topic: str) -> bytes | None:
@@ -53,10 +53,7 @@ def _key_prefix(group: str, topic: str) -> bytes | None:
         (_KEY_HEAD.pack(ENTRY_FORMAT_VERSION, key_length, 1), _I16.pack(len(g)), g,
          _I16.pack(len(t)), t)
     )
-    if len(_KEY_PREFIXES) >= _KEY_PREFIX_LIMIT:
-        _KEY_PREFIXES.clear()
-    _KEY_PREFIXES[(group, topic)] = prefix
-    return prefix
+    return _KEY_PREFIXES.put((group, topic), prefix)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
 
+from wire.bounded_cache import BoundedCache
 from wire.schema import Message, message_struct
 
 from .record_mapping import from_fields, to_fields
@@ -198,8 +199,7 @@ def encode_record(record: Record) -> tuple[bytes, bytes | None]:
 # --------------------------------------------------------------------------------------
 # Decoding
 
-_KEY_CACHE: dict[bytes, RecordKey] = {}
-_KEY_CACHE_LIMIT = 1 << 17
+_KEY_CACHE: BoundedCache[bytes, RecordKey] = BoundedCache(1 << 17)
 _OC_KEY_HEAD = struct.Struct(">hh")
 _OC_VALUE_V1_TAIL = struct.Struct(">qq")
 _OC_VALUE_V0_HEAD = struct.Struct(">hqh")
@@ -224,10 +224,7 @@ def decode_key(data: bytes) -> RecordKey | UnknownKey:
         key = _decode_offset_commit_key_fast(data)
     if key is None:
         key = _decode_key_by_schema(kind, version, data)
-    if len(_KEY_CACHE) >= _KEY_CACHE_LIMIT:
-        _KEY_CACHE.clear()
-    _KEY_CACHE[bytes(data)] = key
-    return key
+    return _KEY_CACHE.put(bytes(data), key)
 
 
 def decode_key_by_schema(data: bytes) -> RecordKey:

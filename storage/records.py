@@ -64,6 +64,7 @@ from storage.share_records import (
     ShareUpdateValue,
 )
 from storage.topic_partitions import TopicPartitions
+from wire.bounded_cache import BoundedCache
 
 __all__ = [
     "CONSUMER_GROUP_KEY_TYPES",
@@ -481,8 +482,9 @@ def offset_commit_record(
 
 
 #: (group, topic, partition) -> its OffsetCommitKey (bounded: cleared when full).
-_COMMIT_KEYS: dict[tuple[str, str, int], OffsetCommitKey] = {}
 COMMIT_KEYS_LIMIT = 8192
+_COMMIT_KEYS: BoundedCache[tuple[str, str, int], OffsetCommitKey] = BoundedCache(
+    COMMIT_KEYS_LIMIT)
 
 
 def _commit_key(group: str, topic: str, partition: int) -> OffsetCommitKey:
@@ -490,7 +492,4 @@ def _commit_key(group: str, topic: str, partition: int) -> OffsetCommitKey:
     _set_group(key, group)
     _set_topic(key, topic)
     _set_partition(key, partition)
-    if len(_COMMIT_KEYS) >= COMMIT_KEYS_LIMIT:
-        _COMMIT_KEYS.clear()
-    _COMMIT_KEYS[(group, topic, partition)] = key
-    return key
+    return _COMMIT_KEYS.put((group, topic, partition), key)

@@ -38,6 +38,7 @@ from typing import Any
 
 from construct import Container
 
+from wire.bounded_cache import BoundedCache
 from wire.fast_frames import (
     Malformed,
     compact_string,
@@ -134,8 +135,8 @@ def decode_request_body(payload: bytes) -> tuple[str | None, Container] | None:
 # --, client id, group id, member id, member epoch, version). A member's steady heartbeats
 # are the same bytes but for the correlation id, so each later one is a lookup. Filled by
 # ``_decode`` from frames it read as steady; dropped whole at ``_MAX_STEADY_REQUESTS``.
-_STEADY_REQUESTS: dict[bytes, tuple[bytes, str | None, str, str, int, int]] = {}
-_MAX_STEADY_REQUESTS = 4096
+_STEADY_REQUESTS: BoundedCache[bytes, tuple[bytes, str | None, str, str, int, int]] = (
+    BoundedCache(4096))
 
 
 def _decode(data: bytes) -> tuple[str | None, Container] | None:
@@ -159,10 +160,8 @@ def _decode(data: bytes) -> tuple[str | None, Container] | None:
     (member_epoch,) = _I32.unpack_from(data, pos)
     if data[pos + 4 :] == _STEADY_TAILS[version]:  # the steady heartbeat: nothing else set
         if type(data) is bytes:
-            if len(_STEADY_REQUESTS) >= _MAX_STEADY_REQUESTS:
-                _STEADY_REQUESTS.clear()
-            _STEADY_REQUESTS[data[8:]] = (
-                data[:4], client_id, group_id, member_id, member_epoch, version)
+            _STEADY_REQUESTS.put(data[8:], (
+                data[:4], client_id, group_id, member_id, member_epoch, version))
         return client_id, _steady_body(group_id, member_id, member_epoch, version)
     instance_id, pos = nullable_compact_string(data, pos + 4)
     rack_id, pos = nullable_compact_string(data, pos)
@@ -269,8 +268,7 @@ def _put_assignment(out: bytearray, assignment: Mapping[str, Any]) -> None:
 # bodies of exactly those keys, an ``int`` error code 0 and epoch and interval of type ``int``
 # and a ``str`` member id; a member's next epoch is a new entry (the whole cache is dropped
 # when it reaches ``_MAX_STEADY_ANSWERS``).
-_STEADY_ANSWERS: dict[tuple[int, str, int, int], bytes] = {}
-_MAX_STEADY_ANSWERS = 4096
+_STEADY_ANSWERS: BoundedCache[tuple[int, str, int, int], bytes] = BoundedCache(4096)
 _STEADY_KEYS = frozenset({"error_code", "member_id", "member_epoch", "heartbeat_interval_ms"})
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
 
@@ -304,9 +302,7 @@ def _remember_steady(version: int, body: Mapping[str, Any], frame: bytes) -> Non
     interval = body["heartbeat_interval_ms"]
     if (type(member_id) is str and type(epoch) is int and type(interval) is int
             and isinstance(body["error_code"], int) and body["error_code"] == 0):
-        if len(_STEADY_ANSWERS) >= _MAX_STEADY_ANSWERS:
-            _STEADY_ANSWERS.clear()
-        _STEADY_ANSWERS[version, member_id, epoch, interval] = frame[8:]
+        _STEADY_ANSWERS.put((version, member_id, epoch, interval), frame[8:])
 
 
 def _encode(version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes | None:

@@ -11,6 +11,7 @@ with the lifecycle (replay, load, append outcomes) and read-only views added.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core.classic.group import ClassicGroup
@@ -36,6 +37,7 @@ from storage.records import (
     RebalanceEventValue,
     Record,
 )
+from wire.bounded_cache import BoundedCache
 from wire.constants import ErrorCode
 
 __all__ = ["Engine", "renew_session", "valid_group_id"]
@@ -46,6 +48,10 @@ def valid_group_id(group_id: str | None, allow_empty: bool) -> bool:
     if group_id is None:
         return False
     return allow_empty or group_id != ""
+
+
+#: The most commit shapes whose shared answer an engine keeps (``Engine.shared_answers``).
+SHARED_ANSWERS_LIMIT = 1024
 
 
 def renew_session(member: Member, now_ms: int, timeout_ms: int | None = None) -> int:
@@ -70,6 +76,7 @@ class Engine:
         "retention_deadline",
         "share_groups",
         "share_state_deleted",
+        "shared_answers",
         "store",
         "topics_image",
     )
@@ -97,6 +104,8 @@ class Engine:
         #: Told a deleted share group's share-state tombstones once they are in the log (the
         #: share coordinator forgets those partitions; set by the server).
         self.share_state_deleted: Callable[[list[Record]], None] | None = None
+        #: The all-NONE OffsetCommit answer per commit shape (``offset_commit.shared_answer``).
+        self.shared_answers: BoundedCache[Any, Any] = BoundedCache(SHARED_ANSWERS_LIMIT)
 
     def consumer_session_timeout_ms(self, group_id: str) -> int:
         """The group's ``consumer.session.timeout.ms``, else the broker's (``GroupConfig``;

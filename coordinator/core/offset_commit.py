@@ -249,7 +249,7 @@ def commit_records(
                                      expire))
         shape.append((name, tuple(indexes)))
     if not too_large:
-        return records, shared_answer(tuple(shape))
+        return records, shared_answer(engine, tuple(shape))
     return records, {"topics": [
         {"name": name, "partitions": [
             {"partition_index": index,
@@ -271,25 +271,19 @@ class SharedAnswer(dict[str, Any]):
         self.encoded_tails: dict[int, bytes] = {}
 
 
-#: (name, partition indexes) of each topic -> their all-NONE answer (bounded: cleared when
-#: full).
-_SHARED_ANSWERS: dict[tuple[tuple[str, tuple[int, ...]], ...], SharedAnswer] = {}
-SHARED_ANSWERS_LIMIT = 1024
-
-
-def shared_answer(shape: tuple[tuple[str, tuple[int, ...]], ...]) -> OffsetCommitResponse:
+def shared_answer(
+    engine: Engine, shape: tuple[tuple[str, tuple[int, ...]], ...]
+) -> OffsetCommitResponse:
     """The answer NONE for every partition of ``shape`` ((topic name, partition indexes) per
-    topic, in request order): one shared, never changed ``SharedAnswer`` per shape, whose
-    encoding the wire layer keeps."""
-    answer = _SHARED_ANSWERS.get(shape)
+    topic, in request order): one shared, never changed ``SharedAnswer`` per shape (kept by
+    the engine, ``Engine.shared_answers``), whose encoding the wire layer keeps."""
+    answer: OffsetCommitResponse | None = engine.shared_answers.get(shape)
     if answer is None:
-        if len(_SHARED_ANSWERS) >= SHARED_ANSWERS_LIMIT:
-            _SHARED_ANSWERS.clear()
-        answer = _SHARED_ANSWERS[shape] = SharedAnswer([
+        answer = engine.shared_answers.put(shape, SharedAnswer([
             {"name": name, "partitions": [
                 {"partition_index": index, "error_code": ErrorCode.NONE} for index in indexes]}
-            for name, indexes in shape])
-    return answer  # type: ignore[return-value]  # a dict of that shape
+            for name, indexes in shape]))
+    return answer
 
 
 def commit_failed(response: OffsetCommitResponse, error: ErrorCode) -> OffsetCommitResponse:

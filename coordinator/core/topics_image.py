@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from coordinator.core.subscription_regex import InvalidRegularExpression, compile_regex
+from wire.bounded_cache import BoundedCache
 
 __all__ = ["EMPTY_IMAGE", "TopicsImage"]
 
@@ -34,7 +35,8 @@ class TopicsImage:
         )
         self.version = version
         # Each pattern is matched against this image's names once, whoever subscribes to it.
-        self._regex_matches: dict[str, frozenset[uuid.UUID]] = {}
+        self._regex_matches: BoundedCache[str, frozenset[uuid.UUID]] = BoundedCache(
+            _MAX_MEMOISED_REGEXES)
 
     def resolve(self, names: Iterable[str], regex: str | None) -> frozenset[uuid.UUID]:
         """Ids of the existing topics among ``names`` or whose whole name ``regex`` (RE2
@@ -53,12 +55,11 @@ class TopicsImage:
             except InvalidRegularExpression:  # persisted by a writer that accepted it
                 compiled = None
             by_name = self.by_name
-            if len(self._regex_matches) >= _MAX_MEMOISED_REGEXES:
-                self._regex_matches.clear()  # patterns of members long gone, as a rule
-            matches = self._regex_matches[regex] = frozenset(
+            # (A full cache holds patterns of members long gone, as a rule.)
+            matches = self._regex_matches.put(regex, frozenset(
                 by_name[name][0] for name in by_name
                 if compiled is not None and compiled.fullmatch(name)
-            )
+            ))
         return matches
 
     def metadata_hash(self, topic_ids: Iterable[uuid.UUID]) -> int:

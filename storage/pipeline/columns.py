@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from storage.records import MemberMetadata
+from wire.bounded_cache import BoundedCache
 from wire.consumer_protocol import decode_assignment
 
 __all__ = [
@@ -99,7 +100,7 @@ COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 #: corrupt rows, the key and value columns wherever the record type has none.
 NOT_NULL = frozenset({"data_dir", "segment", "position", "record_type", "tombstone"})
 
-_ASSIGNED_CACHE: dict[bytes, list[dict[str, Any]] | None] = {}
+_ASSIGNED_CACHE: BoundedCache[bytes, list[dict[str, Any]] | None] = BoundedCache(4097)
 
 
 def decode_assigned(assignment: bytes) -> list[dict[str, Any]] | None:
@@ -124,10 +125,7 @@ def decode_assigned(assignment: bytes) -> list[dict[str, Any]] | None:
             )
         except Exception:  # not the consumer protocol (e.g. Connect): no decoded assignment
             result = None
-    if len(_ASSIGNED_CACHE) > 4096:
-        _ASSIGNED_CACHE.clear()
-    _ASSIGNED_CACHE[assignment] = result
-    return result
+    return _ASSIGNED_CACHE.put(assignment, result)
 
 
 def member_row(m: MemberMetadata, consumer: bool) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The sans-I/O boundary: coordinator/core imports only stdlib (and RE2), wire.constants,
-storage.records, coordinator.config, itself and the plain types the shared Result vocabulary
-names for the transaction shard (its messages and timer keys) and the share shard (its timer
-key; no trio, time, random, os, sockets, threads)."""
+wire.bounded_cache (a dict that empties when full), storage.records, coordinator.config,
+itself and the plain types the shared Result vocabulary names for the transaction shard (its
+messages and timer keys) and the share shard (its timer key; no trio, time, random, os,
+sockets, threads)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ UUID_MAKERS = {"uuid1", "uuid3", "uuid4", "uuid5", "getnode"}
 # function library, no I/O.
 ALLOWED_THIRD_PARTY = {"re2"}
 ALLOWED_FIRST_PARTY = {"storage.records", "coordinator.config", "wire.constants",
+                       "wire.bounded_cache",
                        "coordinator.txn.messages", "coordinator.txn.timers",
                        "coordinator.share.timers"}
 

@@ -2,7 +2,7 @@
 (``offset_commit.shared_answer``) and its encoding kept per version in its
 ``encoded_tails`` by ``wire.apis.offset_commit``: the frames equal the construct codec's for a
 plain dict of the same answer, byte for byte, for every version and correlation id, and
-the cache of shared answers stays within its bound."""
+the cache of shared answers -- the engine's, not a module's -- stays within its bound."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wire
+from coordinator.config import CoordinatorConfig
 from coordinator.core import offset_commit
+from coordinator.core.engine import SHARED_ANSWERS_LIMIT, Engine
 from wire import fast_codec
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -21,6 +23,10 @@ SHAPES = st.lists(
               .map(tuple)),
     max_size=3,
 ).map(tuple)
+
+
+def _engine() -> Engine:
+    return Engine(CoordinatorConfig(), lambda: "id")
 
 
 def _plain(shape: Any) -> dict[str, Any]:
@@ -34,21 +40,24 @@ def _plain(shape: Any) -> dict[str, Any]:
 def test_shared_answer_encodes_as_the_codec(
     shape: Any, version: int, first: int, second: int
 ) -> None:
-    answer = offset_commit.shared_answer(shape)
+    engine = _engine()
+    answer = offset_commit.shared_answer(engine, shape)
     assert type(answer) is offset_commit.SharedAnswer
     assert answer == _plain(shape)
-    assert offset_commit.shared_answer(shape) is answer  # one per shape
+    assert offset_commit.shared_answer(engine, shape) is answer  # one per shape
+    assert offset_commit.shared_answer(_engine(), shape) is not answer  # per engine
     for correlation_id in (first, second, first):  # the kept encoding, then reused
         assert fast_codec.encode_response(8, version, correlation_id, answer) == \
             wire.encode_response(8, version, correlation_id, _plain(shape))
 
 
 def test_shared_answers_stay_within_their_bound() -> None:
-    limit = offset_commit.SHARED_ANSWERS_LIMIT
-    held = offset_commit._SHARED_ANSWERS
+    limit = SHARED_ANSWERS_LIMIT
+    engine = _engine()
+    held = engine.shared_answers
     for n in range(limit * 2 + 3):
         shape = (("t", (n,)),)
-        answer = offset_commit.shared_answer(shape)
+        answer = offset_commit.shared_answer(engine, shape)
         assert answer == _plain(shape)
         assert len(held) <= limit
     assert 0 < len(held) <= limit
@@ -62,6 +71,7 @@ def test_a_refused_partition_gets_its_own_answer() -> None:
 
     class Engine:
         config = Config()
+        shared_answers: dict[Any, Any] = {}
 
     request: Any = {"group_id": "g", "retention_time_ms": -1, "topics": [
         {"name": "t", "partitions": [

@@ -148,7 +148,7 @@ def test_unencodable_strings_raise_as_the_general_encoder_does(record: Record) -
 
 
 def test_prefix_cache_stays_bounded_and_right(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(batch_module, "_KEY_PREFIX_LIMIT", 8)
+    monkeypatch.setattr(batch_module._KEY_PREFIXES, "limit", 8)
     batch = [
         Record(OffsetCommitKey(f"group-{i % 20}", f"topic-{i % 3}", i), OffsetCommitValue(i))
         for i in range(200)

@@ -366,7 +366,7 @@ def test_floats_equal_to_a_kept_answer_are_refused_as_construct_does(
 def test_kept_answers_are_bounded() -> None:
     from wire import consumer_group_heartbeat_codec as codec
 
-    limit = codec._MAX_STEADY_ANSWERS
+    limit = codec._STEADY_ANSWERS.limit
     for epoch in range(limit + 10):
         body = {"error_code": 0, "member_id": "m-many", "member_epoch": epoch,
                 "heartbeat_interval_ms": 5000}

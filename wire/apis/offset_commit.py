@@ -52,6 +52,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from wire.bounded_cache import BoundedCache
 from wire.fast_frames import (
     I16,
     I32,
@@ -332,8 +333,7 @@ _HEAD = struct.Struct(">i")  # correlation id (v0-2)
 _HEAD_THROTTLE = struct.Struct(">ii")  # correlation id, throttle time (v3-7)
 _HEAD_FLEXIBLE = struct.Struct(">ixi")  # correlation id, no header tags, throttle (v8+)
 #: (topic name, flexible) -> the name as the answer writes it (bounded: cleared when full).
-_NAMES: dict[tuple[str, bool], bytes] = {}
-_NAMES_LIMIT = 4096
+_NAMES: BoundedCache[tuple[str, bool], bytes] = BoundedCache(4096)
 
 
 def _count(n: int, flexible: bool) -> bytes:
@@ -342,10 +342,7 @@ def _count(n: int, flexible: bool) -> bytes:
 
 def _name(name: str, flexible: bool) -> bytes:
     encoded = (encode_compact_string if flexible else encode_string)(name)
-    if len(_NAMES) >= _NAMES_LIMIT:
-        _NAMES.clear()
-    _NAMES[(name, flexible)] = encoded
-    return encoded
+    return _NAMES.put((name, flexible), encoded)
 
 
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
