@@ -20,6 +20,11 @@ change (Trio never switches tasks inside a sync call: the event loop is the lock
    (describe, list, fetch) is run again once the shard has reverted;
 3. a reply whose requester went away (connection closed, request cancelled) is dropped.
 
+The fast lane is these same steps: an ``at_once`` Result (the usual OffsetCommit, a steady
+heartbeat: ``coordinator.core.result``) is appended, applied and answered before ``submit``
+returns when nothing is queued or being written and the sink writes at once (a
+``ReadyReply``, no pending reply); otherwise it is queued like any other, counted in flight.
+
 Time: ``now_ms`` is wall-clock milliseconds *advanced by the Trio clock* (wall clock read
 once, at start): timestamps mean something across restarts, MockClock drives tests. A timer
 key (one ``TimerHeap``) fires its shard: transaction, share, else the group shard.

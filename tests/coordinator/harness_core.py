@@ -180,6 +180,8 @@ class CoordinatorDriver:
         if not (result.records or result.callbacks):
             self._deliver(result)
         elif self.holding or self.in_flight:
+            if result.at_once is not None:  # queued, not answered inline: count it in flight
+                self.coordinator.count_in_flight(result)
             self.in_flight.append(result)
         else:
             self._complete(result)

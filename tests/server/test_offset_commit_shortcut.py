@@ -448,3 +448,28 @@ async def test_shortcut_commits_survive_a_restart(tmp_path: Path) -> None:
         assert after == before
         assert [p["committed_offset"] for p in after["topics"][0]["partitions"]] == [41, 42]
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_a_queued_commit_counts_in_flight(nursery: trio.Nursery) -> None:
+    """An at-once commit the runtime must queue (an append is being written) counts as a
+    write in flight: a DeleteGroups behind it tombstones its partition too, so nothing of
+    the group survives once both land."""
+    sink = _HeldSink()
+    kcoord = await _start(nursery, None, sink=sink)
+    await kcoord.commit(8, _commit_body("s", -1, "", [(TOPIC, 0, 1, "")]))
+    sink.nowait = False
+    first = kcoord.submit_commit(8, _commit_body("s", -1, "", [(TOPIC, 1, 2, "")]))
+    await trio.testing.wait_all_tasks_blocked()  # the persister is writing it
+    queued = kcoord.submit_commit(8, _commit_body("s", -1, "", [(TOPIC, 2, 3, "")]))
+    assert type(queued) is PendingReply and not queued.ready()
+    ctx, request = kcoord.request(42, 2, {"groups_names": ["s"]})
+    deleted = kcoord.state.handlers[42].submit(ctx, request)
+    sink.release.set()
+    for pending in (first, queued):
+        assert (await pending.wait())["topics"][0]["partitions"][0]["error_code"] == NONE
+    assert (await deleted.wait())["results"][0]["error_code"] == NONE
+    tombstones = {r.key.partition for r in sink.records  # type: ignore[union-attr]
+                  if type(r.key).__name__ == "OffsetCommitKey" and r.value is None}
+    assert tombstones == {0, 1, 2}
+    assert kcoord.runtime.coordinator.committed_offsets("s") == {}
