@@ -231,3 +231,24 @@ class CountingSink(MemorySink):
         self.appends.append(len(records))
         await trio.sleep(self.delay_s)
         await super().append(records)
+
+
+async def jump(seconds: float) -> None:
+    """Move this trio run's MockClock by ``seconds`` and let every task it wakes run."""
+    import trio.testing
+
+    clock = trio.lowlevel.current_clock()
+    assert isinstance(clock, trio.testing.MockClock)
+    clock.jump(seconds)
+    await trio.testing.wait_all_tasks_blocked()
+
+
+def create_topics(store: Any, topics: Sequence[tuple[str, int]]) -> None:
+    """Create ``topics`` (name, partitions) in a server's topic store with the ids 1, 2, ...
+    in order, so two servers' records and answers carry the same topic ids."""
+    import uuid
+
+    ids = iter(uuid.UUID(int=n) for n in range(1, len(topics) + 1))
+    store._new_topic_id = lambda: next(ids)
+    for name, partitions in topics:
+        store.create_topic(name, partitions)

@@ -11,7 +11,6 @@ fixed wall clock; member ids are the client's (KIP-848 v1), so both see the same
 from __future__ import annotations
 
 import tempfile
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from raw_client import create_topics, jump
 
 import wire
 from coordinator.server.app import RunningServer, serve
@@ -72,12 +72,7 @@ async def _start(nursery: trio.Nursery, data_dir: str, *, at_once: bool) -> Kcoo
     running: RunningServer = await nursery.start(serve, options)
     kcoord = Kcoord(running, data_dir)
     kcoord.runtime.answers_at_once = at_once
-    # The same topic ids on both servers (records and answers carry them).
-    store = kcoord.state.topics
-    ids = iter(uuid.UUID(int=n) for n in range(1, 100))
-    store._new_topic_id = lambda: next(ids)
-    store.create_topic("t", 4)
-    store.create_topic("u", 2)
+    create_topics(kcoord.state.topics, (("t", 4), ("u", 2)))  # the same ids on both
     return kcoord
 
 
@@ -111,12 +106,9 @@ async def _scenario(steps: list[tuple[Any, ...]]) -> None:
         async with trio.open_nursery() as nursery:
             fast = await _start(nursery, a_dir, at_once=True)
             slow = await _start(nursery, b_dir, at_once=False)
-            clock = trio.lowlevel.current_clock()
-            assert isinstance(clock, trio.testing.MockClock)
             for step in steps:
                 if step[0] == "jump":
-                    clock.jump(step[1])
-                    await trio.testing.wait_all_tasks_blocked()
+                    await jump(step[1])
                     assert fast.runtime.armed_timers() == slow.runtime.armed_timers()
                     assert fast.log_bytes() == slow.log_bytes()
                     continue
@@ -166,7 +158,7 @@ def test_steady_heartbeats_are_answered_inline() -> None:
                 fast = await _start(nursery, a_dir, at_once=True)
                 for step in steps:
                     if step[0] == "jump":
-                        trio.lowlevel.current_clock().jump(step[1])  # type: ignore[attr-defined]
+                        await jump(step[1])
                         continue
                     body = _body(fast, step)
                     assert body is not None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import signal
 import tempfile
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,15 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from raw_client import HEARTBEAT, LIST_GROUPS, OFFSET_COMMIT, OFFSET_FETCH, RawClient
+from raw_client import (
+    HEARTBEAT,
+    LIST_GROUPS,
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
+    RawClient,
+    create_topics,
+    jump,
+)
 
 from coordinator.server import connection, reactor
 from coordinator.server.app import RunningServer, serve
@@ -81,19 +88,13 @@ async def _run(steps: list[tuple[Any, ...]]) -> dict[str, Any]:
                                     host="127.0.0.1", port=0, data_dir=data_dir,
                                     fsync="interval", clock_ms=lambda: WALL_MS)
             running: RunningServer = await nursery.start(serve, options)
-            store = running.server.topics
-            ids = iter(uuid.UUID(int=n) for n in range(1, 100))
-            store._new_topic_id = lambda: next(ids)
-            store.create_topic("t", 4)
+            create_topics(running.server.topics, (("t", 4),))
             runtime: CoordinatorRuntime = running.server.groups
             clients = [await RawClient.connect(running.port) for _ in range(2)]
             epochs: dict[str, int] = {}
-            clock = trio.lowlevel.current_clock()
-            assert isinstance(clock, trio.testing.MockClock)
             for step in steps:
                 if step[0] == "jump":
-                    clock.jump(step[1])
-                    await trio.testing.wait_all_tasks_blocked()
+                    await jump(step[1])
                     timers.append(sorted(runtime.armed_timers().items(), key=repr))
                     continue
                 client = clients[step[1]]
