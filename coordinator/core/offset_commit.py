@@ -180,8 +180,8 @@ def handle_offset_commit(
                     committer = target.members[req["member_id"]]
                     timers = (ScheduleTimer(committer.heartbeat_key,
                                             renew_session(committer, now_ms)),)
-            return Result(tuple(records), (Reply(token, response),), timers,
-                          at_once=commit_failed)
+            return Result(tuple(records), (Reply(token, response),), timers, (), (),
+                          commit_failed)  # at_once (positional: a keyword costs more)
     fx = engine.effects()
     if error is not None:
         fx.reply(token, all_partitions(req["topics"], error))

@@ -24,7 +24,7 @@ _REBALANCE = _RESPONSES[ErrorCode.REBALANCE_IN_PROGRESS]
 
 
 def _answer(token: ReplyToken, error: ErrorCode) -> Result:
-    return Result((), (Reply(token, _RESPONSES[error]),), (), at_once=unchanged)
+    return Result((), (Reply(token, _RESPONSES[error]),), (), (), (), unchanged)
 
 
 def handle_heartbeat(
@@ -66,4 +66,4 @@ def handle_heartbeat(
     member.heartbeat_deadline = deadline
     response = _REBALANCE if state is PREPARING_REBALANCE else _NONE
     return Result((), (Reply(token, response),), (ScheduleTimer(member.heartbeat_key, deadline),),
-                  at_once=unchanged)
+                  (), (), unchanged)  # (at_once, positional: a keyword costs a third more)

@@ -118,7 +118,7 @@ def handle_consumer_group_heartbeat(
                 "heartbeat_interval_ms": steady.heartbeat_interval_ms,
             }),), (ScheduleTimer(
                 steady.session_key, now_ms + steady.session_timeout_ms),),
-                at_once=unchanged)
+                (), (), unchanged)  # (positional: a keyword costs a third more)
     fx = engine.effects()
     group_id = req["group_id"]
     try:
