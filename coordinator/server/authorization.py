@@ -38,9 +38,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from coordinator.security.acl import CLUSTER_NAME, authorization_error
 from coordinator.security.authorizer import Action, RequestIdentity, host_address
 from coordinator.security.principal import ANONYMOUS
-from coordinator.server.api_support import ReadyReply, TopicView
+from coordinator.server.api_support import TopicView
 from coordinator.server.route import Acl, AnyOf, EachKey, OneKey, Route
 from coordinator.server.routing import answer_each_key
+from coordinator.server.waiters import ReadyReply
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from wire.constants import AclOperation, ErrorCode, ResourceType
 from wire.error_response import error_response
