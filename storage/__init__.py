@@ -8,10 +8,11 @@ Modules, bottom up:
 - ``segment``: the segment header and entry framing, and the one entry scanner every reader
   uses (``scan_entries``); ``fast_decode``: the fused scan-and-decode loop replay runs first;
   ``live_index``: the chunked check open runs, which also notes each key's newest entry;
+  ``full_replay``: ``Log.replay``, every record (fast path first, then the general one);
   ``live_replay``: ``Log.replay_live``, decoding only those (what the server replays);
   ``segment_summary``: a closed segment's sidecar summary of that check, which open uses
   instead of walking its entries when the segment's CRC-32 matches.
-- ``directory``: file names and the one view of a data directory's segments
+- ``directory``: file names, the directory lock and the one view of a data directory's segments
   (``find_segments``); ``batch``: records framed for one write; ``policy``: the fsync and
   recovery policies.
 - ``recovery`` (what ``Log.open`` repairs), ``log`` (the file log: appends, replay),

@@ -1,9 +1,10 @@
 """What a data directory holds, and the one view of it every reader shares.
 
-File names (segments, compaction output, temporary files, the lock), the bookkeeping of an
-open log's segments, and :func:`find_segments`: the segments to read in log order, where a
-committed compaction output (``L-H.swap``) stands in for the segments it replaces, as
-recovery would make it (FORMAT.md section 1). ``kcoord log dump`` and the pipeline read
+File names (segments, compaction output, temporary files, the lock), taking the lock
+(:func:`lock_directory`), the bookkeeping of an open log's segments, and
+:func:`find_segments`: the segments to read in log order, where a committed compaction
+output (``L-H.swap``) stands in for the segments it replaces, as recovery would make it
+(FORMAT.md section 1). ``kcoord log dump`` and the pipeline read
 through it; ``Log.open`` completes the swap on disk instead.
 """
 
@@ -14,6 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .errors import LogLockedError
+from .fs import FileSystem
 from .segment import HEADER_SIZE
 
 __all__ = [
@@ -26,6 +29,7 @@ __all__ = [
     "SegmentFile",
     "find_segments",
     "list_segments",
+    "lock_directory",
     "segment_name",
     "select_segments",
 ]
@@ -114,3 +118,31 @@ def select_segments(directory: str, names: Sequence[str]) -> list[SegmentFile]:
     bases = sorted(found)
     return [SegmentFile(directory, found[b], b, i == len(bases) - 1) for i, b in enumerate(bases)]
 
+
+
+def lock_directory(fs: FileSystem, directory: str) -> int:
+    """Create ``directory`` if missing (its entry made durable) and take its lock: the
+    lock's descriptor, or :class:`LogLockedError` naming the process that holds it."""
+    if not fs.exists(directory):
+        fs.makedirs(directory)
+        # Make the new directory's own entry durable, or a power loss could take the
+        # whole data directory (and every acknowledged record in it) with it.
+        fs.fsync_dir(os.path.dirname(os.path.abspath(directory)))
+    lock_path = os.path.join(directory, LOCK_NAME)
+    try:
+        return fs.lock(lock_path)
+    except BlockingIOError:
+        holder = _read_lock_holder(lock_path)
+        raise LogLockedError(
+            f"data directory {directory} is in use by another kcoord{holder} "
+            f"(lock {lock_path}); stop it or choose another --data-dir"
+        ) from None
+
+
+def _read_lock_holder(lock_path: str) -> str:
+    try:
+        with open(lock_path) as f:
+            pid = f.read().strip()
+    except OSError:
+        return ""
+    return f" (pid {pid})" if pid.isdigit() else ""

@@ -5,41 +5,33 @@ every segment (a closed one with a valid summary by its CRC-32: ``segment_summar
 truncates a torn tail of the last one (and reports it), refuses corruption anywhere else
 unless ``recover="truncate"``, and opens the last segment for appends. A segment's summary
 is written when the log rolls past it.
-``replay()`` yields every record in order; ``append()`` writes a batch (one ``write``) and
+``replay()`` yields every record in order (``full_replay``), ``replay_live()`` the live
+ones (``live_replay``); ``append()`` writes a batch (one ``write``) and
 fsyncs it when the policy is ``always``. Appends are thread-safe (the async wrapper runs
 them in worker threads).
 """
 
 from __future__ import annotations
 
-import bisect
 import errno as errno_mod
 import logging
 import os
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
-from storage.records import Record, RecordKey
+from storage.records import Record
 
 from .batch import EncodedBatch
-from .directory import LOCK_NAME, RecoveryAction, Segment, segment_name
-from .errors import CorruptLogError, LogClosedError, LogLockedError, LogWriteError
-from .fast_decode import fast_decode
+from .directory import RecoveryAction, Segment, lock_directory, segment_name
+from .errors import CorruptLogError, LogClosedError, LogWriteError
 from .fs import FileHandle, FileSystem, OsFileSystem
-from .live_index import READ_CHUNK, LiveIndex
+from .full_replay import replay_all
+from .live_index import LiveIndex
 from .live_replay import replay_live
 from .policy import FSYNC_POLICIES, FsyncPolicy, RecoverMode
-from .record_codec import RecordDecodeError, decode_record
-from .record_types import EVENT_KEY_PREFIX
 from .recovery import recover_directory
-from .segment import (
-    ENTRY_OVERHEAD,
-    HEADER_SIZE,
-    ScanResult,
-    encode_header,
-    scan_entries,
-)
+from .segment import HEADER_SIZE, ScanResult, encode_header, scan_entries
 from .segment_summary import SegmentSummary, remove_summary, write_summary
 
 __all__ = ["DEFAULT_SEGMENT_BYTES", "Log"]
@@ -123,20 +115,7 @@ class Log:
         if segment_bytes <= HEADER_SIZE:
             raise ValueError(f"segment_bytes must exceed {HEADER_SIZE}")
         fs = fs or OsFileSystem()
-        if not fs.exists(directory):
-            fs.makedirs(directory)
-            # Make the new directory's own entry durable, or a power loss could take the
-            # whole data directory (and every acknowledged record in it) with it.
-            fs.fsync_dir(os.path.dirname(os.path.abspath(directory)))
-        lock_path = os.path.join(directory, LOCK_NAME)
-        try:
-            lock_fd = fs.lock(lock_path)
-        except BlockingIOError:
-            holder = _read_lock_holder(lock_path)
-            raise LogLockedError(
-                f"data directory {directory} is in use by another kcoord{holder} "
-                f"(lock {lock_path}); stop it or choose another --data-dir"
-            ) from None
+        lock_fd = lock_directory(fs, directory)
         self = cls(
             directory,
             fs,
@@ -230,7 +209,9 @@ class Log:
             self.idle.wait_for(lambda: not self.compacting)
             self.replaying += 1
         try:
-            yield from self._replay()
+            live: dict[bytes, int] = {}
+            event_bytes = yield from replay_all(self.fs, list(self.segments), live)
+            self._set_stats(live, event_bytes)
         finally:
             with self.lock:
                 self.replaying -= 1
@@ -262,80 +243,6 @@ class Log:
             self.live_bytes = sum(live.values())
             self.event_bytes = event_bytes
             self.stats_valid = True
-
-    def _replay(self) -> Iterator[Record]:
-        live: dict[bytes, int] = {}
-        keys: dict[bytes, RecordKey] = {}
-        event_bytes = 0
-        for seg in list(self.segments):
-            # Read in chunks (one in memory at a time). Bytes already checked by open()
-            # (same size, same file, we hold the lock) skip the CRC: a chunk never
-            # straddles that boundary. Where the fast path stops short of a chunk's end on
-            # a whole entry, the general path takes the rest of the segment.
-            verified = min(seg.verified, seg.size)
-            offset = HEADER_SIZE
-            want = READ_CHUNK
-            while offset < seg.size:
-                limit = verified if offset < verified else seg.size
-                request = min(want, limit - offset)
-                data = self.fs.read_range(seg.path, offset, request)
-                pos = 0
-                while pos < len(data):
-                    records, after, events = fast_decode(
-                        data, pos, len(data), live, keys, verify=offset >= verified
-                    )
-                    event_bytes += events
-                    yield from records
-                    if after == pos:
-                        break
-                    pos = after
-                offset += pos
-                need = _entry_size(data, pos)
-                if pos < len(data) and (len(data) < request or need <= len(data) - pos
-                                        or offset + need > limit):
-                    break  # not an entry cut by the chunk's end
-                want = max(READ_CHUNK, need)
-                del data
-            if offset < seg.size:
-                data = self.fs.read_bytes(seg.path)
-                event_bytes += yield from self._replay_slow(seg, data, offset, live)
-                del data
-        self._set_stats(live, event_bytes)
-
-    def _replay_slow(
-        self, seg: Segment, data: bytes, start: int, live: dict[bytes, int]
-    ) -> Generator[Record, None, int]:
-        """The general path for the rest of a segment: precise errors, warnings for
-        unknown record types."""
-        scan = scan_entries(data, start, seg.size)
-        if scan.stop is not None:
-            at = start + scan.valid_bytes
-            raise CorruptLogError(
-                seg.path, at, f"segment changed on disk after it was opened: {scan.stop.value}"
-            )
-        event_bytes = 0
-        for pos, (key, value) in zip(scan.positions, scan.entries, strict=True):
-            try:
-                record = decode_record(key, value)
-            except RecordDecodeError as exc:
-                index = seg.base + bisect.bisect_left(self._positions(seg, data), pos)
-                raise CorruptLogError(
-                    seg.path, pos, f"entry {index} does not decode: {exc}"
-                ) from None
-            size = ENTRY_OVERHEAD + len(key) + (0 if value is None else len(value))
-            if key[:2] == EVENT_KEY_PREFIX and value is not None:
-                event_bytes += size
-            elif value is None:
-                live.pop(key, None)
-            else:
-                live[key] = size
-            if record is not None:
-                yield record
-        return event_bytes
-
-    @staticmethod
-    def _positions(seg: Segment, data: bytes) -> list[int]:
-        return scan_entries(data, HEADER_SIZE, seg.size, collect=False).positions
 
     # ----------------------------------------------------------------------------------
     # Writing
@@ -579,18 +486,3 @@ class Log:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _entry_size(data: bytes, pos: int) -> int:
-    """The size of the entry framed at ``data[pos:]`` (8: its length is not all there)."""
-    if len(data) - pos < 4:
-        return 8
-    return 8 + int.from_bytes(data[pos : pos + 4], "big")
-
-
-def _read_lock_holder(lock_path: str) -> str:
-    try:
-        with open(lock_path) as f:
-            pid = f.read().strip()
-    except OSError:
-        return ""
-    return f" (pid {pid})" if pid.isdigit() else ""

@@ -9,8 +9,7 @@ import os
 
 import pytest
 
-from storage import live_index
-from storage import log as log_module
+from storage import full_replay, live_index
 from storage.compaction import CompactionPolicy, compact
 from storage.errors import CorruptLogError
 from storage.log import Log
@@ -93,7 +92,7 @@ def test_chunks_smaller_than_entries(data_dir: str, monkeypatch: pytest.MonkeyPa
     with Log.open(data_dir) as log:
         counts = [(s.base, s.size, s.count) for s in log.segments]
     monkeypatch.setattr(live_index, "READ_CHUNK", 64)
-    monkeypatch.setattr(log_module, "READ_CHUNK", 64)
+    monkeypatch.setattr(full_replay, "READ_CHUNK", 64)
     assert len(encode_entry(*encode_record(RECORDS[5]))) > 300
     with Log.open(data_dir, live_index=True) as log:
         assert [(s.base, s.size, s.count) for s in log.segments] == counts
