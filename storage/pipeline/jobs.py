@@ -23,8 +23,6 @@ state it builds on.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -487,22 +485,3 @@ def groups_summary(df: DataFrame, rebalance_df: DataFrame, latest: DataFrame) ->
         F.when(state != "Dead", F.col("last_gm.members")).alias("current_members"),
     )
 
-
-def run_all(
-    df: DataFrame, since_ms: int | None = None, until_ms: int | None = None
-) -> dict[str, Any]:
-    """Every dataset from one read: {"records", "problems", "offsets_latest",
-    "offset_commits", "commit_rates", "rebalances", "groups_summary"}."""
-    recs = apply_window(df, since_ms, until_ms)
-    latest = offsets_latest(recs)
-    commits = offset_commits(recs, since_ms)
-    reb = rebalances(recs, since_ms)
-    return {
-        "records": recs,
-        "problems": problems(df),
-        "offsets_latest": latest,
-        "offset_commits": commits,
-        "commit_rates": commit_rates(commits),
-        "rebalances": reb,
-        "groups_summary": groups_summary(recs, reb, latest),
-    }
