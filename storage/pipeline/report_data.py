@@ -132,7 +132,7 @@ def write_datasets(
     Returns (dataset -> DataFrame, dataset -> path, dataset -> rows as dicts)."""
     from pyspark import StorageLevel
 
-    from . import jobs, lag
+    from . import group_jobs, jobs, lag
 
     paths = {name: os.path.join(output, name) for name in PARTITIONING}
     collected: dict[str, list[dict[str, Any]]] = {}
@@ -160,13 +160,13 @@ def write_datasets(
     first = wave({
         "offsets_latest": lambda: jobs.offsets_latest(recs),
         "offset_commits": lambda: jobs.offset_commits(recs, since_ms),
-        "rebalances": lambda: jobs.rebalances(recs, since_ms),
+        "rebalances": lambda: group_jobs.rebalances(recs, since_ms),
         "problems": lambda: jobs.problems(raw),
     })
     latest, commits, reb = first["offsets_latest"], first["offset_commits"], first["rebalances"]
     second = wave({
         "commit_rates": lambda: jobs.commit_rates(commits),
-        "groups_summary": lambda: jobs.groups_summary(recs, reb, latest),
+        "groups_summary": lambda: group_jobs.groups_summary(recs, reb, latest),
         "offsets_lag": lambda: lag.offsets_lag(recs, latest, topic_logs or {}, until_ms),
     })
     frames = {name: {**first, **second}[name] for name in PARTITIONING}

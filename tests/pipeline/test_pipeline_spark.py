@@ -193,7 +193,7 @@ def test_offsets_latest_until_is_the_replay_of_the_prefix(spark: Any, tmp_path: 
 
 
 def _expected_generations(log: SyntheticLog) -> dict[tuple[str, str, int, int], str]:
-    from storage.pipeline.jobs import TRIGGERS
+    from storage.pipeline.group_jobs import TRIGGERS
 
     return {
         (log.data_dir, g.group, g.incarnation, g.generation): TRIGGERS[g.reason]
@@ -202,9 +202,9 @@ def _expected_generations(log: SyntheticLog) -> dict[tuple[str, str, int, int], 
 
 
 def test_rebalances_generations_and_triggers(ab: Any, logs: dict[str, Any]) -> None:
-    from storage.pipeline import jobs
+    from storage.pipeline import group_jobs
 
-    got = jobs.rebalances(ab).collect()
+    got = group_jobs.rebalances(ab).collect()
     expected = {**_expected_generations(logs["a"]), **_expected_generations(logs["b"])}
     assert {
         (r["data_dir"], r["group"], r["incarnation"], r["generation"]): r["trigger"] for r in got
@@ -222,7 +222,7 @@ def test_rebalances_generations_and_triggers(ab: Any, logs: dict[str, Any]) -> N
 
 
 def test_rebalances_leader_protocol_and_moves(spark: Any, tmp_path: Path) -> None:
-    from storage.pipeline import jobs
+    from storage.pipeline import group_jobs, jobs
 
     def gm(generation: int, members: tuple[Any, ...], ts: int) -> Record:
         return Record(
@@ -265,7 +265,7 @@ def test_rebalances_leader_protocol_and_moves(spark: Any, tmp_path: Path) -> Non
         ],
     )
     df = load(spark, d)
-    got = {r["generation"]: r for r in jobs.rebalances(df).collect()}
+    got = {r["generation"]: r for r in group_jobs.rebalances(df).collect()}
     assert sorted(got) == [1, 2, 3, 4]
     assert [got[g]["trigger"] for g in (1, 2, 3, 4)] == ["join", "join", "metadata_change", "leave"]
     assert [got[g]["duration_ms"] for g in (1, 2, 3, 4)] == [100, 500, 700, 200]
@@ -281,7 +281,7 @@ def test_rebalances_leader_protocol_and_moves(spark: Any, tmp_path: Path) -> Non
     assert got[3]["leader"] == "m1b" and got[3]["protocol"] == "range"
     # The summary: a rebalance still running at the end of the log.
     latest = jobs.offsets_latest(df)
-    (summary,) = jobs.groups_summary(df, jobs.rebalances(df), latest).collect()
+    (summary,) = group_jobs.groups_summary(df, group_jobs.rebalances(df), latest).collect()
     assert summary["state"] == "PreparingRebalance"
     assert (summary["generations"], summary["rebalances"], summary["incarnations"]) == (4, 4, 1)
     assert summary["current_generation"] == 4 and summary["current_members"] == 1
@@ -295,13 +295,13 @@ def test_rebalances_leader_protocol_and_moves(spark: Any, tmp_path: Path) -> Non
 
 
 def test_groups_summary_states(ab: Any, logs: dict[str, Any]) -> None:
-    from storage.pipeline import jobs
+    from storage.pipeline import group_jobs, jobs
 
     df = ab
-    reb = jobs.rebalances(df)
+    reb = group_jobs.rebalances(df)
     summary = {
         (r["data_dir"], r["group"]): r
-        for r in jobs.groups_summary(df, reb, jobs.offsets_latest(df)).collect()
+        for r in group_jobs.groups_summary(df, reb, jobs.offsets_latest(df)).collect()
     }
     expected_gens: dict[tuple[str, str], set[tuple[int, int]]] = {}
     for log in (logs["a"], logs["b"]):

@@ -99,7 +99,7 @@ def settle(consumers: list[ConsumerThread], condition: Any, what: str) -> int:
 def test_pipeline_on_a_real_server_log(
     server: KcoordProcess, consumers: list[ConsumerThread], spark: Any, tmp_path: Path
 ) -> None:
-    from storage.pipeline import cli, jobs
+    from storage.pipeline import cli, group_jobs, jobs
 
     boot = server.bootstrap
     steps: list[tuple[str, int, int]] = []  # (trigger, generation before, after)
@@ -211,7 +211,8 @@ def test_pipeline_on_a_real_server_log(
     assert doomed_rows.where("tombstone").count() == 4  # one OffsetDelete, 3 by DeleteGroups
 
     reb = {
-        (r["group"], r["incarnation"], r["generation"]): r for r in jobs.rebalances(df).collect()
+        (r["group"], r["incarnation"], r["generation"]): r
+        for r in group_jobs.rebalances(df).collect()
     }
     # Exactly the generations the coordinator went through (no gaps, no extras) ...
     assert sorted(k for k in reb if k[0] == "pipe") == [("pipe", 0, n) for n in range(1, g + 1)]
@@ -236,7 +237,9 @@ def test_pipeline_on_a_real_server_log(
 
     summary = {
         (r["group"]): r
-        for r in jobs.groups_summary(df, jobs.rebalances(df), jobs.offsets_latest(df)).collect()
+        for r in group_jobs.groups_summary(
+            df, group_jobs.rebalances(df), jobs.offsets_latest(df)
+        ).collect()
     }
     assert summary["pipe"]["generations"] == g
     assert summary["pipe"]["current_generation"] == g
