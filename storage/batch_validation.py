@@ -20,11 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from wire.constants import ErrorCode
-from wire.records import BATCH_OVERHEAD, RecordBatchHeader
+from wire.constants import CompressionType, ErrorCode
+from wire.records import (
+    ATTR_COMPRESSION_MASK,
+    ATTR_TIMESTAMP_TYPE,
+    BATCH_OVERHEAD,
+    RecordBatchHeader,
+)
 
 __all__ = [
-    "COMPRESSION_NONE",
     "READ_DECOMPRESSION_LIMIT",
     "InvalidBatchRecords",
     "batch_records",
@@ -32,11 +36,10 @@ __all__ = [
     "validate_batch_records",
 ]
 
-COMPRESSION_NONE = 0
-_GZIP, _SNAPPY, _LZ4, _ZSTD = 1, 2, 3, 4
-_CODEC_NAMES = {_GZIP: "gzip", _SNAPPY: "snappy", _LZ4: "lz4", _ZSTD: "zstd"}
-_ATTR_COMPRESSION = 0x07
-_ATTR_LOG_APPEND_TIME = 0x08
+_NONE, _GZIP, _SNAPPY, _LZ4, _ZSTD = (
+    CompressionType.NONE, CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4,
+    CompressionType.ZSTD,
+)
 #: The bound of a read of stored records (ListOffsets by timestamp): the largest batch a
 #: Produce accepts decompresses to at most its partition's ``message.max.bytes``; batches
 #: written before that check was made are cut off here.
@@ -117,8 +120,8 @@ def _snappy(body: bytes, limit: int) -> bytes:
 def batch_records(batch: bytes, header: RecordBatchHeader, limit: int) -> bytes:
     """The batch's records, decompressed (at most ``limit`` bytes of them)."""
     body = batch[BATCH_OVERHEAD : header.size]
-    codec = header.attributes & _ATTR_COMPRESSION
-    if codec == COMPRESSION_NONE:
+    codec = header.attributes & ATTR_COMPRESSION_MASK
+    if codec == _NONE:
         return body
     import cramjam  # ~4 ms: the first compressed batch pays it, not start-up
 
@@ -136,7 +139,7 @@ def batch_records(batch: bytes, header: RecordBatchHeader, limit: int) -> bytes:
     except (cramjam.DecompressionError, ValueError) as exc:
         raise InvalidBatchRecords(
             ErrorCode.CORRUPT_MESSAGE,
-            f"Failed to decompress record stream ({_CODEC_NAMES[codec]}): {exc}",
+            f"Failed to decompress record stream ({CompressionType(codec).name.lower()}): {exc}",
         ) from None
     raise InvalidBatchRecords(ErrorCode.CORRUPT_MESSAGE, f"Unknown compression type id: {codec}")
 
@@ -173,7 +176,7 @@ def _walk(records: bytes, header: RecordBatchHeader, keep: bool) -> list[tuple[i
     data = records
     total = len(data)
     out: list[tuple[int, int]] = []
-    log_append_time = bool(header.attributes & _ATTR_LOG_APPEND_TIME)
+    log_append_time = bool(header.attributes & ATTR_TIMESTAMP_TYPE)
     count = header.record_count
     if count < 0:
         raise _invalid(f"Found invalid record count {count} in magic v2 batch")

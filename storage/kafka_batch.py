@@ -27,6 +27,7 @@ from storage.batch_validation import (
     batch_records,
 )
 from wire.checksum import crc32c
+from wire.constants import CompressionType
 from wire.records import (
     ATTR_COMPRESSION_MASK,
     ATTR_CONTROL,
@@ -50,7 +51,7 @@ __all__ = [
 #: KIP-534: the base timestamp holds the delete horizon of the batch's tombstones/markers.
 ATTR_DELETE_HORIZON = 0x40
 NO_TIMESTAMP = -1
-_NONE, _GZIP, _ZSTD = 0, 1, 4
+_NONE, _GZIP, _ZSTD = CompressionType.NONE, CompressionType.GZIP, CompressionType.ZSTD
 _AFTER_CRC = struct.Struct(">hiqqqhii")
 _HEAD = struct.Struct(">qiib")
 

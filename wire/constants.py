@@ -11,6 +11,8 @@ from enum import IntEnum
 __all__ = [
     "MAX_SHARE_VERSION",
     "MAX_TRANSACTION_VERSION",
+    "NO_PRODUCER_EPOCH",
+    "NO_PRODUCER_ID",
     "SHARE_VERSION_FEATURE",
     "TRANSACTION_VERSION_FEATURE",
     "AcknowledgeType",
@@ -19,17 +21,25 @@ __all__ = [
     "AlterConfigOpType",
     "ApiKey",
     "ClientQuotaEntityType",
+    "CompressionType",
     "ConfigResourceType",
     "ConfigSource",
     "ConfigType",
     "ElectionType",
     "EndpointType",
     "ErrorCode",
+    "IsolationLevel",
     "PatternType",
     "ResourceType",
     "ScramMechanism",
     "ShareAcquireMode",
 ]
+
+#: No producer (``RecordBatch.NO_PRODUCER_ID``) and no producer epoch
+#: (``RecordBatch.NO_PRODUCER_EPOCH``): a batch outside any idempotent producer, a
+#: transaction with no producer yet, a producer that has not appended yet.
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
 
 #: Kafka's ``transaction.version`` feature (``org.apache.kafka.server.common.TransactionVersion``)
 #: and its latest level, TV_2 (KIP-890 part 2), which ApiVersions advertises as supported.
@@ -433,6 +443,24 @@ class EndpointType(IntEnum):
     UNKNOWN = 0
     BROKER = 1
     CONTROLLER = 2
+
+
+class IsolationLevel(IntEnum):
+    """What Fetch and ListOffsets may read (``org.apache.kafka.common.IsolationLevel``)."""
+
+    READ_UNCOMMITTED = 0
+    READ_COMMITTED = 1
+
+
+class CompressionType(IntEnum):
+    """A record batch's compression codec, its attributes' low three bits
+    (``org.apache.kafka.common.record.CompressionType``)."""
+
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
 
 
 # -- share groups (KIP-932) ---------------------------------------------------------------

@@ -12,10 +12,8 @@ import uuid
 from io import BytesIO
 from typing import Any
 
-from wire.fields import zero_uuid
+from wire.kafka_uuid import ZERO_UUID
 from wire.varint import encode_uvarint
-
-ZERO_UUID = zero_uuid()
 
 __all__ = [
     "ZERO_UUID",

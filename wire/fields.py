@@ -20,13 +20,12 @@ if TYPE_CHECKING:
 __all__ = ["NO_VERSIONS", "Field", "Message", "VersionRange", "versions", "zero_uuid"]
 
 
-@cache
 def zero_uuid() -> uuid.UUID:
-    """The all-zero UUID, a uuid field's default (``uuid`` is imported on first use: with
-    ``platform``, 2-20 ms of startup)."""
-    import uuid
+    """The all-zero UUID, a uuid field's default (``wire.kafka_uuid`` is imported on first
+    use: ``uuid``, with ``platform``, costs 2-20 ms of startup)."""
+    from wire.kafka_uuid import ZERO_UUID
 
-    return uuid.UUID(int=0)
+    return ZERO_UUID
 
 
 #: The value of an absent scalar field, by Kafka type name.

@@ -38,8 +38,9 @@ from construct import (
     this,
 )
 
-from wire.fast_primitives import ZERO_UUID, WireDecodeError, ensure_fast_imports, read_uvarint
+from wire.fast_primitives import WireDecodeError, ensure_fast_imports, read_uvarint
 from wire.fields import Field, Message, VersionRange, versions
+from wire.kafka_uuid import ZERO_UUID
 from wire.primitives import (
     KafkaArray,
     KafkaBool,

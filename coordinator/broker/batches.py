@@ -21,31 +21,29 @@ from storage.batch_validation import (
 )
 from wire import ErrorCode
 from wire.checksum import crc32c
-from wire.records import InvalidRecordBatch, RecordBatchHeader, parse_batches
+from wire.constants import CompressionType
+from wire.records import (
+    ATTR_COMPRESSION_MASK,
+    ATTR_TIMESTAMP_TYPE,
+    InvalidRecordBatch,
+    RecordBatchHeader,
+    parse_batches,
+)
 
 __all__ = [
-    "COMPRESSION_GZIP",
-    "COMPRESSION_NONE",
-    "COMPRESSION_ZSTD",
     "compression_codec",
     "record_timestamps",
     "validate_produced_batch",
 ]
 
-COMPRESSION_NONE = 0
-COMPRESSION_GZIP = 1
-COMPRESSION_ZSTD = 4
-_MAX_CODEC = 4
 _MAGIC_AT = 16
 _CRC_START = 21
-_ATTR_COMPRESSION = 0x07
-_ATTR_LOG_APPEND_TIME = 0x08
 _ZSTD_MIN_PRODUCE_VERSION = 7
 
 
 def compression_codec(header: RecordBatchHeader) -> int:
     """The batch's compression codec id (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)."""
-    return header.attributes & _ATTR_COMPRESSION
+    return header.attributes & ATTR_COMPRESSION_MASK
 
 
 def validate_produced_batch(
@@ -76,9 +74,9 @@ def validate_produced_batch(
         )
     batch = batches[0]
     codec = compression_codec(batch)
-    if codec > _MAX_CODEC:
+    if codec > max(CompressionType):
         raise BrokerError(ErrorCode.CORRUPT_MESSAGE, f"Unknown compression type id: {codec}")
-    if codec == COMPRESSION_ZSTD and produce_version < _ZSTD_MIN_PRODUCE_VERSION:
+    if codec == CompressionType.ZSTD and produce_version < _ZSTD_MIN_PRODUCE_VERSION:
         raise BrokerError(
             ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
             f"Produce requests with version {produce_version} are not allowed to use "
@@ -143,7 +141,7 @@ def stamp_log_append_time(records: bytes, now_ms: int) -> bytes:
     clock, the CRC recomputed (it covers the attributes onwards)."""
     batch = bytearray(records)
     (attributes,) = _ATTRIBUTES.unpack_from(batch, _CRC_START)
-    _ATTRIBUTES.pack_into(batch, _CRC_START, attributes | _ATTR_LOG_APPEND_TIME)
+    _ATTRIBUTES.pack_into(batch, _CRC_START, attributes | ATTR_TIMESTAMP_TYPE)
     struct.pack_into(">q", batch, _MAX_TIMESTAMP_AT, now_ms)
     end = struct.unpack_from(">i", batch, 8)[0] + 12
     struct.pack_into(">I", batch, 17, crc32c(memoryview(batch)[_CRC_START:end]))

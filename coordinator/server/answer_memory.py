@@ -26,10 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from wire.constants import ApiKey
+
 __all__ = ["DEFAULT_SEND_TIMEOUT_MS", "AnswerLimits", "AnswerMemory", "cap_fetch"]
 
 DEFAULT_SEND_TIMEOUT_MS = 60_000
-_FETCH = 1
 _FIRST_WITH_MAX_BYTES = 3  # Fetch v3 added the request-wide max_bytes
 
 
@@ -72,7 +73,7 @@ class AnswerLimits:
 
 def cap_fetch(memory: AnswerMemory, request: Any) -> None:
     """Lower a Fetch's ``max_bytes`` (and ``min_bytes``) to what ``memory`` has free."""
-    if request.api_key != _FETCH or request.api_version < _FIRST_WITH_MAX_BYTES:
+    if request.api_key != ApiKey.FETCH or request.api_version < _FIRST_WITH_MAX_BYTES:
         return
     free = memory.free()
     body = request.body

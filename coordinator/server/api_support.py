@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from coordinator.broker.topics import TopicStore
 from wire import ErrorCode
+from wire.kafka_uuid import ZERO_UUID
 
 if TYPE_CHECKING:
     import wire
@@ -36,8 +37,6 @@ __all__ = [
     "store_of",
     "with_current_topics",
 ]
-
-ZERO_UUID = uuid.UUID(int=0)
 
 # Kafka without an authorizer reports every operation its resource type supports
 # (AclEntry.supportedOperations) as a bit field of AclOperation codes.

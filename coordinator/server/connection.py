@@ -98,7 +98,6 @@ __all__ = ["serve_connection"]
 log = logging.getLogger(__name__)
 
 FLUSH_BYTES = 1 << 20
-_FETCH = 1
 
 
 async def serve_connection(
@@ -340,7 +339,7 @@ async def _serve_frames(
         try:
             conn.busy = True
             if api_key in server.traits.parks:  # watch for the client leaving meanwhile
-                if api_key == _FETCH:
+                if api_key == ApiKey.FETCH:
                     cap_fetch(conn.answers, request)
                 body = await parked(conn, handler, ctx, request)
                 if body is GONE:

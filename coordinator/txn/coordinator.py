@@ -56,8 +56,6 @@ from coordinator.txn.log import (
 from coordinator.txn.manager import PendingCompletion, TransactionStateManager
 from coordinator.txn.messages import TxnMarker
 from coordinator.txn.state import (
-    NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
     SHORT_MAX,
     IllegalTransitionError,
     TopicPartition,
@@ -70,7 +68,7 @@ from coordinator.txn.timers import (
 )
 from coordinator.txn.transaction_state import TransactionResult, TransactionState
 from storage.records import Record
-from wire.constants import ErrorCode
+from wire.constants import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, ErrorCode
 
 __all__ = ["TransactionCoordinator"]
 

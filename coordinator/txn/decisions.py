@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 from coordinator.txn.messages import TxnMarker, TxnResponse
 from coordinator.txn.state import (
-    NO_PRODUCER_EPOCH,
     SHORT_MAX,
     IllegalTransitionError,
     TopicPartition,
@@ -20,7 +19,7 @@ from coordinator.txn.state import (
     is_epoch_exhausted,
 )
 from coordinator.txn.transaction_state import TransactionResult, TransactionState
-from wire.constants import ErrorCode
+from wire.constants import NO_PRODUCER_EPOCH, ErrorCode
 
 __all__ = [
     "Found",

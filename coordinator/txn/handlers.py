@@ -28,13 +28,11 @@ from coordinator.txn.decisions import (
 from coordinator.txn.messages import TxnRequest, TxnResponse
 from coordinator.txn.placement import OFFSETS_TOPIC, partition_for
 from coordinator.txn.state import (
-    NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
     TopicPartition,
     TransactionMetadata,
 )
 from coordinator.txn.transaction_state import TransactionResult, TransactionState
-from wire.constants import ErrorCode
+from wire.constants import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, ErrorCode
 
 __all__ = [
     "Versioned",

@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from coordinator.txn.state import (
-    NO_PRODUCER_EPOCH,
     TopicPartition,
     TransactionMetadata,
     TxnTransitMetadata,
@@ -36,6 +35,7 @@ from storage.records import (
     TransactionStateValue,
     TxnTopicPartitions,
 )
+from wire.constants import NO_PRODUCER_EPOCH
 
 __all__ = [
     "TransactionLogKey",

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+from wire.constants import NO_PRODUCER_EPOCH
+
 __all__ = [
-    "NO_EPOCH",
     "NO_SEQUENCE",
     "NUM_BATCHES_TO_RETAIN",
     "BatchInfo",
@@ -28,8 +29,6 @@ __all__ = [
 NO_SEQUENCE = -1
 NUM_BATCHES_TO_RETAIN = 5
 _INT_MAX = 2**31 - 1
-#: A producer that has not appended yet has no epoch.
-NO_EPOCH = -1
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -108,7 +107,7 @@ class ProducerStateEntry:
     def __init__(
         self,
         producer_id: int,
-        producer_epoch: int = NO_EPOCH,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
         coordinator_epoch: int = -1,
         last_timestamp: int = -1,
         current_txn_first_offset: int | None = None,

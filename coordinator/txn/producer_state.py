@@ -29,14 +29,13 @@ from enum import Enum
 from typing import Any
 
 from coordinator.txn.producer_entry import (
-    NO_EPOCH,
     NO_SEQUENCE,
     BatchInfo,
     ControlType,
     ProducerStateEntry,
     in_sequence,
 )
-from wire.constants import ErrorCode
+from wire.constants import NO_PRODUCER_EPOCH, ErrorCode
 
 __all__ = [
     "AppendOrigin",
@@ -185,7 +184,7 @@ class ProducerAppendInfo:
     def _check_sequence(self, epoch: int, first_seq: int, offset: int) -> None:
         updated, current = self.updated, self._current
         if epoch != updated.producer_epoch:
-            if first_seq != 0 and updated.producer_epoch != NO_EPOCH:
+            if first_seq != 0 and updated.producer_epoch != NO_PRODUCER_EPOCH:
                 raise ProducerStateError(
                     ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                     f"invalid sequence number for new epoch {epoch} of producer "
@@ -201,7 +200,7 @@ class ProducerAppendInfo:
             last_seq = NO_SEQUENCE
         # No epoch known (all its batches deleted by retention or DeleteRecords): any
         # sequence is accepted.
-        if current.producer_epoch != NO_EPOCH and not in_sequence(last_seq, first_seq):
+        if current.producer_epoch != NO_PRODUCER_EPOCH and not in_sequence(last_seq, first_seq):
             raise ProducerStateError(
                 ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                 f"out of order sequence number for producer {self.producer_id} at offset "

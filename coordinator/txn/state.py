@@ -27,10 +27,9 @@ from coordinator.txn.transaction_state import (
     PREPARED_STATES,
     TransactionState,
 )
+from wire.constants import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 __all__ = [
-    "NO_PRODUCER_EPOCH",
-    "NO_PRODUCER_ID",
     "SHORT_MAX",
     "IllegalTransitionError",
     "TopicPartition",
@@ -39,8 +38,6 @@ __all__ = [
     "is_epoch_exhausted",
 ]
 
-NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID
-NO_PRODUCER_EPOCH = -1  # RecordBatch.NO_PRODUCER_EPOCH
 SHORT_MAX = 32767  # Short.MaxValue: the largest producer epoch
 
 

@@ -28,9 +28,10 @@ from txn_support import (
 from coordinator.txn.config import TxnConfig
 from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import handle_describe_transactions
-from coordinator.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, SHORT_MAX, TopicPartition
+from coordinator.txn.state import SHORT_MAX, TopicPartition
 from coordinator.txn.timers import ABORT_TIMED_OUT_TRANSACTIONS
 from coordinator.txn.transaction_state import TransactionResult, TransactionState
+from wire.constants import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from wire.constants import ErrorCode as E
 
 S = TransactionState

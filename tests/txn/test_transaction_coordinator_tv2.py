@@ -27,9 +27,10 @@ from txn_support import (
 )
 
 from coordinator.txn.config import TxnConfig
-from coordinator.txn.state import NO_PRODUCER_ID, SHORT_MAX
+from coordinator.txn.state import SHORT_MAX
 from coordinator.txn.timers import ABORT_TIMED_OUT_TRANSACTIONS
 from coordinator.txn.transaction_state import TransactionResult, TransactionState
+from wire.constants import NO_PRODUCER_ID
 from wire.constants import ErrorCode as E
 
 S = TransactionState

@@ -12,8 +12,9 @@ from coordinator.txn.log import (
     metadata_from_value,
     value_from_transit,
 )
-from coordinator.txn.state import NO_PRODUCER_EPOCH, TopicPartition, TxnTransitMetadata
+from coordinator.txn.state import TopicPartition, TxnTransitMetadata
 from coordinator.txn.transaction_state import TransactionState
+from wire.constants import NO_PRODUCER_EPOCH
 
 S = TransactionState
 PARTITIONS = {TopicPartition("topic1", 0), TopicPartition("topic1", 1)} | {

@@ -8,8 +8,6 @@ import pytest
 from txn_support import meta
 
 from coordinator.txn.state import (
-    NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
     SHORT_MAX,
     IllegalTransitionError,
     TopicPartition,
@@ -17,6 +15,7 @@ from coordinator.txn.state import (
     TxnTransitMetadata,
 )
 from coordinator.txn.transaction_state import TransactionState
+from wire.constants import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 S = TransactionState
 PID = 23423

@@ -72,6 +72,7 @@ from wire.fast_frames import (
 )
 from wire.fields import Field as F
 from wire.fields import Message
+from wire.kafka_uuid import ZERO_UUID
 from wire.registry import ApiSpec, register
 from wire.varint import encode_uvarint
 
@@ -151,7 +152,6 @@ API = register(ApiSpec(api_key=8, name="OffsetCommit", request=REQUEST, response
 # malformed) raise, and the codec takes the frame instead.
 # tests/wire/test_offset_commit_fast.py checks both against the codec, byte for byte.
 
-_ZERO_UUID = uuid.UUID(int=0)
 _PARTITION_V0 = struct.Struct(">iq")  # partition_index, committed_offset
 _PARTITION_V1 = struct.Struct(">iqq")  # + commit_timestamp
 _PARTITION_V6 = struct.Struct(">iqi")  # + committed_leader_epoch
@@ -204,7 +204,7 @@ def decode_request_body(
             pos = end
         else:
             name, pos = read(payload, pos)
-            topic_id = _ZERO_UUID
+            topic_id = ZERO_UUID
         n, pos = array_count(payload, pos, flexible)
         partitions: list[dict[str, Any]]
         if flexible:  # v8+: the usual shape, read in one step per partition
@@ -321,7 +321,7 @@ def _consumer_frame(payload: bytes, make: Callable[..., Any]) -> tuple[str | Non
         member_id=member_id,
         group_instance_id=instance_id,
         retention_time_ms=-1,
-        topics=[make(name=name, topic_id=_ZERO_UUID, partitions=partitions)],
+        topics=[make(name=name, topic_id=ZERO_UUID, partitions=partitions)],
     )
 
 
@@ -382,7 +382,7 @@ def _encode_frame(version: int, correlation_id: int, body: Mapping[str, Any]) ->
         if UNKNOWN_TAGS in topic:
             raise Malformed("unknown tagged fields")
         if version >= _TOPIC_IDS:
-            topic_id = topic.get("topic_id", _ZERO_UUID)
+            topic_id = topic.get("topic_id", ZERO_UUID)
             if not isinstance(topic_id, uuid.UUID):
                 raise Malformed("topic id")
             add(topic_id.bytes)

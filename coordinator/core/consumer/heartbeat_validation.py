@@ -27,7 +27,6 @@ __all__ = [
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 _MEMBER_ID_REQUIRED_VERSION = 1  # KIP-1082: the client generates its member id
-_MEMBER_ID_REQUIRED_VERSION = 1  # KIP-1082: the client generates its member id
 
 
 class HeartbeatError(Exception):

@@ -32,7 +32,7 @@ from coordinator.broker.errors import BrokerError
 from coordinator.server.api_support import ZERO_UUID, broker_ids, replication_factor_of, store_of
 from coordinator.server.route import Acl, AclOperation, AnyOf, ResourceType, Route
 from wire import ErrorCode
-from wire.constants import ApiKey
+from wire.constants import ApiKey, ConfigSource
 
 MAX_PARTITIONS_PER_TOPIC = 10_000
 
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_PARTITIONS_PER_TOPIC", "ROUTE", "check_registered", "handle"]
 
-_DYNAMIC_TOPIC_CONFIG = 1  # DescribeConfigs ConfigSource id
 
 
 def _replication_factor(requested: int, default: int, brokers: int) -> int:
@@ -202,7 +201,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                         "name": name,
                         "value": configs[name],
                         "read_only": False,
-                        "config_source": _DYNAMIC_TOPIC_CONFIG,
+                        "config_source": ConfigSource.TOPIC_CONFIG,
                         "is_sensitive": False,
                     }
                     for name in sorted(configs)

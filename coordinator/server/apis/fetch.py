@@ -37,7 +37,7 @@ from coordinator.broker.topics import FetchTarget, PartitionLog, TopicStore
 from coordinator.server.api_support import leadership_error, store_of
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
-from wire.constants import ApiKey
+from wire.constants import ApiKey, IsolationLevel
 from wire.records import parse_batches
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 __all__ = ["ROUTE", "handle"]
 
 _TOPIC_ID_VERSION = 13
-_READ_COMMITTED = 1
 _FULL_FETCH_EPOCHS = (0, -1)  # INITIAL_EPOCH, FINAL_EPOCH
 
 
@@ -181,7 +180,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     broker_max = broker_config.fetch_max_bytes(ctx.state.config)
     max_bytes = min(body.max_bytes, broker_max)
     min_bytes = min(body.min_bytes, broker_max)
-    read_committed = body.isolation_level == _READ_COMMITTED
+    read_committed = body.isolation_level == IsolationLevel.READ_COMMITTED
     resolved = _resolve(ctx, store, body, version)
 
     wanted_all = [w for _, wanted in resolved for w in wanted]

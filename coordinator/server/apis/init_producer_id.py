@@ -17,30 +17,27 @@ from coordinator.server.api_support import store_of
 from coordinator.server.route import Acl, AclOperation, AnyOf, OneKey, ResourceType, Route, field
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
 from wire import ErrorCode
-from wire.constants import ApiKey
+from wire.constants import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
 __all__ = ["ROUTE", "handle"]
 
-_NO_PRODUCER_ID = -1
-_NO_PRODUCER_EPOCH = -1
-
 
 def _error(code: ErrorCode) -> dict[str, Any]:
     return {
         "throttle_time_ms": 0,
         "error_code": code,
-        "producer_id": _NO_PRODUCER_ID,
-        "producer_epoch": _NO_PRODUCER_EPOCH,
+        "producer_id": NO_PRODUCER_ID,
+        "producer_epoch": NO_PRODUCER_EPOCH,
     }
 
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
     """A new producer id for an idempotent producer; an error for a transactional one."""
     body = request.body
-    if (body.producer_id == _NO_PRODUCER_ID) != (body.producer_epoch == _NO_PRODUCER_EPOCH):
+    if (body.producer_id == NO_PRODUCER_ID) != (body.producer_epoch == NO_PRODUCER_EPOCH):
         return _error(ErrorCode.INVALID_REQUEST)
     if body.transactional_id is not None:
         if body.transactional_id == "":

@@ -32,7 +32,7 @@ from coordinator.broker.topics import PartitionLog
 from coordinator.server.api_support import leader_epoch_of, leadership_error, store_of
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
-from wire.constants import ApiKey
+from wire.constants import ApiKey, IsolationLevel
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
@@ -46,7 +46,6 @@ EARLIEST_LOCAL = -4
 LATEST_TIERED = -5
 EARLIEST_PENDING_UPLOAD = -6
 CONSUMER_REPLICA_ID = -1
-_READ_COMMITTED = 1
 
 # Lowest ListOffsets version that knows each special timestamp.
 _MIN_VERSION = {
@@ -140,7 +139,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     version = request.api_version
     store = store_of(ctx)
     from_client = body.replica_id == CONSUMER_REPLICA_ID
-    read_committed = body.isolation_level == _READ_COMMITTED
+    read_committed = body.isolation_level == IsolationLevel.READ_COMMITTED
     counts = Counter((t.name, p.partition_index) for t in body.topics for p in t.partitions)
     answered: set[tuple[str, int]] = set()
     by_topic: dict[str, list[dict[str, Any]]] = {}
