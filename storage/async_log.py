@@ -22,7 +22,7 @@ from storage.records import Record
 
 from .batch import EncodedBatch
 from .compaction import CompactionPolicy, CompactionResult, compact, maybe_compact
-from .errors import LogClosedError, LogWriteError, StorageError
+from .errors import LogClosedError, LogWriteError
 from .log import Log
 
 __all__ = ["AsyncLog", "open_async_log"]
@@ -90,37 +90,6 @@ class AsyncLog:
             return await trio.to_thread.run_sync(
                 partial(maybe_compact, self.log, policy, now_ms=now_ms)
             )
-
-    async def run_compactor(
-        self,
-        policy: CompactionPolicy | None = None,
-        *,
-        check_every_s: float = 60.0,
-        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """Every ``check_every_s``, compact if dead records outweigh live ones per
-        ``policy`` (the statistics exist once the log was replayed). Failures are logged;
-        a failed swap fails the log (appends raise) until it is reopened."""
-        task_status.started()
-        while True:
-            await trio.sleep(check_every_s)
-            if self._closed:
-                return
-            try:
-                with trio.CancelScope(shield=True):
-                    result = await self.maybe_compact(policy)
-            except (StorageError, OSError) as exc:
-                log.error("compaction failed: %s", exc)
-                continue
-            if result is not None:
-                log.info(
-                    "compaction: %d -> %d entries, %d -> %d bytes in %.2fs",
-                    result.entries_before,
-                    result.entries_after,
-                    result.bytes_before,
-                    result.bytes_after,
-                    result.seconds,
-                )
 
     async def aclose(self) -> None:
         """Wait for the write in progress, fsync, close the log and release its lock."""

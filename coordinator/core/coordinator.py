@@ -20,34 +20,12 @@ from typing import TypeVar
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core.classic.group import ClassicGroup
-from coordinator.core.classic.heartbeat import handle_heartbeat
-from coordinator.core.classic.join import handle_join_group
-from coordinator.core.classic.leave import handle_leave_group
 from coordinator.core.classic.state import EMPTY
-from coordinator.core.classic.sync import handle_sync_group
 from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.consumer.migration import expire_classic_member, expire_consumer_member
-from coordinator.core.delete_groups import handle_delete_groups
-from coordinator.core.describe_groups import handle_describe_groups
 from coordinator.core.engine import Engine
-from coordinator.core.list_groups import handle_list_groups
-from coordinator.core.messages import (
-    DeleteGroupsRequest,
-    DescribeGroupsRequest,
-    HeartbeatRequest,
-    JoinGroupRequest,
-    LeaveGroupRequest,
-    ListGroupsRequest,
-    OffsetCommitRequest,
-    OffsetDeleteRequest,
-    OffsetFetchRequest,
-    RequestContext,
-    SyncGroupRequest,
-)
-from coordinator.core.offset_commit import handle_offset_commit
-from coordinator.core.offset_delete import handle_offset_delete
+from coordinator.core.messages import RequestContext
 from coordinator.core.offset_expiration import expire_offsets, schedule_retention_scan
-from coordinator.core.offset_fetch import handle_offset_fetch
 from coordinator.core.result import EMPTY_RESULT, ReplyToken, Result
 from coordinator.core.share_group.group import ShareGroup
 from coordinator.core.share_group.heartbeat import expire_share_member
@@ -115,87 +93,6 @@ class GroupCoordinator(Engine):
 
     def __init__(self, config: CoordinatorConfig, new_uuid: Callable[[], str]) -> None:
         super().__init__(config, new_uuid)
-
-    @property
-    def engine(self) -> Engine:
-        """The rebalance machinery and live state (tests force states through it)."""
-        return self
-
-    # ------------------------------------------------------------------ the group APIs
-
-    def handle(
-        self,
-        handler: CoreHandler[RequestT],
-        ctx: RequestContext,
-        request: RequestT,
-        token: ReplyToken,
-        now_ms: int,
-    ) -> Result:
-        """Run one group API handler against this coordinator."""
-        return handler(self, ctx, request, token, now_ms)
-
-    # Kafka's GroupCoordinator interface, for callers that drive the core directly (tests,
-    # benchmarks); the server's handler table names the handlers themselves.
-
-    def join_group(
-        self, ctx: RequestContext, req: JoinGroupRequest, token: ReplyToken, now_ms: int
-    ) -> Result:
-        """JoinGroup; the reply may come in a later Result (parked until the join completes)."""
-        return handle_join_group(self, ctx, req, token, now_ms)
-
-    def sync_group(
-        self, ctx: RequestContext, req: SyncGroupRequest, token: ReplyToken, now_ms: int
-    ) -> Result:
-        """SyncGroup; replies are parked until the leader's assignment is in the log."""
-        return handle_sync_group(self, ctx, req, token, now_ms)
-
-    def heartbeat(
-        self, ctx: RequestContext, req: HeartbeatRequest, token: ReplyToken, now_ms: int
-    ) -> Result:
-        """Heartbeat (always answered at once)."""
-        return handle_heartbeat(self, ctx, req, token, now_ms)
-
-    def leave_group(
-        self, ctx: RequestContext, req: LeaveGroupRequest, token: ReplyToken, now_ms: int
-    ) -> Result:
-        """LeaveGroup."""
-        return handle_leave_group(self, ctx, req, token, now_ms)
-
-    def offset_commit(
-        self, ctx: RequestContext, req: OffsetCommitRequest, token: ReplyToken, now_ms: int
-    ) -> Result:
-        """OffsetCommit (answered once the commit records are in the log)."""
-        return handle_offset_commit(self, ctx, req, token, now_ms)
-
-    def offset_fetch(
-        self, ctx: RequestContext, req: OffsetFetchRequest, token: ReplyToken, now_ms: int
-    ) -> Result:
-        """OffsetFetch (one or several groups)."""
-        return handle_offset_fetch(self, ctx, req, token, now_ms)
-
-    def describe_groups(
-        self, ctx: RequestContext, req: DescribeGroupsRequest, token: ReplyToken, now_ms: int
-    ) -> Result:
-        """DescribeGroups."""
-        return handle_describe_groups(self, ctx, req, token, now_ms)
-
-    def list_groups(
-        self, ctx: RequestContext, req: ListGroupsRequest, token: ReplyToken, now_ms: int
-    ) -> Result:
-        """ListGroups."""
-        return handle_list_groups(self, ctx, req, token, now_ms)
-
-    def delete_groups(
-        self, ctx: RequestContext, req: DeleteGroupsRequest, token: ReplyToken, now_ms: int
-    ) -> Result:
-        """DeleteGroups."""
-        return handle_delete_groups(self, ctx, req, token, now_ms)
-
-    def offset_delete(
-        self, ctx: RequestContext, req: OffsetDeleteRequest, token: ReplyToken, now_ms: int
-    ) -> Result:
-        """OffsetDelete."""
-        return handle_offset_delete(self, ctx, req, token, now_ms)
 
     # ------------------------------------------------------------------ append outcomes
 

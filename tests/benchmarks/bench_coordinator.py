@@ -40,6 +40,10 @@ from coordinator.core import (
     Result,
     SyncGroupRequest,
 )
+from coordinator.core.classic.heartbeat import handle_heartbeat
+from coordinator.core.classic.join import handle_join_group
+from coordinator.core.classic.sync import handle_sync_group
+from coordinator.core.offset_commit import handle_offset_commit
 
 RUNS = 5
 CONFIG = CoordinatorConfig(group_initial_rebalance_delay_ms=3000)
@@ -93,7 +97,7 @@ def stable_group(coordinator: GroupCoordinator, group_id: str, size: int,
     """Join ``size`` members, let the initial delay expire, sync: a Stable group."""
     answers: dict[object, Any] = {}
     for i in range(size):
-        result = coordinator.join_group(V3, _join(group_id), ("j", group_id, i), now)
+        result = handle_join_group(coordinator, V3, _join(group_id), ("j", group_id, i), now)
         answers.update(_replies(coordinator, result, now))
     while ("j", group_id, 0) not in answers:  # the initial delay extends while members arrive
         now += CONFIG.group_initial_rebalance_delay_ms
@@ -111,12 +115,12 @@ def stable_group(coordinator: GroupCoordinator, group_id: str, size: int,
 def _sync_all(coordinator: GroupCoordinator, group_id: str, member_ids: list[str], leader: str,
               generation: int, now: int) -> None:
     assignment = [(m, b"a") for m in member_ids]
-    _run(coordinator, coordinator.sync_group(V5, _sync(group_id, generation, leader, assignment),
-                                             ("s", leader), now), now)
+    request = _sync(group_id, generation, leader, assignment)
+    _run(coordinator, handle_sync_group(coordinator, V5, request, ("s", leader), now), now)
     for member_id in member_ids:
         if member_id != leader:
-            coordinator.sync_group(V5, _sync(group_id, generation, member_id, []),
-                                   ("s", member_id), now)
+            handle_sync_group(coordinator, V5, _sync(group_id, generation, member_id, []),
+                              ("s", member_id), now)
 
 
 def bench_heartbeats(members: int = 100, rounds: int = 2000) -> float:
@@ -126,15 +130,15 @@ def bench_heartbeats(members: int = 100, rounds: int = 2000) -> float:
         {"group_id": "hb", "generation_id": generation, "member_id": m, "group_instance_id": None}
         for m in member_ids
     ]
-    heartbeat = coordinator.heartbeat
+    heartbeat = handle_heartbeat
     now = 10_000
     start = time.process_time()
     for _ in range(rounds):
         for request in requests:
-            heartbeat(V4, request, 1, now)
+            heartbeat(coordinator, V4, request, 1, now)
         now += 1
     elapsed = time.process_time() - start
-    assert heartbeat(V4, requests[0], 1, now).replies[0].response["error_code"] == 0  # type: ignore[typeddict-item]
+    assert heartbeat(coordinator, V4, requests[0], 1, now).replies[0].response["error_code"] == 0  # type: ignore[typeddict-item]
     return members * rounds / elapsed
 
 
@@ -147,7 +151,8 @@ def bench_join_sync(members: int, cycles: int) -> float:
     for _ in range(cycles):
         answers: dict[object, Any] = {}
         for i, request in enumerate(joins):
-            answers.update(_replies(coordinator, coordinator.join_group(V5, request, i, now), now))
+            answers.update(_replies(coordinator, handle_join_group(
+                coordinator, V5, request, i, now), now))
         first = answers[0]
         assert first["error_code"] == 0
         _sync_all(coordinator, "js", member_ids, first["leader"], first["generation_id"], now)
@@ -161,11 +166,11 @@ def bench_commits(partitions: int = 32, requests: int = 5000) -> float:
     coordinator = _coordinator()
     member_ids, generation = stable_group(coordinator, "oc", 1)
     request = _commit("oc", generation, member_ids[0], [(p, p * 10) for p in range(partitions)])
-    commit = coordinator.offset_commit
+    commit = handle_offset_commit
     append_done = coordinator.append_done
     start = time.process_time()
     for i in range(requests):
-        append_done(commit(V8, request, i, 10_000 + i), 10_000 + i)
+        append_done(commit(coordinator, V8, request, i, 10_000 + i), 10_000 + i)
     elapsed = time.process_time() - start
     assert coordinator.committed_offsets("oc")[("topic", 1)].offset == 10
     return requests / elapsed
@@ -186,7 +191,7 @@ def memory_per_member(groups: int = 10_000, members: int = 10) -> tuple[float, f
     for g, (member_id, generation) in enumerate(ids):
         request = _commit(f"group-{g}", generation, member_id,
                           [(p, 1000 + p) for p in range(members)])
-        coordinator.append_done(coordinator.offset_commit(V8, request, g, 20_000), 20_000)
+        coordinator.append_done(handle_offset_commit(coordinator, V8, request, g, 20_000), 20_000)
     gc.collect()
     after_offsets = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()

@@ -58,6 +58,16 @@ from coordinator.core import (
     SyncGroupRequest,
 )
 from coordinator.core.classic.group import ClassicGroup
+from coordinator.core.classic.heartbeat import handle_heartbeat
+from coordinator.core.classic.join import handle_join_group
+from coordinator.core.classic.leave import handle_leave_group
+from coordinator.core.classic.sync import handle_sync_group
+from coordinator.core.delete_groups import handle_delete_groups
+from coordinator.core.describe_groups import handle_describe_groups
+from coordinator.core.list_groups import handle_list_groups
+from coordinator.core.offset_commit import handle_offset_commit
+from coordinator.core.offset_delete import handle_offset_delete
+from coordinator.core.offset_fetch import handle_offset_fetch
 
 __all__ = [
     "DEFAULT_REBALANCE_TIMEOUT",
@@ -129,7 +139,7 @@ class Harness(CoordinatorDriver):
             "protocols": [{"name": name, "metadata": metadata} for name, metadata in protocols],
             "reason": reason,
         }
-        self.apply(self.coordinator.join_group(ctx(api_version, client_id), request, token,
+        self.apply(handle_join_group(self.coordinator, ctx(api_version, client_id), request, token,
                                                self.now))
         return token
 
@@ -217,7 +227,7 @@ class Harness(CoordinatorDriver):
             "assignments": [{"member_id": m, "assignment": a}
                             for m, a in (assignment or {}).items()],
         }
-        self.apply(self.coordinator.sync_group(ctx(api_version), request, token, self.now))
+        self.apply(handle_sync_group(self.coordinator, ctx(api_version), request, token, self.now))
         return token
 
     def sync_group_leader(
@@ -262,7 +272,7 @@ class Harness(CoordinatorDriver):
         request: HeartbeatRequest = {"group_id": group_id, "generation_id": generation,
                                      "member_id": member_id,
                                      "group_instance_id": group_instance_id}
-        self.apply(self.coordinator.heartbeat(ctx(4), request, token, self.now))
+        self.apply(handle_heartbeat(self.coordinator, ctx(4), request, token, self.now))
         error: int = self.reply(token).error_code
         return error
 
@@ -279,7 +289,7 @@ class Harness(CoordinatorDriver):
         token = self.token()
         request: LeaveGroupRequest = {"group_id": group_id, "member_id": "",
                                       "members": list(members)}
-        self.apply(self.coordinator.leave_group(ctx(api_version), request, token, self.now))
+        self.apply(handle_leave_group(self.coordinator, ctx(api_version), request, token, self.now))
         response: Any = self.reply(token)
         return response
 
@@ -289,7 +299,7 @@ class Harness(CoordinatorDriver):
         token = self.token()
         request: LeaveGroupRequest = {"group_id": group_id, "member_id": member_id,
                                       "members": []}
-        self.apply(self.coordinator.leave_group(ctx(api_version), request, token, self.now))
+        self.apply(handle_leave_group(self.coordinator, ctx(api_version), request, token, self.now))
         response: Any = self.reply(token)
         return response
 
@@ -322,7 +332,8 @@ class Harness(CoordinatorDriver):
             "retention_time_ms": retention_time_ms,
             "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
         }
-        self.apply(self.coordinator.offset_commit(ctx(api_version), request, token, self.now))
+        self.apply(handle_offset_commit(
+            self.coordinator, ctx(api_version), request, token, self.now))
         response = self.reply(token)
         return {(t.name, p.partition_index): p.error_code
                 for t in response.topics for p in t.partitions}
@@ -347,7 +358,8 @@ class Harness(CoordinatorDriver):
         token = self.token()
         request: OffsetFetchRequest = {"groups": request_groups,
                                        "require_stable": require_stable}
-        self.apply(self.coordinator.offset_fetch(ctx(api_version), request, token, self.now))
+        self.apply(handle_offset_fetch(
+            self.coordinator, ctx(api_version), request, token, self.now))
         response: Any = self.reply(token)
         return response
 
@@ -376,7 +388,7 @@ class Harness(CoordinatorDriver):
         request: OffsetDeleteRequest = {"group_id": group_id, "topics": [
             {"name": t, "partitions": [{"partition_index": p} for p in ps]}
             for t, ps in by_topic.items()]}
-        self.apply(self.coordinator.offset_delete(ctx(0), request, token, self.now))
+        self.apply(handle_offset_delete(self.coordinator, ctx(0), request, token, self.now))
         response = self.reply(token)
         return response.error_code, {(t.name, p.partition_index): p.error_code
                                      for t in response.topics for p in t.partitions}
@@ -387,7 +399,8 @@ class Harness(CoordinatorDriver):
         """DescribeGroups for one group."""
         token = self.token()
         request: DescribeGroupsRequest = {"groups": [group_id]}
-        self.apply(self.coordinator.describe_groups(ctx(api_version), request, token, self.now))
+        self.apply(handle_describe_groups(
+            self.coordinator, ctx(api_version), request, token, self.now))
         described: Any = self.reply(token).groups[0]
         return described
 
@@ -397,7 +410,7 @@ class Harness(CoordinatorDriver):
         """ListGroups: (error, groups)."""
         token = self.token()
         request: ListGroupsRequest = {"states_filter": list(states), "types_filter": list(types)}
-        self.apply(self.coordinator.list_groups(ctx(5), request, token, self.now))
+        self.apply(handle_list_groups(self.coordinator, ctx(5), request, token, self.now))
         response = self.reply(token)
         return response.error_code, response.groups
 
@@ -405,7 +418,7 @@ class Harness(CoordinatorDriver):
         """DeleteGroups: {group: error}."""
         token = self.token()
         request: DeleteGroupsRequest = {"groups_names": list(group_ids)}
-        self.apply(self.coordinator.delete_groups(ctx(2), request, token, self.now))
+        self.apply(handle_delete_groups(self.coordinator, ctx(2), request, token, self.now))
         return {r.group_id: r.error_code for r in self.reply(token).results}
 
     # ------------------------------------------------------------------ composite setups
@@ -456,5 +469,5 @@ class Harness(CoordinatorDriver):
 
     def add_group(self, group: ClassicGroup) -> ClassicGroup:
         """Inject a group object (Kafka's tests call groupManager.addGroup)."""
-        self.coordinator.engine.groups[group.group_id] = group
+        self.coordinator.groups[group.group_id] = group
         return group

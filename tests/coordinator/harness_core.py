@@ -275,13 +275,13 @@ class CoordinatorDriver:
 
     def group(self, group_id: str = GROUP_ID) -> ClassicGroup:
         """The live group object (Kafka's tests poke it directly too)."""
-        group = self.coordinator.engine.groups.get(group_id)
+        group = self.coordinator.groups.get(group_id)
         assert group is not None, f"group {group_id} not found"
         return group
 
     def maybe_group(self, group_id: str = GROUP_ID) -> ClassicGroup | None:
         """The live group object or None."""
-        return self.coordinator.engine.groups.get(group_id)
+        return self.coordinator.groups.get(group_id)
 
     def state(self, group_id: str = GROUP_ID) -> str:
         """The group's state name."""

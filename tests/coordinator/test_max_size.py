@@ -120,8 +120,8 @@ def test_last_joining_members_are_kicked_out_when_re_joining_group_with_max_size
 ) -> None:
     member_ids = _stable_group_of(h, GROUP_MAX_SIZE + 2, GROUP_MAX_SESSION_TIMEOUT)
     group = h.group()
-    fx = h.coordinator.engine.effects()
-    h.coordinator.engine.prepare_rebalance(group, h.now, "", fx)
+    fx = h.coordinator.effects()
+    h.coordinator.prepare_rebalance(group, h.now, "", fx)
     h.apply(fx.result())
     tokens = [h.send_join_group(GROUP_ID, m, PROTOCOL_TYPE, PROTOCOLS, None,
                                 GROUP_MAX_SESSION_TIMEOUT, DEFAULT_REBALANCE_TIMEOUT)

@@ -30,6 +30,9 @@ from harness import (
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core import ErrorCode, GroupCoordinator, RetentionTimerKey
+from coordinator.core.delete_groups import handle_delete_groups
+from coordinator.core.offset_commit import handle_offset_commit
+from coordinator.core.offset_delete import handle_offset_delete
 from storage.fs import FaultPlan, FaultyFileSystem
 from storage.log import Log
 from storage.records import GroupMetadataKey, OffsetCommitKey, RebalanceEventKey, Record
@@ -276,9 +279,10 @@ def test_delete_groups_tombstones_a_commit_in_flight(d: DiskHarness) -> None:
     assert d.commit_offsets("simple", "", -1, {("t", 0): 1}) == {("t", 0): ErrorCode.NONE}
     with d.hold_appends():
         commit = d.token()
-        d.apply(d.coordinator.offset_commit(V8, _commit("simple", ("t", 1), 5), commit, d.now))
+        d.apply(handle_offset_commit(
+            d.coordinator, V8, _commit("simple", ("t", 1), 5), commit, d.now))
         token = d.token()
-        d.apply(d.coordinator.delete_groups(V2, {"groups_names": ["simple"]}, token, d.now))
+        d.apply(handle_delete_groups(d.coordinator, V2, {"groups_names": ["simple"]}, token, d.now))
     tombstones = {(r.key.topic, r.key.partition) for result in d.in_flight
                   for r in result.records
                   if isinstance(r.key, OffsetCommitKey) and r.value is None}
@@ -293,10 +297,10 @@ def test_delete_groups_tombstones_a_commit_in_flight(d: DiskHarness) -> None:
 def test_a_failed_delete_after_a_landed_commit_keeps_both(d: DiskHarness) -> None:
     assert d.commit_offsets("simple", "", -1, {("t", 0): 1}) == {("t", 0): ErrorCode.NONE}
     with d.hold_appends():
-        d.apply(d.coordinator.offset_commit(V8, _commit("simple", ("t", 1), 5), d.token(),
+        d.apply(handle_offset_commit(d.coordinator, V8, _commit("simple", ("t", 1), 5), d.token(),
                                             d.now))
         token = d.token()
-        d.apply(d.coordinator.delete_groups(V2, {"groups_names": ["simple"]}, token, d.now))
+        d.apply(handle_delete_groups(d.coordinator, V2, {"groups_names": ["simple"]}, token, d.now))
     d.release(count=1)  # the commit lands
     d.fail_next_write()
     d.release()  # the tombstones do not
@@ -311,10 +315,10 @@ def test_has_offsets_counts_a_commit_in_flight(d: DiskHarness) -> None:
     another commit of it is in flight (Kafka's hasOffsets counts pending commits)."""
     assert d.commit_offsets("simple", "", -1, {("t", 0): 1}) == {("t", 0): ErrorCode.NONE}
     with d.hold_appends():
-        d.apply(d.coordinator.offset_commit(V8, _commit("simple", ("t", 1), 5), d.token(),
+        d.apply(handle_offset_commit(d.coordinator, V8, _commit("simple", ("t", 1), 5), d.token(),
                                             d.now))
         token = d.token()
-        d.apply(d.coordinator.offset_delete(
+        d.apply(handle_offset_delete(d.coordinator,
             V0, {"group_id": "simple", "topics": [
                 {"name": "t", "partitions": [{"partition_index": 0}]}]}, token, d.now))
     assert d.maybe_group("simple") is not None  # not dropped: an offset is on its way
@@ -337,7 +341,8 @@ def test_a_commit_is_not_visible_before_its_append(d: DiskHarness) -> None:
     assert d.commit_offsets("simple", "", -1, {("t", 0): 1}) == {("t", 0): ErrorCode.NONE}
     with d.hold_appends():
         commit = d.token()
-        d.apply(d.coordinator.offset_commit(V8, _commit("simple", ("t", 0), 2), commit, d.now))
+        d.apply(handle_offset_commit(
+            d.coordinator, V8, _commit("simple", ("t", 0), 2), commit, d.now))
     assert not d.answered(commit)
     assert d.coordinator.committed_offsets("simple")[("t", 0)].offset == 1
     d.release()

@@ -18,7 +18,7 @@ from coordinator.core.timers import HeartbeatTimerKey, JoinTimerKey
 
 
 def unload_and_load(h: Harness, *group_ids: str) -> None:
-    h.apply(reload_groups(h.coordinator.engine, group_ids, h.now))
+    h.apply(reload_groups(h.coordinator, group_ids, h.now))
 
 
 def test_classic_group_on_unloaded_empty_and_preparing_rebalance() -> None:

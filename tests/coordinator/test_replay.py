@@ -73,7 +73,7 @@ def test_replay_group_metadata_records(use_default_rebalance_timeout: bool) -> N
         assert m.rebalance_timeout_ms == (4000 if use_default_rebalance_timeout else 9000)
         assert m.assignment == b"\x02"
         assert m.protocols == ("range",)
-    group = coordinator.engine.groups["group-id"]
+    group = coordinator.groups["group-id"]
     assert group.subscribed_topics == {"foo"}
     assert group.static_members == {"group-instance-id-0": "member-0",
                                     "group-instance-id-1": "member-1"}

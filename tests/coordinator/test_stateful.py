@@ -26,6 +26,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core import ErrorCode, GroupCoordinator, HeartbeatRequest
+from coordinator.core.classic.heartbeat import handle_heartbeat
 from coordinator.core.classic.state import STABLE
 
 GROUPS = ("g1", "g2")
@@ -143,7 +144,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         request: HeartbeatRequest = {"group_id": client.group, "generation_id": client.generation,
                                      "member_id": client.member_id,
                                      "group_instance_id": client.instance_id}
-        self.h.apply(self.h.coordinator.heartbeat(ctx(4), request, token, self.h.now))
+        self.h.apply(handle_heartbeat(self.h.coordinator, ctx(4), request, token, self.h.now))
         self._track(client, "heartbeat", token)
 
     @rule(name=st.sampled_from([c[0] for c in CLIENTS]), by_instance=st.booleans())
@@ -204,25 +205,25 @@ class CoordinatorMachine(RuleBasedStateMachine):
 
     @rule()
     def crash_and_replay(self) -> None:
-        before = {g: grp.generation_id for g, grp in self.h.coordinator.engine.groups.items()}
+        before = {g: grp.generation_id for g, grp in self.h.coordinator.groups.items()}
         self.h.crash_and_replay()
         self._absorb()
         persisted = self.h.coordinator.hard_state().groups
-        for group_id, group in self.h.coordinator.engine.groups.items():
+        for group_id, group in self.h.coordinator.groups.items():
             if group_id in persisted:
                 assert group.generation_id == persisted[group_id].generation
             if group_id in before:
                 assert group.generation_id <= before[group_id]
             self.generations[group_id] = group.generation_id
         for group_id in list(self.generations):
-            if group_id not in self.h.coordinator.engine.groups:
+            if group_id not in self.h.coordinator.groups:
                 del self.generations[group_id]
 
     # ------------------------------------------------------------------ invariants
 
     @invariant()
     def groups_are_consistent(self) -> None:
-        for group in self.h.coordinator.engine.groups.values():
+        for group in self.h.coordinator.groups.values():
             members = group.members
             if members:
                 assert group.leader_id in members
@@ -244,11 +245,11 @@ class CoordinatorMachine(RuleBasedStateMachine):
 
     @invariant()
     def generation_never_decreases(self) -> None:
-        for group_id, group in self.h.coordinator.engine.groups.items():
+        for group_id, group in self.h.coordinator.groups.items():
             assert group.generation_id >= self.generations.get(group_id, 0)
             self.generations[group_id] = group.generation_id
         for group_id in list(self.generations):
-            if group_id not in self.h.coordinator.engine.groups:
+            if group_id not in self.h.coordinator.groups:
                 del self.generations[group_id]
 
     @invariant()
@@ -265,7 +266,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
     @invariant()
     def no_stranded_reply_tokens(self) -> None:
         parked = set()
-        for group in self.h.coordinator.engine.groups.values():
+        for group in self.h.coordinator.groups.values():
             for member in group.members.values():
                 parked.update(t for t in (member.join_token, member.sync_token) if t is not None)
         assert set(self.h.outstanding()) == parked

@@ -102,8 +102,8 @@ def test_complete_join_phase_no_members_rejoined_extends_join_phase() -> None:
     assert group.generation_id == 2
 
     # Trigger a rebalance that nobody rejoins.
-    fx = h.coordinator.engine.effects()
-    h.coordinator.engine.prepare_rebalance(group, h.now, "trigger rebalance", fx)
+    fx = h.coordinator.effects()
+    h.coordinator.prepare_rebalance(group, h.now, "trigger rebalance", fx)
     h.apply(fx.result())
     assert group.state.value == "PreparingRebalance"
     assert group.num_awaiting_join == 0

@@ -46,6 +46,11 @@ from coordinator.core import (
     OffsetDeleteRequest,
     Result,
 )
+from coordinator.core.classic.heartbeat import handle_heartbeat
+from coordinator.core.classic.leave import handle_leave_group
+from coordinator.core.delete_groups import handle_delete_groups
+from coordinator.core.offset_commit import handle_offset_commit
+from coordinator.core.offset_delete import handle_offset_delete
 from storage.compaction import CompactionPolicy, compact
 from storage.log import Log
 from storage.records import Record
@@ -289,7 +294,7 @@ class Program:
             "member_id": client.member_id,
             "group_instance_id": client.instance_id,
         }
-        self.h.apply(self.h.coordinator.heartbeat(ctx(4), request, token, self.h.now))
+        self.h.apply(handle_heartbeat(self.h.coordinator, ctx(4), request, token, self.h.now))
         self._track(client, "heartbeat", token)
 
     def op_poll(self, group: str, rounds: int) -> None:
@@ -324,7 +329,8 @@ class Program:
                 "member_id": "",
                 "members": [identity(member_id, client.instance_id, "test")],
             }
-        self.h.apply(self.h.coordinator.leave_group(ctx(version), request, token, self.h.now))
+        self.h.apply(handle_leave_group(
+            self.h.coordinator, ctx(version), request, token, self.h.now))
         client.member_id, client.generation = "", -1
 
     def op_commit(
@@ -357,13 +363,14 @@ class Program:
             "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
         }
         token = self.h.token()
-        self.h.apply(self.h.coordinator.offset_commit(ctx(version), request, token, self.h.now))
+        self.h.apply(handle_offset_commit(
+            self.h.coordinator, ctx(version), request, token, self.h.now))
         assert self.h.answered(token)
 
     def op_delete(self, group_ids: list[str]) -> None:
         token = self.h.token()
         request: DeleteGroupsRequest = {"groups_names": group_ids}
-        self.h.apply(self.h.coordinator.delete_groups(ctx(2), request, token, self.h.now))
+        self.h.apply(handle_delete_groups(self.h.coordinator, ctx(2), request, token, self.h.now))
         assert self.h.answered(token)
 
     def op_offset_delete(self, group: str, parts: list[tuple[str, int]]) -> None:
@@ -378,7 +385,7 @@ class Program:
                 for t, ps in by_topic.items()
             ],
         }
-        self.h.apply(self.h.coordinator.offset_delete(ctx(0), request, token, self.h.now))
+        self.h.apply(handle_offset_delete(self.h.coordinator, ctx(0), request, token, self.h.now))
         assert self.h.answered(token)
 
     def op_advance(self, ms: int) -> None:

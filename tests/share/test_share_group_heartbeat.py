@@ -299,7 +299,7 @@ def test_coordinator_move_reloads_the_share_group() -> None:
     h.share_join("m1", ["foo"])
     before = snapshot(h.share_group())
     h.sleep(1_000)
-    h.apply(reload_groups(h.coordinator.engine, [GROUP], h.now))
+    h.apply(reload_groups(h.coordinator, [GROUP], h.now))
     assert snapshot(h.share_group()) == before
     assert h.deadline(ShareSessionTimerKey(GROUP, "m1")) == h.now + SESSION_MS
     assert h.share_heartbeat("m1", 1).error_code == ErrorCode.NONE

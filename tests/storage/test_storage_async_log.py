@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import threading
-from functools import partial
 
 import pytest
 import trio
@@ -162,23 +161,6 @@ async def test_wrapping_an_open_log(data_dir: str) -> None:
     await alog.sync()
     await alog.aclose()
     assert reopen(data_dir) == [commit(0, 0)]
-
-
-async def test_background_compactor(data_dir: str) -> None:
-    from storage.compaction import CompactionPolicy
-
-    policy = CompactionPolicy(dead_ratio=1.0, min_bytes=0)
-    async with open_async_log(data_dir, fsync="never") as alog:
-        list(alog.log.replay())  # statistics start with a replay
-        for i in range(50):
-            await alog.append([commit(0, i)])
-        async with trio.open_nursery() as nursery:
-            await nursery.start(partial(alog.run_compactor, policy, check_every_s=0.01))
-            with trio.fail_after(10):
-                while alog.log.segments[0].count != 3:
-                    await trio.sleep(0.01)
-            nursery.cancel_scope.cancel()
-    assert len(reopen(data_dir)) == 3
 
 
 async def test_event_loop_appends_never_wait_for_the_interval_fsync(data_dir: str) -> None:

@@ -66,11 +66,6 @@ class Member:
         self.heartbeat_key = HeartbeatTimerKey(group_id, member_id)
 
     @property
-    def is_static(self) -> bool:
-        """Whether the member has a group.instance.id (KIP-345)."""
-        return self.group_instance_id is not None
-
-    @property
     def awaiting_join(self) -> bool:
         """Whether a JoinGroup of this member is parked."""
         return self.join_token is not None

@@ -265,7 +265,7 @@ def test_consumer_group_heartbeat_with_empty_classic_group() -> None:
     # kcoord keeps the subscribed names sorted.
     assert (value.subscribed_topic_names, value.server_assignor, value.rebalance_timeout_ms) == (
         ("bar", "foo"), "range", 5000)
-    assert group_id not in h.coordinator.engine.groups
+    assert group_id not in h.coordinator.groups
     h.assert_live_equals_replay(group_id)
 
 
@@ -278,7 +278,7 @@ def test_classic_group_join_with_empty_consumer_group() -> None:
     assert h.reply(token).error_code == ErrorCode.MEMBER_ID_REQUIRED
     assert group_records_written(h, start)[:2] == tombstones(group_id)
     assert group_id not in h.coordinator.consumer_groups
-    assert group_id in h.coordinator.engine.groups
+    assert group_id in h.coordinator.groups
     h.assert_live_equals_replay(group_id)
 
 
@@ -296,6 +296,6 @@ def test_no_conversion_when_size_exceeds_classic_max_group_size() -> None:
     assert (answer.error_code, answer.member_epoch) == (ErrorCode.NONE, -1)
     # Two classic members left exceed group.max.size 1: the group stays a consumer group.
     assert "group-id" in h.coordinator.consumer_groups
-    assert "group-id" not in h.coordinator.engine.groups
+    assert "group-id" not in h.coordinator.groups
     assert set(h.consumer_group("group-id").members) == {"2", "3"}
     h.assert_live_equals_replay("group-id")

@@ -54,7 +54,7 @@ def loaded_group(h: ConsumerHarness, group_id: str) -> ConsumerGroup:
 def assert_no_group(h: ConsumerHarness, group_id: str) -> None:
     """Kafka's consumerGroup(id) throws GroupIdNotFoundException."""
     assert group_id not in h.coordinator.consumer_groups
-    assert group_id not in h.coordinator.engine.groups
+    assert group_id not in h.coordinator.groups
     assert h.describe(group_id).groups[0].error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
 

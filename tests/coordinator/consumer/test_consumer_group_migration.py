@@ -115,10 +115,10 @@ def test_consumer_group_heartbeat_with_non_empty_classic_group(h: ConsumerHarnes
     rebalancing = h.add_group(ClassicGroup(GROUP, EMPTY, 0))
     rebalancing.transition_to(PREPARING_REBALANCE, 0)
     assert h.join("c1", ["foo"]).error_code == ErrorCode.GROUP_ID_NOT_FOUND
-    del h.coordinator.engine.groups[GROUP]
+    del h.coordinator.groups[GROUP]
     # A classic group of another protocol type.
     stable_classic_group(h)
-    h.coordinator.engine.groups[GROUP].protocol_type = "connect"
+    h.coordinator.groups[GROUP].protocol_type = "connect"
     answer = h.join("c1", ["foo"])
     assert (answer.error_code, answer.error_message) == (
         ErrorCode.GROUP_ID_NOT_FOUND, f"Group {GROUP} is not a consumer group.")
@@ -142,7 +142,7 @@ def test_online_upgrade_refused_over_consumer_group_max_size() -> None:
 
 def test_online_upgrade_refused_with_malformed_embedded_protocol(h: ConsumerHarness) -> None:
     (mid,) = stable_classic_group(h)
-    h.coordinator.engine.groups[GROUP].members[mid].assignment = b"\x00"
+    h.coordinator.groups[GROUP].members[mid].assignment = b"\x00"
     records = len(h.records)
     answer = h.join("c1", ["foo"])
     assert answer.error_code == ErrorCode.GROUP_ID_NOT_FOUND
@@ -152,7 +152,7 @@ def test_online_upgrade_refused_with_malformed_embedded_protocol(h: ConsumerHarn
 
 def test_consumer_group_heartbeat_with_stable_classic_group(h: ConsumerHarness) -> None:
     ids, generation = upgraded(h, 2)
-    assert GROUP not in h.coordinator.engine.groups
+    assert GROUP not in h.coordinator.groups
     assert any(r.key == GroupMetadataKey(GROUP) and r.value is None for r in h.records)
     group = h.consumer_group()
     assert set(group.members) == {*ids, "c1"}
@@ -531,7 +531,7 @@ def test_downgrade_disabled_by_policy() -> None:
     h = ConsumerHarness(dataclasses.replace(CONFIG, group_consumer_migration_policy="upgrade"))
     upgraded(h, 1)
     h.consumer_heartbeat("c1", -1)
-    assert GROUP in h.coordinator.consumer_groups and h.coordinator.engine.groups == {}
+    assert GROUP in h.coordinator.consumer_groups and h.coordinator.groups == {}
     h.assert_live_equals_replay()
 
 
@@ -556,7 +556,7 @@ def test_failed_downgrade_append_restores_the_consumer_group(h: ConsumerHarness)
     h.fail_appends(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     answer = h.consumer_heartbeat("c1", -1)
     assert answer.error_code == ErrorCode.NOT_COORDINATOR
-    assert GROUP not in h.coordinator.engine.groups
+    assert GROUP not in h.coordinator.groups
     assert set(h.consumer_group().members) == {mid, "c1"}
     assert h.deadline(ConsumerSessionTimerKey(GROUP, "c1")) is not None
     h.assert_live_equals_replay()

@@ -535,7 +535,7 @@ def test_failed_downgrade_by_replacement_keeps_the_consumer_group() -> None:
     h.fail_appends(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     joined = classic_join(h, "", ["foo"], group_instance_id="i1")
     assert joined.error_code == ErrorCode.NOT_COORDINATOR
-    assert GROUP not in h.coordinator.engine.groups
+    assert GROUP not in h.coordinator.groups
     group = h.consumer_group()
     assert set(group.members) == {"c2", m1} and group.static_members["i1"] == "c2"
     assert h.deadline(ConsumerSessionTimerKey(GROUP, "c2")) is not None

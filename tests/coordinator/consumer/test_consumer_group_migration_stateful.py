@@ -199,7 +199,7 @@ class MigrationMachine(RuleBasedStateMachine):
         self.h.sleep(ms)
 
     def _classic_rebalancing(self) -> bool:
-        classic = self.h.coordinator.engine.groups.get(GROUP)
+        classic = self.h.coordinator.groups.get(GROUP)
         return classic is not None and classic.state.value != "Stable"
 
     # Not while a classic group rebalances: its record holds the last generation, and after
@@ -238,13 +238,13 @@ class MigrationMachine(RuleBasedStateMachine):
     @invariant()
     def live_equals_replay(self) -> None:
         coordinator = self.h.coordinator
-        assert not (GROUP in coordinator.consumer_groups and GROUP in coordinator.engine.groups)
+        assert not (GROUP in coordinator.consumer_groups and GROUP in coordinator.groups)
         live = coordinator.consumer_groups.get(GROUP)
         replayed = coordinator.replayed_consumer_group(GROUP)
         assert (live is None) == (replayed is None)
         if live is not None and replayed is not None:
             assert snapshot(live) == snapshot(replayed)
-        classic = coordinator.engine.groups.get(GROUP)
+        classic = coordinator.groups.get(GROUP)
         record = coordinator.store.groups.get(GROUP)
         if classic is not None and classic.state.value == "Stable":
             assert record is not None

@@ -23,6 +23,7 @@ from coordinator.core import ErrorCode
 from coordinator.core.consumer import MemberState
 from coordinator.core.consumer.group import ConsumerGroup, from_topic_partitions
 from coordinator.core.offset_commit import validate_consumer_commit
+from coordinator.core.offset_fetch import handle_offset_fetch
 from storage.records import (
     ClassicMemberMetadata,
     ClassicProtocol,
@@ -136,7 +137,7 @@ def _fetch(h: ConsumerHarness, member_id: str | None, member_epoch: int) -> int:
     request: Any = {"groups": [{"group_id": GROUP, "member_id": member_id,
                                 "member_epoch": member_epoch, "topics": None}],
                     "require_stable": False}
-    h.apply(h.coordinator.offset_fetch(ctx(9), request, token, h.now))
+    h.apply(handle_offset_fetch(h.coordinator, ctx(9), request, token, h.now))
     error: int = h.reply(token).groups[0].error_code
     return error
 
