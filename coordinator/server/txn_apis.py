@@ -91,7 +91,7 @@ async def add_partitions_to_txn(
                 "results_by_topic_v3_and_below": _unavailable(body["v3_and_below_topics"])}
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results_by_transaction": [
         {"transactional_id": t["transactional_id"], "topic_results": _unavailable(t["topics"])}
-        for t in body["transactions"]]}
+        for t in body.transactions]}
 
 
 async def add_offsets_to_txn(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
@@ -107,7 +107,7 @@ async def end_txn(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str
     if response is None or runtime is None:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
                 "producer_id": -1, "producer_epoch": -1}
-    await runtime.markers_settled(request.body["transactional_id"])
+    await runtime.markers_settled(request.body.transactional_id)
     return response
 
 
@@ -118,7 +118,7 @@ async def txn_offset_commit(ctx: RequestContext, request: wire.DecodedRequest) -
     view = TopicView(ctx.state.topics)
     refused: list[dict[str, Any]] = []
     valid: list[dict[str, Any]] = []
-    for topic in body["topics"]:
+    for topic in body.topics:
         count = view.partition_count(topic["name"])
         good = [p for p in topic["partitions"]
                 if count is not None and 0 <= p["partition_index"] < count]
@@ -165,9 +165,9 @@ async def _add_offsets_implicitly(ctx: RequestContext, body: Any) -> ErrorCode:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     config = runtime.coordinator.config
     tp = TopicPartition(OFFSETS_TOPIC,
-                        partition_for(body["group_id"], config.offsets_topic_num_partitions))
-    txn_id = body["transactional_id"]
-    producer_id, producer_epoch = body["producer_id"], body["producer_epoch"]
+                        partition_for(body.group_id, config.offsets_topic_num_partitions))
+    txn_id = body.transactional_id
+    producer_id, producer_epoch = body.producer_id, body.producer_epoch
     if runtime.in_transaction(txn_id, producer_id, producer_epoch, tp):
         return ErrorCode.NONE
     errors = await runtime.add_partitions_implicitly(txn_id, producer_id, producer_epoch, [tp])
@@ -182,7 +182,7 @@ async def describe_transactions(
     response = await _call(ctx, handle_describe_transactions, body)
     return response or {"throttle_time_ms": 0, "transaction_states": [
         {"error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactional_id": txn_id}
-        for txn_id in body["transactional_ids"]]}
+        for txn_id in body.transactional_ids]}
 
 
 async def list_transactions(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:

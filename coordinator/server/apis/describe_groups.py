@@ -22,7 +22,7 @@ async def describe_groups(ctx: RequestContext, request: wire.DecodedRequest) -> 
     """Describe groups: state, protocol and members (metadata/assignment when Stable)."""
     body = request.body
     response: dict[str, Any] = await group_runtime(ctx).call(handle_describe_groups, ctx, body)
-    if not body["include_authorized_operations"]:
+    if not body.include_authorized_operations:
         return response
     return {"groups": [
         {**g, "authorized_operations": GROUP_AUTHORIZED_OPERATIONS}

@@ -24,7 +24,7 @@ async def offset_delete(ctx: RequestContext, request: wire.DecodedRequest) -> di
     view = TopicView(ctx.state.topics)
     unknown: list[dict[str, Any]] = []
     valid: list[dict[str, Any]] = []
-    for t in body["topics"]:
+    for t in body.topics:
         count = view.partition_count(t["name"])
         good = []
         bad = []

@@ -36,17 +36,17 @@ async def offset_fetch(ctx: RequestContext, request: wire.DecodedRequest) -> dic
     version = ctx.api_version
     runtime = group_runtime(ctx)
     if version < _GROUPS_VERSION:
-        group = {"group_id": body["group_id"], "topics": body["topics"]}
+        group = {"group_id": body.group_id, "topics": body.topics}
         single: Any = {**body, "groups": [group]}  # the decoded request, in v8's shape
         response = await runtime.call(handle_offset_fetch, ctx, single)
-        return _single_group(response["groups"][0], version, body["topics"])
+        return _single_group(response["groups"][0], version, body.topics)
     if version < _TOPIC_IDS_VERSION:
         fetched: dict[str, Any] = await runtime.call(handle_offset_fetch, ctx, body)
         return fetched
     view = TopicView(ctx.state.topics)
     groups = []
     unknown_by_group: list[list[dict[str, Any]]] = []
-    for g in body["groups"]:
+    for g in body.groups:
         unknown: list[dict[str, Any]] = []
         topics = g["topics"]
         if topics is not None:
