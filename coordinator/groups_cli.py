@@ -170,12 +170,12 @@ def _members(conn: _Connection, group: str) -> tuple[str, dict[tuple[str, int], 
         if described_group.protocol_type != "consumer" or not m.member_assignment:
             continue
         try:
-            _, assignment = decode_assignment(bytes(m.member_assignment))
+            assignment = decode_assignment(bytes(m.member_assignment))
         except Exception:
             continue
-        for tp in assignment.assigned_partitions:
-            for p in tp.partitions:
-                owners[(tp.topic, p)] = (m.member_id, m.client_host, m.client_id)
+        for topic, partitions in assignment:
+            for p in partitions:
+                owners[(topic, p)] = (m.member_id, m.client_host, m.client_id)
     return described_group.group_state, owners
 
 

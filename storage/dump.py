@@ -118,10 +118,8 @@ def _decoded(protocol_type: str, kind: str, data: bytes) -> Any:
         return data
     try:
         if kind == "subscription":
-            _, subscription = decode_subscription(data)
-            return {"topics": list(subscription["topics"])}
-        _, assignment = decode_assignment(data)
-        return {tp["topic"]: list(tp["partitions"]) for tp in assignment["assigned_partitions"]}
+            return {"topics": list(decode_subscription(data).topics)}
+        return {topic: list(partitions) for topic, partitions in decode_assignment(data)}
     except Exception:  # not what the consumer protocol writes: show the bytes
         return data
 

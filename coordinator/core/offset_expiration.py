@@ -15,11 +15,11 @@ from coordinator.core.classic.state import EMPTY, STABLE
 from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.consumer.records import drop_empty_consumer_group
 from coordinator.core.engine import Engine
-from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE
 from coordinator.core.result import Effects
 from coordinator.core.store import TopicPartition
 from coordinator.core.timers import RetentionTimerKey
 from storage.records import OffsetCommitValue
+from wire.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 
 __all__ = ["expire_offsets", "schedule_retention_scan"]
 

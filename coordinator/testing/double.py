@@ -498,9 +498,7 @@ def _decode_assignment(data: bytes) -> list[tuple[str, int]] | None:
     if not data:
         return []
     try:
-        _, assignment = decode_assignment(data)
+        assignment = decode_assignment(data)
     except Exception:
         return None
-    return sorted(
-        (tp["topic"], p) for tp in assignment["assigned_partitions"] for p in tp["partitions"]
-    )
+    return sorted((topic, p) for topic, partitions in assignment for p in partitions)

@@ -114,12 +114,11 @@ def decode_assigned(assignment: bytes) -> list[dict[str, Any]] | None:
         result = []
     else:
         try:
-            _, body = decode_assignment(assignment)
             result = sorted(
                 (
-                    {"topic": str(tp.topic), "partition": int(p)}
-                    for tp in body.assigned_partitions
-                    for p in tp.partitions
+                    {"topic": topic, "partition": p}
+                    for topic, partitions in decode_assignment(assignment)
+                    for p in partitions
                 ),
                 key=lambda d: (d["topic"], d["partition"]),
             )

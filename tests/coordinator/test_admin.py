@@ -16,8 +16,8 @@ from scenarios import subscription, verify_leave_group_result
 from coordinator.core import ErrorCode
 from coordinator.core.classic.group import ClassicGroup
 from coordinator.core.classic.state import DEAD
-from coordinator.core.protocol import parse_subscription_topics
 from storage.records import GroupMetadataKey, OffsetCommitKey
+from wire.consumer_protocol import subscription_topics
 
 ALL_STATES = ["PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty"]
 
@@ -276,12 +276,12 @@ def test_describe_invalid_group_id_only_null(h: Harness) -> None:
 
 def test_consumer_protocol_subscription_parser() -> None:
     for version in (0, 1, 2, 3):
-        assert parse_subscription_topics(subscription("a", "b", version=version)) == {"a", "b"}
-    assert parse_subscription_topics(subscription(version=7)) == frozenset()
-    assert parse_subscription_topics(b"") is None
-    assert parse_subscription_topics(b"\x00\x00\x00\x00\x00\x02\x00\x01a") is None
-    assert parse_subscription_topics(b"\xff\xff\x00\x00\x00\x00") is None
-    assert parse_subscription_topics(b"\x00\x00\xff\xff\xff\xff") is None
+        assert subscription_topics(subscription("a", "b", version=version)) == {"a", "b"}
+    assert subscription_topics(subscription(version=7)) == frozenset()
+    assert subscription_topics(b"") is None
+    assert subscription_topics(b"\x00\x00\x00\x00\x00\x02\x00\x01a") is None
+    assert subscription_topics(b"\xff\xff\x00\x00\x00\x00") is None
+    assert subscription_topics(b"\x00\x00\xff\xff\xff\xff") is None
 
 
 def test_group_id_validation_per_api(h: Harness) -> None:

@@ -1,5 +1,6 @@
-"""The sans-I/O boundary: coordinator/core imports only stdlib (and RE2), wire.constants,
-wire.bounded_cache (a dict that empties when full), storage.records, coordinator.config,
+"""The sans-I/O boundary: coordinator/core (its subfolders too) imports only stdlib (and
+RE2), wire.constants, wire.bounded_cache (a dict that empties when full), the consumer
+protocol's stdlib reader (wire.consumer_protocol), storage.records, coordinator.config,
 itself and the plain types the shared Result vocabulary names for the transaction shard (its
 messages and timer keys) and the share shard (its timer key; no trio, time, random, os,
 sockets, threads)."""
@@ -18,10 +19,15 @@ UUID_MAKERS = {"uuid1", "uuid3", "uuid4", "uuid5", "getnode"}
 # RE2 (google-re2) matches subscription regexes in linear time, as Kafka's RE2/J does: a pure
 # function library, no I/O.
 ALLOWED_THIRD_PARTY = {"re2"}
+# wire.consumer_protocol is the one reader of the embedded consumer protocol; it imports the
+# standard library only (checked below), so the core reads it without a codec library.
+# coordinator.share.assignor is the share groups' assignor, held to the same sans-I/O rule
+# by tests/test_layers.py.
 ALLOWED_FIRST_PARTY = {"storage.records", "coordinator.config", "wire.constants",
-                       "wire.bounded_cache",
+                       "wire.bounded_cache", "wire.consumer_protocol",
                        "coordinator.txn.messages", "coordinator.txn.timers",
-                       "coordinator.share.timers"}
+                       "coordinator.share.timers", "coordinator.share.assignor"}
+STDLIB_ONLY_WIRE = CORE.parents[1] / "wire" / "consumer_protocol.py"
 
 
 def _imports(path: Path) -> list[str]:
@@ -36,8 +42,8 @@ def _imports(path: Path) -> list[str]:
 
 
 def test_core_imports_stay_inside_the_boundary() -> None:
-    files = sorted(CORE.glob("*.py"))
-    assert files
+    files = sorted(CORE.rglob("*.py"))
+    assert any(p.parent.name == "classic" for p in files)
     for path in files:
         for name in _imports(path):
             top = name.split(".")[0]
@@ -66,3 +72,11 @@ def test_core_never_makes_up_uuids() -> None:
 def test_core_modules_are_small() -> None:
     for path in CORE.glob("*.py"):
         assert len(path.read_text().splitlines()) < 600, path.name
+
+
+def test_the_consumer_protocol_reader_is_stdlib_only() -> None:
+    names = _imports(STDLIB_ONLY_WIRE)
+    assert names
+    for name in names:
+        top = name.split(".")[0]
+        assert top in sys.stdlib_module_names or top == "__future__", name

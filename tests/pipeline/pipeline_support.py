@@ -20,7 +20,7 @@ from storage.records import (
     RebalanceEventValue,
     Record,
 )
-from wire.consumer_protocol import encode_assignment, encode_subscription
+from wire.consumer_protocol_schema import encode_assignment, encode_subscription
 
 T0 = 1_700_000_000_000
 #: Why a pipeline test is skipped: pyspark, pyarrow or matplotlib is not installed.

@@ -32,7 +32,7 @@ from storage.records import (
     Record,
 )
 from storage.segment import encode_entry, encode_header
-from wire.consumer_protocol import encode_assignment, encode_subscription
+from wire.consumer_protocol_schema import encode_assignment, encode_subscription
 
 __all__ = ["Generation", "SyntheticLog", "write_commits", "write_log"]
 

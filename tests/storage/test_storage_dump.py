@@ -162,7 +162,7 @@ def test_dump_shows_consumer_group_records(tmp_path: object) -> None:
 def test_filters_decoded_members_and_an_empty_directory(data_dir: str, tmp_path: object) -> None:
     """Issue 15 item 18: --group and --type filter; a consumer-protocol member's subscription
     and assignment are decoded; a directory without a log is an error, not silence."""
-    from wire.consumer_protocol import encode_assignment, encode_subscription
+    from wire.consumer_protocol_schema import encode_assignment, encode_subscription
 
     subscription = encode_subscription(0, {"topics": ["t"], "user_data": None})
     assignment = encode_assignment(0, {"assigned_partitions": [

@@ -26,11 +26,11 @@ from coordinator.core.messages import (
     join_group_error,
     sync_group_error,
 )
-from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE, parse_subscription_topics
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.timers import HeartbeatTimerKey
 from storage.records import GroupMetadataValue, MemberMetadata
 from wire.constants import ErrorCode
+from wire.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscription_topics
 
 __all__ = ["ClassicGroup"]
 
@@ -336,7 +336,7 @@ class ClassicGroup:
         topics: set[str] = set()
         for member in self.members.values():
             try:
-                parsed = parse_subscription_topics(member.metadata(self.protocol_name))
+                parsed = subscription_topics(member.metadata(self.protocol_name))
             except CoordinatorStateError:
                 return None
             if parsed is None:

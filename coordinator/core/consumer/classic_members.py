@@ -35,7 +35,6 @@ from coordinator.core.consumer.records import (
     note_if_stable,
     remove_member_records,
 )
-from coordinator.core.embedded_protocol import MalformedEmbeddedProtocolError, decode_subscription
 from coordinator.core.engine import Engine
 from coordinator.core.messages import (
     HeartbeatRequest,
@@ -50,7 +49,6 @@ from coordinator.core.messages import (
     join_group_error,
     sync_group_error,
 )
-from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.timers import (
     ClassicMemberJoinTimerKey,
@@ -67,6 +65,11 @@ from storage.records import (
     ConsumerGroupMetadataValue,
 )
 from wire.constants import ErrorCode
+from wire.consumer_protocol import (
+    CONSUMER_PROTOCOL_TYPE,
+    MalformedEmbeddedProtocolError,
+    decode_subscription,
+)
 
 __all__ = [
     "LeaveRebuildOnFailure",

@@ -20,6 +20,7 @@ from coordinator.core.messages import RequestContext
 from coordinator.core.result import Reply, ReplyToken, Result
 from coordinator.core.topics_image import TopicsImage
 from wire.constants import ErrorCode
+from wire.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 
 __all__ = [
     "CONSUMER_GROUP_TYPE",
@@ -31,7 +32,6 @@ __all__ = [
 ]
 
 CONSUMER_GROUP_TYPE = "consumer"
-CONSUMER_PROTOCOL_TYPE = "consumer"
 CONSUMER_MEMBER_TYPE = 1
 CLASSIC_MEMBER_TYPE = 0  # Kafka's MemberType: a member using the classic protocol
 # READ (3), DELETE (6), DESCRIBE (8): every group operation, with no authorizer.

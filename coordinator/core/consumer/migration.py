@@ -42,17 +42,8 @@ from coordinator.core.consumer.records import (
     emit_event,
     fence_member,
 )
-from coordinator.core.embedded_protocol import (
-    MalformedEmbeddedProtocolError,
-    TopicPartitionList,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    protocol_version,
-)
 from coordinator.core.engine import Engine
 from coordinator.core.messages import join_group_error, sync_group_error
-from coordinator.core.protocol import CONSUMER_PROTOCOL_TYPE
 from coordinator.core.result import Effects
 from coordinator.core.timers import (
     ClassicMemberJoinTimerKey,
@@ -79,6 +70,15 @@ from storage.records import (
     Record,
 )
 from wire.constants import ErrorCode
+from wire.consumer_protocol import (
+    CONSUMER_PROTOCOL_TYPE,
+    MalformedEmbeddedProtocolError,
+    TopicPartitionList,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    protocol_version,
+)
 
 __all__ = [
     "UpgradeRefusedError",

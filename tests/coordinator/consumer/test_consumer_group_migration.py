@@ -24,7 +24,8 @@ from coordinator.core.timers import (
     ConsumerSessionTimerKey,
 )
 from storage.records import ClassicProtocol, ConsumerGroupMemberMetadataValue, GroupMetadataKey
-from wire.consumer_protocol import decode_assignment, encode_assignment, encode_subscription
+from wire.consumer_protocol import decode_assignment
+from wire.consumer_protocol_schema import encode_assignment, encode_subscription
 
 SESSION_MS = 5_000
 REBALANCE_MS = 10_000
@@ -45,8 +46,7 @@ def assignment_blob(partitions: dict[str, list[int]]) -> bytes:
 
 
 def decoded(blob: bytes) -> dict[str, list[int]]:
-    _, body = decode_assignment(blob)
-    return {tp.topic: sorted(tp.partitions) for tp in body.assigned_partitions}
+    return {topic: sorted(partitions) for topic, partitions in decode_assignment(blob)}
 
 
 def classic_join(h: ConsumerHarness, member_id: str, topics: list[str],

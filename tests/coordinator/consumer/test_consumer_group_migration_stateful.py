@@ -28,7 +28,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from coordinator.core import ErrorCode
 from coordinator.core.classic.group import ClassicGroup
-from wire.consumer_protocol import decode_assignment, encode_assignment, encode_subscription
+from wire.consumer_protocol import decode_assignment
+from wire.consumer_protocol_schema import encode_assignment, encode_subscription
 
 CLASSIC = ("k0", "k1", "k2")
 MODERN = ("c0", "c1")
@@ -71,8 +72,7 @@ def _range_plan(member_ids: list[str]) -> dict[str, bytes]:
 def _partitions(blob: bytes) -> frozenset[int]:
     if not blob:
         return frozenset()
-    _, body = decode_assignment(blob)
-    return frozenset(p for tp in body.assigned_partitions for p in tp.partitions)
+    return frozenset(p for _, partitions in decode_assignment(blob) for p in partitions)
 
 
 class MigrationMachine(RuleBasedStateMachine):

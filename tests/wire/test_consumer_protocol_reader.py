@@ -1,13 +1,14 @@
-"""The core's reader and writer of the embedded ``consumer`` protocol (online migration
-decodes JoinGroup metadata and SyncGroup assignments with it) agree with the schema-driven
-codec in ``wire.consumer_protocol``, and refuse malformed bytes."""
+"""The one reader of the embedded ``consumer`` protocol (``wire.consumer_protocol``: online
+migration, a classic group's subscribed topics, the log dump, the pipeline) and its
+assignment writer agree with the schema-driven codec in ``wire.consumer_protocol_schema``,
+and refuse malformed bytes."""
 
 from __future__ import annotations
 
 import pytest
 
-from coordinator.core import embedded_protocol as embedded
-from wire.consumer_protocol import encode_assignment, encode_subscription
+from wire import consumer_protocol as embedded
+from wire.consumer_protocol_schema import encode_assignment, encode_subscription
 
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
@@ -38,3 +39,21 @@ def test_malformed_embedded_protocol_is_rejected(blob: bytes) -> None:
         embedded.decode_subscription(blob)
     with pytest.raises(embedded.MalformedEmbeddedProtocolError):
         embedded.decode_assignment(blob)
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_subscription_topics_reads_what_the_schema_writes(version: int) -> None:
+    blob = encode_subscription(version, {
+        "topics": ["foo", "bar"], "user_data": None, "owned_partitions": [],
+        "generation_id": 1, "rack_id": None,
+    })
+    assert embedded.subscription_topics(blob) == {"foo", "bar"}
+    # Only the topic list is read (as Kafka's computeSubscribedTopics): a torn tail is fine.
+    assert embedded.subscription_topics(blob[:-1] if version else blob) == {"foo", "bar"}
+
+
+def test_subscription_topics_reads_a_name_that_is_not_utf8_as_java_does() -> None:
+    blob = b"\x00\x00" + b"\x00\x00\x00\x01" + b"\x00\x02a\xff" + b"\xff\xff\xff\xff"
+    assert embedded.subscription_topics(blob) == {"a\ufffd"}
+    with pytest.raises(embedded.MalformedEmbeddedProtocolError):
+        embedded.decode_subscription(blob)  # migration reads strictly
