@@ -27,7 +27,7 @@ from wire.constants import ApiKey
 from wire.fast_frames import REQUEST_PREFIX, Malformed
 from wire.registry import ApiSpec
 
-__all__ = ["decode_request", "encode_response"]
+__all__ = ["HAND_CODED_API_KEYS", "decode_request", "encode_response"]
 
 _Decoder = Callable[[bytes, int, Callable[..., Any]], tuple[str | None, Any]]
 _Encoder = Callable[[int, int, Mapping[str, Any]], bytes]
@@ -51,31 +51,33 @@ def _consumer_group_heartbeat_response(version: int, correlation_id: int,
     return frame
 
 
-_DECODERS: dict[int, tuple[ApiSpec, _Decoder]] = {
-    ApiKey.OFFSET_COMMIT: (offset_commit.API, offset_commit.decode_request_body),
-    ApiKey.HEARTBEAT: (heartbeat.API, heartbeat.decode_request_body),
+#: The one list of hand-coded APIs: api key -> (spec, request decoder, response encoder).
+#: The server's route table reads which APIs have one from here (``HAND_CODED_API_KEYS``);
+#: wire, the lowest floor, cannot read the routes.
+_CODECS: dict[int, tuple[ApiSpec, _Decoder, _Encoder]] = {
+    ApiKey.OFFSET_COMMIT: (
+        offset_commit.API, offset_commit.decode_request_body, offset_commit.encode_response_body),
+    ApiKey.HEARTBEAT: (
+        heartbeat.API, heartbeat.decode_request_body, heartbeat.encode_response_body),
     ApiKey.CONSUMER_GROUP_HEARTBEAT: (
-        consumer_group_heartbeat.API, _consumer_group_heartbeat_request),
-}
-_ENCODERS: dict[int, tuple[ApiSpec, _Encoder]] = {
-    ApiKey.OFFSET_COMMIT: (offset_commit.API, offset_commit.encode_response_body),
-    ApiKey.HEARTBEAT: (heartbeat.API, heartbeat.encode_response_body),
-    ApiKey.CONSUMER_GROUP_HEARTBEAT: (
-        consumer_group_heartbeat.API, _consumer_group_heartbeat_response),
+        consumer_group_heartbeat.API, _consumer_group_heartbeat_request,
+        _consumer_group_heartbeat_response),
 }
 
+#: The APIs with a hand-coded path in front of the codec.
+HAND_CODED_API_KEYS: frozenset[int] = frozenset(_CODECS)
 
 #: api key -> (spec, its lowest and highest version, the hand-coded decoder)
 _DECODING: dict[int, tuple[ApiSpec, int, int, _Decoder]] = {
     key: (spec, spec.min_version, spec.max_version, decode)
-    for key, (spec, decode) in _DECODERS.items()
+    for key, (spec, decode, _) in _CODECS.items()
 }
 
 
 #: api key -> (its lowest and highest version, the hand-coded encoder)
 _ENCODING: dict[int, tuple[int, int, _Encoder]] = {
     key: (spec.min_version, spec.max_version, encode)
-    for key, (spec, encode) in _ENCODERS.items()
+    for key, (spec, _, encode) in _CODECS.items()
 }
 
 

@@ -9,21 +9,20 @@ Every served API is one module of ``coordinator/server/apis/``, named after the 
         acl=(Acl(ResourceType.GROUP, AclOperation.READ),),  # as KafkaApis authorizes
         routing=OneKey(OFFSETS_TOPIC, field("group_id"), answers_while_loading=True),
         pipelined=True,                       # may be submitted behind pending replies
-        fast_codec=True,                      # wire.fast_codec has a hand codec for it
     )
 
 Adding an API: its wire module (``wire/apis/<api>.py``), its logic (a group core module, or
 code in the route module itself, as the broker APIs have), and its route module here --
 nothing else. Every fact not given is the quiet default: served by any broker, answered at
-once, not pipelined, no hand codec, always advertised; ``acl`` has no default (``ALLOWED``
+once, not pipelined, always advertised; ``acl`` has no default (``ALLOWED``
 for the APIs Kafka answers before authentication).
 
 The server's tables (what a connection flushes before, what it watches while parked, what
 it pipelines, what is routed to another broker's coordinator, what ApiVersions advertises,
 which reads the runtime runs again) are all read off the routes by
 ``coordinator/server/apis/__init__.py``; nothing else lists API keys. One exception by
-floor: ``wire.fast_codec`` (the lowest floor, which cannot read the routes) keeps its own
-table of hand codecs, and a test holds it equal to the routes' ``fast_codec``. This
+floor: which APIs have a hand codec is ``wire.fast_codec``'s one table (wire, the lowest
+floor, cannot read the routes; the route table reads ``HAND_CODED_API_KEYS`` from it). This
 module is imported before the listener answers, so it holds plain named tuples and enums,
 nothing of trio or the codecs.
 """
@@ -157,7 +156,6 @@ class Route(NamedTuple):
       run in a coordinator: none sets it.)
     - ``pipelined``: its handler's ``submit`` may take it while earlier replies still wait
       for their appends.
-    - ``fast_codec``: ``wire.fast_codec`` has a hand decoder/encoder for it.
     - ``consumer_protocol``: advertised only when ``group.coordinator.rebalance.protocols``
       includes ``consumer`` (its module's name starts with ``consumer_group_``, so the
       early listener reads this off the file names).
@@ -176,6 +174,5 @@ class Route(NamedTuple):
     read_only: bool = False
     core_handler: Callable[..., Any] | None = None
     pipelined: bool = False
-    fast_codec: bool = False
     consumer_protocol: bool = False
     answer_filter: Callable[..., Any] | None = None

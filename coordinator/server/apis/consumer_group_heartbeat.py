@@ -30,6 +30,5 @@ ROUTE = Route(
     acl=(Acl(ResourceType.GROUP, AclOperation.READ),),
     routing=OneKey(OFFSETS_TOPIC, field("group_id")),
     pipelined=True,
-    fast_codec=True,
     consumer_protocol=True,
 )

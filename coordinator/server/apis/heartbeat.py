@@ -18,5 +18,4 @@ ROUTE = Route(
     acl=(Acl(ResourceType.GROUP, AclOperation.READ),),
     routing=OneKey(OFFSETS_TOPIC, field("group_id"), answers_while_loading=True),
     pipelined=True,
-    fast_codec=True,
 )

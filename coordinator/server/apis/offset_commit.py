@@ -121,5 +121,4 @@ ROUTE = Route(
          Acl(ResourceType.TOPIC, AclOperation.READ)),
     routing=OneKey(OFFSETS_TOPIC, field("group_id")),
     pipelined=True,
-    fast_codec=True,
 )
