@@ -53,14 +53,12 @@ from .kafka_batch import (
 )
 from .log import Log
 from .log_cleaner_plan import CleanerLogConfig, SegmentInfo, group_segments_by_size
+from .partition_keys import BATCH_KEY, CLEANED_START_PREFIX, LOG_START_PREFIX
 from .segment import HEADER_SIZE, encode_entry, encode_header
 
 __all__ = [
-    "BATCH_KEY",
-    "CLEANED_START_PREFIX",
     "DEFAULT_DEDUPE_BUFFER_SIZE",
     "ENTRY_COST",
-    "LOG_START_PREFIX",
     "CleanResult",
     "CleanedGroup",
     "CleanedTransactionMetadata",
@@ -69,14 +67,6 @@ __all__ = [
     "clean_log",
 ]
 
-#: The key of a batch entry: its base offset.
-BATCH_KEY = struct.Struct(">q")
-#: A log-start entry's key starts with this (then the offset, int64); it has no value:
-#: DeleteRecords moved the log start there (it only moves up).
-LOG_START_PREFIX = b"L"
-#: The cleaner's entry at the head of the log's first segment: the log start offset when it
-#: cleaned (it may lie below the first batch kept); no value.
-CLEANED_START_PREFIX = b"C"
 DEFAULT_DEDUPE_BUFFER_SIZE = 128 * 1024 * 1024
 DEFAULT_LOAD_FACTOR = 0.9
 #: Bytes one map entry costs in CPython: the 16-byte digest (49), the offset int (32),

@@ -45,15 +45,16 @@ from typing import TYPE_CHECKING, Any
 from coordinator.broker.errors import BrokerError
 from storage.directory import Segment
 from storage.errors import StorageError
-from storage.log_cleaner import BATCH_KEY, CLEANED_START_PREFIX, LOG_START_PREFIX, CleanResult
 from storage.log_cleaner_plan import SegmentInfo
 from storage.open_files import DEFAULT_MAX_OPEN_SEGMENT_FILES, PooledFileSystem
+from storage.partition_keys import BATCH_KEY, CLEANED_START_PREFIX, LOG_START_PREFIX
 from storage.policy import FsyncPolicy, RecoverMode
 from storage.segment import HEADER_SIZE, encode_entry
 from wire import ErrorCode
 
 if TYPE_CHECKING:
     from storage.log import Log
+    from storage.log_cleaner import CleanResult
 
 __all__ = ["TOPICS_DIR", "LoadedTopic", "TopicFiles"]
 
