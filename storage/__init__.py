@@ -5,8 +5,9 @@ Modules, bottom up:
 - ``records``: the record types (frozen dataclasses); ``record_schemas``: their byte layout,
   declared with wire's schema DSL; ``record_mapping``: the generic mapping between the two;
   ``record_codec``: records <-> bytes (the record-type table, and fast paths for commits).
-- ``segment``: the segment header and entry framing, and the one entry scanner every reader
-  uses (``scan_entries``); ``fast_decode``: the fused scan-and-decode loop replay runs first;
+- ``segment``: the segment header and entry framing: the one walk over entries every reader
+  builds on (``frames``) and the general reader that says why a walk stopped
+  (``scan_entries``); ``fast_decode``: the decoding loop replay runs first, on ``frames``;
   ``live_index``: the chunked check open runs, which also notes each key's newest entry;
   ``full_replay``: ``Log.replay``, every record (fast path first, then the general one);
   ``live_replay``: ``Log.replay_live``, decoding only those (what the server replays);

@@ -1,11 +1,11 @@
-"""The replay fast path: entry framing and record decoding fused in one loop.
+"""The replay fast path: record decoding over the one walk of the entry framing.
 
-Startup replays every entry, so this is the hot loop of a restart. It does exactly what
-``segment.scan_entries`` followed by ``record_codec.decode_record`` per entry does (tests
-check that on fuzzed and real logs), minus the per-entry function calls and intermediate
-tuples: OffsetCommitKey bytes hit a cache, OffsetCommitValue v3 (what Kafka writes for
-commits) is unpacked inline, and the frozen record dataclasses are built through their
-slot descriptors. Anything unusual (other value versions, a bad entry, a decode error)
+Startup replays every entry, so this is the hot loop of a restart. It walks the entries
+with ``segment.frames`` and does exactly what ``record_codec.decode_record`` per entry
+does (tests check that on fuzzed and real logs), minus the per-entry function calls and
+intermediate objects: OffsetCommitKey bytes hit a cache, OffsetCommitValue v3 (what Kafka
+writes for commits) is unpacked inline, and the frozen record dataclasses are built
+through their slot descriptors. Anything unusual (other value versions, a bad entry, a decode error)
 makes it stop; the caller then redoes the segment on the general path, which reports
 precisely what is wrong and where.
 """
@@ -25,18 +25,15 @@ from storage.records import (
     Record,
     RecordKey,
 )
-from wire.checksum import crc32c
 
 from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
-from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH
+from .segment import frames
 
 __all__ = ["CommitTuple", "fast_decode"]
 
 #: An offset commit as (key, offset, leader epoch, metadata, commit timestamp).
 CommitTuple = tuple[RecordKey, int, int, str, int]
 
-_HEAD = struct.Struct(">IIHi")  # length, crc, entry format, key length
-_I32 = struct.Struct(">i")
 # value length, value version, offset, leader epoch, metadata length, and the commit
 # timestamp when the metadata is empty (the common case: one unpack for the whole value)
 _OCV3 = struct.Struct(">ihqihq")
@@ -137,8 +134,6 @@ def _decode(
 ) -> tuple[list[Record | CommitTuple], int, int]:
     records: list[Record | CommitTuple] = []
     append = records.append
-    head = _HEAD.unpack_from
-    i32 = _I32.unpack_from
     ocv3 = _OCV3.unpack_from
     i64 = _I64.unpack_from
     new = object.__new__
@@ -146,29 +141,17 @@ def _decode(
     if fast_objects:
         r_key, r_value = _RECORD_SET
         v_off, v_epoch, v_meta, v_ts, v_exp = _OCV_SET
-    max_length = MAX_ENTRY_LENGTH
-    entry_format = ENTRY_FORMAT_VERSION
     oc_key = OffsetCommitKey
     oc_value = OffsetCommitValue
     event_key = RebalanceEventKey
     event_bytes = 0
-    pos = start
-    end = min(end, len(data))
+    at = start  # where decoding stops: the first entry not decoded
     try:
-        while end - pos >= 18 and limit > 0:
+        for pos, kend, vlen, stop in frames(data, start, end, verify=verify):
+            if limit == 0:
+                break
             limit -= 1
-            length, crc, fmt, klen = head(data, pos)
-            body = pos + 8
-            stop = body + length
-            if length < 10 or length > max_length or stop > end:
-                break
-            if verify and crc32c(data[body:stop]) != crc:
-                break
-            kstart = pos + 14
-            kend = kstart + klen
-            if fmt != entry_format or klen < 0 or kend + 4 > stop:
-                break
-            kb = data[kstart:kend]
+            kb = data[pos + 14 : kend]
             key = keys.get(kb)
             if key is None:
                 decoded = decode_key(kb)
@@ -177,8 +160,8 @@ def _decode(
                 key = keys[kb] = decoded
             span = stop - kend  # 4 + value length (or 4 for a tombstone)
             if type(key) is oc_key and span >= 28:
-                vlen, version, offset, epoch, mlen, ts = ocv3(data, kend)
-                if version == 3 and vlen == span - 4 and mlen >= 0 and span == 28 + mlen:
+                _, version, offset, epoch, mlen, ts = ocv3(data, kend)
+                if version == 3 and mlen >= 0 and span == 28 + mlen:
                     if mlen:
                         meta = data[kend + 20 : kend + 20 + mlen].decode("utf-8")
                         (ts,) = i64(data, kend + 20 + mlen)
@@ -186,12 +169,7 @@ def _decode(
                         meta = ""
                     if commit_tuples:
                         append((key, offset, epoch, meta, ts))
-                        if positions is not None:
-                            positions.append(pos)
-                        live[kb] = stop - pos
-                        pos = stop
-                        continue
-                    if fast_objects:
+                    elif fast_objects:
                         value = new(oc_value)
                         v_off(value, offset)
                         v_epoch(value, epoch)
@@ -201,22 +179,17 @@ def _decode(
                         record = new(Record)
                         r_key(record, key)
                         r_value(record, value)
+                        append(record)
                     else:  # pragma: no cover - only if records.py changes shape
-                        record = Record(key, oc_value(offset, epoch, meta, ts, -1))
-                    append(record)
+                        append(Record(key, oc_value(offset, epoch, meta, ts, -1)))
                     if positions is not None:
                         positions.append(pos)
                     live[kb] = stop - pos
-                    pos = stop
+                    at = stop
                     continue
-            (vlen,) = i32(data, kend)
             if vlen == -1:
-                if span != 4:
-                    break
                 append(Record(key, None))
                 live.pop(kb, None)
-            elif vlen < 0 or span != 4 + vlen:
-                break
             else:
                 append(Record(key, decode_value(key, data[kend + 4 : stop])))
                 if type(key) is event_key:
@@ -225,7 +198,7 @@ def _decode(
                     live[kb] = stop - pos
             if positions is not None:
                 positions.append(pos)
-            pos = stop
+            at = stop
     except (RecordDecodeError, UnicodeDecodeError):
         pass
-    return records, pos, event_bytes
+    return records, at, event_bytes

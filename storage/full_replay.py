@@ -21,7 +21,7 @@ from .fs import FileSystem
 from .live_index import READ_CHUNK
 from .record_codec import RecordDecodeError, decode_record
 from .record_types import EVENT_KEY_PREFIX
-from .segment import ENTRY_OVERHEAD, HEADER_SIZE, scan_entries
+from .segment import ENTRY_OVERHEAD, HEADER_SIZE, entry_end, scan_entries
 
 __all__ = ["replay_all"]
 
@@ -54,7 +54,7 @@ def replay_all(
                     break
                 pos = after
             offset += pos
-            need = _entry_size(data, pos)
+            need = entry_end(data, pos) - pos
             if pos < len(data) and (len(data) < request or need <= len(data) - pos
                                     or offset + need > limit):
                 break  # not an entry cut by the chunk's end
@@ -97,9 +97,3 @@ def _replay_slow(
             yield record
     return event_bytes
 
-
-def _entry_size(data: bytes, pos: int) -> int:
-    """The size of the entry framed at ``data[pos:]`` (8: its length is not all there)."""
-    if len(data) - pos < 4:
-        return 8
-    return 8 + int.from_bytes(data[pos : pos + 4], "big")

@@ -3,8 +3,8 @@ remembers where each key's newest entry is (what a last-value-per-key replay nee
 
 Segments are read ``READ_CHUNK`` bytes at a time (an entry that does not fit, at most
 32 MiB, is read whole), so checking a log of 64 MiB segments never holds one in memory.
-The per-entry work is a header unpack, a CRC-32C, the framing checks of
-``segment.scan_entries`` and one dict store; no value is decoded and no object built.
+The per-entry work is the framing checks of ``segment.frames`` (a header unpack and a
+CRC-32C among them) and one dict store; no value is decoded and no object built.
 
 What the index keeps, by key version (the first two key bytes, see ``record_codec``):
 
@@ -21,11 +21,8 @@ A position is ``segment base * SEQ_STRIDE + file offset``: sorting positions giv
 
 from __future__ import annotations
 
-import struct
 import zlib
 from dataclasses import dataclass, field
-
-from wire.checksum import crc32c
 
 from .fs import FileSystem
 from .record_types import (
@@ -33,7 +30,7 @@ from .record_types import (
     TRANSACTION_STATE_KEY_VERSION,
     TXN_OFFSET_COMMIT_KEY_VERSION,
 )
-from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH
+from .segment import MAX_ENTRY_LENGTH, entry_end, frames
 
 __all__ = ["READ_CHUNK", "SEQ_STRIDE", "LiveIndex", "index_range", "read_entry_window"]
 
@@ -42,12 +39,6 @@ READ_CHUNK = 1024 * 1024
 #: Positions of entries of different segments never collide (a segment is < 1 TiB).
 SEQ_STRIDE = 1 << 40
 
-# length, crc, entry format, key length, key version (the first two key bytes; an entry is
-# at least 18 bytes, so these 16 are always there)
-_HEAD = struct.Struct(">IIHih")
-_I32 = struct.Struct(">i")
-_U32 = struct.Struct(">I")
-_MIN_ENTRY = 18
 _FIRST_SPECIAL_VERSION = min(REBALANCE_EVENT_KEY_VERSION, TRANSACTION_STATE_KEY_VERSION)
 
 
@@ -74,45 +65,29 @@ class LiveIndex:
 def _scan(
     data: bytes, end: int, newest: dict[bytes, int], kept: list[int], bias: int
 ) -> tuple[int, int, int]:
-    """Check and index the entries of ``data[:end]`` until its end or the first entry that
-    is not whole and valid (the checks of ``segment.scan_entries``): (where it stopped,
-    entries indexed, RebalanceEvent bytes)."""
-    head = _HEAD.unpack_from
-    i32 = _I32.unpack_from
-    checksum = crc32c
-    fmt_version = ENTRY_FORMAT_VERSION
-    special = _FIRST_SPECIAL_VERSION
+    """Check and index the entries of ``data[:end]`` (``segment.frames``: until its end or
+    the first entry that is not whole and valid): (where it stopped, entries indexed,
+    RebalanceEvent bytes)."""
+    special = _FIRST_SPECIAL_VERSION  # < 256: the common key versions have a 0 high byte
     event_version = REBALANCE_EVENT_KEY_VERSION
     last_wins_special = TXN_OFFSET_COMMIT_KEY_VERSION
     keep = kept.append
-    last = end - _MIN_ENTRY
     pos = count = event_bytes = 0
-    # Two checks of scan_entries are implied by others here: a length under 10 fails the
-    # key-length check, and one over MAX_ENTRY_LENGTH runs past ``end`` (callers never
-    # pass more than 8 + MAX_ENTRY_LENGTH bytes). Which check fails does not matter: the
-    # caller has scan_entries classify the entry.
-    while pos <= last:
-        length, crc, fmt, klen, kver = head(data, pos)
-        stop = pos + 8 + length
-        if stop > end or checksum(data[pos + 8 : stop]) != crc or fmt != fmt_version:
-            break
-        kend = pos + 14 + klen
-        if klen < 0 or kend + 4 > stop:
-            break
-        span = stop - kend - 4
-        if i32(data, kend)[0] != span:
-            if i32(data, kend)[0] != -1 or span:
-                break
-            if kver == event_version and klen >= 2:  # a RebalanceEvent tombstone: no bytes
-                count += 1
-                pos = stop
-                continue
-        if kver < special or kver == last_wins_special or klen < 2:
-            newest[data[pos + 14 : kend]] = bias + pos
-        elif kver == event_version:
-            event_bytes += stop - pos
+    for at, kend, vlen, stop in frames(data, 0, end):
+        # the key version: the first two key bytes, big-endian and signed
+        k = at + 14
+        high = data[k]
+        if kend - k < 2 or (high == 0 and data[k + 1] < special) or high >= 0x80:
+            newest[data[k:kend]] = bias + at  # a last-value-per-key type (or a short key)
         else:
-            keep(bias + pos)
+            kver = high << 8 | data[k + 1]
+            if kver == event_version:
+                if vlen != -1:  # a RebalanceEvent tombstone has no bytes
+                    event_bytes += stop - at
+            elif kver == last_wins_special:
+                newest[data[k:kend]] = bias + at
+            else:
+                keep(bias + at)
         count += 1
         pos = stop
     return pos, count, event_bytes
@@ -155,10 +130,10 @@ def index_range(
             # (not if the file ended early, or what was read is all there is).
             if len(data) < 4 or len(data) < request or request == end - offset:
                 break
-            (length,) = _U32.unpack_from(data)
-            if length > MAX_ENTRY_LENGTH or 8 + length <= len(data):
+            need = entry_end(data, 0)
+            if need > 8 + MAX_ENTRY_LENGTH or need <= len(data):
                 break
-            want = 8 + length
+            want = need
         del data  # before the next read: one chunk in memory at a time
     if index is not None:
         index.covered[base] = offset
@@ -174,7 +149,7 @@ def read_entry_window(
     data = fs.read_range(path, pos, min(READ_CHUNK, end - pos))
     if len(data) < 4:
         return data, 0
-    stop = 8 + _U32.unpack_from(data)[0]
+    stop = entry_end(data, 0)
     if stop > end - pos:
         return data, 0
     if stop > len(data):

@@ -24,7 +24,7 @@ from .fast_decode import fast_decode
 from .fs import FileSystem
 from .live_index import SEQ_STRIDE, LiveIndex, index_range, read_entry_window
 from .record_codec import RecordDecodeError, decode_record
-from .segment import HEADER_SIZE, scan_entries
+from .segment import HEADER_SIZE, entry_end, scan_entries
 
 __all__ = ["replay_live"]
 
@@ -84,9 +84,7 @@ def _describes(index: LiveIndex, by_base: dict[int, Segment]) -> bool:
 
 def _entry_end(data: bytes, pos: int) -> int:
     """Where the entry framed at ``data[pos:]`` ends, 0 if it does not fit."""
-    if len(data) - pos < 8:
-        return 0
-    stop = pos + 8 + int.from_bytes(data[pos : pos + 4], "big")
+    stop = entry_end(data, pos)
     return stop if stop <= len(data) else 0
 
 

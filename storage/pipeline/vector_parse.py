@@ -5,8 +5,11 @@ It gives the same rows as :func:`storage.pipeline.parse.parse_segment_chunks` fo
 without a Python object per offset commit:
 
 1. the entry boundaries (``storage/FORMAT.md`` section 3: length in range, the entry
-   present) are found with numpy: every byte offset where an entry that frames exactly
-   (format 1, key and value filling it) could start is a candidate, and runs of
+   present) are found with numpy, not by walking ``segment.frames`` entry by entry (one
+   Python step per entry is the cost this module exists to avoid; the tests hold its rows
+   equal to the per-record parser's, which reads through ``scan_entries``): every byte
+   offset where an entry that frames exactly (format 1, key and value filling it) could
+   start is a candidate, and runs of
    candidates each of which ends where the next starts are taken whole; only where the
    chain leaves the candidates does a Python step read one length field (:class:`_Framer`);
 2. the CRC-32C of every entry body (``crc32c`` mapped over memoryview slices, no Python

@@ -21,7 +21,9 @@ from storage.segment import (
     decode_header,
     encode_entry,
     encode_header,
+    entry_end,
     find_next_valid_entry,
+    frames,
     scan_entries,
 )
 
@@ -129,6 +131,32 @@ def test_fuzz_mutated_valid_logs(recs: list[Record], draw: st.DataObject) -> Non
     # Whatever survives is a prefix of what was written: damage never invents records.
     if bytes(mutated) != data:
         assert entries == pairs[: len(entries)]
+
+
+@given(st.lists(records, max_size=6), st.binary(max_size=40), st.booleans())
+def test_frames_is_the_walk_scan_entries_reports_on(
+    recs: list[Record], tail: bytes, verify: bool
+) -> None:
+    """``frames`` yields each entry ``scan_entries`` reads (key and value where it says)
+    and stops where its valid bytes end; unverified, it skips only the CRC check."""
+    data = _log(recs)[0] + tail
+    walked = list(frames(data, verify=verify))
+    scan = scan_entries(data)
+    assert [pos for pos, *_ in walked][: len(scan.positions)] == scan.positions
+    if verify or scan.stop is not StopReason.CHECKSUM:
+        assert len(walked) == len(scan.positions)
+    for (pos, kend, vlen, stop), (key, value) in zip(walked, scan.entries, strict=False):
+        assert data[pos + 14 : kend] == key
+        assert (None if vlen == -1 else data[kend + 4 : stop]) == value
+        assert entry_end(data, pos) == stop
+    end = walked[-1][3] if walked else 0
+    assert verify is False or end == scan.valid_bytes
+
+
+def test_entry_end_reads_the_length_field_alone() -> None:
+    assert entry_end(GOLDEN_ENTRY, 0) == len(GOLDEN_ENTRY)
+    assert entry_end(b"HDR" + GOLDEN_ENTRY[:10], 3) == 3 + len(GOLDEN_ENTRY)  # past the data
+    assert entry_end(b"\x00\x00\x00", 0) == 8  # no whole length field
 
 
 def test_stop_reasons() -> None:
