@@ -72,13 +72,12 @@ from coordinator.core import (
 from coordinator.server.app import RunningServer
 from coordinator.server.cluster import Cluster, ClusterError
 from coordinator.server.faults import FaultInjector
-from coordinator.testing.double import (
-    advance_seconds,
+from coordinator.testing.double import advance_seconds, jump_clock
+from coordinator.testing.group_views import (
     describe_any,
     describe_transactions,
     describe_with_offsets,
     group_offsets,
-    jump_clock,
 )
 from coordinator.testing.security_controls import control_route
 
