@@ -11,6 +11,9 @@ module level, in functions, and under TYPE_CHECKING).
 | storage/ | coordinator; codec modules also trio |
 | coordinator/ outside testing/ (and the CLI) | coordinator.testing (the test double) |
 | coordinator/broker/ (the topic store) | coordinator.server (the APIs on top of it) |
+
+And no source module is over ``MAX_MODULE_LINES`` lines: a module that grows past it is
+split by what it holds.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+MAX_MODULE_LINES = 500
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -121,6 +125,30 @@ def test_the_topic_store_does_not_import_the_server() -> None:
     paths = modules_under("coordinator", "broker")
     assert len(paths) > 5, "coordinator/broker has no modules"
     assert violations(paths, ("coordinator.server",)) == []
+
+
+def too_long(paths: Iterable[Path], limit: int = MAX_MODULE_LINES) -> list[str]:
+    """The modules of ``paths`` over ``limit`` lines, with their line counts."""
+    found = []
+    for path in paths:
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > limit:
+            where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+            found.append(f"{where}: {lines} lines")
+    return found
+
+
+def test_no_source_module_is_over_the_limit() -> None:
+    paths = [p for floor in ("wire", "storage", "coordinator") for p in modules_under(floor)]
+    assert len(paths) > 100
+    assert too_long(paths) == []
+
+
+def test_size_checker_sees_a_long_module(tmp_path: Path) -> None:
+    long, short = tmp_path / "long.py", tmp_path / "short.py"
+    long.write_text("x = 1\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    short.write_text("x = 1\n" * MAX_MODULE_LINES, encoding="utf-8")
+    assert too_long([long, short]) == [f"{long}: {MAX_MODULE_LINES + 1} lines"]
 
 
 # --------------------------------------------------------------------------- import cycles
