@@ -19,10 +19,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from wire.kafka_uuid import ZERO_UUID
+
 __all__ = ["NO_TOPIC_ID", "ConfigRecordKey", "ConfigRecordValue"]
 
-#: The topic id of a record about a broker or a group.
-NO_TOPIC_ID = uuid.UUID(int=0)
+#: The topic id of a record about a broker or a group (Kafka's ``Uuid.ZERO_UUID``).
+NO_TOPIC_ID = ZERO_UUID
 
 
 @dataclass(frozen=True, slots=True)
