@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from coordinator.server.api_support import NO_AUTHORIZED_OPERATIONS as AUTHORIZED_OPERATIONS_OMITTED
 from wire.constants import AclOperation, ErrorCode, ResourceType
+from wire.kafka_uuid import ZERO_UUID
 
 if TYPE_CHECKING:
     from coordinator.security.authorizer import RequestIdentity, StandardAuthorizer
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["fill_cluster_operations", "filter_described_groups", "filter_listed", "filter_metadata"]
 
-_ZERO_UUID = uuid.UUID(int=0)
 
 
 def _may(authorizer: StandardAuthorizer, identity: RequestIdentity, operation: AclOperation,
@@ -119,7 +118,7 @@ class MetadataAnswer:
 
 def _denied_topic(name: str) -> dict[str, Any]:
     return {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name,
-            "topic_id": _ZERO_UUID, "is_internal": False, "partitions": []}
+            "topic_id": ZERO_UUID, "is_internal": False, "partitions": []}
 
 
 filter_metadata = MetadataAnswer()
