@@ -70,6 +70,17 @@ def test_a_jaas_plain_user_authenticates(sasl_kcoord: KcoordProcess) -> None:
     assert ck_round_trip(config, "jaas-bob", 2) == [b"v0", b"v1"]
 
 
+def test_confluent_kafka_oauthbearer_with_librdkafkas_unsecured_token(
+    sasl_kcoord: KcoordProcess,
+) -> None:
+    """librdkafka's built-in unsecured JWT (``alg: none``, ``enable.sasl.oauthbearer.unsecure.jwt``)
+    is what Kafka's default unsecured validator accepts: the token's ``sub`` is the principal."""
+    config = {"bootstrap.servers": sasl_kcoord.bootstrap, "security.protocol": "SASL_PLAINTEXT",
+              "sasl.mechanism": "OAUTHBEARER", "enable.sasl.oauthbearer.unsecure.jwt": True,
+              "sasl.oauthbearer.config": "principal=carol lifeSeconds=600"}
+    assert ck_round_trip(config, f"oauth-{uuid.uuid4().hex[:6]}", 3) == [b"v0", b"v1", b"v2"]
+
+
 def _python_client_config(server: KcoordProcess, mechanism: str) -> dict[str, Any]:
     """kafka-python's and aiokafka's settings (they share the names)."""
     return {"bootstrap_servers": server.bootstrap, "security_protocol": "SASL_PLAINTEXT",
