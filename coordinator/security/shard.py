@@ -53,6 +53,7 @@ from storage.security_records import (
     UserScramCredentialKey,
     UserScramCredentialValue,
 )
+from wire.bounded_cache import BoundedCache
 from wire.constants import ErrorCode, ScramMechanism
 
 __all__ = [
@@ -143,6 +144,9 @@ def _matching_acl(binding: AclBinding) -> dict[str, Any]:
             "operation": e.operation, "permission_type": e.permission_type}
 
 
+#: How many (principal, address) pairs the shard keeps in Java's form at most.
+MAX_IDENTITIES = 4096
+
 class SecurityShard:
     """ACLs and SCRAM credentials behind the runtime's append queue."""
 
@@ -155,7 +159,9 @@ class SecurityShard:
         #: ``authorizer.class.name`` is set: ACLs are enforced, and the ACL APIs served.
         self.enabled = authorizer_enabled
         #: (principal, peer address) -> the identity authorizations use (the server's).
-        self.identities: dict[Any, Any] = {}
+        #: (principal, address) -> RequestIdentity, the address in Java's form once per
+        #: client (``coordinator.server.authorization.identity_of``).
+        self.identities: BoundedCache[Any, Any] = BoundedCache(MAX_IDENTITIES)
         #: The SASL listeners' PLAIN user tables (in memory, as Kafka's JAAS users): where
         #: the test double adds a user's PLAIN credential.
         self.plain_users: list[Any] = []

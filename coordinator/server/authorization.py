@@ -43,6 +43,7 @@ from coordinator.server.route import Acl, AnyOf, EachKey, OneKey, Route
 from coordinator.server.routing import answer_each_key
 from coordinator.server.waiters import ReadyReply
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
+from wire.bounded_cache import BoundedCache
 from wire.constants import AclOperation, ErrorCode, ResourceType
 from wire.error_response import error_response
 
@@ -62,10 +63,6 @@ _NESTED_LISTS = ("groups", "transactions")
 #: The resource type of the keys a coordinator's internal topic places.
 _KEY_TYPES = {OFFSETS_TOPIC: ResourceType.GROUP,
               TRANSACTION_STATE_TOPIC: ResourceType.TRANSACTIONAL_ID}
-#: How many (principal, address) pairs the security shard keeps in Java's form at most.
-_MAX_IDENTITIES = 4096
-
-
 def identity_of(ctx: RequestContext) -> RequestIdentity:
     """Who sent the request: its connection's principal and address (the security
     shard keeps them, so an address is put in Java's form once per client, not per request)."""
@@ -74,12 +71,11 @@ def identity_of(ctx: RequestContext) -> RequestIdentity:
         principal, peer = ANONYMOUS, ctx.client_host.lstrip("/")
     else:
         principal, peer = conn.principal, conn.peer_host
-    identities: dict[tuple[str, str], RequestIdentity] = security_of(ctx).identities
+    identities: BoundedCache[tuple[str, str], RequestIdentity] = security_of(ctx).identities
     identity = identities.get((principal, peer))
     if identity is None:
-        if len(identities) >= _MAX_IDENTITIES:
-            identities.clear()
-        identity = identities[principal, peer] = RequestIdentity(principal, host_address(peer))
+        identity = identities.put((principal, peer),
+                                  RequestIdentity(principal, host_address(peer)))
     return identity
 
 
