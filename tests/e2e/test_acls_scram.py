@@ -18,6 +18,10 @@ from typing import Any
 import pytest
 from e2e_support import KcoordProcess
 
+# Real clients for tens of seconds: slow, run by CI after the default run (which stays
+# under ten minutes on two cores).
+pytestmark = pytest.mark.slow
+
 ADMIN = ("admin", "admin-secret")
 SECURED = {
     "listeners": "SASL_PLAINTEXT://127.0.0.1:0",

@@ -12,6 +12,10 @@ import pytest
 
 from coordinator.testing import KcoordServer
 
+# Real clients for tens of seconds: slow, run by CI after the default run (which stays
+# under ten minutes on two cores).
+pytestmark = pytest.mark.slow
+
 kafka_admin = pytest.importorskip("kafka.admin")
 KafkaProducer = pytest.importorskip("kafka").KafkaProducer
 TopicPartition = pytest.importorskip("kafka").TopicPartition

@@ -11,6 +11,10 @@ from typing import Any
 
 import pytest
 
+# Real clients for tens of seconds: slow, run by CI after the default run (which stays
+# under ten minutes on two cores).
+pytestmark = pytest.mark.slow
+
 admin_module = pytest.importorskip("confluent_kafka.admin")
 confluent_kafka = pytest.importorskip("confluent_kafka")
 kafka_admin = pytest.importorskip("kafka.admin")

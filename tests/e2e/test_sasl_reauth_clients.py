@@ -18,6 +18,10 @@ from e2e_support import KcoordProcess, exchange, peer_closed
 
 import wire
 
+# Real clients for tens of seconds: slow, run by CI after the default run (which stays
+# under ten minutes on two cores).
+pytestmark = pytest.mark.slow
+
 LIFETIME_MS = 2000
 RUN_S = 8.0
 REAUTH_CONFIG = {

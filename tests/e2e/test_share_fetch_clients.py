@@ -17,13 +17,11 @@ from typing import Any
 import pytest
 from e2e_support import wait_until
 
-from coordinator.server.apis import SERVED_API_KEYS
-from wire.constants import ApiKey
+# Real clients for tens of seconds: slow, run by CI after the default run (which stays
+# under ten minutes on two cores).
+pytestmark = pytest.mark.slow
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
-# A ShareConsumer joins its group with ShareGroupHeartbeat before it fetches.
-pytestmark = pytest.mark.skipif(ApiKey.SHARE_GROUP_HEARTBEAT not in SERVED_API_KEYS,
-                                reason="ShareGroupHeartbeat is not served (branch sharegroup)")
 
 FAST = {
     "group.share.heartbeat.interval.ms": "500",

@@ -17,6 +17,10 @@ from e2e_support import raw_request, wait_until
 
 from wire.constants import ApiKey
 
+# Real clients for tens of seconds: slow, run by CI after the default run (which stays
+# under ten minutes on two cores).
+pytestmark = pytest.mark.slow
+
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
 FAST = {

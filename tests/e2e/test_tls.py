@@ -21,6 +21,10 @@ from e2e_support import (
     wait_until,
 )
 
+# Real clients for tens of seconds: slow, run by CI after the default run (which stays
+# under ten minutes on two cores).
+pytestmark = pytest.mark.slow
+
 ALICE = ["--sasl-user", "alice:alice-secret"]
 SSL_ONLY = {"listeners": "SSL://127.0.0.1:0"}
 SASL_SSL = {"listeners": "SASL_SSL://127.0.0.1:0"}

@@ -37,7 +37,8 @@ from e2e_support import KcoordProcess
 from kp_support import ConsumerThread, produce, wait_for
 from pipeline_support import replay_offsets
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+              pytest.mark.slow]  # about 40 s: run by CI after the default run
 
 TOPIC = "t4"
 ALL4 = frozenset(range(4))
