@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from coordinator.broker.batches import record_timestamps
 from coordinator.broker.control_batches import batch_info
 from coordinator.broker.errors import BrokerError
+from coordinator.broker.leader_epochs import LeaderEpochs
 from coordinator.txn.partition import AbortedTxn, PartitionTransactions, TransactionIndex
 from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
 from storage.time_index import SCAN_BUDGET_BYTES, TimeIndex
@@ -49,6 +50,8 @@ class PartitionLog:
         #: The leader epoch appends are stamped with (Kafka's partitionLeaderEpoch): 0 from
         #: the partition's creation, the cluster's epoch once a failover bumps it.
         self.leader_epoch = 0
+        #: Where each leader epoch started, read off the batches' stamps (OffsetForLeaderEpoch).
+        self.epochs = LeaderEpochs()
 
     @property
     def high_watermark(self) -> int:
@@ -96,6 +99,7 @@ class PartitionLog:
         if persist is not None:
             persist(base_offset, data)
         self._take(data, header, base_offset)
+        self.epochs.assign(self.leader_epoch, base_offset)
         self.txn.apply_append(check)
         self.txn.update_high_watermark(self.log_end_offset)
         return base_offset
@@ -110,6 +114,7 @@ class PartitionLog:
         if not self.batches:
             self.log_start_offset = header.base_offset
             self.txn = PartitionTransactions(str(self.index), header.base_offset)
+        self.epochs.assign(header.partition_leader_epoch, header.base_offset)
         self.txn.log_end_offset = header.base_offset
         self.txn.producers.map_end_offset = header.base_offset
         if header.is_control and header.record_count == 0:
@@ -133,6 +138,7 @@ class PartitionLog:
             return
         self.txn.increment_log_start_offset(offset)
         self.log_start_offset = offset
+        self.epochs.truncate_from_start(offset)
         keep = bisect_left(self.batches, offset, key=lambda b: b.last_offset)
         self.size_bytes -= sum(len(b.data) for b in self.batches[:keep])
         del self.batches[:keep]

@@ -64,10 +64,12 @@ def leadership_error(
     ctx: RequestContext, topic: str, partition: int, leader_epoch: int = -1
 ) -> ErrorCode | None:
     """Why this broker cannot serve ``topic``/``partition`` (NOT_LEADER_OR_FOLLOWER,
-    FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH), or None. One broker leads everything."""
+    FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH), or None. ``leader_epoch`` is the client's
+    current leader epoch (-1: not checked). One broker leads everything at epoch 0, so a
+    larger epoch is one it does not know (Kafka's ``Partition.checkCurrentLeaderEpoch``)."""
     cluster = getattr(ctx.state, "cluster", None)
     if cluster is None:
-        return None
+        return ErrorCode.UNKNOWN_LEADER_EPOCH if leader_epoch > 0 else None
     code: ErrorCode = cluster.leadership_error(
         ctx.state.identity.node_id, topic, partition, leader_epoch
     )

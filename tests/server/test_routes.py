@@ -121,6 +121,8 @@ SERVED |= {34, 35, 43, 45, 46, 55, 61, 75}
 # The security APIs (issue 29): Describe-, Create- and DeleteAcls, Describe- and
 # AlterUserScramCredentials.
 SERVED |= {29, 30, 31, 50, 51}
+# OffsetForLeaderEpoch (KIP-320): consumers validate their position after a leader change.
+SERVED |= {23}
 
 
 def test_connection_traits_equal_the_old_tables() -> None:
