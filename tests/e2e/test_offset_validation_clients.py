@@ -13,7 +13,6 @@ import logging
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -103,7 +102,7 @@ def test_kafka_python_validates_its_position_after_a_leader_change(
     assert seen == EXPECTED  # every record once: the position was neither reset nor moved
     assert (position.offset, position.leader_epoch) == (BEFORE + AFTER, 1)
     complaints = [r.getMessage() for r in caplog.records
-                  if "OffsetForLeaderEpoch" in r.getMessage() and r.levelno >= logging.WARNING
+                  if ("OffsetForLeaderEpoch" in r.getMessage() and r.levelno >= logging.WARNING)
                   or "Truncation detected" in r.getMessage()]
     assert not complaints
 
@@ -119,7 +118,8 @@ def test_confluent_kafka_validates_its_position_after_a_leader_change() -> None:
             "error_cb": lambda error: errors.append(str(error)),
         })
         try:
-            consumer.assign([confluent_kafka.TopicPartition("t", 0, confluent_kafka.OFFSET_BEGINNING)])
+            consumer.assign([confluent_kafka.TopicPartition(
+                "t", 0, confluent_kafka.OFFSET_BEGINNING)])
 
             def poll() -> list[bytes]:
                 messages = consumer.consume(num_messages=50, timeout=0.2)
