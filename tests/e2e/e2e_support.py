@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import queue
 import signal
@@ -9,7 +11,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,6 +22,22 @@ T = TypeVar("T")
 
 #: Settings every e2e server runs with: immediate first rebalance, short sessions allowed.
 E2E_CONFIG = {"group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "1000"}
+
+
+@contextlib.contextmanager
+def started(server: Any) -> Iterator[Any]:
+    """Start an in-process ``KcoordServer`` and close it afterwards, then collect the garbage:
+    kafka-python 3.0.12 drops the socket of a connection attempt to a stopped broker without
+    closing it, and the ResourceWarning fires wherever the collector finds it (here, with
+    those warnings ignored)."""
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
 
 
 class KcoordProcess:

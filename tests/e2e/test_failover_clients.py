@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import itertools
 import logging
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from e2e_support import exact_cover, wait_until
+from e2e_support import exact_cover, started, wait_until
 from kafka import KafkaProducer
 from kp_support import ConsumerThread
 
@@ -50,8 +48,9 @@ def expected_values(count: int) -> set[bytes]:
 
 
 # kafka-python 3.0.12 drops the socket of a connection attempt to a stopped broker without
-# closing it: the ResourceWarning fires wherever the garbage collector finds it. The module
-# collects its own garbage after each test, with those warnings ignored here only.
+# closing it: the ResourceWarning fires wherever the garbage collector finds it. Each test
+# collects its own garbage after its cluster (``e2e_support.started``), with those warnings
+# ignored here only.
 # Slow (about 80 s of real clients failing over): CI runs it after the default run, which
 # stays under ten minutes on two cores.
 pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
@@ -59,18 +58,9 @@ pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
               pytest.mark.slow]
 
 
-@contextlib.contextmanager
-def failover_cluster(data_dir: Any) -> Iterator[KcoordServer]:
-    server = KcoordServer(CONFIG, data_dir=str(data_dir / "data"), brokers=3,
-                          topics={"t": PARTITIONS})
-    server.start()
-    try:
-        yield server
-    finally:
-        server.close()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ResourceWarning)
-            gc.collect()
+def failover_cluster(data_dir: Any) -> contextlib.AbstractContextManager[KcoordServer]:
+    return started(KcoordServer(CONFIG, data_dir=str(data_dir / "data"), brokers=3,
+                                topics={"t": PARTITIONS}))
 
 
 @pytest.fixture

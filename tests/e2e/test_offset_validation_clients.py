@@ -8,13 +8,12 @@ order, no offset reset, no truncation reported, and the request was answered."""
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import time
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
+from e2e_support import started
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from coordinator.testing.double import KcoordServer
@@ -25,22 +24,13 @@ TIMEOUT_S = 30.0
 CONFIG = {"default.replication.factor": "3"}
 
 # kafka-python 3.0.12 drops the socket of a connection attempt to a stopped broker without
-# closing it (as tests/e2e/test_failover_clients.py notes).
+# closing it (``e2e_support.started`` collects the garbage after each cluster).
 pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
               pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
 
 
-@contextlib.contextmanager
-def cluster() -> Iterator[KcoordServer]:
-    server = KcoordServer(CONFIG, brokers=3, topics={"t": 1})
-    server.start()
-    try:
-        yield server
-    finally:
-        server.close()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ResourceWarning)
-            gc.collect()
+def cluster() -> contextlib.AbstractContextManager[KcoordServer]:
+    return started(KcoordServer(CONFIG, brokers=3, topics={"t": 1}))
 
 
 def produce(server: KcoordServer, first: int, count: int) -> None:

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 from raw_client import PRODUCE, batch
 
+from wire import ErrorCode
 from wire.records import parse_batches
 
 pytestmark = pytest.mark.trio
 
-METADATA, LIST_OFFSETS = 3, 2
+METADATA, LIST_OFFSETS, FETCH = 3, 2, 1
 
 
 async def produce(client: Any, partition: int, value: bytes) -> int:
@@ -64,3 +65,29 @@ async def test_a_failover_bumps_the_epoch_batches_carry(start_server: Any,
     assert await epochs(successor, 0) == (1, 1)
     assert await produce(successor, 0, b"after") == 0
     assert stamped(running, 0) == [0, 1]
+
+
+async def test_one_broker_knows_no_leader_epoch_after_zero(start_server: Any,
+                                                           connect: Any) -> None:
+    """Kafka's ``Partition.checkCurrentLeaderEpoch`` on Fetch and ListOffsets: a client's
+    current leader epoch newer than the leader's is UNKNOWN_LEADER_EPOCH; 0 and -1 pass."""
+    running = await start_server({}, topics=(("t", 1),))
+    client = await connect(running.port)
+    assert await produce(client, 0, b"a") == 0
+    codes = []
+    for current in (-1, 0, 1):
+        fetched = await client.request(FETCH, 12, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+            "topics": [{"topic": "t", "partitions": [
+                {"partition": 0, "current_leader_epoch": current, "fetch_offset": 0,
+                 "last_fetched_epoch": -1, "log_start_offset": -1,
+                 "partition_max_bytes": 1 << 20}]}],
+            "forgotten_topics_data": [], "rack_id": ""})
+        listed = await client.request(LIST_OFFSETS, 7, {
+            "replica_id": -1, "isolation_level": 0, "topics": [{"name": "t", "partitions": [
+                {"partition_index": 0, "current_leader_epoch": current, "timestamp": -1}]}]})
+        codes.append((fetched.responses[0].partitions[0].error_code,
+                      listed.topics[0].partitions[0].error_code))
+    unknown = ErrorCode.UNKNOWN_LEADER_EPOCH
+    assert codes == [(0, 0), (0, 0), (unknown, unknown)]
