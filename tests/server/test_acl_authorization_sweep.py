@@ -57,6 +57,8 @@ FETCH = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1024,
                  {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
                   "last_fetched_epoch": -1, "log_start_offset": -1,
                   "partition_max_bytes": 1024}]}], "forgotten_topics_data": [], "rack_id": ""}
+OFFSET_FOR_LEADER_EPOCH = {"replica_id": -1, "topics": [{"topic": TOPIC, "partitions": [
+    {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]}
 ACL_FILTER = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
               "principal_filter": None, "host_filter": None, "operation": 1,
               "permission_type": 1}
@@ -79,6 +81,11 @@ CASES: list[tuple[ApiKey, int, dict[str, Any], Errors, ErrorCode,
                                         "timestamp": -1}]}]},
      first_partition("topics"), ErrorCode.TOPIC_AUTHORIZATION_FAILED,
      [(R.TOPIC, TOPIC, Op.DESCRIBE)]),
+    (ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, OFFSET_FOR_LEADER_EPOCH, first_partition("topics"),
+     ErrorCode.TOPIC_AUTHORIZATION_FAILED, [(R.TOPIC, TOPIC, Op.DESCRIBE)]),
+    # (a follower's: CLUSTER_ACTION on the cluster allows every topic)
+    (ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, OFFSET_FOR_LEADER_EPOCH, first_partition("topics"),
+     ErrorCode.TOPIC_AUTHORIZATION_FAILED, [(R.CLUSTER, CLUSTER, Op.CLUSTER_ACTION)]),
     (ApiKey.OFFSET_FETCH, 7, {"group_id": GROUP, "topics": [
         {"name": TOPIC, "partition_indexes": [0]}], "require_stable": False},
      top, ErrorCode.GROUP_AUTHORIZATION_FAILED,
