@@ -1,4 +1,5 @@
-"""The dynamic configuration records: what AlterConfigs and IncrementalAlterConfigs change.
+"""The dynamic configuration records: what AlterConfigs and IncrementalAlterConfigs change,
+and the client quotas AlterClientQuotas changes.
 
 They carry the fields of Kafka's metadata ``ConfigRecord``
 (``metadata/src/main/resources/common/metadata/ConfigRecord.json``: resource type, resource
@@ -12,6 +13,11 @@ value of every key. A deletion is a value whose ``value`` is null, never a tombs
 creation configs live in its ``topic.json``, and a tombstone the compaction drops would bring
 them back. A topic's records carry its topic id, so a record of a deleted topic never applies to
 a new topic of the same name.
+
+The client quota record (key version 108) carries the fields of Kafka's metadata
+``ClientQuotaRecord`` (entity: a list of (entity type, entity name -- null for the default
+entity); quota key; value). The key is (entity, quota key); Kafka's ``remove`` is the key's
+tombstone (nothing else remembers a quota, so compaction may drop it).
 """
 
 from __future__ import annotations
@@ -21,7 +27,15 @@ from dataclasses import dataclass
 
 from wire.kafka_uuid import ZERO_UUID
 
-__all__ = ["NO_TOPIC_ID", "ConfigRecordKey", "ConfigRecordValue"]
+__all__ = [
+    "CONFIG_KEY_TYPES",
+    "NO_TOPIC_ID",
+    "ClientQuotaEntityData",
+    "ClientQuotaRecordKey",
+    "ClientQuotaRecordValue",
+    "ConfigRecordKey",
+    "ConfigRecordValue",
+]
 
 #: The topic id of a record about a broker or a group (Kafka's ``Uuid.ZERO_UUID``).
 NO_TOPIC_ID = ZERO_UUID
@@ -43,3 +57,32 @@ class ConfigRecordValue:
 
     value: str | None
     topic_id: uuid.UUID = NO_TOPIC_ID
+
+
+@dataclass(frozen=True, slots=True)
+class ClientQuotaEntityData:
+    """One component of a client quota entity: its type (``user``, ``client-id``, ``ip``)
+    and name (None: the type's default entity)."""
+
+    entity_type: str
+    entity_name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClientQuotaRecordKey:
+    """Which quota of which entity (Kafka's ClientQuotaRecord entity and key); the entity's
+    components in one canonical order (by type), so an entity always has one key."""
+
+    entity: tuple[ClientQuotaEntityData, ...]
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClientQuotaRecordValue:
+    """The quota's new value (Kafka's ClientQuotaRecord value; a removal is a tombstone)."""
+
+    value: float
+
+
+#: The record types the dynamic config shard replays.
+CONFIG_KEY_TYPES: tuple[type, ...] = (ConfigRecordKey, ClientQuotaRecordKey)

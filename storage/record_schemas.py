@@ -17,6 +17,8 @@ from wire.schema import Field as F
 from wire.schema import Message
 
 __all__ = [
+    "CLIENT_QUOTA_RECORD_KEY",
+    "CLIENT_QUOTA_RECORD_VALUE",
     "CONFIG_RECORD_KEY",
     "CONFIG_RECORD_VALUE",
     "CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY",
@@ -450,4 +452,26 @@ CONFIG_RECORD_VALUE = Message(
         F("value", "string", "0+", nullable="0+"),
         F("topic_id", "uuid", "0+"),
     ),
+)
+
+# kcoord's client quota record (storage/config_records.py): Kafka's ClientQuotaRecord.
+CLIENT_QUOTA_RECORD_KEY = Message(
+    "ClientQuotaRecordKey",
+    api_key=_RECORD,
+    valid="108",
+    flexible="none",
+    fields=(
+        F("entity", "[]", "108", fields=(
+            F("entity_type", "string", "108"),
+            F("entity_name", "string", "108", nullable="108"),
+        )),
+        F("key", "string", "108"),
+    ),
+)
+CLIENT_QUOTA_RECORD_VALUE = Message(
+    "ClientQuotaRecordValue",
+    api_key=_RECORD,
+    valid="0",
+    flexible="0+",
+    fields=(F("value", "float64", "0+"),),
 )

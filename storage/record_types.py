@@ -14,8 +14,15 @@ from typing import Any
 
 from wire.schema import Message
 
-from .config_records import ConfigRecordKey, ConfigRecordValue
+from .config_records import (
+    ClientQuotaRecordKey,
+    ClientQuotaRecordValue,
+    ConfigRecordKey,
+    ConfigRecordValue,
+)
 from .record_schemas import (
+    CLIENT_QUOTA_RECORD_KEY,
+    CLIENT_QUOTA_RECORD_VALUE,
     CONFIG_RECORD_KEY,
     CONFIG_RECORD_VALUE,
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
@@ -114,6 +121,7 @@ __all__ = [
     "ACCESS_CONTROL_ENTRY_KEY_VERSION",
     "BY_KEY_TYPE",
     "BY_VALUE_TYPE",
+    "CLIENT_QUOTA_RECORD_KEY_VERSION",
     "CONFIG_RECORD_KEY_VERSION",
     "EVENT_KEY_PREFIX",
     "GROUP_METADATA_KEY_VERSION",
@@ -171,6 +179,8 @@ ACCESS_CONTROL_ENTRY_KEY_VERSION = 105
 USER_SCRAM_CREDENTIAL_KEY_VERSION = 106
 #: kcoord's dynamic configuration record (storage/config_records.py), Kafka's ConfigRecord.
 CONFIG_RECORD_KEY_VERSION = 107
+#: kcoord's client quota record (storage/config_records.py), Kafka's ClientQuotaRecord.
+CLIENT_QUOTA_RECORD_KEY_VERSION = 108
 #: The first bytes of every RebalanceEvent key (its version): history, not state.
 EVENT_KEY_PREFIX = struct.pack(">h", REBALANCE_EVENT_KEY_VERSION)
 
@@ -255,6 +265,8 @@ _TYPES = (
             # kcoord's dynamic configuration record (storage/config_records.py).
             (CONFIG_RECORD_KEY_VERSION, CONFIG_RECORD_KEY, ConfigRecordKey,
              CONFIG_RECORD_VALUE, ConfigRecordValue),
+            (CLIENT_QUOTA_RECORD_KEY_VERSION, CLIENT_QUOTA_RECORD_KEY, ClientQuotaRecordKey,
+             CLIENT_QUOTA_RECORD_VALUE, ClientQuotaRecordValue),
         )
     ),
 )

@@ -26,8 +26,8 @@ Kafka's record types (as RebalanceEvent's 100):
 The share coordinator's records (``ShareSnapshotKey`` 103, ``ShareUpdateKey`` 104) are
 declared in :mod:`storage.share_records`, the share group records (Kafka's types 10-15) in
 :mod:`storage.share_group_records` (both re-exported here for the coordinator core), the
-dynamic configuration record (``ConfigRecordKey`` 107) in :mod:`storage.config_records`, the
-security records (105, 106) in :mod:`storage.security_records`.
+dynamic configuration records (``ConfigRecordKey`` 107, ``ClientQuotaRecordKey`` 108) in
+:mod:`storage.config_records`, the security records (105, 106) in :mod:`storage.security_records`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from storage.config_records import ConfigRecordKey, ConfigRecordValue
+from storage.config_records import (
+    ClientQuotaRecordKey,
+    ClientQuotaRecordValue,
+    ConfigRecordKey,
+    ConfigRecordValue,
+)
 from storage.security_records import SecurityKey, SecurityValue
 from storage.share_group_records import (  # re-exported: the core reads record types here
     SHARE_GROUP_KEY_TYPES,
@@ -401,7 +406,7 @@ RecordKey = (
     | ShareSnapshotKey
     | ShareUpdateKey
     | ShareGroupKey
-    | ConfigRecordKey
+    | ConfigRecordKey | ClientQuotaRecordKey
     | SecurityKey
 )
 RecordValue = (
@@ -414,7 +419,7 @@ RecordValue = (
     | ShareSnapshotValue
     | ShareUpdateValue
     | ShareGroupValue
-    | ConfigRecordValue
+    | ConfigRecordValue | ClientQuotaRecordValue
     | SecurityValue
 )
 

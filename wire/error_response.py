@@ -32,6 +32,8 @@ _ECHOED = (
     "resource_type",
     "resource_name",
     "transactional_id",
+    "entity_type",  # AlterClientQuotas' entities
+    "entity_name",
 )
 #: An echoed field the request names otherwise (Fetch's partitions carry ``partition``).
 _ECHOED_AS = {"partition_index": "partition"}

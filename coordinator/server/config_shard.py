@@ -1,5 +1,6 @@
-"""Dynamic configs in the coordinator runtime: the shard that writes ConfigRecords and
-applies them once durable (``coordinator.configs.store``), and what applying them does here.
+"""Dynamic configs in the coordinator runtime: the shard that writes ConfigRecords and client
+quota records and applies them once durable (``coordinator.configs.store``,
+``coordinator.configs.client_quotas``), and what applying them does here.
 
 - A topic's configs are its ``Topic.configs`` (read live by Produce, retention and the log
   cleaner); a record applies only to the topic whose id it carries.
@@ -18,10 +19,11 @@ import trio
 
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import TopicStore, validate_topic_name
+from coordinator.configs.client_quotas import ClientQuotas
 from coordinator.configs.store import BROKER, AlterOp, ConfigError, DynamicConfigs, GroupBounds
 from coordinator.core.result import EMPTY_RESULT, Reply, Result, ShardResponse
 from coordinator.server.api_support import group_runtime
-from storage.config_records import ConfigRecordKey
+from storage.config_records import ClientQuotaRecordKey, ConfigRecordKey
 from storage.records import Record
 from wire.constants import ErrorCode
 
@@ -64,32 +66,38 @@ class StoreTopics:
 class ConfigShard:
     """The runtime's shard of dynamic configs (``coordinator.server.shard.Shard``)."""
 
-    def __init__(self, store: DynamicConfigs) -> None:
+    def __init__(self, store: DynamicConfigs, quotas: ClientQuotas | None = None) -> None:
         self.store = store
+        self.quotas = ClientQuotas() if quotas is None else quotas
         #: Held while an alter request is planned, written and applied, so the next one
         #: plans on state that includes it (Kafka's controller plans on uncommitted state).
         self.lock = trio.Lock()
 
     def replay(self, record: Record) -> None:
-        self.store.apply(record)
+        if isinstance(record.key, ClientQuotaRecordKey):
+            self.quotas.apply(record)
+        else:
+            self.store.apply(record)
 
     def on_loaded(self, now_ms: int) -> Result:
         return EMPTY_RESULT
 
     def append_done(self, result: Result, now_ms: int) -> Result:
         for record in result.records:
-            self.store.apply(record)
+            self.replay(record)
         return EMPTY_RESULT
 
     def append_failed(self, result: Result, error: ErrorCode, now_ms: int) -> Result:
-        """Nothing was applied: every resource answered without an error gets ``error``."""
+        """Nothing was applied: every resource (quota entity) answered without an error
+        gets ``error``."""
         replies = []
         for token, response in result.replies:
             answer = dict(cast(dict[str, Any], response))
-            answer["responses"] = [
+            listed = "entries" if "entries" in answer else "responses"
+            answer[listed] = [
                 {**r, "error_code": error, "error_message": None}
                 if r["error_code"] == ErrorCode.NONE else r
-                for r in answer["responses"]]
+                for r in answer[listed]]
             replies.append(Reply(token, cast(ShardResponse, answer)))
         return Result(replies=tuple(replies))
 

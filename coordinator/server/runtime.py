@@ -56,7 +56,7 @@ from coordinator.server.sink import RecordSink
 from coordinator.server.timer_heap import TimerHeap
 from coordinator.server.waiters import PendingReply, ReadyReply, RuntimeClosed
 from coordinator.txn.timers import TxnTimerKey
-from storage.config_records import ConfigRecordKey
+from storage.config_records import CONFIG_KEY_TYPES
 from storage.errors import append_error_of
 from storage.records import Record, TransactionStateKey
 from storage.security_records import SECURITY_KEY_TYPES
@@ -202,7 +202,7 @@ class CoordinatorRuntime:
         replay = self.coordinator.replay  # the group shard's, unless the key type says
         security = self.security or self.coordinator
         by_key_type = {TransactionStateKey: self.transaction_records.append,
-                       ConfigRecordKey: self.config_records.append,
+                       **dict.fromkeys(CONFIG_KEY_TYPES, self.config_records.append),
                        **dict.fromkeys(SHARE_KEY_TYPES, self.share_records.append),
                        **dict.fromkeys(SECURITY_KEY_TYPES, security.replay)}
         count = 0

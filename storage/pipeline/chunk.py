@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from storage.config_records import ConfigRecordKey
+from storage.config_records import ClientQuotaRecordKey, ConfigRecordKey
 from storage.directory import SegmentFile
 from storage.record_codec import UnknownKey, decode_key
 from storage.records import (
@@ -56,7 +56,8 @@ class KeyTable:
         if kid is not None:
             return kid
         if isinstance(key, TransactionStateKey | ShareSnapshotKey | ShareUpdateKey
-                      | ConfigRecordKey | AccessControlEntryKey | UserScramCredentialKey):
+                      | ConfigRecordKey | ClientQuotaRecordKey | AccessControlEntryKey
+                      | UserScramCredentialKey):
             raise ValueError("transaction, share, config and security records are not in the "
                              "datasets")
         kid = len(self.kind)
@@ -79,8 +80,8 @@ class KeyTable:
         if key is None:
             decoded = decode_key(raw)
             if isinstance(decoded, UnknownKey | TransactionStateKey | ShareSnapshotKey
-                          | ShareUpdateKey | ConfigRecordKey | AccessControlEntryKey
-                          | UserScramCredentialKey):
+                          | ShareUpdateKey | ConfigRecordKey | ClientQuotaRecordKey
+                          | AccessControlEntryKey | UserScramCredentialKey):
                 return -1  # unknown, transaction, share, config or security: not in datasets
             key = self.cache[raw] = decoded
         return self.id_of(key)

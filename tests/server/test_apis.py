@@ -36,7 +36,8 @@ def test_group_and_broker_apis_share_the_table() -> None:
               ApiKey.SASL_AUTHENTICATE,
               ApiKey.CREATE_PARTITIONS, ApiKey.DELETE_RECORDS, ApiKey.DESCRIBE_CONFIGS,
               ApiKey.DESCRIBE_CLUSTER, ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS,
-              ApiKey.LIST_CONFIG_RESOURCES, ApiKey.OFFSET_FOR_LEADER_EPOCH}
+              ApiKey.LIST_CONFIG_RESOURCES, ApiKey.OFFSET_FOR_LEADER_EPOCH,
+              ApiKey.DESCRIBE_CLIENT_QUOTAS, ApiKey.ALTER_CLIENT_QUOTAS}
     transactions = {ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN,
                     ApiKey.TXN_OFFSET_COMMIT, ApiKey.DESCRIBE_TRANSACTIONS,
                     ApiKey.LIST_TRANSACTIONS}

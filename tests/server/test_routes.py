@@ -123,6 +123,8 @@ SERVED |= {34, 35, 43, 45, 46, 55, 61, 75}
 SERVED |= {29, 30, 31, 50, 51}
 # OffsetForLeaderEpoch (KIP-320): consumers validate their position after a leader change.
 SERVED |= {23}
+# The client quota APIs (issue 30 item 6): DescribeClientQuotas, AlterClientQuotas.
+SERVED |= {48, 49}
 
 
 def test_connection_traits_equal_the_old_tables() -> None:
