@@ -166,3 +166,18 @@ async def test_api_versions_and_cluster_acls(start_server: Any, connect: Any) ->
     assert [(x.entity_type, x.entity_name) for x in refused.entries[0].entity] == [
         ("user", "x"), ("client-id", "y")]
     assert len(running.server.groups.sink.records) == 0
+
+
+async def test_alter_client_quotas_bad_ip(server: Any, connect: Any) -> None:
+    """Kafka's ClientQuotasRequestTest.testAlterClientQuotasBadIp: a name with spaces and an
+    RFC 2606 .invalid name are looked up and refused; an address literal needs no lookup."""
+    client = await connect(server.port)
+    answer = await client.request(ALTER, 1, alter(
+        entry({"ip": "not a valid host because it has spaces"}, connection_creation_rate=50.0),
+        entry({"ip": "RFC2606.invalid"}, connection_creation_rate=50.0),
+        entry({"ip": "::1"}, connection_creation_rate=50.0), validate_only=True))
+    assert [(e.error_code, e.error_message) for e in answer.entries] == [
+        (ErrorCode.INVALID_REQUEST,
+         "not a valid host because it has spaces is not a valid IP or resolvable host."),
+        (ErrorCode.INVALID_REQUEST, "RFC2606.invalid is not a valid IP or resolvable host."),
+        (ErrorCode.NONE, None)]
