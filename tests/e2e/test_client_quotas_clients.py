@@ -1,0 +1,104 @@
+"""DescribeClientQuotas and AlterClientQuotas through real clients' codecs over TCP (issue 30
+item 6). Neither confluent-kafka's AdminClient (librdkafka has no client quota API) nor
+kafka-python's or aiokafka's admin clients expose them, so the requests are built with the
+clients' own protocol classes and sent through their connections: kafka-python's
+KafkaAdminClient (its JSON-schema codec, the version it negotiates from ApiVersions: v1,
+flexible), then aiokafka's DescribeClientQuotasRequest_v0 (its hand-written v0 schema) on a
+server restarted after SIGKILL, which still holds the quotas."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+# Real clients and a restart: slow, run by CI after the default run.
+pytestmark = pytest.mark.slow
+
+kafka_admin = pytest.importorskip("kafka.admin")
+quota_protocol = pytest.importorskip("kafka.protocol.admin.client_quotas")
+aiokafka = pytest.importorskip("aiokafka")
+aiokafka_admin = pytest.importorskip("aiokafka.protocol.admin")
+
+AlterRequest = quota_protocol.AlterClientQuotasRequest
+DescribeRequest = quota_protocol.DescribeClientQuotasRequest
+EXACT, DEFAULT, SPECIFIED = 0, 1, 2
+
+
+def _alter(entity: dict[str, str | None], validate_only: bool = False,
+           **ops: float | None) -> Any:
+    entry = AlterRequest.EntryData(
+        entity=[AlterRequest.EntryData.EntityData(entity_type=t, entity_name=n)
+                for t, n in entity.items()],
+        ops=[AlterRequest.EntryData.OpData(key=k, value=0.0 if v is None else v,
+                                           remove=v is None) for k, v in ops.items()])
+    return AlterRequest(entries=[entry], validate_only=validate_only)
+
+
+def _describe(*components: tuple[str, int, str | None], strict: bool = False) -> Any:
+    return DescribeRequest(components=[
+        DescribeRequest.ComponentData(entity_type=t, match_type=m, match=n)
+        for t, m, n in components], strict=strict)
+
+
+def _send(admin: Any, request: Any) -> Any:
+    return admin._manager.run(admin._manager.send, request)
+
+
+def _entries(answer: Any) -> dict[tuple[tuple[str, str | None], ...], dict[str, float]]:
+    assert answer.error_code == 0, answer.error_message
+    return {tuple(sorted((e.entity_type, e.entity_name) for e in item.entity)):
+            {v.key: v.value for v in item.values} for item in answer.entries}
+
+
+def test_kafka_python_alters_and_describes_quotas_that_survive_a_restart(
+        start_kcoord: Any) -> None:
+    server = start_kcoord()
+    admin = kafka_admin.KafkaAdminClient(bootstrap_servers=server.bootstrap,
+                                         request_timeout_ms=20000)
+    try:
+        done = _send(admin, _alter({"user": "alice"}, producer_byte_rate=1048576.0,
+                                   request_percentage=50.0))
+        assert [(e.error_code, e.error_message) for e in done.entries] == [(0, None)]
+        assert done.version == 1  # negotiated: the flexible version
+        _send(admin, _alter({"user": "alice", "client-id": None}, consumer_byte_rate=2048.0))
+        checked = _send(admin, _alter({"client-id": "app"}, validate_only=True,
+                                      producer_byte_rate=1.0))
+        assert checked.entries[0].error_code == 0
+        bad = _send(admin, _alter({"user": "bob"}, consumer_byte_rate=2.5))
+        assert [(e.error_code, e.error_message) for e in bad.entries] == [
+            (42, "consumer_byte_rate cannot be a fractional value.")]
+        alice = _entries(_send(admin, _describe(("user", EXACT, "alice"))))
+        assert alice == {
+            (("user", "alice"),): {"producer_byte_rate": 1048576.0, "request_percentage": 50.0},
+            (("client-id", None), ("user", "alice")): {"consumer_byte_rate": 2048.0}}
+        strict = _entries(_send(admin, _describe(("user", EXACT, "alice"),
+                                                 ("client-id", DEFAULT, None), strict=True)))
+        assert list(strict) == [(("client-id", None), ("user", "alice"))]
+        unsupported = _send(admin, _describe(("group", SPECIFIED, None)))
+        assert (unsupported.error_code, unsupported.error_message) == (
+            35, "Unsupported entity type group")
+        _send(admin, _alter({"user": "alice"}, request_percentage=None))
+    finally:
+        admin.close()
+
+    server.kill()
+    restarted = server.start(0)
+
+    async def describe_with_aiokafka() -> Any:
+        client = aiokafka.AIOKafkaClient(bootstrap_servers=restarted.bootstrap)
+        await client.bootstrap()
+        try:
+            node = client.cluster.brokers().pop().nodeId
+            request = aiokafka_admin.DescribeClientQuotasRequest([], False)
+            return await client.send(node, request)
+        finally:
+            await client.close()
+
+    answer = asyncio.run(describe_with_aiokafka())
+    assert answer.error_code == 0
+    got = {tuple(sorted(tuple(e) for e in entity)): dict(values)
+           for entity, values in answer.entries}
+    assert got == {(("user", "alice"),): {"producer_byte_rate": 1048576.0},
+                   (("client-id", None), ("user", "alice")): {"consumer_byte_rate": 2048.0}}
