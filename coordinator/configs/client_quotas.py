@@ -54,6 +54,7 @@ _LONG, _INT, _DOUBLE = "LONG", "INT", "DOUBLE"
 USER_AND_CLIENT_KEYS = {"producer_byte_rate": _LONG, "consumer_byte_rate": _LONG,
                         "request_percentage": _DOUBLE, "controller_mutation_rate": _DOUBLE}
 IP_KEYS = {"connection_creation_rate": _INT}
+_BYTE_RATE_KEYS = frozenset({"producer_byte_rate", "consumer_byte_rate"})
 #: The largest value of each integral type, as Java compares a double with it.
 _MAX = {_LONG: float(2**63 - 1), _INT: float(2**31 - 1)}
 _TOO_LARGE = {_LONG: "a LONG", _INT: "an INT"}
@@ -116,6 +117,9 @@ class ClientQuotas:
 
     def __init__(self) -> None:
         self.quotas: dict[Entity, dict[str, float]] = {}
+        #: How many producer_byte_rate and consumer_byte_rate quotas are set (enforced
+        #: only while there are some: ``coordinator.configs.quota_rates``).
+        self.byte_rate_quotas = 0
 
     # ------------------------------------------------------------------ planning
 
@@ -209,14 +213,19 @@ class ClientQuotas:
         key, value = record.key, record.value
         assert isinstance(key, ClientQuotaRecordKey)
         entity = entity_of((e.entity_type, e.entity_name) for e in key.entity)
+        counted = key.key in _BYTE_RATE_KEYS
         if value is None:
             quotas = self.quotas.get(entity, {})
-            quotas.pop(key.key, None)
+            if quotas.pop(key.key, None) is not None and counted:
+                self.byte_rate_quotas -= 1
             if not quotas:
                 self.quotas.pop(entity, None)
         else:
             assert isinstance(value, ClientQuotaRecordValue)
-            self.quotas.setdefault(entity, {})[key.key] = value.value
+            quotas = self.quotas.setdefault(entity, {})
+            if key.key not in quotas and counted:
+                self.byte_rate_quotas += 1
+            quotas[key.key] = value.value
 
 
 def _keys_of(entity: Entity, resolvable: Callable[[str], bool]) -> Mapping[str, str]:

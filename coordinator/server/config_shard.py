@@ -20,6 +20,7 @@ import trio
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import TopicStore, validate_topic_name
 from coordinator.configs.client_quotas import ClientQuotas
+from coordinator.configs.quota_rates import QuotaRates
 from coordinator.configs.store import BROKER, AlterOp, ConfigError, DynamicConfigs, GroupBounds
 from coordinator.core.result import EMPTY_RESULT, Reply, Result, ShardResponse
 from coordinator.server.api_support import group_runtime
@@ -69,6 +70,8 @@ class ConfigShard:
     def __init__(self, store: DynamicConfigs, quotas: ClientQuotas | None = None) -> None:
         self.store = store
         self.quotas = ClientQuotas() if quotas is None else quotas
+        #: The byte-rate quotas' measured rates (``coordinator.server.throttling``).
+        self.throttles = QuotaRates(self.quotas)
         #: Held while an alter request is planned, written and applied, so the next one
         #: plans on state that includes it (Kafka's controller plans on uncommitted state).
         self.lock = trio.Lock()

@@ -3,7 +3,8 @@
 submit -> encode (``serve_one``).
 
 ``handler_for`` is the one place a request meets its route's handler: anything that wraps
-handlers per request hooks in there. Today that is fault injection (``FaultedHandler``: a
+handlers per request hooks in there. Today that is the byte-rate quotas of Produce and Fetch
+(``throttling.py``, once a quota is set) and fault injection (``FaultedHandler``: a
 fault armed for the request's API, group, client or broker wraps that request's handler,
 so every other request keeps the fast lane -- the reactor, pipelining, the inline answers
 -- and the fault applies whichever lane the request came by); an authorization check
@@ -24,6 +25,7 @@ import trio
 
 from coordinator.server.context import Handler, RequestContext, ServerState
 from coordinator.server.tally import ConnectionTally
+from coordinator.server.throttling import THROTTLED_API_KEYS, throttled
 from wire import DecodedRequest
 from wire.fast_codec import decode_request, encode_response
 
@@ -82,6 +84,8 @@ def handler_for(server: ServerState, request: DecodedRequest) -> Handler | None:
     wrapped in the fault that matches it, if any (which consumes one of its hits: call
     once per request)."""
     handler = server.handlers.get(request.api_key)
+    if handler is not None and request.api_key in THROTTLED_API_KEYS:
+        handler = throttled(server, handler)  # itself unless a byte-rate quota is set
     faults = server.faults  # None unless a test or the control API injects faults
     if faults and handler is not None:
         fault = faults.match(request, server.identity.node_id)
