@@ -102,3 +102,54 @@ def test_kafka_python_alters_and_describes_quotas_that_survive_a_restart(
            for entity, values in answer.entries}
     assert got == {(("user", "alice"),): {"producer_byte_rate": 1048576.0},
                    (("client-id", None), ("user", "alice")): {"consumer_byte_rate": 2048.0}}
+
+
+def test_librdkafka_reports_the_throttle_of_a_producer_and_a_consumer_over_quota(
+        start_kcoord: Any) -> None:
+    """confluent-kafka's ``throttle_cb`` (librdkafka reads throttle_time_ms from Produce and
+    Fetch answers) fires for a producer and a consumer whose client ids are over their
+    byte-rate quotas, set through kafka-python's admin connection (the consumer's 5000 B/s
+    lets one 50 KB window through, then throttles the rest)."""
+    import confluent_kafka
+
+    server = start_kcoord(topics=["quota-topic:1"])
+    admin = kafka_admin.KafkaAdminClient(bootstrap_servers=server.bootstrap,
+                                         request_timeout_ms=20000)
+    try:
+        for client_id, key, rate in (("slow-producer", "producer_byte_rate", 1000.0),
+                                     ("slow-consumer", "consumer_byte_rate", 5000.0)):
+            done = _send(admin, _alter({"client-id": client_id}, **{key: rate}))
+            assert [e.error_code for e in done.entries] == [0]
+    finally:
+        admin.close()
+
+    produced: list[Any] = []
+    producer = confluent_kafka.Producer({
+        "bootstrap.servers": server.bootstrap, "client.id": "slow-producer",
+        "linger.ms": 0, "throttle_cb": produced.append})
+    producer.produce("quota-topic", b"v" * 15_000)  # 1500 B/s over ten seconds: throttled
+    assert producer.flush(10) == 0
+    producer.poll(0)
+    assert produced and produced[0].throttle_time > 0 and produced[0].broker_id == 0
+    other = confluent_kafka.Producer({"bootstrap.servers": server.bootstrap, "linger.ms": 0})
+    for _ in range(6):  # 60 KB more, from a client without a quota
+        other.produce("quota-topic", b"w" * 10_000)
+    assert other.flush(10) == 0
+
+    fetched: list[Any] = []
+    consumer = confluent_kafka.Consumer({
+        "bootstrap.servers": server.bootstrap, "client.id": "slow-consumer",
+        "group.id": "quota-group", "auto.offset.reset": "earliest",
+        "throttle_cb": fetched.append})
+    consumer.subscribe(["quota-topic"])
+    got = 0
+    try:
+        for _ in range(60):
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                got += 1
+            if fetched:
+                break
+    finally:
+        consumer.close()
+    assert got >= 1 and fetched and fetched[0].throttle_time > 0
