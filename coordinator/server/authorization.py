@@ -129,7 +129,8 @@ def _names(acl: Acl, route: Route, request: DecodedRequest, ctx: RequestContext)
         applies = (not when or (when == "from a follower" and body.get("replica_id", -1) >= 0)
                    or (when == "v4+: from a broker" and version >= 4)
                    or (when == "broker resources"
-                       and any(r.get("resource_type") == 4 for r in body.get("resources", ()))))
+                       and any(r.get("resource_type") in (4, 8)  # BROKER, BROKER_LOGGER
+                               for r in body.get("resources", ()))))
         return [CLUSTER_NAME] if applies else []
     if kind is ResourceType.TOPIC:
         if when == "topic resources":

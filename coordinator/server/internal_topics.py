@@ -42,13 +42,15 @@ _PARTITION_COUNT_KEYS: dict[str, tuple[str, int]] = {
 }
 INTERNAL_TOPICS = tuple(_PARTITION_COUNT_KEYS)
 
-#: The topic configs Kafka creates them with (offsets.topic.segment.bytes and
-#: transaction.state.log.segment.bytes default to 100 MiB).
+#: The topic configs Kafka creates them with (GroupCoordinatorService.groupMetadataTopicConfigs,
+#: TransactionStateManager.transactionTopicConfigs; offsets.topic.segment.bytes and
+#: transaction.state.log.segment.bytes default to 100 MiB, transaction.state.log.min.isr 2).
 CREATION_CONFIGS: dict[str, dict[str, str]] = {
     OFFSETS_TOPIC: {"cleanup.policy": "compact", "compression.type": "producer",
                     "segment.bytes": "104857600"},
     TRANSACTION_STATE_TOPIC: {"cleanup.policy": "compact", "compression.type": "uncompressed",
-                              "segment.bytes": "104857600"},
+                              "min.insync.replicas": "2", "segment.bytes": "104857600",
+                              "unclean.leader.election.enable": "false"},
 }
 
 

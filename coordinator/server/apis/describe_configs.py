@@ -19,9 +19,12 @@ broker's and a group's configuration, as Kafka's ``ConfigHelper`` answers
   Another id, or a name that is not a number, is INVALID_REQUEST.
 - Group (resource type 32): every ``GroupConfig`` key, the group's own value being
   GROUP_CONFIG (8), else the broker's default.
+- Broker logger (resource type 8, KIP-412), named by this broker's node id: ``root`` and
+  every logger of the process with its level in log4j's names, DYNAMIC_BROKER_LOGGER_CONFIG
+  (6), as ``Log4jController.loggers`` (``coordinator.server.broker_loggers``).
 - Any other resource type: INVALID_REQUEST.
 
-``configuration_keys`` (null: all) selects names; v0 answers ``is_default``, v1+
+``configuration_keys`` (null or empty: all) selects names; v0 answers ``is_default``, v1+
 ``config_source`` and, with ``include_synonyms``, the layers as synonyms; v3+
 ``config_type`` (Kafka's ConfigType ids) and, with ``include_documentation``, each key's
 documentation. Asked while the server loads, it answers once the dynamic configs are
@@ -38,6 +41,7 @@ from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import validate_topic_name
 from coordinator.configs.definitions import BROKER_KEYS, TOPIC_KEYS
 from coordinator.server.api_support import store_of
+from coordinator.server.broker_loggers import logger_levels
 from coordinator.server.config_entries import (
     DEFAULT_CONFIG,
     DYNAMIC_DEFAULT_BROKER_CONFIG,
@@ -48,7 +52,7 @@ from coordinator.server.config_entries import (
 from coordinator.server.internal_topics import CREATION_CONFIGS, is_internal
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire import ErrorCode
-from wire.constants import ApiKey
+from wire.constants import ApiKey, ConfigSource, ConfigType
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
@@ -58,6 +62,7 @@ __all__ = ["ROUTE", "TOPIC_CONFIG_DEFAULTS", "handle"]
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
 GROUP_RESOURCE = 32
+BROKER_LOGGER_RESOURCE = 8
 _STRING, _INT, _LIST = 2, 3, 7
 
 #: Kafka 4's topic-level configs: name -> (default, ConfigType id).
@@ -138,6 +143,24 @@ def _process_configs(ctx: RequestContext) -> dict[str, tuple[str | None, int, in
     }
 
 
+def _logger_configs(ctx: RequestContext, name: str) -> list[dict[str, Any]]:
+    """ConfigHelper's BROKER_LOGGER case: this broker's loggers."""
+    if not name:
+        raise BrokerError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+    try:
+        node_id = int(name)
+    except ValueError:
+        raise BrokerError(ErrorCode.INVALID_REQUEST,
+                          f"Broker id must be an integer, but it is: {name}") from None
+    if node_id != ctx.state.identity.node_id:
+        raise BrokerError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected "
+                          f"{ctx.state.identity.node_id} but received {name}")
+    return [{"name": logger, "value": level, "read_only": False, "is_default": False,
+             "config_source": ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG, "is_sensitive": False,
+             "synonyms": [], "config_type": ConfigType.UNKNOWN, "documentation": None}
+            for logger, level in logger_levels().items()]
+
+
 def _describe(ctx: RequestContext, view: ConfigView, resource: Any, synonyms: bool,
               docs: bool) -> dict[str, Any]:
     kind, name = resource.resource_type, resource.resource_name
@@ -148,6 +171,8 @@ def _describe(ctx: RequestContext, view: ConfigView, resource: Any, synonyms: bo
             configs = _topic_configs(ctx, view, name, synonyms, docs)
         elif kind == BROKER_RESOURCE:
             configs = _broker_configs(ctx, view, name, synonyms, docs)
+        elif kind == BROKER_LOGGER_RESOURCE:
+            configs = _logger_configs(ctx, name)
         elif kind == GROUP_RESOURCE and name:
             configs = view.group_entries(name, synonyms, docs)
         elif kind == GROUP_RESOURCE:
@@ -158,7 +183,7 @@ def _describe(ctx: RequestContext, view: ConfigView, resource: Any, synonyms: bo
     except BrokerError as exc:
         return {**result, "error_code": exc.code, "error_message": exc.message}
     wanted = resource.configuration_keys
-    if wanted is not None:
+    if wanted:  # Kafka's createResponseConfig: null or empty selects every key
         keys = set(wanted)
         configs = [c for c in configs if c["name"] in keys]
     return {**result, "configs": configs}
@@ -184,6 +209,7 @@ ROUTE = Route(
     ApiKey.DESCRIBE_CONFIGS,
     handle,
     acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE_CONFIGS, "topic resources"),
-         Acl(ResourceType.CLUSTER, AclOperation.DESCRIBE_CONFIGS, "broker resources"),
+         Acl(ResourceType.CLUSTER, AclOperation.DESCRIBE_CONFIGS,
+             "broker resources"),  # BROKER and BROKER_LOGGER
          Acl(ResourceType.GROUP, AclOperation.DESCRIBE_CONFIGS, "group resources")),
 )
