@@ -37,6 +37,7 @@ __all__ = [
     "DynamicConfigs",
     "GroupBounds",
     "TopicDirectory",
+    "check_keys",
 ]
 
 TOPIC, BROKER, GROUP = 2, 4, 32
@@ -83,6 +84,15 @@ class TopicDirectory(Protocol):
 
     def set_topic_config(self, name: str, topic_id: object, key: str, value: str | None) -> None:
         """Set (None: remove) one config of the topic ``name`` if its id is ``topic_id``."""
+
+
+def check_keys(names: Sequence[str], nulls: Sequence[str]) -> None:
+    """``ConfigAdminManager.preprocess``'s first checks of any resource: no key named twice,
+    no null value but a DELETE's (``nulls``: the keys that have one)."""
+    if len(set(names)) != len(names):
+        raise _invalid_request("Error due to duplicate config keys")
+    if nulls:
+        raise _invalid_request(f"Null value not supported for : {', '.join(nulls)}")
 
 
 def _invalid_request(message: str) -> ConfigError:
@@ -171,10 +181,7 @@ class DynamicConfigs:
     def _preprocess(self, resource_type: int, name: str, names: Sequence[str],
                     nulls: Sequence[str], node_id: int | None) -> None:
         """``ConfigAdminManager.preprocess``: duplicates, nulls, the broker's name."""
-        if len(set(names)) != len(names):
-            raise _invalid_request("Error due to duplicate config keys")
-        if nulls:
-            raise _invalid_request(f"Null value not supported for : {', '.join(nulls)}")
+        check_keys(names, nulls)
         if resource_type == BROKER:
             if name:
                 try:

@@ -21,12 +21,20 @@ from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import TopicStore, validate_topic_name
 from coordinator.configs.client_quotas import ClientQuotas
 from coordinator.configs.quota_rates import QuotaRates
-from coordinator.configs.store import BROKER, AlterOp, ConfigError, DynamicConfigs, GroupBounds
+from coordinator.configs.store import (
+    BROKER,
+    AlterOp,
+    ConfigError,
+    DynamicConfigs,
+    GroupBounds,
+    check_keys,
+)
 from coordinator.core.result import EMPTY_RESULT, Reply, Result, ShardResponse
 from coordinator.server.api_support import group_runtime
+from coordinator.server.broker_loggers import alter_logger_levels
 from storage.config_records import ClientQuotaRecordKey, ConfigRecordKey
 from storage.records import Record
-from wire.constants import ErrorCode
+from wire.constants import AlterConfigOpType, ErrorCode
 
 if TYPE_CHECKING:
     import wire
@@ -109,8 +117,15 @@ class ConfigShard:
 
 
 def _plan(store: DynamicConfigs, incremental: bool, resource: Any,
-          node_id: int | None) -> list[Record]:
+          node_id: int | None, validate_only: bool) -> list[Record]:
     kind, name = resource.resource_type, resource.resource_name
+    if incremental and kind == _BROKER_LOGGER:  # applied at once, never persisted (KIP-412)
+        ops = [(c.name, c.config_operation, c.value) for c in resource.configs]
+        check_keys([n for n, _, _ in ops], [n for n, op, v in ops
+                                              if op != AlterConfigOpType.DELETE and v is None])
+        alter_logger_levels(store.node_id if node_id is None else node_id, name, ops,
+                            validate_only)
+        return []
     if incremental:
         return store.incremental(kind, name, [AlterOp(c.name, c.config_operation, c.value)
                                               for c in resource.configs], node_id)
@@ -139,7 +154,8 @@ def alter_configs(shard: ConfigShard, ctx: Any, request: Any, token: Any, now_ms
             if seen[(resource.resource_type, resource.resource_name)] > 1:
                 raise ConfigError(ErrorCode.INVALID_REQUEST,
                                   "Each resource must appear at most once.")
-            planned = _plan(shard.store, incremental, resource, node_id)
+            planned = _plan(shard.store, incremental, resource, node_id,
+                            bool(body.validate_only))
             if not body.validate_only:
                 records += planned
         except ConfigError as exc:
@@ -152,6 +168,7 @@ def alter_configs(shard: ConfigShard, ctx: Any, request: Any, token: Any, now_ms
 
 
 _INCREMENTAL_ALTER_CONFIGS = 44
+_BROKER_LOGGER = 8
 
 
 async def handle_alter_configs(ctx: RequestContext,

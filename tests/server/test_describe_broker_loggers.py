@@ -74,3 +74,35 @@ async def test_internal_topics_report_their_creation_configs(server: Any,
     assert transactions["min.insync.replicas"] == ("2", dynamic_topic)
     assert transactions["unclean.leader.election.enable"] == ("false", dynamic_topic)
     assert offsets["min.insync.replicas"][1] != dynamic_topic  # the broker's default
+
+
+async def test_incremental_alter_sets_a_loggers_level(server: Any, connect: Any) -> None:
+    """KIP-412: IncrementalAlterConfigs on BROKER_LOGGER changes the level at once (and
+    DescribeConfigs shows it); validate_only changes nothing; nothing is written."""
+    logger = logging.getLogger("kcoord.test.altered")
+    client = await connect(server.port)
+    before = len(server.server.groups.sink.records)
+
+    async def alter(op: int, level: str | None, validate_only: bool = False) -> Any:
+        return await client.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, {
+            "validate_only": validate_only, "resources": [{
+                "resource_type": BROKER_LOGGER, "resource_name": "0",
+                "configs": [{"name": "kcoord.test.altered", "config_operation": op,
+                             "value": level}]}]})
+
+    try:
+        checked = await alter(0, "DEBUG", validate_only=True)
+        assert checked.responses[0].error_code == 0 and logger.level == logging.NOTSET
+        done = await alter(0, "DEBUG")
+        assert done.responses[0].error_code == 0 and logger.level == logging.DEBUG
+        got = await client.request(DESCRIBE, 4, describe(BROKER_LOGGER, "0",
+                                                         ["kcoord.test.altered"]))
+        assert [(c.name, c.value) for c in got.results[0].configs] == [
+            ("kcoord.test.altered", "DEBUG")]
+        bad = await alter(0, "LOUD")
+        assert bad.responses[0].error_code == ErrorCode.INVALID_CONFIG
+        await alter(1, None)
+        assert logger.level == logging.NOTSET
+        assert len(server.server.groups.sink.records) == before
+    finally:
+        logger.setLevel(logging.NOTSET)
