@@ -105,21 +105,25 @@ def test_alter_and_remove() -> None:
     assert manager.quotas[user] == {REQUEST: 99.0, PRODUCER: 10002.0, CONSUMER: 20001.0}
 
 
+#: Kafka's testEntityTypes entities, which ClientQuotasRequestTest's match tests use too.
+MATCH_USER_CLIENT = {
+    entity(user="user-1", client_id="client-id-1"): 50.50,
+    entity(user="user-2", client_id="client-id-1"): 51.51,
+    entity(user="user-3", client_id="client-id-2"): 52.52,
+    entity(user=None, client_id="client-id-1"): 53.53,
+    entity(user="user-1", client_id=None): 54.54,
+    entity(user="user-3", client_id=None): 55.55,
+    entity(user="user-1"): 56.56,
+    entity(user="user-2"): 57.57,
+    entity(user="user-3"): 58.58,
+    entity(user=None): 59.59,
+    entity(client_id="client-id-2"): 60.60,
+}
+
+
 def test_entity_types() -> None:
     manager = ClientQuotas()
-    wanted = {
-        entity(user="user-1", client_id="client-id-1"): 50.50,
-        entity(user="user-2", client_id="client-id-1"): 51.51,
-        entity(user="user-3", client_id="client-id-2"): 52.52,
-        entity(user=None, client_id="client-id-1"): 53.53,
-        entity(user="user-1", client_id=None): 54.54,
-        entity(user="user-3", client_id=None): 55.55,
-        entity(user="user-1"): 56.56,
-        entity(user="user-2"): 57.57,
-        entity(user="user-3"): 58.58,
-        entity(user=None): 59.59,
-        entity(client_id="client-id-2"): 60.60,
-    }
+    wanted = MATCH_USER_CLIENT
     records = alter_quotas(manager, *(alteration(e, request_percentage=v)
                                       for e, v in wanted.items()))
     assert sorted(records, key=repr) == sorted((
@@ -239,19 +243,6 @@ def test_record_key_version_and_bytes() -> None:
 
 # ------------------------------------------------------------ describe (ClientQuotasRequestTest)
 
-MATCH_USER_CLIENT = {
-    entity(user="user-1", client_id="client-id-1"): 50.50,
-    entity(user="user-2", client_id="client-id-1"): 51.51,
-    entity(user="user-3", client_id="client-id-2"): 52.52,
-    entity(user=None, client_id="client-id-1"): 53.53,
-    entity(user="user-1", client_id=None): 54.54,
-    entity(user="user-3", client_id=None): 55.55,
-    entity(user="user-1"): 56.56,
-    entity(user="user-2"): 57.57,
-    entity(user="user-3"): 58.58,
-    entity(user=None): 59.59,
-    entity(client_id="client-id-2"): 60.60,
-}
 MATCH_IP = {entity(ip="1.2.3.4"): 10.0, entity(ip="2.3.4.5"): 20.0}
 
 

@@ -84,18 +84,22 @@ def _topic_configs(ctx: RequestContext, view: ConfigView, name: str, synonyms: b
     return view.topic_entries(overrides, synonyms, docs)
 
 
+def _broker_id(name: str) -> int:
+    """ConfigHelper's ``resourceNameToBrokerId``."""
+    try:
+        return int(name)
+    except ValueError:
+        raise BrokerError(ErrorCode.INVALID_REQUEST,
+                          f"Broker id must be an integer, but it is: {name}") from None
+
+
 def _broker_configs(ctx: RequestContext, view: ConfigView, name: str, synonyms: bool,
                     docs: bool) -> list[dict[str, Any]]:
     if name == "":  # the cluster-wide dynamic defaults
         return [entry(key, [(key, value, DYNAMIC_DEFAULT_BROKER_CONFIG)], BROKER_KEYS.get(key),
                       key not in BROKER_KEYS, synonyms, docs)
                 for key, value in sorted(view.dynamic("").items())]
-    try:
-        node_id = int(name)
-    except ValueError:
-        raise BrokerError(ErrorCode.INVALID_REQUEST,
-                          f"Broker id must be an integer, but it is: {name}") from None
-    if node_id != ctx.state.identity.node_id:
+    if _broker_id(name) != ctx.state.identity.node_id:
         raise BrokerError(
             ErrorCode.INVALID_REQUEST,
             f"Unexpected broker id, expected {ctx.state.identity.node_id} or empty string, "
@@ -147,12 +151,7 @@ def _logger_configs(ctx: RequestContext, name: str) -> list[dict[str, Any]]:
     """ConfigHelper's BROKER_LOGGER case: this broker's loggers."""
     if not name:
         raise BrokerError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
-    try:
-        node_id = int(name)
-    except ValueError:
-        raise BrokerError(ErrorCode.INVALID_REQUEST,
-                          f"Broker id must be an integer, but it is: {name}") from None
-    if node_id != ctx.state.identity.node_id:
+    if _broker_id(name) != ctx.state.identity.node_id:
         raise BrokerError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected "
                           f"{ctx.state.identity.node_id} but received {name}")
     return [{"name": logger, "value": level, "read_only": False, "is_default": False,
