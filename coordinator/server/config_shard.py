@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from coordinator.server.runtime import CoordinatorRuntime
 
 __all__ = ["ConfigShard", "StoreTopics", "alter_configs", "attach_configs",
-           "handle_alter_configs"]
+           "call_config_shard", "handle_alter_configs"]
 
 
 class StoreTopics:
@@ -171,16 +171,24 @@ _INCREMENTAL_ALTER_CONFIGS = 44
 _BROKER_LOGGER = 8
 
 
-async def handle_alter_configs(ctx: RequestContext,
-                               request: wire.DecodedRequest) -> dict[str, Any] | None:
-    """The handler of AlterConfigs and IncrementalAlterConfigs: each resource's result,
+async def call_config_shard(ctx: RequestContext, handler: Callable[..., Result],
+                            request: Any) -> dict[str, Any]:
+    """Run ``handler`` on the config shard, one plan at a time (each plan sees the changes
+    of the one before applied: Kafka's controller plans on uncommitted state); its answer
     once its records are durable."""
     runtime = group_runtime(ctx)
     shard = runtime.configs
     assert isinstance(shard, ConfigShard)
-    async with shard.lock:  # each plan sees the changes before it applied
-        response: dict[str, Any] = await runtime.call(alter_configs, ctx, request, shard)
+    async with shard.lock:
+        response: dict[str, Any] = await runtime.call(handler, ctx, request, shard)
     return response
+
+
+async def handle_alter_configs(ctx: RequestContext,
+                               request: wire.DecodedRequest) -> dict[str, Any] | None:
+    """The handler of AlterConfigs and IncrementalAlterConfigs: each resource's result,
+    once its records are durable."""
+    return await call_config_shard(ctx, alter_configs, request)
 
 
 def _broker_effects(store: DynamicConfigs,

@@ -21,8 +21,7 @@ from coordinator.configs.client_quotas import (
     is_ip_literal,
 )
 from coordinator.core.result import Reply, Result, ShardResponse
-from coordinator.server.api_support import group_runtime
-from coordinator.server.config_shard import ConfigShard
+from coordinator.server.config_shard import ConfigShard, call_config_shard
 from coordinator.server.route import Acl, AclOperation, ResourceType, Route
 from wire.constants import ApiKey, ErrorCode
 
@@ -92,12 +91,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     hosts = {name for a in alterations for kind, name in a.entity
              if kind == IP and name and not is_ip_literal(name)}
     planned = _Planned(alterations, bool(body.validate_only), await _resolved(hosts))
-    runtime = group_runtime(ctx)
-    shard = runtime.configs
-    assert isinstance(shard, ConfigShard)
-    async with shard.lock:  # each plan sees the changes before it applied
-        response: dict[str, Any] = await runtime.call(alter_client_quotas, ctx, planned, shard)
-    return response
+    return await call_config_shard(ctx, alter_client_quotas, planned)
 
 
 ROUTE = Route(
