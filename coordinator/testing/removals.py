@@ -9,9 +9,9 @@ each test client gets its own client id, its instance id if it has one. A remova
 - ``silent client``: no byte from the client on any connection during the session before
   the removal -- the client stopped talking (kafka-python 3.0.12's selector livelock,
   ``tests/e2e/clients/kafka_python_livelock.md``); nothing the server could renew;
-- ``server failed to renew``: a Heartbeat, JoinGroup, SyncGroup or OffsetCommit of the
-  client reached the server during the session and the member still expired: kcoord's
-  fault, which a test must fail on;
+- ``server failed to renew``: a Heartbeat, JoinGroup or OffsetCommit of the client reached
+  the server during the session and the member still expired: kcoord's fault, which a test
+  must fail on (a SyncGroup does not renew in Kafka 4.x, so it does not count);
 - ``client sent other requests``: bytes arrived (Fetch, Metadata) but no group request: the
   client's group side went quiet while its fetcher ran -- still the client's.
 """
@@ -27,9 +27,10 @@ import trio
 
 __all__ = ["RENEWING_KEYS", "Removal", "RemovalWatch"]
 
-#: The requests that renew a classic member's session in Kafka (Heartbeat, JoinGroup,
-#: SyncGroup, OffsetCommit).
-RENEWING_KEYS = frozenset({12, 11, 14, 8})
+#: The requests that renew a classic member's session in Kafka 4.x's GroupMetadataManager
+#: (Heartbeat, JoinGroup, OffsetCommit). A SyncGroup does not: one answered
+#: REBALANCE_IN_PROGRESS and followed by silence expires the member, in Kafka too.
+RENEWING_KEYS = frozenset({12, 11, 8})
 _RUNTIME_LOGGER = "coordinator.server.runtime"
 _SLACK_S = 0.25  # the expiry timer's own lateness
 

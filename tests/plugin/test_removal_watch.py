@@ -148,3 +148,33 @@ def test_tallies_cover_every_broker() -> None:
             assert sock.recv(4)  # answered
             [tally] = cluster.connection_tallies("on-broker-2")
         assert tally["bytes_in"] == len(frame) and tally["requests"] == 1
+
+
+def test_a_sync_group_refused_during_a_rebalance_does_not_count_as_renewal(
+        server: KcoordServer) -> None:
+    """Kafka 4.x renews a classic member's session on JoinGroup, Heartbeat and OffsetCommit,
+    never on SyncGroup: a member whose last request was a SyncGroup answered
+    REBALANCE_IN_PROGRESS expires a session later, as in Kafka -- its client's doing, not a
+    server that failed to renew (the CI failure of stop 36)."""
+    watch = server.watch_removals()
+    try:
+        first = Client(server, "syncer")
+        member, generation = first.join_alone("g-sync")
+        joiner = Client(server, "joiner")  # its JoinGroup waits for the rebalance: unread
+        joiner.sock.sendall(encode_request(JOIN, 3, 1, "joiner", {
+            "group_id": "g-sync", "session_timeout_ms": SESSION_MS,
+            "rebalance_timeout_ms": 10000, "member_id": "", "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": b""}]}))
+        server.advance(1)
+        synced = first.call(SYNC, 2, {"group_id": "g-sync", "generation_id": generation,
+                                      "member_id": member, "assignments": []})
+        assert synced["error_code"] == 27  # REBALANCE_IN_PROGRESS
+        # to just past the session counted from the JoinGroup (the SyncGroup 1 s later is
+        # within the session before the removal)
+        server.advance(SESSION_MS / 1000 - 1.5)
+        server.advance(1)
+        removed = [r for r in watch.taken() if r.member_id == member]
+    finally:
+        watch.uninstall()
+    assert len(removed) == 1, watch.taken()
+    assert removed[0].verdict(SESSION_MS / 1000) == "client sent other requests"
