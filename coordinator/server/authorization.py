@@ -5,44 +5,40 @@ table's handlers with ``authorized_routes``): without an authorizer the handlers
 routes' own and a request pays nothing for ACLs.
 
 A request is checked before its handler runs, as ``KafkaApis`` does, in the order the route
-lists its ACLs: each ``Acl`` names the request's resources of its type -- the cluster, the
-request's group or transactional id (its ``group_id``/``transactional_id`` field, else the
-keys its routing names), every topic it names -- and the first one denied answers the whole
-request with that resource type's error (TOPIC_, GROUP_, CLUSTER_ or
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED) through ``wire.error_response``, the handler never
-running. An ``Acl`` with a ``when`` applies only in the case it names; the ones about the
-answer (authorized operations, configs) are left to the route's ``answer_filter``. A route
-with an ``answer_filter`` (Metadata, ListGroups, DescribeGroups, ...) is not checked up
-front: its filter leaves out or marks what the principal may not see, and its ``prepare``
-(Metadata's) first takes out of the request what must not even be looked up
-(``acl_answers``).
-
-A topic ACL denying only some of the topics a request lists at its top level (Produce to
-two topics, a Fetch, an OffsetCommit) is Kafka's partial answer: the handler serves the
-request without the denied topics, whose entries answer TOPIC_AUTHORIZATION_FAILED. Topics
-listed inside other entries (OffsetFetch v8+'s groups) are all-or-nothing. A request
-naming several groups or transactional ids (DeleteGroups, OffsetFetch v8+,
-DescribeTransactions) is answered key by key, the denied keys with their error
-(``routing.answer_each_key``). An answer about every topic (OffsetFetch without topics)
-leaves out the topics the route's topic ACL denies.
+lists its ACLs. An ``Acl`` with ``entries`` checks each entry the request lists there (each
+topic of a Produce, each resource of a DescribeConfigs, each key of a FindCoordinator v4,
+each group of an OffsetFetch v8+ and each topic inside it): a denied entry is answered with
+its resource type's error (TOPIC_, GROUP_, CLUSTER_ or TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+while the handler serves the rest (``acl_entries``). An ``Acl`` without entries is about the
+request's one resource -- the cluster, its group or transactional id (its
+``group_id``/``transactional_id``/``key`` field, else the key its routing names) -- and the
+first one denied answers the whole request with its error through ``wire.error_response``,
+the handler never running. An ``Acl`` with a ``when`` applies only in the case it names
+(``_CASES``); the ones about the answer (authorized operations, configs) are left to the
+route's ``answer_filter``. A route with an ``answer_filter`` (Metadata, ListGroups,
+DescribeGroups, ...) is not checked up front: its filter leaves out or marks what the
+principal may not see, and its ``prepare`` (Metadata's) first takes out of the request what
+must not even be looked up (``acl_answers``). ``Entries`` marked ``in_answer`` leave out of
+the answer what one may not see (DescribeTransactions' topics), and an answer about every
+topic (OffsetFetch without topics) leaves out the topics the route's topic ACL denies.
 """
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from coordinator.security.acl import CLUSTER_NAME, authorization_error
 from coordinator.security.authorizer import Action, RequestIdentity, host_address
 from coordinator.security.principal import ANONYMOUS
-from coordinator.server.api_support import TopicView
-from coordinator.server.route import Acl, AnyOf, EachKey, OneKey, Route
-from coordinator.server.routing import answer_each_key
+from coordinator.server.acl_entries import (
+    Denied,
+    entries_of,
+    hide_answer_entries,
+    serve_allowed,
+)
+from coordinator.server.route import Acl, AnyOf, EachKey, Entries, OneKey, Route
 from coordinator.server.waiters import ReadyReply
-from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from wire.bounded_cache import BoundedCache
 from wire.constants import AclOperation, ErrorCode, ResourceType
 from wire.error_response import error_response
@@ -55,14 +51,24 @@ if TYPE_CHECKING:
 
 __all__ = ["Authorized", "authorized_routes", "identity_of", "security_of"]
 
-# Request fields listing topics (Produce's topic_data, DeleteTopics v0-5's topic_names,
-# AddPartitionsToTxn v0-3's), and the lists whose entries list topics of their own
-# (OffsetFetch v8+'s groups, AddPartitionsToTxn v4+'s transactions).
-_TOPIC_LISTS = ("topics", "topic_data", "topic_names", "v3_and_below_topics")
-_NESTED_LISTS = ("groups", "transactions")
-#: The resource type of the keys a coordinator's internal topic places.
-_KEY_TYPES = {OFFSETS_TOPIC: ResourceType.GROUP,
-              TRANSACTION_STATE_TOPIC: ResourceType.TRANSACTIONAL_ID}
+#: The cases a route's ``Acl.when`` names in which Kafka makes the check (any other
+#: ``when`` describes a check made on the answer, by the route's ``answer_filter``).
+_CASES: dict[str, Callable[[int, Any], bool]] = {
+    "": lambda _version, _body: True,
+    "from a follower": lambda _version, body: body.get("replica_id", -1) >= 0,
+    "from a consumer": lambda _version, body: body.get("replica_id", -1) < 0,
+    "v4+: from a broker": lambda version, _body: version >= 4,
+    "v0-3": lambda version, _body: version < 4,
+    "key_type 0": lambda _version, body: body.get("key_type", 0) == 0,
+    "key_type 1": lambda _version, body: body.get("key_type", 0) == 1,
+    "with a transactional id": lambda _version, body: body.get("transactional_id") is not None,
+    "transactional records": lambda _version, body: body.get("transactional_id") is not None,
+}
+#: The request field naming the one resource of a type a request is about.
+_RESOURCE_FIELDS = {ResourceType.GROUP: ("group_id", "key"),
+                    ResourceType.TRANSACTIONAL_ID: ("transactional_id", "key")}
+
+
 def identity_of(ctx: RequestContext) -> RequestIdentity:
     """Who sent the request: its connection's principal and address (the security
     shard keeps them, so an address is put in Java's form once per client, not per request)."""
@@ -84,31 +90,7 @@ def security_of(ctx: RequestContext) -> Any:
     return ctx.state.groups.security
 
 
-def _topic_name(item: Any, ctx: RequestContext) -> str | None:
-    """The topic a request's topic entry names: its name, or its id's (Fetch v13+)."""
-    if isinstance(item, str):
-        return item
-    name = item.get("name") or item.get("topic")
-    if name:
-        return str(name)
-    topic_id = item.get("topic_id")
-    return TopicView(ctx.state.topics).name_of(topic_id) if isinstance(
-        topic_id, uuid.UUID) else None
-
-
-def _topic_names(body: Any, ctx: RequestContext) -> Iterator[str]:
-    for name in _TOPIC_LISTS:
-        for item in body.get(name) or ():
-            topic = _topic_name(item, ctx)
-            if topic:
-                yield topic
-    for name in _NESTED_LISTS:
-        for item in body.get(name) or ():
-            if isinstance(item, dict):
-                yield from _topic_names(item, ctx)
-
-
-def _keys(route: Route, version: int, body: Any) -> list[str]:
+def _routing_keys(route: Route, version: int, body: Any) -> list[str]:
     routing = route.routing
     if isinstance(routing, EachKey):
         if version < routing.from_version and routing.before is not None:
@@ -121,38 +103,27 @@ def _keys(route: Route, version: int, body: Any) -> list[str]:
     return []
 
 
-def _names(acl: Acl, route: Route, request: DecodedRequest, ctx: RequestContext) -> list[str]:
-    """The resources of ``acl``'s type this request names (empty: the ACL does not apply)."""
-    body, version, when = request.body, request.api_version, acl.when
-    kind = acl.resource
-    if kind is ResourceType.CLUSTER:
-        applies = (not when or (when == "from a follower" and body.get("replica_id", -1) >= 0)
-                   or (when == "v4+: from a broker" and version >= 4)
-                   or (when == "broker resources"
-                       and any(r.get("resource_type") in (4, 8)  # BROKER, BROKER_LOGGER
-                               for r in body.get("resources", ()))))
-        return [CLUSTER_NAME] if applies else []
-    if kind is ResourceType.TOPIC:
-        if when == "topic resources":
-            return [r["resource_name"] for r in body.get("resources", ())
-                    if r.get("resource_type") == 2]
-        if when and not (when == "from a consumer" and body.get("replica_id", -1) < 0):
-            return []
-        return list(dict.fromkeys(_topic_names(body, ctx)))
-    if when.startswith("key_type"):  # FindCoordinator: its keys of that type
-        if body.get("key_type", 0) != int(when.split()[1]):
-            return []
-        keys = list(body.get("coordinator_keys") or ())
-        return keys or ([body["key"]] if body.get("key") is not None else [])
-    if _each_key(route, request, acl):
-        return _keys(route, version, body)
-    field = "group_id" if kind is ResourceType.GROUP else "transactional_id"
-    if field in body:
-        name = body[field]
-        return [] if name is None else [name]
-    if kind is ResourceType.TRANSACTIONAL_ID and when == "v0-3" and version >= 4:
+def _single(acl: Acl, route: Route, request: DecodedRequest) -> list[str]:
+    """The one resource of ``acl``'s type the request is about (empty: none)."""
+    body = request.body
+    if acl.resource is ResourceType.CLUSTER:
+        return [CLUSTER_NAME]
+    for field in _RESOURCE_FIELDS.get(acl.resource, ()):
+        if field in body:
+            name = body[field]
+            return [] if name is None else [name]
+    if acl.resource is ResourceType.TOPIC:
         return []
-    return _keys(route, version, body)
+    return _routing_keys(route, request.api_version, body)
+
+
+def _applies(acl: Acl, request: DecodedRequest) -> bool:
+    case = _CASES.get(acl.when)
+    return case is not None and case(request.api_version, request.body)
+
+
+def _request_entries(acl: Acl) -> tuple[Entries, ...]:
+    return tuple(e for e in acl.entries if not e.in_answer)
 
 
 def _denied_names(authorizer: StandardAuthorizer, identity: RequestIdentity, acl: Acl,
@@ -162,14 +133,11 @@ def _denied_names(authorizer: StandardAuthorizer, identity: RequestIdentity, acl
 
 
 class Verdict(NamedTuple):
-    """What the checks say: NONE, or the error answering the whole request; or the topics
-    to answer TOPIC_AUTHORIZATION_FAILED while the handler serves the rest."""
+    """What the checks say: NONE, or the error answering the whole request; and the
+    entries denied one by one (each answered alone while the handler serves the rest)."""
 
     error: ErrorCode = ErrorCode.NONE
-    denied_topics: frozenset[str] = frozenset()
-    #: A request naming several groups or transactional ids (DeleteGroups, OffsetFetch
-    #: v8+, DescribeTransactions): the denied ones and their errors, each answered alone.
-    denied_keys: dict[str, ErrorCode] = {}
+    denied: tuple[Denied, ...] = ()
 
 
 ALLOWED_VERDICT = Verdict()
@@ -177,11 +145,11 @@ ALLOWED_VERDICT = Verdict()
 
 def check(route: Route, request: DecodedRequest, ctx: RequestContext,
           authorizer: StandardAuthorizer, identity: RequestIdentity) -> Verdict:
-    """The route's ACLs in order: the first denied one answers the whole request, except a
-    topic ACL denying some of the topics the request lists at its top level (Produce's,
-    Fetch's, OffsetCommit's, ...): those are answered alone, as Kafka does."""
-    denied_topics: set[str] = set()
-    denied_keys: dict[str, ErrorCode] = {}
+    """The route's ACLs in order: an ACL on the request's entries denies entry by entry
+    (an entry already denied is not looked at again, nor its nested entries); the first
+    denied ACL on the request's one resource answers the whole request."""
+    denied: list[Denied] = []
+    denied_parents: set[tuple[str, int]] = set()
     for acl in route.acl:
         if isinstance(acl, AnyOf):
             error, topic_acl = _check_any_of(acl, route, request, ctx, authorizer, identity)
@@ -190,42 +158,39 @@ def check(route: Route, request: DecodedRequest, ctx: RequestContext,
             if topic_acl is None:
                 continue
             acl = topic_acl
-        names = _names(acl, route, request, ctx)
-        denied = _denied_names(authorizer, identity, acl, names)
-        if not denied:
+        if not _applies(acl, request):
             continue
-        if acl.resource is ResourceType.TOPIC and len(denied) < len(names) and (
-                _top_level_topics(request.body)):
-            denied_topics.update(denied)
+        found = [f for entries in _request_entries(acl) for f in entries_of(
+            entries, request.body, acl.resource, ctx, denied_parents)]
+        if found:
+            refused = set(_denied_names(authorizer, identity, acl,
+                                        list(dict.fromkeys(f.name for f in found))))
+            error = authorization_error(acl.resource)
+            for f in found:
+                if f.name in refused:
+                    denied.append(Denied(f, error))
+                    if f.entries.within is None:
+                        denied_parents.add((f.entries.field, f.position))
             continue
-        if _each_key(route, request, acl):
-            denied_keys.update(dict.fromkeys(denied, authorization_error(acl.resource)))
-            continue
-        return Verdict(authorization_error(acl.resource))
-    if denied_keys and denied_topics:  # (both kinds at once: the keys' error for all)
-        return Verdict(next(iter(denied_keys.values())))
-    if denied_topics or denied_keys:
-        return Verdict(denied_topics=frozenset(denied_topics), denied_keys=denied_keys)
-    return ALLOWED_VERDICT
+        if _lists_entries(acl, request.body):
+            continue  # (none of its entries is of this ACL's kind)
+        if _denied_names(authorizer, identity, acl, _single(acl, route, request)):
+            return Verdict(authorization_error(acl.resource))
+    return Verdict(denied=tuple(denied)) if denied else ALLOWED_VERDICT
 
 
-def _each_key(route: Route, request: DecodedRequest, acl: Acl) -> bool:
-    """Whether ``acl``'s resources are the keys of a request answered key by key."""
-    routing = route.routing
-    return (isinstance(routing, EachKey) and request.api_version >= routing.from_version
-            and acl.resource is _KEY_TYPES.get(routing.topic))
-
-
-def _top_level_topics(body: Any) -> bool:
-    """Whether every topic the request names is an entry of a top-level topic list."""
-    return not any(body.get(name) for name in _NESTED_LISTS)
+def _lists_entries(acl: Acl, body: Any) -> bool:
+    """Whether the request has entries where ``acl`` looks for them (else the ACL is
+    about the request's one resource: OffsetFetch v0-7's group, FindCoordinator v0-3's
+    key)."""
+    return any(body.get((e.within or e).field) for e in _request_entries(acl))
 
 
 def _check_any_of(any_of: AnyOf, route: Route, request: DecodedRequest,
                   ctx: RequestContext, authorizer: StandardAuthorizer,
                   identity: RequestIdentity) -> tuple[ErrorCode, Acl | None]:
-    """Allowed if one alternative allows every resource it names; else a topic alternative
-    is checked as any topic ACL (CreateTopics: CLUSTER CREATE, else CREATE per topic).
+    """Allowed if one alternative allows its resource; else an alternative on entries is
+    checked as any ACL on entries (CreateTopics: CLUSTER CREATE, else CREATE per topic).
     InitProducerId's idempotent case (no transactional id): CLUSTER IDEMPOTENT_WRITE or
     WRITE on any topic."""
     if any(a.when == "without one" for a in any_of.acls):
@@ -242,33 +207,12 @@ def _check_any_of(any_of: AnyOf, route: Route, request: DecodedRequest,
     for acl in any_of.acls:
         if acl.when:
             return ErrorCode.NONE, None  # (about auto-creation: not checked up front)
-        if acl.resource is ResourceType.TOPIC:
+        if acl.entries:
             return ErrorCode.NONE, acl
-        if not _denied_names(authorizer, identity, acl, _names(acl, route, request, ctx)):
+        if not _denied_names(authorizer, identity, acl, _single(acl, route, request)):
             return ErrorCode.NONE, None
         last = authorization_error(acl.resource)
     return last, None
-
-
-def _keeping_topics(request: DecodedRequest, ctx: RequestContext,
-                    keep: Callable[[str], bool]) -> DecodedRequest:
-    """``request`` with only the top-level topic entries whose topic ``keep`` accepts."""
-    body = copy.copy(request.body)
-    for name in _TOPIC_LISTS:
-        items = body.get(name)
-        if items:
-            body[name] = [item for item in items if keep(_topic_name(item, ctx) or "")]
-    return dataclasses.replace(request, body=body)
-
-
-def _merged(answer: Any, denied: dict[str, Any]) -> Any:
-    """The handler's answer for the allowed topics with the denied topics' entries added
-    (a new dict: an answer may be a shared constant)."""
-    merged = dict(answer)
-    for name, entries in denied.items():
-        if isinstance(entries, list) and isinstance(merged.get(name), list):
-            merged[name] = [*merged[name], *entries]
-    return merged
 
 
 def _error_answer(request: DecodedRequest, error: ErrorCode) -> dict[str, Any]:
@@ -313,7 +257,8 @@ def _hiding_topics(answer: Any, body: Any, acl: Acl, authorizer: StandardAuthori
 class Authorized:
     """``route``'s handler behind its ACLs (and its ``answer_filter``, if any)."""
 
-    __slots__ = ("__name__", "__qualname__", "_every_topic_acl", "_inner_submit", "inner",
+    __slots__ = ("__name__", "__qualname__", "_answer_acls", "_every_topic_acl",
+                 "_inner_submit", "inner",
                  "route")
 
     def __init__(self, route: Route) -> None:
@@ -323,7 +268,10 @@ class Authorized:
         #: filtered by: the topics it denies are left out, as Kafka does.
         self._every_topic_acl = next(
             (a for a in route.acl if isinstance(a, Acl) and a.resource is ResourceType.TOPIC
-             and not a.when), None)
+             and not a.when and _request_entries(a)), None)
+        #: The ACLs on the answer's entries (DescribeTransactions' topics).
+        self._answer_acls = tuple(
+            (a, e) for a in route.acl if isinstance(a, Acl) for e in a.entries if e.in_answer)
         self._inner_submit = getattr(route.handler, "submit", None)
         self.__name__ = getattr(route.handler, "__name__", "handler")
         self.__qualname__ = f"authorized({self.__name__})"
@@ -348,22 +296,19 @@ class Authorized:
             answer = await self.inner(ctx, served)
             return None if answer is None else answer_filter(answer, request, authorizer,
                                                              identity)
-        if verdict.denied_keys:
-            routing = self.route.routing
-            assert isinstance(routing, EachKey)
-            errors = verdict.denied_keys
-            answer = await answer_each_key(self.inner, ctx, request, routing,
-                                           lambda key: errors.get(key, ErrorCode.NONE))
-        elif verdict.denied_topics:
-            denied = verdict.denied_topics
-            answer = await self.inner(ctx, _keeping_topics(request, ctx,
-                                                           lambda t: t not in denied))
-            if answer is not None:
-                answer = _merged(answer, error_response(
-                    _keeping_topics(request, ctx, denied.__contains__),
-                    ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+        if verdict.denied:
+            answer = await serve_allowed(self.inner, ctx, request, list(verdict.denied))
         else:
             answer = await self.inner(ctx, request)
+        if answer is not None and self._answer_acls:
+            authorizer, identity = security_of(ctx).state.authorizer, identity_of(ctx)
+            for acl, entries in self._answer_acls:
+
+                def allowed(name: str, acl: Acl = acl) -> bool:
+                    return bool(authorizer.authorize_one(
+                        identity, Action(acl.operation, acl.resource, name)))
+
+                answer = hide_answer_entries(answer, entries, allowed)
         topic_acl = self._every_topic_acl
         if answer is not None and topic_acl is not None and _asks_every_topic(request.body):
             answer = _hiding_topics(answer, request.body, topic_acl,
@@ -378,7 +323,7 @@ class Authorized:
         verdict = self._verdict(ctx, request)
         if verdict.error != ErrorCode.NONE:
             return ReadyReply(_error_answer(request, verdict.error))
-        if verdict.denied_topics or verdict.denied_keys:
+        if verdict.denied:
             return None  # (served in parts by ``__call__``)
         return self._inner_submit(ctx, request)
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from wire.constants import AclOperation, ApiKey, ResourceType
+from wire.constants import AclOperation, ApiKey, ConfigResourceType, ResourceType
 
 if TYPE_CHECKING:
     from coordinator.server.context import Handler
@@ -43,12 +43,14 @@ __all__ = [
     "AclOperation",
     "AnyOf",
     "EachKey",
+    "Entries",
     "KeyOf",
     "ListedKeys",
     "OneKey",
     "ResourceType",
     "Route",
     "Routing",
+    "config_resource_acls",
     "field",
     "field_below",
 ]
@@ -58,15 +60,47 @@ __all__ = [
 # route module takes its whole vocabulary from this module.
 
 
+class Entries(NamedTuple):
+    """Where a request lists an ``Acl``'s resources one per entry: each entry is authorized
+    on its own, as ``KafkaApis`` does. A denied entry is taken out of the request the
+    handler serves and answered with the ACL's error (``wire.error_response``'s entry for
+    it); the others are served.
+
+    - ``field``: the request's list (``topics``, ``resources``, ``coordinator_keys``).
+    - ``name``: the entry's field naming the resource; "" when the entry is the name
+      itself; a topic entry without a name is named by its ``topic_id`` (Fetch v13+).
+    - ``only``: only the entries whose field holds one of these values (DescribeConfigs'
+      topic resources: ``("resource_type", (2,))``).
+    - ``within``: the list lies in each entry of this one (OffsetFetch v8+: each group's
+      topics); its denied entries are answered inside that entry's answer, if it has no
+      error of its own. An entry denied by an earlier ACL is not looked into.
+    - ``rest_error``: one denied entry fails the whole request: the allowed entries are
+      answered with this error (AddPartitionsToTxn v0-3: OPERATION_NOT_ATTEMPTED).
+    - ``in_answer``: the list is the answer's, not the request's: the entries one may not
+      access are left out of it (DescribeTransactions' topics).
+    """
+
+    field: str
+    name: str = "name"
+    only: tuple[str, tuple[int, ...]] | None = None
+    within: Entries | None = None
+    rest_error: int = 0
+    in_answer: bool = False
+
+
 class Acl(NamedTuple):
     """One authorization ``KafkaApis`` makes: ``operation`` on the request's resources of
-    ``resource`` (every topic it names, its group, its transactional id, the cluster).
-    ``when`` says in words when Kafka checks it, if not always (e.g. "transactional
-    records"); a later security step enforces these."""
+    ``resource``. With ``entries``, the resources are those entries (each answered on its
+    own); without, the one resource the request is about: the cluster, its group or
+    transactional id (``group_id``/``transactional_id``/``key`` field, else its routing
+    key). ``when`` names the case Kafka checks it in, if not always ("from a follower",
+    "key_type 0", ...: ``coordinator.server.authorization`` reads these); any other
+    ``when`` describes a check made on the answer (an ``answer_filter``)."""
 
     resource: ResourceType
     operation: AclOperation
     when: str = ""
+    entries: tuple[Entries, ...] = ()
 
 
 class AnyOf(NamedTuple):
@@ -74,6 +108,23 @@ class AnyOf(NamedTuple):
     per topic)."""
 
     acls: tuple[Acl, ...]
+
+
+def config_resource_acls(operation: AclOperation) -> tuple[Acl, ...]:
+    """The config APIs' per-resource checks (Kafka's ConfigHelper and ControllerApis):
+    ``operation`` on the cluster for BROKER, BROKER_LOGGER and CLIENT_METRICS resources, on
+    the topic for TOPIC ones, on the group for GROUP ones; each denied resource is answered
+    with its own error while the others are served."""
+
+    def resources(*types: ConfigResourceType) -> tuple[Entries, ...]:
+        return (Entries("resources", "resource_name",
+                        only=("resource_type", tuple(int(t) for t in types))),)
+
+    kinds = ConfigResourceType
+    return (Acl(ResourceType.TOPIC, operation, entries=resources(kinds.TOPIC)),
+            Acl(ResourceType.CLUSTER, operation, entries=resources(
+                kinds.BROKER, kinds.BROKER_LOGGER, kinds.CLIENT_METRICS)),
+            Acl(ResourceType.GROUP, operation, entries=resources(kinds.GROUP)))
 
 
 #: The ACL of an API Kafka answers before authentication (ApiVersions, SaslHandshake).

@@ -9,7 +9,7 @@ Written and applied as IncrementalAlterConfigs' records are
 from __future__ import annotations
 
 from coordinator.server.config_shard import handle_alter_configs
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import AclOperation, Route, config_resource_acls
 from wire.constants import ApiKey
 
 __all__ = ["ROUTE"]
@@ -17,7 +17,5 @@ __all__ = ["ROUTE"]
 ROUTE = Route(
     ApiKey.ALTER_CONFIGS,
     handle_alter_configs,
-    acl=(Acl(ResourceType.TOPIC, AclOperation.ALTER_CONFIGS, "topic resources"),
-         Acl(ResourceType.CLUSTER, AclOperation.ALTER_CONFIGS, "broker resources"),
-         Acl(ResourceType.GROUP, AclOperation.ALTER_CONFIGS, "group resources")),
+    acl=config_resource_acls(AclOperation.ALTER_CONFIGS),
 )

@@ -25,7 +25,7 @@ from coordinator.broker.admin_limits import yield_between_topics
 from coordinator.broker.errors import BrokerError
 from coordinator.server.api_support import broker_ids, replication_factor_of, store_of
 from coordinator.server.apis.create_topics import MAX_PARTITIONS_PER_TOPIC, check_registered
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
 
@@ -114,5 +114,5 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 ROUTE = Route(
     ApiKey.CREATE_PARTITIONS,
     handle,
-    acl=(Acl(ResourceType.TOPIC, AclOperation.ALTER),),
+    acl=(Acl(ResourceType.TOPIC, AclOperation.ALTER, entries=(Entries("topics"),)),),
 )

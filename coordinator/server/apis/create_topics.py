@@ -30,7 +30,7 @@ from coordinator.broker import config as broker_config
 from coordinator.broker.admin_limits import check_partitions_per_request, yield_between_topics
 from coordinator.broker.errors import BrokerError
 from coordinator.server.api_support import ZERO_UUID, broker_ids, replication_factor_of, store_of
-from coordinator.server.route import Acl, AclOperation, AnyOf, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, AnyOf, Entries, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey, ConfigSource
 
@@ -217,6 +217,6 @@ ROUTE = Route(
     ApiKey.CREATE_TOPICS,
     handle,
     acl=(AnyOf((Acl(ResourceType.CLUSTER, AclOperation.CREATE),
-               Acl(ResourceType.TOPIC, AclOperation.CREATE))),
+               Acl(ResourceType.TOPIC, AclOperation.CREATE, entries=(Entries("topics"),)))),
          Acl(ResourceType.TOPIC, AclOperation.DESCRIBE_CONFIGS, "configs in the answer")),
 )

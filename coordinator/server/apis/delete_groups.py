@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from coordinator.core.delete_groups import handle_delete_groups
-from coordinator.server.route import Acl, AclOperation, EachKey, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, EachKey, Entries, ResourceType, Route
 from coordinator.server.runtime import group_api
 from coordinator.txn.placement import OFFSETS_TOPIC
 from wire.constants import ApiKey
@@ -15,6 +15,6 @@ __all__ = ["ROUTE"]
 ROUTE = Route(
     ApiKey.DELETE_GROUPS,
     group_api(handle_delete_groups),
-    acl=(Acl(ResourceType.GROUP, AclOperation.DELETE),),
+    acl=(Acl(ResourceType.GROUP, AclOperation.DELETE, entries=(Entries("groups_names", ""),)),),
     routing=EachKey(OFFSETS_TOPIC, "groups_names", "results", "group_id"),
 )

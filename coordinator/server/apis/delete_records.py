@@ -19,7 +19,7 @@ import wire
 from coordinator.broker.errors import BrokerError
 from coordinator.server.api_support import store_of
 from coordinator.server.internal_topics import is_internal
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
 
@@ -54,5 +54,5 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 ROUTE = Route(
     ApiKey.DELETE_RECORDS,
     handle,
-    acl=(Acl(ResourceType.TOPIC, AclOperation.DELETE),),
+    acl=(Acl(ResourceType.TOPIC, AclOperation.DELETE, entries=(Entries("topics"),)),),
 )

@@ -26,7 +26,7 @@ from coordinator.server.internal_topics import (
     internal_topic_by_id,
     is_internal,
 )
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
 
@@ -164,5 +164,6 @@ ROUTE = Route(
     ApiKey.DELETE_TOPICS,
     handle,
     acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE, "topics named by id"),
-         Acl(ResourceType.TOPIC, AclOperation.DELETE)),
+         Acl(ResourceType.TOPIC, AclOperation.DELETE,
+             entries=(Entries("topic_names", ""), Entries("topics")))),
 )

@@ -50,7 +50,7 @@ from coordinator.server.config_entries import (
     entry,
 )
 from coordinator.server.internal_topics import CREATION_CONFIGS, is_internal
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import AclOperation, Route, config_resource_acls
 from wire import ErrorCode
 from wire.constants import ApiKey, ConfigSource, ConfigType
 
@@ -207,8 +207,5 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 ROUTE = Route(
     ApiKey.DESCRIBE_CONFIGS,
     handle,
-    acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE_CONFIGS, "topic resources"),
-         Acl(ResourceType.CLUSTER, AclOperation.DESCRIBE_CONFIGS,
-             "broker resources"),  # BROKER and BROKER_LOGGER
-         Acl(ResourceType.GROUP, AclOperation.DESCRIBE_CONFIGS, "group resources")),
+    acl=config_resource_acls(AclOperation.DESCRIBE_CONFIGS),
 )

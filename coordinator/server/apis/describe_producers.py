@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.server.api_support import store_of
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
 
@@ -73,5 +73,5 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 ROUTE = Route(
     ApiKey.DESCRIBE_PRODUCERS,
     handle,
-    acl=(Acl(ResourceType.TOPIC, AclOperation.READ),),
+    acl=(Acl(ResourceType.TOPIC, AclOperation.READ, entries=(Entries("topics"),)),),
 )

@@ -27,7 +27,7 @@ from coordinator.broker.topics import validate_topic_name
 from coordinator.server.api_support import TOPIC_AUTHORIZED_OPERATIONS, ZERO_UUID, store_of
 from coordinator.server.internal_topics import internal_topic, internal_topics, is_internal
 from coordinator.server.partition_view import internal_partition_view, partition_view
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
 
@@ -132,5 +132,5 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 ROUTE = Route(
     ApiKey.DESCRIBE_TOPIC_PARTITIONS,
     handle,
-    acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE),),
+    acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE, entries=(Entries("topics"),)),),
 )

@@ -4,7 +4,7 @@ The handler is ``coordinator/server/txn_apis.py``'s ``describe_transactions``.""
 
 from __future__ import annotations
 
-from coordinator.server.route import Acl, AclOperation, EachKey, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, EachKey, Entries, ResourceType, Route
 from coordinator.server.txn_apis import describe_transactions
 from coordinator.txn.placement import TRANSACTION_STATE_TOPIC
 from wire.constants import ApiKey
@@ -15,9 +15,11 @@ __all__ = ["ROUTE"]
 ROUTE = Route(
     ApiKey.DESCRIBE_TRANSACTIONS,
     describe_transactions,
-    acl=(Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.DESCRIBE),
+    acl=(Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.DESCRIBE,
+             entries=(Entries("transactional_ids", ""),)),
          # The partitions of topics one may not DESCRIBE are left out of the answer.
-         Acl(ResourceType.TOPIC, AclOperation.DESCRIBE)),
+         Acl(ResourceType.TOPIC, AclOperation.DESCRIBE, entries=(
+             Entries("topics", "topic", within=Entries("transaction_states"), in_answer=True),))),
     read_only=True,
     routing=EachKey(TRANSACTION_STATE_TOPIC, "transactional_ids", "transaction_states",
                     "transactional_id"),

@@ -35,7 +35,7 @@ import wire
 from coordinator.broker import config as broker_config
 from coordinator.broker.topics import FetchTarget, PartitionLog, TopicStore
 from coordinator.server.api_support import leadership_error, store_of
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey, IsolationLevel
 from wire.records import parse_batches
@@ -221,7 +221,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 ROUTE = Route(
     ApiKey.FETCH,
     handle,
-    acl=(Acl(ResourceType.TOPIC, AclOperation.READ, "from a consumer"),
+    acl=(Acl(ResourceType.TOPIC, AclOperation.READ, "from a consumer",
+             entries=(Entries("topics", "topic"),)),
          Acl(ResourceType.CLUSTER, AclOperation.CLUSTER_ACTION, "from a follower")),
     may_wait=True,
     parks=True,  # the long poll

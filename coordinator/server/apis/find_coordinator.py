@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.server.context import listener_of
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from wire import ErrorCode
 from wire.constants import ApiKey
@@ -87,6 +87,9 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 ROUTE = Route(
     ApiKey.FIND_COORDINATOR,
     handle,
-    acl=(Acl(ResourceType.GROUP, AclOperation.DESCRIBE, "key_type 0"),
-         Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.DESCRIBE, "key_type 1")),
+    # v4+: each key on its own (a denied one answers its error, the others are found).
+    acl=(Acl(ResourceType.GROUP, AclOperation.DESCRIBE, "key_type 0",
+             entries=(Entries("coordinator_keys", ""),)),
+         Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.DESCRIBE, "key_type 1",
+             entries=(Entries("coordinator_keys", ""),))),
 )

@@ -11,7 +11,7 @@ resource (KIP-412: this broker's id) sets or unsets loggers' levels at once, nev
 from __future__ import annotations
 
 from coordinator.server.config_shard import handle_alter_configs
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import AclOperation, Route, config_resource_acls
 from wire.constants import ApiKey
 
 __all__ = ["ROUTE"]
@@ -19,8 +19,5 @@ __all__ = ["ROUTE"]
 ROUTE = Route(
     ApiKey.INCREMENTAL_ALTER_CONFIGS,
     handle_alter_configs,
-    acl=(Acl(ResourceType.TOPIC, AclOperation.ALTER_CONFIGS, "topic resources"),
-         Acl(ResourceType.CLUSTER, AclOperation.ALTER_CONFIGS,
-             "broker resources"),  # BROKER and BROKER_LOGGER
-         Acl(ResourceType.GROUP, AclOperation.ALTER_CONFIGS, "group resources")),
+    acl=config_resource_acls(AclOperation.ALTER_CONFIGS),
 )

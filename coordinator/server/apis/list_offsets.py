@@ -30,7 +30,7 @@ import wire
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import PartitionLog
 from coordinator.server.api_support import leader_epoch_of, leadership_error, store_of
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey, IsolationLevel
 
@@ -186,5 +186,5 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 ROUTE = Route(
     ApiKey.LIST_OFFSETS,
     handle,
-    acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE),),
+    acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE, entries=(Entries("topics"),)),),
 )

@@ -21,7 +21,7 @@ from coordinator.server.api_support import (
     group_runtime,
 )
 from coordinator.server.context import RequestContext
-from coordinator.server.route import Acl, AclOperation, OneKey, ResourceType, Route, field
+from coordinator.server.route import Acl, AclOperation, Entries, OneKey, ResourceType, Route, field
 from coordinator.server.runtime import CoordinatorRuntime, PendingReply, ReadyReply
 from coordinator.txn.placement import OFFSETS_TOPIC
 from wire.constants import ApiKey
@@ -118,7 +118,7 @@ ROUTE = Route(
     ApiKey.OFFSET_COMMIT,
     offset_commit,
     acl=(Acl(ResourceType.GROUP, AclOperation.READ),
-         Acl(ResourceType.TOPIC, AclOperation.READ)),
+         Acl(ResourceType.TOPIC, AclOperation.READ, entries=(Entries("topics"),))),
     routing=OneKey(OFFSETS_TOPIC, field("group_id")),
     pipelined=True,
 )

@@ -11,7 +11,7 @@ import wire
 from coordinator.core import ErrorCode, handle_offset_delete
 from coordinator.server.api_support import TopicView, group_runtime
 from coordinator.server.context import RequestContext
-from coordinator.server.route import Acl, AclOperation, OneKey, ResourceType, Route, field
+from coordinator.server.route import Acl, AclOperation, Entries, OneKey, ResourceType, Route, field
 from coordinator.txn.placement import OFFSETS_TOPIC
 from wire.constants import ApiKey
 
@@ -51,6 +51,6 @@ ROUTE = Route(
     ApiKey.OFFSET_DELETE,
     offset_delete,
     acl=(Acl(ResourceType.GROUP, AclOperation.DELETE),
-         Acl(ResourceType.TOPIC, AclOperation.READ)),
+         Acl(ResourceType.TOPIC, AclOperation.READ, entries=(Entries("topics"),))),
     routing=OneKey(OFFSETS_TOPIC, field("group_id")),
 )

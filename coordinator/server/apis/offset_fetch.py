@@ -15,6 +15,7 @@ from coordinator.server.route import (
     Acl,
     AclOperation,
     EachKey,
+    Entries,
     OneKey,
     ResourceType,
     Route,
@@ -99,11 +100,15 @@ def _with_topic_ids(
     return {**group, "topics": topics}
 
 
+_GROUPS = Entries("groups", "group_id")
+
 ROUTE = Route(
     ApiKey.OFFSET_FETCH,
     offset_fetch,
-    acl=(Acl(ResourceType.GROUP, AclOperation.DESCRIBE),
-         Acl(ResourceType.TOPIC, AclOperation.DESCRIBE)),
+    # v8+: each group on its own, and each topic inside an allowed group on its own.
+    acl=(Acl(ResourceType.GROUP, AclOperation.DESCRIBE, entries=(_GROUPS,)),
+         Acl(ResourceType.TOPIC, AclOperation.DESCRIBE,
+             entries=(Entries("topics"), Entries("topics", within=_GROUPS)))),
     # v0-7: one group at the top level; v8+: each group on its own coordinator.
     routing=EachKey(OFFSETS_TOPIC, "groups", "groups", "group_id",
                     key_of=lambda g: str(g.group_id), error_entry={"topics": []},

@@ -40,7 +40,7 @@ from coordinator.server.api_support import (
     store_of,
 )
 from coordinator.server.internal_topics import internal_topic_by_id, is_internal
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from coordinator.server.txn_apis import transactions_of
 from coordinator.txn.state import TopicPartition
 from wire import ErrorCode
@@ -242,6 +242,6 @@ ROUTE = Route(
     ApiKey.PRODUCE,
     handle,
     acl=(Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.WRITE, "transactional records"),
-         Acl(ResourceType.TOPIC, AclOperation.WRITE)),
+         Acl(ResourceType.TOPIC, AclOperation.WRITE, entries=(Entries("topic_data"),))),
     may_wait=True,  # acks=-1 waits for the records to be durable
 )

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import wire
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from coordinator.server.share_support import group_by_topic, share_runtime_of, start_request
 from wire import ErrorCode
 from wire.constants import ApiKey
@@ -56,6 +56,6 @@ ROUTE = Route(
     ApiKey.SHARE_ACKNOWLEDGE,
     handle,
     acl=(Acl(ResourceType.GROUP, AclOperation.READ),
-         Acl(ResourceType.TOPIC, AclOperation.READ)),
+         Acl(ResourceType.TOPIC, AclOperation.READ, entries=(Entries("topics", ""),))),
     may_wait=True,  # its acknowledgements are answered once durable
 )

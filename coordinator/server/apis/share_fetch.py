@@ -39,7 +39,7 @@ import trio
 import wire
 from coordinator.broker.topics import FetchTarget
 from coordinator.server.api_support import store_of
-from coordinator.server.route import Acl, AclOperation, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from coordinator.server.share_support import (
     group_by_topic,
     partition_log,
@@ -253,7 +253,7 @@ ROUTE = Route(
     ApiKey.SHARE_FETCH,
     handle,
     acl=(Acl(ResourceType.GROUP, AclOperation.READ),
-         Acl(ResourceType.TOPIC, AclOperation.READ)),
+         Acl(ResourceType.TOPIC, AclOperation.READ, entries=(Entries("topics", ""),))),
     may_wait=True,
     parks=True,  # the long poll
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from coordinator.core.share_group.describe import handle_share_group_describe
 from coordinator.server.api_support import WithCurrentTopics
-from coordinator.server.route import Acl, AclOperation, EachKey, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, EachKey, Entries, ResourceType, Route
 from coordinator.txn.placement import OFFSETS_TOPIC
 from wire.constants import ApiKey
 
@@ -20,7 +20,7 @@ share_group_describe = WithCurrentTopics(
 ROUTE = Route(
     ApiKey.SHARE_GROUP_DESCRIBE,
     share_group_describe,
-    acl=(Acl(ResourceType.GROUP, AclOperation.DESCRIBE),),
+    acl=(Acl(ResourceType.GROUP, AclOperation.DESCRIBE, entries=(Entries("group_ids", ""),)),),
     routing=EachKey(OFFSETS_TOPIC, "group_ids", "groups", "group_id"),
     read_only=True,
     core_handler=handle_share_group_describe,

@@ -5,7 +5,7 @@ The handler is ``coordinator/server/txn_apis.py``'s ``txn_offset_commit``."""
 
 from __future__ import annotations
 
-from coordinator.server.route import Acl, AclOperation, OneKey, ResourceType, Route, field
+from coordinator.server.route import Acl, AclOperation, Entries, OneKey, ResourceType, Route, field
 from coordinator.server.txn_apis import txn_offset_commit
 from coordinator.txn.placement import OFFSETS_TOPIC
 from wire.constants import ApiKey
@@ -18,6 +18,6 @@ ROUTE = Route(
     txn_offset_commit,
     acl=(Acl(ResourceType.TRANSACTIONAL_ID, AclOperation.WRITE),
          Acl(ResourceType.GROUP, AclOperation.READ),
-         Acl(ResourceType.TOPIC, AclOperation.READ)),
+         Acl(ResourceType.TOPIC, AclOperation.READ, entries=(Entries("topics"),))),
     routing=OneKey(OFFSETS_TOPIC, field("group_id")),
 )

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# confluent-kafka-python's own ACL integration tests against a fresh kcoord:
+# tests/integration/admin/test_basic_operations.py (create/describe/delete_acls among the
+# admin calls, PLAINTEXT, kafka_cluster from BROKERS) and
+# tests/integration/admin/test_describe_operations.py (authorized operations before and
+# after create_acls, over SASL PLAIN as User:sasl_user). Usage:
+#   tests/peer_suites/run_confluent_kafka_acls.sh SOURCE_DIR [pytest args...]
+# SOURCE_DIR is a confluent-kafka-python checkout (tests/ is taken from it); the installed
+# confluent_kafka is the one tested. The suite's sasl_cluster fixture always starts trivup,
+# so a copy of its tests/integration/conftest.py gets one override: sasl_cluster is a
+# ByoFixture with the SASL settings trivup's cluster would hand out.
+# The broker is configured as the suite's trivup cluster is: an authorizer with
+# allow.everyone.if.no.acl.found=true and a SASL PLAIN user sasl_user.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+work="$(mktemp -d)"
+trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+src="${1:?usage: $0 CONFLUENT_KAFKA_PYTHON_SOURCE_DIR [pytest args...]}"
+shift
+mkdir -p "$work/suite"
+cp -r "$src/tests" "$work/suite/tests"
+
+python -m coordinator serve --data-dir "$work/data" --sasl-user sasl_user:sasl_user \
+    -c "listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0" \
+    -c authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer \
+    -c allow.everyone.if.no.acl.found=true \
+    -c group.initial.rebalance.delay.ms=0 -c num.partitions=2 \
+    >"$work/kcoord.out" 2>"$work/kcoord.err" &
+server_pid=$!
+for _ in $(seq 100); do
+    [[ "$(grep -c "kcoord listening on" "$work/kcoord.out" 2>/dev/null)" -ge 2 ]] && break
+    sleep 0.1
+done
+plain="$(sed -n 's/^kcoord listening on \(.*\) (PLAINTEXT)$/\1/p' "$work/kcoord.out")"
+sasl="$(sed -n 's/^kcoord listening on \(.*\) (SASL_PLAINTEXT)$/\1/p' "$work/kcoord.out")"
+[[ -n "$plain" && -n "$sasl" ]] || { echo "kcoord did not start:"; cat "$work/kcoord.err"; exit 2; }
+
+cat >>"$work/suite/tests/integration/conftest.py" <<PY
+
+
+@pytest.fixture(scope="session")
+def sasl_cluster(request):  # (kcoord glue: the running broker's SASL_PLAINTEXT listener)
+    yield create_byo_cluster({"bootstrap.servers": "$sasl",
+                              "security.protocol": "SASL_PLAINTEXT",
+                              "sasl.mechanism": "PLAIN", "sasl.username": "sasl_user",
+                              "sasl.password": "sasl_user"})
+PY
+
+cd "$work/suite"
+BROKERS="$plain" python -m pytest tests/integration/admin/test_basic_operations.py \
+    tests/integration/admin/test_describe_operations.py \
+    -p no:cacheprovider -o addopts="" --rootdir "$work/suite" --timeout 300 -q "$@"
