@@ -39,7 +39,8 @@ _ECHOED = (
 _ECHOED_AS = {"partition_index": "partition"}
 #: Response arrays named otherwise than the request arrays they answer, entry for entry.
 _SOURCES = {
-    "responses": ("topic_data", "topics", "topic_names"),  # Produce, Fetch, DeleteTopics
+    # Produce, Fetch, DeleteTopics; AlterConfigs and IncrementalAlterConfigs
+    "responses": ("topic_data", "topics", "topic_names", "resources"),
     "partition_responses": ("partition_data",),  # Produce
     "results": ("resources", "topics", "groups_names", "creations"),  # DescribeConfigs, ...
     "filter_results": ("filters",),  # DeleteAcls

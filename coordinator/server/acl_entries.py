@@ -107,12 +107,21 @@ def _only(body: Any, field: str, items: list[Any]) -> Any:
 
 
 def _appended(entry: Any, part: Any) -> dict[str, Any]:
-    """``entry`` (an answer or an answer's entry) with ``part``'s non-empty lists added."""
+    """``entry`` (an answer or an answer's entry) with ``part``'s non-empty lists added, an
+    added entry that has an error of its own without entries of its own (a denied group's
+    topics, a denied resource's configs), as Kafka answers them; one without (a topic in a
+    Produce, a ListOffsets) keeps its partitions, where its errors are."""
     merged = dict(entry)
     for key, value in part.items():
         if isinstance(value, list) and value and isinstance(merged.get(key), list):
-            merged[key] = [*merged[key], *value]
+            merged[key] = [*merged[key], *(_bare(item) for item in value)]
     return merged
+
+
+def _bare(item: Any) -> Any:
+    if not (isinstance(item, dict) and "error_code" in item):
+        return item
+    return {key: [] if isinstance(value, list) else value for key, value in item.items()}
 
 
 Handler = Callable[["RequestContext", "DecodedRequest"], Awaitable[Any]]
@@ -132,14 +141,14 @@ async def serve_allowed(handler: Handler, ctx: RequestContext, request: DecodedR
             nested.setdefault((f.entries.within.field, f.parent, f.entries.field),
                               set()).add(f.position)
     served = copy.copy(body)
-    for field, indexes in top.items():
-        served[field] = _without(body[field], indexes)
-    for (parents_field, parent, field), indexes in nested.items():
+    for (parents_field, parent, field), indexes in nested.items():  # (before any parent goes)
         parents = list(served[parents_field])
         parent_entry = copy.copy(parents[parent])
         parent_entry[field] = _without(parent_entry[field], indexes)
         parents[parent] = parent_entry
         served[parents_field] = parents
+    for field, indexes in top.items():
+        served[field] = _without(served[field], indexes)
     rest_error = next((d.found.entries.rest_error for d in denied
                        if d.found.entries.rest_error), 0)
     served_request = dataclasses.replace(request, body=served)
