@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from coordinator.security.oauthbearer import (
@@ -43,6 +43,8 @@ class SaslMechanisms:
     random_bytes: RandomBytes
     oauth_options: UnsecuredValidatorOptions = field(default_factory=UnsecuredValidatorOptions)
     max_reauth_ms: int | None = None
+    #: A mechanism's own ``connections.max.reauth.ms`` (KIP-368), over ``max_reauth_ms``.
+    max_reauth_ms_by_mechanism: Mapping[str, int] = field(default_factory=dict)
 
     def server(self, mechanism: str) -> SaslServer:
         """A fresh server for one exchange of an enabled mechanism."""
@@ -60,4 +62,5 @@ class SaslMechanisms:
 
     def authenticator(self) -> SaslAuthenticator:
         """The SASL state of a new connection."""
-        return SaslAuthenticator(self.enabled, self.server, self.max_reauth_ms)
+        return SaslAuthenticator(self.enabled, self.server, self.max_reauth_ms,
+                                 self.max_reauth_ms_by_mechanism)

@@ -11,7 +11,7 @@ credential and no message: a flood of failed logins leaves nothing behind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -131,12 +131,14 @@ class SaslAuthenticator:
     """One connection's SASL state: handshake, then the exchange, then (KIP-368) maybe again.
 
     ``servers`` builds a mechanism's server by name; ``max_reauth_ms`` is
-    ``connections.max.reauth.ms`` for the listener (None or 0: never expire sessions).
+    ``connections.max.reauth.ms`` for the listener (None or 0: never expire sessions), and
+    ``max_reauth_ms_by_mechanism`` a mechanism's own (Kafka's
+    ``listener.name.<name>.<mechanism>.connections.max.reauth.ms``), which wins.
     """
 
     __slots__ = (
-        "_bad_mechanism_message", "_enabled", "_max_reauth_ms", "_previous", "_server",
-        "_servers",
+        "_bad_mechanism_message", "_enabled", "_max_reauth_ms", "_max_reauth_ms_by_mechanism",
+        "_previous", "_server", "_servers",
     )
 
     def __init__(
@@ -144,10 +146,12 @@ class SaslAuthenticator:
         enabled_mechanisms: Sequence[str],
         servers: Callable[[str], SaslServer],
         max_reauth_ms: int | None = None,
+        max_reauth_ms_by_mechanism: Mapping[str, int] | None = None,
     ) -> None:
         self._enabled = tuple(enabled_mechanisms)
         self._servers = servers
         self._max_reauth_ms = max_reauth_ms
+        self._max_reauth_ms_by_mechanism = max_reauth_ms_by_mechanism or {}
         self._server: SaslServer | None = None
         self._previous: _Session | None = None
         self._bad_mechanism_message: str | None = None
@@ -155,6 +159,12 @@ class SaslAuthenticator:
     @property
     def reauthenticating(self) -> bool:
         return self._previous is not None
+
+    @property
+    def exchanging(self) -> bool:
+        """Whether a handshake chose the mechanism and the exchange is under way (Kafka's
+        AUTHENTICATE state: only SaslAuthenticate may come)."""
+        return self._server is not None or self._bad_mechanism_message is not None
 
     def handshake(self, mechanism: str) -> HandshakeAnswer:
         """SaslHandshake: the mechanism must be enabled (UNSUPPORTED_SASL_MECHANISM with the
@@ -210,7 +220,9 @@ class SaslAuthenticator:
                 "Cannot change principals during re-authentication from "
                 f"{old_type}.{old_name}: {new_type}.{new_name}"
             )
-        lifetime = session_lifetime(now_ms, step.credential_expiry_ms, self._max_reauth_ms)
+        lifetime = session_lifetime(now_ms, step.credential_expiry_ms,
+                                    self._max_reauth_ms_by_mechanism.get(
+                                        server.mechanism, self._max_reauth_ms))
         self._previous = _Session(server.mechanism, principal)
         return AuthenticateAnswer(
             ErrorCode.NONE, None, step.auth_bytes, lifetime.lifetime_ms, principal,

@@ -57,6 +57,14 @@ _PER_LISTENER = frozenset({"sasl.enabled.mechanisms", "plain.sasl.jaas.config",
                            "connections.max.reauth.ms", *SSL_KEYS})
 _LISTENER_RE = re.compile(r"^([A-Za-z0-9_]+)://(\[[0-9A-Fa-f:.]+\]|[^:/\s]*):(\d+)$")
 _LISTENER_KEY_RE = re.compile(r"^listener\.name\.([a-z0-9_]+)\.(.+)$")
+#: KIP-368's per-mechanism session lifetime, ``listener.name.<name>.<mechanism>.`` only.
+_MECHANISM_REAUTH_RE = re.compile(
+    r"^(plain|scram-sha-256|scram-sha-512|oauthbearer)\.connections\.max\.reauth\.ms$")
+
+
+def _per_listener(key: str) -> bool:
+    """Whether ``key`` (after ``listener.name.<name>.``) is a per-listener key."""
+    return key in _PER_LISTENER or _MECHANISM_REAUTH_RE.match(key) is not None
 
 
 class Listener(NamedTuple):
@@ -113,11 +121,15 @@ class SaslSettings(NamedTuple):
     users: tuple[tuple[str, str], ...] = ()
     #: ``connections.max.reauth.ms`` (``listener.name.<name>.`` first), as given; None: 0.
     max_reauth_ms: str | None = None
+    #: ``listener.name.<name>.<mechanism>.connections.max.reauth.ms`` (KIP-368: a
+    #: mechanism's own session lifetime, over the listener's), by mechanism, as given.
+    max_reauth_ms_by_mechanism: tuple[tuple[str, str], ...] = ()
 
     def __repr__(self) -> str:  # users and the JAAS config hold passwords
         return (f"SaslSettings(enabled_mechanisms={self.enabled_mechanisms!r}, "
                 f"users={[name for name, _ in self.users]}, "
-                f"max_reauth_ms={self.max_reauth_ms!r})")
+                f"max_reauth_ms={self.max_reauth_ms!r}, "
+                f"max_reauth_ms_by_mechanism={self.max_reauth_ms_by_mechanism!r})")
 
 
 #: Keys whose values are secrets (Kafka's PASSWORD type): never shown (DescribeConfigs).
@@ -134,7 +146,7 @@ def is_listener_key(key: str) -> bool:
     if key in LISTENER_KEYS:
         return True
     match = _LISTENER_KEY_RE.match(key)
-    return match is not None and match.group(2) in _PER_LISTENER
+    return match is not None and _per_listener(match.group(2))
 
 
 def _protocol_map(value: str | None) -> dict[str, str]:
@@ -216,17 +228,22 @@ def check_listener_names(properties: Mapping[str, str], listeners: tuple[Listene
     names = {listener.name.lower() for listener in listeners}
     for key in properties:
         match = _LISTENER_KEY_RE.match(key)
-        if match is not None and match.group(2) in _PER_LISTENER and match.group(1) not in names:
+        if match is not None and _per_listener(match.group(2)) and match.group(1) not in names:
             raise ConfigError(f"{key}: no listener named {match.group(1).upper()} is configured")
 
 
 def sasl_settings(properties: Mapping[str, str], listener: Listener,
                   users: tuple[tuple[str, str], ...]) -> SaslSettings:
     """A SASL listener's settings."""
+    prefix = f"listener.name.{listener.name.lower()}."
+    by_mechanism = tuple(
+        (match.group(1).upper(), value) for key, value in sorted(properties.items())
+        if key.startswith(prefix)
+        and (match := _MECHANISM_REAUTH_RE.match(key[len(prefix):])) is not None)
     return SaslSettings(listener_value(properties, listener, "sasl.enabled.mechanisms"),
-                        properties.get(f"listener.name.{listener.name.lower()}."
-                                       "plain.sasl.jaas.config"), users,
-                        listener_value(properties, listener, "connections.max.reauth.ms"))
+                        properties.get(f"{prefix}plain.sasl.jaas.config"), users,
+                        listener_value(properties, listener, "connections.max.reauth.ms"),
+                        by_mechanism)
 
 
 def parse_sasl_user(text: str) -> tuple[str, str]:

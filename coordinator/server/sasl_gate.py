@@ -1,10 +1,13 @@
 """A SASL listener's connection before it has authenticated, as Kafka's
-SaslServerAuthenticator: only ApiVersions, SaslHandshake and SaslAuthenticate are answered
-(by their route modules, one at a time), anything else closes the connection, and so does
-an answer its route marks ``close_after_answer`` (a failed login, an unsupported
-mechanism). Once authenticated the connection goes on to the ordinary loop
-(``connection.py``) with whatever it had buffered: a PLAINTEXT listener never comes here,
-so its requests pay nothing for SASL.
+SaslServerAuthenticator: before the handshake, one ApiVersions and the SaslHandshake are
+answered (by their route modules, one at a time) and anything else closes the connection
+unanswered; once the handshake has chosen the mechanism, only SaslAuthenticate is, anything
+else being answered ILLEGAL_SASL_STATE before the connection closes; and an answer its
+route marks ``close_after_answer`` (a failed login, an unsupported mechanism) closes it
+too. The same holds while re-authenticating, which starts at the handshake. Once
+authenticated the connection goes on to the ordinary loop (``connection.py``) with whatever
+it had buffered: a PLAINTEXT listener never comes here, so its requests pay nothing for
+SASL.
 
 Re-authentication (KIP-368), as Kafka's ``SocketServer``/``KafkaChannel``: when
 ``connections.max.reauth.ms`` is positive, or the credential expires (an OAUTHBEARER
@@ -35,11 +38,13 @@ from wire import (
     NEED_DATA,
     ApiKey,
     CorruptFrame,
+    ErrorCode,
     FrameReader,
     FrameTooLarge,
     UnsupportedVersion,
     encode_unsupported_api_versions,
 )
+from wire.error_response import error_response
 from wire.fast_codec import decode_request, encode_response
 
 if TYPE_CHECKING:
@@ -49,7 +54,6 @@ if TYPE_CHECKING:
     from wire import DecodedRequest
 
 __all__ = [
-    "BEFORE_AUTHENTICATION",
     "EXPIRED",
     "MIN_REAUTH_INTERVAL_S",
     "REAUTHENTICATE",
@@ -65,13 +69,6 @@ log = logging.getLogger(__name__)
 #: failed is closed this long after its answer is written (Kafka's SocketServer delays the
 #: close so a client reads the answer, and a brute-force client is slowed down).
 FAILED_AUTHENTICATION_DELAY_S = 0.1
-
-#: What a SASL listener answers before authentication (Kafka: ApiVersions and
-#: SaslHandshake, then SaslAuthenticate once a mechanism is chosen).
-BEFORE_AUTHENTICATION = frozenset(
-    {ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE}
-)
-
 
 #: Kafka's KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS: a re-authentication may start
 #: at most once a second.
@@ -157,10 +154,12 @@ async def authenticate(
     authenticates (True) or must be closed (False). ``first``: the SaslHandshake that
     starts a re-authentication, already read."""
     peer = f"connection {conn.connection_id} from {conn.peer_host}"
+    # (a re-authentication starts at its handshake: no ApiVersions before it, as in Kafka)
+    exchange = _Exchange(versions_answered=first is not None)
     while conn.sasl is not None:
         if first is not None:
             request, first = first, None
-            if not await _answer(server, conn, request, peer):
+            if not await _answer(server, conn, request, peer, exchange):
                 return False
             continue
         try:
@@ -187,7 +186,7 @@ async def authenticate(
         except CorruptFrame as exc:
             BAD_INPUT.warn("closing %s: %s", peer, exc)
             return False
-        if not await _answer(server, conn, request, peer):
+        if not await _answer(server, conn, request, peer, exchange):
             return False
     if conn.session is not None and conn.session.reauth_started_at is not None:
         log.debug("%s re-authenticated as %s", peer, conn.principal)
@@ -196,11 +195,34 @@ async def authenticate(
     return True
 
 
+class _Exchange:
+    """Where one connection's (re-)authentication is, beyond its authenticator's state."""
+
+    __slots__ = ("versions_answered",)
+
+    def __init__(self, versions_answered: bool) -> None:
+        self.versions_answered = versions_answered
+
+
 async def _answer(server: ServerState, conn: Connection, request: DecodedRequest,
-                  peer: str) -> bool:
-    """Answer one request of the exchange; False when the connection must close."""
+                  peer: str, exchange: _Exchange) -> bool:
+    """Answer one request of the exchange; False when the connection must close. What may
+    come is Kafka's SaslServerAuthenticator's: before the handshake, one ApiVersions and
+    the SaslHandshake (anything else closes the connection unanswered); after it, only
+    SaslAuthenticate (anything else is answered ILLEGAL_SASL_STATE, then the connection
+    closes)."""
     api_key = request.api_key
-    if api_key not in BEFORE_AUTHENTICATION:
+    if conn.sasl.exchanging:
+        if api_key != ApiKey.SASL_AUTHENTICATE:
+            BAD_INPUT.warn("closing %s: unexpected Kafka request of type %s during SASL "
+                           "authentication", peer, request.spec.name)
+            await conn.send_all(bytearray(encode_response(
+                api_key, request.api_version, request.correlation_id,
+                error_response(request, ErrorCode.ILLEGAL_SASL_STATE))))
+            return False
+    elif api_key == ApiKey.API_VERSIONS and not exchange.versions_answered:
+        exchange.versions_answered = True
+    elif api_key != ApiKey.SASL_HANDSHAKE:
         BAD_INPUT.warn("closing %s: unexpected Kafka request of type %s during SASL "
                        "handshake", peer, request.spec.name)
         return False

@@ -4,7 +4,9 @@ when a SASL listener is configured, since it loads ``coordinator.security``.
 Users come from ``--sasl-user NAME:PASSWORD`` (a PLAIN credential and both SCRAM ones) and
 from the listener's ``plain.sasl.jaas.config`` (``PlainLoginModule``'s ``user_NAME``
 options: PLAIN only, as in Kafka), in memory. ``connections.max.reauth.ms`` (KIP-368) sets
-how long a session lasts before the client must re-authenticate (``sasl_gate.py``). SCRAM
+how long a session lasts before the client must re-authenticate (``sasl_gate.py``), and
+``listener.name.<name>.<mechanism>.connections.max.reauth.ms`` a mechanism's own lifetime
+on that listener, as in Kafka's SaslChannelBuilder. SCRAM
 users created through AlterUserScramCredentials are persisted in the data directory and
 replayed into the same SCRAM store once the coordinator loads
 (``security_setup.security_shard``).
@@ -52,19 +54,24 @@ def sasl_mechanisms(settings: SaslSettings) -> SaslMechanisms:
         for record in user_records(name, password, secrets.token_bytes):
             scram.replay(record)
     return SaslMechanisms(enabled, plain, scram, secrets.token_bytes,
-                          max_reauth_ms=max_reauth_ms(settings.max_reauth_ms))
+                          max_reauth_ms=max_reauth_ms(settings.max_reauth_ms),
+                          max_reauth_ms_by_mechanism={
+                              mechanism: max_reauth_ms(value, mechanism)
+                              for mechanism, value in settings.max_reauth_ms_by_mechanism})
 
 
-def max_reauth_ms(value: str | None) -> int:
+def max_reauth_ms(value: str | None, mechanism: str = "") -> int:
     """``connections.max.reauth.ms`` (Kafka's LONG, default 0: sessions never expire; a
-    value of 0 or less turns re-authentication off); ConfigError if not an integer."""
+    value of 0 or less turns re-authentication off), or a ``mechanism``'s own; ConfigError
+    if not an integer."""
+    key = f"{mechanism.lower()}.connections.max.reauth.ms" if mechanism else (
+        "connections.max.reauth.ms")
     if value is None:
         return 0
     try:
         parsed = int(value.strip())
     except ValueError:
-        raise ConfigError(f"connections.max.reauth.ms={value!r}: expected an integer "
-                          "(milliseconds)") from None
+        raise ConfigError(f"{key}={value!r}: expected an integer (milliseconds)") from None
     if not -2**63 <= parsed < 2**63:
-        raise ConfigError(f"connections.max.reauth.ms={value!r}: out of range for a long")
+        raise ConfigError(f"{key}={value!r}: out of range for a long")
     return parsed
