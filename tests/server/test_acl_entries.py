@@ -212,3 +212,15 @@ async def test_every_entry_denied_answers_without_the_handler(start_server: Any,
     assert answer.error_code == 0
     assert [(r.topic, r.partitions[0].error_code) for r in answer.responses] == [
         ("t", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
+
+
+async def test_delete_on_the_cluster_deletes_every_topic(start_server: Any,
+                                                         connect: Any) -> None:
+    """Kafka's ControllerApis.deleteTopics: DELETE on the cluster allows every topic."""
+    running = await start_server(AUTHORIZER, topics=(("t", 1), ("u", 1)))
+    client = await connect(running.port)
+    allow(running, ResourceType.CLUSTER, "kafka-cluster", AclOperation.DELETE)
+    deleted = await client.request(ApiKey.DELETE_TOPICS, 5, {
+        "topic_names": ["u", "t"], "timeout_ms": 5000})
+    assert {r.name: r.error_code for r in deleted.responses} == {"t": 0, "u": 0}
+    assert running.server.topics.get("u") is None

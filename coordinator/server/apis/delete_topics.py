@@ -26,7 +26,7 @@ from coordinator.server.internal_topics import (
     internal_topic_by_id,
     is_internal,
 )
-from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, AnyOf, Entries, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
 
@@ -163,7 +163,10 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 ROUTE = Route(
     ApiKey.DELETE_TOPICS,
     handle,
+    # Kafka's ControllerApis: DELETE on the cluster, else on each topic (a denied one
+    # answers TOPIC_AUTHORIZATION_FAILED, the others are deleted).
     acl=(Acl(ResourceType.TOPIC, AclOperation.DESCRIBE, "topics named by id"),
-         Acl(ResourceType.TOPIC, AclOperation.DELETE,
-             entries=(Entries("topic_names", ""), Entries("topics")))),
+         AnyOf((Acl(ResourceType.CLUSTER, AclOperation.DELETE),
+                Acl(ResourceType.TOPIC, AclOperation.DELETE,
+                    entries=(Entries("topic_names", ""), Entries("topics")))))),
 )
