@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.server.api_support import leader_epoch_of, leadership_error, store_of
-from coordinator.server.route import Acl, AclOperation, AnyOf, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, AnyOf, Entries, ResourceType, Route
 from wire import ErrorCode
 from wire.constants import ApiKey
 
@@ -66,5 +66,6 @@ ROUTE = Route(
     ApiKey.OFFSET_FOR_LEADER_EPOCH,
     handle,
     acl=(AnyOf((Acl(ResourceType.CLUSTER, AclOperation.CLUSTER_ACTION),
-                Acl(ResourceType.TOPIC, AclOperation.DESCRIBE))),),
+                Acl(ResourceType.TOPIC, AclOperation.DESCRIBE,
+                    entries=(Entries("topics", "topic"),)))),),
 )
