@@ -166,6 +166,16 @@ class _Initialization:
     record: Record
 
 
+@dataclass(frozen=True, slots=True)
+class _Rewrite:
+    """A share partition's state written anew (AlterShareGroupOffsets: a snapshot, or
+    tombstones): in the Result, with the live partition it replaces."""
+
+    key: SharePartitionKey
+    records: tuple[Record, ...]
+    previous: SharePartition | None
+
+
 def _reply(token: ReplyToken, answer: object) -> Reply:
     """A reply carrying one of this module's answers (the share routes read them)."""
     return Reply(token, answer)  # type: ignore[arg-type]
@@ -216,6 +226,11 @@ class SharePartitionManager:
             elif isinstance(callback, _Initialization):
                 self._initializing.discard(callback.key)
                 self.coordinator.initialized(callback.key, callback.record)
+            elif isinstance(callback, _Rewrite):
+                self._initializing.discard(callback.key)
+                for record in callback.records:
+                    self.coordinator.replay(record)
+                self._rebuild(callback.key)
         self._changed()
         return Result(timers=self.lock_timer())
 
@@ -226,6 +241,10 @@ class SharePartitionManager:
                 self.coordinator.append_failed(callback.key, callback.change)
             elif isinstance(callback, _Initialization):
                 self._initializing.discard(callback.key)
+            elif isinstance(callback, _Rewrite):
+                self._initializing.discard(callback.key)
+                if callback.previous is not None:
+                    self.partitions.setdefault(callback.key, callback.previous)
         replies = tuple(_reply(r.token, ShareAppendFailed(error)) for r in result.replies)
         self._changed()
         return Result(replies=replies, timers=self.lock_timer())
@@ -239,8 +258,8 @@ class SharePartitionManager:
         return self._result(changes, ())
 
     def forget(self, tombstones: Sequence[Record]) -> None:
-        """A deleted share group's state tombstones are in the log (the group shard wrote
-        them): its share partitions go, as replaying the tombstones makes them go."""
+        """Share-state tombstones the group shard wrote are in the log (DeleteGroups,
+        DeleteShareGroupOffsets): those share partitions go, as replaying them makes them go."""
         for record in tombstones:
             key = record.key
             if self.coordinator.replay(record) and isinstance(key, ShareSnapshotKey):
@@ -252,12 +271,24 @@ class SharePartitionManager:
         """A change of a share partition forgotten while its record was being appended: the
         record counts as replay counts it (a snapshot brings the partition back)."""
         self.coordinator.replay(record)
+        self._rebuild(key)
+
+    def _rebuild(self, key: SharePartitionKey) -> None:
+        """The live partition ``key`` as its replayed records leave it (none if deleted)."""
+        self.partitions.pop(key, None)
         log = self.coordinator.store.partitions.get(key)
         if log is not None:
             config = self.coordinator.config_of(key)
             self.partitions[key] = SharePartition.from_log(key, log, config)
 
     # ------------------------------------------------------------------ helpers
+
+    def rewrite(self, key: SharePartitionKey, records: tuple[Record, ...]) -> _Rewrite:
+        """Replace share partition ``key``'s state by ``records`` (to append): it is not
+        served (``initializing``) until they are durable, then rebuilt from them."""
+        previous = self.partitions.pop(key, None)
+        self._initializing.add(key)
+        return _Rewrite(key, records, previous)
 
     def lock_timer(self) -> tuple[ScheduleTimer | CancelTimer, ...]:
         """The lock timer armed at the earliest acquisition lock deadline, or disarmed."""

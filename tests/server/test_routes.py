@@ -85,6 +85,12 @@ def test_acls_are_what_kafka_apis_checks() -> None:
     assert ROUTES[ApiKey.END_TXN].acl == (Acl(txn, write),)
     assert ROUTES[ApiKey.DELETE_GROUPS].acl == (
         Acl(group, AclOperation.DELETE, entries=(Entries("groups_names", name=""),)),)
+    describe = AclOperation.DESCRIBE
+    assert ROUTES[ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS].acl == (Acl(group, describe),
+                                                               Acl(topic, describe))
+    assert ROUTES[ApiKey.ALTER_SHARE_GROUP_OFFSETS].acl == (Acl(group, read), Acl(topic, read))
+    assert ROUTES[ApiKey.DELETE_SHARE_GROUP_OFFSETS].acl == (Acl(group, AclOperation.DELETE),
+                                                             Acl(topic, read))
 
 
 # --------------------------------------------------------------------------- derived tables
@@ -98,7 +104,8 @@ PIPELINED = {ApiKey.OFFSET_COMMIT, ApiKey.HEARTBEAT, ApiKey.CONSUMER_GROUP_HEART
              ApiKey.SHARE_GROUP_HEARTBEAT}
 GROUP_KEYED = {ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP,
                ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_DELETE, ApiKey.CONSUMER_GROUP_HEARTBEAT,
-               ApiKey.TXN_OFFSET_COMMIT, ApiKey.SHARE_GROUP_HEARTBEAT}
+               ApiKey.TXN_OFFSET_COMMIT, ApiKey.SHARE_GROUP_HEARTBEAT,
+               ApiKey.ALTER_SHARE_GROUP_OFFSETS, ApiKey.DELETE_SHARE_GROUP_OFFSETS}
 TXN_KEYED = {ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN, ApiKey.ADD_PARTITIONS_TO_TXN,
              ApiKey.INIT_PRODUCER_ID}
 MULTI = {
@@ -106,6 +113,7 @@ MULTI = {
     ApiKey.DELETE_GROUPS: (OFFSETS_TOPIC, "groups_names", "results", "group_id"),
     ApiKey.CONSUMER_GROUP_DESCRIBE: (OFFSETS_TOPIC, "group_ids", "groups", "group_id"),
     ApiKey.SHARE_GROUP_DESCRIBE: (OFFSETS_TOPIC, "group_ids", "groups", "group_id"),
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: (OFFSETS_TOPIC, "groups", "groups", "group_id"),
     ApiKey.OFFSET_FETCH: (OFFSETS_TOPIC, "groups", "groups", "group_id"),
     ApiKey.DESCRIBE_TRANSACTIONS: (TRANSACTION_STATE_TOPIC, "transactional_ids",
                                    "transaction_states", "transactional_id"),
@@ -129,6 +137,8 @@ SERVED |= {29, 30, 31, 50, 51}
 SERVED |= {23}
 # The client quota APIs (issue 30 item 6): DescribeClientQuotas, AlterClientQuotas.
 SERVED |= {48, 49}
+# The share-group offsets APIs (issue 31): Describe-, Alter- and DeleteShareGroupOffsets.
+SERVED |= {90, 91, 92}
 
 
 def test_connection_traits_equal_the_old_tables() -> None:
@@ -182,8 +192,9 @@ def test_routing_equals_the_old_tables() -> None:
     each = _routing(EachKey)
     assert {key: tuple(r[:4]) for key, r in each.items()} == MULTI
     assert {key: tuple(r) for key, r in _routing(ListedKeys).items()} == LISTS
-    assert each[ApiKey.OFFSET_FETCH].error_entry == {"topics": []}
-    assert all(not r.error_entry for key, r in each.items() if key != ApiKey.OFFSET_FETCH)
+    with_topics = {ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS}
+    assert all(each[key].error_entry == {"topics": []} for key in with_topics)
+    assert all(not r.error_entry for key, r in each.items() if key not in with_topics)
 
 
 @pytest.mark.parametrize(("api_key", "version", "body", "key"), [

@@ -31,6 +31,7 @@ __all__ = [
     "acquired",
     "fetch_body",
     "produce_body",
+    "topic_id_of",
     "values_by_offset",
 ]
 
@@ -117,6 +118,16 @@ def values_by_offset(response: Any, partition: int = 0) -> dict[int, bytes]:
             if any(first <= record.offset <= last for first, last in ranges):
                 found[record.offset] = bytes(record.value)
     return found
+
+
+def topic_id_of(client: BlockingClient, name: str = "t") -> uuid.UUID:
+    """Topic ``name``'s id, by Metadata v12."""
+    answer = client.request(METADATA, 12, {
+        "topics": [{"topic_id": uuid.UUID(int=0), "name": name}],
+        "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
+    (topic,) = answer.topics
+    assert topic.error_code == 0
+    return uuid.UUID(str(topic.topic_id))
 
 
 class AsyncClient:

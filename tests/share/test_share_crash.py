@@ -18,7 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "durability"))
 from durability_support import ServerProcess
 from share_wire import (
     ACCEPT,
-    METADATA,
     REJECT,
     SHARE_ACKNOWLEDGE,
     SHARE_FETCH,
@@ -28,6 +27,7 @@ from share_wire import (
     acquired,
     fetch_body,
     produce_body,
+    topic_id_of,
     values_by_offset,
 )
 
@@ -47,15 +47,6 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
         process.kill()
 
 
-def _topic_id(client: BlockingClient) -> uuid.UUID:
-    answer = client.request(METADATA, 12, {
-        "topics": [{"topic_id": uuid.UUID(int=0), "name": "t"}],
-        "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
-    (topic,) = answer.topics
-    assert topic.error_code == 0
-    return uuid.UUID(str(topic.topic_id))
-
-
 def _fetch(client: BlockingClient, topic_id: uuid.UUID, epoch: int, **kwargs: Any) -> Any:
     answer = client.request(SHARE_FETCH, SHARE_VERSION,
                             fetch_body(GROUP, MEMBER, epoch, topic_id, **kwargs))
@@ -64,7 +55,7 @@ def _fetch(client: BlockingClient, topic_id: uuid.UUID, epoch: int, **kwargs: An
 
 def test_accepted_records_stay_accepted_after_sigkill(server: ServerProcess) -> None:
     client = BlockingClient(server.port)
-    topic_id = _topic_id(client)
+    topic_id = topic_id_of(client)
     # The share partition starts at the high watermark (latest): open it before producing.
     assert acquired(_fetch(client, topic_id, 0)) == []
     produced = client.request(0, 9, produce_body("t", 0, [b"r%d" % i for i in range(20)]))
@@ -81,7 +72,7 @@ def test_accepted_records_stay_accepted_after_sigkill(server: ServerProcess) -> 
     server.start()
     client = BlockingClient(server.port)
     try:
-        assert _topic_id(client) == topic_id
+        assert topic_id_of(client) == topic_id
         stale = _fetch(client, topic_id, 3)
         assert stale.error_code == ErrorCode.SHARE_SESSION_NOT_FOUND  # sessions are soft
         again = _fetch(client, topic_id, 0)

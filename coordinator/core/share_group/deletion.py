@@ -7,6 +7,9 @@ it from the log."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping
+
 from coordinator.core.consumer.records import RecordWriter
 from coordinator.core.engine import Engine
 from coordinator.core.result import Effects
@@ -25,14 +28,17 @@ from wire.constants import ErrorCode
 __all__ = ["ShareStateDeleted", "delete_share_group", "share_state_tombstones"]
 
 
-def share_state_tombstones(group: ShareGroup) -> list[Record]:
-    """Tombstones for the share coordinator's state of every partition the group
-    initialized (Kafka's DeleteShareGroupState through the persister)."""
+def share_state_tombstones(
+    group_id: str, initialized: Mapping[uuid.UUID, tuple[str, frozenset[int]]]
+) -> list[Record]:
+    """Tombstones for the share coordinator's state of the ``initialized`` partitions (topic
+    id -> (name, partitions)) of group ``group_id`` (Kafka's DeleteShareGroupState through
+    the persister)."""
     out = []
-    for topic_id, (_, partitions) in sorted(group.initialized.items()):
+    for topic_id, (_, partitions) in sorted(initialized.items()):
         for partition in sorted(partitions):
-            out.append(Record(ShareUpdateKey(group.group_id, topic_id, partition), None))
-            out.append(Record(ShareSnapshotKey(group.group_id, topic_id, partition), None))
+            out.append(Record(ShareUpdateKey(group_id, topic_id, partition), None))
+            out.append(Record(ShareSnapshotKey(group_id, topic_id, partition), None))
     return out
 
 
@@ -40,7 +46,7 @@ def delete_share_group(engine: Engine, group: ShareGroup, fx: Effects) -> ErrorC
     """Delete an Empty share group and its share state."""
     if group.members:
         return ErrorCode.NON_EMPTY_GROUP
-    tombstones = share_state_tombstones(group)
+    tombstones = share_state_tombstones(group.group_id, group.initialized)
     for record in tombstones:
         fx.persist(record)
     if tombstones:
