@@ -13,7 +13,11 @@ ListOffsets "latest"), and prints Kafka's columns: GROUP, TOPIC, PARTITION, CURR
 LOG-END-OFFSET, LAG, CONSUMER-ID, HOST, CLIENT-ID ("-" where there is none). A group with no
 members and no offsets is reported as Kafka's tool does ("Consumer group 'G' has no active
 members." / "does not exist."). A share group (KIP-932) is described by its members, as
-``kafka-share-groups.sh --describe --members`` prints them (ShareGroupDescribe).
+``kafka-share-groups.sh --describe --members`` prints them (ShareGroupDescribe), then, after
+a blank line, its share partitions as ``kafka-share-groups.sh --describe`` prints them
+(DescribeShareGroupOffsets): GROUP, TOPIC, PARTITION, START-OFFSET, LAG (KIP-1226's lag:
+records neither acknowledged nor archived from the start offset to the high watermark; "-"
+where the broker reports none).
 
 Exit status: 0; 1 when a broker cannot be reached or answers with an error; 2 bad
 arguments. Stdlib sockets and kcoord's wire codec only.
@@ -40,6 +44,7 @@ GROUP_ID_NOT_FOUND = 69
 COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
            "CONSUMER-ID", "HOST", "CLIENT-ID")
 SHARE_COLUMNS = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT")
+SHARE_OFFSET_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "START-OFFSET", "LAG")
 
 
 class _UsageError(Exception):
@@ -179,6 +184,39 @@ def _members(conn: _Connection, group: str) -> tuple[str, dict[tuple[str, int], 
     return described_group.group_state, owners
 
 
+def _share_lines(conn: _Connection, group: str) -> list[str] | None:
+    """A share group's members, then its share partitions' start offsets and lag (the
+    module docstring); None when the group is no share group or the broker serves no
+    ShareGroupDescribe."""
+    members = _share_members(conn, group)
+    if members is None:
+        return None
+    offsets = _share_offsets(conn, group)
+    return members + (["", *offsets] if offsets else [])
+
+
+def _share_offsets(conn: _Connection, group: str) -> list[str]:
+    """The share partitions' table (none when the broker serves no
+    DescribeShareGroupOffsets or the group has no share partitions)."""
+    version = conn.version(90, 1)
+    if version is None:
+        return []
+    answer = conn.call(90, version, {"groups": [{"group_id": group, "topics": None}]})
+    (described,) = answer.groups
+    if described.error_code:
+        raise _Failure(f"DescribeShareGroupOffsets for {group!r} answered error "
+                       f"{described.error_code}")
+    found = sorted((t.topic_name, p.partition_index, p.start_offset, p.get("lag", -1))
+                   for t in described.topics for p in t.partitions if p.error_code == 0)
+    rows = [(group, topic, str(partition), _text(start if start >= 0 else None),
+             _text(lag if lag >= 0 else None)) for topic, partition, start, lag in found]
+    if not rows:
+        return []
+    widths = [max(len(c), *(len(r[i]) for r in rows))
+              for i, c in enumerate(SHARE_OFFSET_COLUMNS)]
+    return [_row(SHARE_OFFSET_COLUMNS, widths), *(_row(r, widths) for r in rows)]
+
+
 def _share_members(conn: _Connection, group: str) -> list[str] | None:
     """A share group's members as ``kafka-share-groups.sh --describe --members`` prints
     them (GROUP, CONSUMER-ID, HOST, CLIENT-ID, #PARTITIONS, ASSIGNMENT); None when the
@@ -262,7 +300,7 @@ def describe(conn: _Connection, group: str) -> list[str]:
     GroupNotFound when there is no such group."""
     coordinator = _Connection(*_coordinator(conn, group))
     try:
-        share_lines = _share_members(coordinator, group)
+        share_lines = _share_lines(coordinator, group)
         if share_lines is not None:
             return share_lines
         state, owners = _members(coordinator, group)

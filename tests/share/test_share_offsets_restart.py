@@ -76,6 +76,19 @@ def _describe(client: BlockingClient, topics: Any) -> dict[Any, Any]:
     return offsets_of(client.request(DESCRIBE_OFFSETS, 1, describe_body(GROUP, topics)))
 
 
+def _groups_describe(port: int) -> list[str]:
+    """``kcoord groups describe GROUP``'s lines."""
+    import contextlib
+    import io
+
+    from coordinator.groups_cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["describe", GROUP, "--bootstrap", f"127.0.0.1:{port}"]) == 0
+    return out.getvalue().splitlines()
+
+
 def _restarted(server: ServerProcess, client: BlockingClient) -> BlockingClient:
     client.close()
     server.kill()  # the change was answered: it is on disk
@@ -101,6 +114,10 @@ def test_altered_and_deleted_share_offsets_survive_sigkill(server: ServerProcess
 
         client = _restarted(server, client)
         assert _describe(client, None) == {("t", 0): (5, 3)}
+        assert _groups_describe(server.port) == [
+            f"Share group '{GROUP}' has no active members.", "",
+            "GROUP           TOPIC PARTITION START-OFFSET LAG",
+            f"{GROUP} t     0         5            3"]
         assert _consume(client, topic_id, (5, 7)) == [(5, 7, 1)]
         assert _describe(client, None) == {("t", 0): (8, 0)}
         deleted = client.request(DELETE_OFFSETS, 0, delete_body(GROUP, ["t"]))
