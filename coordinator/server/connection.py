@@ -149,6 +149,8 @@ async def serve_connection(
     finally:
         del server.connections[connection_id]
         sock.close()
+        if server.shares is not None:  # its share sessions go (Kafka releases at once)
+            server.shares.connection_closed(server.identity.node_id, connection_id)
         tallies.close(conn.tally, trio.current_time())
         if conn.expired:
             log.info(

@@ -18,7 +18,13 @@ import trio
 
 from coordinator.config import CoordinatorConfig
 from coordinator.server.runtime import CoordinatorRuntime, ShardHandler
-from coordinator.share.manager import SharePartitionManager
+from coordinator.server.waiters import PendingReply, RuntimeClosed
+from coordinator.share.manager import (
+    ConnectionClosed,
+    SharePartitionManager,
+    handle_connection_closed,
+)
+from coordinator.share.sessions import ConnectionId
 from coordinator.share.states import SharePartitionConfig
 from coordinator.share.timers import ShareLockTimerKey
 
@@ -53,6 +59,9 @@ class ShareRuntime:
             on_change=self._notify,
         )
         self._changed = trio.Event()
+        #: Client connections (node id, connection id) that sent a ShareFetch or
+        #: ShareAcknowledge: when one closes, its sessions go (``connection_closed``).
+        self._share_connections: set[ConnectionId] = set()
         #: A group's ``share.auto.offset.reset`` (tests may replace it).
         self.auto_offset_reset: Callable[[str], str] = self._group_auto_offset_reset
 
@@ -88,6 +97,27 @@ class ShareRuntime:
         """Run one of the shard's handlers in the runtime; its reply (once its records are
         durable)."""
         return await self.groups.call(handler, ctx, request, self.manager)
+
+    def served(self, connection: ConnectionId) -> None:
+        """``connection`` sent a share-session request."""
+        self._share_connections.add(connection)
+
+    def connection_closed(self, node_id: int, connection_id: int) -> None:
+        """A client connection closed: if it sent share-session requests, the sessions it
+        opened go and their members' acquired records are released at once (Kafka's
+        ConnectionDisconnectListener), not after their acquisition locks expire. Called
+        from the connection's teardown: submitted, not awaited."""
+        connection = (node_id, connection_id)
+        if connection not in self._share_connections:
+            return
+        self._share_connections.discard(connection)
+        try:
+            pending = self.groups.submit(handle_connection_closed, None,  # type: ignore[arg-type]
+                                         ConnectionClosed(connection), self.manager)
+        except RuntimeClosed:  # the server is stopping: sessions go with it
+            return
+        if isinstance(pending, PendingReply):
+            pending.discard()
 
     def _notify(self) -> None:
         self._changed.set()

@@ -116,15 +116,15 @@ async def run_session(
 ) -> SessionAnswer | ShareAppendFailed:
     """The session check and acknowledgements in the share shard (answered once their
     records are durable)."""
+    shares = share_runtime_of(ctx)
+    connection = (ctx.state.identity.node_id, ctx.connection_id)
+    shares.served(connection)
     request = SessionRequest(
         api, group_id, body.member_id or "", body.share_session_epoch,
         tuple(k for k in parts.keys if k not in parts.errors), tuple(parts.forgotten),
-        parts.acknowledgements, (ctx.state.identity.node_id, ctx.connection_id),
-        share_runtime_of(ctx).lock_duration_ms(group_id),
+        parts.acknowledgements, connection, shares.lock_duration_ms(group_id),
     )
-    answer: SessionAnswer | ShareAppendFailed = await share_runtime_of(ctx).call(
-        handle_session, ctx, request
-    )
+    answer: SessionAnswer | ShareAppendFailed = await shares.call(handle_session, ctx, request)
     return answer
 
 

@@ -39,6 +39,7 @@ from .sessions import (
     DEFAULT_MAX_SHARE_SESSIONS,
     FINAL_EPOCH,
     ConnectionId,
+    ShareSession,
     ShareSessionCache,
     ShareSessionKey,
 )
@@ -49,12 +50,14 @@ __all__ = [
     "AcquireAnswer",
     "AcquireRequest",
     "AcquireTarget",
+    "ConnectionClosed",
     "EvictRequest",
     "SessionAnswer",
     "SessionRequest",
     "ShareAppendFailed",
     "SharePartitionManager",
     "handle_acquire",
+    "handle_connection_closed",
     "handle_evict_closed",
     "handle_session",
 ]
@@ -138,6 +141,13 @@ class EvictRequest:
 
     node_id: int
     live: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionClosed:
+    """Client connection ``connection_id`` (broker node id, connection id) closed."""
+
+    connection_id: ConnectionId
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,14 +449,28 @@ def handle_evict_closed(
 ) -> Result:
     """Remove the sessions whose connection closed, releasing what their members hold (what
     Kafka's ShareSessionCache does when a client disconnects; kcoord does it when the cache
-    is full); answers how many were removed."""
+    is full, in case a close went unreported); answers how many were removed."""
+    closed = [s for s in shard.sessions.sessions.values()
+              if s.connection_id is not None and s.connection_id[0] == request.node_id
+              and s.connection_id[1] not in request.live]
+    return _evict(shard, closed, token, now_ms)
+
+
+def handle_connection_closed(
+    shard: SharePartitionManager, ctx: Any, request: ConnectionClosed, token: ReplyToken,
+    now_ms: int,
+) -> Result:
+    """A client connection closed: the sessions opened over it go and their members'
+    acquired records are released (Kafka's ShareSessionCache ConnectionDisconnectListener
+    and SharePartitionManager.releaseSession); answers how many were removed."""
+    return _evict(shard, shard.sessions.sessions_of_connection(request.connection_id), token,
+                  now_ms)
+
+
+def _evict(shard: SharePartitionManager, sessions: Sequence[ShareSession], token: ReplyToken,
+           now_ms: int) -> Result:
     changes = []
-    removed = 0
-    for session in list(shard.sessions.sessions.values()):
-        connection = session.connection_id
-        if connection is None or connection[0] != request.node_id or connection[1] in request.live:
-            continue
+    for session in sessions:
         shard.sessions.remove(session.key)
-        removed += 1
         changes += shard.release_member(session.key.member_id, list(session.partitions), now_ms)
-    return shard._result(changes, (_reply(token, removed),))
+    return shard._result(changes, (_reply(token, len(sessions)),))

@@ -5,9 +5,10 @@ member fetches from, and the epoch each ShareFetch/ShareAcknowledge must carry.
 Epochs as ``ShareRequestMetadata``: a member opens a session with epoch 0 (a ShareFetch;
 an existing session of the same key is replaced), then counts 1, 2, ... (after 2**31-1
 comes 1); epoch -1 closes it. Sessions are soft state, as in Kafka: a restart loses them,
-and the client's next request gets SHARE_SESSION_NOT_FOUND and opens a new one. Kafka also
-drops a session when its connection closes; kcoord does when the cache is full
-(``manager.handle_evict_closed``).
+and the client's next request gets SHARE_SESSION_NOT_FOUND and opens a new one. As in Kafka,
+a session goes when the connection that opened it closes, its member's acquired records
+released (``manager.handle_connection_closed``); when the cache is full, the sessions of
+closed connections are looked for again (``manager.handle_evict_closed``).
 """
 
 from __future__ import annotations
