@@ -37,11 +37,13 @@ from wire.constants import ApiKey
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["ROUTE", "handle"]
+__all__ = ["ROUTE", "alter_share_group_offsets"]
 
 
 
-async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+async def alter_share_group_offsets(
+    ctx: RequestContext, request: wire.DecodedRequest
+) -> dict[str, Any]:
     """Serve one AlterShareGroupOffsets."""
     body = request.body
     group_id = body.group_id
@@ -91,7 +93,7 @@ def _failed(answer: dict[str, Any], written: list[dict[str, Any]],
 
 ROUTE = Route(
     ApiKey.ALTER_SHARE_GROUP_OFFSETS,
-    handle,
+    alter_share_group_offsets,
     acl=(Acl(ResourceType.GROUP, AclOperation.READ),
          Acl(ResourceType.TOPIC, AclOperation.READ)),
     routing=OneKey(OFFSETS_TOPIC, field("group_id")),

@@ -26,10 +26,12 @@ from wire.constants import ApiKey
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["ROUTE", "handle"]
+__all__ = ["ROUTE", "delete_share_group_offsets"]
 
 
-async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+async def delete_share_group_offsets(
+    ctx: RequestContext, request: wire.DecodedRequest
+) -> dict[str, Any]:
     """Serve one DeleteShareGroupOffsets."""
     body = request.body
     if not body.group_id:
@@ -43,7 +45,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 
 ROUTE = Route(
     ApiKey.DELETE_SHARE_GROUP_OFFSETS,
-    handle,
+    delete_share_group_offsets,
     acl=(Acl(ResourceType.GROUP, AclOperation.DELETE),
          Acl(ResourceType.TOPIC, AclOperation.READ)),
     routing=OneKey(OFFSETS_TOPIC, field("group_id")),

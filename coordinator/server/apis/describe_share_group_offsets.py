@@ -33,7 +33,7 @@ from wire.constants import ApiKey
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
-__all__ = ["ROUTE", "handle"]
+__all__ = ["ROUTE", "describe_share_group_offsets"]
 
 _ZERO = uuid.UUID(int=0)
 
@@ -103,7 +103,9 @@ async def _describe_group(ctx: RequestContext, group: Any) -> dict[str, Any]:
             "error_message": None}
 
 
-async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any]:
+async def describe_share_group_offsets(
+    ctx: RequestContext, request: wire.DecodedRequest
+) -> dict[str, Any]:
     """Serve one DescribeShareGroupOffsets."""
     groups = [await _describe_group(ctx, group) for group in request.body.groups]
     return {"throttle_time_ms": 0, "groups": groups}
@@ -111,7 +113,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
 
 ROUTE = Route(
     ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
-    handle,
+    describe_share_group_offsets,
     acl=(Acl(ResourceType.GROUP, AclOperation.DESCRIBE),
          Acl(ResourceType.TOPIC, AclOperation.DESCRIBE)),
     routing=EachKey(OFFSETS_TOPIC, "groups", "groups", "group_id",
