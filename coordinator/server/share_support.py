@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ShareRequestParts",
+    "bytes_bounded_end",
     "error_response",
     "partition_log",
     "read_acquired",
@@ -192,6 +193,21 @@ def read_acquired(partition: PartitionLog, acquired: Sequence[AcquiredRecords]) 
             out.append(batch.data)
         position += 1
     return b"".join(out)
+
+
+def bytes_bounded_end(partition: PartitionLog, start: int, end: int, max_bytes: int) -> int:
+    """The offset below ``end`` where the whole batches read from ``start`` reach
+    ``max_bytes``; the first batch always counts (KIP-74)."""
+    batches = partition.batches
+    position = bisect_left(batches, start, key=lambda b: b.last_offset)
+    read = 0
+    while position < len(batches) and batches[position].base_offset < end:
+        batch = batches[position]
+        if read and read + len(batch.data) > max_bytes:
+            return batch.base_offset
+        read += len(batch.data)
+        position += 1
+    return end
 
 
 def skipped_ranges(partition: PartitionLog, start: int, end: int) -> tuple[tuple[int, int], ...]:

@@ -142,6 +142,14 @@ class SharePartition:
         """Records between the start offset and the next offset never fetched."""
         return self.next_offset - self.start_offset
 
+    def next_fetch_offset(self) -> int:
+        """Where an acquisition starts taking records (Kafka's nextFetchOffset): the first
+        available record in flight, else the next offset never fetched."""
+        for offset in range(max(self.start_offset, self.log_start_offset), self.next_offset):
+            if self.records[offset].state is _AVAILABLE and offset not in self._blocked:
+                return offset
+        return self.next_offset
+
     def acquired_by(self, member_id: str) -> list[int]:
         """Offsets ``member_id`` holds."""
         return [

@@ -5,10 +5,10 @@ virtual time."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import trio
+from share_server import start_share_server
 from share_wire import (
     ACCEPT,
     SHARE_ACKNOWLEDGE,
@@ -21,21 +21,10 @@ from share_wire import (
     produce_body,
 )
 
-from coordinator.server.app import RunningServer, serve
-from coordinator.server.options import build_options
+from coordinator.server.app import RunningServer
 from wire.constants import ErrorCode
 
 GROUP = "disconnects"
-
-
-async def _start(nursery: trio.Nursery) -> tuple[RunningServer, uuid.UUID]:
-    options = build_options({"group.initial.rebalance.delay.ms": "0"}, host="127.0.0.1",
-                            port=0, data_dir=None, topics=(("t", 1),))
-    running: RunningServer = await nursery.start(serve, options)
-    running.server.shares.auto_offset_reset = lambda _group: "earliest"
-    topic = running.server.topics.get("t")
-    assert topic is not None
-    return running, topic.topic_id
 
 
 async def _closed_and_released(running: RunningServer) -> None:
@@ -49,7 +38,7 @@ async def _closed_and_released(running: RunningServer) -> None:
 async def test_a_closed_connection_releases_its_members_records_at_once(
     nursery: trio.Nursery, autojump_clock: Any
 ) -> None:
-    running, topic_id = await _start(nursery)
+    running, topic_id = await start_share_server(nursery)
     producer = await AsyncClient.connect(running.port)
     produced = await producer.request(0, 9, produce_body("t", 0, [b"a", b"b", b"c"]))
     assert produced.responses[0].partition_responses[0].error_code == 0
@@ -75,7 +64,7 @@ async def test_a_closed_connection_releases_its_members_records_at_once(
 async def test_a_closed_connection_without_share_sessions_changes_nothing(
     nursery: trio.Nursery, autojump_clock: Any
 ) -> None:
-    running, topic_id = await _start(nursery)
+    running, topic_id = await start_share_server(nursery)
     producer = await AsyncClient.connect(running.port)
     await producer.request(0, 9, produce_body("t", 0, [b"a"]))
     holder = await AsyncClient.connect(running.port)

@@ -19,9 +19,10 @@
   share partition with no state starts where the group's ``share.auto.offset.reset`` says
   (latest by default; earliest; by_duration); its first snapshot is written before anything
   is acquired.
-- ``max_bytes`` 0 fetches nothing; otherwise the batches holding what was acquired are
-  returned whole, even past it (acquisition is bounded by ``max_records``, as in Kafka's
-  record-limit acquire mode).
+- ``max_bytes`` bounds the batches read, shared evenly among the session's partitions
+  (Kafka's uniform partition max bytes): each partition acquires only within the whole
+  batches that fit its share, read from its first available offset, but always within the
+  first one (KIP-74: a batch larger than the limit still comes); 0 fetches nothing.
 - Long poll: with nothing acquired (or fewer than ``min_bytes``), the answer waits up to
   ``max_wait_ms`` for records to be produced or released (an acknowledgement, a lock
   expiring, a session closing).
@@ -41,6 +42,7 @@ from coordinator.broker.topics import FetchTarget
 from coordinator.server.api_support import store_of
 from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from coordinator.server.share_support import (
+    bytes_bounded_end,
     group_by_topic,
     partition_log,
     read_acquired,
@@ -160,18 +162,20 @@ async def _acquire(
         return collected
     deadline = trio.current_time() + max(0, body.max_wait_ms) / 1000
     remaining = max_records
-    initializing = eager = 0
+    size = initializing = eager = 0
     read_committed = shares.read_committed(group_id)
     while True:
         changed = shares.changed()
         targets = []
         logs: dict[SharePartitionKey, PartitionLog] = {}
         now_ms = shares.groups.now_ms()
+        budget = max(1, (body.max_bytes - size) // len(keys))  # bytes each partition may read
         for key in keys:
             partition, _ = partition_log(ctx, store, key)
             if partition is not None:
                 logs[key] = partition
-                targets.append(_target(shares, group_id, key, partition, read_committed, now_ms))
+                targets.append(_target(shares, group_id, key, partition, read_committed, now_ms,
+                                       budget))
         answer: AcquireAnswer | ShareAppendFailed = await shares.call(
             handle_acquire, ctx, AcquireRequest(group_id, body.member_id or "", tuple(targets),
                                                 remaining, shares.lock_duration_ms(group_id)))
@@ -184,7 +188,7 @@ async def _acquire(
             initializing += 1
             continue
         size = sum(len(read_acquired(logs[k], runs)) for k, runs in collected.items())
-        if (collected and size >= body.min_bytes) or remaining <= 0:
+        if (collected and size >= min(body.min_bytes, body.max_bytes)) or remaining <= 0:
             return collected
         if trio.current_time() >= deadline:
             return collected
@@ -196,14 +200,17 @@ async def _acquire(
 
 
 def _target(shares: ShareRuntime, group_id: str, key: SharePartitionKey,
-            partition: PartitionLog, read_committed: bool, now_ms: int) -> AcquireTarget:
-    """What the share shard needs to acquire from ``key``: under read_committed, up to the
-    last stable offset, archiving aborted records and markers instead of delivering them."""
+            partition: PartitionLog, read_committed: bool, now_ms: int,
+            max_bytes: int) -> AcquireTarget:
+    """What the share shard needs to acquire from ``key``: within the batches ``max_bytes``
+    reads from the first available offset; under read_committed, up to the last stable
+    offset, archiving aborted records and markers instead of delivering them."""
     start = _start_offset(shares, group_id, partition, now_ms)
-    end = partition.fetchable_offset(read_committed)
+    share = shares.manager.partitions.get(key)
+    end = bytes_bounded_end(partition, start if share is None else share.next_fetch_offset(),
+                            partition.fetchable_offset(read_committed), max_bytes)
     skipped: tuple[tuple[int, int], ...] = ()
     if read_committed:
-        share = shares.manager.partitions.get(key)
         skipped = skipped_ranges(partition, start if share is None else share.start_offset, end)
     return AcquireTarget(key, end, partition.log_start_offset, start, skipped)
 
