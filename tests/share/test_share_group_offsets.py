@@ -11,6 +11,7 @@ from manager_harness import MEMBER_1, ManagerHarness, key
 from share_group_harness import GROUP, ShareHarness, ctx
 
 from coordinator.core.share_group.offsets import (
+    NO_OFFSETS_MESSAGE,
     AlterShareOffsetsOutcome,
     handle_alter_share_group_offsets,
     handle_delete_share_group_offsets,
@@ -24,6 +25,8 @@ from coordinator.share.offsets import (
 )
 from storage.records import ShareGroupStatePartitionMetadataKey, ShareSnapshotKey, ShareUpdateKey
 from wire.constants import ErrorCode
+
+UNKNOWN_TOPIC = "This server does not host this topic-partition."
 
 
 def _alter(h: ShareHarness, offsets: dict[str, dict[int, int]], group: str = GROUP) -> Any:
@@ -80,28 +83,106 @@ def test_alter_share_group_offsets_failed_append_changes_nothing() -> None:
     h.assert_share_live_equals_replay()
 
 
-def test_delete_share_group_offsets_tombstones_the_initialized_topics() -> None:
+def _empty_share_group(topics: list[str]) -> ShareHarness:
+    """A share group whose one member joined (initializing ``topics``' partitions) and left."""
     h = ShareHarness()
-    h.share_join("m1", ["foo", "bar"])
-    assert _delete(h, ["foo"])["error_code"] == ErrorCode.NON_EMPTY_GROUP
+    h.share_join("m1", topics)
     h.share_heartbeat("m1", -1)
+    return h
+
+
+def _topics(answer: Any) -> list[tuple[str, int, str | None]]:
+    return [(t["topic_name"], t["error_code"], t["error_message"]) for t in answer["responses"]]
+
+
+def test_initiate_delete_share_group_offsets_group_not_found() -> None:
+    h = ShareHarness()
+    answer = _delete(h, ["foo"], group="unknown")
+    assert (answer["error_code"], len(answer["responses"])) == (ErrorCode.GROUP_ID_NOT_FOUND, 0)
+
+
+def test_initiate_delete_share_group_offsets_non_empty_share_group() -> None:
+    h = ShareHarness()
+    h.share_join("m1", ["foo"])
+    start = len(h.records)
+    answer = _delete(h, ["foo"])
+    assert (answer["error_code"], answer["error_message"]) == (
+        ErrorCode.NON_EMPTY_GROUP, "The group is not empty.")
+    assert h.records[start:] == []
+
+
+def test_initiate_delete_share_group_offsets_empty_result() -> None:
+    h = _empty_share_group(["foo"])
+    start = len(h.records)
+    # bar exists but the group never initialized it: nothing to delete, nothing written.
+    assert _topics(_delete(h, ["bar"])) == [
+        ("bar", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NO_OFFSETS_MESSAGE)]
+    assert h.records[start:] == []
+
+
+def test_initiate_delete_share_group_offsets_success() -> None:
+    h = _empty_share_group(["foo", "bar"])
     forgotten: list[Any] = []
     h.coordinator.share_state_deleted = forgotten.extend
     start = len(h.records)
-    answer = _delete(h, ["bar", "nope"])
-    assert [(t["topic_name"], t["error_code"]) for t in answer["responses"]] == [
-        ("bar", 0), ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+    answer = _delete(h, ["foo", "bar"])
+    assert answer["error_code"] == ErrorCode.NONE
+    assert _topics(answer) == [("foo", 0, None), ("bar", 0, None)]
     written = h.records[start:]
-    assert {(type(r.key), r.key.partition) for r in written[:-1]} == {
-        (kind, p) for kind in (ShareSnapshotKey, ShareUpdateKey) for p in range(3)}
+    assert {(type(r.key), r.key.topic_id, r.key.partition) for r in written[:-1]} == {
+        (kind, h.coordinator.topics_image.by_name[name][0], p)
+        for kind in (ShareSnapshotKey, ShareUpdateKey)
+        for name, count in (("foo", 6), ("bar", 3)) for p in range(count)}
     assert all(r.value is None for r in written[:-1])
     assert written[-1].key == ShareGroupStatePartitionMetadataKey(GROUP)
     assert forgotten == written[:-1]  # the share shard is told once they are durable
+    assert _initialized(h) == {}
+    h.assert_share_live_equals_replay()
+
+
+def test_initiate_delete_share_group_offsets_success_with_error_topics() -> None:
+    h = _empty_share_group(["foo", "bar"])
+    answer = _delete(h, ["bar", "nope"])
+    assert _topics(answer) == [("bar", 0, None),
+                               ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC)]
     assert _initialized(h) == {"foo": frozenset(range(6))}
     h.assert_share_live_equals_replay()
-    again = _delete(h, ["bar"])["responses"][0]
-    assert (again["error_code"], again["error_message"]) == (
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "There is no offset information to delete.")
+
+
+def test_share_partitions_eligible_for_offset_deletion_success() -> None:
+    h = _empty_share_group(["foo", "bar"])
+    start = len(h.records)
+    _delete(h, ["foo"])
+    tombstoned = {(type(r.key), r.key.partition) for r in h.records[start:-1]}
+    assert tombstoned == {(kind, p) for kind in (ShareSnapshotKey, ShareUpdateKey)
+                          for p in range(6)}
+    assert _initialized(h) == {"bar": frozenset(range(3))}
+
+
+def test_share_partitions_eligible_for_offset_deletion_error_topics() -> None:
+    h = _empty_share_group(["foo"])
+    start = len(h.records)
+    assert _topics(_delete(h, ["nope"])) == [
+        ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC)]
+    assert h.records[start:] == []
+
+
+def test_share_partitions_eligible_for_offset_deletion_uninitialized_topics() -> None:
+    h = _empty_share_group(["foo"])
+    assert _topics(_delete(h, ["bar"])) == [
+        ("bar", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NO_OFFSETS_MESSAGE)]
+    assert _initialized(h) == {"foo": frozenset(range(6))}
+
+
+def test_share_partitions_eligible_for_offset_deletion_uninitialized_and_error_topics() -> None:
+    h = _empty_share_group(["foo"])
+    # Kafka's order: the deleted topics, then the refused ones.
+    assert _topics(_delete(h, ["foo", "bar", "nope", "foo"])) == [
+        ("foo", 0, None), ("foo", 0, None),
+        ("bar", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NO_OFFSETS_MESSAGE),
+        ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC)]
+    assert _initialized(h) == {}
+    h.assert_share_live_equals_replay()
 
 
 def test_delete_share_group_offsets_failed_append_keeps_the_topics() -> None:
@@ -129,13 +210,24 @@ def _summary(m: ManagerHarness, *keys: Any) -> dict[Any, PartitionSummary | None
     return answer
 
 
-def test_write_start_offsets_starts_the_share_partition_afresh() -> None:
-    m = ManagerHarness()
+def _accepted(m: ManagerHarness) -> None:
+    """Ten records acquired; 0-1 and 4 accepted: the start is 2, one more complete."""
     m.end_offsets[key()] = 10
     assert m.acquire(MEMBER_1) == {key(): [(0, 9, 1)]}
     m.session("fetch", MEMBER_1, 0, [key()])
     m.session("acknowledge", MEMBER_1, 1, acks={key(): [(0, 1, 1), (4, 4, 1)]})
+
+
+def test_read_state_summary_success() -> None:
+    m = ManagerHarness()
+    _accepted(m)
     assert _summary(m, key(), key(1)) == {key(): PartitionSummary(2, 0, 0, 1), key(1): None}
+    assert _summary(m.restart(), key()) == {key(): PartitionSummary(2, 0, 0, 1)}
+
+
+def test_initialize_state_success() -> None:
+    m = ManagerHarness()
+    _accepted(m)
     epoch = m.shard.coordinator.store.partitions[key()].snapshot_epoch
     assert _write(m, {key(): 3}) == 1
     log = m.shard.coordinator.store.partitions[key()]
@@ -160,7 +252,14 @@ def test_write_start_offsets_failed_append_keeps_the_live_partition() -> None:
     assert _summary(m, key()) == {key(): PartitionSummary(0, 0, 0, 0)}
 
 
-def test_a_negative_start_offset_leaves_no_share_state() -> None:
+def test_delete_state_unintialized_record() -> None:
+    m = ManagerHarness()
+    assert _write(m, {key(): -1}) == 1
+    assert _summary(m, key()) == {key(): None}
+    assert key() not in m.shard.partitions
+
+
+def test_delete_state_success() -> None:
     m = ManagerHarness()
     m.end_offsets[key()] = 5
     m.acquire(MEMBER_1)

@@ -45,6 +45,8 @@ from wire.constants import ErrorCode
 
 __all__ = [
     "INVALID_GROUP_ID_MESSAGE",
+    "NON_EMPTY_GROUP_MESSAGE",
+    "NO_OFFSETS_MESSAGE",
     "UNKNOWN_TOPIC_MESSAGE",
     "AlterShareOffsetsOutcome",
     "handle_alter_share_group_offsets",
@@ -163,6 +165,9 @@ def handle_delete_share_group_offsets(
         name = topic["topic_name"]
         known = image.by_name.get(name)
         topic_id = None if known is None else known[0]
+        if topic_id is not None and any(d["topic_id"] == topic_id for d in deleted):
+            deleted.append({**deleted[0], "topic_name": name, "topic_id": topic_id})
+            continue  # named twice: deleted once, answered as Kafka's deletingTopics does
         if topic_id is None or topic_id not in remaining:
             message = UNKNOWN_TOPIC_MESSAGE if topic_id is None else NO_OFFSETS_MESSAGE
             refused.append({"topic_name": name, "topic_id": uuid.UUID(int=0),
