@@ -22,6 +22,7 @@ __all__ = ["error_response"]
 _ECHOED = (
     "name",
     "topic",
+    "topic_name",
     "topic_id",
     "partition_index",
     "group_id",

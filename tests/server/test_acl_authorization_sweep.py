@@ -5,7 +5,8 @@ authorization error of the resource Kafka checks, and the same request with the 
 
 Names and resources are Kafka's (topic ``topic``, group ``my-group``, transactional id
 ``transactional.id``); the ACLs per API are Kafka's ``requestKeysToAcls``, with kcoord's
-newer APIs beside them (the security APIs, DeleteGroups, OffsetDelete, the KIP-848 APIs)."""
+newer APIs beside them (the security APIs, DeleteGroups, OffsetDelete, the KIP-848 APIs, the
+share-group offsets APIs)."""
 
 from __future__ import annotations
 
@@ -193,6 +194,18 @@ CASES: list[tuple[ApiKey, int, dict[str, Any], Errors, ErrorCode,
                                           "subscribed_topic_names": [TOPIC],
                                           "server_assignor": None, "topic_partitions": []},
      top, ErrorCode.GROUP_AUTHORIZATION_FAILED, [(R.GROUP, GROUP, Op.READ)]),
+    (ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, 1, {"groups": [{"group_id": GROUP, "topics": [
+        {"topic_name": TOPIC, "partitions": [0]}]}]},
+     first("groups"), ErrorCode.GROUP_AUTHORIZATION_FAILED,
+     [(R.GROUP, GROUP, Op.DESCRIBE), (R.TOPIC, TOPIC, Op.DESCRIBE)]),
+    (ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, {"group_id": GROUP, "topics": [
+        {"topic_name": TOPIC, "partitions": [{"partition_index": 0, "start_offset": 0}]}]},
+     top, ErrorCode.GROUP_AUTHORIZATION_FAILED,
+     [(R.GROUP, GROUP, Op.READ), (R.TOPIC, TOPIC, Op.READ)]),
+    (ApiKey.DELETE_SHARE_GROUP_OFFSETS, 0, {"group_id": GROUP, "topics": [
+        {"topic_name": TOPIC}]},
+     top, ErrorCode.GROUP_AUTHORIZATION_FAILED,
+     [(R.GROUP, GROUP, Op.DELETE), (R.TOPIC, TOPIC, Op.READ)]),
     (ApiKey.CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": [GROUP],
                                          "include_authorized_operations": False},
      first("groups"), ErrorCode.GROUP_AUTHORIZATION_FAILED, [(R.GROUP, GROUP, Op.DESCRIBE)]),

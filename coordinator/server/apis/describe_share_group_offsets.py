@@ -9,6 +9,8 @@ it, read from the share coordinator's durable state (``coordinator.share.offsets
   does). Unknown topics have the zero topic id and come after the known ones.
 - Null topics: every partition the group initialized (its ShareGroupStatePartitionMetadata)
   or holds share state of; an empty list answers no topics.
+- With an authorizer, the answer is filtered (``acl_answers.filter_share_group_offsets``):
+  groups one may not DESCRIBE, topics one may not DESCRIBE as Kafka answers them.
 - Lag: the partition's high watermark less the start offset less the records at or above
   it whose delivery is complete (acknowledged or archived), Kafka's
   ``computeShareGroupLagAndBuildResponse``; -1 without state.
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.broker.topics import TopicStore
+from coordinator.server.acl_answers import filter_share_group_offsets
 from coordinator.server.api_support import store_of
 from coordinator.server.route import Acl, AclOperation, EachKey, ResourceType, Route
 from coordinator.server.share_support import share_runtime_of
@@ -118,4 +121,5 @@ ROUTE = Route(
          Acl(ResourceType.TOPIC, AclOperation.DESCRIBE)),
     routing=EachKey(OFFSETS_TOPIC, "groups", "groups", "group_id",
                     key_of=lambda g: str(g.group_id), error_entry={"topics": []}),
+    answer_filter=filter_share_group_offsets,
 )
