@@ -26,7 +26,7 @@ from coordinator.core.result import Reply, ReplyToken, Result
 from storage.records import Record
 from storage.share_records import ShareSnapshotKey, ShareUpdateKey
 
-from .durable import DurableState, SharePartitionKey, state_record
+from .durable import DurableState, RecordLog, SharePartitionKey, state_record
 from .manager import SharePartitionManager
 
 __all__ = [
@@ -46,6 +46,17 @@ class PartitionSummary:
     leader_epoch: int
     state_epoch: int
     delivery_complete_count: int
+
+    @classmethod
+    def of(cls, log: RecordLog) -> PartitionSummary:
+        """The summary of a share partition's replayed records."""
+        state = log.current
+        return cls(state.start_offset, 0, state.state_epoch, state.delivery_complete_count)
+
+    def lag(self, end_offset: int) -> int:
+        """Records from the start offset to ``end_offset`` (the high watermark) whose
+        delivery is not complete (KIP-1226's share-partition lag)."""
+        return end_offset - self.start_offset - self.delivery_complete_count
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +83,7 @@ def handle_read_summaries(
     answer: dict[SharePartitionKey, PartitionSummary | None] = {}
     for key in request.keys:
         log = store.get(key)
-        if log is None:
-            answer[key] = None
-            continue
-        state = log.current
-        answer[key] = PartitionSummary(state.start_offset, 0, state.state_epoch,
-                                       state.delivery_complete_count)
+        answer[key] = None if log is None else PartitionSummary.of(log)
     return Result(replies=(Reply(token, answer),))  # type: ignore[arg-type]
 
 

@@ -1,6 +1,7 @@
 """Groups and transactions of a running server as the test double and its HTTP control API
 show them: JSON-friendly snapshots of any group type (classic, consumer, share), with
-committed offsets, log-end offsets and lag, and the transaction coordinator's ids."""
+committed offsets, log-end offsets and lag (a share group: its share partitions' start
+offsets and lag), and the transaction coordinator's ids."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any
 from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.coordinator import GroupCoordinator, GroupView
 from coordinator.core.topics_image import TopicsImage
+from coordinator.share.offsets import PartitionSummary
 from coordinator.testing.share_view import describe_share_group
 from wire.consumer_protocol import decode_assignment
 
 __all__ = ["describe_any", "describe_consumer_group", "describe_transactions", "describe_view",
-           "describe_with_offsets", "group_offsets"]
+           "describe_with_offsets", "group_offsets", "share_offsets"]
 
 
 def group_offsets(server: Any, group_id: str) -> list[dict[str, Any]]:
@@ -31,12 +33,37 @@ def group_offsets(server: Any, group_id: str) -> list[dict[str, Any]]:
     return out
 
 
+def share_offsets(server: Any, group_id: str) -> list[dict[str, Any]]:
+    """A share group's share partitions with state: start offset, log-end offset and lag
+    (records neither acknowledged nor archived from the start to the log end, KIP-1226),
+    as DescribeShareGroupOffsets reports them."""
+    shares = server.shares
+    if shares is None:
+        return []
+    out = []
+    for key, log in shares.manager.coordinator.store.partitions.items():
+        if key.group_id != group_id:
+            continue
+        topic = server.topics.by_id(key.topic_id) if server.topics is not None else None
+        partition = None if topic is None else topic.partition(key.partition)
+        end = None if partition is None else partition.high_watermark
+        summary = PartitionSummary.of(log)
+        out.append({"topic": str(key.topic_id) if topic is None else topic.name,
+                    "partition": key.partition, "start_offset": summary.start_offset,
+                    "log_end_offset": end, "lag": None if end is None else summary.lag(end)})
+    return sorted(out, key=lambda o: (o["topic"], o["partition"]))
+
+
 def describe_with_offsets(server: Any, group_id: str) -> dict[str, Any] | None:
-    """``describe_any`` plus the group's ``offsets`` (committed, log-end offset, lag)."""
+    """``describe_any`` plus the group's ``offsets`` (committed, log-end offset, lag) and,
+    for a share group, its ``share_offsets``."""
     described = describe_any(server.groups.coordinator, group_id)
     if described is None:
         return None
-    return {**described, "offsets": group_offsets(server, group_id)}
+    described = {**described, "offsets": group_offsets(server, group_id)}
+    if described.get("type") == "share":
+        described["share_offsets"] = share_offsets(server, group_id)
+    return described
 
 
 def describe_transactions(server: Any) -> list[dict[str, Any]]:

@@ -35,6 +35,7 @@ from share_wire import (
 
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.options import build_options
+from coordinator.testing.group_views import describe_with_offsets
 from wire.constants import ErrorCode
 
 GROUP = "offsets-queue"
@@ -107,6 +108,10 @@ async def test_describe_answers_start_offset_and_lag_of_share_state(
     # Null topics: every partition the group initialized (both of t's, by the assignment).
     assert await broker.describe(None) == {("t", 0): (2, 3), ("t", 1): (-1, -1)}
     assert await broker.describe({}) == {}
+    # The test double and the HTTP control API show the same (GET /groups/{id}).
+    shown = describe_with_offsets(broker.running.server, GROUP)
+    assert shown is not None and shown["share_offsets"] == [
+        {"topic": "t", "partition": 0, "start_offset": 2, "log_end_offset": 6, "lag": 3}]
     answer = await broker.call(DESCRIBE_OFFSETS, 1, describe_body(GROUP, {"nope": [0], "t": [0]}))
     (group,) = answer.groups
     assert [(t.topic_name, t.topic_id) for t in group.topics] == [

@@ -97,9 +97,9 @@ async def _describe_group(ctx: RequestContext, group: Any) -> dict[str, Any]:
             if summary is None or log is None:
                 answers.append(_no_offset(index))
                 continue
-            lag = log.high_watermark - summary.start_offset - summary.delivery_complete_count
             answers.append({"partition_index": index, "start_offset": summary.start_offset,
-                            "leader_epoch": summary.leader_epoch, "lag": lag,
+                            "leader_epoch": summary.leader_epoch,
+                            "lag": summary.lag(log.high_watermark),
                             "error_code": ErrorCode.NONE, "error_message": None})
         topics.append({"topic_name": name, "topic_id": topic_id, "partitions": answers})
     return {"group_id": group_id, "topics": topics + unknown, "error_code": ErrorCode.NONE,
