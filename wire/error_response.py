@@ -7,7 +7,8 @@ OffsetFetch's groups, ...), with the request's names, ids and indexes echoed. A 
 array named otherwise than the request's (Produce's ``responses`` for its ``topic_data``,
 FindCoordinator's ``coordinators`` for its ``coordinator_keys``, ...) is shaped after the
 request array ``_SOURCES`` names; a request array of bare names or indexes (DeleteTopics'
-``topic_names``) gives entries holding them. JoinGroup-style generation fields are -1.
+``topic_names``) gives entries holding them. JoinGroup-style generation fields are -1, and so
+is a share partition's ``start_offset`` (DescribeShareGroupOffsets).
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ def _shape(fields: tuple[Field, ...], source: Any, code: int) -> dict[str, Any]:
         name = field.name
         if name == "error_code" or name == "partition_error_code":
             out[name] = code
-        elif name in ("generation_id", "generation"):
-            out[name] = -1
+        elif name in ("generation_id", "generation", "start_offset"):
+            out[name] = -1  # (start_offset: a share partition's, unknown: Kafka's -1)
         elif name in _ECHOED and isinstance(source, dict) and (
                 name in source or _ECHOED_AS.get(name) in source):
             out[name] = source[name] if name in source else source[_ECHOED_AS[name]]

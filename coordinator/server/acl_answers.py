@@ -10,9 +10,6 @@ and the authorized-operations fields a request asked for are the principal's.
 - DescribeGroups, ConsumerGroupDescribe: a group one may not DESCRIBE answers
   GROUP_AUTHORIZATION_FAILED.
 - ListTransactions: only the transactional ids one may DESCRIBE.
-- DescribeShareGroupOffsets: a group one may not DESCRIBE answers GROUP_AUTHORIZATION_FAILED;
-  a named topic one may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED per partition (start
-  offset -1, after the others); with null topics, such topics are left out.
 - DescribeCluster (and the rest): the authorized-operations bitsets.
 """
 
@@ -31,8 +28,7 @@ if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
     from wire import DecodedRequest
 
-__all__ = ["fill_cluster_operations", "filter_described_groups", "filter_listed", "filter_metadata",
-           "filter_share_group_offsets"]
+__all__ = ["fill_cluster_operations", "filter_described_groups", "filter_listed", "filter_metadata"]
 
 
 
@@ -163,33 +159,3 @@ def filter_listed(field: str, key: str, kind: ResourceType, cluster_lists_all: b
                                           e[key])]}
 
     return keep_described
-
-
-def filter_share_group_offsets(answer: dict[str, Any], request: DecodedRequest,
-                               authorizer: StandardAuthorizer,
-                               identity: RequestIdentity) -> dict[str, Any]:
-    """DescribeShareGroupOffsets (Kafka's handleDescribeShareGroupOffsetsRequest)."""
-    asked = {g["group_id"]: g.get("topics") for g in request.body.get("groups") or ()}
-    groups = []
-    for group in answer.get("groups", ()):
-        group_id = group["group_id"]
-        if not _may(authorizer, identity, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
-            groups.append({"group_id": group_id, "topics": [],
-                           "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
-                           "error_message": None})
-            continue
-        topics, denied = [], []
-        for topic in group.get("topics", ()):
-            if _may(authorizer, identity, AclOperation.DESCRIBE, ResourceType.TOPIC,
-                    topic["topic_name"]):
-                topics.append(topic)
-            elif asked.get(group_id) is not None:
-                denied.append({"topic_name": topic["topic_name"], "topic_id": ZERO_UUID,
-                               "partitions": [
-                                   {"partition_index": p["partition_index"], "start_offset": -1,
-                                    "leader_epoch": 0, "lag": -1,
-                                    "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                                    "error_message": "Topic authorization failed."}
-                                   for p in topic["partitions"]]})
-        groups.append({**group, "topics": topics + denied})
-    return {**answer, "groups": groups}

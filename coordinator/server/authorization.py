@@ -241,7 +241,8 @@ def _hiding_topics(answer: Any, body: Any, acl: Acl, authorizer: StandardAuthori
 
     def allowed(topics: Any) -> list[Any]:
         return [t for t in topics or () if authorizer.authorize_one(
-            identity, Action(acl.operation, ResourceType.TOPIC, t["name"]))]
+            identity, Action(acl.operation, ResourceType.TOPIC,
+                             t["name"] if "name" in t else t["topic_name"]))]
 
     answer = dict(answer)
     if body.get("topics", ()) is None and "topics" in answer:

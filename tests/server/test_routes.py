@@ -86,11 +86,14 @@ def test_acls_are_what_kafka_apis_checks() -> None:
     assert ROUTES[ApiKey.DELETE_GROUPS].acl == (
         Acl(group, AclOperation.DELETE, entries=(Entries("groups_names", name=""),)),)
     describe = AclOperation.DESCRIBE
-    assert ROUTES[ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS].acl == (Acl(group, describe),
-                                                               Acl(topic, describe))
-    assert ROUTES[ApiKey.ALTER_SHARE_GROUP_OFFSETS].acl == (Acl(group, read), Acl(topic, read))
-    assert ROUTES[ApiKey.DELETE_SHARE_GROUP_OFFSETS].acl == (Acl(group, AclOperation.DELETE),
-                                                             Acl(topic, read))
+    groups, share_topics = Entries("groups", "group_id"), Entries("topics", "topic_name")
+    assert ROUTES[ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS].acl == (
+        Acl(group, describe, entries=(groups,)),
+        Acl(topic, describe, entries=(share_topics._replace(within=groups),)))
+    assert ROUTES[ApiKey.ALTER_SHARE_GROUP_OFFSETS].acl == (
+        Acl(group, read), Acl(topic, read, entries=(share_topics,)))
+    assert ROUTES[ApiKey.DELETE_SHARE_GROUP_OFFSETS].acl == (
+        Acl(group, AclOperation.DELETE), Acl(topic, read, entries=(share_topics,)))
 
 
 # --------------------------------------------------------------------------- derived tables

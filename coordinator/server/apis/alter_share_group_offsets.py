@@ -25,7 +25,15 @@ from coordinator.core.share_group.offsets import (
     top_level_error,
 )
 from coordinator.server.api_support import TopicView, with_current_topics
-from coordinator.server.route import Acl, AclOperation, OneKey, ResourceType, Route, field
+from coordinator.server.route import (
+    Acl,
+    AclOperation,
+    Entries,
+    OneKey,
+    ResourceType,
+    Route,
+    field,
+)
 from coordinator.server.share_support import share_runtime_of
 from coordinator.share.durable import SharePartitionKey
 from coordinator.share.manager import ShareAppendFailed
@@ -95,6 +103,6 @@ ROUTE = Route(
     ApiKey.ALTER_SHARE_GROUP_OFFSETS,
     alter_share_group_offsets,
     acl=(Acl(ResourceType.GROUP, AclOperation.READ),
-         Acl(ResourceType.TOPIC, AclOperation.READ)),
+         Acl(ResourceType.TOPIC, AclOperation.READ, entries=(Entries("topics", "topic_name"),))),
     routing=OneKey(OFFSETS_TOPIC, field("group_id")),
 )

@@ -18,7 +18,15 @@ from coordinator.core.share_group.offsets import (
     top_level_error,
 )
 from coordinator.server.api_support import with_current_topics
-from coordinator.server.route import Acl, AclOperation, OneKey, ResourceType, Route, field
+from coordinator.server.route import (
+    Acl,
+    AclOperation,
+    Entries,
+    OneKey,
+    ResourceType,
+    Route,
+    field,
+)
 from coordinator.txn.placement import OFFSETS_TOPIC
 from wire import ErrorCode
 from wire.constants import ApiKey
@@ -47,6 +55,6 @@ ROUTE = Route(
     ApiKey.DELETE_SHARE_GROUP_OFFSETS,
     delete_share_group_offsets,
     acl=(Acl(ResourceType.GROUP, AclOperation.DELETE),
-         Acl(ResourceType.TOPIC, AclOperation.READ)),
+         Acl(ResourceType.TOPIC, AclOperation.READ, entries=(Entries("topics", "topic_name"),))),
     routing=OneKey(OFFSETS_TOPIC, field("group_id")),
 )

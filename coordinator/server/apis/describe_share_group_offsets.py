@@ -9,8 +9,9 @@ it, read from the share coordinator's durable state (``coordinator.share.offsets
   does). Unknown topics have the zero topic id and come after the known ones.
 - Null topics: every partition the group initialized (its ShareGroupStatePartitionMetadata)
   or holds share state of; an empty list answers no topics.
-- With an authorizer, the answer is filtered (``acl_answers.filter_share_group_offsets``):
-  groups one may not DESCRIBE, topics one may not DESCRIBE as Kafka answers them.
+- With an authorizer, as KafkaApis: a group one may not DESCRIBE answers
+  GROUP_AUTHORIZATION_FAILED, a named topic one may not DESCRIBE TOPIC_AUTHORIZATION_FAILED
+  (after the others); with null topics, such topics are left out.
 - Lag: the partition's high watermark less the start offset less the records at or above
   it whose delivery is complete (acknowledged or archived), Kafka's
   ``computeShareGroupLagAndBuildResponse``; -1 without state.
@@ -23,9 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.broker.topics import TopicStore
-from coordinator.server.acl_answers import filter_share_group_offsets
 from coordinator.server.api_support import store_of
-from coordinator.server.route import Acl, AclOperation, EachKey, ResourceType, Route
+from coordinator.server.route import Acl, AclOperation, EachKey, Entries, ResourceType, Route
 from coordinator.server.share_support import share_runtime_of
 from coordinator.share.durable import SharePartitionKey
 from coordinator.share.offsets import PartitionSummary, ReadSummaries, handle_read_summaries
@@ -114,12 +114,15 @@ async def describe_share_group_offsets(
     return {"throttle_time_ms": 0, "groups": groups}
 
 
+_GROUPS = Entries("groups", "group_id")
+
 ROUTE = Route(
     ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
     describe_share_group_offsets,
-    acl=(Acl(ResourceType.GROUP, AclOperation.DESCRIBE),
-         Acl(ResourceType.TOPIC, AclOperation.DESCRIBE)),
+    # Each group on its own, and each topic inside an allowed group on its own.
+    acl=(Acl(ResourceType.GROUP, AclOperation.DESCRIBE, entries=(_GROUPS,)),
+         Acl(ResourceType.TOPIC, AclOperation.DESCRIBE,
+             entries=(Entries("topics", "topic_name", within=_GROUPS),))),
     routing=EachKey(OFFSETS_TOPIC, "groups", "groups", "group_id",
                     key_of=lambda g: str(g.group_id), error_entry={"topics": []}),
-    answer_filter=filter_share_group_offsets,
 )
