@@ -21,7 +21,7 @@ NOT_REQUESTED = -(2**31)
 
 def test_every_handler_is_registered_with_its_api_key() -> None:
     assert sorted(BROKER_HANDLERS) == [0, 1, 2, 3, 10, 17, 18, 19, 20, 21, 22, 23, 32, 34, 35,
-                                       36, 37, 43, 45, 46, 55, 60, 61, 74, 75, 78, 79]
+                                       36, 37, 43, 45, 46, 48, 49, 55, 60, 61, 74, 75, 78, 79]
     for key in BROKER_HANDLERS:
         assert wire.lookup(key) is not None
 
