@@ -2,6 +2,7 @@
 
     python tests/benchmarks/bench_pipeline_profile.py --records 1000000 [--master local[2]]
     python tests/benchmarks/bench_pipeline_profile.py --input DIR [...] [-- --conf k=v ...]
+    python tests/benchmarks/bench_pipeline_profile.py --records 1000000 --cluster --repeat 3
 
 Runs the CLI (``storage.pipeline.cli.main``) once in this process, cold (the CLI starts the
 JVM), on the synthetic generator's log of ``--records`` offset commits
@@ -11,21 +12,37 @@ of this Python process (the driver: parsing on the driver, planning calls, the r
 of the JVM and of the Python workers under it; CPU is what the run costs whatever else
 loads the machine, wall time is not. Then, from Spark's event log (written to a temporary
 directory), the counts that do not depend on load: jobs, stages (run / planned, skipped
-ones included), tasks, SQL executions.
+ones included), tasks, SQL executions, and how often the log itself was read: the rows
+that came out of the scan of the segments (the ``kcoord-log`` source's ``BatchScan``, the
+driver-read Arrow table's ``LocalTableScan``, the ``binaryFile`` decode's ``MapInArrow``),
+summed over every task from Spark's SQL metrics, and the tasks that ran it. A log read
+once gives its record count; a dataset that re-read it would add as many again.
+
+``--cluster`` starts a Spark standalone cluster (a master and two one-core workers,
+``tests/pipeline/standalone_cluster.py``) and runs against it, the executors on the base
+interpreter with this venv's site-packages (kcoord's code shipped, as a user's cluster
+would run it). ``--repeat N`` runs N cold runs, each in a new process (a new JVM), and
+prints their median; ``--keep-output DIR`` keeps each run's output as DIR/run-K, and
+``--compare A B`` checks that two outputs hold the same datasets row for row.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import io
 import json
 import os
+import re
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,46 +52,149 @@ for path in (ROOT, os.path.join(ROOT, "tests", "pipeline"), os.path.dirname(__fi
 
 from bench_pipeline import cpu_split  # noqa: E402
 
+#: Plan nodes that read the segments (their output has the ``segment`` column).
+_LOG_SCANS = ("BatchScan", "LocalTableScan", "MapInArrow", "PythonMapInArrow")
+
+
+def _plan_nodes(info: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield info
+    for child in info.get("children", []):
+        yield from _plan_nodes(child)
+
+
+def _events(directory: str) -> Iterator[dict[str, Any]]:
+    for path in sorted(glob.glob(os.path.join(directory, "**", "*"), recursive=True)):
+        if os.path.isfile(path) and "appstatus" not in os.path.basename(path):
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    yield json.loads(line)
+
 
 def event_counts(directory: str, stages: bool = False) -> dict[str, int]:
-    """Jobs, stages and tasks of the one application logged under ``directory``; with
-    ``stages``, print each stage's tasks, executor CPU and GC time, and the
-    SQL execution (its description) it ran for."""
-    counts = {"jobs": 0, "stages run": 0, "stages planned": 0, "tasks": 0, "sql executions": 0}
+    """Jobs, stages and tasks of the one application logged under ``directory``, and the
+    log's reads (rows out of the segment scans, the tasks that ran one); with ``stages``,
+    print each stage's tasks, wall time, executor CPU and GC time, and the SQL execution
+    (its description) it ran for."""
+    counts = {"jobs": 0, "stages run": 0, "stages planned": 0, "tasks": 0, "sql executions": 0,
+              "log rows scanned": 0, "log scan tasks": 0}
     per_stage: dict[int, list[Any]] = {}
     stage_sql: dict[int, str] = {}
-    for path in glob.glob(os.path.join(directory, "**", "*"), recursive=True):
-        if not os.path.isfile(path):
-            continue
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                event = json.loads(line)
-                kind = event["Event"]
-                if kind == "SparkListenerJobStart":
-                    counts["jobs"] += 1
-                    counts["stages planned"] += len(event["Stage Infos"])
-                    sql = (event.get("Properties") or {}).get("spark.sql.execution.id", "-")
-                    for info in event["Stage Infos"]:
-                        stage_sql[info["Stage ID"]] = sql
-                elif kind == "SparkListenerStageCompleted":
-                    counts["stages run"] += 1
-                    info = event["Stage Info"]
-                    per_stage.setdefault(info["Stage ID"], [0, 0.0, 0.0, ""])[3] = (
-                        info["Stage Name"].split(" at ")[0][:40])
-                elif kind == "SparkListenerTaskEnd":
-                    counts["tasks"] += 1
-                    metrics = event.get("Task Metrics") or {}
-                    row = per_stage.setdefault(event["Stage ID"], [0, 0.0, 0.0, ""])
-                    row[0] += 1
-                    row[1] += metrics.get("Executor CPU Time", 0) / 1e9
-                    row[2] += metrics.get("JVM GC Time", 0) / 1e3
-                elif kind.endswith("SparkListenerSQLExecutionStart"):
-                    counts["sql executions"] += 1
+    scan_metrics: set[int] = set()
+    scan_updates: dict[int, int] = {}
+    scan_tasks: set[tuple[int, int]] = set()
+    task_ends = []
+    for event in _events(directory):
+        kind = event["Event"]
+        if kind == "SparkListenerJobStart":
+            counts["jobs"] += 1
+            counts["stages planned"] += len(event["Stage Infos"])
+            sql = (event.get("Properties") or {}).get("spark.sql.execution.id", "-")
+            for info in event["Stage Infos"]:
+                stage_sql[info["Stage ID"]] = sql
+        elif kind == "SparkListenerStageCompleted":
+            counts["stages run"] += 1
+            info = event["Stage Info"]
+            row = per_stage.setdefault(info["Stage ID"], [0, 0.0, 0.0, "", 0.0])
+            row[3] = info["Stage Name"].split(" at ")[0][:40]
+            row[4] = (info.get("Completion Time", 0) - info.get("Submission Time", 0)) / 1e3
+        elif kind == "SparkListenerTaskEnd":
+            counts["tasks"] += 1
+            metrics = event.get("Task Metrics") or {}
+            row = per_stage.setdefault(event["Stage ID"], [0, 0.0, 0.0, "", 0.0])
+            row[0] += 1
+            row[1] += metrics.get("Executor CPU Time", 0) / 1e9
+            row[2] += metrics.get("JVM GC Time", 0) / 1e3
+            task_ends.append(event)
+        elif kind.endswith(("SQLExecutionStart", "SQLAdaptiveExecutionUpdate")):
+            if kind.endswith("SQLExecutionStart"):
+                counts["sql executions"] += 1
+            for node in _plan_nodes(event["sparkPlanInfo"]):
+                if (node["nodeName"].startswith(_LOG_SCANS)
+                        and re.search(r"\bsegment#", node.get("simpleString", ""))):
+                    scan_metrics.update(m["accumulatorId"] for m in node.get("metrics", [])
+                                        if m["name"] == "number of output rows")
+    for event in task_ends:  # a plan may be logged after its first tasks ended
+        for acc in event["Task Info"].get("Accumulables", []):
+            if acc["ID"] in scan_metrics and str(acc.get("Update", "")).isdigit():
+                scan_updates[acc["ID"]] = scan_updates.get(acc["ID"], 0) + int(acc["Update"])
+                if int(acc["Update"]):
+                    scan_tasks.add((event["Stage ID"], event["Task Info"]["Task ID"]))
+    counts["log rows scanned"] = sum(scan_updates.values())
+    counts["log scan tasks"] = len(scan_tasks)
     if stages:
-        for sid, (tasks, cpu, gc, name) in sorted(per_stage.items()):
+        for sid, (tasks, cpu, gc, name, wall) in sorted(per_stage.items()):
             print(f"  stage {sid:3d} (sql {stage_sql.get(sid, '-')}): {tasks} tasks, "
-                  f"executor CPU {cpu:5.2f} s, GC {gc:5.2f} s  {name}")
+                  f"wall {wall:5.2f} s, executor CPU {cpu:5.2f} s, GC {gc:5.2f} s  {name}")
     return counts
+
+
+def dataset_rows(output: str, name: str) -> list[tuple[str, ...]]:
+    """A dataset's rows, every column but ``data_dir`` (a path in one run, a URI in
+    another), as sorted tuples of their reprs."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(os.path.join(output, name))
+    columns = sorted(c for c in table.column_names if c != "data_dir")
+    return sorted(tuple(repr(v) for v in row.values())
+                  for row in table.select(columns).to_pylist())
+
+
+def compare(a: str, b: str) -> int:
+    """0 if outputs ``a`` and ``b`` hold the same datasets row for row, else 1."""
+    from storage.pipeline.report_data import PARTITIONING
+
+    status = 0
+    for name in PARTITIONING:
+        left, right = dataset_rows(a, name), dataset_rows(b, name)
+        same = left == right
+        status |= not same
+        print(f"{name}: {len(left):,} / {len(right):,} rows, {'equal' if same else 'DIFFER'}",
+              flush=True)
+    return status
+
+
+@contextlib.contextmanager
+def cluster_master(enabled: bool, master: str) -> Iterator[tuple[str, list[str]]]:
+    """(master, extra CLI arguments): a standalone cluster of its own with ``enabled``."""
+    if not enabled:
+        yield master, []
+        return
+    from standalone_cluster import executor_settings, standalone_cluster
+
+    with tempfile.TemporaryDirectory(prefix="kcoord-bench-cluster-") as work:
+        began = time.perf_counter()
+        with standalone_cluster(__import__("pathlib").Path(work)) as url:
+            print(f"# standalone cluster {url} (master + 2 workers x 1 core, 1 GB) up in "
+                  f"{time.perf_counter() - began:.1f} s", flush=True)
+            yield url, ["--", *executor_settings()]
+
+
+def repeat(args: argparse.Namespace, inputs: list[str]) -> int:
+    """``args.repeat`` cold runs, each in a new process; their median wall time."""
+    walls: list[float] = []
+    with cluster_master(args.cluster, args.master) as (master, extra):
+        for run in range(args.repeat):
+            cmd = [sys.executable, os.path.abspath(__file__), "--input", *inputs,
+                   "--master", master, "--workdir", args.workdir]
+            if args.stages:
+                cmd.append("--stages")
+            if args.keep_output:
+                cmd += ["--keep-output", os.path.join(args.keep_output, f"run-{run + 1}")]
+            cmd += extra or (["--"] if args.extra else [])
+            cmd += args.extra
+            print(f"## run {run + 1} (load average "
+                  f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})", flush=True)
+            done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
+            sys.stdout.write(done.stdout)
+            found = re.search(r"exit status 0, ([0-9.]+) s wall", done.stdout)
+            if done.returncode or found is None:
+                print(f"run {run + 1} failed (exit {done.returncode})")
+                return 1
+            walls.append(float(found.group(1)))
+    print(f"# {len(walls)} runs: " + " / ".join(f"{w:.1f}" for w in walls)
+          + f" s, median {statistics.median(walls):.1f} s (load average now "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})", flush=True)
+    return 0
 
 
 def main() -> int:
@@ -84,18 +204,28 @@ def main() -> int:
     p.add_argument("--master", default="local[2]")
     p.add_argument("--workdir", default=os.path.join("/tmp", "kcoord-bench-pipeline"))
     p.add_argument("--stages", action="store_true", help="print every stage's tasks and CPU")
+    p.add_argument("--cluster", action="store_true",
+                   help="run on a standalone cluster of two one-core workers started here")
+    p.add_argument("--repeat", type=int, default=0, help="cold runs, each a new process")
+    p.add_argument("--keep-output", metavar="DIR", help="keep the output (DIR/run-K)")
+    p.add_argument("--compare", nargs=2, metavar="OUT", help="compare two outputs and exit")
     p.add_argument("extra", nargs="*", help="more kcoord pipeline arguments (after --)")
     args = p.parse_args()
+    if args.compare:
+        return compare(*args.compare)
     if args.input:
         inputs = args.input
     else:
         from bench_pipeline import log_dir
 
         inputs = [log_dir(args.workdir, args.records, 4)]
+    if args.repeat or args.cluster:
+        args.repeat = args.repeat or 1
+        return repeat(args, inputs)
     from storage.pipeline import cli
 
     events = tempfile.mkdtemp(prefix="kcoord-profile-events-")
-    out = tempfile.mkdtemp(prefix="kcoord-profile-out-")
+    out = args.keep_output or tempfile.mkdtemp(prefix="kcoord-profile-out-")
     lock = threading.Lock()
     began = time.perf_counter()
     cpu0 = time.process_time()
@@ -138,7 +268,8 @@ def main() -> int:
           f"average {os.getloadavg()[0]:.1f}); "
           + ", ".join(f"{v} {k}" for k, v in counts.items()), flush=True)
     shutil.rmtree(events, ignore_errors=True)
-    shutil.rmtree(out, ignore_errors=True)
+    if not args.keep_output:
+        shutil.rmtree(out, ignore_errors=True)
     return status
 
 

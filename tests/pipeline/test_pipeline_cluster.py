@@ -15,15 +15,14 @@ from __future__ import annotations
 import os
 import shutil
 import site
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from standalone_cluster import executor_settings, standalone_cluster
 from synthetic import write_log
 
 pytestmark = pytest.mark.slow
@@ -33,76 +32,12 @@ DATASETS = ("offsets_latest", "offset_commits", "rebalances", "groups_summary", 
             "problems")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "a Spark daemon exited"
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError(f"nothing listens on {port} after {timeout}s")
-
-
 @pytest.fixture
 def standalone(tmp_path: Path) -> Iterator[str]:
     """``spark://127.0.0.1:PORT`` with two one-core workers, stopped afterwards."""
-    pyspark = pytest.importorskip("pyspark")
-    spark_home = os.path.dirname(pyspark.__file__)
-    spark_class = os.path.join(spark_home, "bin", "spark-class")
-    # The workers' PATH leaves out the venv, so no executor finds its python3 by accident.
-    venv_bin = os.path.dirname(sys.executable)
-    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
-                           if p != venv_bin)
-    env = {**os.environ, "SPARK_HOME": spark_home, "SPARK_LOCAL_IP": "127.0.0.1",
-           "SPARK_NO_DAEMONIZE": "1", "PATH": path}
-    env.pop("VIRTUAL_ENV", None)
-    port = free_port()
-    procs: list[subprocess.Popen[bytes]] = []
-    logs = []
-    try:
-        log = open(tmp_path / "master.log", "wb")  # noqa: SIM115 - closed below
-        logs.append(log)
-        master = subprocess.Popen(
-            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-             "--port", str(port), "--webui-port", str(free_port())],
-            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
-        procs.append(master)
-        wait_port(port, master)
-        url = f"spark://127.0.0.1:{port}"
-        for i in range(2):
-            work = tmp_path / f"worker-{i}"
-            work.mkdir()
-            log = open(tmp_path / f"worker-{i}.log", "wb")  # noqa: SIM115 - closed below
-            logs.append(log)
-            procs.append(subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                 "--cores", "1", "--memory", "1G", "--work-dir", str(work),
-                 "--webui-port", str(free_port()), url],
-                env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work))
-        deadline = time.monotonic() + 60
-        while (tmp_path / "master.log").read_bytes().count(b"Registering worker") < 2:
-            assert time.monotonic() < deadline, (tmp_path / "master.log").read_text()[-3000:]
-            time.sleep(0.3)
+    pytest.importorskip("pyspark")
+    with standalone_cluster(tmp_path) as url:
         yield url
-    finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-        for log in logs:
-            log.close()
 
 
 def pipeline(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -138,11 +73,7 @@ def test_pipeline_on_a_standalone_cluster_equals_local_mode(
     # binaryFile source (Hadoop's filesystem), the report is written through it too.
     cluster = pipeline(
         "--input", data.as_uri(), "--output", (tmp_path / "cluster").as_uri(),
-        "--master", standalone,
-        "--conf", "spark.driver.host=127.0.0.1",
-        "--conf", f"spark.pyspark.python={executor_python}",
-        "--conf", f"spark.executorEnv.PYTHONPATH={site_packages}",
-        "--conf", "spark.executor.memory=512m", "--conf", "spark.cores.max=2",
+        "--master", standalone, *executor_settings(),
         cwd=elsewhere)
     assert cluster.returncode == 0, cluster.stderr[-4000:]
     assert "checking the executors" in cluster.stderr
