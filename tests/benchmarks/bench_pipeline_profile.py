@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import glob
 import io
-import json
 import os
 import re
 import shutil
@@ -43,7 +41,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 for path in (ROOT, os.path.join(ROOT, "tests", "pipeline"), os.path.dirname(__file__)):
@@ -51,81 +48,7 @@ for path in (ROOT, os.path.join(ROOT, "tests", "pipeline"), os.path.dirname(__fi
         sys.path.insert(0, path)
 
 from bench_pipeline import cpu_split  # noqa: E402
-
-#: Plan nodes that read the segments (their output has the ``segment`` column).
-_LOG_SCANS = ("BatchScan", "LocalTableScan", "MapInArrow", "PythonMapInArrow")
-
-
-def _plan_nodes(info: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield info
-    for child in info.get("children", []):
-        yield from _plan_nodes(child)
-
-
-def _events(directory: str) -> Iterator[dict[str, Any]]:
-    for path in sorted(glob.glob(os.path.join(directory, "**", "*"), recursive=True)):
-        if os.path.isfile(path) and "appstatus" not in os.path.basename(path):
-            with open(path, encoding="utf-8") as f:
-                for line in f:
-                    yield json.loads(line)
-
-
-def event_counts(directory: str, stages: bool = False) -> dict[str, int]:
-    """Jobs, stages and tasks of the one application logged under ``directory``, and the
-    log's reads (rows out of the segment scans, the tasks that ran one); with ``stages``,
-    print each stage's tasks, wall time, executor CPU and GC time, and the SQL execution
-    (its description) it ran for."""
-    counts = {"jobs": 0, "stages run": 0, "stages planned": 0, "tasks": 0, "sql executions": 0,
-              "log rows scanned": 0, "log scan tasks": 0}
-    per_stage: dict[int, list[Any]] = {}
-    stage_sql: dict[int, str] = {}
-    scan_metrics: set[int] = set()
-    scan_updates: dict[int, int] = {}
-    scan_tasks: set[tuple[int, int]] = set()
-    task_ends = []
-    for event in _events(directory):
-        kind = event["Event"]
-        if kind == "SparkListenerJobStart":
-            counts["jobs"] += 1
-            counts["stages planned"] += len(event["Stage Infos"])
-            sql = (event.get("Properties") or {}).get("spark.sql.execution.id", "-")
-            for info in event["Stage Infos"]:
-                stage_sql[info["Stage ID"]] = sql
-        elif kind == "SparkListenerStageCompleted":
-            counts["stages run"] += 1
-            info = event["Stage Info"]
-            row = per_stage.setdefault(info["Stage ID"], [0, 0.0, 0.0, "", 0.0])
-            row[3] = info["Stage Name"].split(" at ")[0][:40]
-            row[4] = (info.get("Completion Time", 0) - info.get("Submission Time", 0)) / 1e3
-        elif kind == "SparkListenerTaskEnd":
-            counts["tasks"] += 1
-            metrics = event.get("Task Metrics") or {}
-            row = per_stage.setdefault(event["Stage ID"], [0, 0.0, 0.0, "", 0.0])
-            row[0] += 1
-            row[1] += metrics.get("Executor CPU Time", 0) / 1e9
-            row[2] += metrics.get("JVM GC Time", 0) / 1e3
-            task_ends.append(event)
-        elif kind.endswith(("SQLExecutionStart", "SQLAdaptiveExecutionUpdate")):
-            if kind.endswith("SQLExecutionStart"):
-                counts["sql executions"] += 1
-            for node in _plan_nodes(event["sparkPlanInfo"]):
-                if (node["nodeName"].startswith(_LOG_SCANS)
-                        and re.search(r"\bsegment#", node.get("simpleString", ""))):
-                    scan_metrics.update(m["accumulatorId"] for m in node.get("metrics", [])
-                                        if m["name"] == "number of output rows")
-    for event in task_ends:  # a plan may be logged after its first tasks ended
-        for acc in event["Task Info"].get("Accumulables", []):
-            if acc["ID"] in scan_metrics and str(acc.get("Update", "")).isdigit():
-                scan_updates[acc["ID"]] = scan_updates.get(acc["ID"], 0) + int(acc["Update"])
-                if int(acc["Update"]):
-                    scan_tasks.add((event["Stage ID"], event["Task Info"]["Task ID"]))
-    counts["log rows scanned"] = sum(scan_updates.values())
-    counts["log scan tasks"] = len(scan_tasks)
-    if stages:
-        for sid, (tasks, cpu, gc, name, wall) in sorted(per_stage.items()):
-            print(f"  stage {sid:3d} (sql {stage_sql.get(sid, '-')}): {tasks} tasks, "
-                  f"wall {wall:5.2f} s, executor CPU {cpu:5.2f} s, GC {gc:5.2f} s  {name}")
-    return counts
+from spark_events import event_counts  # noqa: E402
 
 
 def dataset_rows(output: str, name: str) -> list[tuple[str, ...]]:
