@@ -40,7 +40,7 @@ for path in (ROOT, os.path.join(ROOT, "tests", "pipeline"), os.path.dirname(__fi
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from bench_pipeline import cpu_split  # noqa: E402
+from bench_pipeline import _proc_cpu, cpu_split  # noqa: E402
 from synthetic import write_log  # noqa: E402
 
 from storage.directory import find_segments  # noqa: E402
@@ -74,8 +74,9 @@ class Follower:
         self.thread = threading.Thread(target=self._loop, name="follow", daemon=True)
 
     def cpu(self) -> float:
+        # Python workers that ended and were reaped by the JVM count in its children's CPU.
         jvm, workers = cpu_split(self.jvm_pid)
-        return time.process_time() + jvm + workers
+        return time.process_time() + jvm + workers + _proc_cpu(self.jvm_pid)[2]
 
     def run_batch(self) -> None:
         import pyarrow.parquet as pq

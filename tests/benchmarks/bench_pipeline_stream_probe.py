@@ -31,7 +31,7 @@ for path in (ROOT, os.path.join(ROOT, "tests", "pipeline"), os.path.dirname(__fi
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from bench_pipeline import cpu_split  # noqa: E402
+from bench_pipeline import _proc_cpu, cpu_split  # noqa: E402
 from synthetic import write_log  # noqa: E402
 
 from storage.log import Log  # noqa: E402
@@ -93,8 +93,9 @@ def main() -> int:
     jvm_pid = spark.sparkContext._gateway.proc.pid
 
     def cpu() -> float:
+        # Python workers that ended and were reaped by the JVM count in its children's CPU.
         jvm, workers = cpu_split(jvm_pid)
-        return time.process_time() + jvm + workers
+        return time.process_time() + jvm + workers + _proc_cpu(jvm_pid)[2]
 
     seen: list[tuple[float, int]] = []
     arrived = threading.Condition()
