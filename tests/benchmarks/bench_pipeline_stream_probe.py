@@ -31,7 +31,7 @@ for path in (ROOT, os.path.join(ROOT, "tests", "pipeline"), os.path.dirname(__fi
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from bench_pipeline import _proc_cpu, cpu_split  # noqa: E402
+from bench_pipeline import _proc_cpu  # noqa: E402
 from synthetic import write_log  # noqa: E402
 
 from storage.log import Log  # noqa: E402
@@ -92,10 +92,37 @@ def main() -> int:
     spark.dataSource.register(SizeSource)
     jvm_pid = spark.sparkContext._gateway.proc.pid
 
-    def cpu() -> float:
-        # Python workers that ended and were reaped by the JVM count in its children's CPU.
-        jvm, workers = cpu_split(jvm_pid)
-        return time.process_time() + jvm + workers + _proc_cpu(jvm_pid)[2]
+    def tree() -> dict[int, float]:
+        """CPU seconds of the JVM and of every process under it, by pid."""
+        out = {jvm_pid: sum(_proc_cpu(jvm_pid)[1:])}
+        for name in os.listdir("/proc"):
+            if name.isdigit() and int(name) != jvm_pid:
+                pid = int(name)
+                try:
+                    ppid, own, children = _proc_cpu(pid)
+                    while ppid > 1 and ppid != jvm_pid:
+                        ppid = _proc_cpu(ppid)[0]
+                except (OSError, IndexError, ValueError):
+                    continue
+                if ppid == jvm_pid:
+                    out[pid] = own + children
+        return out
+
+    def idle_cpu(seconds: float) -> float:
+        """CPU of the driver, the JVM and its workers over ``seconds``, sampled every 0.1 s
+        so that a Python worker that starts and ends in between still counts (a source's
+        runner is started per batch; its CPU would leave a sum taken only at the ends)."""
+        first, last = tree(), {}
+        driver0, sampler0 = time.process_time(), time.thread_time()
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            for pid, used in tree().items():
+                last[pid] = used
+            time.sleep(0.1)
+        # The driver's CPU without this sampling thread's own.
+        driver = (time.process_time() - driver0) - (time.thread_time() - sampler0)
+        return driver + sum(
+            used - first.get(pid, 0.0) for pid, used in last.items())
 
     seen: list[tuple[float, int]] = []
     arrived = threading.Condition()
@@ -113,9 +140,9 @@ def main() -> int:
     with arrived:
         arrived.wait_for(lambda: bool(seen), timeout=300)
     time.sleep(5)  # the first batches' planning out of the way
-    cpu0, t0 = cpu(), time.perf_counter()
-    time.sleep(args.idle)
-    used, wall = cpu() - cpu0, time.perf_counter() - t0
+    t0 = time.perf_counter()
+    used = idle_cpu(args.idle)
+    wall = time.perf_counter() - t0
     print(f"streaming, trigger {args.trigger} s, idle {wall:.0f} s: {used:.2f} CPU s "
           f"({60 * used / wall:.2f} CPU s per minute; load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})", flush=True)
