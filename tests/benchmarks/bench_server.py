@@ -23,12 +23,18 @@ brokers. Rows:
 
 each reported as median req/s over the repeats, with p50/p99 latency, and the ratio
 kcoord/Tansu (throughput: higher is better; latency: lower is better); then each server's
-peak resident memory (VmHWM) over those rows, and kcoord restarted on the log they wrote
+peak resident memory (VmHWM) over those rows, and
+each server's CPU time per answer (``/proc``, all its threads: steadier than req/s on a
+loaded machine), and kcoord restarted on the log they wrote
 (time to the first answered OffsetFetch, which waits for the replay, and its peak RSS).
 With kafka-python, the time for a group of N
 consumers to form (every consumer owning its partitions). ``--startup-only`` stops after
-the startup row; with ``--checkout DIR`` it also starts kcoord from other checkouts,
-alternating (before/after comparisons in the same minutes).
+the startup row. ``--checkout DIR`` (repeatable) also runs kcoord from other checkouts (a
+git worktree of an older commit) as further brokers, named ``kcoord@COMMIT``: every broker
+runs at once, each row is measured on each in turn (the order rotating by round) so the
+machine's other load weighs on all alike; then the table also gives, per checkout, the
+ratio this checkout / that one -- the median of the rounds' ratios with their range, the
+run-to-run noise -- and each round's load average.
 """
 
 from __future__ import annotations
@@ -91,6 +97,13 @@ def restart_on_log(broker: Broker) -> tuple[float, int, float]:
         again.stop()
 
 
+def commit_of(checkout: str) -> str:
+    """The short commit a checkout has out (its directory name if it is not a git one)."""
+    found = subprocess.run(["git", "-C", checkout, "rev-parse", "--short", "HEAD"],
+                           capture_output=True, text=True)
+    return found.stdout.strip() or os.path.basename(os.path.normpath(checkout))
+
+
 def first_group_requests(port: int) -> None:
     """A one-member group formed (JoinGroup, SyncGroup, Heartbeat) and one OffsetCommit of
     one partition: what a fresh server loads on first use."""
@@ -129,8 +142,6 @@ def main() -> None:
         "(into their __pycache__, as an install does)",
     )
     args = parser.parse_args()
-    if args.checkout and not args.startup_only:
-        parser.error("--checkout needs --startup-only")
     if args.compile:
         for checkout in [REPO, *args.checkout]:
             packages = [os.path.join(checkout, d) for d in ("wire", "coordinator", "storage")]
@@ -148,7 +159,7 @@ def main() -> None:
     if args.only:
         makers = {args.only: makers[args.only]}
     for checkout in args.checkout:
-        makers[checkout] = partial(
+        makers[f"kcoord@{commit_of(checkout)}"] = partial(
             lambda c: kcoord_broker(os.path.join(tmp, f"d{time.monotonic_ns()}"), args.fsync, c),
             checkout,
         )
@@ -161,6 +172,7 @@ def main() -> None:
     bytecode = ("compiled from source at each start (PYTHONDONTWRITEBYTECODE=1)" if source
                 else "cached (__pycache__)")
     print(f"# kcoord bytecode: {bytecode}; load average {os.getloadavg()[0]:.1f} at start")
+    print(f"# kcoord = this checkout, {commit_of(str(REPO))}")
 
     startup: dict[str, list[float]] = {name: [] for name in makers}
     loaded_rss: dict[str, list[float]] = {name: [] for name in makers}
@@ -201,6 +213,10 @@ def main() -> None:
     # Both brokers run at once and the rows alternate between them, so whatever else the
     # machine is doing weighs on both sides alike.
     results: dict[tuple[str, str], list[Run]] = {}
+    rounds: list[tuple[str, str, float, float]] = []
+    #: The server's CPU time per answer (every thread, /proc): steadier than req/s when the
+    #: machine is loaded.
+    cpu_us: dict[tuple[str, str], list[float]] = {}
     brokers = {name: make() for name, make in makers.items()}
     try:
         setups = {}
@@ -212,9 +228,14 @@ def main() -> None:
             versions = negotiate(broker.port)
             setups[name] = (versions, setup_group(broker.port, versions, "bench-group"))
             serves_cgh[name] = consumer_heartbeat_frame(broker.port, versions, "bench-cg-0")
-        for _ in range(args.repeats):
+        for round_no in range(args.repeats):
+            round_began = time.strftime("%H:%M:%S", time.gmtime())
+            loads = [os.getloadavg()[0]]
+            order = list(brokers.items())
+            order = order[round_no % len(order):] + order[: round_no % len(order)]
             for label, kind, partitions, conns, inflight in ROWS:
-                for name, broker in brokers.items():
+                loads.append(os.getloadavg()[0])
+                for name, broker in order:
                     versions, member = setups[name]
                     if kind == "cgh":
                         steady = None
@@ -230,6 +251,7 @@ def main() -> None:
                             if kind == "hb"
                             else commit_frame(versions, member, partitions)
                         )
+                    cpu = broker.cpu_seconds()
                     run = drive(
                         broker.port,
                         frame,
@@ -239,6 +261,11 @@ def main() -> None:
                         check=ok,
                     )
                     results.setdefault((name, label), []).append(run)
+                    cpu_us.setdefault((name, label), []).append(
+                        (broker.cpu_seconds() - cpu) / max(1, run.answered) * 1e6)
+            loads.append(os.getloadavg()[0])
+            rounds.append((round_began, time.strftime("%H:%M:%S", time.gmtime()),
+                           min(loads), max(loads)))
         peaks = {name: broker.memory_mib()["VmHWM"] for name, broker in brokers.items()}
     finally:
         for broker in brokers.values():
@@ -248,20 +275,29 @@ def main() -> None:
 
     print()
     print(f"# load average {load_after_rows:.1f} after the rows")
-    print(f"| row | {' | '.join(f'{n} req/s (p50/p99 ms)' for n in names)} | ratio kcoord/tansu |")
-    print(f"|---|{'---|' * len(names)}---|")
+    for i, (began, ended, low, high) in enumerate(rounds, 1):
+        print(f"# round {i}: {began}-{ended} UTC, load average {low:.1f}-{high:.1f}")
+    kcoords = [n for n in names if n.startswith("kcoord")]
+    checkouts = [n for n in kcoords if n != "kcoord"]
+    versus_tansu = [n for n in kcoords if "tansu" in names]
+    headers = [f"{n} req/s (p50/p99 ms)" for n in names]
+    headers += [f"{n}/tansu (p99)" for n in versus_tansu]
+    headers += [f"kcoord/{c}, median of rounds (range)" for c in checkouts if "kcoord" in names]
+    print(f"| row | {' | '.join(headers)} |")
+    print(f"|---|{'---|' * len(headers)}")
     med = {n: statistics.median(v) * 1000 for n, v in startup.items()}
-    cells = " | ".join(f"{med[n]:.0f} ms" for n in names)
-    ratio = (
-        f"{med['kcoord'] / med['tansu']:.1f}x (target: kcoord <= 150 ms)" if len(names) == 2 else ""
-    )
-    print(f"| startup to first ApiVersions | {cells} | {ratio} |")
-    cells = " | ".join(f"{peaks[n]:.1f} MiB" for n in names)
-    print(f"| peak RSS (VmHWM) after these rows | {cells} | |")
+    cells = [f"{med[n]:.0f} ms" for n in names]
+    cells += [f"{med[n] / med['tansu']:.1f}x" for n in versus_tansu]
+    cells += [f"{med['kcoord'] / med[c]:.2f}x" for c in checkouts if "kcoord" in names]
+    print(f"| startup to first ApiVersions | {' | '.join(cells)} |")
+    cells = [f"{peaks[n]:.1f} MiB" for n in names]
+    cells += [f"{peaks[n] / peaks['tansu']:.2f}x" for n in versus_tansu]
+    cells += [f"{peaks['kcoord'] / peaks[c]:.2f}x" for c in checkouts if "kcoord" in names]
+    print(f"| peak RSS (VmHWM) after these rows | {' | '.join(cells)} |")
     if restart is not None:
         seconds, records, peak = restart
         print(f"| kcoord restarted on this run's log ({records:,} records): first answered "
-              f"OffsetFetch | {seconds:.2f} s after exec, peak RSS {peak:.1f} MiB | | |")
+              f"OffsetFetch | {seconds:.2f} s after exec, peak RSS {peak:.1f} MiB |")
     for label, *_ in ROWS:
         row = {}
         for n in names:
@@ -274,16 +310,42 @@ def main() -> None:
             p99 = statistics.median(r.p99_ms for r in runs)
             errs = sum(r.errors for r in runs)
             row[n] = (rate, p50, p99, errs)
-        cells = " | ".join(
+        cells = [
             f"{row[n][0]:,.0f} ({row[n][1]:.2f}/{row[n][2]:.2f})"
             + (f" {row[n][3]} errors" if row[n][3] else "")
+            if row[n][0] == row[n][0] else "not served"
             for n in names
-        )
-        ratio = ""
-        if len(names) == 2:
-            k, t = row["kcoord"], row["tansu"]
-            ratio = f"{k[0] / t[0]:.2f}x (p99 {k[2] / t[2]:.2f}x)"
-        print(f"| {label} | {cells} | {ratio} |")
+        ]
+        t = row.get("tansu")
+        for n in versus_tansu:
+            assert t is not None
+            cells.append(f"{row[n][0] / t[0]:.2f}x ({row[n][2] / t[2]:.2f}x)" if t[0] == t[0]
+                         else "-")
+        for c in checkouts:
+            if "kcoord" not in names:
+                continue
+            pairs = list(zip(results.get(("kcoord", label), []),
+                             results.get((c, label), []), strict=False))
+            ratios = sorted(a.rate / b.rate for a, b in pairs) if pairs else [float("nan")]
+            cells.append(f"{statistics.median(ratios):.2f}x ({ratios[0]:.2f}-{ratios[-1]:.2f})")
+        print(f"| {label} | {' | '.join(cells)} |")
+
+    print()
+    headers = [f"{n} server CPU µs/answer" for n in names]
+    headers += [f"kcoord/{c}, median of rounds (range)" for c in checkouts if "kcoord" in names]
+    print(f"| row | {' | '.join(headers)} |")
+    print(f"|---|{'---|' * len(headers)}")
+    for label, *_ in ROWS:
+        cells = [f"{statistics.median(cpu_us[(n, label)]):.1f}" if (n, label) in cpu_us
+                 else "not served" for n in names]
+        for c in checkouts:
+            if "kcoord" not in names:
+                continue
+            ratios = sorted(a / b for a, b in zip(cpu_us.get(("kcoord", label), []),
+                                                  cpu_us.get((c, label), []), strict=False))
+            cells.append(f"{statistics.median(ratios):.2f}x ({ratios[0]:.2f}-{ratios[-1]:.2f})"
+                         if ratios else "-")
+        print(f"| {label} | {' | '.join(cells)} |")
 
     if not args.skip_groups:
         sizes = [int(x) for x in args.groups.split(",") if x]
