@@ -97,6 +97,15 @@ def restart_on_log(broker: Broker) -> tuple[float, int, float]:
         again.stop()
 
 
+def process_cpu_seconds(broker: Broker) -> float:
+    """The server's user + system CPU time (/proc/PID/stat; unlike a sum over the live
+    threads, it keeps the time of threads that have ended)."""
+    assert broker.proc is not None
+    with open(f"/proc/{broker.proc.pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def commit_of(checkout: str) -> str:
     """The short commit a checkout has out (its directory name if it is not a git one)."""
     found = subprocess.run(["git", "-C", checkout, "rev-parse", "--short", "HEAD"],
@@ -251,7 +260,7 @@ def main() -> None:
                             if kind == "hb"
                             else commit_frame(versions, member, partitions)
                         )
-                    cpu = broker.cpu_seconds()
+                    cpu = process_cpu_seconds(broker)
                     run = drive(
                         broker.port,
                         frame,
@@ -262,7 +271,7 @@ def main() -> None:
                     )
                     results.setdefault((name, label), []).append(run)
                     cpu_us.setdefault((name, label), []).append(
-                        (broker.cpu_seconds() - cpu) / max(1, run.answered) * 1e6)
+                        (process_cpu_seconds(broker) - cpu) / max(1, run.answered) * 1e6)
             loads.append(os.getloadavg()[0])
             rounds.append((round_began, time.strftime("%H:%M:%S", time.gmtime()),
                            min(loads), max(loads)))
