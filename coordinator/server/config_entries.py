@@ -32,13 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ConfigView", "Layer", "entry"]
 
-DYNAMIC_TOPIC_CONFIG = ConfigSource.TOPIC_CONFIG
-DYNAMIC_BROKER_CONFIG = ConfigSource.DYNAMIC_BROKER_CONFIG
-DYNAMIC_DEFAULT_BROKER_CONFIG = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
-STATIC_BROKER_CONFIG = ConfigSource.STATIC_BROKER_CONFIG
-DEFAULT_CONFIG = ConfigSource.DEFAULT_CONFIG
-GROUP_CONFIG = ConfigSource.GROUP_CONFIG
-
 Layer = tuple[str, str | None, int]
 """(name, value, source): one synonym."""
 
@@ -59,14 +52,14 @@ _GROUP_DEFAULTS = {"consumer.session.timeout.ms": "group_consumer_session_timeou
 def entry(name: str, layers: list[Layer], known: ConfigKey | None, read_only: bool,
           synonyms: bool, documentation: bool, value: str | None = None) -> dict[str, Any]:
     """One DescribeConfigs entry from its layers (none: no value, DEFAULT_CONFIG)."""
-    source = layers[0][2] if layers else DEFAULT_CONFIG
+    source = layers[0][2] if layers else ConfigSource.DEFAULT_CONFIG
     if value is None and layers:
         value = layers[0][1]
     return {
         "name": name,
         "value": value,
         "read_only": read_only,
-        "is_default": source == DEFAULT_CONFIG,
+        "is_default": source == ConfigSource.DEFAULT_CONFIG,
         "config_source": source,
         "is_sensitive": False,
         "synonyms": ([{"name": n, "value": v, "source": s} for n, v, s in layers]
@@ -98,19 +91,19 @@ class ConfigView:
         layers: list[Layer] = []
         node, default = self.dynamic(self.node), self.dynamic("")
         if key in node:
-            layers.append((key, node[key], DYNAMIC_BROKER_CONFIG))
+            layers.append((key, node[key], ConfigSource.DYNAMIC_BROKER_CONFIG))
         if key in default:
-            layers.append((key, default[key], DYNAMIC_DEFAULT_BROKER_CONFIG))
+            layers.append((key, default[key], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
         if key in self.static and key in self.explicit:
-            layers.append((key, self.static[key], STATIC_BROKER_CONFIG))
+            layers.append((key, self.static[key], ConfigSource.STATIC_BROKER_CONFIG))
         return layers
 
     def _default_layer(self, key: str) -> Layer | None:
         if key in self.static and key not in self.explicit:
-            return (key, self.static[key], DEFAULT_CONFIG)
+            return (key, self.static[key], ConfigSource.DEFAULT_CONFIG)
         known = BROKER_KEYS.get(key)
         if known is not None and known.default is not None:
-            return (key, known.default, DEFAULT_CONFIG)
+            return (key, known.default, ConfigSource.DEFAULT_CONFIG)
         return None
 
     def broker_layers(self, names: tuple[str, ...]) -> list[Layer]:
@@ -128,10 +121,11 @@ class ConfigView:
             layers = self.broker_layers(names[names.index(key):])
             own = [layer for layer in layers if layer[0] == key]
             value = own[0][1] if own else None
-            source = own[0][2] if own else DEFAULT_CONFIG
+            source = own[0][2] if own else ConfigSource.DEFAULT_CONFIG
             made = entry(key, layers, BROKER_KEYS.get(key), key not in BROKER_KEYS, synonyms,
                          docs, value)
-            made["config_source"], made["is_default"] = source, source == DEFAULT_CONFIG
+            made["config_source"] = source
+            made["is_default"] = source == ConfigSource.DEFAULT_CONFIG
             out.append(made)
         return out
 
@@ -142,11 +136,11 @@ class ConfigView:
         for key in sorted(set(TOPIC_KEYS) | set(overrides)):
             layers: list[Layer] = []
             if key in overrides:
-                layers.append((key, overrides[key], DYNAMIC_TOPIC_CONFIG))
+                layers.append((key, overrides[key], ConfigSource.TOPIC_CONFIG))
             layers += self.broker_layers(TOPIC_SYNONYMS.get(key, ()))
             known = TOPIC_KEYS.get(key)
             if len(layers) == 0 and known is not None:
-                layers.append((key, known.default, DEFAULT_CONFIG))
+                layers.append((key, known.default, ConfigSource.DEFAULT_CONFIG))
             value = None
             if layers and layers[0][0] in SYNONYM_SCALE and layers[0][1] is not None:
                 number = int(layers[0][1])
@@ -160,12 +154,12 @@ class ConfigView:
         out = []
         for key, known in sorted(GROUP_KEYS.items()):
             if key in overrides:
-                layers: list[Layer] = [(key, overrides[key], GROUP_CONFIG)]
+                layers: list[Layer] = [(key, overrides[key], ConfigSource.GROUP_CONFIG)]
             else:
                 default = known.default
                 field = _GROUP_DEFAULTS.get(key)
                 if field is not None and self.group_config is not None:
                     default = str(getattr(self.group_config, field))
-                layers = [(key, default, DEFAULT_CONFIG)]
+                layers = [(key, default, ConfigSource.DEFAULT_CONFIG)]
             out.append(entry(key, layers, known, False, synonyms, docs))
         return out

@@ -42,28 +42,17 @@ from coordinator.broker.topics import validate_topic_name
 from coordinator.configs.definitions import BROKER_KEYS, TOPIC_KEYS
 from coordinator.server.api_support import store_of
 from coordinator.server.broker_loggers import logger_levels
-from coordinator.server.config_entries import (
-    DEFAULT_CONFIG,
-    DYNAMIC_DEFAULT_BROKER_CONFIG,
-    STATIC_BROKER_CONFIG,
-    ConfigView,
-    entry,
-)
+from coordinator.server.config_entries import ConfigView, entry
 from coordinator.server.internal_topics import CREATION_CONFIGS, is_internal
 from coordinator.server.route import AclOperation, Route, config_resource_acls
 from wire import ErrorCode
-from wire.constants import ApiKey, ConfigSource, ConfigType
+from wire.constants import ApiKey, ConfigResourceType, ConfigSource, ConfigType
 
 if TYPE_CHECKING:
     from coordinator.server.context import RequestContext
 
 __all__ = ["ROUTE", "TOPIC_CONFIG_DEFAULTS", "handle"]
 
-TOPIC_RESOURCE = 2
-BROKER_RESOURCE = 4
-GROUP_RESOURCE = 32
-BROKER_LOGGER_RESOURCE = 8
-_STRING, _INT, _LIST = 2, 3, 7
 
 #: Kafka 4's topic-level configs: name -> (default, ConfigType id).
 TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str | None, int]] = {
@@ -96,8 +85,8 @@ def _broker_id(name: str) -> int:
 def _broker_configs(ctx: RequestContext, view: ConfigView, name: str, synonyms: bool,
                     docs: bool) -> list[dict[str, Any]]:
     if name == "":  # the cluster-wide dynamic defaults
-        return [entry(key, [(key, value, DYNAMIC_DEFAULT_BROKER_CONFIG)], BROKER_KEYS.get(key),
-                      key not in BROKER_KEYS, synonyms, docs)
+        return [entry(key, [(key, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)],
+                      BROKER_KEYS.get(key), key not in BROKER_KEYS, synonyms, docs)
                 for key, value in sorted(view.dynamic("").items())]
     if _broker_id(name) != ctx.state.identity.node_id:
         raise BrokerError(
@@ -124,8 +113,9 @@ def _process_configs(ctx: RequestContext) -> dict[str, tuple[str | None, int, in
     when given, log.dirs when there is a data directory (in memory: null, the default)."""
     identity = ctx.state.identity
     bind_host = getattr(ctx.state, "bind_host", identity.host)
-    advertised = (STATIC_BROKER_CONFIG if getattr(ctx.state, "advertised_given", False)
-                  else DEFAULT_CONFIG)
+    static = ConfigSource.STATIC_BROKER_CONFIG
+    advertised = (static if getattr(ctx.state, "advertised_given", False)
+                  else ConfigSource.DEFAULT_CONFIG)
     data_dir: str | None = getattr(ctx.state, "data_dir", None)
     node_id = str(identity.node_id)
     listeners = f"PLAINTEXT://{bind_host}:{identity.port}"
@@ -135,15 +125,16 @@ def _process_configs(ctx: RequestContext) -> dict[str, tuple[str | None, int, in
         advertised_listeners = ",".join(f"{name}://{host}:{port}"
                                         for name, host, port in identity.endpoints)
         if "advertised.listeners" in ctx.state.config:
-            advertised = STATIC_BROKER_CONFIG
+            advertised = static
     return {
-        "listeners": (listeners, STATIC_BROKER_CONFIG, _STRING),
-        "advertised.listeners": (advertised_listeners, advertised, _STRING),
-        "node.id": (node_id, STATIC_BROKER_CONFIG, _INT),
-        "broker.id": (node_id, STATIC_BROKER_CONFIG, _INT),
-        "log.dirs": ((os.path.abspath(data_dir), STATIC_BROKER_CONFIG, _STRING)
-                     if data_dir is not None else (None, DEFAULT_CONFIG, _STRING)),
-        "process.roles": ("broker,controller", STATIC_BROKER_CONFIG, _LIST),
+        "listeners": (listeners, static, ConfigType.STRING),
+        "advertised.listeners": (advertised_listeners, advertised, ConfigType.STRING),
+        "node.id": (node_id, static, ConfigType.INT),
+        "broker.id": (node_id, static, ConfigType.INT),
+        "log.dirs": ((os.path.abspath(data_dir), static, ConfigType.STRING)
+                     if data_dir is not None
+                     else (None, ConfigSource.DEFAULT_CONFIG, ConfigType.STRING)),
+        "process.roles": ("broker,controller", static, ConfigType.LIST),
     }
 
 
@@ -166,15 +157,15 @@ def _describe(ctx: RequestContext, view: ConfigView, resource: Any, synonyms: bo
     result: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": None,
                               "resource_type": kind, "resource_name": name, "configs": []}
     try:
-        if kind == TOPIC_RESOURCE:
+        if kind == ConfigResourceType.TOPIC:
             configs = _topic_configs(ctx, view, name, synonyms, docs)
-        elif kind == BROKER_RESOURCE:
+        elif kind == ConfigResourceType.BROKER:
             configs = _broker_configs(ctx, view, name, synonyms, docs)
-        elif kind == BROKER_LOGGER_RESOURCE:
+        elif kind == ConfigResourceType.BROKER_LOGGER:
             configs = _logger_configs(ctx, name)
-        elif kind == GROUP_RESOURCE and name:
+        elif kind == ConfigResourceType.GROUP and name:
             configs = view.group_entries(name, synonyms, docs)
-        elif kind == GROUP_RESOURCE:
+        elif kind == ConfigResourceType.GROUP:
             raise BrokerError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
         else:
             raise BrokerError(ErrorCode.INVALID_REQUEST,
