@@ -1,5 +1,10 @@
 """The ACLs by id: CreateAcls/DeleteAcls/DescribeAcls semantics as Kafka's AclControlManager
 and AclApis have them, answering records to persist; state changes only by ``replay``.
+
+The records are the log's (``storage.security_records``): an ``AccessControlEntryKey`` (the
+ACL's id) with its ``AccessControlEntryValue`` (the binding, Kafka's
+``AccessControlEntryRecord``), or with no value, which removes it (Kafka's
+``RemoveAccessControlEntryRecord``).
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from coordinator.security.acl import (
     validate_new_acl,
 )
 from coordinator.security.authorizer import StandardAuthorizer
-from coordinator.security.records import AccessControlEntryRecord, RemoveAccessControlEntryRecord
+from storage.records import Record
+from storage.security_records import AccessControlEntryKey, AccessControlEntryValue
 
 __all__ = [
     "AclStore",
@@ -30,6 +36,7 @@ __all__ = [
     "binding_of",
     "group_by_resource",
     "record_of",
+    "removal_of",
 ]
 
 
@@ -41,25 +48,42 @@ class DeleteAclsResult:
     deleted: tuple[AclBinding, ...] = ()
 
 
-def record_of(acl_id: uuid.UUID, binding: AclBinding) -> AccessControlEntryRecord:
+def record_of(acl_id: uuid.UUID, binding: AclBinding) -> Record:
+    """The record that creates the ACL ``acl_id`` with ``binding``."""
     p, e = binding.pattern, binding.entry
-    return AccessControlEntryRecord(
-        acl_id, p.resource_type.value, p.name, p.pattern_type.value, e.principal, e.host,
+    return Record(AccessControlEntryKey(acl_id), AccessControlEntryValue(
+        p.resource_type.value, p.name, p.pattern_type.value, e.principal, e.host,
         e.operation.value, e.permission_type.value,
-    )
+    ))
 
 
-def binding_of(record: AccessControlEntryRecord) -> AclBinding:
+def removal_of(acl_id: uuid.UUID) -> Record:
+    """The record that removes the ACL ``acl_id`` (a tombstone of its key)."""
+    return Record(AccessControlEntryKey(acl_id), None)
+
+
+def binding_of(record: Record) -> AclBinding:
+    """The binding an ACL creation record carries."""
+    value = record.value
+    if not isinstance(value, AccessControlEntryValue):
+        raise TypeError(f"not an ACL creation: {record!r}")
     return AclBinding(
         ResourcePattern(
-            ResourceType(record.resource_type), record.resource_name,
-            PatternType(record.pattern_type),
+            ResourceType(value.resource_type), value.resource_name,
+            PatternType(value.pattern_type),
         ),
         AccessControlEntry(
-            record.principal, record.host, AclOperation(record.operation),
-            AclPermissionType(record.permission_type),
+            value.principal, value.host, AclOperation(value.operation),
+            AclPermissionType(value.permission_type),
         ),
     )
+
+
+def _acl_id(record: Record) -> uuid.UUID:
+    key = record.key
+    if not isinstance(key, AccessControlEntryKey):
+        raise TypeError(f"not an ACL record: {record!r}")
+    return key.id
 
 
 def group_by_resource(
@@ -87,10 +111,10 @@ class AclStore:
 
     def create_acls(
         self, bindings: Sequence[AclBinding], new_id: Callable[[], uuid.UUID]
-    ) -> tuple[list[AccessControlEntryRecord], list[AclError | None]]:
+    ) -> tuple[list[Record], list[AclError | None]]:
         """Records for the ACLs that are new, and per binding None (created, or already
         there) or the validation error. A binding given twice makes one record."""
-        records: list[AccessControlEntryRecord] = []
+        records: list[Record] = []
         results: list[AclError | None] = []
         seen: set[AclBinding] = set()
         for binding in bindings:
@@ -104,10 +128,10 @@ class AclStore:
 
     def delete_acls(
         self, filters: Sequence[AclBindingFilter]
-    ) -> tuple[list[RemoveAccessControlEntryRecord], list[DeleteAclsResult]]:
+    ) -> tuple[list[Record], list[DeleteAclsResult]]:
         """Per filter the bindings it removes (or its validation error); an ACL matched by
         two filters is reported by both and removed by one record."""
-        removed: dict[uuid.UUID, RemoveAccessControlEntryRecord] = {}
+        removed: dict[uuid.UUID, Record] = {}
         results = []
         for acl_filter in filters:
             error = validate_filter(acl_filter)
@@ -118,7 +142,7 @@ class AclStore:
             for acl_id, binding in self._by_id.items():
                 if acl_filter.matches(binding):
                     deleted.append(binding)
-                    removed.setdefault(acl_id, RemoveAccessControlEntryRecord(acl_id))
+                    removed.setdefault(acl_id, removal_of(acl_id))
             results.append(DeleteAclsResult(None, tuple(deleted)))
         return list(removed.values()), results
 
@@ -126,9 +150,10 @@ class AclStore:
         """The ACL with this id, if any."""
         return self._by_id.get(acl_id)
 
-    def has(self, record: AccessControlEntryRecord) -> bool:
-        """Whether replaying ``record`` would add nothing new (its id or binding is known)."""
-        return record.id in self._by_id or binding_of(record) in self._by_binding
+    def has(self, record: Record) -> bool:
+        """Whether replaying ``record`` (a creation) would add nothing new (its id or
+        binding is known)."""
+        return _acl_id(record) in self._by_id or binding_of(record) in self._by_binding
 
     def describe_acls(self, acl_filter: AclBindingFilter) -> AclError | list[AclBinding]:
         error = validate_filter(acl_filter)
@@ -136,19 +161,21 @@ class AclStore:
             return error
         return [b for b in self._by_id.values() if acl_filter.matches(b)]
 
-    def replay(self, record: AccessControlEntryRecord | RemoveAccessControlEntryRecord) -> None:
-        if isinstance(record, RemoveAccessControlEntryRecord):
-            binding = self._by_id.pop(record.id, None)
+    def replay(self, record: Record) -> None:
+        """Apply one ACL record: a creation, or (no value) a removal."""
+        acl_id = _acl_id(record)
+        if record.value is None:
+            binding = self._by_id.pop(acl_id, None)
             if binding is None:
-                raise ValueError(f"ID {record.id} not found in aclsById.")
+                raise ValueError(f"ID {acl_id} not found in aclsById.")
             del self._by_binding[binding]
             self.authorizer.remove(binding)
             return
         binding = binding_of(record)
-        if record.id in self._by_id:
-            raise ValueError(f"An ACL with ID {record.id} already exists.")
+        if acl_id in self._by_id:
+            raise ValueError(f"An ACL with ID {acl_id} already exists.")
         if binding in self._by_binding:
-            raise ValueError(f"Unable to add the ACL with ID {record.id} to aclsByResource")
-        self._by_id[record.id] = binding
-        self._by_binding[binding] = record.id
+            raise ValueError(f"Unable to add the ACL with ID {acl_id} to aclsByResource")
+        self._by_id[acl_id] = binding
+        self._by_binding[binding] = acl_id
         self.authorizer.add(binding)

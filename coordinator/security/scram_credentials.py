@@ -14,13 +14,14 @@ import hashlib
 import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from coordinator.security.records import (
-    RemoveUserScramCredentialRecord,
-    UserScramCredentialRecord,
-)
 from coordinator.security.sasl import RandomBytes
+from storage.security_records import UserScramCredentialKey, UserScramCredentialValue
 from wire.constants import ErrorCode, ScramMechanism
+
+if TYPE_CHECKING:
+    from storage.records import Record
 
 __all__ = [
     "MAX_ITERATIONS",
@@ -31,11 +32,11 @@ __all__ = [
     "ScramCredentialStore",
     "ScramDeletion",
     "ScramMechanism",
-    "ScramRecord",
     "ScramUpsertion",
     "credential_from_password",
     "credential_from_salted_password",
     "credential_record",
+    "credential_removal",
     "hash_name",
     "mechanism_by_name",
     "mechanism_name",
@@ -78,15 +79,9 @@ def hash_name(mechanism: ScramMechanism) -> str:
     return _HASHES[mechanism]
 
 
-@dataclass(frozen=True, slots=True)
-class ScramCredential:
-    salt: bytes
-    stored_key: bytes
-    server_key: bytes
-    iterations: int
-
-    def __repr__(self) -> str:
-        return "ScramCredential([hidden])"
+ScramCredential = UserScramCredentialValue
+"""A salted credential (salt, StoredKey, ServerKey, iterations): the log's record value, one
+definition for the store and the log."""
 
 
 def salted_password(
@@ -119,7 +114,7 @@ def credential_from_password(
 
 def user_records(
     name: str, password: str, random_bytes: RandomBytes, iterations: int = MIN_ITERATIONS
-) -> list[UserScramCredentialRecord]:
+) -> list[Record]:
     """Both SCRAM credentials of a configured user (``--sasl-user``), as records to persist."""
     return [
         credential_record(
@@ -129,14 +124,26 @@ def user_records(
     ]
 
 
+def _record(key: UserScramCredentialKey, value: ScramCredential | None) -> Record:
+    # storage.records is imported here, not above: a SASL listener's options import this
+    # module before the first answer, and the log's record types are not needed for that.
+    from storage.records import Record
+
+    return Record(key, value)
+
+
 def credential_record(
     name: str, mechanism: ScramMechanism, credential: ScramCredential
-) -> UserScramCredentialRecord:
-    """The record that sets one credential."""
-    return UserScramCredentialRecord(
-        name, mechanism.value, credential.salt, credential.stored_key, credential.server_key,
-        credential.iterations,
-    )
+) -> Record:
+    """The record that sets one credential (the log's ``UserScramCredentialKey`` and its
+    salted value: Kafka's ``UserScramCredentialRecord``)."""
+    return _record(UserScramCredentialKey(name, mechanism.value), credential)
+
+
+def credential_removal(name: str, mechanism: int) -> Record:
+    """The record that removes one credential (a tombstone of its key: Kafka's
+    ``RemoveUserScramCredentialRecord``)."""
+    return _record(UserScramCredentialKey(name, mechanism), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,8 +180,6 @@ class DescribeResult:
     """(mechanism, iterations) per credential the user has."""
 
 
-ScramRecord = UserScramCredentialRecord | RemoveUserScramCredentialRecord
-
 _TWICE = "A user credential cannot be altered twice in the same request"
 
 
@@ -199,7 +204,7 @@ class ScramCredentialStore:
 
     def alter(
         self, deletions: Sequence[ScramDeletion], upsertions: Sequence[ScramUpsertion]
-    ) -> tuple[list[ScramRecord], list[AlterResult]]:
+    ) -> tuple[list[Record], list[AlterResult]]:
         """AlterUserScramCredentials: records to persist and one result per user (successful
         deletions, then successful upsertions, then errors, as ScramControlManager)."""
         errors: dict[str, AlterResult] = {}
@@ -234,10 +239,10 @@ class ScramCredentialStore:
                 errors[upsertion.name] = error
             else:
                 to_upsert[upsertion.name] = upsertion
-        records: list[ScramRecord] = []
+        records: list[Record] = []
         results: list[AlterResult] = []
         for deletion in to_delete.values():
-            records.append(RemoveUserScramCredentialRecord(deletion.name, deletion.mechanism))
+            records.append(credential_removal(deletion.name, deletion.mechanism))
             results.append(AlterResult(deletion.name))
         for upsertion in to_upsert.values():
             mechanism = ScramMechanism(upsertion.mechanism)
@@ -293,15 +298,19 @@ class ScramCredentialStore:
                 ))
         return results
 
-    def replay(self, record: UserScramCredentialRecord | RemoveUserScramCredentialRecord) -> None:
-        key = (record.name, scram_mechanism(record.mechanism))
-        if isinstance(record, RemoveUserScramCredentialRecord):
-            if self._credentials.pop(key, None) is None:
-                raise ValueError(f"Unable to find credential to delete: {key}")
+    def replay(self, record: Record) -> None:
+        """Apply one credential record: set, or (no value) remove."""
+        key, value = record.key, record.value
+        if not isinstance(key, UserScramCredentialKey):
+            raise TypeError(f"not a SCRAM credential record: {record!r}")
+        at = (key.name, scram_mechanism(key.mechanism))
+        if value is None:
+            if self._credentials.pop(at, None) is None:
+                raise ValueError(f"Unable to find credential to delete: {at}")
             return
-        self._credentials[key] = ScramCredential(
-            record.salt, record.stored_key, record.server_key, record.iterations
-        )
+        if not isinstance(value, UserScramCredentialValue):
+            raise TypeError(f"not a SCRAM credential: {value!r}")
+        self._credentials[at] = value
 
 
 def _validate_upsertion(upsertion: ScramUpsertion) -> AlterResult | None:

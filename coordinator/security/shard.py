@@ -2,10 +2,10 @@
 (``coordinator.server.shard.Shard``), persisted in the coordinator's log, then applied.
 
 Its handlers (``create_acls``, ``delete_acls``, ``alter_user_scram_credentials``) answer
-with the log records of the change (``storage.security_records``: 105 an ACL by id, 106 a
-credential by user and mechanism; a tombstone removes) and the reply; the runtime appends
-the records and, once they are durable, ``append_done`` applies them to ``SecurityState``
--- the same ``replay`` a restart runs. Reads (``describe_acls``,
+with the log records of the change, as the stores make them (``storage.security_records``:
+105 an ACL by id, 106 a credential by user and mechanism; a tombstone removes), and the
+reply; the runtime appends the records and, once they are durable, ``append_done`` applies
+them to ``SecurityState`` -- the same ``replay`` a restart runs. Reads (``describe_acls``,
 ``describe_user_scram_credentials``) answer from the state at once.
 
 Replay is lenient where the log legitimately disagrees with a fresh state: a tombstone
@@ -37,21 +37,13 @@ from coordinator.security.acl import (
     from_code,
 )
 from coordinator.security.acl_store import group_by_resource
-from coordinator.security.records import (
-    AccessControlEntryRecord,
-    RemoveAccessControlEntryRecord,
-    RemoveUserScramCredentialRecord,
-    SecurityRecord,
-    UserScramCredentialRecord,
-)
 from coordinator.security.scram_credentials import ScramDeletion, ScramUpsertion
 from coordinator.security.state import SecurityState
 from storage.records import Record
 from storage.security_records import (
+    SECURITY_KEY_TYPES,
     AccessControlEntryKey,
-    AccessControlEntryValue,
     UserScramCredentialKey,
-    UserScramCredentialValue,
 )
 from wire.bounded_cache import BoundedCache
 from wire.constants import ErrorCode, ScramMechanism
@@ -61,8 +53,6 @@ __all__ = [
     "NO_AUTHORIZER_MESSAGE",
     "SecurityShard",
     "binding_filter",
-    "log_record",
-    "security_record",
 ]
 
 log = logging.getLogger(__name__)
@@ -72,40 +62,6 @@ NO_AUTHORIZER_MESSAGE = "No Authorizer is configured."
 NO_AUTHORIZER_DESCRIBE_MESSAGE = "No Authorizer is configured on the broker"
 
 FailureAnswer = Callable[[ErrorCode], Any]
-
-
-def log_record(record: SecurityRecord) -> Record:
-    """A security record as the log entry that carries it."""
-    if isinstance(record, AccessControlEntryRecord):
-        return Record(AccessControlEntryKey(record.id), AccessControlEntryValue(
-            record.resource_type, record.resource_name, record.pattern_type, record.principal,
-            record.host, record.operation, record.permission_type))
-    if isinstance(record, RemoveAccessControlEntryRecord):
-        return Record(AccessControlEntryKey(record.id), None)
-    if isinstance(record, UserScramCredentialRecord):
-        return Record(UserScramCredentialKey(record.name, record.mechanism),
-                      UserScramCredentialValue(record.salt, record.stored_key,
-                                               record.server_key, record.iterations))
-    return Record(UserScramCredentialKey(record.name, record.mechanism), None)
-
-
-def security_record(record: Record) -> SecurityRecord | None:
-    """The security record a log entry carries (None: not a security entry)."""
-    key, value = record.key, record.value
-    if isinstance(key, AccessControlEntryKey):
-        if value is None:
-            return RemoveAccessControlEntryRecord(key.id)
-        v = cast(AccessControlEntryValue, value)
-        return AccessControlEntryRecord(key.id, v.resource_type, v.resource_name,
-                                        v.pattern_type, v.principal, v.host, v.operation,
-                                        v.permission_type)
-    if isinstance(key, UserScramCredentialKey):
-        if value is None:
-            return RemoveUserScramCredentialRecord(key.name, key.mechanism)
-        c = cast(UserScramCredentialValue, value)
-        return UserScramCredentialRecord(key.name, key.mechanism, c.salt, c.stored_key,
-                                         c.server_key, c.iterations)
-    return None
 
 
 def binding_filter(body: Any) -> AclBindingFilter:
@@ -171,25 +127,21 @@ class SecurityShard:
     # ------------------------------------------------------------------ the Shard contract
 
     def replay(self, record: Record) -> None:
-        entry = security_record(record)
-        if entry is not None:
-            self.apply(entry)
-
-    def apply(self, entry: SecurityRecord) -> None:
-        """Apply one security record (leniently: see the module docstring)."""
-        state = self.state
+        """Apply one security record (leniently: see the module docstring); any other
+        record is not this shard's."""
+        key, state = record.key, self.state
+        if not isinstance(key, SECURITY_KEY_TYPES):
+            return
         try:
-            if isinstance(entry, RemoveAccessControlEntryRecord):
-                if state.acls.binding(entry.id) is None:
+            if isinstance(key, AccessControlEntryKey):
+                if (state.acls.binding(key.id) is None if record.value is None
+                        else state.acls.has(record)):
                     return
-            elif isinstance(entry, AccessControlEntryRecord):
-                if state.acls.has(entry):
-                    return
-            elif isinstance(entry, RemoveUserScramCredentialRecord) and (
-                state.scram.lookup(entry.name, ScramMechanism(entry.mechanism)) is None
+            elif isinstance(key, UserScramCredentialKey) and record.value is None and (
+                state.scram.lookup(key.name, ScramMechanism(key.mechanism)) is None
             ):
                 return
-            state.replay(entry)
+            state.replay(record)
         except ValueError as exc:  # an unknown code in a record: skip it, keep the rest
             log.warning("skipping a security record: %s", exc)
 
@@ -212,9 +164,9 @@ class SecurityShard:
     def fire_timer(self, key: Any, now_ms: int) -> Result:
         return EMPTY_RESULT
 
-    def _persist(self, token: ReplyToken, records: Sequence[SecurityRecord], response: Any,
+    def _persist(self, token: ReplyToken, records: Sequence[Record], response: Any,
                  failure: FailureAnswer) -> Result:
-        result = Result(tuple(log_record(r) for r in records), (Reply(token, response),))
+        result = Result(tuple(records), (Reply(token, response),))
         if records:
             self._failures[id(result)] = (token, failure)
         return result

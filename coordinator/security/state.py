@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from coordinator.security.acl_store import AclStore
 from coordinator.security.authorizer import StandardAuthorizer
-from coordinator.security.records import (
-    AccessControlEntryRecord,
-    RemoveAccessControlEntryRecord,
-    SecurityRecord,
-)
 from coordinator.security.scram_credentials import ScramCredentialStore
+from storage.records import Record
+from storage.security_records import AccessControlEntryKey
 
 __all__ = ["SecurityState"]
 
@@ -26,8 +23,9 @@ class SecurityState:
         #: (a SASL listener's store, holding its ``--sasl-user`` credentials, when given)
         self.scram = scram if scram is not None else ScramCredentialStore()
 
-    def replay(self, record: SecurityRecord) -> None:
-        if isinstance(record, (AccessControlEntryRecord, RemoveAccessControlEntryRecord)):
+    def replay(self, record: Record) -> None:
+        """Apply one security record (``storage.security_records``' keys)."""
+        if isinstance(record.key, AccessControlEntryKey):
             self.acls.replay(record)
         else:
             self.scram.replay(record)

@@ -27,10 +27,7 @@ from coordinator.security.authorizer import (
     StandardAuthorizer,
     parse_super_users,
 )
-from coordinator.security.records import (
-    AccessControlEntryRecord,
-    RemoveAccessControlEntryRecord,
-)
+from storage.records import Record
 
 ALL, READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE = (
     AclOperation.ALL, AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE,
@@ -54,9 +51,9 @@ class Harness:
         )
         self.store = AclStore(self.authorizer)
         self._ids = (uuid.UUID(int=i) for i in itertools.count(1))
-        self.log: list[AccessControlEntryRecord | RemoveAccessControlEntryRecord] = []
+        self.log: list[Record] = []
 
-    def apply(self, record: AccessControlEntryRecord | RemoveAccessControlEntryRecord) -> None:
+    def apply(self, record: Record) -> None:
         """Persist (here: keep) then replay, as the server will."""
         self.log.append(record)
         self.store.replay(record)

@@ -41,7 +41,13 @@ from coordinator.security.acl import (
     from_code,
     supported_operations,
 )
-from coordinator.security.acl_store import AclStore, binding_of, group_by_resource, record_of
+from coordinator.security.acl_store import (
+    AclStore,
+    binding_of,
+    group_by_resource,
+    record_of,
+    removal_of,
+)
 from coordinator.security.authorizer import Action, StandardAuthorizer, host_address
 from wire.constants import ErrorCode
 
@@ -107,11 +113,9 @@ def test_record_round_trip_and_replay_errors() -> None:
     store.replay(record)
     with pytest.raises(ValueError, match="already exists"):
         store.replay(record)
-    from coordinator.security.records import RemoveAccessControlEntryRecord
-
-    store.replay(RemoveAccessControlEntryRecord(uuid.UUID(int=7)))
+    store.replay(removal_of(uuid.UUID(int=7)))
     with pytest.raises(ValueError, match="not found"):
-        store.replay(RemoveAccessControlEntryRecord(uuid.UUID(int=7)))
+        store.replay(removal_of(uuid.UUID(int=7)))
     assert len(store) == 0
 
 

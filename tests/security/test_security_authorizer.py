@@ -1,7 +1,7 @@
 """Kafka's authorizer tests, mirrored by name: StandardAuthorizerTest (metadata module) and
 AuthorizerTest/BaseAuthorizerTest (core; the former AclAuthorizerTest). COVERAGE.md lists
 every Kafka test and whether it is mirrored. ACLs are added as Kafka's MockAclMutator adds
-them: straight into the authorizer's data, here by replaying AccessControlEntryRecords."""
+them: straight into the authorizer's data, here by replaying ACL records."""
 
 from __future__ import annotations
 

@@ -8,10 +8,6 @@ import hashlib
 import scramp
 from security_support import CountingRandom
 
-from coordinator.security.records import (
-    RemoveUserScramCredentialRecord,
-    UserScramCredentialRecord,
-)
 from coordinator.security.sasl import Complete
 from coordinator.security.scram import ScramServer
 from coordinator.security.scram_credentials import (
@@ -26,6 +22,8 @@ from coordinator.security.scram_credentials import (
     scram_mechanism,
     user_records,
 )
+from storage.records import Record
+from storage.security_records import UserScramCredentialKey, UserScramCredentialValue
 from wire.constants import ErrorCode
 
 SHA256, SHA512 = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512
@@ -71,12 +69,14 @@ def test_records_carry_keys_never_the_password() -> None:
     store = ScramCredentialStore()
     records, _ = store.alter([], [upsertion("alice", 2, 4096, "hunter2-secret")])
     (record,) = records
-    assert isinstance(record, UserScramCredentialRecord)
-    assert record.name == "alice" and record.mechanism == 2 and record.iterations == 4096
-    assert b"hunter2" not in record.salt + record.stored_key + record.server_key
-    assert "hidden" in repr(record) and record.stored_key.hex() not in repr(record)
+    key, value = record.key, record.value
+    assert isinstance(key, UserScramCredentialKey)
+    assert isinstance(value, UserScramCredentialValue)
+    assert key.name == "alice" and key.mechanism == 2 and value.iterations == 4096
+    assert b"hunter2" not in value.salt + value.stored_key + value.server_key
+    assert "hidden" in repr(record) and value.stored_key.hex() not in repr(record)
     salted = hashlib.pbkdf2_hmac("sha512", b"hunter2-secret", SALT, 4096)
-    assert record.server_key != salted
+    assert value.server_key != salted
 
 
 def test_iterations_out_of_range_are_unacceptable() -> None:
@@ -131,7 +131,8 @@ def test_deletion_removes_one_mechanism_only() -> None:
     applied(store, [], [upsertion("a", 1)])
     applied(store, [], [upsertion("a", 2)])
     records, results = store.alter([ScramDeletion("a", 1)], [])
-    assert records == [RemoveUserScramCredentialRecord("a", 1)] and results == [AlterResult("a")]
+    assert records == [Record(UserScramCredentialKey("a", 1), None)]
+    assert results == [AlterResult("a")]
     store.replay(records[0])
     assert store.lookup("a", SHA256) is None and store.lookup("a", SHA512) is not None
 
@@ -163,7 +164,7 @@ def test_describe_all_named_unknown_and_twice() -> None:
 
 def test_replay_of_the_records_rebuilds_the_same_store() -> None:
     store = ScramCredentialStore()
-    log: list[UserScramCredentialRecord | RemoveUserScramCredentialRecord] = []
+    log: list[Record] = []
     for deletions, upsertions in [
         ([], [upsertion("a", 1), upsertion("b", 2)]),
         ([ScramDeletion("a", 1)], [upsertion("c", 1)]),

@@ -18,9 +18,9 @@ from coordinator.security.acl import (
 )
 from coordinator.security.acl_store import record_of
 from coordinator.security.authorizer import Action, RequestIdentity
-from coordinator.security.records import SecurityRecord
 from coordinator.security.scram_credentials import ScramMechanism, user_records
 from coordinator.security.state import SecurityState
+from storage.records import Record
 
 BINDING = AclBinding(
     ResourcePattern(ResourceType.TOPIC, "t", PatternType.LITERAL),
@@ -31,7 +31,7 @@ DAN = RequestIdentity("User:dan", "1.2.3.4")
 
 
 def test_security_state_replays_both_kinds_of_record() -> None:
-    log: list[SecurityRecord] = [
+    log: list[Record] = [
         *user_records("dan", "pw", CountingRandom()), record_of(uuid.UUID(int=1), BINDING)
     ]
     state = SecurityState()

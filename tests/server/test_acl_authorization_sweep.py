@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from coordinator.security.records import AccessControlEntryRecord
+from storage.records import Record
+from storage.security_records import AccessControlEntryKey, AccessControlEntryValue
 from wire import ApiKey, ErrorCode
 from wire.constants import AclOperation as Op
 from wire.constants import AclPermissionType, PatternType
@@ -224,7 +225,8 @@ async def test_authorization_with_topic_existing(
     client = await connect(running.port)
     assert error_of(await client.request(api, version, body)) == denied
     for kind, name, operation in acls:
-        running.runtime.security.apply(AccessControlEntryRecord(
-            uuid.uuid4(), kind, name, PatternType.LITERAL, "User:ANONYMOUS", "*", operation,
-            AclPermissionType.ALLOW))
+        running.runtime.security.replay(Record(
+            AccessControlEntryKey(uuid.uuid4()), AccessControlEntryValue(
+                kind, name, PatternType.LITERAL, "User:ANONYMOUS", "*", operation,
+                AclPermissionType.ALLOW)))
     assert error_of(await client.request(api, version, body)) not in AUTH_ERRORS

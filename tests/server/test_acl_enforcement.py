@@ -8,9 +8,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from coordinator.security.records import AccessControlEntryRecord
 from coordinator.server.apis import load_routes
 from coordinator.server.app import RunningServer
+from storage.records import Record
+from storage.security_records import AccessControlEntryKey, AccessControlEntryValue
 from wire import ApiKey, ErrorCode
 from wire.constants import AclOperation, AclPermissionType, PatternType, ResourceType
 
@@ -24,9 +25,10 @@ COMMIT = {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
 def allow(running: RunningServer, kind: ResourceType, name: str, operation: AclOperation,
           principal: str = "User:ANONYMOUS") -> None:
     """An ACL added as Kafka's tests add them (straight into the authorizer's state)."""
-    running.runtime.security.apply(AccessControlEntryRecord(
-        uuid.uuid4(), kind, name, PatternType.LITERAL, principal, "*", operation,
-        AclPermissionType.ALLOW))
+    running.runtime.security.replay(Record(
+        AccessControlEntryKey(uuid.uuid4()), AccessControlEntryValue(
+            kind, name, PatternType.LITERAL, principal, "*", operation,
+            AclPermissionType.ALLOW)))
 
 
 async def test_metadata_leaves_out_topics_one_may_not_describe(start_server: Any,
@@ -276,9 +278,10 @@ async def test_offsets_of_every_topic_leave_out_the_topics_one_may_not_describe(
     both = {**COMMIT, "topics": [{"name": n, "partitions": partition} for n in ("t", "u")]}
     answer = await client.request(ApiKey.OFFSET_COMMIT, 8, both)
     assert [p.error_code for t in answer.topics for p in t.partitions] == [0, 0]
-    running.runtime.security.apply(AccessControlEntryRecord(
-        uuid.uuid4(), ResourceType.TOPIC, "u", PatternType.LITERAL, "User:ANONYMOUS", "*",
-        AclOperation.DESCRIBE, AclPermissionType.DENY))
+    running.runtime.security.replay(Record(
+        AccessControlEntryKey(uuid.uuid4()), AccessControlEntryValue(
+            ResourceType.TOPIC, "u", PatternType.LITERAL, "User:ANONYMOUS", "*",
+            AclOperation.DESCRIBE, AclPermissionType.DENY)))
     old = await client.request(ApiKey.OFFSET_FETCH, 7, {"group_id": "g", "topics": None,
                                                        "require_stable": False})
     assert [t.name for t in old.topics] == ["t"]

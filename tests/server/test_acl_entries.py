@@ -9,8 +9,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from coordinator.security.records import AccessControlEntryRecord
 from coordinator.server.app import RunningServer
+from storage.records import Record
+from storage.security_records import AccessControlEntryKey, AccessControlEntryValue
 from wire import ApiKey, ErrorCode
 from wire.constants import AclOperation, AclPermissionType, PatternType, ResourceType
 
@@ -20,9 +21,10 @@ TOPIC_CONFIG, BROKER_CONFIG, GROUP_CONFIG = 2, 4, 32
 
 def allow(running: RunningServer, kind: ResourceType, name: str,
           operation: AclOperation) -> None:
-    running.runtime.security.apply(AccessControlEntryRecord(
-        uuid.uuid4(), kind, name, PatternType.LITERAL, "User:ANONYMOUS", "*", operation,
-        AclPermissionType.ALLOW))
+    running.runtime.security.replay(Record(
+        AccessControlEntryKey(uuid.uuid4()), AccessControlEntryValue(
+            kind, name, PatternType.LITERAL, "User:ANONYMOUS", "*", operation,
+            AclPermissionType.ALLOW)))
 
 
 def commit(group: str, topics: tuple[str, ...]) -> dict[str, Any]:
@@ -47,9 +49,10 @@ async def test_offset_fetch_v8_answers_each_group_and_each_topic_inside_it(
     for group in ("mine", "theirs"):
         answer = await client.request(ApiKey.OFFSET_COMMIT, 8, commit(group, ("t",)))
         assert answer.topics[0].partitions[0].error_code == 0
-    running.runtime.security.apply(AccessControlEntryRecord(
-        uuid.uuid4(), ResourceType.GROUP, "theirs", PatternType.LITERAL, "User:ANONYMOUS",
-        "*", AclOperation.DESCRIBE, AclPermissionType.DENY))
+    running.runtime.security.replay(Record(
+        AccessControlEntryKey(uuid.uuid4()), AccessControlEntryValue(
+            ResourceType.GROUP, "theirs", PatternType.LITERAL, "User:ANONYMOUS", "*",
+            AclOperation.DESCRIBE, AclPermissionType.DENY)))
     allow(running, ResourceType.TOPIC, "hidden", AclOperation.ALTER_CONFIGS)  # (no DESCRIBE)
     wanted = [{"name": n, "partition_indexes": [0, 1]} for n in ("hidden", "t")]
     fetched = await client.request(ApiKey.OFFSET_FETCH, 9, {"require_stable": False, "groups": [

@@ -9,8 +9,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from coordinator.security.records import AccessControlEntryRecord
 from coordinator.server.app import RunningServer
+from storage.records import Record
+from storage.security_records import AccessControlEntryKey, AccessControlEntryValue
 from wire import ApiKey, ErrorCode
 from wire.constants import AclOperation, AclPermissionType, PatternType, ResourceType
 
@@ -22,9 +23,10 @@ DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 def _allow(running: RunningServer, kind: ResourceType, name: str,
            *operations: AclOperation) -> None:
     for operation in operations:
-        running.runtime.security.apply(AccessControlEntryRecord(
-            uuid.uuid4(), kind, name, PatternType.LITERAL, "User:ANONYMOUS", "*", operation,
-            AclPermissionType.ALLOW))
+        running.runtime.security.replay(Record(
+            AccessControlEntryKey(uuid.uuid4()), AccessControlEntryValue(
+                kind, name, PatternType.LITERAL, "User:ANONYMOUS", "*", operation,
+                AclPermissionType.ALLOW)))
 
 
 def _partitions(answer: Any) -> dict[str, list[tuple[int, int]]]:
