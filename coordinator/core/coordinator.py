@@ -24,6 +24,7 @@ from coordinator.core.classic.state import EMPTY
 from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.consumer.migration import expire_classic_member, expire_consumer_member
 from coordinator.core.engine import Engine
+from coordinator.core.group_rebuild import CONSUMER, KINDS, SHARE, arm_sessions, rebuild, replayed
 from coordinator.core.messages import RequestContext
 from coordinator.core.offset_expiration import expire_offsets, schedule_retention_scan
 from coordinator.core.result import EMPTY_RESULT, ReplyToken, Result
@@ -185,26 +186,16 @@ class GroupCoordinator(Engine):
         groups = self.groups
         for group_id, value in self.store.groups.items():
             groups[group_id] = ClassicGroup.from_record(group_id, value)
-        for group_id, records in self.store.consumer.items():
-            self.consumer_groups[group_id] = ConsumerGroup.from_records(
-                group_id, records.values()
-            )
-        for group_id, share_records in self.store.share.items():
-            self.share_groups[group_id] = ShareGroup.from_records(group_id, share_records.values())
+        for kind in KINDS:
+            for group_id in kind.stored(self):
+                rebuild(self, kind, group_id)
         for group_id in self.store.offsets:
             if group_id not in groups and group_id not in self.consumer_groups:
                 groups[group_id] = ClassicGroup(group_id, EMPTY, None)
         fx = self.effects()
-        for consumer_group in self.consumer_groups.values():
-            session_ms = self.consumer_session_timeout_ms(consumer_group.group_id)
-            for member_id in consumer_group.members:
-                fx.schedule(ConsumerSessionTimerKey(consumer_group.group_id, member_id),
-                            now_ms + session_ms)
-        share_session_ms = self.config.group_share_session_timeout_ms
-        for share_group in self.share_groups.values():
-            for member_id in share_group.members:
-                fx.schedule(ShareSessionTimerKey(share_group.group_id, member_id),
-                            now_ms + share_session_ms)
+        for kind in KINDS:
+            for modern in kind.live(self).values():
+                arm_sessions(self, kind, modern, now_ms, fx)
         max_size = self.config.group_max_size
         for group in list(groups.values()):
             for member in group.members.values():
@@ -277,11 +268,9 @@ class GroupCoordinator(Engine):
 
     def replayed_share_group(self, group_id: str) -> ShareGroup | None:
         """The share group as a restart would rebuild it from the log."""
-        records = self.store.share.get(group_id)
-        return None if not records else ShareGroup.from_records(group_id, records.values())
+        return replayed(self, SHARE, group_id)
 
     def replayed_consumer_group(self, group_id: str) -> ConsumerGroup | None:
         """The consumer group as a restart would rebuild it from the log."""
-        records = self.store.consumer.get(group_id)
-        return None if not records else ConsumerGroup.from_records(group_id, records.values())
+        return replayed(self, CONSUMER, group_id)
 

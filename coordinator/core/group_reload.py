@@ -13,25 +13,16 @@ their group as the log has it, under the same generation and member epochs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from coordinator.core.classic.group import ClassicGroup
 from coordinator.core.classic.state import EMPTY
-from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.engine import Engine
+from coordinator.core.group_rebuild import KINDS, GroupKind, arm_sessions, rebuild
 from coordinator.core.messages import join_group_error, sync_group_error
 from coordinator.core.result import Effects, Result
-from coordinator.core.share_group.group import ShareGroup
-from coordinator.core.timers import (
-    ConsumerSessionTimerKey,
-    HeartbeatTimerKey,
-    JoinTimerKey,
-    ShareSessionTimerKey,
-    SyncTimerKey,
-    TimerKey,
-)
-from storage.records import Record
+from coordinator.core.timers import HeartbeatTimerKey, JoinTimerKey, SyncTimerKey
 from wire.constants import ErrorCode
 
 __all__ = ["reload_groups"]
@@ -73,25 +64,17 @@ def _reload_classic(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> 
         engine.reschedule_heartbeat(member, now_ms, fx)
 
 
-def _reload_modern(
-    live: dict[str, Any], stored: dict[str, dict[Any, Record]],
-    build: Callable[[str, Iterable[Record]], Any], session_key: Callable[[str, str], TimerKey],
-    session_ms: int, group_id: str, now_ms: int, fx: Effects,
-) -> None:
-    """A consumer or share group: rebuilt from its records, every member's session re-armed
-    (``live`` and ``stored`` are the engine's and the store's groups of that kind)."""
-    old = live.get(group_id)
+def _reload_modern(engine: Engine, kind: GroupKind[Any], group_id: str, now_ms: int,
+                   fx: Effects) -> None:
+    """A consumer or share group: rebuilt from its records, every member's session re-armed."""
+    old = kind.live(engine).get(group_id)
     if old is None:
         return
     for member_id in old.members:
-        fx.cancel(session_key(group_id, member_id))
-    records = stored.get(group_id)
-    if not records:
-        del live[group_id]
-        return
-    group = live[group_id] = build(group_id, records.values())
-    for member_id in group.members:
-        fx.schedule(session_key(group_id, member_id), now_ms + session_ms)
+        fx.cancel(kind.session_key(group_id, member_id))
+    group = rebuild(engine, kind, group_id)
+    if group is not None:
+        arm_sessions(engine, kind, group, now_ms, fx)
 
 
 def reload_groups(engine: Engine, group_ids: Iterable[str], now_ms: int) -> Result:
@@ -99,10 +82,6 @@ def reload_groups(engine: Engine, group_ids: Iterable[str], now_ms: int) -> Resu
     fx = engine.effects()
     for group_id in group_ids:
         _reload_classic(engine, group_id, now_ms, fx)
-        _reload_modern(engine.consumer_groups, engine.store.consumer, ConsumerGroup.from_records,
-                       ConsumerSessionTimerKey, engine.consumer_session_timeout_ms(group_id),
-                       group_id, now_ms, fx)
-        _reload_modern(engine.share_groups, engine.store.share, ShareGroup.from_records,
-                       ShareSessionTimerKey, engine.config.group_share_session_timeout_ms,
-                       group_id, now_ms, fx)
+        for kind in KINDS:
+            _reload_modern(engine, kind, group_id, now_ms, fx)
     return fx.result()

@@ -29,7 +29,7 @@ from coordinator.core.consumer.migration import (
     topic_ids,
 )
 from coordinator.core.consumer.records import (
-    RebuildOnFailure,
+    RebuildConsumerGroupOnFailure,
     RecordWriter,
     emit_event,
     note_if_stable,
@@ -89,7 +89,7 @@ class _JoinRejected(Exception):
         self.member_id = member_id
 
 
-class _JoinRebuildOnFailure(RebuildOnFailure):
+class _JoinRebuildOnFailure(RebuildConsumerGroupOnFailure):
     """A classic member's JoinGroup whose records did not reach the log."""
 
     __slots__ = ("member_id",)
@@ -430,7 +430,7 @@ def _remove_classic_members(
         emit_event(fx, group, "rebalance_end", now_ms)
 
 
-class LeaveRebuildOnFailure(RebuildOnFailure):
+class LeaveRebuildOnFailure(RebuildConsumerGroupOnFailure):
     """A classic LeaveGroup to a consumer group whose records did not reach the log."""
 
     __slots__ = ()

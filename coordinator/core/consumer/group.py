@@ -5,7 +5,7 @@ The handlers never set these fields directly: they emit records and feed each on
 ``ConsumerGroup.replay`` at once (Kafka's coordinator replays its own writes into its
 in-memory timeline the same way), and the runtime answers only once the records are in the
 log. The store keeps the appended records (``HardState.consumer``), so a restart -- or an
-append that failed -- rebuilds exactly this from them (``ConsumerGroup.from_records``).
+append that failed -- rebuilds exactly this from them (``coordinator.core.group_rebuild``).
 """
 
 from __future__ import annotations
@@ -212,14 +212,6 @@ class ConsumerGroup:
         self.classic_join_deadlines: dict[str, int] = {}
         self._resolved_image: TopicsImage | None = None
         self._resolved: tuple[dict[str, frozenset[uuid.UUID]], int] = ({}, 0)
-
-    @classmethod
-    def from_records(cls, group_id: str, records: Iterable[Record]) -> ConsumerGroup:
-        """The group the records describe (in log order)."""
-        group = cls(group_id)
-        for record in records:
-            group.replay(record)
-        return group
 
     # ------------------------------------------------------------------ state
 

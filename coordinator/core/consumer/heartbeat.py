@@ -55,7 +55,7 @@ from coordinator.core.consumer.messages import (
 )
 from coordinator.core.consumer.migration import fence_or_downgrade
 from coordinator.core.consumer.records import (
-    RebuildOnFailure,
+    RebuildConsumerGroupOnFailure,
     RecordWriter,
     emit_event,
     note_if_stable,
@@ -128,7 +128,7 @@ def handle_consumer_group_heartbeat(
         response = {"error_code": exc.code, "error_message": exc.message, "member_epoch": -1}
     fx.reply(token, response)
     if fx.records:
-        fx.after_append(RebuildOnFailure(engine, group_id, token))
+        fx.after_append(RebuildConsumerGroupOnFailure(engine, group_id, token))
     return fx.result()
 
 

@@ -18,7 +18,7 @@ member's JoinGroup replaces the last consumer-protocol member, a static one
 (``downgrade_with_replaced_member``): the joining member takes the replaced one's target.
 
 Both are records first, replayed into the live group as they are emitted; a failed append
-rebuilds whichever group the log holds (``RebuildOnFailure``).
+rebuilds whichever group the log holds (``RebuildConsumerGroupOnFailure``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from coordinator.core.consumer.group import (
     to_topic_partitions,
 )
 from coordinator.core.consumer.records import (
-    RebuildOnFailure,
+    RebuildConsumerGroupOnFailure,
     RecordWriter,
     emit_event,
     fence_member,
@@ -393,7 +393,7 @@ def expire_consumer_member(
     reason = ("session timeout" if isinstance(key, ConsumerSessionTimerKey)
               else "rebalance timeout")
     fence_or_downgrade(engine, group, member, fx, now_ms, "member_expired", reason)
-    fx.after_append(RebuildOnFailure(engine, group.group_id, None))
+    fx.after_append(RebuildConsumerGroupOnFailure(engine, group.group_id, None))
 
 
 
@@ -418,4 +418,4 @@ def expire_classic_member(
     else:
         reason = "sync timeout"
     fence_or_downgrade(engine, group, member, fx, now_ms, "member_expired", reason)
-    fx.after_append(RebuildOnFailure(engine, group.group_id, None))
+    fx.after_append(RebuildConsumerGroupOnFailure(engine, group.group_id, None))

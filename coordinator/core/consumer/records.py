@@ -1,18 +1,24 @@
 """Writing a consumer group's records: each record is replayed into the group as it is
 emitted (``RecordWriter``), a failed append rebuilds the group from the log
-(``RebuildOnFailure``), and removing a member writes its three tombstones and bumps the
-group epoch (``fence_member``: a leave, a session or rebalance timeout)."""
+(``RebuildConsumerGroupOnFailure``), and removing a member writes its three tombstones and
+bumps the group epoch (``fence_member``: a leave, a session or rebalance timeout)."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
-from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.classic.group import ClassicGroup
 from coordinator.core.consumer import MemberState
 from coordinator.core.consumer.group import CONSUMER_STABLE, ConsumerGroup, ConsumerMember
 from coordinator.core.engine import Engine
-from coordinator.core.result import Effects, ReplyToken
+from coordinator.core.group_rebuild import (
+    CONSUMER,
+    RebuildOnFailure,
+    RecordGroup,
+    arm_sessions,
+    rebuild,
+)
+from coordinator.core.result import Effects
 from coordinator.core.timers import ConsumerRebalanceTimerKey, ConsumerSessionTimerKey
 from storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
@@ -30,9 +36,8 @@ from storage.records import (
 from wire.constants import ErrorCode
 
 __all__ = [
-    "RebuildOnFailure",
+    "RebuildConsumerGroupOnFailure",
     "RecordWriter",
-    "ReplaysRecords",
     "drop_empty_consumer_group",
     "emit_event",
     "fence_member",
@@ -49,7 +54,7 @@ def drop_empty_consumer_group(engine: Engine, group: ConsumerGroup, fx: Effects)
     writer.write(ConsumerGroupTargetAssignmentMetadataKey(group.group_id), None)
     writer.write(ConsumerGroupMetadataKey(group.group_id), None)
     del engine.consumer_groups[group.group_id]
-    fx.after_append(RebuildOnFailure(engine, group.group_id, None))
+    fx.after_append(RebuildConsumerGroupOnFailure(engine, group.group_id, None))
 
 
 def emit_event(
@@ -120,19 +125,12 @@ def fence_member(
                                             member.member_epoch))
 
 
-class ReplaysRecords(Protocol):
-    """A group built by replaying its records (a consumer or a share group)."""
-
-    def replay(self, record: Record) -> None:
-        """Apply one of the group's records."""
-
-
 class RecordWriter:
     """Emits a record and replays it into the group at once (consumer and share groups)."""
 
     __slots__ = ("fx", "group")
 
-    def __init__(self, group: ReplaysRecords, fx: Effects) -> None:
+    def __init__(self, group: RecordGroup, fx: Effects) -> None:
         self.group = group
         self.fx = fx
 
@@ -142,47 +140,29 @@ class RecordWriter:
         self.fx.persist(record)
 
 
-class RebuildOnFailure:
-    """If the records do not reach the log, the group goes back to what the log holds and
-    the member hears the mapped error (Kafka reverts its timeline the same way)."""
+class RebuildConsumerGroupOnFailure(RebuildOnFailure):
+    """A consumer group whose records did not reach the log: rebuilt from hard state, and
+    the member answered as a ConsumerGroupHeartbeat (classic APIs override
+    ``error_response``)."""
 
-    __slots__ = ("engine", "group_id", "token")
+    __slots__ = ()
 
-    def __init__(self, engine: Engine, group_id: str, token: ReplyToken | None) -> None:
-        self.engine = engine
-        self.group_id = group_id
-        self.token = token
-
-    def appended(self, now_ms: int, fx: Effects) -> None:
-        """Nothing to do: the group already holds the records."""
-
-    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
-        """Rebuild the group from hard state and answer with the mapped error: the
-        consumer group its records describe, or -- a migration that did not reach the log
-        -- the classic group its record describes (members' sessions re-armed)."""
-        engine = self.engine
-        gid = self.group_id
-        records = engine.store.consumer.get(gid)
-        converted = gid in engine.groups
-        engine.groups.pop(gid, None)
-        engine.consumer_groups.pop(gid, None)
-        if records:
-            group = engine.consumer_groups[gid] = ConsumerGroup.from_records(gid, records.values())
+    def rebuild(self, now_ms: int, fx: Effects) -> None:
+        """The consumer group its records describe, or -- a migration that did not reach
+        the log -- the classic group its record describes (members' sessions re-armed)."""
+        engine, gid = self.engine, self.group_id
+        converted = engine.groups.pop(gid, None) is not None
+        group = rebuild(engine, CONSUMER, gid)
+        if group is not None:
             if converted:
-                for member in group.members.values():
-                    fx.schedule(ConsumerSessionTimerKey(gid, member.member_id),
-                                now_ms + _session_timeout_ms(engine, gid, member))
+                arm_sessions(engine, CONSUMER, group, now_ms, fx,
+                             lambda member: _session_timeout_ms(engine, gid, member))
         elif gid in engine.store.groups:
             classic = engine.groups[gid] = ClassicGroup.from_record(gid, engine.store.groups[gid])
             for classic_member in classic.members.values():
                 engine.reschedule_heartbeat(classic_member, now_ms, fx)
-        if self.token is None:  # the request's own callback answers
-            return
-        code = group_metadata_error(error)
-        fx.reply(self.token, self.error_response(code))
 
     def error_response(self, code: ErrorCode) -> Any:
-        """The answer carrying ``code`` (a ConsumerGroupHeartbeat's; classic APIs override)."""
         return {"error_code": code, "error_message": None, "member_epoch": -1}
 
 

@@ -2,12 +2,12 @@
 replaying Kafka's share group records: handlers emit records and replay each one at once
 (the consumer group's ``RecordWriter``); the store keeps the appended ones
 (``HardState.share``), from which a restart or a failed append rebuilds the group
-(``ShareGroup.from_records``)."""
+(``coordinator.core.group_rebuild``)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from coordinator.core.consumer import EMPTY_ASSIGNMENT
 from coordinator.core.consumer.group import (
@@ -112,14 +112,6 @@ class ShareGroup:
         #: topic id -> (topic name, partitions with share state), as the state partition
         #: metadata record says.
         self.initialized: dict[uuid.UUID, tuple[str, frozenset[int]]] = {}
-
-    @classmethod
-    def from_records(cls, group_id: str, records: Iterable[Record]) -> ShareGroup:
-        """The group the records describe (in log order)."""
-        group = cls(group_id)
-        for record in records:
-            group.replay(record)
-        return group
 
     @property
     def state(self) -> str:

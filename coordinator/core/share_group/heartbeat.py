@@ -21,10 +21,10 @@ from __future__ import annotations
 import uuid
 from typing import Any, TypedDict
 
-from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.consumer.group import to_topic_partitions
 from coordinator.core.consumer.records import RecordWriter
 from coordinator.core.engine import Engine
+from coordinator.core.group_rebuild import SHARE, RebuildOnFailure, arm_sessions, rebuild
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import Effects, ReplyToken, Result
 from coordinator.core.share_group.group import (
@@ -313,31 +313,17 @@ def expire_share_member(engine: Engine, key: ShareSessionTimerKey, fx: Effects) 
     fx.after_append(RebuildShareGroupOnFailure(engine, group.group_id, None))
 
 
-class RebuildShareGroupOnFailure:
-    """If the records do not reach the log, the group goes back to what the log holds and
-    the member hears the mapped error."""
+class RebuildShareGroupOnFailure(RebuildOnFailure):
+    """A share group whose records did not reach the log: rebuilt from hard state, its
+    members' sessions re-armed (a fence that did not reach the log had cancelled one); the
+    member hears the mapped error."""
 
-    __slots__ = ("engine", "group_id", "token")
+    __slots__ = ()
 
-    def __init__(self, engine: Engine, group_id: str, token: ReplyToken | None) -> None:
-        self.engine = engine
-        self.group_id = group_id
-        self.token = token
+    def rebuild(self, now_ms: int, fx: Effects) -> None:
+        group = rebuild(self.engine, SHARE, self.group_id)
+        if group is not None:
+            arm_sessions(self.engine, SHARE, group, now_ms, fx)
 
-    def appended(self, now_ms: int, fx: Effects) -> None:
-        """Nothing to do: the group already holds the records."""
-
-    def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
-        """Rebuild the group from hard state, re-arm its members' sessions (a fence that
-        did not reach the log had cancelled one); answer with the mapped error."""
-        engine = self.engine
-        records = engine.store.share.get(self.group_id)
-        engine.share_groups.pop(self.group_id, None)
-        if records:
-            group = engine.share_groups[self.group_id] = ShareGroup.from_records(
-                self.group_id, records.values())
-            session_ms = engine.config.group_share_session_timeout_ms
-            for member_id in group.members:
-                fx.schedule(ShareSessionTimerKey(self.group_id, member_id), now_ms + session_ms)
-        if self.token is not None:
-            fx.reply(self.token, _error_response(group_metadata_error(error), None))
+    def error_response(self, code: ErrorCode) -> Any:
+        return _error_response(code, None)

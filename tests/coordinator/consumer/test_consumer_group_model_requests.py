@@ -22,6 +22,7 @@ from test_consumer_group_model import member_records
 from coordinator.core import ErrorCode
 from coordinator.core.consumer import MemberState
 from coordinator.core.consumer.group import ConsumerGroup, from_topic_partitions
+from coordinator.core.group_rebuild import CONSUMER
 from coordinator.core.offset_commit import validate_consumer_commit
 from coordinator.core.offset_fetch import handle_offset_fetch
 from storage.records import (
@@ -269,7 +270,7 @@ def test_from_classic_group() -> None:
     # The group the conversion's records describe (the records before c1's own).
     conversion = records[1:6]
     assert [getattr(r.key, "member_id", member_id) for r in conversion] == [member_id] * 5
-    converted = ConsumerGroup.from_records(GROUP, conversion)
+    converted = CONSUMER.build(GROUP, conversion)
     assert (converted.group_id, converted.group_epoch, converted.assignment_epoch) == (
         GROUP, generation, generation)
     assert converted.state == "Stable"
