@@ -51,6 +51,7 @@ from coordinator.server.listening import (
     bind_broker,
     wrap_early,
 )
+from coordinator.server.loading import CoordinatorApis
 from coordinator.server.options import ServeOptions
 from coordinator.server.request_memory import RequestMemory
 from coordinator.server.security_setup import security_shard
@@ -113,6 +114,8 @@ class Server:
         self.loaded = trio.Event()
         #: Set (and replaced) whenever handlers are added: connections waiting for one.
         self._handlers_added = trio.Event()
+        #: What a connection answers a coordinator API while the coordinator loads.
+        self.coordinator_apis = CoordinatorApis()
         self.max_request_bytes = max_request_bytes
         # Kafka: -1 (or 0) disables the idle check.
         self.idle_seconds = idle_ms / 1000 if idle_ms > 0 else float("inf")
@@ -304,6 +307,8 @@ async def serve(
                 brokers.loaded(surface)
             log.debug("broker surface ready: %d topics", len(server.topics))
             routes = await trio.to_thread.run_sync(import_deferred, options)
+            for broker in [server] if brokers is None else brokers.servers.values():
+                broker.coordinator_apis.imported(routes.coordinator_routing)
             log.debug("handlers imported")
             from coordinator.core import GroupCoordinator
             from coordinator.server.runtime import CoordinatorRuntime, wall_clock_ms

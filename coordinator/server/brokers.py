@@ -27,6 +27,7 @@ from coordinator.server.cluster import Cluster
 from coordinator.server.context import ApiTraits, BrokerIdentity, Handler
 from coordinator.server.listeners import ServedListener
 from coordinator.server.listening import BoundListener, rebind
+from coordinator.server.loading import CoordinatorApis
 from coordinator.server.routing import routed_handlers
 from coordinator.txn.placement import OFFSETS_TOPIC
 
@@ -50,6 +51,7 @@ class Server(Protocol):
     handlers: dict[int, Handler]
     traits: ApiTraits
     connections: dict[int, Any]
+    coordinator_apis: CoordinatorApis
 
     async def handle_stream(self, stream: trio.SocketStream,
                             served: ServedListener = ...) -> None: ...

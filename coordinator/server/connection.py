@@ -61,7 +61,6 @@ from coordinator.server.dispatch import (
     serve_one,
 )
 from coordinator.server.listeners import UNNAMED, ServedListener
-from coordinator.server.loading import COORDINATOR_APIS, load_in_progress
 from coordinator.server.pipeline import ResponsePipeline
 from coordinator.server.reactor import (
     Handback,
@@ -303,14 +302,14 @@ async def _serve_frames(
             await pipeline.push(api_key, request.api_version, request.correlation_id, pending)
             continue
         if handler is None and not server.loaded.is_set():
-            if api_key in COORDINATOR_APIS:  # Kafka's answer while the coordinator loads
+            if await server.coordinator_apis.includes(api_key):  # Kafka's answer meanwhile
                 with trio.move_on_after(loading.LOAD_WAIT_S):
                     await server.loaded.wait()
                 if not server.loaded.is_set():
                     if pipeline.active:
                         await pipeline.drained()
-                    out += encode_response(api_key, request.api_version,
-                                           request.correlation_id, load_in_progress(request))
+                    out += encode_response(api_key, request.api_version, request.correlation_id,
+                                           server.coordinator_apis.load_in_progress(request))
                     continue
                 handler = handler_for(server, request)
             if handler is None:

@@ -60,6 +60,17 @@ class ApiTraits:
     pipelined: frozenset[int] = frozenset()
 
 
+class CoordinatorApisWhileLoading(Protocol):
+    """The coordinator APIs and their answers while the coordinator loads
+    (``coordinator.server.loading.CoordinatorApis``)."""
+
+    async def includes(self, api_key: int) -> bool:
+        """Whether ``api_key`` is a coordinator API (once the routes are imported)."""
+
+    def load_in_progress(self, request: wire.DecodedRequest) -> Any:
+        """The answer to a coordinator API's request while the coordinator loads."""
+
+
 class ServerState(Protocol):
     """The server as connections and handlers see it: identity, config (Kafka names), the
     topic store (``coordinator.broker.topics.TopicStore``), the group coordinator runtime
@@ -84,6 +95,10 @@ class ServerState(Protocol):
     max_request_bytes: int
     idle_seconds: float
     connections: dict[int, Any]
+
+    @property
+    def coordinator_apis(self) -> CoordinatorApisWhileLoading:
+        """The coordinator APIs and their answers while the coordinator loads."""
 
     async def wait_for_handler(self, api_key: int) -> Handler | None:
         """``api_key``'s handler once the server has loaded it (None: not served)."""

@@ -4,25 +4,29 @@ Kafka's group and transaction coordinators answer COORDINATOR_LOAD_IN_PROGRESS w
 replay their partition of ``__consumer_offsets`` / ``__transaction_state``, and clients
 retry (Java's consumer and producer, librdkafka, kafka-python all treat it as retriable);
 Metadata, ApiVersions and FindCoordinator are answered meanwhile. kcoord loads its whole log
-at start, so until ``Server.loaded`` every coordinator API that has waited ``LOAD_WAIT_S``
-for it gets that answer here, at the connection, instead of silence: the answer Kafka 4
-gives when the coordinator cannot run a request (``AbstractRequest.getErrorResponse``):
-the error at the top and in every entry the request named, one entry per group or
-transactional id for the APIs that name several,
-an empty list for ListGroups / ListTransactions -- except Heartbeat, which Kafka's
-GroupCoordinatorService answers NONE while loading ("the group is still loading, so
-blindly respond").
+at start, so until ``Server.loaded`` every coordinator API -- every route with a
+``routing`` (``coordinator/server/route.py``), read off the routes once they are imported
+(``CoordinatorApis``) -- that has waited ``LOAD_WAIT_S`` for it gets that answer
+here, at the connection, instead of silence: the answer Kafka 4 gives when the coordinator
+cannot run a request, shaped by the route's routing (``error_answers.py``: the error at the
+top and in every entry the request named, one entry per key for the APIs that name several,
+an empty list for the listings -- except Heartbeat, which Kafka's GroupCoordinatorService
+answers NONE while loading).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from wire.codec import DecodedRequest
-from wire.constants import ApiKey, ErrorCode
-from wire.error_response import error_response
+import trio
 
-__all__ = ["COORDINATOR_APIS", "LOAD_WAIT_S", "load_in_progress"]
+from coordinator.server.error_answers import error_answer
+from coordinator.server.route import Routing
+from wire.codec import DecodedRequest
+from wire.constants import ErrorCode
+
+__all__ = ["LOAD_WAIT_S", "CoordinatorApis"]
 
 #: How long a coordinator request waits for the load before it is answered
 #: COORDINATOR_LOAD_IN_PROGRESS: a small data directory loads within it and the request is
@@ -31,52 +35,29 @@ __all__ = ["COORDINATOR_APIS", "LOAD_WAIT_S", "load_in_progress"]
 #: Kafka's answer instead of silence.
 LOAD_WAIT_S = 2.0
 
-#: The APIs answered COORDINATOR_LOAD_IN_PROGRESS while the coordinator loads.
-COORDINATOR_APIS = frozenset({
-    ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP,
-    ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS,
-    ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE, ApiKey.CONSUMER_GROUP_HEARTBEAT,
-    ApiKey.CONSUMER_GROUP_DESCRIBE, ApiKey.INIT_PRODUCER_ID, ApiKey.ADD_PARTITIONS_TO_TXN,
-    ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN, ApiKey.TXN_OFFSET_COMMIT,
-    ApiKey.DESCRIBE_TRANSACTIONS, ApiKey.LIST_TRANSACTIONS,
-})
 
-#: APIs naming several keys: (request field of the keys, response list, its key field).
-_PER_KEY: dict[int, tuple[str, str, str]] = {
-    ApiKey.DESCRIBE_GROUPS: ("groups", "groups", "group_id"),
-    ApiKey.DELETE_GROUPS: ("groups_names", "results", "group_id"),
-    ApiKey.CONSUMER_GROUP_DESCRIBE: ("group_ids", "groups", "group_id"),
-    ApiKey.DESCRIBE_TRANSACTIONS: ("transactional_ids", "transaction_states",
-                                   "transactional_id"),
-}
-#: APIs listing what the coordinator holds: the response's list.
-_LISTS: dict[int, str] = {
-    ApiKey.LIST_GROUPS: "groups",
-    ApiKey.LIST_TRANSACTIONS: "transaction_states",
-}
-_OFFSET_FETCH_GROUPS_VERSION = 8
+class CoordinatorApis:
+    """The coordinator APIs (``RouteTable.coordinator_routing``: the routes with a
+    ``routing``), known once every route is imported -- before the log is replayed, so
+    within the load's first moments -- and their answers while the coordinator loads."""
 
+    __slots__ = ("_imported", "_routing")
 
-def load_in_progress(request: DecodedRequest) -> dict[str, Any]:
-    """The answer to a coordinator API (``COORDINATOR_APIS``) while the coordinator loads."""
-    api_key = request.api_key
-    code = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-    if api_key == ApiKey.HEARTBEAT:
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE}
-    if api_key in _LISTS:
-        return {"throttle_time_ms": 0, "error_code": code, _LISTS[api_key]: []}
-    body = request.body
-    if api_key in _PER_KEY:
-        keys_field, entries_field, key_field = _PER_KEY[api_key]
-        return {"throttle_time_ms": 0, entries_field: [
-            {key_field: key, "error_code": code} for key in body[keys_field] or ()]}
-    if api_key == ApiKey.OFFSET_FETCH and request.api_version >= _OFFSET_FETCH_GROUPS_VERSION:
-        return {"throttle_time_ms": 0, "groups": [
-            {"group_id": group.group_id, "error_code": code, "topics": []}
-            for group in body.groups or ()]}
-    response = error_response(request, code)
-    if api_key == ApiKey.LEAVE_GROUP:
-        response["members"] = []
-    if api_key == ApiKey.OFFSET_FETCH and request.api_version >= 2:
-        response["topics"] = []
-    return response
+    def __init__(self) -> None:
+        self._routing: Mapping[int, Routing] = {}
+        self._imported = trio.Event()
+
+    def imported(self, routing: Mapping[int, Routing]) -> None:
+        """Every route is imported: ``routing`` is ``RouteTable.coordinator_routing``."""
+        self._routing = routing
+        self._imported.set()
+
+    async def includes(self, api_key: int) -> bool:
+        """Whether ``api_key`` is a coordinator API (once the routes are imported)."""
+        await self._imported.wait()
+        return api_key in self._routing
+
+    def load_in_progress(self, request: DecodedRequest) -> Any:
+        """The answer to a coordinator API's request while the coordinator loads."""
+        return error_answer(request, self._routing[request.api_key],
+                            ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)

@@ -4,9 +4,7 @@ route's ``routing`` says (``coordinator/server/route.py``):
 
 - ``OneKey``: one group id or transactional id; elsewhere the whole request gets
   NOT_COORDINATOR, and COORDINATOR_LOAD_IN_PROGRESS while the coordinator loads the key's
-  partition -- except where the route answers while loading (Heartbeat: Kafka's
-  GroupCoordinatorService answers NONE then, "the group is still loading, so blindly
-  respond");
+  partition (``error_answers.py``: as Kafka shapes them);
 - ``EachKey``: several keys, each answered on its own, the foreign ones with that error;
 - ``ListedKeys``: a listing of what this broker coordinates, or COORDINATOR_LOAD_IN_PROGRESS
   while it loads any partition of its internal topic.
@@ -26,8 +24,9 @@ from construct import Container, ListContainer
 import wire
 from coordinator.server.cluster import Cluster
 from coordinator.server.context import Handler, RequestContext
+from coordinator.server.error_answers import key_error_entry, listing_error, whole_request_error
 from coordinator.server.route import EachKey, ListedKeys, OneKey, Route
-from wire import ApiKey, ErrorCode
+from wire import ErrorCode
 
 __all__ = ["answer_each_key", "routed_handlers"]
 
@@ -43,28 +42,11 @@ def _route_single(handler: Handler, one: OneKey) -> Handler:
         if key is not None:
             cluster, node = _cluster_and_node(ctx)
             error = cluster.coordinator_error(node, one.topic, key, trio.current_time())
-            if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS and one.answers_while_loading:
-                return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE}
             if error != ErrorCode.NONE:
-                return _whole_request_error(request, error)
+                return whole_request_error(request, one, error)
         return await handler(ctx, request)
 
     return handle
-
-
-def _whole_request_error(request: wire.DecodedRequest, error: ErrorCode) -> Any:
-    """Kafka 4's answer when the coordinator cannot run a request: the error, with every
-    partition of an OffsetCommit / TxnOffsetCommit (and OffsetFetch v0-1, which has no
-    top-level error) carrying it, and no members or topics otherwise."""
-    from wire.error_response import error_response
-
-    response: Any = error_response(request, error)
-    if request.api_key == ApiKey.LEAVE_GROUP and "members" in response:
-        response["members"] = []
-    if (request.api_key == ApiKey.OFFSET_FETCH and request.api_version >= 2
-            and "topics" in response):
-        response["topics"] = []
-    return response
 
 
 def _route_multi(handler: Handler, multi: EachKey) -> Handler:
@@ -95,7 +77,7 @@ async def answer_each_key(handler: Handler, ctx: RequestContext, request: wire.D
         if error == ErrorCode.NONE:
             local.append(entry)
         else:
-            foreign.append({multi.response_key: key, "error_code": error, **multi.error_entry})
+            foreign.append(key_error_entry(multi, key, error))
     if not foreign:
         return await handler(ctx, request)
     if local:
@@ -116,8 +98,7 @@ def _route_list(handler: Handler, listed: ListedKeys) -> Handler:
     async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> Any:
         cluster, node = _cluster_and_node(ctx)
         if cluster.loading(node, topic, trio.current_time()):
-            return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
-                    field: []}
+            return listing_error(listed, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
         response = await handler(ctx, request)
         if response is None:
             return None

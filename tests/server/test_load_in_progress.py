@@ -32,6 +32,7 @@ from storage.records import OffsetCommitKey, OffsetCommitValue, Record
 from wire import ErrorCode
 
 METADATA, FIND_COORDINATOR, DELETE_GROUPS, LIST_TRANSACTIONS = 3, 10, 42, 66
+SHARE_GROUP_HEARTBEAT, SHARE_GROUP_DESCRIBE = 76, 77
 LOADING = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
 
 
@@ -116,6 +117,16 @@ async def test_coordinator_apis_answer_load_in_progress_until_loaded(
         assert (producer.error_code, producer.producer_id) == (LOADING, -1)
         beat = await client.request(HEARTBEAT, 0, heartbeat_body("g", 1, "m"))
         assert beat.error_code == ErrorCode.NONE  # Kafka: "blindly respond" while loading
+        # Every route with a routing is a coordinator API, answered as its routing says
+        # (read off the routes, not a list): the share group APIs too.
+        share = await client.request(SHARE_GROUP_HEARTBEAT, 1, {
+            "group_id": "s", "member_id": "m", "member_epoch": 0, "rack_id": None,
+            "subscribed_topic_names": ["t"]})
+        assert share.error_code == LOADING
+        share_described = await client.request(SHARE_GROUP_DESCRIBE, 1, {
+            "group_ids": ["s", "u"], "include_authorized_operations": False})
+        assert [(g.group_id, g.error_code) for g in share_described.groups] == [
+            ("s", LOADING), ("u", LOADING)]
 
         sink.release.set()
         while (fetched := await _fetch_offset(client)).topics[0].partitions[0].error_code:

@@ -28,7 +28,7 @@ from wire.constants import ApiKey
 
 if TYPE_CHECKING:
     from coordinator.server.context import ApiTraits, Handler
-    from coordinator.server.route import Route
+    from coordinator.server.route import Route, Routing
 
 __all__ = [
     "CONSUMER_PROTOCOL_API_KEYS",
@@ -119,6 +119,13 @@ class RouteTable(Mapping[int, "Route"]):
 
         return ApiTraits(may_wait=self.keys_where("may_wait"), parks=self.keys_where("parks"),
                          pipelined=self.keys_where("pipelined"))
+
+    @property
+    def coordinator_routing(self) -> dict[int, Routing]:
+        """The coordinator APIs (the routes with a ``routing``), by key: what is answered
+        COORDINATOR_LOAD_IN_PROGRESS while the coordinator loads (``server/loading.py``)."""
+        return {key: route.routing for key, route in self._routes.items()
+                if route.routing is not None}
 
     @property
     def read_only_core_handlers(self) -> frozenset[Any]:
