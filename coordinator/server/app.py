@@ -60,6 +60,7 @@ from coordinator.server.tally import Tallies
 from wire.constants import ApiKey
 
 if TYPE_CHECKING:
+    from coordinator.server.cluster import Cluster
     from coordinator.server.runtime import CoordinatorRuntime
 
 __all__ = ["RunningServer", "Server", "serve"]
@@ -91,8 +92,7 @@ class Server:
         self.transactions: Any = None
         #: The share runtime (``coordinator.server.share_runtime.ShareRuntime``).
         self.shares: Any = None
-        #: With several brokers, their ``coordinator.server.cluster.Cluster``.
-        self.cluster: Any = None
+        self.cluster: Cluster | None = None  # the brokers, when there are several
         #: Config keys the user gave (DescribeConfigs: STATIC_BROKER_CONFIG, not a default).
         self.explicit_config_keys: frozenset[str] = frozenset()
         #: What DescribeConfigs reports as listeners, advertised.listeners and log.dirs: the

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from coordinator.server.context import BrokerIdentity
+from coordinator.server.identity import BrokerIdentity
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, partition_for
 from wire.constants import ErrorCode
 

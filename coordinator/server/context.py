@@ -19,33 +19,16 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from coordinator.server.identity import BrokerIdentity
+
 if TYPE_CHECKING:
     import trio
 
     import wire
+    from coordinator.server.cluster import Cluster
 
 __all__ = ["ApiTraits", "BrokerIdentity", "Handler", "RequestContext", "ServerState",
            "listener_of"]
-
-
-@dataclass(frozen=True, slots=True)
-class BrokerIdentity:
-    """Who this broker says it is in Metadata and FindCoordinator answers."""
-
-    node_id: int
-    host: str
-    port: int
-    cluster_id: str
-    #: With the ``listeners`` key: each listener's advertised (name, host, port); ``host``
-    #: and ``port`` are the first one's.
-    endpoints: tuple[tuple[str, str, int], ...] = ()
-
-    def address(self, listener: str | None) -> tuple[str, int]:
-        """The advertised host and port of ``listener`` (None: the unnamed listener)."""
-        for name, host, port in self.endpoints:
-            if name == listener:
-                return host, port
-        return self.host, self.port
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +68,14 @@ class ServerState(Protocol):
     transactions: Any
     #: The share runtime (``coordinator.server.share_runtime.ShareRuntime``).
     shares: Any
-    #: The brokers' ``coordinator.server.cluster.Cluster`` (None with one broker).
-    cluster: Any
+    #: The brokers' cluster (None with one broker).
+    cluster: Cluster | None
+    #: What DescribeConfigs reports as listeners, advertised.listeners and log.dirs: the
+    #: address the listeners are bound to, whether the advertised one was given, the
+    #: data directory (None: in memory).
+    bind_host: str
+    advertised_given: bool
+    data_dir: str | None
     handlers: dict[int, Handler]
     traits: ApiTraits
     served_api_keys: Collection[int]

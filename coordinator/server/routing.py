@@ -32,7 +32,8 @@ __all__ = ["answer_each_key", "routed_handlers"]
 
 
 def _cluster_and_node(ctx: RequestContext) -> tuple[Cluster, int]:
-    cluster: Cluster = ctx.state.cluster
+    cluster = ctx.state.cluster
+    assert cluster is not None, "routed handlers serve several brokers"
     return cluster, ctx.state.identity.node_id
 
 

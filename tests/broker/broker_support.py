@@ -10,11 +10,13 @@ from typing import Any
 import crc32c
 import kio.index
 import kio.serial
+import trio
 from construct import Container
 
 import wire
 from coordinator.broker.topics import TopicStore
 from coordinator.server.apis import SERVED_API_KEYS, load_routes
+from coordinator.server.cluster import Cluster
 from coordinator.server.context import BrokerIdentity, Handler, RequestContext
 
 with warnings.catch_warnings():
@@ -47,6 +49,12 @@ VERSIONS = {key: _served_versions(key) for key in BROKER_HANDLERS}
 _NOT_FLEXIBLE_HEADER = {18}
 
 
+def _loaded_event() -> trio.Event:
+    loaded = trio.Event()
+    loaded.set()
+    return loaded
+
+
 @dataclass
 class FakeState:
     """The parts of ServerState the broker handlers use."""
@@ -58,6 +66,11 @@ class FakeState:
     served_api_keys: frozenset[int] = SERVED_API_KEYS
     #: Open connections by id (the SASL routes read the connection's state).
     connections: dict[int, Any] = field(default_factory=dict)
+    cluster: Cluster | None = None
+    bind_host: str = IDENTITY.host
+    advertised_given: bool = False
+    data_dir: str | None = None
+    loaded: trio.Event = field(default_factory=_loaded_event)
 
 
 def make_batch(

@@ -71,7 +71,7 @@ def _reassign(ctx: RequestContext, name: str, index: int, target: list[int] | No
     if target is None:
         raise BrokerError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
                           "No partition reassignment is in progress.")
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     node_id = ctx.state.identity.node_id
     current = ([node_id] if cluster is None
                else cluster.replicas(index, topic.replication_factor, name))
@@ -101,7 +101,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
             partitions.append({"partition_index": p.partition_index,
                                "error_code": ErrorCode.NONE, "error_message": None})
         responses.append({"name": topic.name, "partitions": partitions})
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if moved and cluster is not None:
         cluster.changed()
     return {"throttle_time_ms": 0, "allow_replication_factor_change": allow,

@@ -33,7 +33,7 @@ def _move(ctx: RequestContext, path: str, name: str, index: int) -> ErrorCode:
     topic = store_of(ctx).get(name)
     if topic is None or topic.partition(index) is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if cluster is not None and ctx.state.identity.node_id not in cluster.replicas(
             index, topic.replication_factor, name):
         return ErrorCode.REPLICA_NOT_AVAILABLE

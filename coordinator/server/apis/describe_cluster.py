@@ -76,7 +76,7 @@ def _broker_entry(identity: BrokerIdentity, fenced: bool, listener: str | None
 def _brokers(ctx: RequestContext, include_fenced: bool) -> tuple[list[dict[str, Any]], int]:
     """The listed brokers and the controller id."""
     identity = ctx.state.identity
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     listener = listener_of(ctx)
     if cluster is None:
         return [_broker_entry(identity, False, listener)], identity.node_id

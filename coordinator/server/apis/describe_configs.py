@@ -112,11 +112,10 @@ def _process_configs(ctx: RequestContext) -> dict[str, tuple[str | None, int, in
     (this process always has them: STATIC_BROKER_CONFIG); advertised.listeners is static
     when given, log.dirs when there is a data directory (in memory: null, the default)."""
     identity = ctx.state.identity
-    bind_host = getattr(ctx.state, "bind_host", identity.host)
+    bind_host = ctx.state.bind_host
     static = ConfigSource.STATIC_BROKER_CONFIG
-    advertised = (static if getattr(ctx.state, "advertised_given", False)
-                  else ConfigSource.DEFAULT_CONFIG)
-    data_dir: str | None = getattr(ctx.state, "data_dir", None)
+    advertised = static if ctx.state.advertised_given else ConfigSource.DEFAULT_CONFIG
+    data_dir = ctx.state.data_dir
     node_id = str(identity.node_id)
     listeners = f"PLAINTEXT://{bind_host}:{identity.port}"
     advertised_listeners = f"PLAINTEXT://{identity.host}:{identity.port}"
@@ -181,8 +180,8 @@ def _describe(ctx: RequestContext, view: ConfigView, resource: Any, synonyms: bo
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
     """Each resource's configs, or its error."""
-    loaded = getattr(ctx.state, "loaded", None)
-    if loaded is not None and not loaded.is_set():
+    loaded = ctx.state.loaded
+    if not loaded.is_set():
         # Dynamic configs are known once the metadata log is replayed: answer after it,
         # never with configs a restart has not restored yet.
         await loaded.wait()

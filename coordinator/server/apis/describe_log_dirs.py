@@ -66,7 +66,7 @@ def _size(store: TopicStore, topic: Topic, index: int) -> int:
 
 def _hosted(ctx: RequestContext, topic: Topic) -> list[int]:
     """The partitions of ``topic`` this broker holds a replica of."""
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     indexes = [p.index for p in topic.partitions]
     if cluster is None:
         return indexes

@@ -52,7 +52,7 @@ def _partition(ctx: RequestContext, name: str, index: int) -> dict[str, Any]:
     if topic is None or partition is None:
         answer["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return answer
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if cluster is not None and ctx.state.identity.node_id not in cluster.replicas(
             index, topic.replication_factor, name):
         answer["error_code"] = ErrorCode.NOT_LEADER_OR_FOLLOWER

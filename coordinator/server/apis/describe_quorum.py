@@ -64,7 +64,7 @@ def _replica(cluster_id: str, node_id: int, end_offset: int, now_ms: int) -> dic
 def _members(ctx: RequestContext) -> tuple[BrokerIdentity, list[BrokerIdentity]]:
     """The voter and the observers."""
     identity = ctx.state.identity
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if cluster is None:
         return identity, []
     live = cluster.live_brokers()

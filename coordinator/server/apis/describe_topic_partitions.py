@@ -48,7 +48,7 @@ Described = tuple[Any, bool, int, "Callable[[int], dict[str, Any]]"]
 def _describer(ctx: RequestContext, name: str) -> Described | None:
     """How to describe topic ``name``, or None if it does not exist."""
     node_id = ctx.state.identity.node_id
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if is_internal(name):
         internal = internal_topic(name, ctx.state.config, ctx.state.identity.cluster_id)
         return (internal.topic_id, True, internal.partition_count,

@@ -61,7 +61,7 @@ def _elect(ctx: RequestContext, topic: str, partition: int,
     if not 0 <= partition < count:
         return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 f"No such partition as {topic}-{partition}")
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if cluster is None or factor is None:
         code = ErrorCode.ELECTION_NOT_NEEDED
     else:
@@ -106,7 +106,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
             for t in body.topic_partitions]
     changed = any(r["error_code"] == ErrorCode.NONE
                   for t in results for r in t["partition_result"])
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if changed and cluster is not None:
         cluster.changed()
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,

@@ -51,7 +51,7 @@ def _node(ctx: RequestContext, key_type: int, key: str, error: ErrorCode) -> dic
     if error != ErrorCode.NONE:
         return {"node_id": -1, "host": "", "port": -1}
     identity: BrokerIdentity = ctx.state.identity
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if cluster is not None:
         topic = OFFSETS_TOPIC if key_type == KEY_TYPE_GROUP else TRANSACTION_STATE_TOPIC
         identity = cluster.identities[cluster.coordinator(topic, key)]

@@ -117,7 +117,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     body = request.body
     store = store_of(ctx)
     identity = ctx.state.identity
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     requested: list[Any] | None = body.topics
     all_topics = requested is None or (version == 0 and not requested)
     if (
