@@ -67,7 +67,7 @@ def leadership_error(
     FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH), or None. ``leader_epoch`` is the client's
     current leader epoch (-1: not checked). One broker leads everything at epoch 0, so a
     larger epoch is one it does not know (Kafka's ``Partition.checkCurrentLeaderEpoch``)."""
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if cluster is None:
         return ErrorCode.UNKNOWN_LEADER_EPOCH if leader_epoch > 0 else None
     code: ErrorCode = cluster.leadership_error(
@@ -79,7 +79,7 @@ def leadership_error(
 def leader_epoch_of(ctx: RequestContext, topic: str, partition: int) -> int:
     """The partition's leader epoch: 0 on one broker (Kafka's first epoch), the cluster
     model's on several (a failover bumps it)."""
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if cluster is None:
         return 0
     epoch: int = cluster.leader(topic, partition)[1]
@@ -88,7 +88,7 @@ def leader_epoch_of(ctx: RequestContext, topic: str, partition: int) -> int:
 
 def broker_ids(ctx: RequestContext) -> list[int]:
     """The registered brokers' node ids (``--brokers``: 0..N-1; otherwise this one)."""
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if cluster is None:
         return [ctx.state.identity.node_id]
     return list(range(cluster.size))
@@ -97,7 +97,7 @@ def broker_ids(ctx: RequestContext) -> list[int]:
 def replication_factor_of(ctx: RequestContext, factor: int) -> int:
     """The replicas a topic created with ``factor`` has (-1: ``default.replication.factor``,
     1 with one broker)."""
-    cluster = getattr(ctx.state, "cluster", None)
+    cluster = ctx.state.cluster
     if cluster is None:
         return 1
     return len(cluster.replicas(0, factor))

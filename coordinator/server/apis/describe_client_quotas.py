@@ -27,8 +27,8 @@ __all__ = ["ROUTE", "handle"]
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
     """The matching entities and their quotas, or the filter's error."""
-    loaded = getattr(ctx.state, "loaded", None)
-    if loaded is not None and not loaded.is_set():
+    loaded = ctx.state.loaded
+    if not loaded.is_set():
         await loaded.wait()  # never answer with quotas a restart has not restored yet
     shard = group_runtime(ctx).configs
     assert isinstance(shard, ConfigShard)

@@ -41,7 +41,7 @@ IN_MEMORY_LOG_DIR = "(memory)"
 
 def log_dir_of(ctx: RequestContext) -> str:
     """This broker's one log directory, as it is reported."""
-    data_dir: str | None = getattr(ctx.state, "data_dir", None)
+    data_dir = ctx.state.data_dir
     return os.path.abspath(data_dir) if data_dir else IN_MEMORY_LOG_DIR
 
 
@@ -98,7 +98,7 @@ def _topics(ctx: RequestContext, requested: Any) -> list[dict[str, Any]]:
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
     """The log directory and its partitions' sizes (module docstring)."""
-    data_dir: str | None = getattr(ctx.state, "data_dir", None)
+    data_dir = ctx.state.data_dir
     total, usable = _volume_bytes(data_dir)
     return {
         "throttle_time_ms": 0,
