@@ -3,7 +3,8 @@
 # tests/integration/admin/test_basic_operations.py (create/describe/delete_acls among the
 # admin calls, PLAINTEXT, kafka_cluster from BROKERS) and
 # tests/integration/admin/test_describe_operations.py (authorized operations before and
-# after create_acls, over SASL PLAIN as User:sasl_user). Usage:
+# after create_acls, over SASL PLAIN as User:sasl_user) and
+# tests/integration/admin/test_user_scram_credentials.py (SCRAM users). Usage:
 #   tests/peer_suites/run_confluent_kafka_acls.sh SOURCE_DIR [pytest args...]
 # SOURCE_DIR is a confluent-kafka-python checkout (tests/ is taken from it); the installed
 # confluent_kafka is the one tested. The suite's sasl_cluster fixture always starts trivup,
@@ -50,4 +51,5 @@ PY
 cd "$work/suite"
 BROKERS="$plain" python -m pytest tests/integration/admin/test_basic_operations.py \
     tests/integration/admin/test_describe_operations.py \
+    tests/integration/admin/test_user_scram_credentials.py \
     -p no:cacheprovider -o addopts="" --rootdir "$work/suite" --timeout 300 -q "$@"
