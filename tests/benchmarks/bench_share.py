@@ -29,7 +29,10 @@ broker's rate), the ack/commit latency
 (sync modes), the server's CPU per record (``/proc``, from the consumers' start to the last
 record), its peak RSS (VmHWM), and how many records arrived twice (share: a record whose
 lock expired or that was released -- in brackets, how many share deliveries had a delivery
-count above 1; groups: re-reads after a rebalance). Medians over the
+count above 1; groups: re-reads after a rebalance). Implicit-mode share consumers
+``commit_sync()`` before ``close()``: ``close()`` alone releases the records of their last
+poll (as Kafka's broker does at a final-epoch ShareAcknowledge without acknowledgements),
+and a consumer still polling would count them twice. Medians over the
 repeats; rows alternate within each round, their order rotating, so the machine's other
 load weighs on all alike.
 """
@@ -167,6 +170,12 @@ def run_consumer(mode: str, who: int, bootstrap: str, group: str, tally: Tally,
                     consumer.commit(asynchronous=False)
                 with tally.lock:
                     tally.ack_ms.append((time.perf_counter() - began) * 1000)
+        if mode == "share":
+            # Implicit acknowledgement accepts a poll's records at the next poll or commit;
+            # close() alone releases them (KafkaShareConsumer's contract: the final-epoch
+            # ShareAcknowledge carries no acknowledgements), and the consumers still polling
+            # would get them again: a second delivery the run did not cause.
+            consumer.commit_sync()
         consumer.close()
     except Exception as exc:  # reported, and the run ends
         tally.errors.append(f"{mode} consumer {who}: {exc!r}")

@@ -220,3 +220,61 @@ def test_records_of_a_gone_consumer_reach_another(start_kcoord: Any, end: str) -
             holder.stdout.close()
         if other is not None:
             other.close()
+
+
+@pytest.mark.parametrize("ending", ["close", "commit_sync-then-close"])
+def test_implicit_close_releases_the_last_poll(start_kcoord: Any, ending: str) -> None:
+    """Implicit acknowledgement accepts a poll's records at the next poll or commit, so a
+    consumer that closes right after a poll has its last records released (librdkafka's
+    close sends a final-epoch ShareAcknowledge without acknowledgements; Kafka's
+    SharePartitionManager.releaseSession releases the member's acquired records, as
+    KafkaShareConsumer documents: "close() releases any acquired records without
+    acknowledgement") and another consumer gets them with delivery count 2; a commit_sync()
+    before close() accepts them and nothing comes back."""
+    # Locks that outlast the test: a record comes back only if close() released it.
+    server = start_kcoord(topics=[f"{TOPIC}:1"], config={
+        **FAST, "group.share.record.lock.duration.ms": "120000"})
+    producer = confluent_kafka.Producer({"bootstrap.servers": server.bootstrap})
+    implicit = confluent_kafka.ShareConsumer({
+        "bootstrap.servers": server.bootstrap, "group.id": GROUP, "log_level": 0})
+    implicit.subscribe([TOPIC])
+    other = None
+    try:
+        last_poll: list[int] = []
+
+        def got_records() -> bool:  # latest reset: produce until a poll returns records
+            producer.produce(TOPIC, b"job")
+            producer.flush(10)
+            last_poll[:] = [m.offset() for m in implicit.poll(0.5) or [] if m.error() is None]
+            return bool(last_poll)
+
+        wait_until(got_records, timeout=60, what="the implicit consumer's first records")
+        if ending != "close":
+            implicit.commit_sync()
+        implicit.close()
+        implicit = None
+        offsets: list[int] = []
+        producer.produce(TOPIC, b"after", on_delivery=lambda _e, m: offsets.append(m.offset()))
+        producer.flush(10)
+        (after,) = offsets
+        other = _consumer(server.bootstrap)
+        seen: dict[int, int] = {}
+
+        def reached_the_record_after() -> bool:
+            for message in other.poll(0.5) or []:
+                if message.error() is None:
+                    seen[message.offset()] = message.delivery_count()
+                    other.acknowledge(message)
+            return after in seen and (ending != "close" or set(last_poll) <= set(seen))
+
+        wait_until(reached_the_record_after, timeout=30, what="the record produced after")
+    finally:
+        if implicit is not None:
+            implicit.close()
+        if other is not None:
+            other.close()
+    if ending == "close":
+        assert {seen[o] for o in last_poll} == {2}
+    else:
+        assert not set(last_poll) & set(seen), seen
+    assert seen[after] == 1
