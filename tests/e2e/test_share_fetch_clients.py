@@ -45,6 +45,14 @@ def _consumer(bootstrap: str) -> Any:
     return consumer
 
 
+def _accept_polled(consumer: Any, seen: dict[int, int]) -> None:
+    """One poll of an explicit consumer: each record's delivery count noted, then accepted."""
+    for message in consumer.poll(0.5) or []:
+        if message.error() is None:
+            seen[message.offset()] = message.delivery_count()
+            consumer.acknowledge(message)
+
+
 class Deliveries:
     """Who got which record, with which delivery count, and what it answered."""
 
@@ -199,10 +207,7 @@ def test_records_of_a_gone_consumer_reach_another(start_kcoord: Any, end: str) -
         seen: dict[int, int] = {}
 
         def held_records_redelivered() -> bool:
-            for message in other.poll(0.5) or []:
-                if message.error() is None:
-                    seen[message.offset()] = message.delivery_count()
-                    other.acknowledge(message)
+            _accept_polled(other, seen)
             return set(held) <= set(seen)
 
         wait_until(held_records_redelivered, timeout=60, what="the held records redelivered")
@@ -261,10 +266,7 @@ def test_implicit_close_releases_the_last_poll(start_kcoord: Any, ending: str) -
         seen: dict[int, int] = {}
 
         def reached_the_record_after() -> bool:
-            for message in other.poll(0.5) or []:
-                if message.error() is None:
-                    seen[message.offset()] = message.delivery_count()
-                    other.acknowledge(message)
+            _accept_polled(other, seen)
             return after in seen and (ending != "close" or set(last_poll) <= set(seen))
 
         wait_until(reached_the_record_after, timeout=30, what="the record produced after")
