@@ -28,10 +28,19 @@ def _collect_client_sockets() -> Iterator[None]:
     of a failed connection attempt (to a stopped broker) without closing it, and its network
     thread may let go of it only after the test's own teardown collected. Unclosed, such a
     socket's ResourceWarning would fire in whatever later test the collector runs in (a Spark
-    test, in one full run). A module that wants those warnings checks them itself."""
-    yield
+    test, in one full run). So the threads the module started are given up to 5 s to end,
+    then the garbage is collected with that warning ignored. A module that wants those
+    warnings checks them itself."""
     import gc
+    import threading
+    import time
 
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 5
+    for thread in set(threading.enumerate()) - before:
+        if not thread.daemon or thread.name.startswith("kafka"):
+            thread.join(max(0.0, deadline - time.monotonic()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         gc.collect()
