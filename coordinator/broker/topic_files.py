@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any
 from coordinator.broker.errors import BrokerError
 from storage.directory import Segment
 from storage.errors import StorageError
-from storage.log_cleaner_plan import SegmentInfo
 from storage.open_files import DEFAULT_MAX_OPEN_SEGMENT_FILES, PooledFileSystem
 from storage.partition_keys import BATCH_KEY, CLEANED_START_PREFIX, LOG_START_PREFIX
 from storage.policy import FsyncPolicy, RecoverMode
@@ -55,6 +54,7 @@ from wire import ErrorCode
 if TYPE_CHECKING:
     from storage.log import Log
     from storage.log_cleaner import CleanResult
+    from storage.log_cleaner_plan import SegmentInfo
 
 __all__ = ["TOPICS_DIR", "LoadedTopic", "TopicFiles"]
 
@@ -289,6 +289,10 @@ class TopicFiles:
 
     def segment_infos(self, topic_id: uuid.UUID, index: int) -> list[SegmentInfo]:
         """The partition's segments as the cleaner plans with them (the last is active)."""
+        # Imported here: the cleaner's plan is not needed to answer the first Metadata
+        # (about 14 M instructions of the start-up, issue 33).
+        from storage.log_cleaner_plan import SegmentInfo
+
         partition_log = self._logs.get((topic_id, index))
         if partition_log is None:
             return []

@@ -19,6 +19,16 @@ first one wrote (where the checkout writes them). Rows, for this checkout and
 * serve: ``kcoord serve`` started twice on a copy of the log (first and second start):
   exec to the first answered ApiVersions, exec to the first answered OffsetFetch (which
   waits for the replay), the server's CPU seconds at that answer, its VmHWM.
+
+``--committed GROUPS PARTITIONS`` measures committed partitions instead (issue 33): a
+server started empty is sent GROUPS x PARTITIONS distinct commits over the wire
+(OffsetCommit v2, one group's partitions per request), then its VmRSS / VmHWM and bytes
+of RSS per committed partition (over an empty server's) are read, and the OffsetFetch of
+one group's PARTITIONS partitions timed (p50 / p99 of ``--fetches``); Tansu (memory
+storage) gets the same when installed. kcoord is then stopped and restarted on its data
+directory ``--serve`` times: exec to the first answer of any kind to an OffsetFetch
+(COORDINATOR_LOAD_IN_PROGRESS counts, silence does not), to the first correct one (every
+partition's offset), the LOAD_IN_PROGRESS answers in between, and RSS after the restart.
 """
 
 from __future__ import annotations
@@ -27,13 +37,22 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from bench_brokers import REPO, Session, kcoord_broker
+from bench_brokers import (
+    REPO,
+    Session,
+    kcoord_broker,
+    tansu_binary,
+    tansu_broker,
+)
+
+from wire import decode_response, encode_request
 
 _MEASURE = r"""
 import json, sys, time
@@ -109,9 +128,186 @@ def storage_round(checkout: str, log: str, live_only: bool) -> dict[str, dict[st
     return got
 
 
+LOAD_IN_PROGRESS = 14
+COMMIT_TOPIC = "orders"
+
+
+def _fetch_body(group: str, partitions: int) -> dict[str, object]:
+    return {"group_id": group,
+            "topics": [{"name": COMMIT_TOPIC, "partition_indexes": list(range(partitions))}]}
+
+
+def _recv_exact(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise OSError("closed")
+        data += chunk
+    return data
+
+
+def _recv_exact_frame(sock: socket.socket) -> bytes:
+    """One frame, reading no byte of the next (``recv_frame`` drops what follows a frame:
+    fine for one request at a time, not for pipelined ones)."""
+    return _recv_exact(sock, int.from_bytes(_recv_exact(sock, 4), "big"))
+
+
+def _create_topic(port: int, partitions: int) -> None:
+    session = Session(port)
+    try:
+        while True:
+            answer = session.call(19, 2, {"topics": [{
+                "name": COMMIT_TOPIC, "num_partitions": partitions, "replication_factor": 1,
+                "assignments": [], "configs": []}], "timeout_ms": 30_000,
+                "validate_only": False})
+            if answer.topics[0].error_code != LOAD_IN_PROGRESS:
+                break
+            time.sleep(0.01)
+    finally:
+        session.close()
+
+
+def _commit_all(port: int, groups: int, partitions: int) -> float:
+    """GROUPS x PARTITIONS distinct commits (offset = group * PARTITIONS + partition);
+    seconds taken. Requests are pipelined 64 deep on one connection."""
+    session = Session(port)
+    session.sock.settimeout(600)
+    began = time.perf_counter()
+    try:
+        window = 64
+        sent = answered = 0
+        while answered < groups:
+            while sent < groups and sent - answered < window:
+                body = {"group_id": f"group-{sent}", "generation_id_or_member_epoch": -1,
+                        "member_id": "", "retention_time_ms": -1,
+                        "topics": [{"name": COMMIT_TOPIC, "partitions": [
+                            {"partition_index": p, "committed_offset": sent * partitions + p,
+                             "committed_metadata": ""} for p in range(partitions)]}]}
+                session.sock.sendall(encode_request(8, 2, sent + 1, "bench", body))
+                sent += 1
+            _, response = decode_response(8, 2, _recv_exact_frame(session.sock))
+            codes = {p.error_code for t in response.topics for p in t.partitions}
+            if codes != {0}:
+                raise RuntimeError(f"OffsetCommit answered {codes}")
+            answered += 1
+    finally:
+        session.close()
+    return time.perf_counter() - began
+
+
+def _fetch_latencies(port: int, groups: int, partitions: int, fetches: int) -> list[float]:
+    session = Session(port)
+    try:
+        latencies = []
+        for i in range(fetches):
+            group = (i * 7919) % groups
+            began = time.perf_counter()
+            answer = session.call(9, 5, _fetch_body(f"group-{group}", partitions))
+            latencies.append(time.perf_counter() - began)
+            offsets = [p.committed_offset for t in answer.topics for p in t.partitions]
+            if offsets != [group * partitions + p for p in range(partitions)]:
+                raise RuntimeError(f"OffsetFetch of group-{group}: wrong offsets")
+        return latencies
+    finally:
+        session.close()
+
+
+def _restart_until_correct(checkout: str, data: str, groups: int, partitions: int,
+                           ) -> dict[str, float]:
+    """exec -> first answer (any) and first correct answer to an OffsetFetch of the last
+    group's partitions, polled every 10 ms as clients retry."""
+    broker = kcoord_broker(data, "never", checkout=checkout)
+    broker.start()
+    try:
+        began = time.perf_counter() - broker.startup_s
+        group = groups - 1
+        wanted = [group * partitions + p for p in range(partitions)]
+        session = Session(broker.port)
+        session.sock.settimeout(900)
+        first_answer = 0.0
+        loading = 0
+        try:
+            while True:
+                answer = session.call(9, 5, _fetch_body(f"group-{group}", partitions))
+                if not first_answer:
+                    first_answer = time.perf_counter() - began
+                if answer.error_code == LOAD_IN_PROGRESS:
+                    loading += 1
+                    time.sleep(0.01)
+                    continue
+                got = [p.committed_offset for t in answer.topics for p in t.partitions]
+                if got != wanted:
+                    raise RuntimeError(f"after the restart: error {answer.error_code}, "
+                                       f"offsets {got[:3]}...")
+                break
+        finally:
+            session.close()
+        correct = time.perf_counter() - began
+        memory = broker.memory_mib()
+        return dict(api_versions=broker.startup_s, first_answer=first_answer,
+                    correct=correct, load_in_progress=loading, cpu=broker.cpu_seconds(),
+                    rss=memory["VmRSS"], hwm=memory["VmHWM"])
+    finally:
+        broker.stop()
+
+
+def _pct_ms(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
+
+
+def committed(args: argparse.Namespace) -> None:
+    """The ``--committed`` rows (see the module's docstring)."""
+    groups, partitions = args.committed
+    total = groups * partitions
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')} · load average {os.getloadavg()[0]:.1f} · "
+          f"{groups} groups x {partitions} partitions = {total:,} committed partitions\n")
+    print("| broker | commit s | VmRSS / VmHWM MiB | RSS bytes per committed partition | "
+          "OffsetFetch p50 / p99 ms |\n|---|---:|---:|---:|---:|")
+    binary = tansu_binary()
+    brokers = [("kcoord", None)] + ([("tansu", binary)] if binary and not args.no_tansu else [])
+    with tempfile.TemporaryDirectory(prefix="kcoord-committed-") as tmp:
+        data = os.path.join(tmp, "data")
+        for name, path in brokers:
+            broker = kcoord_broker(data, "interval") if path is None else tansu_broker(path)
+            broker.start()
+            try:
+                _create_topic(broker.port, partitions)
+                empty = broker.memory_mib()["VmRSS"]
+                seconds = _commit_all(broker.port, groups, partitions)
+                latencies = _fetch_latencies(broker.port, groups, partitions, args.fetches)
+                memory = broker.memory_mib()
+            finally:
+                broker.stop()
+            per = (memory["VmRSS"] - empty) * 1024 * 1024 / total
+            print(f"| {name} | {seconds:.1f} | {memory['VmRSS']:.1f} / {memory['VmHWM']:.1f} | "
+                  f"{per:.0f} | {_pct_ms(latencies, 0.5):.2f} / {_pct_ms(latencies, 0.99):.2f} |",
+                  flush=True)
+        runs = [_restart_until_correct(str(REPO), data, groups, partitions)
+                for _ in range(args.serve)]
+    print("\nkcoord restarted on that directory, median (min-max) of", args.serve, "\n")
+    print("| exec to ApiVersions s | to the first OffsetFetch answer s | to the first "
+          "correct one s | LOAD_IN_PROGRESS answers | CPU s | VmRSS / VmHWM MiB |\n"
+          "|---:|---:|---:|---:|---:|---:|")
+
+    def cell(key: str, digits: int = 2) -> str:
+        values = [r[key] for r in runs]
+        return (f"{statistics.median(values):.{digits}f} "
+                f"({min(values):.{digits}f}-{max(values):.{digits}f})")
+
+    print(f"| {cell('api_versions')} | {cell('first_answer')} | {cell('correct')} | "
+          f"{cell('load_in_progress', 0)} | {cell('cpu')} | {cell('rss', 1)} / "
+          f"{cell('hwm', 1)} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--log", required=True)
+    parser.add_argument("--log", help="a data directory (not with --committed)")
+    parser.add_argument("--committed", type=int, nargs=2, metavar=("GROUPS", "PARTITIONS"),
+                        help="measure GROUPS x PARTITIONS committed partitions instead")
+    parser.add_argument("--fetches", type=int, default=1000)
+    parser.add_argument("--no-tansu", action="store_true")
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--rounds", type=int, default=3)
@@ -120,6 +316,11 @@ def main() -> None:
     parser.add_argument("--live-only", action="store_true",
                         help="skip Log.open + Log.replay (every record)")
     args = parser.parse_args()
+    if args.committed:
+        committed(args)
+        return
+    if args.log is None:
+        parser.error("--log or --committed is needed")
     if args.write:
         from bench_storage import write_log
 

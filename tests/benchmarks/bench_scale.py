@@ -70,10 +70,16 @@ class Member:
         return response
 
 
-def _form(members: list[Member]) -> None:
-    """Join every member at once, then sync every group (the leader assigns partitions)."""
+UNKNOWN_MEMBER_ID = 25
+
+
+def _form(members: list[Member]) -> dict[str, int]:
+    """Join every member at once, then sync every group (the leader assigns partitions);
+    JoinGroup errors by code (an UNKNOWN_MEMBER_ID member rejoins without an id, as a
+    client does)."""
     joining = members
     answers: dict[int, Any] = {}
+    join_errors: dict[str, int] = {}
     while joining:  # Tansu asks for a member id (MEMBER_ID_REQUIRED) even in v3
         for m in joining:
             m.call(JOIN, 3, {"group_id": m.group, "session_timeout_ms": 30_000,
@@ -85,6 +91,10 @@ def _form(members: list[Member]) -> None:
             answers[id(m)] = answer = m.answer(JOIN, 3)
             if answer.error_code == MEMBER_ID_REQUIRED:
                 m.member_id = answer.member_id
+                again.append(m)
+            elif answer.error_code == UNKNOWN_MEMBER_ID:
+                join_errors["UNKNOWN_MEMBER_ID"] = join_errors.get("UNKNOWN_MEMBER_ID", 0) + 1
+                m.member_id = ""
                 again.append(m)
         joining = again
     joined = [answers[id(m)] for m in members]
@@ -103,6 +113,7 @@ def _form(members: list[Member]) -> None:
         if synced.error_code:
             raise RuntimeError(f"SyncGroup of {m.group}: error {synced.error_code}")
         m.partition = int.from_bytes(bytes(synced.assignment)[:4] or b"\0\0\0\0", "big")
+    return join_errors
 
 
 def _request(m: Member, key: int) -> bytes:
@@ -122,7 +133,9 @@ def _request(m: Member, key: int) -> bytes:
 def worker(port: int, groups: list[str], size: int, seconds: float, periods: dict[int, float],
            ) -> dict[str, Any]:
     members = [Member(g, port) for g in groups for _ in range(size)]
-    _form(members)
+    forming = time.monotonic()
+    join_errors = _form(members)
+    formed_s = time.monotonic() - forming
     rng = random.Random(os.getpid())
     began = time.monotonic()
     for m in members:
@@ -167,7 +180,8 @@ def worker(port: int, groups: list[str], size: int, seconds: float, periods: dic
             idle.append(m)
     for m in members:
         m.sock.close()
-    return {"latencies": {str(k): v for k, v in latencies.items()}, "errors": errors}
+    return {"latencies": {str(k): v for k, v in latencies.items()}, "errors": errors,
+            "formed_s": formed_s, "join_errors": join_errors}
 
 
 # ---------------------------------------------------------------- the parent
@@ -233,7 +247,10 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
             proc.wait(30)
     latencies: dict[int, list[float]] = {HEARTBEAT: [], COMMIT: []}
     errors: dict[str, int] = {}
+    join_errors: dict[str, int] = {}
     for out in outputs:
+        for code, count in out["join_errors"].items():
+            join_errors[code] = join_errors.get(code, 0) + count
         for key, values in out["latencies"].items():
             latencies[int(key)].extend(values)
         for code, count in out["errors"].items():
@@ -243,7 +260,8 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
     rate = answered / args.seconds
     return {"latencies": latencies, "errors": errors, "answered": answered,
             "cpu_us_per_request": (cpu1 - cpu0) / max(rate * window, 1) * 1e6,
-            "core_share": (cpu1 - cpu0) / window, "memory": memory}
+            "core_share": (cpu1 - cpu0) / window, "memory": memory,
+            "formed_s": max(out["formed_s"] for out in outputs), "join_errors": join_errors}
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -274,8 +292,8 @@ def main() -> int:
           f"{args.groups} groups x {args.members} members, {args.seconds:g} s, "
           f"{args.processes} client processes\n")
     print("| broker | heartbeat p50 / p99 ms | commit p50 / p99 ms | answered | errors | "
-          "server CPU us/request | of a core | VmRSS / VmHWM MiB |\n"
-          "|---|---:|---:|---:|---|---:|---:|---:|")
+          "server CPU us/request | of a core | VmRSS / VmHWM MiB | all joined and synced s "
+          "| JoinGroup errors |\n|---|---:|---:|---:|---|---:|---:|---:|---:|---|")
     brokers: list[tuple[str, str | None]] = [("kcoord", None)]
     binary = tansu_binary()
     if args.tansu and binary is not None:
@@ -288,7 +306,9 @@ def main() -> int:
         print(f"| {name} | {_pct(hb, 0.5):.2f} / {_pct(hb, 0.99):.2f} | "
               f"{_pct(commit, 0.5):.2f} / {_pct(commit, 0.99):.2f} | {r['answered']} | "
               f"{errors} | {r['cpu_us_per_request']:.0f} | {r['core_share'] * 100:.0f} % | "
-              f"{mem.get('VmRSS', 0):.1f} / {mem.get('VmHWM', 0):.1f} |")
+              f"{mem.get('VmRSS', 0):.1f} / {mem.get('VmHWM', 0):.1f} | {r['formed_s']:.1f} | "
+              f"{', '.join(f'{k} {v}' for k, v in r['join_errors'].items()) or 'none'} |",
+              flush=True)
     return 0
 
 
