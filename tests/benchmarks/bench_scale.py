@@ -73,46 +73,55 @@ class Member:
 UNKNOWN_MEMBER_ID = 25
 
 
+def _send_join(m: Member) -> None:
+    m.call(JOIN, 3, {"group_id": m.group, "session_timeout_ms": 30_000,
+                     "rebalance_timeout_ms": 60_000, "member_id": m.member_id,
+                     "protocol_type": "consumer",
+                     "protocols": [{"name": "range", "metadata": b"\x00" * 10}]})
+
+
 def _form(members: list[Member]) -> dict[str, int]:
-    """Join every member at once, then sync every group (the leader assigns partitions);
-    JoinGroup errors by code (an UNKNOWN_MEMBER_ID member rejoins without an id, as a
-    client does)."""
-    joining = members
-    answers: dict[int, Any] = {}
+    """Every member sends its JoinGroup at once; each syncs as soon as its own JoinGroup is
+    answered, as a client does (the leader assigns partitions). JoinGroup errors by code:
+    a member asked for an id (MEMBER_ID_REQUIRED: Tansu even in v3) rejoins with it, an
+    UNKNOWN_MEMBER_ID one rejoins without one."""
     join_errors: dict[str, int] = {}
-    while joining:  # Tansu asks for a member id (MEMBER_ID_REQUIRED) even in v3
-        for m in joining:
-            m.call(JOIN, 3, {"group_id": m.group, "session_timeout_ms": 30_000,
-                             "rebalance_timeout_ms": 60_000, "member_id": m.member_id,
-                             "protocol_type": "consumer",
-                             "protocols": [{"name": "range", "metadata": b"\x00" * 10}]})
-        again = []
-        for m in joining:
-            answers[id(m)] = answer = m.answer(JOIN, 3)
-            if answer.error_code == MEMBER_ID_REQUIRED:
-                m.member_id = answer.member_id
-                again.append(m)
-            elif answer.error_code == UNKNOWN_MEMBER_ID:
-                join_errors["UNKNOWN_MEMBER_ID"] = join_errors.get("UNKNOWN_MEMBER_ID", 0) + 1
-                m.member_id = ""
-                again.append(m)
-        joining = again
-    joined = [answers[id(m)] for m in members]
-    for m, j in zip(members, joined, strict=True):
-        if j.error_code:
-            raise RuntimeError(f"JoinGroup of {m.group}: error {j.error_code}")
-        m.member_id, m.generation = j.member_id, j.generation_id
-        ids = sorted(x.member_id for x in j.members) if j.members else []
-        assignments = [{"member_id": member_id,
-                        "assignment": (i % PARTITIONS).to_bytes(4, "big")}
-                       for i, member_id in enumerate(ids)]
-        m.call(SYNC, 2, {"group_id": m.group, "generation_id": m.generation,
-                         "member_id": m.member_id, "assignments": assignments})
+    selector = selectors.DefaultSelector()
+    syncing: set[int] = set()
     for m in members:
-        synced = m.answer(SYNC, 2)
-        if synced.error_code:
-            raise RuntimeError(f"SyncGroup of {m.group}: error {synced.error_code}")
-        m.partition = int.from_bytes(bytes(synced.assignment)[:4] or b"\0\0\0\0", "big")
+        _send_join(m)
+        selector.register(m.sock, selectors.EVENT_READ, m)
+    pending = len(members)
+    while pending:
+        for selected, _ in selector.select(timeout=1.0):
+            m = selected.data
+            if id(m) in syncing:
+                synced = m.answer(SYNC, 2)
+                if synced.error_code:
+                    raise RuntimeError(f"SyncGroup of {m.group}: error {synced.error_code}")
+                m.partition = int.from_bytes(bytes(synced.assignment)[:4] or b"\0\0\0\0",
+                                             "big")
+                selector.unregister(m.sock)
+                pending -= 1
+                continue
+            j = m.answer(JOIN, 3)
+            if j.error_code in (MEMBER_ID_REQUIRED, UNKNOWN_MEMBER_ID):
+                if j.error_code == UNKNOWN_MEMBER_ID:
+                    join_errors["UNKNOWN_MEMBER_ID"] = join_errors.get("UNKNOWN_MEMBER_ID", 0) + 1
+                m.member_id = j.member_id if j.error_code == MEMBER_ID_REQUIRED else ""
+                _send_join(m)
+                continue
+            if j.error_code:
+                raise RuntimeError(f"JoinGroup of {m.group}: error {j.error_code}")
+            m.member_id, m.generation = j.member_id, j.generation_id
+            ids = sorted(x.member_id for x in j.members) if j.members else []
+            assignments = [{"member_id": member_id,
+                            "assignment": (i % PARTITIONS).to_bytes(4, "big")}
+                           for i, member_id in enumerate(ids)]
+            m.call(SYNC, 2, {"group_id": m.group, "generation_id": m.generation,
+                             "member_id": m.member_id, "assignments": assignments})
+            syncing.add(id(m))
+    selector.close()
     return join_errors
 
 
