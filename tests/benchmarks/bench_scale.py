@@ -71,6 +71,7 @@ class Member:
 
 
 UNKNOWN_MEMBER_ID = 25
+REBALANCE_IN_PROGRESS = 27
 
 
 def _send_join(m: Member) -> None:
@@ -82,9 +83,10 @@ def _send_join(m: Member) -> None:
 
 def _form(members: list[Member]) -> dict[str, int]:
     """Every member sends its JoinGroup at once; each syncs as soon as its own JoinGroup is
-    answered, as a client does (the leader assigns partitions). JoinGroup errors by code:
-    a member asked for an id (MEMBER_ID_REQUIRED: Tansu even in v3) rejoins with it, an
-    UNKNOWN_MEMBER_ID one rejoins without one."""
+    answered, as a client does (the leader assigns partitions). Errors by code: a member
+    asked for an id (MEMBER_ID_REQUIRED: Tansu even in v3) rejoins with it, an
+    UNKNOWN_MEMBER_ID one rejoins without one, a SyncGroup answered REBALANCE_IN_PROGRESS
+    rejoins (all but MEMBER_ID_REQUIRED counted)."""
     join_errors: dict[str, int] = {}
     selector = selectors.DefaultSelector()
     syncing: set[int] = set()
@@ -97,6 +99,16 @@ def _form(members: list[Member]) -> dict[str, int]:
             m = selected.data
             if id(m) in syncing:
                 synced = m.answer(SYNC, 2)
+                if synced.error_code in (REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID):
+                    # The group rebalanced again (a late member joined): rejoin, as a client
+                    # does; counted.
+                    name = f"SyncGroup {EXPIRY_CODES[synced.error_code]}"
+                    join_errors[name] = join_errors.get(name, 0) + 1
+                    if synced.error_code == UNKNOWN_MEMBER_ID:
+                        m.member_id = ""
+                    syncing.discard(id(m))
+                    _send_join(m)
+                    continue
                 if synced.error_code:
                     raise RuntimeError(f"SyncGroup of {m.group}: error {synced.error_code}")
                 m.partition = int.from_bytes(bytes(synced.assignment)[:4] or b"\0\0\0\0",
@@ -302,7 +314,7 @@ def main() -> int:
           f"{args.processes} client processes\n")
     print("| broker | heartbeat p50 / p99 ms | commit p50 / p99 ms | answered | errors | "
           "server CPU us/request | of a core | VmRSS / VmHWM MiB | all joined and synced s "
-          "| JoinGroup errors |\n|---|---:|---:|---:|---|---:|---:|---:|---:|---|")
+          "| join / sync errors |\n|---|---:|---:|---:|---|---:|---:|---:|---:|---|")
     brokers: list[tuple[str, str | None]] = [("kcoord", None)]
     binary = tansu_binary()
     if args.tansu and binary is not None:
