@@ -24,6 +24,7 @@ from coordinator.configs.definitions import (
     known_keys,
     list_parts,
 )
+from coordinator.configs.errors import ConfigError
 from storage.config_records import NO_TOPIC_ID, ConfigRecordKey, ConfigRecordValue
 from storage.records import Record
 from wire.constants import AlterConfigOpType, ConfigType, ErrorCode
@@ -43,15 +44,6 @@ __all__ = [
 TOPIC, BROKER, GROUP = 2, 4, 32
 SET, DELETE, APPEND, SUBTRACT = (AlterConfigOpType.SET, AlterConfigOpType.DELETE,
                                  AlterConfigOpType.APPEND, AlterConfigOpType.SUBTRACT)
-
-
-class ConfigError(Exception):
-    """A resource's answer: Kafka's error code and message."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
