@@ -302,7 +302,9 @@ async def _serve_frames(
             await pipeline.push(api_key, request.api_version, request.correlation_id, pending)
             continue
         if handler is None and not server.loaded.is_set():
-            if await server.coordinator_apis.includes(api_key):  # Kafka's answer meanwhile
+            await loading.wait_for_handler_or_routes(server, api_key)  # the surface's first
+            if (api_key not in server.handlers
+                    and await server.coordinator_apis.includes(api_key)):  # Kafka's answer
                 with trio.move_on_after(loading.LOAD_WAIT_S):
                     await server.loaded.wait()
                 if not server.loaded.is_set():

@@ -17,7 +17,8 @@ answers NONE while loading).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -26,7 +27,10 @@ from coordinator.server.route import Routing
 from wire.codec import DecodedRequest
 from wire.constants import ErrorCode
 
-__all__ = ["LOAD_WAIT_S", "CoordinatorApis"]
+if TYPE_CHECKING:
+    from coordinator.server.context import ServerState
+
+__all__ = ["LOAD_WAIT_S", "CoordinatorApis", "wait_for_handler_or_routes"]
 
 #: How long a coordinator request waits for the load before it is answered
 #: COORDINATOR_LOAD_IN_PROGRESS: a small data directory loads within it and the request is
@@ -61,3 +65,18 @@ class CoordinatorApis:
         """The answer to a coordinator API's request while the coordinator loads."""
         return error_answer(request, self._routing[request.api_key],
                             ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+
+
+async def wait_for_handler_or_routes(server: ServerState, api_key: int) -> None:
+    """Until ``api_key``'s handler is added, every route is imported (``includes`` then
+    answers at once) or loading ends, whichever comes first: the broker surface (Metadata)
+    is served before every route is imported, and its first request must not wait for the
+    rest to learn that it is no coordinator API (issue 33: exec to the first Metadata)."""
+    async with trio.open_nursery() as race:
+
+        async def until(waiter: Any) -> None:
+            await waiter()
+            race.cancel_scope.cancel()
+
+        race.start_soon(until, partial(server.wait_for_handler, api_key))
+        race.start_soon(until, partial(server.coordinator_apis.includes, api_key))
