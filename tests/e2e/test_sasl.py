@@ -126,14 +126,14 @@ def test_kafka_python_wrong_password_reports_the_authentication_error(
     producer = kafka.KafkaProducer(
         bootstrap_servers=sasl_kcoord.bootstrap, security_protocol="SASL_PLAINTEXT",
         sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="alice",
-        sasl_plain_password="wrong", api_version=(3, 0), max_block_ms=10000)
+        sasl_plain_password="wrong", api_version=(3, 0), max_block_ms=6000)
     started = time.monotonic()
     try:
         with pytest.raises(kafka.errors.KafkaError):
-            producer.send("never", b"x").get(12)
+            producer.send("never", b"x").get(8)
     finally:
         producer.close(timeout=5)
-    assert time.monotonic() - started < 25
+    assert time.monotonic() - started < 15
     failures = [r.getMessage() for r in caplog.records
                 if "SaslAuthenticationFailedError" in r.getMessage()]
     assert failures, caplog.text
