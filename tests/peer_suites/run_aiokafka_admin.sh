@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# aiokafka's own tests/test_admin.py and tests/test_consumer.py::test_exclude_internal_topics
+# against a fresh kcoord. Usage:
+#   tests/peer_suites/run_aiokafka_admin.sh [AIOKAFKA_SOURCE_DIR] [pytest args...]
+# AIOKAFKA_SOURCE_DIR is an aiokafka checkout (its tests/ is copied; the installed aiokafka is
+# the one tested); without one, aiokafka is cloned at AIOKAFKA_REF (default: the installed
+# version's tag). Prints pytest's summary line; exits with pytest's status.
+#
+# The suite starts Kafka in docker from its tests/conftest.py; the copy of that conftest gets
+# overrides appended: kafka_server yields kcoord's host and port, the docker-only fixtures
+# (ssl_folder, acl_manager, kafka_config, kerberos_utils) skip a test that uses them, and
+# --docker-image names upstream CI's image (aiolibs/kafka:2.13_2.8.1), so kafka_version is 2.8.1.
+set -euo pipefail
+work="$(mktemp -d)"
+trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+src="${1:-}"
+if [[ -n "$src" && -d "$src" ]]; then
+    shift
+else
+    ref="${AIOKAFKA_REF:-v$(python -c 'import aiokafka; print(aiokafka.__version__)')}"
+    src="$work/aiokafka"
+    git clone -q --depth 1 --branch "$ref" https://github.com/aio-libs/aiokafka "$src"
+fi
+mkdir -p "$work/suite"
+cp -r "$src/tests" "$work/suite/tests"
+
+# The broker settings of the suite's docker image (docker/scripts/start-kafka.sh: num.partitions=2,
+# auto.create.topics.enable, an ACL authorizer allowing everyone when no ACL is found,
+# super.users=User:admin) and peer-suites.md's group.initial.rebalance.delay.ms=0.
+python -m coordinator serve --port 0 --host 127.0.0.1 --advertised-host 127.0.0.1 \
+    --data-dir "$work/data" \
+    -c group.initial.rebalance.delay.ms=0 -c num.partitions=2 \
+    -c auto.create.topics.enable=true \
+    -c authorizer.class.name=kafka.security.authorizer.AclAuthorizer \
+    -c allow.everyone.if.no.acl.found=true -c super.users=User:admin \
+    >"$work/kcoord.out" 2>"$work/kcoord.err" &
+server_pid=$!
+for _ in $(seq 100); do
+    grep -q "kcoord listening on" "$work/kcoord.out" 2>/dev/null && break
+    sleep 0.1
+done
+port="$(sed -n 's/^kcoord listening on .*:\([0-9]*\).*/\1/p' "$work/kcoord.out" | head -1)"
+[[ -n "$port" ]] || { echo "kcoord did not start:"; cat "$work/kcoord.err"; exit 2; }
+
+cat >>"$work/suite/tests/conftest.py" <<PY
+
+
+# --- kcoord glue: the broker is the running kcoord, not a docker container ---
+class _NeedsDocker:
+    def __getattr__(self, name):
+        pytest.skip("needs the suite's docker container (kcoord glue)")
+
+
+@pytest.fixture(scope="session")
+def kafka_server():
+    yield KafkaServer("127.0.0.1", $port, 0, 0, 0, None)
+
+
+@pytest.fixture(scope="session")
+def ssl_folder():
+    return pathlib.Path("tests/ssl_cert")
+
+
+@pytest.fixture(scope="class")
+def acl_manager():
+    return _NeedsDocker()
+
+
+@pytest.fixture(scope="class")
+def kafka_config():
+    return _NeedsDocker()
+
+
+@pytest.fixture(scope="class")
+def kerberos_utils():
+    return _NeedsDocker()
+PY
+
+# The suite's pytest settings (pyproject.toml) without asyncio_mode: these tests run their
+# own event loop (run_until_complete), so pytest-asyncio is not needed.
+cat >"$work/suite/pytest.ini" <<'INI'
+[pytest]
+markers =
+    ssl: Tests that require SSL certificates to run
+filterwarnings =
+    error
+    default:unclosed event loop:ResourceWarning
+INI
+
+cd "$work/suite"
+python -m pytest tests/test_admin.py \
+    tests/test_consumer.py::TestConsumerIntegration::test_exclude_internal_topics \
+    -p no:cacheprovider -p no:trio --rootdir "$work/suite" \
+    --docker-image aiolibs/kafka:2.13_2.8.1 --no-pull --timeout 120 -q "$@"
