@@ -25,21 +25,18 @@ from typing import TYPE_CHECKING
 import trio
 
 from coordinator.broker import config as broker_config
-from coordinator.broker.control_batches import control_batch
 from coordinator.broker.errors import BrokerError
-from coordinator.broker.partition_log import PartitionLog, StoredBatch
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
-from coordinator.txn.producer_state import AppendOrigin
 from wire import ErrorCode
-from wire.records import RecordBatchHeader, parse_batches
 
 if TYPE_CHECKING:
+    from coordinator.broker.partition_log import PartitionLog
     from coordinator.broker.topic_files import TopicFiles
+    from coordinator.txn.producer_state import AppendOrigin
+    from wire.records import RecordBatchHeader
 
 __all__ = [
     "FetchTarget",
-    "PartitionLog",
-    "StoredBatch",
     "Topic",
     "TopicStore",
     "validate_topic_name",
@@ -73,6 +70,15 @@ def validate_topic_name(name: str) -> None:
 
 def _collision_key(name: str) -> str:
     return name.replace(".", "_")
+
+
+def _new_partitions(start: int, stop: int) -> list[PartitionLog]:
+    """Empty partitions ``start``..``stop - 1``. The partition log and what it imports
+    (producer state, record batches, control batches) load with the first partition: a
+    broker with no topic answers its first Metadata without them (issue 33)."""
+    from coordinator.broker.partition_log import PartitionLog
+
+    return [PartitionLog(i) for i in range(start, stop)]
 
 
 @dataclass(slots=True)
@@ -141,7 +147,7 @@ class TopicStore:
         restored = 0
         for loaded in files.load():
             topic = Topic(loaded.name, loaded.topic_id,
-                          [PartitionLog(i) for i in range(loaded.partitions)], loaded.configs,
+                          _new_partitions(0, loaded.partitions), loaded.configs,
                           loaded.replication_factor)
             for index, batches in loaded.batches.items():
                 partition = topic.partitions[index]
@@ -220,7 +226,7 @@ class TopicStore:
             self.files.created(name, topic_id, num_partitions, configs or {},
                                replication_factor)
         topic = Topic(
-            name, topic_id, [PartitionLog(i) for i in range(num_partitions)], dict(configs or {}),
+            name, topic_id, _new_partitions(0, num_partitions), dict(configs or {}),
             replication_factor,
         )
         self._register(topic)
@@ -246,7 +252,7 @@ class TopicStore:
         if self.files is not None:
             self.files.created(name, topic.topic_id, count, topic.configs,
                                topic.replication_factor)
-        topic.partitions.extend(PartitionLog(i) for i in range(len(topic.partitions), count))
+        topic.partitions.extend(_new_partitions(len(topic.partitions), count))
         self.version += 1
         self.notify()
         return topic
@@ -339,10 +345,11 @@ class TopicStore:
         index: int,
         batch: bytes,
         header: RecordBatchHeader,
-        origin: AppendOrigin = AppendOrigin.CLIENT,
+        origin: AppendOrigin | None = None,
         verified: bool = True,
     ) -> int:
-        """Append a validated batch to a partition; its base offset. Wakes waiting fetches."""
+        """Append a validated batch to a partition; its base offset. Wakes waiting fetches.
+        ``origin`` None: the partition's default (a client's batch)."""
         partition = self.partition(name, index)
         if partition is None:
             raise BrokerError(
@@ -357,7 +364,9 @@ class TopicStore:
             def persist(base: int, data: bytes) -> None:
                 files.appended(topic_id, index, base, data)
 
-        base_offset = partition.append(batch, header, persist, origin, verified)
+        base_offset = (partition.append(batch, header, persist, verified=verified)
+                       if origin is None else
+                       partition.append(batch, header, persist, origin, verified))
         if partition.log_end_offset != end:
             self.notify()
         return base_offset
@@ -377,6 +386,10 @@ class TopicStore:
         marker channel drops markers for deleted partitions."""
         if self.partition(name, index) is None:
             return
+        from coordinator.broker.control_batches import control_batch
+        from coordinator.txn.producer_state import AppendOrigin
+        from wire.records import parse_batches
+
         data = control_batch(producer_id, producer_epoch, coordinator_epoch, commit, timestamp)
         (header,) = parse_batches(data)
         self.append(name, index, data, header, AppendOrigin.COORDINATOR)

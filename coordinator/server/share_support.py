@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import trio
 
-from coordinator.broker.topics import PartitionLog, TopicStore
+from coordinator.broker.partition_log import PartitionLog
+from coordinator.broker.topics import TopicStore
 from coordinator.server.api_support import leadership_error, store_of
 from coordinator.share.durable import SharePartitionKey
 from coordinator.share.manager import (

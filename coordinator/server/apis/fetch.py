@@ -33,7 +33,8 @@ import trio
 
 import wire
 from coordinator.broker import config as broker_config
-from coordinator.broker.topics import FetchTarget, PartitionLog, TopicStore
+from coordinator.broker.partition_log import PartitionLog
+from coordinator.broker.topics import FetchTarget, TopicStore
 from coordinator.server.api_support import leadership_error, store_of
 from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from wire import ErrorCode

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.broker.errors import BrokerError
-from coordinator.broker.topics import PartitionLog
+from coordinator.broker.partition_log import PartitionLog
 from coordinator.server.api_support import leader_epoch_of, leadership_error, store_of
 from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from wire import ErrorCode

@@ -66,7 +66,8 @@ from wire import ErrorCode
 from wire.constants import ApiKey
 
 if TYPE_CHECKING:
-    from coordinator.broker.topics import PartitionLog, TopicStore
+    from coordinator.broker.partition_log import PartitionLog
+    from coordinator.broker.topics import TopicStore
     from coordinator.server.context import RequestContext
     from coordinator.server.share_runtime import ShareRuntime
 
