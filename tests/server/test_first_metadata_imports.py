@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -59,6 +60,8 @@ def _first_metadata_imports(data_dir: Path) -> list[str]:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr, env=env, text=True)
         try:
             assert proc.stdout is not None
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            assert ready, "the server printed no listening line within 60 s"
             line = proc.stdout.readline()  # "kcoord listening on HOST:PORT"
             port = int(line.rsplit(":", 1)[1])
             with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
