@@ -23,7 +23,9 @@ from storage.records import Record
 from .batch import EncodedBatch
 from .compaction import CompactionPolicy, CompactionResult, compact, maybe_compact
 from .errors import LogClosedError, LogWriteError
+from .live_snapshot import LiveSnapshot
 from .log import Log
+from .snapshot_log import snapshot_log
 
 __all__ = ["AsyncLog", "open_async_log"]
 
@@ -39,6 +41,8 @@ class AsyncLog:
         self._writer = trio.Lock()
         self._compacting = trio.Lock()
         self._closed = False
+        #: whether closing writes a live snapshot (the coordinator's log)
+        self.snapshot_at_close = False
 
     async def append(self, records: Sequence[Record]) -> None:
         """Append ``records`` in one write; returns when they are written (and fsynced
@@ -91,22 +95,34 @@ class AsyncLog:
                 partial(maybe_compact, self.log, policy, now_ms=now_ms)
             )
 
+    async def write_snapshot(self) -> LiveSnapshot | None:
+        """Write the log's live snapshot (``storage.snapshot_log``) in a worker thread."""
+        async with self._compacting:
+            return await trio.to_thread.run_sync(snapshot_log, self.log)
+
     async def aclose(self) -> None:
-        """Wait for the write in progress, fsync, close the log and release its lock."""
+        """Wait for the write in progress, fsync, (write a snapshot,) close the log and
+        release its lock."""
         self._closed = True
         with trio.CancelScope(shield=True):
             async with self._writer, self._compacting:
+                if self.snapshot_at_close and self.log.failed is None:
+                    await trio.to_thread.run_sync(snapshot_log, self.log)
                 await trio.to_thread.run_sync(self.log.close)
         log.info("log closed: %d appends, %d fsyncs (fsync %s)", self.appends,
                  self.log.fsync_count, self.log.fsync_policy)
 
 
 @asynccontextmanager
-async def open_async_log(directory: str, **options: Any) -> AsyncIterator[AsyncLog]:
+async def open_async_log(
+    directory: str, *, snapshot_at_close: bool = False, **options: Any
+) -> AsyncIterator[AsyncLog]:
     """Open (and recover) the log in a worker thread; run the interval flusher when the
-    policy asks for it; close on exit. ``options`` are :meth:`Log.open`'s."""
+    policy asks for it; close on exit (writing a live snapshot first with
+    ``snapshot_at_close``). ``options`` are :meth:`Log.open`'s."""
     log_ = await trio.to_thread.run_sync(partial(Log.open, directory, **options))
     alog = AsyncLog(log_)
+    alog.snapshot_at_close = snapshot_at_close
     try:
         async with trio.open_nursery() as nursery:
             if log_.fsync_policy == "interval":

@@ -39,7 +39,7 @@ SEGMENT_RE = re.compile(r"^(\d{20})\.log$")
 SWAP_RE = re.compile(r"^(\d{20})-(\d{20})\.swap$")
 #: Temporary files: a segment being created, compaction output not yet committed, a
 #: segment summary being written (``segment_summary.SUMMARY_TEMP_SUFFIX``).
-TEMP_SUFFIXES = (".log.new", ".cleaned", ".summary.new")
+TEMP_SUFFIXES = (".log.new", ".cleaned", ".summary.new", ".snapshot.new")
 
 
 def segment_name(base: int) -> str:

@@ -27,17 +27,18 @@ __all__ = ["replay_all"]
 
 
 def replay_all(
-    fs: FileSystem, segments: Sequence[Segment], live: dict[bytes, int]
+    fs: FileSystem, segments: Sequence[Segment], live: dict[bytes, int], start: int = HEADER_SIZE
 ) -> Generator[Record, None, int]:
-    """Every record of ``segments`` in log order (unknown record types skipped with a
-    warning). ``live`` gets each live key's newest entry size; returns (as the generator's
-    value) the bytes of RebalanceEvent entries, for the compaction statistics."""
+    """Every record of ``segments`` in log order, from file offset ``start`` of the first
+    (unknown record types skipped with a warning). ``live`` gets each live key's newest
+    entry size; returns (as the generator's value) the bytes of RebalanceEvent entries, for
+    the compaction statistics."""
     keys: dict[bytes, RecordKey] = {}
     event_bytes = 0
-    for seg in segments:
+    for i, seg in enumerate(segments):
         # A chunk never straddles the verified boundary.
         verified = min(seg.verified, seg.size)
-        offset = HEADER_SIZE
+        offset = start if i == 0 else HEADER_SIZE
         want = READ_CHUNK
         while offset < seg.size:
             limit = verified if offset < verified else seg.size

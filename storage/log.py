@@ -211,7 +211,7 @@ class Log:
         try:
             live: dict[bytes, int] = {}
             event_bytes = yield from replay_all(self.fs, list(self.segments), live)
-            self._set_stats(live, event_bytes)
+            self.set_stats(live, 0, event_bytes)
         finally:
             with self.lock:
                 self.replaying -= 1
@@ -231,16 +231,19 @@ class Log:
         try:
             live: dict[bytes, int] = {}
             event_bytes = yield from replay_live(self.fs, segments, index, live)
-            self._set_stats(live, event_bytes)
+            self.set_stats(live, 0, event_bytes)
         finally:
             with self.lock:
                 self.replaying -= 1
                 self.idle.notify_all()
 
-    def _set_stats(self, live: dict[bytes, int], event_bytes: int) -> None:
+    def set_stats(self, live: dict[bytes, int], other_live: int, event_bytes: int) -> None:
+        """Compaction statistics after a replay: ``live`` sizes each live key's newest
+        entry; ``other_live`` bytes are live besides (a snapshot's: an over-estimate once
+        their keys are written again, so compaction comes later, never wrongly)."""
         with self.lock:
             self._live = live
-            self.live_bytes = sum(live.values())
+            self.live_bytes = other_live + sum(live.values())
             self.event_bytes = event_bytes
             self.stats_valid = True
 

@@ -155,7 +155,8 @@ def _check_segment(
     except SegmentHeaderError:
         pass  # reported below, from the whole file, as before
     else:
-        summary = None if last else load_summary(fs, path, base, size)
+        summary = None if last else load_summary(fs, path, base, size,
+                                                   keys=index is not None)
         loaded = summary is not None
         if summary is None:
             own = LiveIndex()

@@ -37,11 +37,15 @@ from .record_types import (
 from .segment import encode_header
 
 __all__ = [
+    "EVENT_KIND",
+    "KEPT_KIND",
+    "NEWEST_KIND",
     "SUMMARY_SUFFIX",
     "SUMMARY_TEMP_SUFFIX",
     "SUMMARY_VERSION",
     "SegmentSummary",
     "file_checksum",
+    "key_kind",
     "load_summary",
     "orphan_summaries",
     "remove_summary",
@@ -68,20 +72,20 @@ _U32 = struct.Struct(">I")
 CHECKSUM_CHUNK = 4 * READ_CHUNK
 
 # What the entries of a key version contribute (as ``live_index._scan`` sorts them).
-_NEWEST_KIND, _EVENT_KIND, _KEPT_KIND = 0, 1, 2
+NEWEST_KIND, EVENT_KIND, KEPT_KIND = 0, 1, 2
 
 
-def _kind(prefix: bytes) -> int:
+def key_kind(prefix: bytes) -> int:
     """The kind of entry whose key starts with ``prefix`` (its first two bytes)."""
     if len(prefix) < 2:
-        return _NEWEST_KIND
+        return NEWEST_KIND
     version = int.from_bytes(prefix, "big", signed=True)
     if version == REBALANCE_EVENT_KEY_VERSION:
-        return _EVENT_KIND
+        return EVENT_KIND
     special = min(REBALANCE_EVENT_KEY_VERSION, TRANSACTION_STATE_KEY_VERSION)
     if version < special or version == TXN_OFFSET_COMMIT_KEY_VERSION:
-        return _NEWEST_KIND
-    return _KEPT_KIND
+        return NEWEST_KIND
+    return KEPT_KIND
 
 
 _KINDS: dict[bytes, int] = {}
@@ -143,10 +147,10 @@ class SegmentSummary:
             prefix = key[:2]
             kind = kinds.get(prefix)
             if kind is None:
-                kind = kinds[prefix] = _kind(prefix)
-            if kind == _NEWEST_KIND:
+                kind = kinds[prefix] = key_kind(prefix)
+            if kind == NEWEST_KIND:
                 newest[key] = pos
-            elif kind == _KEPT_KIND:
+            elif kind == KEPT_KIND:
                 self.kept.append(pos)
             elif not tombstone:
                 self.event_bytes += size
@@ -221,6 +225,15 @@ def decode_summary(data: bytes) -> SegmentSummary | None:
     return SegmentSummary(base, size, count, events, newest, kept, checksum)
 
 
+def _head_only(data: bytes) -> SegmentSummary | None:
+    """The summary ``data`` holds without its key table (None: not whole and intact)."""
+    head = _intact_head(data)
+    if head is None:
+        return None
+    _, _, _, base, size, checksum, count, events = head[:8]
+    return SegmentSummary(base, size, count, events, checksum=checksum)
+
+
 def summary_matches(segment_path: str, base: int, data: bytes) -> bool:
     """Whether the summary beside ``segment_path`` (read with plain file I/O) is intact
     (its CRC-32C, magic, version) and describes exactly ``data``, the segment's bytes as
@@ -271,10 +284,13 @@ def file_checksum(fs: FileSystem, path: str, size: int) -> int | None:
     return checksum
 
 
-def load_summary(fs: FileSystem, path: str, base: int, size: int) -> SegmentSummary | None:
+def load_summary(
+    fs: FileSystem, path: str, base: int, size: int, *, keys: bool = True
+) -> SegmentSummary | None:
     """The summary of the segment file ``path`` (base ``base``, ``size`` bytes now), if it
     has one that describes exactly these bytes; None otherwise (then the caller checks the
-    segment entry by entry)."""
+    segment entry by entry). ``keys=False`` decodes only its head (no live index wanted:
+    the summary's newest and kept entries are left empty)."""
     where = summary_path(path)
     try:
         if not fs.exists(where):
@@ -283,7 +299,7 @@ def load_summary(fs: FileSystem, path: str, base: int, size: int) -> SegmentSumm
     except OSError as exc:
         log.warning("ignoring the summary %s: %s", where, exc.strerror or exc)
         return None
-    summary = decode_summary(data)
+    summary = decode_summary(data) if keys else _head_only(data)
     if summary is None or summary.base != base or summary.size != size:
         log.warning("ignoring the summary %s: it does not describe the segment", where)
         return None

@@ -14,7 +14,7 @@ groups and starts the retention scan.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -30,7 +30,7 @@ from coordinator.core.offset_expiration import expire_offsets, schedule_retentio
 from coordinator.core.result import EMPTY_RESULT, ReplyToken, Result
 from coordinator.core.share_group.group import ShareGroup
 from coordinator.core.share_group.heartbeat import expire_share_member
-from coordinator.core.store import HardStateSnapshot
+from coordinator.core.store import HardStateSnapshot, PackedOffsets
 from coordinator.core.timers import (
     ClassicMemberJoinTimerKey,
     ClassicMemberSyncTimerKey,
@@ -178,6 +178,11 @@ class GroupCoordinator(Engine):
         event records are ignored). Groups are built from the result by ``on_loaded``."""
         self.store.apply(record)
 
+    def replay_packed(self, groups: Mapping[str, PackedOffsets]) -> None:
+        """Take groups whose offset records a snapshot holds packed, before any other
+        record is replayed (each group's are applied when it is first asked for)."""
+        self.store.adopt_packed(groups)
+
     def on_loaded(self, now_ms: int) -> Result:
         """After replay: build the groups (a group record with members loads Stable, without
         members Empty; offsets without a group record make an Empty offset-only group), arm
@@ -189,7 +194,7 @@ class GroupCoordinator(Engine):
         for kind in KINDS:
             for group_id in kind.stored(self):
                 rebuild(self, kind, group_id)
-        for group_id in self.store.offsets:
+        for group_id in self.store.offset_group_ids():
             if group_id not in groups and group_id not in self.consumer_groups:
                 groups[group_id] = ClassicGroup(group_id, EMPTY, None)
         fx = self.effects()
@@ -255,7 +260,7 @@ class GroupCoordinator(Engine):
     def persisted_group_ids(self) -> set[str]:
         """Groups with persisted state (a group record, consumer group records or committed
         offsets): exactly the groups a restart would load."""
-        return (set(self.store.groups) | set(self.store.offsets) | set(self.store.consumer)
+        return (set(self.store.groups) | self.store.offset_group_ids() | set(self.store.consumer)
                 | set(self.store.share))
 
     def consumer_group(self, group_id: str) -> ConsumerGroup | None:

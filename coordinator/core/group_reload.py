@@ -52,7 +52,7 @@ def _reload_classic(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> 
     value = engine.store.groups.get(group_id)
     if value is not None:
         group = ClassicGroup.from_record(group_id, value)
-    elif group_id in engine.store.offsets or any(
+    elif engine.store.has_offsets(group_id) or any(
         group_id in staged for staged in engine.store.pending_txn.values()
     ):
         group = ClassicGroup(group_id, EMPTY, None)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from storage.records import (
     CONSUMER_GROUP_KEY_TYPES,
@@ -33,9 +33,15 @@ from storage.records import (
     TxnOffsetCommitValue,
 )
 
-__all__ = ["HardState", "HardStateSnapshot", "PendingWrites", "TopicPartition"]
+__all__ = ["HardState", "HardStateSnapshot", "PackedOffsets", "PendingWrites", "TopicPartition"]
 
 TopicPartition = tuple[str, int]
+
+
+class PackedOffsets(Protocol):
+    """One group's offset commit records, kept packed until the group is asked for."""
+
+    def records(self) -> list[Record]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +58,14 @@ class HardStateSnapshot:
 class HardState:
     """Committed offsets and persisted group metadata, as the log says (last record wins)."""
 
-    __slots__ = ("consumer", "groups", "offsets", "pending_txn", "share")
+    __slots__ = ("consumer", "groups", "offsets", "packed", "pending_txn", "share")
 
     def __init__(self) -> None:
         self.offsets: dict[str, dict[TopicPartition, OffsetCommitValue]] = {}
+        #: Groups whose committed offsets are still packed, as a snapshot gave them at load
+        #: (never also in ``offsets``): their records are applied when the group is first
+        #: asked for (``_unpacked``), by ``apply`` like any replayed record.
+        self.packed: dict[str, PackedOffsets] = {}
         self.groups: dict[str, GroupMetadataValue] = {}
         #: Consumer groups' (KIP-848) live records per group, last per key, in log order.
         self.consumer: dict[str, dict[ConsumerGroupKey, Record]] = {}
@@ -71,17 +81,20 @@ class HardState:
         if type(value) is OffsetCommitValue and type(key) is OffsetCommitKey:  # a commit
             group_offsets = self.offsets.get(key.group)
             if group_offsets is None:
-                group_offsets = self.offsets[key.group] = {}
+                group_offsets = self._unpacked(key.group, create=True)
             group_offsets[(key.topic, key.partition)] = value
         elif isinstance(key, OffsetCommitKey):
             if value is None:
-                group_offsets = self.offsets.get(key.group)
-                if group_offsets is not None:
+                group_offsets = self.offsets.get(key.group) or self._unpacked(key.group)
+                if group_offsets:
                     group_offsets.pop((key.topic, key.partition), None)
                     if not group_offsets:
                         del self.offsets[key.group]
             elif isinstance(value, OffsetCommitValue):
-                self.offsets.setdefault(key.group, {})[(key.topic, key.partition)] = value
+                group_offsets = self.offsets.get(key.group)
+                if group_offsets is None:
+                    group_offsets = self._unpacked(key.group, create=True)
+                group_offsets[(key.topic, key.partition)] = value
         elif isinstance(key, GroupMetadataKey):
             if value is None:
                 self.groups.pop(key.group, None)
@@ -136,12 +149,48 @@ class HardState:
         records.pop(key, None)  # keep log order: the newest record goes last
         records[key] = record
 
+    def adopt_packed(self, groups: Mapping[str, PackedOffsets]) -> None:
+        """Take the packed groups of a load (before any record of them is applied)."""
+        self.packed.update(groups)
+
+    def _unpacked(self, group_id: str, *, create: bool = False,
+                  ) -> dict[TopicPartition, OffsetCommitValue]:
+        """The offsets of a group not in ``offsets``: its packed records applied (they are
+        in log order, before anything applied since), or a new empty dict in ``offsets``
+        (``create``), or an empty one that is not stored."""
+        packed = self.packed.pop(group_id, None)
+        if packed is not None:
+            self.offsets[group_id] = {}
+            for record in packed.records():
+                self.apply(record)
+            if not self.offsets.get(group_id, True):
+                del self.offsets[group_id]
+        group_offsets = self.offsets.get(group_id)
+        if group_offsets is None:
+            if not create:
+                return _NO_OFFSETS
+            group_offsets = self.offsets[group_id] = {}
+        return group_offsets
+
+    def offset_group_ids(self) -> set[str]:
+        """Every group with committed offsets (packed ones included, none decoded)."""
+        return self.offsets.keys() | self.packed.keys()
+
+    def has_offsets(self, group_id: str) -> bool:
+        """Whether the group has committed offsets (a packed group always has)."""
+        return group_id in self.offsets or group_id in self.packed
+
     def group_offsets(self, group_id: str) -> dict[TopicPartition, OffsetCommitValue]:
         """The group's committed offsets (a live view; do not mutate)."""
-        return self.offsets.get(group_id, _NO_OFFSETS)
+        group_offsets = self.offsets.get(group_id)
+        if group_offsets is None:
+            return self._unpacked(group_id) if self.packed else _NO_OFFSETS
+        return group_offsets
 
     def snapshot(self) -> HardStateSnapshot:
-        """A detached, comparable copy."""
+        """A detached, comparable copy (every packed group decoded)."""
+        for group_id in list(self.packed):
+            self._unpacked(group_id)
         return HardStateSnapshot(
             offsets={gid: dict(offsets) for gid, offsets in self.offsets.items()},
             groups=dict(self.groups),

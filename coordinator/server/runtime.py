@@ -183,10 +183,8 @@ class CoordinatorRuntime:
 
     async def _load(self) -> None:
         started = time.perf_counter()
-        if self.sink.blocking_replay:
-            count = await trio.to_thread.run_sync(self._replay_all, self.sink.replay())
-        else:
-            count = self._replay_all(self.sink.replay())
+        blocking = self.sink.blocking_replay
+        count = await trio.to_thread.run_sync(self._replay_all) if blocking else self._replay_all()
         self.replayed_records = count
         self._process(self.coordinator.on_loaded(self.now_ms()))
         self._loaded.set()
@@ -198,7 +196,9 @@ class CoordinatorRuntime:
             (time.perf_counter() - started) * 1000,
         )
 
-    def _replay_all(self, records: Iterable[Record]) -> int:
+    def _replay_all(self) -> int:
+        records = self.sink.replay()  # first: a log sink may load its snapshot (packed groups)
+        self.coordinator.replay_packed(self.sink.packed_offsets())
         replay = self.coordinator.replay  # the group shard's, unless the key type says
         security = self.security or self.coordinator
         by_key_type = {TransactionStateKey: self.transaction_records.append,
@@ -206,9 +206,8 @@ class CoordinatorRuntime:
                        **dict.fromkeys(SHARE_KEY_TYPES, self.share_records.append),
                        **dict.fromkeys(SECURITY_KEY_TYPES, security.replay)}
         count = 0
-        for record in records:
+        for count, record in enumerate(records, 1):  # noqa: B007 (the count is returned)
             by_key_type.get(type(record.key), replay)(record)
-            count += 1
         return count
 
     def attach_transactions(self, shard: Shard, markers: MarkerWriter) -> None:

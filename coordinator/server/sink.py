@@ -10,7 +10,8 @@ restart). ``open_log_sink`` puts ``storage.async_log.AsyncLog`` behind the same 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+import os
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Protocol
 
@@ -18,16 +19,27 @@ import trio
 
 from storage.async_log import AsyncLog, open_async_log
 from storage.batch import EncodedBatch
+from storage.live_snapshot import SNAPSHOT_FILE
 from storage.policy import FsyncPolicy, RecoverMode
 from storage.records import Record
+from storage.snapshot_log import replay_from_snapshot
 
-__all__ = ["LogSink", "MemorySink", "RecordSink", "open_log_sink"]
+__all__ = ["LogSink", "MemorySink", "PackedGroup", "RecordSink", "open_log_sink"]
 
 log = logging.getLogger(__name__)
 
 
 # How often the log sink asks storage whether compaction is worth it.
 COMPACTION_CHECK_INTERVAL_S = 60.0
+#: Log bytes after the last snapshot that make the sink write a new one (about 100,000
+#: offset commits: a second of replay).
+SNAPSHOT_TAIL_BYTES = 8 * 1024 * 1024
+
+
+class PackedGroup(Protocol):
+    """One group's committed offsets, kept packed until asked for."""
+
+    def records(self) -> list[Record]: ...
 
 
 class RecordSink(Protocol):
@@ -46,6 +58,10 @@ class RecordSink(Protocol):
 
     def replay(self) -> Iterable[Record]:
         """Every record appended so far (by previous runs), in order."""
+
+    def packed_offsets(self) -> Mapping[str, PackedGroup]:
+        """After ``replay()``: the groups whose committed offsets it left out, packed (their
+        records, decoded when the group is first asked for, come before ``replay``'s)."""
 
     async def aclose(self) -> None:
         """Flush and close; later appends fail."""
@@ -88,6 +104,10 @@ class MemorySink:
         """The records kept so far."""
         return list(self.records)
 
+    def packed_offsets(self) -> Mapping[str, PackedGroup]:
+        """None: every record is replayed."""
+        return {}
+
     async def aclose(self) -> None:
         """Mark closed; a new server may reopen (replay) the same instance."""
         self.closed = True
@@ -106,6 +126,9 @@ class LogSink:
     def __init__(self, alog: AsyncLog, fsync: FsyncPolicy = "always") -> None:
         self._alog = alog
         self._fsync = fsync
+        self._packed: Mapping[str, PackedGroup] = {}
+        #: log bytes the newest snapshot covers (its tail is what a restart replays)
+        self.snapshot_bytes = 0
 
     @property
     def directory(self) -> str:
@@ -127,19 +150,43 @@ class LogSink:
         return self._alog.log.try_write_batch(EncodedBatch.encode(records))
 
     def replay(self) -> Iterable[Record]:
-        """The data directory's live records: each key's newest record and every
-        transaction-state record, in log order (``Log.replay_live``; blocking: call from a
-        worker thread). Applying them leaves the same state as applying every record."""
-        return self._alog.log.replay_live()
+        """The data directory's live records: from its snapshot and the log after it
+        (``storage.snapshot_log``), or each key's newest record and every
+        transaction-state record, in log order (``Log.replay_live``); blocking: call from a
+        worker thread. Applying them leaves the same state as applying every record."""
+        loaded = replay_from_snapshot(self._alog.log)
+        if loaded is None:
+            self._packed = {}
+            return self._alog.log.replay_live()
+        self._packed = loaded.groups
+        self.snapshot_bytes = self._alog.log.total_bytes - loaded.tail_bytes
+        log.info("replaying from %s: %d groups' offsets packed, %d bytes of log after it",
+                 SNAPSHOT_FILE, len(loaded.groups), loaded.tail_bytes)
+        return loaded.records
+
+    def packed_offsets(self) -> Mapping[str, PackedGroup]:
+        """The groups the snapshot holds packed (handed over once: the sink keeps none)."""
+        packed, self._packed = self._packed, {}
+        return packed
+
+    async def write_snapshot(self) -> None:
+        """Write a snapshot of the log now (off the event loop; failures are logged)."""
+        snapshot = await self._alog.write_snapshot()
+        if snapshot is not None:
+            self.snapshot_bytes = sum(size for _, size, _ in snapshot.covered)
 
     async def aclose(self) -> None:
         """Closed by ``open_log_sink``'s context exit; nothing to do here."""
         await trio.lowlevel.checkpoint()
 
     async def run_compaction(self) -> None:
-        """Ask storage every minute whether the log is worth compacting (off the event loop)."""
+        """Ask storage every minute whether the log is worth compacting (off the event
+        loop), and write a snapshot when a restart would replay ``SNAPSHOT_TAIL_BYTES`` of
+        log after the last one."""
         while True:
             await trio.sleep(COMPACTION_CHECK_INTERVAL_S)
+            if self._alog.log.total_bytes - self.snapshot_bytes >= SNAPSHOT_TAIL_BYTES:
+                await self.write_snapshot()
             try:
                 result = await self._alog.maybe_compact()
             except Exception:
@@ -156,8 +203,11 @@ async def open_log_sink(
     """Open (lock, recover) the log in ``directory``; flush, fsync and unlock on exit.
     ``recover="truncate"`` proceeds past corruption in the middle of a segment (dropping
     what follows it) instead of refusing to start."""
+    # Opened without a live index when a snapshot may make it needless (replay_live
+    # builds one if the snapshot is of no use after all).
+    index = not os.path.exists(os.path.join(directory, SNAPSHOT_FILE))
     async with open_async_log(
-        directory, fsync=fsync, recover=recover, live_index=True
+        directory, fsync=fsync, recover=recover, live_index=index, snapshot_at_close=True
     ) as alog:
         for action in alog.log.recovery:
             log.warning("log recovery: %s", action)
