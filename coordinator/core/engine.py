@@ -169,10 +169,9 @@ class Engine:
     def has_offsets(self, group_id: str) -> bool:
         """Whether the group has committed offsets, counting writes in flight (Kafka's
         hasOffsets counts pending commits)."""
-        committed = self.store.group_offsets(group_id)
-        if not self.pending:
-            return bool(committed)
-        return self.pending.has_offsets(group_id, committed)
+        if group_id not in self.pending.by_group:  # a packed group stays packed
+            return self.store.has_offsets(group_id)
+        return self.pending.has_offsets(group_id, self.store.group_offsets(group_id))
 
     def offset_keys(self, group_id: str) -> list[TopicPartition]:
         """Every key of the group that is committed or has a write in flight, sorted."""

@@ -58,7 +58,7 @@ class HardStateSnapshot:
 class HardState:
     """Committed offsets and persisted group metadata, as the log says (last record wins)."""
 
-    __slots__ = ("consumer", "groups", "offsets", "packed", "pending_txn", "share")
+    __slots__ = ("consumer", "groups", "offsets", "packed", "packed_due", "pending_txn", "share")
 
     def __init__(self) -> None:
         self.offsets: dict[str, dict[TopicPartition, OffsetCommitValue]] = {}
@@ -66,6 +66,8 @@ class HardState:
         #: (never also in ``offsets``): their records are applied when the group is first
         #: asked for (``_unpacked``), by ``apply`` like any replayed record.
         self.packed: dict[str, PackedOffsets] = {}
+        #: Packed groups the retention scan looked at: when their first offset expires.
+        self.packed_due: dict[str, int] = {}
         self.groups: dict[str, GroupMetadataValue] = {}
         #: Consumer groups' (KIP-848) live records per group, last per key, in log order.
         self.consumer: dict[str, dict[ConsumerGroupKey, Record]] = {}
@@ -160,6 +162,7 @@ class HardState:
         (``create``), or an empty one that is not stored."""
         packed = self.packed.pop(group_id, None)
         if packed is not None:
+            self.packed_due.pop(group_id, None)
             self.offsets[group_id] = {}
             for record in packed.records():
                 self.apply(record)
@@ -171,6 +174,16 @@ class HardState:
                 return _NO_OFFSETS
             group_offsets = self.offsets[group_id] = {}
         return group_offsets
+
+    def peek_offsets(self, group_id: str) -> Mapping[TopicPartition, OffsetCommitValue]:
+        """The group's committed offsets; a packed group's decoded into a scratch state,
+        the group staying packed (the retention scan reads them without keeping them)."""
+        packed = self.packed.get(group_id)
+        if packed is None:
+            return self.group_offsets(group_id)
+        scratch = HardState()
+        scratch.apply_appended(packed.records())
+        return scratch.offsets.get(group_id, _NO_OFFSETS)
 
     def offset_group_ids(self) -> set[str]:
         """Every group with committed offsets (packed ones included, none decoded)."""

@@ -13,10 +13,11 @@ from collections.abc import Iterable
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from storage_strategies import event_keys, event_values, group_values, offset_commit_values
 
 from coordinator.core.store import HardState, HardStateSnapshot
-from storage.log import Log
 from storage.live_snapshot import SNAPSHOT_FILE, read_snapshot
+from storage.log import Log
 from storage.records import (
     GroupMetadataKey,
     OffsetCommitKey,
@@ -27,8 +28,6 @@ from storage.records import (
 )
 from storage.segment import HEADER_SIZE
 from storage.snapshot_log import replay_from_snapshot, snapshot_log
-
-from storage_strategies import event_keys, event_values, group_values, offset_commit_values
 
 GROUPS = ["g1", "g2", "g3"]
 commit_keys = st.builds(OffsetCommitKey, st.sampled_from(GROUPS), st.sampled_from(["t", "u"]),
@@ -80,7 +79,8 @@ def _from_snapshot(path: str) -> tuple[HardStateSnapshot, list[Record]]:
         return _state(dict(loaded.groups), loaded.records)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(history=histories, segment_bytes=st.sampled_from([200, 600, 1 << 20]))
 def test_snapshot_then_tail_equals_full_replay(tmp_path_factory: pytest.TempPathFactory,
                                                history: list[tuple[list[Record], bool]],
