@@ -198,7 +198,8 @@ class CoordinatorRuntime:
 
     def _replay_all(self) -> int:
         records = self.sink.replay()  # first: a log sink may load its snapshot (packed groups)
-        self.coordinator.replay_packed(self.sink.packed_offsets())
+        if packed := self.sink.packed_offsets():  # (stand-in coordinators in tests have none)
+            self.coordinator.replay_packed(packed)
         replay = self.coordinator.replay  # the group shard's, unless the key type says
         security = self.security or self.coordinator
         by_key_type = {TransactionStateKey: self.transaction_records.append,
