@@ -194,6 +194,7 @@ class LogSink:
                 continue
             if result is not None:
                 log.info("log compacted: %s", result)
+                self.snapshot_bytes = 0  # the snapshot no longer describes the log
 
 
 @asynccontextmanager

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from storage_strategies import event_keys, event_values, group_values, offset_commit_values
 
 from coordinator.core.store import HardState, HardStateSnapshot
+from storage.compaction import CompactionPolicy, compact
 from storage.live_snapshot import SNAPSHOT_FILE, read_snapshot
 from storage.log import Log
 from storage.records import (
@@ -218,3 +219,18 @@ def test_snapshot_covers_only_durable_bytes_it_names(tmp_path: object) -> None:
         assert snapshot.covered[-1][1] == log.segments[-1].size > HEADER_SIZE
     fs_snapshot = read_snapshot(Log.open(path).fs, path)
     assert fs_snapshot is not None and fs_snapshot.covered == snapshot.covered
+
+
+def test_compaction_makes_the_snapshot_stale_and_the_next_one_starts_over(
+        tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = str(tmp_path)
+    with Log.open(path, segment_bytes=300) as log:
+        for offset in range(12):  # one partition overwritten: compaction drops most
+            _commits(log, 1, 1, offset=offset)
+        snapshot_log(log)
+        log.roll()
+        assert compact(log, CompactionPolicy(tombstone_retention_ms=10**12)) is not None
+    _fallback(path, caplog, "it covers")
+    with Log.open(path) as log:
+        assert snapshot_log(log) is not None
+    assert _from_snapshot(path) == _full(path)
