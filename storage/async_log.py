@@ -25,7 +25,7 @@ from .compaction import CompactionPolicy, CompactionResult, compact, maybe_compa
 from .errors import LogClosedError, LogWriteError
 from .live_snapshot import LiveSnapshot
 from .log import Log
-from .snapshot_log import snapshot_log
+from .snapshot_log import snapshot_at_close, snapshot_log
 
 __all__ = ["AsyncLog", "open_async_log"]
 
@@ -107,7 +107,7 @@ class AsyncLog:
         with trio.CancelScope(shield=True):
             async with self._writer, self._compacting:
                 if self.snapshot_at_close and self.log.failed is None:
-                    await trio.to_thread.run_sync(snapshot_log, self.log)
+                    await trio.to_thread.run_sync(snapshot_at_close, self.log)
                 await trio.to_thread.run_sync(self.log.close)
         log.info("log closed: %d appends, %d fsyncs (fsync %s)", self.appends,
                  self.log.fsync_count, self.log.fsync_policy)

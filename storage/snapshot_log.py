@@ -34,9 +34,15 @@ if TYPE_CHECKING:
     from .directory import Segment
     from .log import Log
 
-__all__ = ["SnapshotReplay", "replay_from_snapshot", "snapshot_log"]
+__all__ = ["ROLL_AT_CLOSE_BYTES", "SnapshotReplay", "replay_from_snapshot", "snapshot_at_close",
+           "snapshot_log"]
 
 log = logging.getLogger(__name__)
+
+#: An active segment this large is closed at a clean stop: open checks the last segment
+#: entry by entry (about 2.5 us an entry: a full 64 MiB segment of offset commits, 2 s),
+#: a closed one by its summary's CRC-32.
+ROLL_AT_CLOSE_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -120,3 +126,11 @@ def snapshot_log(log_: Log) -> LiveSnapshot | None:
             return None
     del previous
     return snapshot if write_snapshot(log_.fs, log_.directory, snapshot) else None
+
+
+def snapshot_at_close(log_: Log) -> LiveSnapshot | None:
+    """At a clean stop: close the active segment if it holds ``ROLL_AT_CLOSE_BYTES`` (its
+    summary written), then write the snapshot (``snapshot_log``)."""
+    if log_.segments and log_.segments[-1].size >= ROLL_AT_CLOSE_BYTES:
+        log_.roll()
+    return snapshot_log(log_)

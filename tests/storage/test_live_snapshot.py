@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from storage_strategies import event_keys, event_values, group_values, offset_commit_values
 
 from coordinator.core.store import HardState, HardStateSnapshot
+from storage import snapshot_log as snapshot_log_module
 from storage.compaction import CompactionPolicy, compact
 from storage.live_snapshot import SNAPSHOT_FILE, read_snapshot
 from storage.log import Log
@@ -28,7 +29,7 @@ from storage.records import (
     TransactionStateValue,
 )
 from storage.segment import HEADER_SIZE
-from storage.snapshot_log import replay_from_snapshot, snapshot_log
+from storage.snapshot_log import replay_from_snapshot, snapshot_at_close, snapshot_log
 
 GROUPS = ["g1", "g2", "g3"]
 commit_keys = st.builds(OffsetCommitKey, st.sampled_from(GROUPS), st.sampled_from(["t", "u"]),
@@ -233,4 +234,20 @@ def test_compaction_makes_the_snapshot_stale_and_the_next_one_starts_over(
     _fallback(path, caplog, "it covers")
     with Log.open(path) as log:
         assert snapshot_log(log) is not None
+    assert _from_snapshot(path) == _full(path)
+
+
+def test_a_clean_stop_closes_a_large_active_segment(tmp_path: pathlib.Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """So the next open checks no entry one by one (the last segment is empty)."""
+    monkeypatch.setattr(snapshot_log_module, "ROLL_AT_CLOSE_BYTES", 200)
+    path = str(tmp_path)
+    with Log.open(path) as log:
+        _commits(log, 1, 1)
+        snapshot_at_close(log)  # 1 entry: too small to close
+        assert len(log.segments) == 1
+        _commits(log, 2, 3)
+        snapshot_at_close(log)
+        assert [seg.size for seg in log.segments][1:] == [HEADER_SIZE]
+    assert any(n.endswith(".log.summary") for n in os.listdir(path))
     assert _from_snapshot(path) == _full(path)
