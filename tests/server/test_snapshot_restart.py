@@ -73,3 +73,31 @@ async def test_restart_starts_from_the_snapshot(tmp_path: Any, connect: Any,
     os.unlink(os.path.join(data_dir, SNAPSHOT_FILE))  # the full replay agrees
     await _run(data_dir, connect, third)
     await _run(data_dir, connect, third)  # and from the snapshot that stop wrote
+
+
+async def test_the_log_sink_writes_a_snapshot_while_it_runs(
+        tmp_path: Any, autojump_clock: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once ``SNAPSHOT_TAIL_BYTES`` of log follow the last snapshot, the next minute's
+    check writes one (a crash then replays only what follows it)."""
+    from coordinator.server import sink as sink_module
+    from storage.live_snapshot import load_snapshot
+    from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+
+    monkeypatch.setattr(sink_module, "SNAPSHOT_TAIL_BYTES", 1000)
+    data_dir = str(tmp_path)
+    async with sink_module.open_log_sink(data_dir, "never") as sink:
+        list(sink.replay())
+        await sink.append([Record(OffsetCommitKey("g", "t", p), OffsetCommitValue(p))
+                           for p in range(5)])
+        await trio.sleep(sink_module.COMPACTION_CHECK_INTERVAL_S + 1)
+        assert not os.path.exists(os.path.join(data_dir, SNAPSHOT_FILE))  # under 1000 bytes
+        await sink.append([Record(OffsetCommitKey("g", "t", p), OffsetCommitValue(p))
+                           for p in range(50)])
+        for _ in range(5):  # the clock jumps while worker threads run: a check or two late
+            await trio.sleep(sink_module.COMPACTION_CHECK_INTERVAL_S)
+            async with sink._alog._compacting:  # a write, in a worker thread, is done
+                snapshot = load_snapshot(sink._alog.log.fs, data_dir)
+            if snapshot is not None:
+                break
+        assert snapshot is not None and set(snapshot.groups) == {"g"}
+        assert sink.snapshot_bytes == sum(size for _, size, _ in snapshot.covered)
