@@ -23,6 +23,7 @@ __all__ = [
     "FileSystem",
     "OsFileSystem",
     "SimulatedCrash",
+    "write_atomically",
 ]
 
 
@@ -341,3 +342,33 @@ class FaultyFileSystem(OsFileSystem):
 
 ENOSPC = errno.ENOSPC
 EIO = errno.EIO
+
+
+def write_atomically(fs: FileSystem, directory: str, path: str, temp: str, data: bytes) -> None:
+    """Make ``path`` hold ``data`` or what it held before, whatever happens: ``temp``
+    written and fsynced, renamed over ``path``, ``directory`` fsynced. On OSError the
+    temporary file is removed (if it can be) and the error raised."""
+    try:
+        if fs.exists(temp):
+            fs.unlink(temp)
+        handle = fs.open_append(temp, create=True)
+        try:
+            view = memoryview(data)
+            done = 0
+            while done < len(view):
+                written = handle.write(view[done:])
+                if written <= 0:
+                    raise OSError(errno.EIO, f"write returned {written}")
+                done += written
+            handle.fsync()
+        finally:
+            handle.close()
+        fs.rename(temp, path)
+        fs.fsync_dir(directory)
+    except OSError:
+        try:
+            if fs.exists(temp):
+                fs.unlink(temp)
+        except OSError:
+            pass
+        raise

@@ -26,7 +26,6 @@ entries appended since, so writing one costs the tail, not the log.
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import struct
@@ -38,7 +37,7 @@ from storage.records import Record, RecordKey
 
 from .directory import Segment
 from .fast_decode import fast_decode
-from .fs import FileSystem
+from .fs import FileSystem, write_atomically
 from .live_index import READ_CHUNK
 from .record_codec import RecordDecodeError, decode_record
 from .record_types import OFFSET_COMMIT_KEY_VERSIONS
@@ -320,30 +319,9 @@ def write_snapshot(fs: FileSystem, directory: str, snapshot: LiveSnapshot) -> bo
     """Write ``snapshot`` atomically (temporary file, fsync, rename, directory fsync); on
     failure log it, remove the temporary file and return False."""
     final = os.path.join(directory, SNAPSHOT_FILE)
-    temp = final + ".new"
     try:
-        if fs.exists(temp):
-            fs.unlink(temp)
-        handle = fs.open_append(temp, create=True)
-        try:
-            data = memoryview(snapshot.encode())
-            done = 0
-            while done < len(data):
-                written = handle.write(data[done:])
-                if written <= 0:
-                    raise OSError(errno.EIO, f"write returned {written}")
-                done += written
-            handle.fsync()
-        finally:
-            handle.close()
-        fs.rename(temp, final)
-        fs.fsync_dir(directory)
+        write_atomically(fs, directory, final, final + ".new", snapshot.encode())
     except OSError as exc:
         log.warning("could not write %s (ignored): %s", final, exc.strerror or exc)
-        try:
-            if fs.exists(temp):
-                fs.unlink(temp)
-        except OSError:
-            pass
         return False
     return True

@@ -18,7 +18,6 @@ Summaries are an optimisation: failing to write one is logged and ignored.
 
 from __future__ import annotations
 
-import errno
 import logging
 import struct
 import zlib
@@ -27,7 +26,7 @@ from typing import Any
 
 from wire.checksum import crc32c
 
-from .fs import FileSystem
+from .fs import FileSystem, write_atomically
 from .live_index import READ_CHUNK, SEQ_STRIDE, LiveIndex
 from .record_types import (
     REBALANCE_EVENT_KEY_VERSION,
@@ -317,36 +316,15 @@ def write_summary(fs: FileSystem, directory: str, path: str, summary: SegmentSum
     temporary file behind if possible, and return False."""
     if not summary.complete:
         return False
-    final = summary_path(path)
-    temp = path + SUMMARY_TEMP_SUFFIX
     try:
         if fs.size(path) != summary.size:
             log.warning("not summarising %s: its size changed", path)
             return False
-        if fs.exists(temp):
-            fs.unlink(temp)
-        handle = fs.open_append(temp, create=True)
-        try:
-            data = summary.encode()
-            done = 0
-            while done < len(data):
-                written = handle.write(memoryview(data)[done:])
-                if written <= 0:
-                    raise OSError(errno.EIO, f"write returned {written}")
-                done += written
-            handle.fsync()
-        finally:
-            handle.close()
-        fs.rename(temp, final)
-        fs.fsync_dir(directory)
+        write_atomically(fs, directory, summary_path(path), path + SUMMARY_TEMP_SUFFIX,
+                         summary.encode())
     except OSError as exc:
         log.warning("could not write the summary of %s (ignored): %s", path,
                     exc.strerror or exc)
-        try:
-            if fs.exists(temp):
-                fs.unlink(temp)
-        except OSError:
-            pass
         return False
     return True
 
