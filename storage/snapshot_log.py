@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from storage.records import Record
 
-from .errors import CorruptLogError
+from .errors import CorruptLogError, StorageError
 from .full_replay import replay_all
 from .live_snapshot import (
     SNAPSHOT_FILE,
@@ -113,17 +113,18 @@ def _records(log_: Log, snapshot: LiveSnapshot, covered: list[tuple[int, int]]
 def snapshot_log(log_: Log) -> LiveSnapshot | None:
     """Write the snapshot of the log as it is now (its bytes fsynced first), built from
     the previous snapshot when that still describes the log, else from every entry. The
-    snapshot written (None: it could not be, which is logged)."""
-    with _reading(log_) as segments:
-        log_.sync()  # what the snapshot covers is durable before the snapshot is
-        previous = load_snapshot(log_.fs, log_.directory)
-        if previous is not None and stale_reason(log_.fs, previous, segments) is not None:
-            previous = None
-        try:
+    snapshot written (None: it could not be, which is logged: a snapshot is an
+    optimisation, and the log stays as it was)."""
+    try:
+        with _reading(log_) as segments:
+            log_.sync()  # what the snapshot covers is durable before the snapshot is
+            previous = load_snapshot(log_.fs, log_.directory)
+            if previous is not None and stale_reason(log_.fs, previous, segments) is not None:
+                previous = None
             snapshot = build_snapshot(log_.fs, segments, previous)
-        except ValueError as exc:
-            log.warning("could not build %s (ignored): %s", SNAPSHOT_FILE, exc)
-            return None
+    except (OSError, ValueError, StorageError) as exc:
+        log.warning("could not build %s (ignored): %s", SNAPSHOT_FILE, exc)
+        return None
     del previous
     return snapshot if write_snapshot(log_.fs, log_.directory, snapshot) else None
 
@@ -132,5 +133,9 @@ def snapshot_at_close(log_: Log) -> LiveSnapshot | None:
     """At a clean stop: close the active segment if it holds ``ROLL_AT_CLOSE_BYTES`` (its
     summary written), then write the snapshot (``snapshot_log``)."""
     if log_.segments and log_.segments[-1].size >= ROLL_AT_CLOSE_BYTES:
-        log_.roll()
+        try:
+            log_.roll()
+        except StorageError as exc:
+            log.warning("could not close the active segment at the stop (ignored): %s", exc)
+            return None
     return snapshot_log(log_)

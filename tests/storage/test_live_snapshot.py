@@ -4,6 +4,7 @@ or stale one is ignored with one log line (issue 33)."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import pathlib
@@ -16,8 +17,10 @@ from hypothesis import strategies as st
 from storage_strategies import event_keys, event_values, group_values, offset_commit_values
 
 from coordinator.core.store import HardState, HardStateSnapshot
+from storage import live_snapshot
 from storage import snapshot_log as snapshot_log_module
 from storage.compaction import CompactionPolicy, compact
+from storage.errors import LogWriteError
 from storage.live_snapshot import SNAPSHOT_FILE, read_snapshot
 from storage.log import Log
 from storage.records import (
@@ -251,3 +254,23 @@ def test_a_clean_stop_closes_a_large_active_segment(tmp_path: pathlib.Path,
         assert [seg.size for seg in log.segments][1:] == [HEADER_SIZE]
     assert any(n.endswith(".log.summary") for n in os.listdir(path))
     assert _from_snapshot(path) == _full(path)
+
+
+def test_a_snapshot_that_cannot_be_written_is_logged_and_ignored(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    path = str(tmp_path)
+
+    def fail(*_: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with Log.open(path) as log:
+        _commits(log, 2, 2)
+        monkeypatch.setattr(live_snapshot, "write_atomically", fail)
+        assert snapshot_log(log) is None
+        monkeypatch.setattr(log, "sync", lambda: (_ for _ in ()).throw(
+            LogWriteError("fsync failed", errno.EIO)))
+        assert snapshot_at_close(log) is None
+    assert os.listdir(path).count(SNAPSHOT_FILE) == 0
+    assert any("No space left" in r.getMessage() for r in caplog.records)
+    assert any("fsync failed" in r.getMessage() for r in caplog.records)
