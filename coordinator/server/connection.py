@@ -80,7 +80,7 @@ from coordinator.server.sasl_gate import (
     authenticate,
     session_verdict,
 )
-from coordinator.server.tally import Tallies
+from coordinator.server.tally import RENEWING_API_KEYS, Tallies
 from wire import (
     NEED_DATA,
     ApiKey,
@@ -353,6 +353,8 @@ async def _serve_frames(
                 body = await handler(ctx, request)
             conn.busy = False
             if body is not None:
+                if api_key in RENEWING_API_KEYS:  # (serve_one records what it submitted)
+                    conn.tally.answered(api_key, request.body, body, trio.current_time())
                 out += encode_response(api_key, request.api_version, request.correlation_id, body)
                 body = None  # (a Fetch's records: not held while the answer is written)
                 if debug:

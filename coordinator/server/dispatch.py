@@ -13,7 +13,9 @@ belongs there too.
 ``serve_one`` answers a request whose route is ``pipelined`` and whose reply is ready when
 submitted (``answer_now``: nothing answered earlier is still pending) straight into the
 caller's output buffer; anything else comes back as an ``Unanswered``, already decoded,
-looked up and (when pipelinable) submitted, for the connection's task to finish.
+looked up and (when pipelinable) submitted, for the connection's task to finish. The
+answer of a session-renewing request is recorded in the connection's tally here
+(``tally.py``): at once, or through its pending reply when that is collected.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any, NamedTuple, Protocol
 import trio
 
 from coordinator.server.context import Handler, RequestContext, ServerState
-from coordinator.server.tally import ConnectionTally
+from coordinator.server.tally import RENEWING_API_KEYS, ConnectionTally
 from coordinator.server.throttling import THROTTLED_API_KEYS, throttled
 from wire import DecodedRequest
 from wire.fast_codec import decode_request, encode_response
@@ -139,8 +141,12 @@ def serve_one(
                          request.api_version, request.correlation_id)
     pending = submit(ctx, request)
     if pending is None or not answer_now or not pending.ready():
+        if pending is not None and api_key in RENEWING_API_KEYS:  # its answer, once collected
+            pending.then(conn.tally.on_answer(api_key, request.body))
         return Unanswered(request, handler, pending)
     body = pending.result()
+    if api_key in RENEWING_API_KEYS:  # (the connection's task records what it awaits)
+        conn.tally.answered(api_key, request.body, body, conn.last_active)
     if body is not None:
         out += encode_response(api_key, request.api_version, request.correlation_id, body)
     return None

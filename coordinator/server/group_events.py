@@ -23,7 +23,9 @@ _EVENT_LOG = {
 
 def log_group_events(records: Iterable[Record]) -> None:
     """The group lifecycle at INFO, as Kafka's coordinator logs it, from the history records
-    that just reached the log (rebalance start and end, expired members, deletions)."""
+    that just reached the log (rebalance start and end, expired members, deletions). A removed
+member's line carries the group's generation then (the record's ``generation``
+attribute, not in the text: the removal watch of ``coordinator.testing`` reads it)."""
     for record in records:
         key, value = record.key, record.value
         if not isinstance(key, RebalanceEventKey) or not isinstance(value, RebalanceEventValue):
@@ -33,7 +35,7 @@ def log_group_events(records: Iterable[Record]) -> None:
             log.info(_EVENT_LOG[event], key.group, value.generation, value.reason or "unknown")
         elif event in ("member_expired", "member_leave"):
             log.info(_EVENT_LOG["member_expired"], value.member_id, key.group,
-                     value.reason or "left the group")
+                     value.reason or "left the group", extra={"generation": value.generation})
         elif event == "rebalance_end":
             log.info(_EVENT_LOG[event], key.group, value.generation, len(value.members))
         elif event == "group_deleted":

@@ -178,3 +178,146 @@ def test_a_sync_group_refused_during_a_rebalance_does_not_count_as_renewal(
         watch.uninstall()
     assert len(removed) == 1, watch.taken()
     assert removed[0].verdict(SESSION_MS / 1000) == "client sent other requests"
+
+
+OFFSET_COMMIT = 8
+ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID = 22, 25
+
+
+def test_heartbeats_answered_illegal_generation_are_a_refused_renewal(
+        server: KcoordServer) -> None:
+    """A client that heartbeats from a generation the group has left is answered
+    ILLEGAL_GENERATION, which renews nothing (in Kafka too): its member expires a session
+    later. The tallies record the answers, so the verdict is not the server's fault (it was
+    "server failed to renew" while the tallies counted requests only)."""
+    watch = server.watch_removals()
+    try:
+        client = Client(server, "stale")
+        member, generation = client.join_alone("g-stale")
+        for _ in range(3):  # at 0, 2 and 4 s; the session ends at 6
+            assert client.heartbeat("g-stale", member, generation - 1) == ILLEGAL_GENERATION
+            server.advance(2)
+        [removal] = watch.taken()
+    finally:
+        watch.uninstall()
+    assert removal.member_id == member and removal.generation == generation
+    [answer] = removal.answers()
+    assert (answer["api_key"], answer["generation"], answer["error_code"]) == (
+        HEARTBEAT, generation - 1, ILLEGAL_GENERATION)
+    # The JoinGroup's answer (NONE, at 0 s) is the member's last renewal: a session ago.
+    assert (answer["renewed_generation"], answer["renewed_at"]) == (
+        generation, pytest.approx(removal.at - 6, abs=0.1))
+    assert removal.verdict(SESSION_MS / 1000) == "renewal refused"
+
+
+def test_heartbeats_of_an_unknown_member_are_a_refused_renewal(server: KcoordServer) -> None:
+    """UNKNOWN_MEMBER_ID answers (a member id the group does not have) renew nothing: the
+    real member, whose client sent only those, expires and it is the client's doing."""
+    watch = server.watch_removals()
+    try:
+        client = Client(server, "lost")
+        member, generation = client.join_alone("g-lost")
+        for _ in range(3):
+            assert client.heartbeat("g-lost", member + "x", generation) == UNKNOWN_MEMBER_ID
+            server.advance(2)
+        [removal] = watch.taken()
+    finally:
+        watch.uninstall()
+    assert removal.member_id == member
+    [tally] = removal.of({"lost"})
+    assert tally["answers"][member + "x"]["error_code"] == UNKNOWN_MEMBER_ID
+    assert removal.verdict(SESSION_MS / 1000) == "renewal refused"
+
+
+def _commit(client: Client, group: str, member: str, generation: int) -> bytes:
+    client.correlation += 1
+    return encode_request(OFFSET_COMMIT, 7, client.correlation, client.client_id, {
+        "group_id": group, "generation_id_or_member_epoch": generation, "member_id": member,
+        "group_instance_id": None,
+        "topics": [{"name": "t", "partitions": [{
+            "partition_index": 0, "committed_offset": 5, "committed_leader_epoch": -1,
+            "committed_metadata": None}]}]})
+
+
+def _read_answers(client: Client, keys: list[int]) -> list[tuple[int, Any]]:
+    """The answers to requests of ``keys`` sent pipelined, in order (correlation, body)."""
+    data = bytearray()
+    answers: list[tuple[int, Any]] = []
+    while len(answers) < len(keys):
+        chunk = client.sock.recv(1 << 16)
+        assert chunk, "closed by the server"
+        data += chunk
+        while len(data) >= 4 and len(data) >= 4 + int.from_bytes(data[:4], "big"):
+            size = int.from_bytes(data[:4], "big")
+            key = keys[len(answers)]
+            answers.append(decode_response(key, 2 if key == HEARTBEAT else 7,
+                                           bytes(data[4:4 + size])))
+            del data[:4 + size]
+    return answers
+
+
+@pytest.mark.parametrize("fsync", ["never", "always"], ids=["inline", "pending"])
+def test_every_reply_path_records_the_answers_of_renewing_requests(
+        tmp_path: Any, fsync: str) -> None:
+    """Pipelined OffsetCommits and Heartbeats, answered inline (the runtime's fast lane,
+    ``fsync never``) or through pending replies the connection's pipeline writer collects
+    (``fsync always``: the first commit waits for its fsync and every request behind it is
+    queued), and a JoinGroup awaited by the connection's task: each answer is recorded
+    under its member id, in request order."""
+    with KcoordServer({"group.min.session.timeout.ms": "1000"}, data_dir=str(tmp_path),
+                      topics={"t": 1}, fsync=fsync) as running:
+        client = Client(running, "piped")
+        try:
+            member, generation = client.join_alone("g-piped")
+            frames = _commit(client, "g-piped", member, generation)  # NONE (renews)
+            for version in (generation, generation + 1):  # NONE, ILLEGAL_GENERATION
+                client.correlation += 1
+                frames += encode_request(HEARTBEAT, 2, client.correlation, "piped", {
+                    "group_id": "g-piped", "generation_id": version, "member_id": member})
+            frames += _commit(client, "g-piped", member, generation + 1)  # ILLEGAL
+            first = client.correlation - 3
+            client.sock.sendall(frames)
+            answers = _read_answers(client, [OFFSET_COMMIT, HEARTBEAT, HEARTBEAT,
+                                             OFFSET_COMMIT])
+            [tally] = running.connection_tallies("piped")
+        finally:
+            _OPEN.remove(client)
+            client.sock.close()
+    assert [c for c, _ in answers] == [first, first + 1, first + 2, first + 3]
+    assert [a["topics"][0]["partitions"][0]["error_code"] for _, a in answers[::3]] == [
+        0, ILLEGAL_GENERATION]
+    assert [a["error_code"] for _, a in answers[1:3]] == [0, ILLEGAL_GENERATION]
+    last = tally["answers"][member]
+    assert (last["api_key"], last["generation"], last["error_code"]) == (
+        OFFSET_COMMIT, generation + 1, ILLEGAL_GENERATION)
+    assert last["renewed_generation"] == generation  # the first Heartbeat's NONE
+    assert last["renewed_at"] is not None and last["renewed_at"] <= last["at"]
+
+
+def test_a_connection_keeps_the_answers_of_a_bounded_number_of_members() -> None:
+    from coordinator.server.tally import MEMBERS_KEPT, ConnectionTally
+
+    tally = ConnectionTally(1, 0.0)
+    for n in range(MEMBERS_KEPT + 3):
+        tally.answered(HEARTBEAT, {"member_id": f"m{n}", "generation_id": 1},
+                       {"error_code": 0}, float(n))
+    tally.answered(HEARTBEAT, {"member_id": "m5", "generation_id": 1},
+                   {"error_code": ILLEGAL_GENERATION}, 50.0)
+    answers = tally.view()["answers"]
+    assert len(answers) == MEMBERS_KEPT and "m0" not in answers
+    assert answers["m5"]["error_code"] == ILLEGAL_GENERATION
+    assert (answers["m5"]["renewed_at"], answers["m5"]["at"]) == (5.0, 50.0)
+
+
+def test_a_renewal_of_another_generation_is_not_the_servers_fault() -> None:
+    """Only a renewal of the generation the member was removed in, within the session,
+    makes the server's fault."""
+    from coordinator.testing.removals import Removal
+
+    answers = {"c-1": {"api_key": HEARTBEAT, "generation": 4, "error_code": 0, "at": 9.0,
+                       "renewed_generation": 4, "renewed_at": 9.0}}
+    tally = {"client_id": "c", "last_at": {HEARTBEAT: 9.0}, "answers": answers}
+    assert Removal("g", "c-1", 10.0, [tally], generation=5).verdict(6) == "renewal refused"
+    assert Removal("g", "c-1", 10.0, [tally], generation=4).verdict(6) == (
+        "server failed to renew")
+    assert Removal("g", "c-1", 16.0, [tally], generation=4).verdict(6) == "silent client"
