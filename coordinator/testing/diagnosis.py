@@ -28,14 +28,21 @@ def _api_name(api_key: int) -> str:
 
 
 def connection_line(tally: dict[str, Any], now: float) -> str:
-    """One connection's tally as a line: what it sent, and when it last sent each API."""
+    """One connection's tally as a line: what it sent, when it last sent each API, and how
+    each member's last renewing request was answered."""
     last = ", ".join(f"{_api_name(key)} {now - at:.1f} s ago"
                      for key, at in sorted(tally["last_at"].items(), key=lambda kv: -kv[1]))
     closed = ("" if tally["closed_at"] is None
               else f", closed {now - tally['closed_at']:.1f} s ago")
+    answers = "".join(
+        f"; {member} {_api_name(a['api_key'])} generation {a['generation']} answered "
+        f"{a['error_code']} {now - a['at']:.1f} s ago"
+        + ("" if a["renewed_at"] is None else
+           f" (renewed generation {a['renewed_generation']} {now - a['renewed_at']:.1f} s ago)")
+        for member, a in tally.get("answers", {}).items())
     return (f"connection {tally['connection_id']} client {tally['client_id']!r}: "
             f"{tally['bytes_in']} bytes in {tally['requests']} requests{closed}; "
-            f"last: {last or 'nothing'}")
+            f"last: {last or 'nothing'}{answers}")
 
 
 def failure_report(server: Any) -> str:

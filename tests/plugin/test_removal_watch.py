@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from coordinator.testing.diagnosis import connection_line
 from coordinator.testing.double import KcoordServer
 from wire import decode_response, encode_request
 
@@ -208,6 +209,10 @@ def test_heartbeats_answered_illegal_generation_are_a_refused_renewal(
     assert (answer["renewed_generation"], answer["renewed_at"]) == (
         generation, pytest.approx(removal.at - 6, abs=0.1))
     assert removal.verdict(SESSION_MS / 1000) == "renewal refused"
+    [tally] = removal.of({"stale"})  # the failure report's line shows the answers
+    assert (f"{member} HEARTBEAT generation {generation - 1} answered 22 "
+            f"{removal.at - answer['at']:.1f} s ago (renewed generation {generation} 6.0 s ago)"
+            ) in connection_line(tally, removal.at)
 
 
 def test_heartbeats_of_an_unknown_member_are_a_refused_renewal(server: KcoordServer) -> None:
