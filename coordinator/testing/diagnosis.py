@@ -5,9 +5,12 @@ using the ``kcoord`` fixture fails, the plugin adds a ``kcoord`` section to its 
 every group as the coordinator holds it (state, generation, members and their
 assignments), and every connection's tally (``coordinator/server/tally.py``): its client
 id, the bytes and requests it sent, and how long before the failure it last sent each API,
-on the server's clock. A member without partitions whose client sent no Heartbeat,
-JoinGroup or SyncGroup for a while is a silent client; one whose requests kept arriving
-while its group stayed unassigned points at the server.
+on the server's clock, and how each member's last renewing request was answered. A member
+without partitions whose client sent no Heartbeat, JoinGroup or SyncGroup for a while is a
+silent client; one whose requests kept arriving while its group stayed unassigned points
+at the server. A group preparing a rebalance names the members whose JoinGroup it still
+waits for (``group_views.join_waits``): a consumer an earlier step left open and unpolled
+heartbeats on and holds the others without partitions for its rebalance timeout.
 """
 
 from __future__ import annotations
@@ -52,5 +55,6 @@ def failure_report(server: Any) -> str:
     for group_id in server.group_ids():
         lines.append(f"group {group_id!r}: "
                      f"{json.dumps(server.describe_group(group_id), default=str)}")
+    lines += server.join_waits()
     lines += [connection_line(tally, now) for tally in server.connection_tallies()]
     return "\n".join(lines)

@@ -26,7 +26,11 @@ import trio.testing
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.faults import DropWhen, Fault, FaultInjector
 from coordinator.server.options import ServeOptions, build_options
-from coordinator.testing.group_views import describe_transactions, describe_with_offsets
+from coordinator.testing.group_views import (
+    describe_transactions,
+    describe_with_offsets,
+    join_waits,
+)
 from coordinator.testing.removals import RemovalWatch
 from coordinator.testing.security_controls import SecurityControls
 
@@ -209,6 +213,12 @@ class KcoordServer(SecurityControls):
         staged."""
         running = self._require()
         return self._call(lambda: describe_transactions(running.server))
+
+    def join_waits(self) -> list[str]:
+        """Each classic group preparing a rebalance and the members whose JoinGroup it
+        still waits for (``group_views.join_waits``), as lines."""
+        runtime = self._require().runtime
+        return self._call(lambda: join_waits(runtime.coordinator, runtime.now_ms()))
 
     def group_ids(self) -> list[str]:
         """Every group the coordinator holds (classic and consumer), sorted."""

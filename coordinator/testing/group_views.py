@@ -16,7 +16,7 @@ from coordinator.testing.share_view import describe_share_group
 from wire.consumer_protocol import decode_assignment
 
 __all__ = ["describe_any", "describe_consumer_group", "describe_transactions", "describe_view",
-           "describe_with_offsets", "group_offsets", "share_offsets"]
+           "describe_with_offsets", "group_offsets", "join_waits", "share_offsets"]
 
 
 def group_offsets(server: Any, group_id: str) -> list[dict[str, Any]]:
@@ -170,3 +170,20 @@ def _decode_assignment(data: bytes) -> list[tuple[str, int]] | None:
     except Exception:
         return None
     return sorted((topic, p) for topic, partitions in assignment for p in partitions)
+
+
+def join_waits(coordinator: GroupCoordinator, now_ms: int) -> list[str]:
+    """Each classic group preparing a rebalance: the members whose JoinGroup it still waits
+    for, and how long the join phase lasts without them (the largest rebalance timeout,
+    a Java consumer's ``max.poll.interval.ms``). A member whose client heartbeats (answered
+    REBALANCE_IN_PROGRESS) and never rejoins -- a kafka-python consumer left open and not
+    polled -- keeps every other member without partitions that long, in Kafka too."""
+    out = []
+    for group_id, group in coordinator.groups.items():
+        if group.state.value != "PreparingRebalance":
+            continue
+        waiting = sorted(m for m, member in group.members.items() if not member.awaiting_join)
+        if waiting:
+            out.append(f"group {group_id!r} waits for the JoinGroup of {waiting}, at most "
+                       f"{max(group.join_deadline - now_ms, 0) / 1000:.1f} s more")
+    return out

@@ -7,12 +7,13 @@ the coordinator saw them) -- the two cases the group soak must tell apart."""
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from coordinator.testing.diagnosis import connection_line
+from coordinator.testing.diagnosis import connection_line, failure_report
 from coordinator.testing.double import KcoordServer
 from wire import decode_response, encode_request
 
@@ -326,3 +327,29 @@ def test_a_renewal_of_another_generation_is_not_the_servers_fault() -> None:
     assert Removal("g", "c-1", 10.0, [tally], generation=4).verdict(6) == (
         "server failed to renew")
     assert Removal("g", "c-1", 16.0, [tally], generation=4).verdict(6) == "silent client"
+
+
+def test_the_failure_report_names_the_members_a_rebalance_waits_for(
+        server: KcoordServer) -> None:
+    """A member that heartbeats but never rejoins (a kafka-python consumer left open and
+    not polled) holds a newcomer without partitions for the rebalance timeout, in Kafka
+    too: the failure report names it and the time left (issue 32 item 12's "no partitions
+    for 20 s" when a test shares a group with a consumer an earlier one left open)."""
+    client = Client(server, "left-open")
+    member, generation = client.join_alone("g-wait")
+    newcomer = Client(server, "newcomer")
+    newcomer.sock.sendall(encode_request(JOIN, 3, 1, "newcomer", {
+        "group_id": "g-wait", "session_timeout_ms": SESSION_MS, "rebalance_timeout_ms": 10000,
+        "member_id": "", "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": b""}]}))  # parked: its answer unread
+    for _ in range(200):  # (bounded: 2 s of wall time)
+        if server.describe_group("g-wait")["state"] == "PreparingRebalance":  # type: ignore[index]
+            break
+        time.sleep(0.01)
+    assert client.heartbeat("g-wait", member, generation) == 27  # REBALANCE_IN_PROGRESS
+    server.advance(4)
+    assert client.heartbeat("g-wait", member, generation) == 27
+    report = failure_report(server)
+    assert f"group 'g-wait' waits for the JoinGroup of ['{member}'], at most 6.0 s more" in (
+        report), report
+    assert f"{member} HEARTBEAT generation {generation} answered 27" in report
