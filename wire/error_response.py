@@ -52,13 +52,21 @@ _SOURCES = {
     "results_by_partition": ("partitions",),
 }
 #: What a bare entry of a request array (a name, an index) is called in the answer's entry.
+#: Responses whose error answer holds a null list (DescribeClientQuotas' entries:
+#: ``DescribeClientQuotasRequest.getErrorResponse`` sets them null).
+_NULL_LISTS = {48: "entries"}
 _BARE = {"topic_names": "name", "groups_names": "group_id", "coordinator_keys": "key",
          "transactional_ids": "transactional_id", "partitions": "partition_index"}
 
 
 def error_response(request: DecodedRequest, error_code: int) -> dict[str, Any]:
-    """A response to ``request`` that carries ``error_code`` wherever the API has one."""
-    return _shape(request.spec.response.fields, request.body, error_code)
+    """A response to ``request`` that carries ``error_code`` wherever the API has one, and a
+    null ``error_message`` wherever that is nullable (``ApiError.fromThrowable`` keeps no
+    message that is the error's own)."""
+    out = _shape(request.spec.response.fields, request.body, error_code, request.api_version)
+    if request.api_key in _NULL_LISTS:  # (getErrorResponse's explicit null list)
+        out[_NULL_LISTS[request.api_key]] = None
+    return out
 
 
 def _items(name: str, source: dict[str, Any]) -> list[Any] | None:
@@ -78,12 +86,14 @@ def _items(name: str, source: dict[str, Any]) -> list[Any] | None:
     return [item if isinstance(item, dict) else {bare: item} if bare else {} for item in items]
 
 
-def _shape(fields: tuple[Field, ...], source: Any, code: int) -> dict[str, Any]:
+def _shape(fields: tuple[Field, ...], source: Any, code: int, version: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for field in fields:
         name = field.name
         if name == "error_code" or name == "partition_error_code":
             out[name] = code
+        elif name == "error_message" and field.nullable_in(version):
+            out[name] = None
         elif name in ("generation_id", "generation", "start_offset"):
             out[name] = -1  # (start_offset: a share partition's, unknown: Kafka's -1)
         elif name in _ECHOED and isinstance(source, dict) and (
@@ -92,5 +102,5 @@ def _shape(fields: tuple[Field, ...], source: Any, code: int) -> dict[str, Any]:
         elif field.type == "[]" and isinstance(source, dict):
             items = _items(name, source)
             if items is not None:
-                out[name] = [_shape(field.fields, item, code) for item in items]
+                out[name] = [_shape(field.fields, item, code, version) for item in items]
     return out
