@@ -148,7 +148,9 @@ class DynamicConfigs:
         if resource_type == BROKER:
             self._validate_broker(name, new)
             # KAFKA-14136: a broker record for every key named, even when unchanged
-            return [self._record(BROKER, name, o.name, new.get(o.name)) for o in ops]
+            records = [self._record(BROKER, name, o.name, new.get(o.name)) for o in ops]
+            _check_elr_min_isr(name, records)
+            return records
         self._validate(resource_type, name, new)
         return [self._record(resource_type, name, key, new.get(key))
                 for key in sorted({o.name for o in ops}) if new.get(key) != current.get(key)]
@@ -168,6 +170,22 @@ class DynamicConfigs:
                for key, value in sorted(new.items()) if every or current.get(key) != value]
         out += [self._record(resource_type, name, key, None)
                 for key in sorted(current) if key not in new]
+        if resource_type == BROKER:
+            _check_elr_min_isr(name, out)
+        return out
+
+    def elr_safety_records(self) -> list[Record]:
+        """``ConfigurationControlManager.maybeGenerateElrSafetyRecords``, written when the
+        controller activates (Kafka 4.1+ finalizes ``eligible.leader.replicas.version`` 1,
+        and so does kcoord, always): a cluster-level ``min.insync.replicas`` of the static
+        value when there is none, and no broker-level one. Nothing once they hold."""
+        out = []
+        if MIN_INSYNC_REPLICAS not in self.brokers.get("", {}):
+            static = self.static_config.get(MIN_INSYNC_REPLICAS, "1")
+            out.append(self._record(BROKER, "", MIN_INSYNC_REPLICAS, static))
+        out += [self._record(BROKER, name, MIN_INSYNC_REPLICAS, None)
+                for name, configs in sorted(self.brokers.items())
+                if name and MIN_INSYNC_REPLICAS in configs]
         return out
 
     def _preprocess(self, resource_type: int, name: str, names: Sequence[str],
@@ -299,6 +317,26 @@ class DynamicConfigs:
                 del table[key.resource_name]
         for listener in self.listeners:
             listener(key)
+
+
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
+
+
+def _check_elr_min_isr(name: str, records: Sequence[Record]) -> None:
+    """The controller's rule while ELR is on (always, here): no broker-level
+    ``min.insync.replicas`` (set or deleted), and the cluster-level one never removed (nor
+    left out of a legacy AlterConfigs, which removes what it does not name)."""
+    for record in records:
+        key, value = record.key, record.value
+        assert isinstance(key, ConfigRecordKey) and isinstance(value, ConfigRecordValue)
+        if key.name != MIN_INSYNC_REPLICAS:
+            continue
+        if name:
+            raise _invalid_config(
+                "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")
+        if value.value is None:
+            raise _invalid_config(
+                "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
 
 
 #: Broker keys Kafka never changes at runtime, beyond those this broker was started with.

@@ -91,7 +91,9 @@ class ConfigShard:
             self.store.apply(record)
 
     def on_loaded(self, now_ms: int) -> Result:
-        return EMPTY_RESULT
+        """The controller's activation records: ELR's safety configs
+        (``DynamicConfigs.elr_safety_records``), applied once durable."""
+        return Result(records=tuple(self.store.elr_safety_records()))
 
     def append_done(self, result: Result, now_ms: int) -> Result:
         for record in result.records:

@@ -223,10 +223,12 @@ class CoordinatorRuntime:
         self._process(shard.on_loaded(self.now_ms()), shard)
 
     def attach_configs(self, shard: Shard) -> None:
-        """Serve the dynamic config shard (after the load): replay its records."""
+        """Serve the dynamic config shard (after the load): replay its records, load it
+        (the records it writes on activation)."""
         self.configs, records, self.config_records = shard, self.config_records, []
         for record in records:
             shard.replay(record)
+        self._process(shard.on_loaded(self.now_ms()), shard)
 
     def attach_share(self, shard: Shard, timer_key: type) -> None:
         """Serve the share shard: replay its records, load it; ``timer_key``'s fire it."""

@@ -149,3 +149,28 @@ async def test_each_broker_alters_its_own_resource(start_server: Any, connect: A
     assert [(r.error_code, r.error_message) for r in (*mine.responses, *other.responses)] == [
         (ErrorCode.NONE, None),
         (ErrorCode.INVALID_REQUEST, "Unexpected broker id, expected 1, but received 0")]
+
+
+async def test_the_cluster_min_insync_replicas_of_elr(start_server: Any, connect: Any) -> None:
+    """As a Kafka 4.1+ controller on activation (ELR on): a cluster-level
+    min.insync.replicas of the static value is written, so every topic reports it as a
+    dynamic cluster default (confluent-kafka-python's test_incremental_alter_configs
+    expects it); a broker-level one is refused."""
+    running = await start_server({}, topics=(("t", 1),))
+    client = await connect(running.port)
+    got = await client.request(DESCRIBE, 4, {"resources": [{
+        "resource_type": TOPIC, "resource_name": "t",
+        "configuration_keys": ["min.insync.replicas"]}],
+        "include_synonyms": False, "include_documentation": False})
+    (entry,) = got.results[0].configs
+    # DYNAMIC_DEFAULT_BROKER_CONFIG
+    assert (entry.value, entry.config_source, entry.is_default) == ("1", 3, False)
+    written = [r for r in running.server.groups.sink.records
+               if isinstance(r.key, ConfigRecordKey)]
+    assert [(r.key.resource_name, r.key.name, r.value.value) for r in written] == [
+        ("", "min.insync.replicas", "1")]
+    refused = await client.request(INCREMENTAL, 1, incremental(
+        BROKER, "0", ("min.insync.replicas", SET, "1")))
+    assert [(r.error_code, r.error_message) for r in refused.responses] == [(
+        ErrorCode.INVALID_CONFIG,
+        "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")]
