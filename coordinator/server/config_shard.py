@@ -4,9 +4,10 @@ quota records and applies them once durable (``coordinator.configs.store``,
 
 - A topic's configs are its ``Topic.configs`` (read live by Produce, retention and the log
   cleaner); a record applies only to the topic whose id it carries.
-- Broker configs: the server's config dict (every broker of the process shares it) becomes
-  the static config overlaid with the cluster-wide default and then this broker's dynamic
-  configs, so every reader of ``ctx.state.config`` sees a change at once.
+- Broker configs: each broker's config dict (``Server.config``; ``--brokers N`` gives each
+  its own) becomes the static config overlaid with the cluster-wide default and then that
+  broker's dynamic configs (``BROKER`` resource ``"N"``), so every reader of
+  ``ctx.state.config`` on that broker sees a change at once.
 - Group configs: the group coordinator reads them (``Engine.group_configs``).
 """
 
@@ -193,14 +194,16 @@ async def handle_alter_configs(ctx: RequestContext,
     return await call_config_shard(ctx, alter_configs, request)
 
 
-def _broker_effects(store: DynamicConfigs,
+def _broker_effects(store: DynamicConfigs, node_id: int,
                     config: dict[str, str]) -> Callable[[ConfigRecordKey], None]:
+    """Keeps broker ``node_id``'s ``config`` the static config, then the cluster-wide
+    default, then its own dynamic configs."""
     def on_record(key: ConfigRecordKey) -> None:
-        if key.resource_type != BROKER:
+        if key.resource_type != BROKER or key.resource_name not in ("", str(node_id)):
             return
         effective = dict(store.static_config)
         effective.update(store.brokers.get("", {}))
-        effective.update(store.brokers.get(str(store.node_id), {}))
+        effective.update(store.brokers.get(str(node_id), {}))
         config.clear()
         config.update(effective)
 
@@ -208,16 +211,19 @@ def _broker_effects(store: DynamicConfigs,
 
 
 def attach_configs(runtime: CoordinatorRuntime, topics: TopicStore | None,
-                   config: dict[str, str], node_id: int) -> ConfigShard:
-    """The config shard of a loaded runtime: its records replayed, its effects wired."""
+                   configs: Mapping[int, dict[str, str]], node_id: int) -> ConfigShard:
+    """The config shard of a loaded runtime: its records replayed, its effects wired.
+    ``configs``: each broker's config dict by node id (``node_id``'s holds the static
+    config)."""
     group_config = runtime.coordinator.config
     store = DynamicConfigs(
-        node_id, StoreTopics(topics), static_config=config,
+        node_id, StoreTopics(topics), static_config=configs[node_id],
         group_bounds=GroupBounds(group_config.group_consumer_min_session_timeout_ms,
                                  group_config.group_consumer_max_session_timeout_ms,
                                  group_config.group_consumer_min_heartbeat_interval_ms,
                                  group_config.group_consumer_max_heartbeat_interval_ms))
-    store.listeners.append(_broker_effects(store, config))
+    store.listeners.extend(_broker_effects(store, node, config)
+                           for node, config in configs.items())
     runtime.coordinator.group_configs = store.groups
     shard = ConfigShard(store)
     runtime.attach_configs(shard)

@@ -174,3 +174,39 @@ async def test_the_cluster_min_insync_replicas_of_elr(start_server: Any, connect
     assert [(r.error_code, r.error_message) for r in refused.responses] == [(
         ErrorCode.INVALID_CONFIG,
         "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")]
+
+
+async def test_a_brokers_dynamic_configs_apply_to_it_alone(start_server: Any,
+                                                          connect: Any) -> None:
+    """``--brokers 3``: BROKER "1"'s dynamic value is broker 1's config (what its handlers
+    read) and what it describes as DYNAMIC_BROKER_CONFIG; brokers 0 and 2 keep theirs; the
+    cluster-wide default reaches every broker, below a broker's own value."""
+    running = await start_server({}, brokers=3)
+    servers = running.brokers.servers
+    one = await connect(running.brokers.ports[1])
+    got = await one.request(INCREMENTAL, 1, incremental(
+        BROKER, "1", ("message.max.bytes", SET, "5000")))
+    assert [r.error_code for r in got.responses] == [ErrorCode.NONE]
+    assert [servers[n].config["message.max.bytes"] for n in (0, 1, 2)] == [
+        "1048588", "5000", "1048588"]
+
+    async def described(client: Any, name: str) -> tuple[str, int]:
+        answer = await client.request(DESCRIBE, 4, {"resources": [{
+            "resource_type": BROKER, "resource_name": name,
+            "configuration_keys": ["message.max.bytes"]}],
+            "include_synonyms": False, "include_documentation": False})
+        (entry,) = answer.results[0].configs
+        return entry.value, entry.config_source
+
+    zero = await connect(running.brokers.ports[0])
+    assert await described(one, "1") == ("5000", 2)  # DYNAMIC_BROKER_CONFIG
+    assert await described(zero, "0") == ("1048588", 5)  # DEFAULT_CONFIG
+    got = await zero.request(INCREMENTAL, 1, incremental(
+        BROKER, "", ("message.max.bytes", SET, "7000")))
+    assert [r.error_code for r in got.responses] == [ErrorCode.NONE]
+    assert [servers[n].config["message.max.bytes"] for n in (0, 1, 2)] == [
+        "7000", "5000", "7000"]
+    assert await described(zero, "0") == ("7000", 3)  # DYNAMIC_DEFAULT_BROKER_CONFIG
+    await one.request(INCREMENTAL, 1, incremental(BROKER, "1", ("message.max.bytes", DELETE,
+                                                                 None)))
+    assert servers[1].config["message.max.bytes"] == "7000"
