@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# confluent-kafka-python's own ACL integration tests against a fresh kcoord:
-# tests/integration/admin/test_basic_operations.py (create/describe/delete_acls among the
-# admin calls, PLAINTEXT, kafka_cluster from BROKERS) and
-# tests/integration/admin/test_describe_operations.py (authorized operations before and
-# after create_acls, over SASL PLAIN as User:sasl_user) and
-# tests/integration/admin/test_user_scram_credentials.py (SCRAM users). Usage:
-#   tests/peer_suites/run_confluent_kafka_acls.sh SOURCE_DIR [pytest args...]
+# confluent-kafka-python's own admin integration suite, tests/integration/admin (every file:
+# basic operations with create/describe/delete_acls, describe operations over SASL PLAIN as
+# User:sasl_user, delete_records, incremental_alter_configs, list_offsets, SCRAM users),
+# against a fresh kcoord. Usage:
+#   tests/peer_suites/run_confluent_kafka_admin.sh SOURCE_DIR [pytest args...]
 # SOURCE_DIR is a confluent-kafka-python checkout (tests/ is taken from it); the installed
-# confluent_kafka is the one tested. The suite's sasl_cluster fixture always starts trivup,
-# so a copy of its tests/integration/conftest.py gets one override: sasl_cluster is a
-# ByoFixture with the SASL settings trivup's cluster would hand out.
+# confluent_kafka is the one tested. kafka_cluster comes from BROKERS (the PLAINTEXT
+# listener); the suite's sasl_cluster fixture always starts trivup, so a copy of its
+# tests/integration/conftest.py gets one override: sasl_cluster is a ByoFixture with the
+# SASL settings trivup's cluster would hand out.
 # The broker is configured as the suite's trivup cluster is: an authorizer with
 # allow.everyone.if.no.acl.found=true and a SASL PLAIN user sasl_user.
+# Extra arguments go to pytest (-k acls, -rA).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 work="$(mktemp -d)"
@@ -49,7 +49,5 @@ def sasl_cluster(request):  # (kcoord glue: the running broker's SASL_PLAINTEXT 
 PY
 
 cd "$work/suite"
-BROKERS="$plain" python -m pytest tests/integration/admin/test_basic_operations.py \
-    tests/integration/admin/test_describe_operations.py \
-    tests/integration/admin/test_user_scram_credentials.py \
+BROKERS="$plain" python -m pytest tests/integration/admin \
     -p no:cacheprovider -o addopts="" --rootdir "$work/suite" --timeout 300 -q "$@"
