@@ -330,10 +330,9 @@ async def serve(
                         core_nursery, server, runtime, options
                     )
                     from coordinator.server.config_shard import attach_configs
-
-                    each_config = ({server.identity.node_id: server.config} if brokers is None
-                                   else {n: b.config for n, b in brokers.servers.items()})
-                    attach_configs(runtime, server.topics, each_config, server.identity.node_id)
+                    primary = server.identity.node_id
+                    attach_configs(runtime, server.topics, {n: b.config for n, b in (
+                        brokers.servers if brokers else {primary: server}).items()}, primary)
                     server.shares = await _start_shares(core_nursery, server, runtime, options)
                     if server.topics.files is not None and options.fsync == "interval":
                         core_nursery.start_soon(_flush_topics, server.topics.files)
@@ -354,8 +353,7 @@ async def _open_brokers(
     primary: Server, listeners: list[BoundListener], options: ServeOptions
 ) -> Any:
     """Brokers 1..N-1 beside the primary (broker 0): their listeners bound, each a
-    ``Server`` with a copy of the primary's configuration, sharing its limits, faults and
-    load event."""
+    ``Server`` with a copy of its config (its own), sharing its limits, faults, load event."""
     from coordinator.server.brokers import BrokerSet, broker_identity
     from coordinator.server.cluster import Cluster
 
@@ -379,7 +377,6 @@ async def _open_brokers(
         bound = await bind_broker(listeners, node_id, port)
         identity = broker_identity(primary.identity, node_id, bound[0].port,
                                    advertised_endpoints(bound, options.advertised_host, node_id))
-        # (its own config dict: its dynamic BROKER configs apply to it alone)
         server = Server(identity, dict(primary.config), {ApiKey.API_VERSIONS:
                                                    primary.handlers[ApiKey.API_VERSIONS]},
                         max_request_bytes=primary.max_request_bytes,

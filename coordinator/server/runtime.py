@@ -162,8 +162,7 @@ class CoordinatorRuntime:
         """Replay the sink, report started, then drive timers until cancelled.
 
         ``task_status.started()`` is called as soon as requests can be *accepted*; they wait
-        for the end of replay (``loaded``) before reaching the core.
-        """
+        for the end of replay (``loaded``) before reaching the core."""
         self._epoch_ms = self._clock_ms()
         self._clock = trio.lowlevel.current_clock()
         self._t0 = self._clock.current_time()
@@ -223,8 +222,7 @@ class CoordinatorRuntime:
         self._process(shard.on_loaded(self.now_ms()), shard)
 
     def attach_configs(self, shard: Shard) -> None:
-        """Serve the dynamic config shard (after the load): replay its records, load it
-        (the records it writes on activation)."""
+        """Serve the dynamic config shard (after the load): replay its records, load it."""
         self.configs, records, self.config_records = shard, self.config_records, []
         for record in records:
             shard.replay(record)
