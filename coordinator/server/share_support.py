@@ -15,7 +15,10 @@ import trio
 
 from coordinator.broker.partition_log import PartitionLog
 from coordinator.broker.topics import TopicStore
-from coordinator.server.api_support import leadership_error, store_of
+from coordinator.core.share_group.offsets import INVALID_GROUP_ID_MESSAGE, top_level_error
+from coordinator.server.api_support import leadership_error, store_of, with_current_topics
+from coordinator.server.route import Acl, AclOperation, Entries, OneKey, ResourceType, Route
+from coordinator.server.route import field as request_field
 from coordinator.share.durable import SharePartitionKey
 from coordinator.share.manager import (
     EvictRequest,
@@ -26,7 +29,9 @@ from coordinator.share.manager import (
     handle_session,
 )
 from coordinator.share.states import AcknowledgementBatch, AcquiredRecords
+from coordinator.txn.placement import OFFSETS_TOPIC
 from wire import ErrorCode
+from wire.constants import ApiKey
 from wire.records import parse_batches
 
 if TYPE_CHECKING:
@@ -40,7 +45,9 @@ __all__ = [
     "partition_log",
     "read_acquired",
     "request_parts",
+    "run_group_offsets_step",
     "run_session",
+    "share_offsets_route",
     "share_runtime_of",
     "skipped_ranges",
     "start_request",
@@ -53,6 +60,32 @@ def share_runtime_of(ctx: RequestContext) -> ShareRuntime:
     """The server's share runtime."""
     runtime: ShareRuntime = ctx.state.shares
     return runtime
+
+
+async def run_group_offsets_step(
+    ctx: RequestContext, handler: Any, group_id: str, topics: list[dict[str, Any]]
+) -> Any:
+    """The group coordinator's step of Alter- or DeleteShareGroupOffsets: an empty group id
+    answers INVALID_GROUP_ID; else ``handler`` (a group core handler) checks the group and
+    answers, on the group's shard with the broker's current topics."""
+    if not group_id:
+        return top_level_error(ErrorCode.INVALID_GROUP_ID, INVALID_GROUP_ID_MESSAGE)
+    return await with_current_topics(ctx).call(
+        handler, ctx, {"group_id": group_id, "topics": topics})
+
+
+def share_offsets_route(api_key: ApiKey, handler: Any, group_operation: AclOperation) -> Route:
+    """The route of Alter- or DeleteShareGroupOffsets: ``group_operation`` on the group and
+    READ on each named topic (as KafkaApis authorizes them), served by the group's
+    coordinator."""
+    return Route(
+        api_key,
+        handler,
+        acl=(Acl(ResourceType.GROUP, group_operation),
+             Acl(ResourceType.TOPIC, AclOperation.READ,
+                 entries=(Entries("topics", "topic_name"),))),
+        routing=OneKey(OFFSETS_TOPIC, request_field("group_id")),
+    )
 
 
 @dataclass(slots=True)

@@ -18,27 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 import wire
 from coordinator.core.share_group.offsets import (
-    INVALID_GROUP_ID_MESSAGE,
     UNKNOWN_TOPIC_MESSAGE,
     AlterShareOffsetsOutcome,
     handle_alter_share_group_offsets,
-    top_level_error,
 )
-from coordinator.server.api_support import TopicView, with_current_topics
-from coordinator.server.route import (
-    Acl,
-    AclOperation,
-    Entries,
-    OneKey,
-    ResourceType,
-    Route,
-    field,
+from coordinator.server.api_support import TopicView
+from coordinator.server.route import AclOperation
+from coordinator.server.share_support import (
+    run_group_offsets_step,
+    share_offsets_route,
+    share_runtime_of,
 )
-from coordinator.server.share_support import share_runtime_of
 from coordinator.share.durable import SharePartitionKey
 from coordinator.share.manager import ShareAppendFailed
 from coordinator.share.offsets import WriteStartOffsets, handle_write_start_offsets
-from coordinator.txn.placement import OFFSETS_TOPIC
 from wire import ErrorCode
 from wire.constants import ApiKey
 
@@ -48,15 +41,12 @@ if TYPE_CHECKING:
 __all__ = ["ROUTE", "alter_share_group_offsets"]
 
 
-
 async def alter_share_group_offsets(
     ctx: RequestContext, request: wire.DecodedRequest
 ) -> dict[str, Any]:
     """Serve one AlterShareGroupOffsets."""
     body = request.body
     group_id = body.group_id
-    if not group_id:
-        return top_level_error(ErrorCode.INVALID_GROUP_ID, INVALID_GROUP_ID_MESSAGE)
     view = TopicView(ctx.state.topics)
     refused: list[dict[str, Any]] = []
     topics: list[dict[str, Any]] = []
@@ -71,8 +61,8 @@ async def alter_share_group_offsets(
                  "error_message": UNKNOWN_TOPIC_MESSAGE} for p in partitions]})
         else:
             topics.append({"topic_name": name, "partitions": partitions})
-    outcome: AlterShareOffsetsOutcome | dict[str, Any] = await with_current_topics(ctx).call(
-        handle_alter_share_group_offsets, ctx, {"group_id": group_id, "topics": topics})
+    outcome: AlterShareOffsetsOutcome | dict[str, Any] = await run_group_offsets_step(
+        ctx, handle_alter_share_group_offsets, group_id, topics)
     if isinstance(outcome, dict):  # the whole request's error
         return outcome
     answer = {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
@@ -99,10 +89,5 @@ def _failed(answer: dict[str, Any], written: list[dict[str, Any]],
     return {**answer, "error_code": error, "responses": refused + failed}
 
 
-ROUTE = Route(
-    ApiKey.ALTER_SHARE_GROUP_OFFSETS,
-    alter_share_group_offsets,
-    acl=(Acl(ResourceType.GROUP, AclOperation.READ),
-         Acl(ResourceType.TOPIC, AclOperation.READ, entries=(Entries("topics", "topic_name"),))),
-    routing=OneKey(OFFSETS_TOPIC, field("group_id")),
-)
+ROUTE = share_offsets_route(
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS, alter_share_group_offsets, AclOperation.READ)

@@ -12,23 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import wire
-from coordinator.core.share_group.offsets import (
-    INVALID_GROUP_ID_MESSAGE,
-    handle_delete_share_group_offsets,
-    top_level_error,
-)
-from coordinator.server.api_support import with_current_topics
-from coordinator.server.route import (
-    Acl,
-    AclOperation,
-    Entries,
-    OneKey,
-    ResourceType,
-    Route,
-    field,
-)
-from coordinator.txn.placement import OFFSETS_TOPIC
-from wire import ErrorCode
+from coordinator.core.share_group.offsets import handle_delete_share_group_offsets
+from coordinator.server.route import AclOperation
+from coordinator.server.share_support import run_group_offsets_step, share_offsets_route
 from wire.constants import ApiKey
 
 if TYPE_CHECKING:
@@ -42,19 +28,11 @@ async def delete_share_group_offsets(
 ) -> dict[str, Any]:
     """Serve one DeleteShareGroupOffsets."""
     body = request.body
-    if not body.group_id:
-        return top_level_error(ErrorCode.INVALID_GROUP_ID, INVALID_GROUP_ID_MESSAGE)
-    core = {"group_id": body.group_id,
-            "topics": [{"topic_name": topic.topic_name} for topic in body.topics]}
-    answer: dict[str, Any] = await with_current_topics(ctx).call(
-        handle_delete_share_group_offsets, ctx, core)
+    answer: dict[str, Any] = await run_group_offsets_step(
+        ctx, handle_delete_share_group_offsets, body.group_id,
+        [{"topic_name": topic.topic_name} for topic in body.topics])
     return answer
 
 
-ROUTE = Route(
-    ApiKey.DELETE_SHARE_GROUP_OFFSETS,
-    delete_share_group_offsets,
-    acl=(Acl(ResourceType.GROUP, AclOperation.DELETE),
-         Acl(ResourceType.TOPIC, AclOperation.READ, entries=(Entries("topics", "topic_name"),))),
-    routing=OneKey(OFFSETS_TOPIC, field("group_id")),
-)
+ROUTE = share_offsets_route(
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS, delete_share_group_offsets, AclOperation.DELETE)
