@@ -11,8 +11,11 @@
 # (ssl_folder, acl_manager, kafka_config, kerberos_utils) skip a test that uses them, and
 # --docker-image names upstream CI's image (aiolibs/kafka:2.13_2.8.1), so kafka_version is 2.8.1.
 set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
 work="$(mktemp -d)"
 trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+# shellcheck source=tests/peer_suites/start_kcoord.sh
+. "$here/start_kcoord.sh"
 
 src="${1:-}"
 if [[ -n "$src" && -d "$src" ]]; then
@@ -28,20 +31,13 @@ cp -r "$src/tests" "$work/suite/tests"
 # The broker settings of the suite's docker image (docker/scripts/start-kafka.sh: num.partitions=2,
 # auto.create.topics.enable, an ACL authorizer allowing everyone when no ACL is found,
 # super.users=User:admin) and peer-suites.md's group.initial.rebalance.delay.ms=0.
-python -m coordinator serve --port 0 --host 127.0.0.1 --advertised-host 127.0.0.1 \
-    --data-dir "$work/data" \
+start_kcoord 1 --port 0 --host 127.0.0.1 --advertised-host 127.0.0.1 \
     -c group.initial.rebalance.delay.ms=0 -c num.partitions=2 \
     -c auto.create.topics.enable=true \
     -c authorizer.class.name=kafka.security.authorizer.AclAuthorizer \
-    -c allow.everyone.if.no.acl.found=true -c super.users=User:admin \
-    >"$work/kcoord.out" 2>"$work/kcoord.err" &
-server_pid=$!
-for _ in $(seq 100); do
-    grep -q "kcoord listening on" "$work/kcoord.out" 2>/dev/null && break
-    sleep 0.1
-done
-port="$(sed -n 's/^kcoord listening on .*:\([0-9]*\).*/\1/p' "$work/kcoord.out" | head -1)"
-[[ -n "$port" ]] || { echo "kcoord did not start:"; cat "$work/kcoord.err"; exit 2; }
+    -c allow.everyone.if.no.acl.found=true -c super.users=User:admin
+port="$(kcoord_address)"
+port="${port##*:}"
 
 cat >>"$work/suite/tests/conftest.py" <<PY
 

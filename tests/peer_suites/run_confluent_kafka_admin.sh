@@ -16,26 +16,21 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 work="$(mktemp -d)"
 trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+# shellcheck source=tests/peer_suites/start_kcoord.sh
+. "$here/start_kcoord.sh"
 
 src="${1:?usage: $0 CONFLUENT_KAFKA_PYTHON_SOURCE_DIR [pytest args...]}"
 shift
 mkdir -p "$work/suite"
 cp -r "$src/tests" "$work/suite/tests"
 
-python -m coordinator serve --data-dir "$work/data" --sasl-user sasl_user:sasl_user \
+start_kcoord 2 --sasl-user sasl_user:sasl_user \
     -c "listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0" \
     -c authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer \
     -c allow.everyone.if.no.acl.found=true \
-    -c group.initial.rebalance.delay.ms=0 -c num.partitions=2 \
-    >"$work/kcoord.out" 2>"$work/kcoord.err" &
-server_pid=$!
-for _ in $(seq 100); do
-    [[ "$(grep -c "kcoord listening on" "$work/kcoord.out" 2>/dev/null)" -ge 2 ]] && break
-    sleep 0.1
-done
-plain="$(sed -n 's/^kcoord listening on \(.*\) (PLAINTEXT)$/\1/p' "$work/kcoord.out")"
-sasl="$(sed -n 's/^kcoord listening on \(.*\) (SASL_PLAINTEXT)$/\1/p' "$work/kcoord.out")"
-[[ -n "$plain" && -n "$sasl" ]] || { echo "kcoord did not start:"; cat "$work/kcoord.err"; exit 2; }
+    -c group.initial.rebalance.delay.ms=0 -c num.partitions=2
+plain="$(kcoord_address PLAINTEXT)"
+sasl="$(kcoord_address SASL_PLAINTEXT)"
 
 cat >>"$work/suite/tests/integration/conftest.py" <<PY
 

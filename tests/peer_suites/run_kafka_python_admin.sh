@@ -9,6 +9,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 work="$(mktemp -d)"
 trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+# shellcheck source=tests/peer_suites/start_kcoord.sh
+. "$here/start_kcoord.sh"
 
 src="${1:-}"
 if [[ -n "$src" && -d "$src" ]]; then
@@ -22,19 +24,13 @@ fi
 # The broker settings the suite's own Kafka uses (peer-suites.md; its fixtures.py gives Kafka 4
 # the StandardAuthorizer with allow.everyone.if.no.acl.found=true); its server.properties
 # sets advertised.listeners, so kcoord is given its advertised host.
-python -m coordinator serve --port 0 --host 127.0.0.1 --advertised-host 127.0.0.1 \
-    --data-dir "$work/data" \
+start_kcoord 1 --port 0 --host 127.0.0.1 --advertised-host 127.0.0.1 \
     -c group.initial.rebalance.delay.ms=0 -c num.partitions=2 \
     -c group.min.session.timeout.ms=1000 \
     -c authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer \
-    -c allow.everyone.if.no.acl.found=true >"$work/kcoord.out" 2>"$work/kcoord.err" &
-server_pid=$!
-for _ in $(seq 100); do
-    grep -q "kcoord listening on" "$work/kcoord.out" 2>/dev/null && break
-    sleep 0.1
-done
-port="$(sed -n 's/^kcoord listening on .*:\([0-9]*\).*/\1/p' "$work/kcoord.out" | head -1)"
-[[ -n "$port" ]] || { echo "kcoord did not start:"; cat "$work/kcoord.err"; exit 2; }
+    -c allow.everyone.if.no.acl.found=true
+port="$(kcoord_address)"
+port="${port##*:}"
 
 mkdir -p "$work/kafka-root"
 cd "$src"

@@ -1,0 +1,32 @@
+# Sourced by the peer-suite runners: start a kcoord for a suite and learn its listeners.
+#   start_kcoord LISTENERS [kcoord serve args...]
+# starts `python -m coordinator serve --data-dir "$work/data" ARGS` in the background (the
+# caller's EXIT trap kills "$server_pid"), waits up to 10 s for LISTENERS lines
+# `kcoord listening on HOST:PORT[ (NAME)]` and exits 2 with kcoord's stderr if they do not come.
+#   kcoord_address [NAME]
+# prints the HOST:PORT of the listener NAME (without NAME: the first listener).
+# Needs $work (the runner's scratch folder).
+
+start_kcoord() {
+    local listeners="$1"
+    shift
+    python -m coordinator serve --data-dir "$work/data" "$@" \
+        >"$work/kcoord.out" 2>"$work/kcoord.err" &
+    server_pid=$!
+    for _ in $(seq 100); do
+        [[ "$(grep -c "kcoord listening on" "$work/kcoord.out" 2>/dev/null)" -ge "$listeners" ]] \
+            && return 0
+        sleep 0.1
+    done
+    echo "kcoord did not start:"
+    cat "$work/kcoord.err"
+    exit 2
+}
+
+kcoord_address() {
+    if [[ -n "${1:-}" ]]; then
+        sed -n "s/^kcoord listening on \(.*\) ($1)\$/\1/p" "$work/kcoord.out" | head -1
+    else
+        sed -n 's/^kcoord listening on \([^ ]*\).*/\1/p' "$work/kcoord.out" | head -1
+    fi
+}
