@@ -12,10 +12,8 @@
 # --docker-image names upstream CI's image (aiolibs/kafka:2.13_2.8.1), so kafka_version is 2.8.1.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-work="$(mktemp -d)"
-trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 # shellcheck source=tests/peer_suites/start_kcoord.sh
-. "$here/start_kcoord.sh"
+. "$here/start_kcoord.sh"  # $work, and the trap that kills kcoord and removes $work
 
 src="${1:-}"
 if [[ -n "$src" && -d "$src" ]]; then

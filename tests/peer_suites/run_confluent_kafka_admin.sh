@@ -14,10 +14,8 @@
 # Extra arguments go to pytest (-k acls, -rA).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-work="$(mktemp -d)"
-trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 # shellcheck source=tests/peer_suites/start_kcoord.sh
-. "$here/start_kcoord.sh"
+. "$here/start_kcoord.sh"  # $work, and the trap that kills kcoord and removes $work
 
 src="${1:?usage: $0 CONFLUENT_KAFKA_PYTHON_SOURCE_DIR [pytest args...]}"
 shift

@@ -7,10 +7,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-work="$(mktemp -d)"
-trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 # shellcheck source=tests/peer_suites/start_kcoord.sh
-. "$here/start_kcoord.sh"
+. "$here/start_kcoord.sh"  # $work, and the trap that kills kcoord and removes $work
 
 src="${1:-}"
 if [[ -n "$src" && -d "$src" ]]; then

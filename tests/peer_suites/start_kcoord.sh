@@ -1,11 +1,14 @@
 # Sourced by the peer-suite runners: start a kcoord for a suite and learn its listeners.
+# Sourcing makes the scratch folder $work and an EXIT trap that kills kcoord and removes it.
 #   start_kcoord LISTENERS [kcoord serve args...]
-# starts `python -m coordinator serve --data-dir "$work/data" ARGS` in the background (the
-# caller's EXIT trap kills "$server_pid"), waits up to 10 s for LISTENERS lines
-# `kcoord listening on HOST:PORT[ (NAME)]` and exits 2 with kcoord's stderr if they do not come.
+# starts `python -m coordinator serve --data-dir "$work/data" ARGS` in the background, waits
+# up to 10 s for LISTENERS lines `kcoord listening on HOST:PORT[ (NAME)]` and exits 2 with
+# kcoord's stderr if they do not come.
 #   kcoord_address [NAME]
 # prints the HOST:PORT of the listener NAME (without NAME: the first listener).
-# Needs $work (the runner's scratch folder).
+
+work="$(mktemp -d)"
+trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 start_kcoord() {
     local listeners="$1"

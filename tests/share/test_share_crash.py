@@ -5,17 +5,10 @@ available (acquisitions are not written, as in Kafka); the old session is gone."
 
 from __future__ import annotations
 
-import sys
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "durability"))
-
-from durability_support import ServerProcess
+from share_server import ServerProcess
 from share_wire import (
     ACCEPT,
     REJECT,
@@ -37,24 +30,14 @@ GROUP = "crash-queue"
 MEMBER = "member-a"
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path / "data", topics=["t:1"])
-    process.start()
-    try:
-        yield process
-    finally:
-        process.kill()
-
-
 def _fetch(client: BlockingClient, topic_id: uuid.UUID, epoch: int, **kwargs: Any) -> Any:
     answer = client.request(SHARE_FETCH, SHARE_VERSION,
                             fetch_body(GROUP, MEMBER, epoch, topic_id, **kwargs))
     return answer
 
 
-def test_accepted_records_stay_accepted_after_sigkill(server: ServerProcess) -> None:
-    client = BlockingClient(server.port)
+def test_accepted_records_stay_accepted_after_sigkill(killable_server: ServerProcess) -> None:
+    client = BlockingClient(killable_server.port)
     topic_id = topic_id_of(client)
     # The share partition starts at the high watermark (latest): open it before producing.
     assert acquired(_fetch(client, topic_id, 0)) == []
@@ -68,9 +51,9 @@ def test_accepted_records_stay_accepted_after_sigkill(server: ServerProcess) -> 
     assert [p.error_code for t in acks.responses for p in t.partitions] == [0]
     client.close()
 
-    server.kill()  # the acknowledgements were answered: they are on disk
-    server.start()
-    client = BlockingClient(server.port)
+    killable_server.kill()  # the acknowledgements were answered: they are on disk
+    killable_server.start()
+    client = BlockingClient(killable_server.port)
     try:
         assert topic_id_of(client) == topic_id
         stale = _fetch(client, topic_id, 3)
@@ -85,9 +68,9 @@ def test_accepted_records_stay_accepted_after_sigkill(server: ServerProcess) -> 
     finally:
         client.close()
 
-    server.kill()
-    server.start()
-    client = BlockingClient(server.port)
+    killable_server.kill()
+    killable_server.start()
+    client = BlockingClient(killable_server.port)
     try:
         assert acquired(_fetch(client, topic_id, 0, max_wait_ms=200)) == []
     finally:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import trio
+from share_server import start_share_server
 from share_wire import (
     ACCEPT,
     REJECT,
@@ -24,8 +25,7 @@ from share_wire import (
     values_by_offset,
 )
 
-from coordinator.server.app import RunningServer, serve
-from coordinator.server.options import build_options
+from coordinator.server.app import RunningServer
 from wire.constants import ErrorCode
 
 GROUP = "queue"
@@ -75,11 +75,7 @@ class Broker:
 
 async def _broker(nursery: trio.Nursery, props: dict[str, str] | None = None,
                   reset: str | None = "earliest") -> Broker:
-    options = build_options({"group.initial.rebalance.delay.ms": "0", **(props or {})},
-                            host="127.0.0.1", port=0, data_dir=None, topics=(("t", 2),))
-    running: RunningServer = await nursery.start(serve, options)
-    if reset is not None:  # else the group's configs say
-        running.server.shares.auto_offset_reset = lambda _group: reset
+    running, _ = await start_share_server(nursery, (("t", 2),), props, reset)
     return Broker(running, nursery)
 
 

@@ -4,17 +4,9 @@ directory; DescribeShareGroupOffsets and ShareFetch then show the replayed state
 
 from __future__ import annotations
 
-import sys
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "durability"))
-
-from durability_support import ServerProcess
 from share_offsets_wire import (
     ALTER_OFFSETS,
     DELETE_OFFSETS,
@@ -26,6 +18,7 @@ from share_offsets_wire import (
     heartbeat_body,
     offsets_of,
 )
+from share_server import ServerProcess
 from share_wire import (
     ACCEPT,
     SHARE_ACKNOWLEDGE,
@@ -41,16 +34,6 @@ from share_wire import (
 
 GROUP = "restart-offsets"
 MEMBER = "0" * 21 + "7"
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path / "data", topics=["t:1"])
-    process.start()
-    try:
-        yield process
-    finally:
-        process.kill()
 
 
 def _heartbeat(client: BlockingClient, epoch: int) -> None:
@@ -89,15 +72,15 @@ def _groups_describe(port: int) -> list[str]:
     return out.getvalue().splitlines()
 
 
-def _restarted(server: ServerProcess, client: BlockingClient) -> BlockingClient:
+def _restarted(killable_server: ServerProcess, client: BlockingClient) -> BlockingClient:
     client.close()
-    server.kill()  # the change was answered: it is on disk
-    server.start()
-    return BlockingClient(server.port)
+    killable_server.kill()  # the change was answered: it is on disk
+    killable_server.start()
+    return BlockingClient(killable_server.port)
 
 
-def test_altered_and_deleted_share_offsets_survive_sigkill(server: ServerProcess) -> None:
-    client = BlockingClient(server.port)
+def test_altered_and_deleted_share_offsets_survive_sigkill(killable_server: ServerProcess) -> None:
+    client = BlockingClient(killable_server.port)
     try:
         topic_id = topic_id_of(client)
         configured = client.request(44, 1, {"resources": [{
@@ -112,9 +95,9 @@ def test_altered_and_deleted_share_offsets_survive_sigkill(server: ServerProcess
         altered = client.request(ALTER_OFFSETS, 0, alter_body(GROUP, {"t": {0: 5}}))
         assert [p.error_code for t in altered.responses for p in t.partitions] == [0]
 
-        client = _restarted(server, client)
+        client = _restarted(killable_server, client)
         assert _describe(client, None) == {("t", 0): (5, 3)}
-        assert _groups_describe(server.port) == [
+        assert _groups_describe(killable_server.port) == [
             f"Share group '{GROUP}' has no active members.", "",
             "GROUP           TOPIC PARTITION START-OFFSET LAG",
             f"{GROUP} t     0         5            3"]
@@ -123,7 +106,7 @@ def test_altered_and_deleted_share_offsets_survive_sigkill(server: ServerProcess
         deleted = client.request(DELETE_OFFSETS, 0, delete_body(GROUP, ["t"]))
         assert [(t.topic_name, t.error_code) for t in deleted.responses] == [("t", 0)]
 
-        client = _restarted(server, client)
+        client = _restarted(killable_server, client)
         assert _describe(client, None) == {}
         assert _describe(client, {"t": [0]}) == {("t", 0): (-1, -1)}
         # Started again by share.auto.offset.reset (earliest): every record comes once more.

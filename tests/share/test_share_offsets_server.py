@@ -21,6 +21,7 @@ from share_offsets_wire import (
     heartbeat_body,
     offsets_of,
 )
+from share_server import start_share_server
 from share_wire import (
     ACCEPT,
     SHARE_ACKNOWLEDGE,
@@ -33,8 +34,7 @@ from share_wire import (
     produce_body,
 )
 
-from coordinator.server.app import RunningServer, serve
-from coordinator.server.options import build_options
+from coordinator.server.app import RunningServer
 from coordinator.testing.group_views import describe_with_offsets
 from wire.constants import ErrorCode
 
@@ -84,10 +84,7 @@ class Broker:
 
 @pytest.fixture
 async def broker(nursery: trio.Nursery) -> AsyncIterator[Broker]:
-    options = build_options({"group.initial.rebalance.delay.ms": "0"}, host="127.0.0.1",
-                            port=0, data_dir=None, topics=(("t", 2), ("u", 1)))
-    running: RunningServer = await nursery.start(serve, options)
-    running.server.shares.auto_offset_reset = lambda _group: "earliest"
+    running, _ = await start_share_server(nursery, (("t", 2), ("u", 1)))
     client = await AsyncClient.connect(running.port)
     yield Broker(running, client)
     await trio.aclose_forcefully(client.stream)
