@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from coordinator.broker.topics import TopicStore
+from coordinator.server.context import group_runtime
 from wire import ErrorCode
 from wire.kafka_uuid import ZERO_UUID
 
@@ -52,12 +53,6 @@ _ANY_PARTITION_COUNT = 2**31 - 1  # every partition exists without a topic store
 def store_of(ctx: RequestContext) -> TopicStore:
     """The server's topic store."""
     return cast(TopicStore, ctx.state.topics)
-
-
-def group_runtime(ctx: RequestContext) -> CoordinatorRuntime:
-    """The group coordinator's runtime."""
-    runtime: CoordinatorRuntime = ctx.state.groups
-    return runtime
 
 
 def leadership_error(
@@ -174,7 +169,7 @@ def refresh_topics_image(ctx: RequestContext) -> None:
     # core, 43 modules) before the first Metadata, which this module's helpers also serve.
     from coordinator.core.topics_image import TopicsImage
 
-    topics = (store.get(name) for name in store.names())
+    topics = (topic for name in store.names() if (topic := store.get(name)) is not None)
     engine.topics_image = TopicsImage(
         ((topic.name, topic.topic_id, len(topic.partitions)) for topic in topics),
         version=store.version,
@@ -183,9 +178,8 @@ def refresh_topics_image(ctx: RequestContext) -> None:
 
 def with_current_topics(ctx: RequestContext) -> CoordinatorRuntime:
     """The runtime, its core holding the broker's current topics."""
-    state = ctx.state
-    runtime: CoordinatorRuntime = state.groups
-    store = state.topics
+    runtime = group_runtime(ctx)
+    store = ctx.state.topics
     # The version check inline: every steady heartbeat passes it with nothing to refresh.
     if store is not None and runtime.coordinator.topics_image.version != store.version:
         refresh_topics_image(ctx)
@@ -211,9 +205,8 @@ class WithCurrentTopics:
     def submit(
         self, ctx: RequestContext, request: wire.DecodedRequest
     ) -> PendingReply | ReadyReply | None:
-        state = ctx.state
-        runtime: CoordinatorRuntime = state.groups
-        store = state.topics
+        runtime = group_runtime(ctx)
+        store = ctx.state.topics
         # with_current_topics, inline: every steady heartbeat passes with nothing to refresh.
         if store is not None and runtime.coordinator.topics_image.version != store.version:
             refresh_topics_image(ctx)

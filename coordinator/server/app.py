@@ -60,8 +60,12 @@ from coordinator.server.tally import Tallies
 from wire.constants import ApiKey
 
 if TYPE_CHECKING:
+    from coordinator.broker.topics import TopicStore
     from coordinator.server.cluster import Cluster
+    from coordinator.server.faults import FaultInjector
     from coordinator.server.runtime import CoordinatorRuntime
+    from coordinator.server.share_runtime import ShareRuntime
+    from coordinator.server.txn_runtime import TransactionRuntime
 
 __all__ = ["RunningServer", "Server", "serve"]
 
@@ -79,19 +83,17 @@ class Server:
         *,
         max_request_bytes: int,
         idle_ms: int,
-        faults: Any = None,
+        faults: FaultInjector | None = None,
         served_api_keys: Collection[int] = SERVED_API_KEYS,
     ) -> None:
         self.identity = identity
         #: Injected misbehaviour for tests (``coordinator.server.faults.FaultInjector``).
         self.faults = faults
         self.config = config
-        self.topics: Any = None
-        self.groups: Any = None
-        #: The transaction runtime (``coordinator.server.txn_runtime.TransactionRuntime``).
-        self.transactions: Any = None
-        #: The share runtime (``coordinator.server.share_runtime.ShareRuntime``).
-        self.shares: Any = None
+        self.topics: TopicStore | None = None
+        self.groups: CoordinatorRuntime | None = None
+        self.transactions: TransactionRuntime | None = None
+        self.shares: ShareRuntime | None = None
         self.cluster: Cluster | None = None  # the brokers, when there are several
         #: Config keys the user gave (DescribeConfigs: STATIC_BROKER_CONFIG, not a default).
         self.explicit_config_keys: frozenset[str] = frozenset()
@@ -144,9 +146,10 @@ class Server:
 
     @property
     def runtime(self) -> CoordinatorRuntime:
-        """The coordinator runtime (once loaded)."""
-        runtime: CoordinatorRuntime = self.groups
-        return runtime
+        """The coordinator runtime (once loaded; RuntimeError before)."""
+        if self.groups is None:
+            raise RuntimeError("the group coordinator is not loaded")
+        return self.groups
 
     def clock_jumped(self, seconds: float) -> None:
         """The Trio clock was jumped ``seconds`` ahead (the test double's ``advance``): that
@@ -297,15 +300,16 @@ async def serve(
                 _report_brokers(brokers, options)
             # The broker surface first: Metadata, FindCoordinator and DescribeConfigs are
             # answered from here on, the coordinator APIs COORDINATOR_LOAD_IN_PROGRESS.
-            surface, server.topics = await trio.to_thread.run_sync(
+            surface, topics = await trio.to_thread.run_sync(
                 load_broker_surface, options, budget.segment_files)
-            if server.topics.files is not None:
-                stack.callback(server.topics.files.close)
+            server.topics = topics
+            if topics.files is not None:
+                stack.callback(topics.files.close)
             if brokers is None:
                 server.add_handlers(surface.handlers, surface.traits)
             else:
                 brokers.loaded(surface)
-            log.debug("broker surface ready: %d topics", len(server.topics))
+            log.debug("broker surface ready: %d topics", len(topics))
             routes = await trio.to_thread.run_sync(import_deferred, options)
             for broker in [server] if brokers is None else brokers.servers.values():
                 broker.coordinator_apis.imported(routes.coordinator_routing)
@@ -326,19 +330,23 @@ async def serve(
                 server.groups = runtime
                 async with trio.open_nursery() as core_nursery:
                     await core_nursery.start(runtime.run)
-                    server.transactions = await _start_transactions(
-                        core_nursery, server, runtime, options
-                    )
                     from coordinator.server.config_shard import attach_configs
+                    from coordinator.server.share_runtime import start_share_runtime
+                    from coordinator.server.txn_runtime import start_transaction_runtime
+
+                    server.transactions = await start_transaction_runtime(
+                        core_nursery, topics, runtime, server.config, options.node_id)
+
                     primary = server.identity.node_id
-                    attach_configs(runtime, server.topics, {n: b.config for n, b in (
+                    attach_configs(runtime, topics, {n: b.config for n, b in (
                         brokers.servers if brokers else {primary: server}).items()}, primary)
-                    server.shares = await _start_shares(core_nursery, server, runtime, options)
-                    if server.topics.files is not None and options.fsync == "interval":
-                        core_nursery.start_soon(_flush_topics, server.topics.files)
-                    if server.topics.files is not None:
-                        core_nursery.start_soon(_enforce_retention, server, runtime)
-                        core_nursery.start_soon(_run_log_cleaner, server, runtime)
+                    server.shares = await start_share_runtime(
+                        core_nursery, topics, runtime, options.coordinator_config)
+                    if topics.files is not None and options.fsync == "interval":
+                        core_nursery.start_soon(_flush_topics, topics.files)
+                    if topics.files is not None:
+                        core_nursery.start_soon(_enforce_retention, server, topics, runtime)
+                        core_nursery.start_soon(_run_log_cleaner, server, topics, runtime)
                     if brokers is None:
                         server.add_handlers(routes.handlers, routes.traits)
                     else:
@@ -404,31 +412,6 @@ def _report_brokers(brokers: Any, options: ServeOptions) -> None:
                 options.on_broker_listening(node_id, host, each.port, each.name)
 
 
-async def _start_transactions(
-    nursery: trio.Nursery, server: Server, runtime: CoordinatorRuntime, options: ServeOptions
-) -> Any:
-    """The transaction coordinator, once the group coordinator has loaded (open
-    transactions the restored topic data holds are aborted first)."""
-    from coordinator.server.txn_runtime import TransactionRuntime, txn_config
-
-    transactions = TransactionRuntime(
-        server.topics, runtime, txn_config(server.config, options.node_id), runtime.now_ms
-    )
-    await nursery.start(transactions.run)
-    return transactions
-
-
-async def _start_shares(
-    nursery: trio.Nursery, server: Server, runtime: CoordinatorRuntime, options: ServeOptions
-) -> Any:
-    """The share shard, once the group coordinator has loaded."""
-    from coordinator.server.share_runtime import ShareRuntime
-
-    shares = ShareRuntime(server.topics, runtime, options.coordinator_config)
-    await nursery.start(shares.run)
-    return shares
-
-
 class _AcceptErrorFilter(logging.Filter):
     """trio logs every failed accept (out of file descriptors: every 0.1 s, each with a
     traceback): let one through per ``window_s`` seconds, without the traceback, with the
@@ -459,7 +442,8 @@ def _quiet_accept_errors() -> None:
         accept_log.addFilter(_AcceptErrorFilter())
 
 
-async def _enforce_retention(server: Server, runtime: CoordinatorRuntime) -> None:
+async def _enforce_retention(server: Server, topics: TopicStore,
+                             runtime: CoordinatorRuntime) -> None:
     """Topic retention every ``log.retention.check.interval.ms`` (on the event loop: it
     moves partitions' log start offsets; deleting segment files is a few unlinks)."""
     from coordinator.broker.config import retention_check_interval_ms
@@ -468,7 +452,7 @@ async def _enforce_retention(server: Server, runtime: CoordinatorRuntime) -> Non
     while True:
         await trio.sleep(interval_s)
         try:
-            changed = server.topics.enforce_retention(runtime.now_ms(), server.config)
+            changed = topics.enforce_retention(runtime.now_ms(), server.config)
         except Exception:
             log.exception("topic retention failed (it runs again at the next check)")
             continue
@@ -476,11 +460,12 @@ async def _enforce_retention(server: Server, runtime: CoordinatorRuntime) -> Non
             log.info("retention: %s", line)
 
 
-async def _run_log_cleaner(server: Server, runtime: CoordinatorRuntime) -> None:
+async def _run_log_cleaner(server: Server, topics: TopicStore,
+                           runtime: CoordinatorRuntime) -> None:
     """Compacted topics' log cleaner (``coordinator.broker.log_cleaning``)."""
     from coordinator.broker.log_cleaning import run_log_cleaner
 
-    await run_log_cleaner(server.topics, server.config, runtime.now_ms)
+    await run_log_cleaner(topics, server.config, runtime.now_ms)
 
 
 async def _flush_topics(files: Any, interval_s: float = 1.0) -> None:

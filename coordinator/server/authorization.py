@@ -37,6 +37,7 @@ from coordinator.server.acl_entries import (
     hide_answer_entries,
     serve_allowed,
 )
+from coordinator.server.context import group_runtime
 from coordinator.server.route import Acl, AnyOf, EachKey, Entries, OneKey, Route
 from coordinator.server.waiters import ReadyReply
 from wire.bounded_cache import BoundedCache
@@ -87,7 +88,7 @@ def identity_of(ctx: RequestContext) -> RequestIdentity:
 
 def security_of(ctx: RequestContext) -> Any:
     """The server's security shard (``coordinator.security.shard.SecurityShard``)."""
-    return ctx.state.groups.security
+    return group_runtime(ctx).security
 
 
 def _routing_keys(route: Route, version: int, body: Any) -> list[str]:

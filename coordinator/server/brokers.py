@@ -18,7 +18,7 @@ import os
 import socket
 import struct
 from functools import partial
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
@@ -30,6 +30,13 @@ from coordinator.server.listening import BoundListener, rebind
 from coordinator.server.loading import CoordinatorApis
 from coordinator.server.routing import routed_handlers
 from coordinator.txn.placement import OFFSETS_TOPIC
+
+if TYPE_CHECKING:
+    from coordinator.broker.topics import TopicStore
+    from coordinator.server.connection_socket import Connection
+    from coordinator.server.runtime import CoordinatorRuntime
+    from coordinator.server.share_runtime import ShareRuntime
+    from coordinator.server.txn_runtime import TransactionRuntime
 
 __all__ = ["BrokerSet"]
 
@@ -43,14 +50,14 @@ class Server(Protocol):
     """What this module uses of ``coordinator.server.app.Server`` (one per broker)."""
 
     identity: BrokerIdentity
-    cluster: Any
-    topics: Any
-    groups: Any
-    transactions: Any
-    shares: Any
+    cluster: Cluster | None
+    topics: TopicStore | None
+    groups: CoordinatorRuntime | None
+    transactions: TransactionRuntime | None
+    shares: ShareRuntime | None
     handlers: dict[int, Handler]
     traits: ApiTraits
-    connections: dict[int, Any]
+    connections: dict[int, Connection]
     coordinator_apis: CoordinatorApis
 
     async def handle_stream(self, stream: trio.SocketStream,

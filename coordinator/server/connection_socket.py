@@ -3,7 +3,7 @@ non-blocking reads and writes ``connection.py`` serves requests with.
 
 Reads go straight to the non-blocking socket and wait with ``trio.lowlevel.wait_readable``
 / ``wait_writable`` only when the kernel has nothing (or no room); a connection that has
-kept the loop for ``FAIR_SLICE_S`` yields before going on (``reactor.py``). A write counts
+kept the loop for ``FAIR_SLICE_S`` yields before going on (``receive_buffer.py``). A write counts
 in the server's answer memory while it is under way, and one the peer does not read for
 ``socket.send.timeout.ms`` raises ``AnswerUnread`` (``answer_memory.py``).
 
@@ -21,7 +21,7 @@ from typing import Any
 import trio
 
 from coordinator.server.answer_memory import DEFAULT_SEND_TIMEOUT_MS, AnswerMemory
-from coordinator.server.reactor import FAIR_SLICE_S, RECEIVE_BYTES, receive_view
+from coordinator.server.receive_buffer import FAIR_SLICE_S, RECEIVE_BYTES, receive_view
 from coordinator.server.tally import ConnectionTally
 
 __all__ = ["ANONYMOUS", "AnswerUnread", "Connection"]

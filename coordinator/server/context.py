@@ -9,7 +9,7 @@ returning the response body as a dict for ``wire.encode_response`` (missing fiel
 their defaults), or ``None`` when Kafka sends no response (Produce with acks=0). A handler
 may wait (Fetch long-poll, a parked JoinGroup): the connection answers in request order,
 other connections are not blocked. Group APIs are the core's handlers behind
-``runtime.group_api`` or their route module's code around them; the broker APIs' code is
+``group_api.group_api`` or their route module's code around them; the broker APIs' code is
 their route module's ``handle``.
 """
 
@@ -25,10 +25,16 @@ if TYPE_CHECKING:
     import trio
 
     import wire
+    from coordinator.broker.topics import TopicStore
     from coordinator.server.cluster import Cluster
+    from coordinator.server.connection_socket import Connection
+    from coordinator.server.faults import FaultInjector
+    from coordinator.server.runtime import CoordinatorRuntime
+    from coordinator.server.share_runtime import ShareRuntime
+    from coordinator.server.txn_runtime import TransactionRuntime
 
 __all__ = ["ApiTraits", "BrokerIdentity", "Handler", "RequestContext", "ServerState",
-           "listener_of"]
+           "group_runtime", "listener_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +69,13 @@ class ServerState(Protocol):
 
     identity: BrokerIdentity
     config: dict[str, str]
-    topics: Any
-    groups: Any
-    transactions: Any
-    #: The share runtime (``coordinator.server.share_runtime.ShareRuntime``).
-    shares: Any
+    #: The topic store (None until the broker surface is loaded, and on a coordinator-only
+    #: server); the group, transaction and share runtimes (None until the coordinator is
+    #: loaded: only its APIs' handlers may take them as given).
+    topics: TopicStore | None
+    groups: CoordinatorRuntime | None
+    transactions: TransactionRuntime | None
+    shares: ShareRuntime | None
     #: The brokers' cluster (None with one broker).
     cluster: Cluster | None
     #: What DescribeConfigs reports as listeners, advertised.listeners and log.dirs: the
@@ -80,10 +88,12 @@ class ServerState(Protocol):
     traits: ApiTraits
     served_api_keys: Collection[int]
     loaded: trio.Event
-    faults: Any
+    #: Injected misbehaviour for tests (None: none).
+    faults: FaultInjector | None
     max_request_bytes: int
     idle_seconds: float
-    connections: dict[int, Any]
+    #: Open connections by id.
+    connections: dict[int, Connection]
 
     @property
     def coordinator_apis(self) -> CoordinatorApisWhileLoading:
@@ -109,6 +119,15 @@ class RequestContext:
 
 
 Handler = Callable[[RequestContext, "wire.DecodedRequest"], Awaitable[dict[str, Any] | None]]
+
+
+def group_runtime(ctx: RequestContext) -> CoordinatorRuntime:
+    """The group coordinator's runtime: the coordinator APIs are served only once it is
+    loaded (RuntimeError before)."""
+    runtime = ctx.state.groups
+    if runtime is None:
+        raise RuntimeError("the group coordinator is not loaded")
+    return runtime
 
 
 def listener_of(ctx: RequestContext) -> str | None:

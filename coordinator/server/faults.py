@@ -36,7 +36,7 @@ MAX_DELAY_MS = 3_600_000
 def resolve_api_key(api_key: int | str) -> int:
     """An API key from a key or a Kafka API name ("OffsetCommit", "offset_commit"); it must
     be one kcoord serves (ValueError otherwise)."""
-    from coordinator.server.apis import SERVED_API_KEYS
+    from coordinator.server.served_apis import SERVED_API_KEYS
 
     if isinstance(api_key, str):
         name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", api_key).upper()

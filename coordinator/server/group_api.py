@@ -7,7 +7,7 @@ from typing import Any
 
 import wire
 from coordinator.core import CoreHandler
-from coordinator.server.context import Handler
+from coordinator.server.context import Handler, group_runtime
 from coordinator.server.context import RequestContext as ServerRequestContext
 from coordinator.server.waiters import PendingReply, ReadyReply
 
@@ -28,12 +28,12 @@ class GroupApi:
         self.__qualname__ = f"group_api({handler.__name__})"
 
     async def __call__(self, ctx: ServerRequestContext, request: wire.DecodedRequest) -> Any:
-        return await ctx.state.groups.call(self.handler, ctx, request.body)
+        return await group_runtime(ctx).call(self.handler, ctx, request.body)
 
     def submit(
         self, ctx: ServerRequestContext, request: wire.DecodedRequest
     ) -> PendingReply | ReadyReply | None:
-        pending: PendingReply | ReadyReply | None = ctx.state.groups.submit(
+        pending: PendingReply | ReadyReply | None = group_runtime(ctx).submit(
             self.handler, ctx, request.body)
         return pending
 

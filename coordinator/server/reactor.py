@@ -35,7 +35,6 @@ import select
 import socket
 import sys
 import termios
-import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -44,6 +43,7 @@ import trio
 
 from coordinator.server.context import ServerState
 from coordinator.server.dispatch import Unanswered, serve_one
+from coordinator.server.receive_buffer import FAIR_SLICE_S, receive_view
 from coordinator.server.tally import ConnectionTally
 from wire import NEED_DATA, CorruptFrame, FrameReader, FrameTooLarge, UnsupportedVersion
 
@@ -59,27 +59,11 @@ class Connection(Protocol):
     last_yield: float
     tally: ConnectionTally
 
-__all__ = ["FAIR_SLICE_S", "RECEIVE_BYTES", "Handback", "Reactor", "current_reactor",
-           "receive_view", "serve_ready"]
+__all__ = ["Handback", "Reactor", "current_reactor", "serve_ready"]
 
 log = logging.getLogger(__name__)
 
-RECEIVE_BYTES = 256 * 1024
-#: How long one connection may keep the event loop before it yields to the others.
-FAIR_SLICE_S = 0.0005
-_THREAD = threading.local()
 _UNREAD = bytes(4)  # FIONREAD's int
-
-
-def receive_view() -> memoryview:
-    """This thread's receive buffer (one per event loop, shared by its connections: each
-    copies what it received out before it next waits). ``sock.recv(RECEIVE_BYTES)`` would
-    allocate RECEIVE_BYTES for every read, however few bytes came: a 256 KiB allocation and
-    release cost 40-60 us a request, more than decoding a whole OffsetCommit."""
-    view: memoryview | None = getattr(_THREAD, "receive_view", None)
-    if view is None:
-        view = _THREAD.receive_view = memoryview(bytearray(RECEIVE_BYTES))
-    return view
 
 
 class Handback:

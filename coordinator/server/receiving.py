@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import trio
 
 from coordinator.server.context import Handler, RequestContext
-from coordinator.server.reactor import RECEIVE_BYTES
+from coordinator.server.receive_buffer import RECEIVE_BYTES
 from coordinator.server.request_memory import RESERVE_STEP, RequestMemory, Reservation
 from wire import DecodedRequest, FrameReader
 

@@ -25,7 +25,7 @@ import trio
 __all__ = ["RESERVE_STEP", "RequestMemory", "Reservation"]
 
 #: How far ahead of the bytes received a connection reserves (and so reads at most).
-RESERVE_STEP = 256 * 1024  # the receive buffer (reactor.RECEIVE_BYTES): one read per step
+RESERVE_STEP = 256 * 1024  # the receive buffer (receive_buffer.RECEIVE_BYTES): one read per step
 
 
 class Reservation:

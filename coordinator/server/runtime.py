@@ -49,7 +49,6 @@ from coordinator.core import (
 )
 from coordinator.core.group_reload import reload_groups
 from coordinator.core.result import EMPTY_RESULT, ScheduleTimer, ShardTimerKey
-from coordinator.server.group_api import GroupApi, group_api
 from coordinator.server.group_events import log_group_events
 from coordinator.server.shard import MarkerWriter, Shard, wall_clock_ms
 from coordinator.server.sink import RecordSink
@@ -64,13 +63,11 @@ from storage.share_records import SHARE_KEY_TYPES
 
 __all__ = [
     "CoordinatorRuntime",
-    "GroupApi",
     "MarkerWriter",
     "PendingReply",
     "ReadyReply",
     "RuntimeClosed",
     "Shard",
-    "group_api",
     "log_group_events",
     "wall_clock_ms",
 ]

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import wire
+from coordinator.server.context import group_runtime
 
 if TYPE_CHECKING:
     from coordinator.server.context import Handler, RequestContext
@@ -22,7 +23,7 @@ def security_api(name: str) -> Handler:
     async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> Any:
         from coordinator.security.shard import SecurityShard
 
-        runtime = ctx.state.groups
+        runtime = group_runtime(ctx)
         shard_handler: Callable[..., Any] = getattr(SecurityShard, name)
         return await runtime.call(shard_handler, ctx, request.body, runtime.security)
 

@@ -28,7 +28,8 @@ from coordinator.share.sessions import ConnectionId
 from coordinator.share.states import SharePartitionConfig
 from coordinator.share.timers import ShareLockTimerKey
 
-__all__ = ["DEFAULT_AUTO_OFFSET_RESET", "ShareRuntime", "share_partition_config"]
+__all__ = ["DEFAULT_AUTO_OFFSET_RESET", "ShareRuntime", "share_partition_config",
+           "start_share_runtime"]
 
 RequestT = TypeVar("RequestT")
 #: ``share.auto.offset.reset``'s default (KIP-932).
@@ -126,3 +127,12 @@ class ShareRuntime:
     def changed(self) -> trio.Event:
         """Set at the next applied change (records released, acknowledged, expired)."""
         return self._changed
+
+
+async def start_share_runtime(
+    nursery: trio.Nursery, topics: Any, groups: CoordinatorRuntime, config: CoordinatorConfig
+) -> ShareRuntime:
+    """The share shard, started once the group coordinator has loaded."""
+    shares = ShareRuntime(topics, groups, config)
+    await nursery.start(shares.run)
+    return shares

@@ -57,8 +57,11 @@ _NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
 
 
 def share_runtime_of(ctx: RequestContext) -> ShareRuntime:
-    """The server's share runtime."""
-    runtime: ShareRuntime = ctx.state.shares
+    """The server's share runtime: the share APIs are served only once it is loaded
+    (RuntimeError before)."""
+    runtime = ctx.state.shares
+    if runtime is None:
+        raise RuntimeError("the share coordinator is not loaded")
     return runtime
 
 

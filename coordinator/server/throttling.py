@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from coordinator.server.context import group_runtime
 from wire.constants import ApiKey
 from wire.fast_codec import encode_response
 
@@ -68,7 +69,7 @@ class ThrottledHandler:
         # and the quota modules bring storage's record types (tens of milliseconds).
         from coordinator.configs.quota_rates import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE
 
-        runtime = ctx.state.groups
+        runtime = group_runtime(ctx)
         node = ctx.state.identity.node_id
         muted = self.rates.muted_until.get((node, ctx.connection_id))
         if muted is not None:

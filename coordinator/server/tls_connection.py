@@ -23,7 +23,7 @@ import trio
 
 from coordinator.server.bad_input import BAD_INPUT
 from coordinator.server.connection_socket import AnswerUnread, Connection
-from coordinator.server.reactor import RECEIVE_BYTES
+from coordinator.server.receive_buffer import RECEIVE_BYTES
 from coordinator.server.receiving import FRAME_DEADLINE_S
 
 __all__ = ["TLS_HANDSHAKE_DEADLINE_S", "TlsConnection", "TlsHandshakeFailed"]

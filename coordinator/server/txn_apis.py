@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import wire
 from coordinator.core.txn_offsets import handle_txn_offset_commit
 from coordinator.server.api_support import TopicView
+from coordinator.server.context import group_runtime
 from coordinator.txn.handlers import (
     handle_add_offsets_to_txn,
     handle_add_partitions_to_txn,
@@ -141,7 +142,7 @@ async def txn_offset_commit(ctx: RequestContext, request: wire.DecodedRequest) -
                 for t in valid)
             valid = []
     if valid:
-        response = await ctx.state.groups.call(
+        response = await group_runtime(ctx).call(
             handle_txn_offset_commit, ctx, {**body, "topics": valid}
         )
         topics.extend({"name": t["name"], "partitions": list(t["partitions"])}

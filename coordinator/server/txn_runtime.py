@@ -46,7 +46,7 @@ from storage.errors import append_error_of
 from storage.records import TransactionStateValue
 from wire.constants import ErrorCode
 
-__all__ = ["TransactionRuntime", "txn_config"]
+__all__ = ["TransactionRuntime", "start_transaction_runtime", "txn_config"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,18 @@ _CONFIGURABLE = (
     "remove_expired_transactional_id_cleanup_interval_ms",
     "transaction_version",
 )
+
+
+async def start_transaction_runtime(
+    nursery: trio.Nursery, topics: TopicStore, groups: CoordinatorRuntime,
+    properties: dict[str, str], node_id: int,
+) -> TransactionRuntime:
+    """The transaction coordinator, started once the group coordinator has loaded (open
+    transactions the restored topic data holds are aborted first)."""
+    transactions = TransactionRuntime(
+        topics, groups, txn_config(properties, node_id), groups.now_ms)
+    await nursery.start(transactions.run)
+    return transactions
 
 
 def txn_config(properties: dict[str, str], node_id: int = 0) -> TxnConfig:

@@ -197,8 +197,9 @@ class KcoordServer(SecurityControls):
 
     def create_topic(self, name: str, partitions: int = 1) -> None:
         """Create a topic (or keep the existing one)."""
-        running = self._require()
-        self._call(lambda: running.server.topics.ensure_topic(name, partitions))
+        topics = self._require().server.topics
+        assert topics is not None, "kcoord serves no topics"
+        self._call(lambda: topics.ensure_topic(name, partitions))
 
     def describe_group(self, group_id: str) -> dict[str, Any] | None:
         """The group straight from the coordinator: state, generation, members (with their

@@ -11,7 +11,8 @@ Two stages, for startup. Importing every route module (their handlers, the core,
 store, the runtime and storage's writer) takes about 120 ms on an idle machine, while the
 budget from process start to the first answered ApiVersions is 150 ms. So the early
 listener answers from what the file names say without importing them (``SERVED_API_KEYS``,
-``served_api_keys``: this module imports only ``wire.constants`` and ``os``), and a worker
+``served_api_keys``, from ``served_apis.py``, which imports only ``wire.constants`` and
+``os``; this module adds ``importlib``), and a worker
 thread runs ``load_routes`` meanwhile. The consumer-protocol APIs (advertised only when
 ``group.coordinator.rebalance.protocols`` includes ``consumer``) are the modules named
 ``consumer_group_*``, which is why their routes must say ``consumer_protocol=True``.
@@ -24,7 +25,15 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from wire.constants import ApiKey
+from coordinator.server.served_apis import (
+    CONSUMER_PROTOCOL_API_KEYS,
+    CONSUMER_PROTOCOL_PREFIX,
+    ROUTE_MODULE_NAMES,
+    SERVED_API_KEYS,
+    api_key_of,
+    route_module_names,
+    served_api_keys,
+)
 
 if TYPE_CHECKING:
     from coordinator.server.context import ApiTraits, Handler
@@ -39,43 +48,6 @@ __all__ = [
     "route_module_names",
     "served_api_keys",
 ]
-
-_CONSUMER_PROTOCOL_PREFIX = "consumer_group_"
-
-
-def route_module_names(folder: str = os.path.dirname(__file__)) -> list[str]:
-    """The route modules of ``folder`` (this one's by default), by file name, without
-    importing them."""
-    return sorted(
-        name[:-3] for name in os.listdir(folder)
-        if name.endswith(".py") and not name.startswith("_")
-    )
-
-
-def _api_key_of(module_name: str) -> ApiKey:
-    try:
-        return ApiKey[module_name.upper()]
-    except KeyError:
-        raise ValueError(f"route module {module_name}.py names no Kafka API") from None
-
-
-_NAMES = route_module_names()
-
-SERVED_API_KEYS: frozenset[int] = frozenset(_api_key_of(name) for name in _NAMES)
-"""What ApiVersions advertises (intersected with what wire decodes)."""
-
-CONSUMER_PROTOCOL_API_KEYS: frozenset[int] = frozenset(
-    _api_key_of(name) for name in _NAMES if name.startswith(_CONSUMER_PROTOCOL_PREFIX)
-)
-"""Not advertised when ``group.coordinator.rebalance.protocols`` leaves out ``consumer``."""
-
-
-def served_api_keys(consumer_protocol_enabled: bool) -> frozenset[int]:
-    """What ApiVersions advertises, given whether the consumer protocol is enabled."""
-    if consumer_protocol_enabled:
-        return SERVED_API_KEYS
-    return SERVED_API_KEYS - CONSUMER_PROTOCOL_API_KEYS
-
 
 class RouteTable(Mapping[int, "Route"]):
     """The routes by API key, and the server's tables read off them. A key given twice,
@@ -138,12 +110,12 @@ class RouteTable(Mapping[int, "Route"]):
 def _load(package: str, name: str) -> Route:
     module = importlib.import_module(f"{package}.{name}")
     route: Route = module.ROUTE
-    key = _api_key_of(name)
+    key = api_key_of(name)
     if route.api_key != key:
         raise ValueError(f"{name}.py routes {route.api_key.name}, not {key.name}")
-    if route.consumer_protocol != name.startswith(_CONSUMER_PROTOCOL_PREFIX):
+    if route.consumer_protocol != name.startswith(CONSUMER_PROTOCOL_PREFIX):
         raise ValueError(f"{name}.py: consumer_protocol={route.consumer_protocol}, but "
-                         f"the consumer-protocol APIs are the {_CONSUMER_PROTOCOL_PREFIX}* "
+                         f"the consumer-protocol APIs are the {CONSUMER_PROTOCOL_PREFIX}* "
                          "modules (the early listener reads it off the name)")
     return route
 
@@ -152,7 +124,7 @@ def load_routes(package: str = __name__) -> RouteTable:
     """Import every route module of ``package`` (this one's by default; blocking: the
     server runs it in a worker thread)."""
     if package == __name__:
-        names = _NAMES
+        names = ROUTE_MODULE_NAMES
     else:
         folder = importlib.import_module(package).__file__
         assert folder is not None

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from coordinator.core.delete_groups import handle_delete_groups
+from coordinator.server.group_api import group_api
 from coordinator.server.route import Acl, AclOperation, EachKey, Entries, ResourceType, Route
-from coordinator.server.runtime import group_api
 from coordinator.txn.placement import OFFSETS_TOPIC
 from wire.constants import ApiKey
 

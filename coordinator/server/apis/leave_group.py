@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from coordinator.core.classic.leave import handle_leave_group
+from coordinator.server.group_api import group_api
 from coordinator.server.route import Acl, AclOperation, OneKey, ResourceType, Route, field
-from coordinator.server.runtime import group_api
 from coordinator.txn.placement import OFFSETS_TOPIC
 from wire.constants import ApiKey
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from coordinator.core.list_groups import handle_list_groups
 from coordinator.server.acl_answers import filter_listed
+from coordinator.server.group_api import group_api
 from coordinator.server.route import (
     Acl,
     AclOperation,
@@ -13,7 +14,6 @@ from coordinator.server.route import (
     ResourceType,
     Route,
 )
-from coordinator.server.runtime import group_api
 from coordinator.txn.placement import OFFSETS_TOPIC
 from wire.constants import ApiKey
 

@@ -22,7 +22,7 @@ from coordinator.server.api_support import (
 )
 from coordinator.server.context import RequestContext
 from coordinator.server.route import Acl, AclOperation, Entries, OneKey, ResourceType, Route, field
-from coordinator.server.runtime import CoordinatorRuntime, PendingReply, ReadyReply
+from coordinator.server.runtime import PendingReply, ReadyReply
 from coordinator.txn.placement import OFFSETS_TOPIC
 from wire.constants import ApiKey
 
@@ -52,8 +52,7 @@ class _OffsetCommit:
         by_id = version >= _TOPIC_IDS_VERSION
         state = ctx.state
         if not by_id and all_exist(state.topics, body["topics"]):  # the common case
-            runtime: CoordinatorRuntime = state.groups
-            return runtime.submit(handle_offset_commit, ctx, body)
+            return group_runtime(ctx).submit(handle_offset_commit, ctx, body)
         view = TopicView(state.topics)
         refused: list[dict[str, Any]] = []
         valid: list[dict[str, Any]] = []

@@ -5,8 +5,8 @@ assignment is written."""
 from __future__ import annotations
 
 from coordinator.core.classic.sync import handle_sync_group
+from coordinator.server.group_api import group_api
 from coordinator.server.route import Acl, AclOperation, OneKey, ResourceType, Route, field
-from coordinator.server.runtime import group_api
 from coordinator.txn.placement import OFFSETS_TOPIC
 from wire.constants import ApiKey
 
