@@ -23,7 +23,7 @@ from coordinator.core.classic.group import ClassicGroup
 from coordinator.core.classic.state import EMPTY
 from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.consumer.migration import expire_classic_member, expire_consumer_member
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.group_rebuild import CONSUMER, KINDS, SHARE, arm_sessions, rebuild, replayed
 from coordinator.core.messages import RequestContext
 from coordinator.core.offset_expiration import expire_offsets, schedule_retention_scan
@@ -50,7 +50,7 @@ __all__ = ["CoreHandler", "GroupCoordinator", "GroupView", "MemberView"]
 
 RequestT = TypeVar("RequestT")
 
-CoreHandler = Callable[[Engine, RequestContext, RequestT, ReplyToken, int], Result]
+CoreHandler = Callable[[GroupManager, RequestContext, RequestT, ReplyToken, int], Result]
 """A group API's handler: (coordinator, context, request, reply token, now_ms) -> Result."""
 
 
@@ -87,7 +87,7 @@ class GroupView:
     current_state_timestamp: int | None
 
 
-class GroupCoordinator(Engine):
+class GroupCoordinator(GroupManager):
     """Kafka's classic group coordinator as a deterministic, sans-I/O state machine."""
 
     __slots__ = ()

@@ -13,7 +13,7 @@ from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.classic.state import DEAD, EMPTY
 from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.consumer.records import drop_empty_consumer_group
-from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.group_manager import GroupManager, valid_group_id
 from coordinator.core.messages import (
     DeletableGroupResult,
     DeleteGroupsRequest,
@@ -28,12 +28,13 @@ __all__ = ["handle_delete_groups"]
 
 
 def handle_delete_groups(
-    engine: Engine, ctx: RequestContext, req: DeleteGroupsRequest, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: DeleteGroupsRequest, token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """Handle one DeleteGroups."""
-    fx = engine.effects()
+    fx = manager.effects()
     results: list[DeletableGroupResult] = [
-        {"group_id": group_id, "error_code": _delete_group(engine, group_id, now_ms, fx)}
+        {"group_id": group_id, "error_code": _delete_group(manager, group_id, now_ms, fx)}
         for group_id in req["groups_names"]
     ]
     response: DeleteGroupsResponse = {"results": results}
@@ -43,39 +44,39 @@ def handle_delete_groups(
     return fx.result()
 
 
-def _delete_group(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> ErrorCode:
+def _delete_group(manager: GroupManager, group_id: str, now_ms: int, fx: Effects) -> ErrorCode:
     if not valid_group_id(group_id, allow_empty=True):
         return ErrorCode.INVALID_GROUP_ID
-    consumer_group = engine.consumer_groups.get(group_id)
+    consumer_group = manager.consumer_groups.get(group_id)
     if consumer_group is not None:
-        return _delete_consumer_group(engine, consumer_group, fx)
-    share_group = engine.share_groups.get(group_id)
+        return _delete_consumer_group(manager, consumer_group, fx)
+    share_group = manager.share_groups.get(group_id)
     if share_group is not None:
-        return delete_share_group(engine, share_group, fx)
-    group = engine.groups.get(group_id)
+        return delete_share_group(manager, share_group, fx)
+    group = manager.groups.get(group_id)
     if group is None or group.state is DEAD:
         return ErrorCode.GROUP_ID_NOT_FOUND
     if group.state is not EMPTY:
         return ErrorCode.NON_EMPTY_GROUP
-    engine.delete_offsets(group_id, engine.offset_keys(group_id), fx)
-    engine.drop_group(group, now_ms, "group deleted", fx)
+    manager.delete_offsets(group_id, manager.offset_keys(group_id), fx)
+    manager.drop_group(group, now_ms, "group deleted", fx)
     return ErrorCode.NONE
 
 
-def _delete_consumer_group(engine: Engine, group: ConsumerGroup, fx: Effects) -> ErrorCode:
+def _delete_consumer_group(manager: GroupManager, group: ConsumerGroup, fx: Effects) -> ErrorCode:
     """An empty consumer group goes with its offsets: tombstones for its target assignment
     and group epoch records (Kafka's ConsumerGroup.createGroupTombstoneRecords)."""
     if group.members:
         return ErrorCode.NON_EMPTY_GROUP
     group_id = group.group_id
-    engine.delete_offsets(group_id, engine.offset_keys(group_id), fx)
-    drop_empty_consumer_group(engine, group, fx)
+    manager.delete_offsets(group_id, manager.offset_keys(group_id), fx)
+    drop_empty_consumer_group(manager, group, fx)
     return ErrorCode.NONE
 
 
 class _DeleteOutcome:
     """A failed append answers the groups that would have been deleted with the mapped
-    error (the groups themselves are restored by ``Engine.drop_group``'s callback)."""
+    error (the groups themselves are restored by ``GroupManager.drop_group``'s callback)."""
 
     __slots__ = ("response", "token")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from coordinator.core.classic.group import ClassicGroup
 from coordinator.core.classic.state import DEAD, STABLE
 from coordinator.core.consumer.describe import describe_as_classic
-from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.group_manager import GroupManager, valid_group_id
 from coordinator.core.messages import (
     DescribedGroup,
     DescribedGroupMember,
@@ -58,7 +58,7 @@ def _unknown(group_id: str, error: ErrorCode, message: str | None = None) -> Des
 
 
 def handle_describe_groups(
-    engine: Engine,
+    manager: GroupManager,
     ctx: RequestContext,
     req: DescribeGroupsRequest,
     token: ReplyToken,
@@ -70,12 +70,12 @@ def handle_describe_groups(
         if not valid_group_id(group_id, allow_empty=True):
             described.append(_unknown(group_id, ErrorCode.INVALID_GROUP_ID))
             continue
-        group = engine.groups.get(group_id)
-        consumer_group = engine.consumer_groups.get(group_id)
+        group = manager.groups.get(group_id)
+        consumer_group = manager.consumer_groups.get(group_id)
         if consumer_group is not None:
-            described.append(describe_as_classic(consumer_group, engine))
+            described.append(describe_as_classic(consumer_group, manager))
             continue
-        if group_id in engine.share_groups:  # Kafka's classicGroup(): not a classic group
+        if group_id in manager.share_groups:  # Kafka's classicGroup(): not a classic group
             if ctx.api_version >= 6:
                 described.append(_unknown(group_id, ErrorCode.GROUP_ID_NOT_FOUND,
                                           f"Group {group_id} is not a classic group."))

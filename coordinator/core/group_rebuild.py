@@ -16,7 +16,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.consumer.group import ConsumerGroup
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.result import Effects, ReplyToken
 from coordinator.core.share_group.group import ShareGroup
 from coordinator.core.timers import ConsumerSessionTimerKey, ShareSessionTimerKey, TimerKey
@@ -50,15 +50,15 @@ G = TypeVar("G", bound=RecordGroup)
 
 
 class GroupKind(NamedTuple, Generic[G]):
-    """One kind of record-built group: the engine's live groups of that kind, the store's
+    """One kind of record-built group: the manager's live groups of that kind, the store's
     records of them, the class that replays them, its members' session timer and the
     session timeout every member gets at load."""
 
     group_type: Callable[[str], G]
-    live: Callable[[Engine], dict[str, G]]
-    stored: Callable[[Engine], dict[str, dict[Any, Record]]]
+    live: Callable[[GroupManager], dict[str, G]]
+    stored: Callable[[GroupManager], dict[str, dict[Any, Record]]]
     session_key: Callable[[str, str], TimerKey]
-    session_ms: Callable[[Engine, str], int]
+    session_ms: Callable[[GroupManager, str], int]
 
     def build(self, group_id: str, records: Iterable[Record]) -> G:
         """The group ``records`` describe (in log order)."""
@@ -69,28 +69,29 @@ class GroupKind(NamedTuple, Generic[G]):
 
 
 CONSUMER: GroupKind[ConsumerGroup] = GroupKind(
-    ConsumerGroup, lambda engine: engine.consumer_groups, lambda engine: engine.store.consumer,
-    ConsumerSessionTimerKey, lambda engine, group_id: engine.consumer_session_timeout_ms(group_id),
+    ConsumerGroup, lambda manager: manager.consumer_groups, lambda manager: manager.store.consumer,
+    ConsumerSessionTimerKey,
+    lambda manager, group_id: manager.consumer_session_timeout_ms(group_id),
 )
 SHARE: GroupKind[ShareGroup] = GroupKind(
-    ShareGroup, lambda engine: engine.share_groups, lambda engine: engine.store.share,
-    ShareSessionTimerKey, lambda engine, _: engine.config.group_share_session_timeout_ms,
+    ShareGroup, lambda manager: manager.share_groups, lambda manager: manager.store.share,
+    ShareSessionTimerKey, lambda manager, _: manager.config.group_share_session_timeout_ms,
 )
 #: Every record-built kind, in the order a load builds them.
 KINDS: tuple[GroupKind[Any], ...] = (CONSUMER, SHARE)
 
 
-def replayed(engine: Engine, kind: GroupKind[G], group_id: str) -> G | None:
+def replayed(manager: GroupManager, kind: GroupKind[G], group_id: str) -> G | None:
     """The group as a restart would rebuild it from the log (None: the log holds none)."""
-    records = kind.stored(engine).get(group_id)
+    records = kind.stored(manager).get(group_id)
     return None if not records else kind.build(group_id, records.values())
 
 
-def rebuild(engine: Engine, kind: GroupKind[G], group_id: str) -> G | None:
+def rebuild(manager: GroupManager, kind: GroupKind[G], group_id: str) -> G | None:
     """Replace the live group by the one its records describe (None: dropped, the log holds
     none); timers are the caller's (``arm_sessions``)."""
-    live = kind.live(engine)
-    group = replayed(engine, kind, group_id)
+    live = kind.live(manager)
+    group = replayed(manager, kind, group_id)
     if group is None:
         live.pop(group_id, None)
     else:
@@ -98,11 +99,11 @@ def rebuild(engine: Engine, kind: GroupKind[G], group_id: str) -> G | None:
     return group
 
 
-def arm_sessions(engine: Engine, kind: GroupKind[G], group: G, now_ms: int, fx: Effects,
+def arm_sessions(manager: GroupManager, kind: GroupKind[G], group: G, now_ms: int, fx: Effects,
                  session_ms: Callable[[Any], int] | None = None) -> None:
     """Arm every member's session timer: ``session_ms(member)`` from now, by default the
     kind's timeout for the group."""
-    default = kind.session_ms(engine, group.group_id)
+    default = kind.session_ms(manager, group.group_id)
     for member_id, member in group.members.items():
         timeout = default if session_ms is None else session_ms(member)
         fx.schedule(kind.session_key(group.group_id, member_id), now_ms + timeout)
@@ -114,10 +115,10 @@ class RebuildOnFailure:
     error (``error_response``); Kafka reverts its timeline the same way. The consumer and
     share groups' subclasses say how each rebuilds and answers."""
 
-    __slots__ = ("engine", "group_id", "token")
+    __slots__ = ("group_id", "manager", "token")
 
-    def __init__(self, engine: Engine, group_id: str, token: ReplyToken | None) -> None:
-        self.engine = engine
+    def __init__(self, manager: GroupManager, group_id: str, token: ReplyToken | None) -> None:
+        self.manager = manager
         self.group_id = group_id
         self.token = token
 

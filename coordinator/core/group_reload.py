@@ -18,7 +18,7 @@ from typing import Any
 
 from coordinator.core.classic.group import ClassicGroup
 from coordinator.core.classic.state import EMPTY
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.group_rebuild import KINDS, GroupKind, arm_sessions, rebuild
 from coordinator.core.messages import join_group_error, sync_group_error
 from coordinator.core.result import Effects, Result
@@ -44,44 +44,44 @@ def _unload_classic(group: ClassicGroup, fx: Effects) -> None:
     fx.cancel(SyncTimerKey(group.group_id))
 
 
-def _reload_classic(engine: Engine, group_id: str, now_ms: int, fx: Effects) -> None:
-    old = engine.groups.get(group_id)
+def _reload_classic(manager: GroupManager, group_id: str, now_ms: int, fx: Effects) -> None:
+    old = manager.groups.get(group_id)
     if old is None:
         return
     _unload_classic(old, fx)
-    value = engine.store.groups.get(group_id)
+    value = manager.store.groups.get(group_id)
     if value is not None:
         group = ClassicGroup.from_record(group_id, value)
-    elif engine.store.has_offsets(group_id) or any(
-        group_id in staged for staged in engine.store.pending_txn.values()
+    elif manager.store.has_offsets(group_id) or any(
+        group_id in staged for staged in manager.store.pending_txn.values()
     ):
         group = ClassicGroup(group_id, EMPTY, None)
     else:
-        del engine.groups[group_id]  # never persisted: the new coordinator never hears of it
+        del manager.groups[group_id]  # never persisted: the new coordinator never hears of it
         return
-    engine.groups[group_id] = group
+    manager.groups[group_id] = group
     for member in group.members.values():
-        engine.reschedule_heartbeat(member, now_ms, fx)
+        manager.reschedule_heartbeat(member, now_ms, fx)
 
 
-def _reload_modern(engine: Engine, kind: GroupKind[Any], group_id: str, now_ms: int,
+def _reload_modern(manager: GroupManager, kind: GroupKind[Any], group_id: str, now_ms: int,
                    fx: Effects) -> None:
     """A consumer or share group: rebuilt from its records, every member's session re-armed."""
-    old = kind.live(engine).get(group_id)
+    old = kind.live(manager).get(group_id)
     if old is None:
         return
     for member_id in old.members:
         fx.cancel(kind.session_key(group_id, member_id))
-    group = rebuild(engine, kind, group_id)
+    group = rebuild(manager, kind, group_id)
     if group is not None:
-        arm_sessions(engine, kind, group, now_ms, fx)
+        arm_sessions(manager, kind, group, now_ms, fx)
 
 
-def reload_groups(engine: Engine, group_ids: Iterable[str], now_ms: int) -> Result:
+def reload_groups(manager: GroupManager, group_ids: Iterable[str], now_ms: int) -> Result:
     """Unload ``group_ids`` and load them again from the store (see the module docstring)."""
-    fx = engine.effects()
+    fx = manager.effects()
     for group_id in group_ids:
-        _reload_classic(engine, group_id, now_ms, fx)
+        _reload_classic(manager, group_id, now_ms, fx)
         for kind in KINDS:
-            _reload_modern(engine, kind, group_id, now_ms, fx)
+            _reload_modern(manager, kind, group_id, now_ms, fx)
     return fx.result()

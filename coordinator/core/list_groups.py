@@ -6,7 +6,7 @@ Version notes: v4 states filter (KIP-518, case-insensitive), v5 types filter (KI
 
 from __future__ import annotations
 
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.messages import (
     ListedGroup,
     ListGroupsRequest,
@@ -23,27 +23,28 @@ CLASSIC_GROUP_TYPE = "classic"
 
 
 def handle_list_groups(
-    engine: Engine, ctx: RequestContext, req: ListGroupsRequest, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: ListGroupsRequest, token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """Handle one ListGroups: states compare case-insensitively, types too."""
     states = {s.lower() for s in req["states_filter"]}
     types = {t.lower() for t in req["types_filter"]}
     listed: list[ListedGroup] = []
     if not types or CLASSIC_GROUP_TYPE in types:
-        for group_id, group in engine.groups.items():
+        for group_id, group in manager.groups.items():
             if states and group.state.lower_name not in states:
                 continue
             listed.append({"group_id": group_id, "protocol_type": group.protocol_type or "",
                            "group_state": group.state.value, "group_type": CLASSIC_GROUP_TYPE})
     if not types or "consumer" in types:
-        for group_id, consumer_group in engine.consumer_groups.items():
+        for group_id, consumer_group in manager.consumer_groups.items():
             state = consumer_group.state
             if states and state.lower() not in states:
                 continue
             listed.append({"group_id": group_id, "protocol_type": "consumer",
                            "group_state": state, "group_type": "consumer"})
     if not types or SHARE_GROUP_TYPE in types:
-        for group_id, share_group in engine.share_groups.items():
+        for group_id, share_group in manager.share_groups.items():
             state = share_group.state
             if states and state.lower() not in states:
                 continue

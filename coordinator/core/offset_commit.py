@@ -29,7 +29,7 @@ from coordinator.core.classic.state import (
     STABLE,
 )
 from coordinator.core.consumer.group import ConsumerGroup
-from coordinator.core.engine import Engine, renew_session, valid_group_id
+from coordinator.core.group_manager import GroupManager, renew_session, valid_group_id
 from coordinator.core.messages import (
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -133,7 +133,7 @@ def validate_consumer_commit(
 
 
 def commit_target(
-    engine: Engine, req: OffsetCommitRequest, version: int
+    manager: GroupManager, req: OffsetCommitRequest, version: int
 ) -> tuple[ErrorCode | None, ClassicGroup | ConsumerGroup | None]:
     """Kafka's OffsetMetadataManager.validateOffsetCommit for this commit: (the error every
     partition is answered with, None) or (None, the group committed to); (None, None) when
@@ -141,14 +141,14 @@ def commit_target(
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=True):
         return ErrorCode.INVALID_GROUP_ID, None
-    if group_id in engine.share_groups:  # Kafka's ShareGroup.validateOffsetCommit
+    if group_id in manager.share_groups:  # Kafka's ShareGroup.validateOffsetCommit
         return ErrorCode.GROUP_ID_NOT_FOUND, None
     generation = req["generation_id_or_member_epoch"]
-    consumer_group = engine.consumer_groups.get(group_id)
+    consumer_group = manager.consumer_groups.get(group_id)
     if consumer_group is not None:
         error = validate_consumer_commit(consumer_group, generation, req["member_id"], version)
         return error, None if error is not None else consumer_group
-    group = engine.groups.get(group_id)
+    group = manager.groups.get(group_id)
     if group is None:
         if generation >= 0:
             return (ErrorCode.GROUP_ID_NOT_FOUND if version >= 9
@@ -162,16 +162,17 @@ def commit_target(
 
 
 def handle_offset_commit(
-    engine: Engine, ctx: RequestContext, req: OffsetCommitRequest, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: OffsetCommitRequest, token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """Handle one OffsetCommit. The usual commit -- into an existing group whose checks
     pass, at least one partition written -- is an ``at_once`` Result: its records, its
     answer, the committer's renewed session; a failed append maps the answer
     (``commit_failed``)."""
     version = ctx.api_version
-    error, target = commit_target(engine, req, version)
+    error, target = commit_target(manager, req, version)
     if error is None and target is not None:
-        records, response = commit_records(engine, req, version, now_ms)
+        records, response = commit_records(manager, req, version, now_ms)
         if records:
             timers: tuple[ScheduleTimer, ...] = ()
             if type(target) is ClassicGroup:
@@ -182,7 +183,7 @@ def handle_offset_commit(
                                             renew_session(committer, now_ms)),)
             return Result(tuple(records), (Reply(token, response),), timers, (), (),
                           commit_failed)  # at_once (positional: a keyword costs more)
-    fx = engine.effects()
+    fx = manager.effects()
     if error is not None:
         fx.reply(token, all_partitions(req["topics"], error))
         return fx.result()
@@ -190,18 +191,18 @@ def handle_offset_commit(
     created = target is None
     if target is None:
         group = ClassicGroup(req["group_id"], EMPTY, now_ms)
-        engine.groups[group.group_id] = group
+        manager.groups[group.group_id] = group
     elif type(target) is ClassicGroup:
         group = target
         member = _kept_alive(group, req)
         if member is not None:
-            engine.reschedule_heartbeat(member, now_ms, fx)
-    records, response = commit_records(engine, req, version, now_ms)
+            manager.reschedule_heartbeat(member, now_ms, fx)
+    records, response = commit_records(manager, req, version, now_ms)
     fx.reply(token, response)
     if records:
         fx.records.extend(records)
-        engine.pending.add_offsets(req["group_id"], records)
-        fx.after_append(_CommitOutcome(engine, group, created, token, response))
+        manager.pending.add_offsets(req["group_id"], records)
+        fx.after_append(_CommitOutcome(manager, group, created, token, response))
     return fx.result()
 
 
@@ -216,11 +217,11 @@ def _kept_alive(group: ClassicGroup, req: OffsetCommitRequest) -> Member | None:
 
 
 def commit_records(
-    engine: Engine, req: OffsetCommitRequest, version: int, now_ms: int
+    manager: GroupManager, req: OffsetCommitRequest, version: int, now_ms: int
 ) -> tuple[list[Record], OffsetCommitResponse]:
     """One OffsetCommit record per partition whose metadata fits, and the answer of every
     partition (an all-NONE answer is ``shared_answer``'s). The hot path of a consumer."""
-    limit = engine.config.offset_metadata_max_bytes
+    limit = manager.config.offset_metadata_max_bytes
     group_id = req["group_id"]
     retention = req["retention_time_ms"]
     # An explicit expiry exists only where the request carries a retention time (v2-4).
@@ -249,7 +250,7 @@ def commit_records(
                                      expire))
         shape.append((name, tuple(indexes)))
     if not too_large:
-        return records, shared_answer(engine, tuple(shape))
+        return records, shared_answer(manager, tuple(shape))
     return records, {"topics": [
         {"name": name, "partitions": [
             {"partition_index": index,
@@ -272,14 +273,14 @@ class SharedAnswer(dict[str, Any]):
 
 
 def shared_answer(
-    engine: Engine, shape: tuple[tuple[str, tuple[int, ...]], ...]
+    manager: GroupManager, shape: tuple[tuple[str, tuple[int, ...]], ...]
 ) -> OffsetCommitResponse:
     """The answer NONE for every partition of ``shape`` ((topic name, partition indexes) per
     topic, in request order): one shared, never changed ``SharedAnswer`` per shape (kept by
-    the engine, ``Engine.shared_answers``), whose encoding the wire layer keeps."""
-    answer: OffsetCommitResponse | None = engine.shared_answers.get(shape)
+    the manager, ``GroupManager.shared_answers``), whose encoding the wire layer keeps."""
+    answer: OffsetCommitResponse | None = manager.shared_answers.get(shape)
     if answer is None:
-        answer = engine.shared_answers.put(shape, SharedAnswer([
+        answer = manager.shared_answers.put(shape, SharedAnswer([
             {"name": name, "partitions": [
                 {"partition_index": index, "error_code": ErrorCode.NONE} for index in indexes]}
             for name, indexes in shape]))
@@ -310,17 +311,17 @@ class _CommitOutcome:
     """A failed commit answers every partition it would have committed with the mapped
     error, and forgets a group the commit itself created that holds nothing."""
 
-    __slots__ = ("created", "engine", "group", "response", "token")
+    __slots__ = ("created", "group", "manager", "response", "token")
 
     def __init__(
         self,
-        engine: Engine,
+        manager: GroupManager,
         group: ClassicGroup | None,
         created: bool,
         token: ReplyToken,
         response: OffsetCommitResponse,
     ) -> None:
-        self.engine = engine
+        self.manager = manager
         self.group = group
         self.created = created
         self.token = token
@@ -332,18 +333,18 @@ class _CommitOutcome:
     def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
         """Answer with the mapped error; undo the creation of a simple group."""
         fx.reply(self.token, commit_failed(self.response, error))
-        engine = self.engine
+        manager = self.manager
         group = self.group
         if group is None:
             return
         group_id = group.group_id
         if (
             self.created
-            and engine.groups.get(group_id) is group
+            and manager.groups.get(group_id) is group
             and group.state is EMPTY
             and group.generation_id == 0
             and not group.members
-            and group_id not in engine.store.groups
-            and not engine.has_offsets(group_id)
+            and group_id not in manager.store.groups
+            and not manager.has_offsets(group_id)
         ):
-            del engine.groups[group_id]
+            del manager.groups[group_id]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from coordinator.core.append_errors import offset_commit_error
 from coordinator.core.classic.state import DEAD, EMPTY
-from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.group_manager import GroupManager, valid_group_id
 from coordinator.core.messages import (
     OffsetDeleteRequest,
     OffsetDeleteResponse,
@@ -31,30 +31,31 @@ def _error(error: ErrorCode) -> OffsetDeleteResponse:
 
 
 def handle_offset_delete(
-    engine: Engine, ctx: RequestContext, req: OffsetDeleteRequest, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: OffsetDeleteRequest, token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """Handle one OffsetDelete."""
-    fx = engine.effects()
-    fx.reply(token, _delete(engine, req, now_ms, fx))
+    fx = manager.effects()
+    fx.reply(token, _delete(manager, req, now_ms, fx))
     if fx.records:
         fx.after_append(_OffsetDeleteOutcome(token))
     return fx.result()
 
 
 def _delete(
-    engine: Engine, req: OffsetDeleteRequest, now_ms: int, fx: Effects
+    manager: GroupManager, req: OffsetDeleteRequest, now_ms: int, fx: Effects
 ) -> OffsetDeleteResponse:
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=False):
         return _error(ErrorCode.INVALID_GROUP_ID)
-    if group_id in engine.share_groups:  # Kafka's ShareGroup.validateOffsetDelete
+    if group_id in manager.share_groups:  # Kafka's ShareGroup.validateOffsetDelete
         return _error(ErrorCode.GROUP_ID_NOT_FOUND)
-    consumer_group = engine.consumer_groups.get(group_id)
-    group = engine.groups.get(group_id)
+    consumer_group = manager.consumer_groups.get(group_id)
+    group = manager.groups.get(group_id)
     if consumer_group is not None:
         # Kafka's ConsumerGroup.validateOffsetDelete: any state; subscribed topics refused.
         check_subscription = bool(consumer_group.members)
-        subscribed_names = consumer_group.subscribed_topic_names(engine.topics_image)
+        subscribed_names = consumer_group.subscribed_topic_names(manager.topics_image)
 
         def is_subscribed(name: str) -> bool:
             return name in subscribed_names
@@ -80,9 +81,9 @@ def _delete(
             partitions.append({"partition_index": index, "error_code": error})
         topics.append({"name": name, "partitions": partitions})
     if eligible:
-        engine.delete_offsets(group_id, eligible, fx)
+        manager.delete_offsets(group_id, eligible, fx)
         if consumer_group is None and group is not None:
-            engine.maybe_drop_group(group, now_ms, "offsets deleted", fx)
+            manager.maybe_drop_group(group, now_ms, "offsets deleted", fx)
     return {"error_code": ErrorCode.NONE, "topics": topics}
 
 

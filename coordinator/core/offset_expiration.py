@@ -15,7 +15,7 @@ from coordinator.core.classic.group import ClassicGroup
 from coordinator.core.classic.state import EMPTY, STABLE
 from coordinator.core.consumer.group import ConsumerGroup
 from coordinator.core.consumer.records import drop_empty_consumer_group
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.result import Effects
 from coordinator.core.store import TopicPartition
 from coordinator.core.timers import RetentionTimerKey
@@ -34,7 +34,7 @@ PACKED_SCAN_GAP_MS = 1_000
 
 
 def _expired_partitions(
-    engine: Engine,
+    manager: GroupManager,
     group: ClassicGroup,
     offsets: Mapping[TopicPartition, OffsetCommitValue],
     now_ms: int,
@@ -52,7 +52,7 @@ def _expired_partitions(
         skip = group.subscribed_topics
     elif protocol_type is not None:
         return []
-    in_flight = engine.pending.keys(group.group_id)
+    in_flight = manager.pending.keys(group.group_id)
     expired = []
     for tp, value in offsets.items():
         if tp[0] in skip or tp in in_flight:
@@ -70,15 +70,15 @@ def _expired_partitions(
     return expired
 
 
-def expire_offsets(engine: Engine, now_ms: int, fx: Effects) -> None:
+def expire_offsets(manager: GroupManager, now_ms: int, fx: Effects) -> None:
     """The retention scan: tombstone expired offsets, drop Empty groups left without any,
     and re-arm the scan."""
-    if engine.retention_deadline == -1 or engine.retention_deadline > now_ms:
+    if manager.retention_deadline == -1 or manager.retention_deadline > now_ms:
         return
-    retention_ms = engine.config.offsets_retention_ms
-    store = engine.store
+    retention_ms = manager.config.offsets_retention_ms
+    store = manager.store
     budget = PACKED_GROUPS_PER_SCAN
-    for group in list(engine.groups.values()):
+    for group in list(manager.groups.values()):
         group_id = group.group_id
         packed = group_id in store.packed
         if packed:
@@ -89,29 +89,29 @@ def expire_offsets(engine: Engine, now_ms: int, fx: Effects) -> None:
             budget -= 1
         offsets = store.peek_offsets(group_id)
         if offsets:
-            expired = _expired_partitions(engine, group, offsets, now_ms, retention_ms)
+            expired = _expired_partitions(manager, group, offsets, now_ms, retention_ms)
             if expired:
-                engine.delete_offsets(group_id, expired, fx)
+                manager.delete_offsets(group_id, expired, fx)
             elif packed and group.protocol_type is None:
                 store.packed_due[group_id] = min(
                     value.commit_timestamp + retention_ms if value.expire_timestamp == -1
                     else value.expire_timestamp for value in offsets.values())
-        engine.maybe_drop_group(group, now_ms, "offsets expired", fx)
-    for consumer_group in list(engine.consumer_groups.values()):
-        _expire_consumer_group(engine, consumer_group, now_ms, retention_ms, fx)
-    schedule_retention_scan(engine, now_ms, fx, soon=budget == 0)
+        manager.maybe_drop_group(group, now_ms, "offsets expired", fx)
+    for consumer_group in list(manager.consumer_groups.values()):
+        _expire_consumer_group(manager, consumer_group, now_ms, retention_ms, fx)
+    schedule_retention_scan(manager, now_ms, fx, soon=budget == 0)
 
 
 def _expire_consumer_group(
-    engine: Engine, group: ConsumerGroup, now_ms: int, retention_ms: int, fx: Effects
+    manager: GroupManager, group: ConsumerGroup, now_ms: int, retention_ms: int, fx: Effects
 ) -> None:
     """Kafka 4's consumer groups: offsets of topics no member subscribes to expire by their
     commit timestamp (or explicit expiry); an empty group left without offsets is deleted."""
     group_id = group.group_id
-    offsets = engine.store.group_offsets(group_id)
+    offsets = manager.store.group_offsets(group_id)
     if offsets:
-        subscribed = group.subscribed_topic_names(engine.topics_image)
-        in_flight = engine.pending.keys(group_id)
+        subscribed = group.subscribed_topic_names(manager.topics_image)
+        in_flight = manager.pending.keys(group_id)
         expired = [
             tp for tp, value in offsets.items()
             if tp[0] not in subscribed and tp not in in_flight and (
@@ -120,15 +120,15 @@ def _expire_consumer_group(
             )
         ]
         if expired:
-            engine.delete_offsets(group_id, expired, fx)
-    if not group.members and not engine.has_offsets(group_id):
-        drop_empty_consumer_group(engine, group, fx)
+            manager.delete_offsets(group_id, expired, fx)
+    if not group.members and not manager.has_offsets(group_id):
+        drop_empty_consumer_group(manager, group, fx)
 
 
-def schedule_retention_scan(engine: Engine, now_ms: int, fx: Effects, *,
+def schedule_retention_scan(manager: GroupManager, now_ms: int, fx: Effects, *,
                             soon: bool = False) -> None:
     """Arm the next offset-expiration scan (``soon``: packed groups are left to look at)."""
-    interval = engine.config.offsets_retention_check_interval_ms
+    interval = manager.config.offsets_retention_check_interval_ms
     deadline = now_ms + (min(interval, PACKED_SCAN_GAP_MS) if soon else interval)
-    engine.retention_deadline = deadline
+    manager.retention_deadline = deadline
     fx.schedule(RetentionTimerKey(), deadline)

@@ -14,7 +14,7 @@ from typing import Any
 
 from coordinator.core.classic.state import DEAD
 from coordinator.core.consumer.group import ConsumerGroup
-from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.group_manager import GroupManager, valid_group_id
 from coordinator.core.messages import (
     OffsetFetchRequest,
     OffsetFetchResponse,
@@ -56,7 +56,8 @@ def _validate_consumer_fetch(group: ConsumerGroup, requested: Any) -> ErrorCode 
 
 
 def handle_offset_fetch(
-    engine: Engine, ctx: RequestContext, req: OffsetFetchRequest, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: OffsetFetchRequest, token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """Handle one OffsetFetch: offsets are returned whatever the group's state."""
     groups: list[OffsetFetchResponseGroup] = []
@@ -66,19 +67,19 @@ def handle_offset_fetch(
             groups.append({"group_id": group_id, "error_code": ErrorCode.INVALID_GROUP_ID,
                            "topics": ()})
             continue
-        if group_id in engine.share_groups:  # Kafka's ShareGroup.validateOffsetFetch
+        if group_id in manager.share_groups:  # Kafka's ShareGroup.validateOffsetFetch
             groups.append({"group_id": group_id, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
                            "topics": ()})
             continue
-        consumer_group = engine.consumer_groups.get(group_id)
+        consumer_group = manager.consumer_groups.get(group_id)
         if consumer_group is not None:
             error = _validate_consumer_fetch(consumer_group, requested)
             if error is not None:
                 groups.append({"group_id": group_id, "error_code": error, "topics": ()})
                 continue
-        group = engine.groups.get(group_id)
+        group = manager.groups.get(group_id)
         offsets = {} if group is not None and group.state is DEAD else (
-            engine.store.group_offsets(group_id))
+            manager.store.group_offsets(group_id))
         topics = requested["topics"]
         out: list[OffsetFetchResponseTopic] = []
         if topics is None:
@@ -94,15 +95,15 @@ def handle_offset_fetch(
                     "partitions": [_fetched(p, offsets.get((name, p)))
                                    for p in t["partition_indexes"]],
                 })
-        if req["require_stable"] and engine.store.pending_txn:
-            out = _unstable_marked(engine, group_id, out)
+        if req["require_stable"] and manager.store.pending_txn:
+            out = _unstable_marked(manager, group_id, out)
         groups.append({"group_id": group_id, "error_code": ErrorCode.NONE, "topics": out})
     response: OffsetFetchResponse = {"groups": groups}
     return Result((), (Reply(token, response),))
 
 
 def _unstable_marked(
-    engine: Engine, group_id: str, topics: list[OffsetFetchResponseTopic]
+    manager: GroupManager, group_id: str, topics: list[OffsetFetchResponseTopic]
 ) -> list[OffsetFetchResponseTopic]:
     """Partitions with a pending transactional offset: UNSTABLE_OFFSET_COMMIT, offset -1."""
     out: list[OffsetFetchResponseTopic] = []
@@ -110,7 +111,7 @@ def _unstable_marked(
         name = t["name"]
         partitions: list[OffsetFetchResponsePartition] = []
         for p in t["partitions"]:
-            if has_pending_offset(engine, group_id, name, p["partition_index"]):
+            if has_pending_offset(manager, group_id, name, p["partition_index"]):
                 p = {**_fetched(p["partition_index"], None),
                      "error_code": ErrorCode.UNSTABLE_OFFSET_COMMIT}
             partitions.append(p)

@@ -24,7 +24,7 @@ from typing import Any, TypedDict
 from coordinator.core.append_errors import offset_commit_error
 from coordinator.core.classic.group import ClassicGroup
 from coordinator.core.classic.state import EMPTY
-from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.group_manager import GroupManager, valid_group_id
 from coordinator.core.messages import (
     OffsetCommitResponse,
     OffsetCommitResponsePartition,
@@ -65,38 +65,38 @@ class TxnMarkerRequest(TypedDict):
 
 
 def _validate(
-    engine: Engine, ctx: RequestContext, req: Mapping[str, Any], now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: Mapping[str, Any], now_ms: int
 ) -> ErrorCode | None:
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=True):
         return ErrorCode.INVALID_GROUP_ID
-    if group_id in engine.share_groups:  # Kafka's ShareGroup.validateOffsetCommit
+    if group_id in manager.share_groups:  # Kafka's ShareGroup.validateOffsetCommit
         return ErrorCode.GROUP_ID_NOT_FOUND
-    consumer_group = engine.consumer_groups.get(group_id)
+    consumer_group = manager.consumer_groups.get(group_id)
     if consumer_group is not None:
         return validate_consumer_commit(consumer_group, req["generation_id"], req["member_id"],
                                         ctx.api_version, transactional=True)
-    group = engine.groups.get(group_id)
+    group = manager.groups.get(group_id)
     if group is None:
         if req["generation_id"] >= 0:
             return ErrorCode.ILLEGAL_GENERATION
         group = ClassicGroup(group_id, EMPTY, now_ms)
-        engine.groups[group_id] = group
+        manager.groups[group_id] = group
     return validate_classic_commit(group, req["generation_id"], req["member_id"],
                                    req["group_instance_id"], transactional=True)
 
 
 def handle_txn_offset_commit(
-    engine: Engine, ctx: RequestContext, req: Any, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: Any, token: ReplyToken, now_ms: int
 ) -> Result:
     """Stage a transaction's offsets until its marker (answered once they are in the log)."""
-    error = _validate(engine, ctx, req, now_ms)
+    error = _validate(manager, ctx, req, now_ms)
     if error is not None:
         return Result((), (Reply(token, all_partitions(req["topics"], error)),))
     group_id = req["group_id"]
     producer_id = req["producer_id"]
-    limit = engine.config.offset_metadata_max_bytes
-    fx = engine.effects()
+    limit = manager.config.offset_metadata_max_bytes
+    fx = manager.effects()
     topics: list[OffsetCommitResponseTopic] = []
     for topic in req["topics"]:
         name = topic["name"]
@@ -123,14 +123,15 @@ def handle_txn_offset_commit(
 
 
 def handle_txn_marker(
-    engine: Engine, ctx: RequestContext, req: TxnMarkerRequest, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: TxnMarkerRequest, token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """The marker of ``producer_id``'s transaction on an offsets partition: commit (write
     the staged offsets of the partition's groups) or abort (drop them); either way the
     staged records are tombstoned."""
-    fx = engine.effects()
+    fx = manager.effects()
     producer_id = req["producer_id"]
-    by_group = engine.store.pending_txn.get(producer_id, {})
+    by_group = manager.store.pending_txn.get(producer_id, {})
     for group_id in req["group_ids"]:
         for (topic, partition), staged in by_group.get(group_id, {}).items():
             if req["committed"]:
@@ -168,9 +169,9 @@ class _Answered:
         fx.reply(self.token, failed)
 
 
-def has_pending_offset(engine: Engine, group_id: str, topic: str, partition: int) -> bool:
+def has_pending_offset(manager: GroupManager, group_id: str, topic: str, partition: int) -> bool:
     """Whether an open transaction holds an offset for the partition (require_stable)."""
     return any(
         (topic, partition) in groups.get(group_id, ())
-        for groups in engine.store.pending_txn.values()
+        for groups in manager.store.pending_txn.values()
     )

@@ -162,15 +162,15 @@ def refresh_topics_image(ctx: RequestContext) -> None:
     store = ctx.state.topics
     if store is None:
         return
-    engine = group_runtime(ctx).coordinator
-    if engine.topics_image.version == store.version:
+    manager = group_runtime(ctx).coordinator
+    if manager.topics_image.version == store.version:
         return
     # Imported here: a module-level import runs coordinator.core's __init__ (the whole group
     # core, 43 modules) before the first Metadata, which this module's helpers also serve.
     from coordinator.core.topics_image import TopicsImage
 
     topics = (topic for name in store.names() if (topic := store.get(name)) is not None)
-    engine.topics_image = TopicsImage(
+    manager.topics_image = TopicsImage(
         ((topic.name, topic.topic_id, len(topic.partitions)) for topic in topics),
         version=store.version,
     )

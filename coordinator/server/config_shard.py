@@ -8,7 +8,7 @@ quota records and applies them once durable (``coordinator.configs.store``,
   its own) becomes the static config overlaid with the cluster-wide default and then that
   broker's dynamic configs (``BROKER`` resource ``"N"``), so every reader of
   ``ctx.state.config`` on that broker sees a change at once.
-- Group configs: the group coordinator reads them (``Engine.group_configs``).
+- Group configs: the group coordinator reads them (``GroupManager.group_configs``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 (``offset_commit.shared_answer``) and its encoding kept per version in its
 ``encoded_tails`` by ``wire.apis.offset_commit``: the frames equal the construct codec's for a
 plain dict of the same answer, byte for byte, for every version and correlation id, and
-the cache of shared answers -- the engine's, not a module's -- stays within its bound."""
+the cache of shared answers -- the manager's, not a module's -- stays within its bound."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import wire
 from coordinator.config import CoordinatorConfig
 from coordinator.core import offset_commit
-from coordinator.core.engine import SHARED_ANSWERS_LIMIT, Engine
+from coordinator.core.group_manager import SHARED_ANSWERS_LIMIT, GroupManager
 from wire import fast_codec
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -25,8 +25,8 @@ SHAPES = st.lists(
 ).map(tuple)
 
 
-def _engine() -> Engine:
-    return Engine(CoordinatorConfig(), lambda: "id")
+def _manager() -> GroupManager:
+    return GroupManager(CoordinatorConfig(), lambda: "id")
 
 
 def _plain(shape: Any) -> dict[str, Any]:
@@ -40,12 +40,12 @@ def _plain(shape: Any) -> dict[str, Any]:
 def test_shared_answer_encodes_as_the_codec(
     shape: Any, version: int, first: int, second: int
 ) -> None:
-    engine = _engine()
-    answer = offset_commit.shared_answer(engine, shape)
+    manager = _manager()
+    answer = offset_commit.shared_answer(manager, shape)
     assert type(answer) is offset_commit.SharedAnswer
     assert answer == _plain(shape)
-    assert offset_commit.shared_answer(engine, shape) is answer  # one per shape
-    assert offset_commit.shared_answer(_engine(), shape) is not answer  # per engine
+    assert offset_commit.shared_answer(manager, shape) is answer  # one per shape
+    assert offset_commit.shared_answer(_manager(), shape) is not answer  # per manager
     for correlation_id in (first, second, first):  # the kept encoding, then reused
         assert fast_codec.encode_response(8, version, correlation_id, answer) == \
             wire.encode_response(8, version, correlation_id, _plain(shape))
@@ -53,11 +53,11 @@ def test_shared_answer_encodes_as_the_codec(
 
 def test_shared_answers_stay_within_their_bound() -> None:
     limit = SHARED_ANSWERS_LIMIT
-    engine = _engine()
-    held = engine.shared_answers
+    manager = _manager()
+    held = manager.shared_answers
     for n in range(limit * 2 + 3):
         shape = (("t", (n,)),)
-        answer = offset_commit.shared_answer(engine, shape)
+        answer = offset_commit.shared_answer(manager, shape)
         assert answer == _plain(shape)
         assert len(held) <= limit
     assert 0 < len(held) <= limit
@@ -69,7 +69,7 @@ def test_a_refused_partition_gets_its_own_answer() -> None:
     class Config:
         offset_metadata_max_bytes = 4
 
-    class Engine:
+    class GroupManager:
         config = Config()
         shared_answers: dict[Any, Any] = {}
 
@@ -78,7 +78,7 @@ def test_a_refused_partition_gets_its_own_answer() -> None:
             {"partition_index": i, "committed_offset": 1, "committed_leader_epoch": -1,
              "committed_metadata": metadata, "commit_timestamp": -1}
             for i, metadata in enumerate(["", "toolong", None])]}]}
-    records, answer = offset_commit.commit_records(Engine(), request, 8, 1000)  # type: ignore[arg-type]
+    records, answer = offset_commit.commit_records(GroupManager(), request, 8, 1000)  # type: ignore[arg-type]
     assert type(answer) is dict
     assert answer == {"topics": [{"name": "t", "partitions": [
         {"partition_index": 0, "error_code": 0},

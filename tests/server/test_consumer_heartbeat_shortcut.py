@@ -226,8 +226,8 @@ async def test_config_change_is_followed(
     kcoord: Kcoord, mock_clock: trio.testing.MockClock
 ) -> None:
     epoch = await _stable_member(kcoord, "m-1")
-    engine = kcoord.runtime.coordinator
-    engine.config = dataclasses.replace(engine.config, group_consumer_heartbeat_interval_ms=6_000,
+    manager = kcoord.runtime.coordinator
+    manager.config = dataclasses.replace(manager.config, group_consumer_heartbeat_interval_ms=6_000,
                                         group_consumer_session_timeout_ms=50_000)
     now = kcoord.runtime.now_ms()
     pending, answer, timers = await kcoord.submit("m-1", epoch)
@@ -236,7 +236,7 @@ async def test_config_change_is_followed(
     assert timers[_session("m-1")] == now + 50_000
     full_answer, full_timers = await kcoord.full_path("m-1", epoch)
     assert (full_answer, full_timers) == (answer, timers)
-    engine.config = dataclasses.replace(engine.config,
+    manager.config = dataclasses.replace(manager.config,
                                         group_coordinator_rebalance_protocols="classic")
     pending, answer, _ = await kcoord.submit("m-1", epoch)
     assert type(pending) is PendingReply

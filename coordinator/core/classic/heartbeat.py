@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from coordinator.core.classic.state import DEAD, EMPTY, PREPARING_REBALANCE
 from coordinator.core.consumer.classic_members import classic_heartbeat_to_consumer_group
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.messages import HeartbeatRequest, HeartbeatResponse, RequestContext
 from coordinator.core.result import Reply, ReplyToken, Result, ScheduleTimer, unchanged
 from wire.constants import ErrorCode
@@ -28,20 +28,21 @@ def _answer(token: ReplyToken, error: ErrorCode) -> Result:
 
 
 def handle_heartbeat(
-    engine: Engine, ctx: RequestContext, req: HeartbeatRequest, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: HeartbeatRequest, token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """Handle one Heartbeat."""
     group_id = req["group_id"]
     if not group_id:
         return _answer(token, ErrorCode.INVALID_GROUP_ID)
-    group = engine.groups.get(group_id)
+    group = manager.groups.get(group_id)
     if group is None:
-        consumer_group = engine.consumer_groups.get(group_id)
+        consumer_group = manager.consumer_groups.get(group_id)
         if consumer_group is None:
             return _answer(token, ErrorCode.UNKNOWN_MEMBER_ID)
         # A classic member inside a consumer group.
-        fx = engine.effects()
-        error = classic_heartbeat_to_consumer_group(engine, consumer_group, req, now_ms, fx)
+        fx = manager.effects()
+        error = classic_heartbeat_to_consumer_group(manager, consumer_group, req, now_ms, fx)
         fx.reply(token, _RESPONSES[error])
         return fx.result()
     state = group.state

@@ -26,8 +26,8 @@ from coordinator.core.classic.state import (
 )
 from coordinator.core.consumer.classic_members import classic_join_to_consumer_group
 from coordinator.core.consumer.records import drop_empty_consumer_group
-from coordinator.core.engine import Engine, valid_group_id
 from coordinator.core.errors import CoordinatorStateError
+from coordinator.core.group_manager import GroupManager, valid_group_id
 from coordinator.core.messages import (
     JoinGroupRequest,
     RequestContext,
@@ -61,11 +61,11 @@ def validate_current_member(
     return None
 
 
-def _accept_joining_member(engine: Engine, group: ClassicGroup, member_id: str) -> bool:
+def _accept_joining_member(manager: GroupManager, group: ClassicGroup, member_id: str) -> bool:
     """KIP-389 admission: while preparing, count awaiting members so the last rejoiners are
     the ones kicked out when the group is over capacity."""
     state = group.state
-    max_size = engine.config.group_max_size
+    max_size = manager.config.group_max_size
     if state is EMPTY or state is DEAD:
         return True
     if state is PREPARING_REBALANCE:
@@ -77,11 +77,12 @@ def _accept_joining_member(engine: Engine, group: ClassicGroup, member_id: str) 
 
 
 def handle_join_group(
-    engine: Engine, ctx: RequestContext, req: JoinGroupRequest, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: JoinGroupRequest, token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """Handle one JoinGroup; the reply may be parked until the join phase completes."""
-    fx = engine.effects()
-    _join_group(engine, ctx, req, token, now_ms, fx)
+    fx = manager.effects()
+    _join_group(manager, ctx, req, token, now_ms, fx)
     return fx.result()
 
 
@@ -95,7 +96,7 @@ def _rebalance_timeout(ctx: RequestContext, req: JoinGroupRequest) -> int:
 
 
 def _join_group(
-    engine: Engine,
+    manager: GroupManager,
     ctx: RequestContext,
     req: JoinGroupRequest,
     token: ReplyToken,
@@ -106,7 +107,7 @@ def _join_group(
     if not valid_group_id(group_id, allow_empty=False):
         _error(token, req["member_id"], ErrorCode.INVALID_GROUP_ID, fx)
         return
-    config = engine.config
+    config = manager.config
     session_timeout = req["session_timeout_ms"]
     if not (
         config.group_min_session_timeout_ms
@@ -115,18 +116,18 @@ def _join_group(
     ):
         _error(token, req["member_id"], ErrorCode.INVALID_SESSION_TIMEOUT, fx)
         return
-    if group_id in engine.share_groups:  # Kafka: the group exists but is no consumer group
+    if group_id in manager.share_groups:  # Kafka: the group exists but is no consumer group
         _error(token, "", ErrorCode.INCONSISTENT_GROUP_PROTOCOL, fx)
         return
     is_unknown = req["member_id"] == ""
-    consumer_group = engine.consumer_groups.get(group_id)
+    consumer_group = manager.consumer_groups.get(group_id)
     if consumer_group is not None:
         if consumer_group.members:
             # A classic member inside a consumer group (KIP-848 online migration).
-            classic_join_to_consumer_group(engine, consumer_group, ctx, req, token, now_ms, fx)
+            classic_join_to_consumer_group(manager, consumer_group, ctx, req, token, now_ms, fx)
             return
-        drop_empty_consumer_group(engine, consumer_group, fx)
-    group = engine.groups.get(group_id)
+        drop_empty_consumer_group(manager, consumer_group, fx)
+    group = manager.groups.get(group_id)
     if group is None and not is_unknown:
         _error(token, req["member_id"], ErrorCode.UNKNOWN_MEMBER_ID, fx)
         return
@@ -138,27 +139,27 @@ def _join_group(
         return
     if group is None:
         group = ClassicGroup(group_id, EMPTY, now_ms)
-        engine.groups[group_id] = group
+        manager.groups[group_id] = group
 
-    if not _accept_joining_member(engine, group, req["member_id"]):
+    if not _accept_joining_member(manager, group, req["member_id"]):
         member = group.members.get(req["member_id"])
         group.remove(req["member_id"])
         if member is not None:
-            engine.cancel_heartbeat(member, fx)
-            engine.event(fx, group, "member_leave", now_ms, reason="group max size reached",
+            manager.cancel_heartbeat(member, fx)
+            manager.event(fx, group, "member_leave", now_ms, reason="group max size reached",
                          member=member)
         _error(token, "", ErrorCode.GROUP_MAX_SIZE_REACHED, fx)
     elif is_unknown:
-        _join_new_member(engine, group, ctx, req, token, now_ms, fx)
+        _join_new_member(manager, group, ctx, req, token, now_ms, fx)
     else:
-        _join_current_member(engine, group, ctx, req, token, now_ms, fx)
+        _join_current_member(manager, group, ctx, req, token, now_ms, fx)
 
     if group.state is PREPARING_REBALANCE:
-        engine.maybe_complete_join(group, now_ms, fx)
+        manager.maybe_complete_join(group, now_ms, fx)
 
 
 def _join_new_member(
-    engine: Engine,
+    manager: GroupManager,
     group: ClassicGroup,
     ctx: RequestContext,
     req: JoinGroupRequest,
@@ -174,15 +175,15 @@ def _join_new_member(
         _error(token, "", ErrorCode.INCONSISTENT_GROUP_PROTOCOL, fx)
         return
     instance_id = req["group_instance_id"]
-    new_member_id = engine.new_member_id(ctx.client_id or "", instance_id)
+    new_member_id = manager.new_member_id(ctx.client_id or "", instance_id)
     if instance_id is not None:
         old_member_id = group.static_members.get(instance_id)
         if old_member_id is not None:
             _update_static_member_and_rebalance(
-                engine, group, ctx, req, protocols, old_member_id, new_member_id, token, now_ms, fx
+                manager, group, ctx, req, protocols, old_member_id, new_member_id, token, now_ms, fx
             )
         else:
-            _add_member_and_rebalance(engine, group, ctx, req, protocols, new_member_id, token,
+            _add_member_and_rebalance(manager, group, ctx, req, protocols, new_member_id, token,
                                       now_ms, fx)
     elif ctx.api_version >= 4:
         # KIP-394: hand out an id and wait for the member to come back with it.
@@ -191,12 +192,12 @@ def _join_new_member(
         fx.schedule(HeartbeatTimerKey(group.group_id, new_member_id), deadline)
         _error(token, new_member_id, ErrorCode.MEMBER_ID_REQUIRED, fx)
     else:
-        _add_member_and_rebalance(engine, group, ctx, req, protocols, new_member_id, token,
+        _add_member_and_rebalance(manager, group, ctx, req, protocols, new_member_id, token,
                                   now_ms, fx)
 
 
 def _join_current_member(
-    engine: Engine,
+    manager: GroupManager,
     group: ClassicGroup,
     ctx: RequestContext,
     req: JoinGroupRequest,
@@ -219,7 +220,7 @@ def _join_current_member(
                 f"Received unexpected JoinGroup with groupInstanceId={instance_id} "
                 f"for pending member with memberId={member_id}"
             )
-        _add_member_and_rebalance(engine, group, ctx, req, protocols, member_id, token, now_ms, fx)
+        _add_member_and_rebalance(manager, group, ctx, req, protocols, member_id, token, now_ms, fx)
         return
     error = validate_current_member(group, member_id, req["group_instance_id"])
     if error is not None:
@@ -228,22 +229,22 @@ def _join_current_member(
     member = group.members[member_id]
     state = group.state
     if state is PREPARING_REBALANCE:
-        _update_member_and_rebalance(engine, group, member, ctx, req, protocols, token, now_ms,
+        _update_member_and_rebalance(manager, group, member, ctx, req, protocols, token, now_ms,
                                      "member join", fx)
     elif state is COMPLETING_REBALANCE:
         if member.matches(protocols):
             # Same metadata (the member probably lost the first answer): resend the generation.
             _reply_current_generation(group, member_id, token, fx, with_members=True)
         else:
-            _update_member_and_rebalance(engine, group, member, ctx, req, protocols, token, now_ms,
+            _update_member_and_rebalance(manager, group, member, ctx, req, protocols, token, now_ms,
                                          "member metadata changed", fx)
     elif state is STABLE:
         if group.is_leader(member_id):
             # A leader rejoin forces a rebalance so it can react to metadata changes.
-            _update_member_and_rebalance(engine, group, member, ctx, req, protocols, token, now_ms,
+            _update_member_and_rebalance(manager, group, member, ctx, req, protocols, token, now_ms,
                                          "leader rejoin", fx)
         elif not member.matches(protocols):
-            _update_member_and_rebalance(engine, group, member, ctx, req, protocols, token, now_ms,
+            _update_member_and_rebalance(manager, group, member, ctx, req, protocols, token, now_ms,
                                          "member metadata changed", fx)
         else:
             _reply_current_generation(group, member_id, token, fx, with_members=False)
@@ -269,7 +270,7 @@ def _park_join(group: ClassicGroup, member: Member, token: ReplyToken, fx: Effec
 
 
 def _update_member_and_rebalance(
-    engine: Engine,
+    manager: GroupManager,
     group: ClassicGroup,
     member: Member,
     ctx: RequestContext,
@@ -284,11 +285,11 @@ def _update_member_and_rebalance(
     group.update_member(
         member, protocols, _rebalance_timeout(ctx, req), req["session_timeout_ms"], token
     )
-    engine.maybe_prepare_rebalance(group, now_ms, reason, fx)
+    manager.maybe_prepare_rebalance(group, now_ms, reason, fx)
 
 
 def _add_member_and_rebalance(
-    engine: Engine,
+    manager: GroupManager,
     group: ClassicGroup,
     ctx: RequestContext,
     req: JoinGroupRequest,
@@ -315,13 +316,13 @@ def _add_member_and_rebalance(
         group.new_member_added = True
     group.add(member, token)
     # New members cannot heartbeat yet; their parked JoinGroup expires after 5 minutes.
-    engine.reschedule_heartbeat(member, now_ms, fx, NEW_MEMBER_JOIN_TIMEOUT_MS)
-    engine.event(fx, group, "member_join", now_ms, reason=req["reason"] or "", member=member)
-    engine.maybe_prepare_rebalance(group, now_ms, "member join", fx)
+    manager.reschedule_heartbeat(member, now_ms, fx, NEW_MEMBER_JOIN_TIMEOUT_MS)
+    manager.event(fx, group, "member_join", now_ms, reason=req["reason"] or "", member=member)
+    manager.maybe_prepare_rebalance(group, now_ms, "member join", fx)
 
 
 def _update_static_member_and_rebalance(
-    engine: Engine,
+    manager: GroupManager,
     group: ClassicGroup,
     ctx: RequestContext,
     req: JoinGroupRequest,
@@ -339,10 +340,10 @@ def _update_static_member_and_rebalance(
     old_protocols = member.protocols
     old_rebalance_timeout_ms = member.rebalance_timeout_ms
     old_session_timeout_ms = member.session_timeout_ms
-    engine.cancel_heartbeat(member, fx)
+    manager.cancel_heartbeat(member, fx)
     group.replace_static_member(instance_id, old_member_id, new_member_id, fx)
-    engine.reschedule_heartbeat(member, now_ms, fx)
-    engine.event(fx, group, "static_replace", now_ms, reason=f"replaced {old_member_id}",
+    manager.reschedule_heartbeat(member, now_ms, fx)
+    manager.event(fx, group, "static_replace", now_ms, reason=f"replaced {old_member_id}",
                  member=member)
     group.update_member(
         member, protocols, _rebalance_timeout(ctx, req), req["session_timeout_ms"], token
@@ -352,19 +353,19 @@ def _update_static_member_and_rebalance(
         if group.protocol_name == group.select_protocol():
             # Same selected protocol: no rebalance, just persist the new member id. The
             # member's JoinGroup is answered once that record is in the log.
-            engine.store_group(group, group.group_assignment(), fx)
+            manager.store_group(group, group.group_assignment(), fx)
             fx.after_append(_PersistedReplacement(
-                engine, group, instance_id, old_member_id, new_member_id, current_leader,
+                manager, group, instance_id, old_member_id, new_member_id, current_leader,
                 (old_protocols, old_rebalance_timeout_ms, old_session_timeout_ms),
                 ctx.api_version >= 9,
             ))
         else:
-            engine.maybe_prepare_rebalance(
+            manager.maybe_prepare_rebalance(
                 group, now_ms, "static member replaced with protocol change", fx
             )
     elif state is COMPLETING_REBALANCE:
         # The leader may already have assigned to the old member id: rebalance.
-        engine.prepare_rebalance(group, now_ms, "static member replaced", fx)
+        manager.prepare_rebalance(group, now_ms, "static member replaced", fx)
     elif state is EMPTY or state is DEAD:
         raise CoordinatorStateError(
             f"Group {group.group_id} was not supposed to be in the state {state.value} "
@@ -378,9 +379,9 @@ class _PersistedReplacement:
 
     __slots__ = (
         "current_leader",
-        "engine",
         "group",
         "instance_id",
+        "manager",
         "new_member_id",
         "old_member",
         "old_member_id",
@@ -389,7 +390,7 @@ class _PersistedReplacement:
 
     def __init__(
         self,
-        engine: Engine,
+        manager: GroupManager,
         group: ClassicGroup,
         instance_id: str,
         old_member_id: str,
@@ -398,7 +399,7 @@ class _PersistedReplacement:
         old_member: tuple[Protocols, int, int],
         skip_assignment_supported: bool,
     ) -> None:
-        self.engine = engine
+        self.manager = manager
         self.group = group
         self.instance_id = instance_id
         self.old_member_id = old_member_id
@@ -410,7 +411,7 @@ class _PersistedReplacement:
     def _member(self) -> Member | None:
         """The replacement, if it is still the instance's member of the live group."""
         group = self.group
-        if self.engine.groups.get(group.group_id) is not group:
+        if self.manager.groups.get(group.group_id) is not group:
             return None
         if group.static_members.get(self.instance_id) != self.new_member_id:
             return None
@@ -451,9 +452,9 @@ class _PersistedReplacement:
         token = member.join_token
         protocols, rebalance_timeout_ms, session_timeout_ms = self.old_member
         group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, None)
-        self.engine.cancel_heartbeat(member, fx)
+        self.manager.cancel_heartbeat(member, fx)
         group.replace_static_member(self.instance_id, self.new_member_id, self.old_member_id, fx)
-        self.engine.reschedule_heartbeat(member, now_ms, fx)
+        self.manager.reschedule_heartbeat(member, now_ms, fx)
         fx.reply(token, group.join_response(
             "", leader=self.current_leader, error_code=group_metadata_error(error)
         ))

@@ -17,7 +17,7 @@ from coordinator.core.consumer.classic_members import (
     LeaveRebuildOnFailure,
     classic_leave_to_consumer_group,
 )
-from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.group_manager import GroupManager, valid_group_id
 from coordinator.core.messages import (
     LeaveGroupRequest,
     LeaveGroupResponse,
@@ -33,10 +33,11 @@ __all__ = ["handle_leave_group"]
 
 
 def handle_leave_group(
-    engine: Engine, ctx: RequestContext, req: LeaveGroupRequest, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: LeaveGroupRequest, token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """Handle one LeaveGroup."""
-    fx = engine.effects()
+    fx = manager.effects()
     legacy = ctx.api_version < 3
     if legacy:  # v0-2: one member id, no batch
         identities: Sequence[MemberIdentity] = (
@@ -45,10 +46,10 @@ def handle_leave_group(
     else:
         identities = req["members"]
     group_id = req["group_id"]
-    of_consumer_group = group_id in engine.consumer_groups
-    response = _leave(engine, group_id, identities, now_ms, fx)
+    of_consumer_group = group_id in manager.consumer_groups
+    response = _leave(manager, group_id, identities, now_ms, fx)
     if of_consumer_group and fx.records:  # classic members left: answered once in the log
-        fx.after_append(LeaveRebuildOnFailure(engine, group_id, token))
+        fx.after_append(LeaveRebuildOnFailure(manager, group_id, token))
     if legacy and response["error_code"] == ErrorCode.NONE and response["members"]:
         # v0-2 answers with the member's error at the top level (LeaveGroupResponse's
         # constructor does the same).
@@ -59,7 +60,7 @@ def handle_leave_group(
 
 
 def _leave(
-    engine: Engine,
+    manager: GroupManager,
     group_id: str,
     identities: Sequence[MemberIdentity],
     now_ms: int,
@@ -67,12 +68,12 @@ def _leave(
 ) -> LeaveGroupResponse:
     if not valid_group_id(group_id, allow_empty=False):
         return {"error_code": ErrorCode.INVALID_GROUP_ID, "members": ()}
-    if group_id in engine.share_groups:  # Kafka: UnknownMemberIdException, for the request
+    if group_id in manager.share_groups:  # Kafka: UnknownMemberIdException, for the request
         return {"error_code": ErrorCode.UNKNOWN_MEMBER_ID, "members": ()}
-    group = engine.groups.get(group_id)
-    consumer_group = engine.consumer_groups.get(group_id)
+    group = manager.groups.get(group_id)
+    consumer_group = manager.consumer_groups.get(group_id)
     if group is None and consumer_group is not None:  # classic members of a consumer group
-        return classic_leave_to_consumer_group(engine, consumer_group, list(identities), now_ms,
+        return classic_leave_to_consumer_group(manager, consumer_group, list(identities), now_ms,
                                                fx)
     if group is None:
         return {
@@ -90,7 +91,7 @@ def _leave(
         return {"error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "members": ()}
     results = []
     for identity in identities:
-        error = _leave_one(engine, group, identity, now_ms, fx)
+        error = _leave_one(manager, group, identity, now_ms, fx)
         results.append(
             LeaveGroupResponseMember(
                 member_id=identity["member_id"],
@@ -102,7 +103,7 @@ def _leave(
 
 
 def _leave_one(
-    engine: Engine, group: ClassicGroup, identity: MemberIdentity, now_ms: int, fx: Effects
+    manager: GroupManager, group: ClassicGroup, identity: MemberIdentity, now_ms: int, fx: Effects
 ) -> ErrorCode:
     member_id = identity["member_id"]
     instance_id = identity["group_instance_id"]
@@ -112,21 +113,21 @@ def _leave_one(
         current = None if instance_id is None else group.static_members.get(instance_id)
         if current is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        _remove_current_member(engine, group, current, reason, now_ms, fx)
+        _remove_current_member(manager, group, current, reason, now_ms, fx)
         return ErrorCode.NONE
     if member_id in group.pending_members:
         fx.cancel(HeartbeatTimerKey(group.group_id, member_id))
-        engine.remove_pending_member_and_update_group(group, member_id, now_ms, fx)
+        manager.remove_pending_member_and_update_group(group, member_id, now_ms, fx)
         return ErrorCode.NONE
     error = validate_current_member(group, member_id, instance_id)
     if error is not None:
         return error
-    _remove_current_member(engine, group, member_id, reason, now_ms, fx)
+    _remove_current_member(manager, group, member_id, reason, now_ms, fx)
     return ErrorCode.NONE
 
 
 def _remove_current_member(
-    engine: Engine,
+    manager: GroupManager,
     group: ClassicGroup,
     member_id: str,
     reason: str | None,
@@ -134,6 +135,6 @@ def _remove_current_member(
     fx: Effects,
 ) -> None:
     member = group.members[member_id]
-    engine.event(fx, group, "member_leave", now_ms, reason=reason or "", member=member)
-    engine.cancel_heartbeat(member, fx)
-    engine.remove_member_and_update_group(group, member, now_ms, "member leave", fx)
+    manager.event(fx, group, "member_leave", now_ms, reason=reason or "", member=member)
+    manager.cancel_heartbeat(member, fx)
+    manager.remove_member_and_update_group(group, member, now_ms, "member leave", fx)

@@ -20,7 +20,7 @@ from coordinator.core.classic.state import (
     STABLE,
 )
 from coordinator.core.consumer.classic_members import classic_sync_to_consumer_group
-from coordinator.core.engine import Engine, valid_group_id
+from coordinator.core.group_manager import GroupManager, valid_group_id
 from coordinator.core.messages import (
     RequestContext,
     SyncGroupRequest,
@@ -38,27 +38,28 @@ def _inconsistent(requested: str | None, current: str | None) -> bool:
 
 
 def handle_sync_group(
-    engine: Engine, ctx: RequestContext, req: SyncGroupRequest, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: SyncGroupRequest, token: ReplyToken,
+    now_ms: int,
 ) -> Result:
     """Handle one SyncGroup; followers' replies are parked until the leader's assignment is
     in the log."""
-    fx = engine.effects()
-    _sync_group(engine, req, token, now_ms, fx)
+    fx = manager.effects()
+    _sync_group(manager, req, token, now_ms, fx)
     return fx.result()
 
 
 def _sync_group(
-    engine: Engine, req: SyncGroupRequest, token: ReplyToken, now_ms: int, fx: Effects
+    manager: GroupManager, req: SyncGroupRequest, token: ReplyToken, now_ms: int, fx: Effects
 ) -> None:
     group_id = req["group_id"]
     if not valid_group_id(group_id, allow_empty=False):
         fx.reply(token, sync_group_error(ErrorCode.INVALID_GROUP_ID))
         return
-    group = engine.groups.get(group_id)
+    group = manager.groups.get(group_id)
     if group is None:
-        consumer_group = engine.consumer_groups.get(group_id)
+        consumer_group = manager.consumer_groups.get(group_id)
         if consumer_group is not None:  # a classic member inside a consumer group
-            fx.reply(token, classic_sync_to_consumer_group(engine, consumer_group, req, now_ms,
+            fx.reply(token, classic_sync_to_consumer_group(manager, consumer_group, req, now_ms,
                                                            fx))
             return
         fx.reply(token, sync_group_error(ErrorCode.UNKNOWN_MEMBER_ID))
@@ -91,7 +92,7 @@ def _sync_group(
             # Kafka overwrites the older parked SyncGroup; kcoord answers it instead.
             group.complete_sync(member, sync_group_error(ErrorCode.REBALANCE_IN_PROGRESS), fx)
         member.sync_token = token
-        engine.remove_pending_sync_member(group, member_id, fx)
+        manager.remove_pending_sync_member(group, member_id, fx)
         if group.is_leader(member_id):
             assignment: dict[str, bytes] = {}
             for a in req["assignments"]:
@@ -101,16 +102,16 @@ def _sync_group(
             if group_record_bytes(group, assignment) > MAX_GROUP_RECORD_BYTES:
                 # An assignment the log could not store (group_size.py): every member
                 # awaiting it gets MESSAGE_TOO_LARGE, and the group rebalances.
-                engine.reset_and_propagate_assignment_error(
+                manager.reset_and_propagate_assignment_error(
                     group, ErrorCode.MESSAGE_TOO_LARGE, now_ms, fx)
-                engine.maybe_prepare_rebalance(
+                manager.maybe_prepare_rebalance(
                     group, now_ms, f"assignment from {member_id} too large to store", fx)
                 return
             # The group stays CompletingRebalance until the assignment is in the log.
-            engine.store_group(group, assignment, fx)
-            fx.after_append(_StoredAssignment(engine, group, generation, member_id, assignment))
+            manager.store_group(group, assignment, fx)
+            fx.after_append(_StoredAssignment(manager, group, generation, member_id, assignment))
     elif state is STABLE:
-        engine.remove_pending_sync_member(group, member_id, fx)
+        manager.remove_pending_sync_member(group, member_id, fx)
         member = group.members[member_id]
         response: SyncGroupResponse = {
             "error_code": ErrorCode.NONE,
@@ -119,7 +120,7 @@ def _sync_group(
             "assignment": member.assignment,
         }
         fx.reply(token, response)
-        engine.reschedule_heartbeat(member, now_ms, fx)
+        manager.reschedule_heartbeat(member, now_ms, fx)
 
 
 class _StoredAssignment:
@@ -127,17 +128,17 @@ class _StoredAssignment:
     member may have joined meanwhile: only a group still CompletingRebalance in the same
     generation is touched."""
 
-    __slots__ = ("assignment", "engine", "generation", "group", "member_id")
+    __slots__ = ("assignment", "generation", "group", "manager", "member_id")
 
     def __init__(
         self,
-        engine: Engine,
+        manager: GroupManager,
         group: ClassicGroup,
         generation: int,
         member_id: str,
         assignment: dict[str, bytes],
     ) -> None:
-        self.engine = engine
+        self.manager = manager
         self.group = group
         self.generation = generation
         self.member_id = member_id
@@ -146,7 +147,7 @@ class _StoredAssignment:
     def _current(self) -> bool:
         group = self.group
         return (
-            self.engine.groups.get(group.group_id) is group
+            self.manager.groups.get(group.group_id) is group
             and group.state is COMPLETING_REBALANCE
             and group.generation_id == self.generation
         )
@@ -154,7 +155,7 @@ class _StoredAssignment:
     def appended(self, now_ms: int, fx: Effects) -> None:
         """Hand every member its assignment and go Stable."""
         if self._current():
-            self.engine.set_and_propagate_assignment(self.group, self.assignment, now_ms, fx)
+            self.manager.set_and_propagate_assignment(self.group, self.assignment, now_ms, fx)
             self.group.transition_to(STABLE, now_ms)
 
     def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
@@ -162,8 +163,8 @@ class _StoredAssignment:
         if not self._current():
             return
         code = group_metadata_error(error)
-        self.engine.reset_and_propagate_assignment_error(self.group, code, now_ms, fx)
-        self.engine.maybe_prepare_rebalance(
+        self.manager.reset_and_propagate_assignment_error(self.group, code, now_ms, fx)
+        self.manager.maybe_prepare_rebalance(
             self.group,
             now_ms,
             f"Error {code.name} when storing group assignment during SyncGroup "

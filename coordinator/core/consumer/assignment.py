@@ -16,7 +16,7 @@ from coordinator.core.consumer import (
 )
 from coordinator.core.consumer.group import ConsumerGroup, to_topic_partitions
 from coordinator.core.consumer.records import RecordWriter
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from storage.records import (
     ConsumerGroupTargetAssignmentMemberKey,
     ConsumerGroupTargetAssignmentMemberValue,
@@ -28,7 +28,7 @@ __all__ = ["assign_target"]
 
 
 def assign_target(
-    engine: Engine,
+    manager: GroupManager,
     group: ConsumerGroup,
     subscribed: Mapping[str, frozenset[uuid.UUID]],
     writer: RecordWriter,
@@ -37,7 +37,7 @@ def assign_target(
     """Recompute the target assignment at the group epoch (Kafka's updateTargetAssignment).
     ``replacing`` is a static member that took a departed one's place in this request: its
     target is written even if unchanged (Kafka's builder still holds it under the old id)."""
-    image = engine.topics_image
+    image = manager.topics_image
     topics = {}
     for ids in subscribed.values():
         for topic_id in ids:
@@ -55,7 +55,7 @@ def assign_target(
         },
         topics=topics,
     )
-    assignor = ASSIGNORS[group.preferred_assignor(engine.config.consumer_assignors[0])]
+    assignor = ASSIGNORS[group.preferred_assignor(manager.config.consumer_assignors[0])]
     try:
         new_target = assignor.assign(spec)
     except PartitionAssignorError as exc:

@@ -35,7 +35,7 @@ from coordinator.core.consumer.records import (
     note_if_stable,
     remove_member_records,
 )
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.messages import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -94,8 +94,8 @@ class _JoinRebuildOnFailure(RebuildConsumerGroupOnFailure):
 
     __slots__ = ("member_id",)
 
-    def __init__(self, engine: Engine, group_id: str, token: ReplyToken, member_id: str):
-        super().__init__(engine, group_id, token)
+    def __init__(self, manager: GroupManager, group_id: str, token: ReplyToken, member_id: str):
+        super().__init__(manager, group_id, token)
         self.member_id = member_id
 
     def error_response(self, code: ErrorCode) -> JoinGroupResponse:
@@ -106,7 +106,7 @@ class _JoinRebuildOnFailure(RebuildConsumerGroupOnFailure):
 
 
 def classic_join_to_consumer_group(
-    engine: Engine,
+    manager: GroupManager,
     group: ConsumerGroup,
     ctx: RequestContext,
     req: JoinGroupRequest,
@@ -116,19 +116,19 @@ def classic_join_to_consumer_group(
 ) -> None:
     """Kafka's classicGroupJoinToConsumerGroup (answered once its records are in the log)."""
     try:
-        response = _join(engine, group, ctx, req, now_ms, fx)
+        response = _join(manager, group, ctx, req, now_ms, fx)
     except _JoinRejected as exc:
         assert not fx.records, "a JoinGroup error after records were emitted"
         fx.reply(token, join_group_error(exc.code, exc.member_id))
         return
     fx.reply(token, response)
     if fx.records:
-        fx.after_append(_JoinRebuildOnFailure(engine, group.group_id, token,
+        fx.after_append(_JoinRebuildOnFailure(manager, group.group_id, token,
                                               response["member_id"]))
 
 
 def _join(
-    engine: Engine,
+    manager: GroupManager,
     group: ConsumerGroup,
     ctx: RequestContext,
     req: JoinGroupRequest,
@@ -139,9 +139,9 @@ def _join(
     member_id = req["member_id"]
     is_unknown = member_id == ""
     if is_unknown:
-        member_id = engine.new_uuid()
+        member_id = manager.new_uuid()
     instance_id = req["group_instance_id"]
-    max_size = engine.config.group_consumer_max_size
+    max_size = manager.config.group_consumer_max_size
     if len(group.members) >= max_size and (is_unknown or member_id not in group.members):
         raise _JoinRejected(ErrorCode.GROUP_MAX_SIZE_REACHED, req["member_id"])
     names = {p["name"] for p in req["protocols"]}
@@ -187,7 +187,7 @@ def _join(
         writer.write(ConsumerGroupMemberMetadataKey(gid, member_id), updated)
         member = group.members[member_id]
 
-    subscribed, metadata_hash = group.subscriptions(engine.topics_image)
+    subscribed, metadata_hash = group.subscriptions(manager.topics_image)
     if subscription_changed or metadata_hash != group.metadata_hash:
         writer.write(ConsumerGroupMetadataKey(gid),
                      ConsumerGroupMetadataValue(group.group_epoch + 1, metadata_hash))
@@ -196,10 +196,10 @@ def _join(
         emit_event(fx, group, "rebalance_start", now_ms,
                    reason="member join" if new_member else "member metadata changed")
     if group.group_epoch > group.assignment_epoch:
-        assign_target(engine, group, subscribed, writer,
+        assign_target(manager, group, subscribed, writer,
                       None if replaced is None else member_id)
 
-    owned = topic_ids(engine.topics_image, subscription.owned_partitions)
+    owned = topic_ids(manager.topics_image, subscription.owned_partitions)
     current = reconcile(
         member.current,
         target_epoch=group.assignment_epoch,
@@ -223,7 +223,7 @@ def _join(
         "members": (),
     }
     if replaced is not None and downgrade_with_replaced_member(
-        engine, group, replaced, member_id, fx, now_ms
+        manager, group, replaced, member_id, fx, now_ms
     ):
         return response  # now a classic group: its members' heartbeats are armed
     fx.schedule(ConsumerSessionTimerKey(gid, member_id), now_ms + req["session_timeout_ms"])
@@ -277,7 +277,7 @@ def _classic_member(
 
 
 def _schedule_join_timeout_if_absent(
-    engine: Engine, group: ConsumerGroup, member: ConsumerMember, now_ms: int, fx: Effects
+    manager: GroupManager, group: ConsumerGroup, member: ConsumerMember, now_ms: int, fx: Effects
 ) -> None:
     """Kafka's scheduleConsumerGroupJoinTimeoutIfAbsent: told to rejoin, the member must
     within its rebalance timeout or be fenced."""
@@ -300,7 +300,7 @@ def _reschedule_session(
 
 
 def classic_sync_to_consumer_group(
-    engine: Engine, group: ConsumerGroup, req: SyncGroupRequest, now_ms: int, fx: Effects
+    manager: GroupManager, group: ConsumerGroup, req: SyncGroupRequest, now_ms: int, fx: Effects
 ) -> SyncGroupResponse:
     """Kafka's classicGroupSyncToConsumerGroup: the member's assigned partitions, in the
     embedded protocol version of its JoinGroup metadata."""
@@ -318,7 +318,7 @@ def classic_sync_to_consumer_group(
         return sync_group_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     if (group.group_epoch > member.member_epoch
             and member.current.state is not MemberState.UNREVOKED_PARTITIONS):
-        _schedule_join_timeout_if_absent(engine, group, member, now_ms, fx)
+        _schedule_join_timeout_if_absent(manager, group, member, now_ms, fx)
         return sync_group_error(ErrorCode.REBALANCE_IN_PROGRESS)
     _reschedule_session(group, member, now_ms, fx)
     fx.cancel(ClassicMemberSyncTimerKey(group.group_id, member.member_id))
@@ -327,7 +327,7 @@ def classic_sync_to_consumer_group(
         "error_code": ErrorCode.NONE,
         "protocol_type": req["protocol_type"],
         "protocol_name": req["protocol_name"],
-        "assignment": assignment_bytes(engine.topics_image, member.current.assigned_partitions,
+        "assignment": assignment_bytes(manager.topics_image, member.current.assigned_partitions,
                                        version),
     }
 
@@ -336,7 +336,7 @@ def classic_sync_to_consumer_group(
 
 
 def classic_heartbeat_to_consumer_group(
-    engine: Engine, group: ConsumerGroup, req: HeartbeatRequest, now_ms: int, fx: Effects
+    manager: GroupManager, group: ConsumerGroup, req: HeartbeatRequest, now_ms: int, fx: Effects
 ) -> ErrorCode:
     """Kafka's classicGroupHeartbeatToConsumerGroup: REBALANCE_IN_PROGRESS when the member
     must rejoin (the group epoch moved past it, it has partitions to revoke, or the
@@ -356,7 +356,7 @@ def classic_heartbeat_to_consumer_group(
             and not group.ledger.waiting_on_unreleased_partition(
                 member.current, group.target_of(member.member_id)))
     ):
-        _schedule_join_timeout_if_absent(engine, group, member, now_ms, fx)
+        _schedule_join_timeout_if_absent(manager, group, member, now_ms, fx)
         return ErrorCode.REBALANCE_IN_PROGRESS
     return ErrorCode.NONE
 
@@ -365,7 +365,7 @@ def classic_heartbeat_to_consumer_group(
 
 
 def classic_leave_to_consumer_group(
-    engine: Engine,
+    manager: GroupManager,
     group: ConsumerGroup,
     identities: list[MemberIdentity],
     now_ms: int,
@@ -402,12 +402,12 @@ def classic_leave_to_consumer_group(
         results.append(LeaveGroupResponseMember(
             member_id=member_id, group_instance_id=instance_id, error_code=error))
     if leaving:
-        _remove_classic_members(engine, group, leaving, now_ms, fx)
+        _remove_classic_members(manager, group, leaving, now_ms, fx)
     return {"error_code": ErrorCode.NONE, "members": tuple(results)}
 
 
 def _remove_classic_members(
-    engine: Engine,
+    manager: GroupManager,
     group: ConsumerGroup,
     leaving: list[tuple[ConsumerMember, str]],
     now_ms: int,
@@ -422,7 +422,7 @@ def _remove_classic_members(
                     ClassicMemberJoinTimerKey(gid, member.member_id),
                     ClassicMemberSyncTimerKey(gid, member.member_id)):
             fx.cancel(key)
-    _, metadata_hash = group.subscriptions(engine.topics_image)
+    _, metadata_hash = group.subscriptions(manager.topics_image)
     writer.write(ConsumerGroupMetadataKey(gid),
                  ConsumerGroupMetadataValue(group.group_epoch + 1, metadata_hash))
     emit_event(fx, group, "rebalance_start", now_ms, reason="member leave")

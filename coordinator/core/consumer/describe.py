@@ -14,7 +14,7 @@ from coordinator.core.consumer.messages import (
     DescribedAssignment,
     DescribedGroup,
 )
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.messages import DescribedGroup as ClassicDescribedGroup
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import Reply, ReplyToken, Result
@@ -49,10 +49,10 @@ def described_assignment(partitions: PartitionMap, image: TopicsImage) -> Descri
 
 
 def describe_consumer_group(
-    group: ConsumerGroup, engine: Engine, include_operations: bool
+    group: ConsumerGroup, manager: GroupManager, include_operations: bool
 ) -> DescribedGroup:
     """Kafka's ConsumerGroup.asDescribedGroup."""
-    image = engine.topics_image
+    image = manager.topics_image
     return {
         "error_code": ErrorCode.NONE,
         "error_message": None,
@@ -60,7 +60,7 @@ def describe_consumer_group(
         "group_state": group.state,
         "group_epoch": group.group_epoch,
         "assignment_epoch": group.assignment_epoch,
-        "assignor_name": group.preferred_assignor(engine.config.consumer_assignors[0]),
+        "assignor_name": group.preferred_assignor(manager.config.consumer_assignors[0]),
         "members": [
             {
                 "member_id": member.member_id,
@@ -86,7 +86,7 @@ def describe_consumer_group(
 
 
 def handle_consumer_group_describe(
-    engine: Engine,
+    manager: GroupManager,
     ctx: RequestContext,
     req: ConsumerGroupDescribeRequest,
     token: ReplyToken,
@@ -99,22 +99,22 @@ def handle_consumer_group_describe(
             described.append({"group_id": group_id, "error_code": ErrorCode.INVALID_GROUP_ID,
                               "error_message": "Group ID can't be empty."})
             continue
-        group = engine.consumer_groups.get(group_id)
+        group = manager.consumer_groups.get(group_id)
         if group is None:
             message = (f"Group {group_id} is not a consumer group."
-                       if group_id in engine.groups or group_id in engine.share_groups
+                       if group_id in manager.groups or group_id in manager.share_groups
                        else f"Group {group_id} not found.")
             described.append({"group_id": group_id, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
                               "error_message": message})
             continue
         described.append(
-            describe_consumer_group(group, engine, req["include_authorized_operations"])
+            describe_consumer_group(group, manager, req["include_authorized_operations"])
         )
     response: ConsumerGroupDescribeResponse = {"groups": described}
     return Result((), (Reply(token, response),))
 
 
-def describe_as_classic(group: ConsumerGroup, engine: Engine) -> ClassicDescribedGroup:
+def describe_as_classic(group: ConsumerGroup, manager: GroupManager) -> ClassicDescribedGroup:
     """A consumer group as DescribeGroups shows it: protocol type "consumer", the group's
     assignor as protocol, and the members without subscription or assignment bytes."""
     return {
@@ -123,7 +123,7 @@ def describe_as_classic(group: ConsumerGroup, engine: Engine) -> ClassicDescribe
         "group_id": group.group_id,
         "group_state": group.state,
         "protocol_type": CONSUMER_PROTOCOL_TYPE,
-        "protocol_data": group.preferred_assignor(engine.config.consumer_assignors[0]),
+        "protocol_data": group.preferred_assignor(manager.config.consumer_assignors[0]),
         "members": tuple(
             {
                 "member_id": member.member_id,

@@ -60,7 +60,7 @@ from coordinator.core.consumer.records import (
     emit_event,
     note_if_stable,
 )
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import (
     Effects,
@@ -92,7 +92,7 @@ _STABLE = MemberState.STABLE  # a module global: an enum class attribute costs 8
 
 
 def handle_consumer_group_heartbeat(
-    engine: Engine,
+    manager: GroupManager,
     ctx: RequestContext,
     req: ConsumerGroupHeartbeatRequest,
     token: ReplyToken,
@@ -108,7 +108,7 @@ def handle_consumer_group_heartbeat(
         and req["rack_id"] is None
         and req["server_assignor"] is None
     ):
-        steady = steady_heartbeat(engine, req["group_id"], req["member_id"],
+        steady = steady_heartbeat(manager, req["group_id"], req["member_id"],
                                   req["member_epoch"])
         if steady is not None:  # the answer: a new dict each time (a kept one costs memory)
             return Result((), (Reply(token, {
@@ -119,21 +119,21 @@ def handle_consumer_group_heartbeat(
             }),), (ScheduleTimer(
                 steady.session_key, now_ms + steady.session_timeout_ms),),
                 (), (), unchanged)  # (positional: a keyword costs a third more)
-    fx = engine.effects()
+    fx = manager.effects()
     group_id = req["group_id"]
     try:
-        response = _heartbeat(engine, ctx, req, now_ms, fx)
+        response = _heartbeat(manager, ctx, req, now_ms, fx)
     except HeartbeatError as exc:
         assert not fx.records, "a heartbeat error after records were emitted"
         response = {"error_code": exc.code, "error_message": exc.message, "member_epoch": -1}
     fx.reply(token, response)
     if fx.records:
-        fx.after_append(RebuildConsumerGroupOnFailure(engine, group_id, token))
+        fx.after_append(RebuildConsumerGroupOnFailure(manager, group_id, token))
     return fx.result()
 
 
 def steady_heartbeat(
-    engine: Engine, group_id: str, member_id: str, member_epoch: int
+    manager: GroupManager, group_id: str, member_id: str, member_epoch: int
 ) -> SteadyHeartbeat | None:
     """What a steady heartbeat (one whose every optional field is null) of this member
     concludes, or None when it must take the full path. Steady: the consumer protocol
@@ -144,8 +144,8 @@ def steady_heartbeat(
     The result is the member's ``steady_heartbeat``, made by the first such heartbeat at the
     member's ``current`` (so at its epoch and state) and config, as a classic member keeps
     its ``heartbeat_key``."""
-    group = engine.consumer_groups.get(group_id)
-    if group is None or not group.is_current(engine.topics_image):
+    group = manager.consumer_groups.get(group_id)
+    if group is None or not group.is_current(manager.topics_image):
         return None
     member = group.members.get(member_id)
     if member is None:
@@ -153,22 +153,22 @@ def steady_heartbeat(
     current = member.current
     if not current.member_epoch == member_epoch == group.group_epoch:
         return None
-    config = engine.config
+    config = manager.config
     steady = member.steady_heartbeat
     if (steady is None or steady.current is not current or steady.config is not config
-            or (engine.group_configs and group_id in engine.group_configs)):
-        return _steady_heartbeat(engine, group.group_id, member, current)
+            or (manager.group_configs and group_id in manager.group_configs)):
+        return _steady_heartbeat(manager, group.group_id, member, current)
     return steady
 
 
 def _steady_heartbeat(
-    engine: Engine, group_id: str, member: ConsumerMember,
+    manager: GroupManager, group_id: str, member: ConsumerMember,
     current: CurrentMemberAssignment[uuid.UUID],
 ) -> SteadyHeartbeat | None:
     """The member's ``steady_heartbeat`` for ``current`` and ``config`` (kept on it),
     or None when a heartbeat at this state must take the full path (a member not Stable or
     leaving, the consumer protocol disabled)."""
-    config = engine.config
+    config = manager.config
     epoch = current.member_epoch
     if epoch <= 0 or current.state is not _STABLE or not config.consumer_protocol_enabled:
         return None
@@ -176,30 +176,30 @@ def _steady_heartbeat(
     session_key = (old.session_key if old is not None
                    else ConsumerSessionTimerKey(group_id, member.member_id))
     steady = member.steady_heartbeat = SteadyHeartbeat(
-        current, config, session_key, engine.consumer_heartbeat_interval_ms(group_id),
-        engine.consumer_session_timeout_ms(group_id))
+        current, config, session_key, manager.consumer_heartbeat_interval_ms(group_id),
+        manager.consumer_session_timeout_ms(group_id))
     return steady
 
 
 def _heartbeat(
-    engine: Engine,
+    manager: GroupManager,
     ctx: RequestContext,
     req: ConsumerGroupHeartbeatRequest,
     now_ms: int,
     fx: Effects,
 ) -> ConsumerGroupHeartbeatResponse:
-    config = engine.config
+    config = manager.config
     if not config.consumer_protocol_enabled:
         raise HeartbeatError(ErrorCode.UNSUPPORTED_VERSION,
                              "The consumer group protocol is disabled.")
     validate_heartbeat(req, ctx.api_version, config.consumer_assignors)
-    validate_new_regex(engine, req)
+    validate_new_regex(manager, req)
     epoch = req["member_epoch"]
     if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
-        return _leave(engine, req, now_ms, fx)
-    group = group_for_join(engine, req["group_id"], epoch, fx, now_ms)
+        return _leave(manager, req, now_ms, fx)
+    group = group_for_join(manager, req["group_id"], epoch, fx, now_ms)
     writer = RecordWriter(group, fx)
-    member, replaced = member_of(engine, group, req)
+    member, replaced = member_of(manager, group, req)
     old = member.current
     names = req["subscribed_topic_names"]
     regex_text = req["subscribed_topic_regex"]
@@ -215,7 +215,7 @@ def _heartbeat(
         writer.write(ConsumerGroupMemberMetadataKey(group.group_id, member.member_id), updated)
         member = group.members[member.member_id]
 
-    subscribed, metadata_hash = group.subscriptions(engine.topics_image)
+    subscribed, metadata_hash = group.subscriptions(manager.topics_image)
     if subscription_changed or metadata_hash != group.metadata_hash:
         writer.write(ConsumerGroupMetadataKey(group.group_id),
                      ConsumerGroupMetadataValue(group.group_epoch + 1, metadata_hash))
@@ -228,7 +228,7 @@ def _heartbeat(
             reason = "topic metadata changed"
         emit_event(fx, group, "rebalance_start", now_ms, reason=reason)
     if group.group_epoch > group.assignment_epoch:
-        assign_target(engine, group, subscribed, writer,
+        assign_target(manager, group, subscribed, writer,
                       None if replaced is None else member.member_id)
 
     owned = _owned(req["topic_partitions"])
@@ -244,14 +244,14 @@ def _heartbeat(
     if current != member.current:
         writer.write(ConsumerGroupCurrentMemberAssignmentKey(group.group_id, member.member_id),
                      current_value(current))
-    _schedule_timers(engine, group, member, old, now_ms, fx)
+    _schedule_timers(manager, group, member, old, now_ms, fx)
     note_if_stable(group, now_ms, fx)
 
     response: ConsumerGroupHeartbeatResponse = {
         "error_code": ErrorCode.NONE,
         "member_id": member.member_id,
         "member_epoch": member.member_epoch,
-        "heartbeat_interval_ms": engine.consumer_heartbeat_interval_ms(group.group_id),
+        "heartbeat_interval_ms": manager.consumer_heartbeat_interval_ms(group.group_id),
     }
     full = epoch == 0 or (
         req["rebalance_timeout_ms"] != -1
@@ -281,7 +281,7 @@ def _owned(
 
 
 def _schedule_timers(
-    engine: Engine,
+    manager: GroupManager,
     group: ConsumerGroup,
     member: ConsumerMember,
     old: CurrentMemberAssignment[uuid.UUID],
@@ -291,7 +291,7 @@ def _schedule_timers(
     gid = group.group_id
     mid = member.member_id
     fx.schedule(ConsumerSessionTimerKey(gid, mid),
-                now_ms + engine.consumer_session_timeout_ms(gid))
+                now_ms + manager.consumer_session_timeout_ms(gid))
     current = member.current
     if current is old:
         return
@@ -306,12 +306,12 @@ def _schedule_timers(
 
 
 def _leave(
-    engine: Engine, req: ConsumerGroupHeartbeatRequest, now_ms: int, fx: Effects
+    manager: GroupManager, req: ConsumerGroupHeartbeatRequest, now_ms: int, fx: Effects
 ) -> ConsumerGroupHeartbeatResponse:
     """Kafka's consumerGroupLeave: -1 leaves for good, -2 is a static member's temporary
     leave (it keeps its partitions until its session expires or a replacement joins)."""
     group_id = req["group_id"]
-    group = engine.consumer_groups.get(group_id)
+    group = manager.consumer_groups.get(group_id)
     if group is None:
         raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
     epoch, instance_id, member_id = req["member_epoch"], req["instance_id"], req["member_id"]
@@ -328,6 +328,6 @@ def _leave(
             )),
         )
     else:
-        fence_or_downgrade(engine, group, member, fx, now_ms, "member_leave", "member leave")
+        fence_or_downgrade(manager, group, member, fx, now_ms, "member_leave", "member leave")
     return {"error_code": ErrorCode.NONE, "member_id": member_id, "member_epoch": epoch,
             "heartbeat_interval_ms": 0}

@@ -32,7 +32,7 @@ from coordinator.core.consumer.migration import (
     validate_online_upgrade,
 )
 from coordinator.core.consumer.records import RecordWriter, remove_member_records
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import Effects
 from storage.records import (
@@ -55,24 +55,24 @@ __all__ = [
 ]
 
 
-def group_for_join(engine: Engine, group_id: str, epoch: int, fx: Effects,
+def group_for_join(manager: GroupManager, group_id: str, epoch: int, fx: Effects,
                    now_ms: int) -> ConsumerGroup:
     """The consumer group; created on a join (epoch 0), converting an empty classic group,
     or upgrading a non-empty one when the migration policy allows (Kafka's
     getOrMaybeCreateConsumerGroup)."""
-    group = engine.consumer_groups.get(group_id)
+    group = manager.consumer_groups.get(group_id)
     if group is not None:
         return group
-    if group_id in engine.share_groups:
+    if group_id in manager.share_groups:
         raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                              f"Group {group_id} is not a consumer group.")
-    classic = engine.groups.get(group_id)
+    classic = manager.groups.get(group_id)
     if classic is not None and not (classic.state is EMPTY and not classic.members):
-        if epoch != 0 or validate_online_upgrade(engine, classic) is not None:
+        if epoch != 0 or validate_online_upgrade(manager, classic) is not None:
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                                  f"Group {group_id} is not a consumer group.")
         try:
-            return convert_to_consumer_group(engine, classic, fx, now_ms)
+            return convert_to_consumer_group(manager, classic, fx, now_ms)
         except UpgradeRefusedError as exc:  # a member's embedded protocol is malformed
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, str(exc)) from None
     if epoch != 0:
@@ -80,11 +80,11 @@ def group_for_join(engine: Engine, group_id: str, epoch: int, fx: Effects,
                              f"Consumer group {group_id} not found.")
     if classic is not None:
         # An empty classic group becomes a consumer group; its offsets stay.
-        del engine.groups[group_id]
-        if group_id in engine.store.groups:
+        del manager.groups[group_id]
+        if group_id in manager.store.groups:
             fx.persist(Record(GroupMetadataKey(group_id), None))
     group = ConsumerGroup(group_id)
-    engine.consumer_groups[group_id] = group
+    manager.consumer_groups[group_id] = group
     return group
 
 
@@ -109,7 +109,7 @@ def known_member(group: ConsumerGroup, member_id: str, instance_id: str | None) 
 
 
 def member_of(
-    engine: Engine, group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest
+    manager: GroupManager, group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest
 ) -> tuple[ConsumerMember, ConsumerMember | None]:
     """(the member, the static member it replaces or None), checking ids and epochs."""
     epoch = req["member_epoch"]
@@ -117,7 +117,7 @@ def member_of(
     instance_id = req["instance_id"]
     if epoch == 0:
         if member_id == "":  # v0: the coordinator names the member
-            member_id = engine.new_uuid()
+            member_id = manager.new_uuid()
         replaced = None
         if instance_id is not None:
             owner_id = group.static_members.get(instance_id)
@@ -134,11 +134,11 @@ def member_of(
                 replaced = owner
         member = group.members.get(member_id)
         if member is None:
-            if replaced is None and len(group.members) >= engine.config.group_consumer_max_size:
+            if replaced is None and len(group.members) >= manager.config.group_consumer_max_size:
                 raise HeartbeatError(
                     ErrorCode.GROUP_MAX_SIZE_REACHED,
                     f"The consumer group has reached its maximum capacity of "
-                    f"{engine.config.group_consumer_max_size} members.",
+                    f"{manager.config.group_consumer_max_size} members.",
                 )
             member = ConsumerMember(member_id)
             if replaced is not None:

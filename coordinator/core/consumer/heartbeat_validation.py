@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coordinator.core.consumer.messages import ConsumerGroupHeartbeatRequest
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.subscription_regex import (
     InvalidRegularExpression,
     compile_regex,
@@ -80,7 +80,7 @@ def validate_heartbeat(
         )
 
 
-def validate_new_regex(engine: Engine, req: ConsumerGroupHeartbeatRequest) -> None:
+def validate_new_regex(manager: GroupManager, req: ConsumerGroupHeartbeatRequest) -> None:
     """A regex new to the group compiles (Kafka's throwIfRegularExpressionIsInvalid, run
     when a member brings a regex no member of its group has) and may be matched against
     the topics within the per-request bound. Checked before anything is written; a regex
@@ -89,13 +89,13 @@ def validate_new_regex(engine: Engine, req: ConsumerGroupHeartbeatRequest) -> No
     regex = req["subscribed_topic_regex"]
     if not regex:  # null: unchanged; "": no regex
         return
-    group = engine.consumer_groups.get(req["group_id"])
+    group = manager.consumer_groups.get(req["group_id"])
     if group is not None and any(
         m.subscribed_topic_regex == regex for m in group.members.values()
     ):
         return
     try:
-        require_bounded_match(compile_regex(regex), len(engine.topics_image.by_name))
+        require_bounded_match(compile_regex(regex), len(manager.topics_image.by_name))
     except InvalidRegularExpression as exc:
         raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION,
                              invalid_regex_message(regex, exc.description)) from None

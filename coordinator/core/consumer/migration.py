@@ -42,7 +42,7 @@ from coordinator.core.consumer.records import (
     emit_event,
     fence_member,
 )
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.messages import join_group_error, sync_group_error
 from coordinator.core.result import Effects
 from coordinator.core.timers import (
@@ -142,16 +142,16 @@ def assignment_bytes(
 # --------------------------------------------------------------------------- upgrade
 
 
-def validate_online_upgrade(engine: Engine, classic: ClassicGroup) -> str | None:
+def validate_online_upgrade(manager: GroupManager, classic: ClassicGroup) -> str | None:
     """Kafka's validateOnlineUpgrade: None when allowed, else why not (Kafka logs it)."""
     gid = classic.group_id
-    if not _upgrade_enabled(engine.config.group_consumer_migration_policy):
+    if not _upgrade_enabled(manager.config.group_consumer_migration_policy):
         return (f"Cannot upgrade classic group {gid} to consumer group because the online "
                 "upgrade is disabled.")
     if not classic.is_consumer_group():
         return (f"Cannot upgrade classic group {gid} to consumer group because the group "
                 "does not use the consumer embedded protocol.")
-    if len(classic.members) > engine.config.group_consumer_max_size:
+    if len(classic.members) > manager.config.group_consumer_max_size:
         return (f"Cannot upgrade classic group {gid} to consumer group because the group "
                 "size exceeds the consumer group maximum size.")
     return None
@@ -187,13 +187,13 @@ def _classic_member_value(
 
 
 def convert_to_consumer_group(
-    engine: Engine, classic: ClassicGroup, fx: Effects, now_ms: int
+    manager: GroupManager, classic: ClassicGroup, fx: Effects, now_ms: int
 ) -> ConsumerGroup:
     """Kafka's convertToConsumerGroup: the records of the consumer group the classic group
     becomes, replayed into it; UpgradeRefusedError (before any record) when a member's
     embedded protocol is malformed."""
     gid = classic.group_id
-    image = engine.topics_image
+    image = manager.topics_image
     members: list[tuple[str, ConsumerGroupMemberMetadataValue, dict[uuid.UUID, frozenset[int]]]]
     members = []
     claimed: set[tuple[uuid.UUID, int]] = set()
@@ -220,19 +220,19 @@ def convert_to_consumer_group(
             member, join_group_error(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id), fx
         )
         classic.complete_sync(member, sync_group_error(ErrorCode.REBALANCE_IN_PROGRESS), fx)
-        engine.cancel_heartbeat(member, fx)
+        manager.cancel_heartbeat(member, fx)
     for pending_id in classic.pending_members:
         fx.cancel(HeartbeatTimerKey(gid, pending_id))
     if classic.join_deadline != -1:
         classic.join_deadline = -1
         fx.cancel(JoinTimerKey(gid))
-    engine.remove_sync_expiration(classic, fx)
-    del engine.groups[gid]
-    if classic.generation_id > 0 or gid in engine.store.groups:
+    manager.remove_sync_expiration(classic, fx)
+    del manager.groups[gid]
+    if classic.generation_id > 0 or gid in manager.store.groups:
         fx.persist(Record(GroupMetadataKey(gid), None))
 
     group = ConsumerGroup(gid)
-    engine.consumer_groups[gid] = group
+    manager.consumer_groups[gid] = group
     writer = RecordWriter(group, fx)
     epoch = classic.generation_id
     for member_id, value, _ in members:
@@ -262,19 +262,19 @@ def convert_to_consumer_group(
 # --------------------------------------------------------------------------- downgrade
 
 
-def _downgrade_allowed(engine: Engine, group: ConsumerGroup, leaving_id: str) -> bool:
+def _downgrade_allowed(manager: GroupManager, group: ConsumerGroup, leaving_id: str) -> bool:
     """Kafka's validateOnlineDowngradeWithFencedMember."""
     if not group.all_members_use_classic_protocol_except(leaving_id):
         return False
     if len(group.members) <= 1:  # the group becomes empty: it stays a consumer group
         return False
-    if not _downgrade_enabled(engine.config.group_consumer_migration_policy):
+    if not _downgrade_enabled(manager.config.group_consumer_migration_policy):
         return False  # Kafka logs: the online downgrade is disabled
-    return len(group.members) - 1 <= engine.config.group_max_size
+    return len(group.members) - 1 <= manager.config.group_max_size
 
 
 def fence_or_downgrade(
-    engine: Engine,
+    manager: GroupManager,
     group: ConsumerGroup,
     member: ConsumerMember,
     fx: Effects,
@@ -284,14 +284,14 @@ def fence_or_downgrade(
 ) -> None:
     """Kafka's consumerGroupFenceMember: remove the member, or -- when the others all use
     the classic protocol and the policy allows -- turn the group back into a classic one."""
-    if _downgrade_allowed(engine, group, member.member_id):
-        _convert_to_classic_group(engine, group, member, fx, now_ms, reason, event)
+    if _downgrade_allowed(manager, group, member.member_id):
+        _convert_to_classic_group(manager, group, member, fx, now_ms, reason, event)
     else:
-        fence_member(engine, group, member, fx, now_ms, event, reason)
+        fence_member(manager, group, member, fx, now_ms, event, reason)
 
 
 def downgrade_with_replaced_member(
-    engine: Engine,
+    manager: GroupManager,
     group: ConsumerGroup,
     replaced: ConsumerMember,
     joining_id: str,
@@ -304,18 +304,18 @@ def downgrade_with_replaced_member(
     group holding the target assignment, without a rebalance. False when not allowed."""
     if replaced.classic is not None or any(m.classic is None for m in group.members.values()):
         return False
-    if not _downgrade_enabled(engine.config.group_consumer_migration_policy):
+    if not _downgrade_enabled(manager.config.group_consumer_migration_policy):
         return False  # Kafka logs: the online downgrade is disabled
-    if len(group.members) > engine.config.group_max_size:
+    if len(group.members) > manager.config.group_max_size:
         return False  # Kafka logs: greater than the classic group max size
     joining = group.members[joining_id]
-    _convert_to_classic_group(engine, group, None, fx, now_ms,
+    _convert_to_classic_group(manager, group, None, fx, now_ms,
                               f"static member {joining.instance_id} replaced by a classic member")
     return True
 
 
 def _convert_to_classic_group(
-    engine: Engine,
+    manager: GroupManager,
     group: ConsumerGroup,
     leaving: ConsumerMember | None,
     fx: Effects,
@@ -327,7 +327,7 @@ def _convert_to_classic_group(
     its history ``event``) is left out and a rebalance starts; without one (a static member
     was replaced) every member stays and the group stays Stable."""
     gid = group.group_id
-    image = engine.topics_image
+    image = manager.topics_image
     classic = ClassicGroup(gid, STABLE, now_ms)
     classic.generation_id = group.group_epoch
     targets = {}
@@ -362,26 +362,26 @@ def _convert_to_classic_group(
         if member.current.state is MemberState.UNREVOKED_PARTITIONS:
             fx.cancel(ConsumerRebalanceTimerKey(gid, member.member_id, member.member_epoch))
     writer.write(ConsumerGroupMetadataKey(gid), None)
-    del engine.consumer_groups[gid]
-    engine.groups[gid] = classic
-    engine.store_group(classic, classic.group_assignment(), fx)
+    del manager.consumer_groups[gid]
+    manager.groups[gid] = classic
+    manager.store_group(classic, classic.group_assignment(), fx)
     for classic_member in classic.members.values():
-        engine.reschedule_heartbeat(classic_member, now_ms, fx)
-    engine.event(fx, classic, "group_downgraded", now_ms, reason=reason)
+        manager.reschedule_heartbeat(classic_member, now_ms, fx)
+    manager.event(fx, classic, "group_downgraded", now_ms, reason=reason)
     if leaving is not None:
-        engine.prepare_rebalance(classic, now_ms,
+        manager.prepare_rebalance(classic, now_ms,
                                  f"Downgrade group {gid} from consumer to classic.", fx)
 
 
 def expire_consumer_member(
-    engine: Engine,
+    manager: GroupManager,
     key: ConsumerSessionTimerKey | ConsumerRebalanceTimerKey,
     fx: Effects,
     now_ms: int,
 ) -> None:
     """A member's session expired, or it did not revoke within its rebalance timeout (the
     key's epoch still being its epoch, in UNREVOKED_PARTITIONS): fence it (or downgrade)."""
-    group = engine.consumer_groups.get(key.group_id)
+    group = manager.consumer_groups.get(key.group_id)
     member = None if group is None else group.members.get(key.member_id)
     if group is None or member is None:
         return
@@ -392,20 +392,20 @@ def expire_consumer_member(
         return
     reason = ("session timeout" if isinstance(key, ConsumerSessionTimerKey)
               else "rebalance timeout")
-    fence_or_downgrade(engine, group, member, fx, now_ms, "member_expired", reason)
-    fx.after_append(RebuildConsumerGroupOnFailure(engine, group.group_id, None))
+    fence_or_downgrade(manager, group, member, fx, now_ms, "member_expired", reason)
+    fx.after_append(RebuildConsumerGroupOnFailure(manager, group.group_id, None))
 
 
 
 def expire_classic_member(
-    engine: Engine,
+    manager: GroupManager,
     key: ClassicMemberJoinTimerKey | ClassicMemberSyncTimerKey,
     fx: Effects,
     now_ms: int,
 ) -> None:
     """A classic member of a consumer group did not rejoin (or sync) within its rebalance
     timeout after being told to: fence it (or downgrade), as Kafka's join / sync timeouts."""
-    group = engine.consumer_groups.get(key.group_id)
+    group = manager.consumer_groups.get(key.group_id)
     member = None if group is None else group.members.get(key.member_id)
     if group is None or member is None or member.classic is None:
         return
@@ -417,5 +417,5 @@ def expire_classic_member(
         reason = "join timeout"
     else:
         reason = "sync timeout"
-    fence_or_downgrade(engine, group, member, fx, now_ms, "member_expired", reason)
-    fx.after_append(RebuildConsumerGroupOnFailure(engine, group.group_id, None))
+    fence_or_downgrade(manager, group, member, fx, now_ms, "member_expired", reason)
+    fx.after_append(RebuildConsumerGroupOnFailure(manager, group.group_id, None))

@@ -10,7 +10,7 @@ from typing import Any
 from coordinator.core.classic.group import ClassicGroup
 from coordinator.core.consumer import MemberState
 from coordinator.core.consumer.group import CONSUMER_STABLE, ConsumerGroup, ConsumerMember
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.group_rebuild import (
     CONSUMER,
     RebuildOnFailure,
@@ -46,15 +46,15 @@ __all__ = [
 ]
 
 
-def drop_empty_consumer_group(engine: Engine, group: ConsumerGroup, fx: Effects) -> None:
+def drop_empty_consumer_group(manager: GroupManager, group: ConsumerGroup, fx: Effects) -> None:
     """Forget an empty consumer group (a classic JoinGroup takes the id, DeleteGroups, or
     offset expiry left it without offsets): its epoch and target records are tombstoned;
     offsets are the caller's business."""
     writer = RecordWriter(group, fx)
     writer.write(ConsumerGroupTargetAssignmentMetadataKey(group.group_id), None)
     writer.write(ConsumerGroupMetadataKey(group.group_id), None)
-    del engine.consumer_groups[group.group_id]
-    fx.after_append(RebuildConsumerGroupOnFailure(engine, group.group_id, None))
+    del manager.consumer_groups[group.group_id]
+    fx.after_append(RebuildConsumerGroupOnFailure(manager, group.group_id, None))
 
 
 def emit_event(
@@ -99,7 +99,7 @@ def remove_member_records(group: ConsumerGroup, member_id: str, writer: RecordWr
 
 
 def fence_member(
-    engine: Engine,
+    manager: GroupManager,
     group: ConsumerGroup,
     member: ConsumerMember,
     fx: Effects,
@@ -112,7 +112,7 @@ def fence_member(
     member_expired) and a rebalance_start go to the history."""
     writer = RecordWriter(group, fx)
     remove_member_records(group, member.member_id, writer)
-    _, metadata_hash = group.subscriptions(engine.topics_image)
+    _, metadata_hash = group.subscriptions(manager.topics_image)
     writer.write(ConsumerGroupMetadataKey(group.group_id),
                  ConsumerGroupMetadataValue(group.group_epoch + 1, metadata_hash))
     emit_event(fx, group, event, now_ms, reason=reason, member=member)
@@ -150,24 +150,24 @@ class RebuildConsumerGroupOnFailure(RebuildOnFailure):
     def rebuild(self, now_ms: int, fx: Effects) -> None:
         """The consumer group its records describe, or -- a migration that did not reach
         the log -- the classic group its record describes (members' sessions re-armed)."""
-        engine, gid = self.engine, self.group_id
-        converted = engine.groups.pop(gid, None) is not None
-        group = rebuild(engine, CONSUMER, gid)
+        manager, gid = self.manager, self.group_id
+        converted = manager.groups.pop(gid, None) is not None
+        group = rebuild(manager, CONSUMER, gid)
         if group is not None:
             if converted:
-                arm_sessions(engine, CONSUMER, group, now_ms, fx,
-                             lambda member: _session_timeout_ms(engine, gid, member))
-        elif gid in engine.store.groups:
-            classic = engine.groups[gid] = ClassicGroup.from_record(gid, engine.store.groups[gid])
+                arm_sessions(manager, CONSUMER, group, now_ms, fx,
+                             lambda member: _session_timeout_ms(manager, gid, member))
+        elif gid in manager.store.groups:
+            classic = manager.groups[gid] = ClassicGroup.from_record(gid, manager.store.groups[gid])
             for classic_member in classic.members.values():
-                engine.reschedule_heartbeat(classic_member, now_ms, fx)
+                manager.reschedule_heartbeat(classic_member, now_ms, fx)
 
     def error_response(self, code: ErrorCode) -> Any:
         return {"error_code": code, "error_message": None, "member_epoch": -1}
 
 
-def _session_timeout_ms(engine: Engine, group_id: str, member: ConsumerMember) -> int:
+def _session_timeout_ms(manager: GroupManager, group_id: str, member: ConsumerMember) -> int:
     """A member's session timeout: its classic one, or the consumer protocol's."""
     if member.classic is not None:
         return member.classic.session_timeout_ms
-    return engine.consumer_session_timeout_ms(group_id)
+    return manager.consumer_session_timeout_ms(group_id)

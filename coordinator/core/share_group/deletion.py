@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Mapping
 
 from coordinator.core.consumer.records import RecordWriter
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.result import Effects
 from coordinator.core.share_group.group import ShareGroup
 from coordinator.core.share_group.heartbeat import RebuildShareGroupOnFailure
@@ -42,7 +42,7 @@ def share_state_tombstones(
     return out
 
 
-def delete_share_group(engine: Engine, group: ShareGroup, fx: Effects) -> ErrorCode:
+def delete_share_group(manager: GroupManager, group: ShareGroup, fx: Effects) -> ErrorCode:
     """Delete an Empty share group and its share state."""
     if group.members:
         return ErrorCode.NON_EMPTY_GROUP
@@ -50,31 +50,31 @@ def delete_share_group(engine: Engine, group: ShareGroup, fx: Effects) -> ErrorC
     for record in tombstones:
         fx.persist(record)
     if tombstones:
-        fx.after_append(ShareStateDeleted(engine, tombstones))
+        fx.after_append(ShareStateDeleted(manager, tombstones))
     writer = RecordWriter(group, fx)
     gid = group.group_id
     writer.write(ShareGroupStatePartitionMetadataKey(gid), None)
     writer.write(ShareGroupTargetAssignmentMetadataKey(gid), None)
     writer.write(ShareGroupMetadataKey(gid), None)
-    del engine.share_groups[gid]
-    fx.after_append(RebuildShareGroupOnFailure(engine, gid, None))
+    del manager.share_groups[gid]
+    fx.after_append(RebuildShareGroupOnFailure(manager, gid, None))
     return ErrorCode.NONE
 
 
 class ShareStateDeleted:
     """Once the share-state tombstones are in the log, the share coordinator forgets those
-    share partitions (``Engine.share_state_deleted``): a group made again under the same
+    share partitions (``GroupManager.share_state_deleted``): a group made again under the same
     id starts afresh, as a restart replaying the tombstones would."""
 
-    __slots__ = ("engine", "tombstones")
+    __slots__ = ("manager", "tombstones")
 
-    def __init__(self, engine: Engine, tombstones: list[Record]) -> None:
-        self.engine = engine
+    def __init__(self, manager: GroupManager, tombstones: list[Record]) -> None:
+        self.manager = manager
         self.tombstones = tombstones
 
     def appended(self, now_ms: int, fx: Effects) -> None:
-        if self.engine.share_state_deleted is not None:
-            self.engine.share_state_deleted(self.tombstones)
+        if self.manager.share_state_deleted is not None:
+            self.manager.share_state_deleted(self.tombstones)
 
     def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
         """Nothing was deleted."""

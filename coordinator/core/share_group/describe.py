@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from coordinator.core.consumer.describe import GROUP_AUTHORIZED_OPERATIONS, described_assignment
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import Reply, ReplyToken, Result
 from coordinator.core.share_group.group import ShareGroup
@@ -27,10 +27,10 @@ class ShareGroupDescribeRequest(TypedDict):
 
 
 def describe_share_group(
-    group: ShareGroup, engine: Engine, include_operations: bool
+    group: ShareGroup, manager: GroupManager, include_operations: bool
 ) -> dict[str, Any]:
     """Kafka's ShareGroup.asDescribedGroup."""
-    image = engine.topics_image
+    image = manager.topics_image
     return {
         "error_code": ErrorCode.NONE,
         "error_message": None,
@@ -57,7 +57,7 @@ def describe_share_group(
 
 
 def handle_share_group_describe(
-    engine: Engine, ctx: RequestContext, req: ShareGroupDescribeRequest, token: ReplyToken,
+    manager: GroupManager, ctx: RequestContext, req: ShareGroupDescribeRequest, token: ReplyToken,
     now_ms: int,
 ) -> Result:
     """Handle one ShareGroupDescribe: an unknown id, or one of another group type, is
@@ -68,13 +68,13 @@ def handle_share_group_describe(
             described.append({"group_id": group_id, "error_code": ErrorCode.INVALID_GROUP_ID,
                               "error_message": "Group ID can't be empty."})
             continue
-        group = engine.share_groups.get(group_id)
+        group = manager.share_groups.get(group_id)
         if group is None:
-            other = group_id in engine.groups or group_id in engine.consumer_groups
+            other = group_id in manager.groups or group_id in manager.consumer_groups
             message = (f"Group {group_id} is not a share group." if other
                        else f"Group {group_id} not found.")
             described.append({"group_id": group_id, "error_code": ErrorCode.GROUP_ID_NOT_FOUND,
                               "error_message": message})
             continue
-        described.append(describe_share_group(group, engine, req["include_authorized_operations"]))
+        described.append(describe_share_group(group, manager, req["include_authorized_operations"]))
     return Result((), (Reply(token, {"groups": described}),))

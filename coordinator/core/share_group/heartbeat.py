@@ -23,7 +23,7 @@ from typing import Any, TypedDict
 
 from coordinator.core.consumer.group import to_topic_partitions
 from coordinator.core.consumer.records import RecordWriter
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.group_rebuild import SHARE, RebuildOnFailure, arm_sessions, rebuild
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import Effects, ReplyToken, Result
@@ -86,19 +86,19 @@ def _invalid(message: str) -> ShareHeartbeatError:
 
 
 def handle_share_group_heartbeat(
-    engine: Engine, ctx: RequestContext, req: ShareGroupHeartbeatRequest, token: ReplyToken,
+    manager: GroupManager, ctx: RequestContext, req: ShareGroupHeartbeatRequest, token: ReplyToken,
     now_ms: int,
 ) -> Result:
     """Handle one ShareGroupHeartbeat."""
-    fx = engine.effects()
+    fx = manager.effects()
     try:
-        response = _heartbeat(engine, ctx, req, now_ms, fx)
+        response = _heartbeat(manager, ctx, req, now_ms, fx)
     except ShareHeartbeatError as exc:
         assert not fx.records, "a heartbeat error after records were emitted"
         response = _error_response(exc.code, exc.message)
     fx.reply(token, response)
     if fx.records:
-        fx.after_append(RebuildShareGroupOnFailure(engine, req["group_id"], token))
+        fx.after_append(RebuildShareGroupOnFailure(manager, req["group_id"], token))
     return fx.result()
 
 
@@ -128,28 +128,28 @@ def _validate(req: ShareGroupHeartbeatRequest) -> None:
         raise _invalid("MemberEpoch is invalid.")
 
 
-def share_group_for(engine: Engine, group_id: str, create: bool) -> ShareGroup:
+def share_group_for(manager: GroupManager, group_id: str, create: bool) -> ShareGroup:
     """The share group (created when ``create``); GROUP_ID_NOT_FOUND for an unknown id or
     one of another group type (Kafka's getOrMaybeCreatePersistedShareGroup)."""
-    group = engine.share_groups.get(group_id)
+    group = manager.share_groups.get(group_id)
     if group is not None:
         return group
-    if group_id in engine.groups or group_id in engine.consumer_groups:
+    if group_id in manager.groups or group_id in manager.consumer_groups:
         raise ShareHeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                                   f"Group {group_id} is not a share group.")
     if not create:
         raise ShareHeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
                                   f"Share group {group_id} not found.")
-    group = engine.share_groups[group_id] = ShareGroup(group_id)
+    group = manager.share_groups[group_id] = ShareGroup(group_id)
     return group
 
 
-def _member_of(engine: Engine, group: ShareGroup, member_id: str, epoch: int) -> ShareMember:
+def _member_of(manager: GroupManager, group: ShareGroup, member_id: str, epoch: int) -> ShareMember:
     """The member (a new one on epoch 0), its epoch checked (Kafka's
     throwIfShareGroupIsFull, getOrMaybeSubscribeShareGroupMember and
     throwIfShareGroupMemberEpochIsInvalid)."""
     member = group.members.get(member_id)
-    max_size = engine.config.group_share_max_size
+    max_size = manager.config.group_share_max_size
     if member is None and len(group.members) >= max_size:
         raise ShareHeartbeatError(
             ErrorCode.GROUP_MAX_SIZE_REACHED,
@@ -176,16 +176,16 @@ def _member_of(engine: Engine, group: ShareGroup, member_id: str, epoch: int) ->
 
 
 def _heartbeat(
-    engine: Engine, ctx: RequestContext, req: ShareGroupHeartbeatRequest, now_ms: int,
+    manager: GroupManager, ctx: RequestContext, req: ShareGroupHeartbeatRequest, now_ms: int,
     fx: Effects,
 ) -> dict[str, Any]:
     _validate(req)
     epoch = req["member_epoch"]
     if epoch == LEAVE_GROUP_MEMBER_EPOCH:
-        return _leave(engine, req, fx)
-    group = share_group_for(engine, req["group_id"], create=epoch == 0)
+        return _leave(manager, req, fx)
+    group = share_group_for(manager, req["group_id"], create=epoch == 0)
     member_id = req["member_id"]
-    member = _member_of(engine, group, member_id, epoch)
+    member = _member_of(manager, group, member_id, epoch)
     new_member = member_id not in group.members
     old_assigned = member.assigned
     old = member.metadata_value()
@@ -204,23 +204,23 @@ def _heartbeat(
         writer.write(ShareGroupMemberMetadataKey(group.group_id, member_id), updated)
         member = group.members[member_id]
 
-    subscribed, metadata_hash = group.subscriptions(engine.topics_image)
+    subscribed, metadata_hash = group.subscriptions(manager.topics_image)
     if subscription_changed or metadata_hash != group.metadata_hash:
         writer.write(ShareGroupMetadataKey(group.group_id),
                      ShareGroupMetadataValue(group.group_epoch + 1, metadata_hash))
     if group.group_epoch > group.assignment_epoch:
-        _assign_target(engine, group, subscribed, writer)
+        _assign_target(manager, group, subscribed, writer)
     if subscription_changed or member.member_epoch != group.assignment_epoch:
         _reconcile(group, member, writer)
 
     fx.schedule(ShareSessionTimerKey(group.group_id, member_id),
-                now_ms + engine.config.group_share_session_timeout_ms)
+                now_ms + manager.config.group_share_session_timeout_ms)
     response: dict[str, Any] = {
         "error_code": ErrorCode.NONE,
         "error_message": None,
         "member_id": member_id,
         "member_epoch": member.member_epoch,
-        "heartbeat_interval_ms": engine.config.group_share_heartbeat_interval_ms,
+        "heartbeat_interval_ms": manager.config.group_share_heartbeat_interval_ms,
     }
     # Kafka answers with the assignment on a join and when it changed; kcoord also when the
     # member heartbeats from its previous epoch: it lost the answer that carried the change.
@@ -233,13 +233,13 @@ def _heartbeat(
 
 
 def _assign_target(
-    engine: Engine, group: ShareGroup, subscribed: dict[str, frozenset[uuid.UUID]],
+    manager: GroupManager, group: ShareGroup, subscribed: dict[str, frozenset[uuid.UUID]],
     writer: RecordWriter,
 ) -> None:
     """Recompute the target assignment at the group epoch (Kafka's updateTargetAssignment
     with the simple assignor); only changed members' targets get a record. Newly assigned
     topic partitions are recorded as initialized (the module docstring)."""
-    image = engine.topics_image
+    image = manager.topics_image
     counts = {tid: image.by_name[image.by_id[tid]][1]
               for ids in subscribed.values() for tid in ids}
     current = {mid: dict(group.target_of(mid)) for mid in group.members}
@@ -274,21 +274,21 @@ def _reconcile(group: ShareGroup, member: ShareMember, writer: RecordWriter) -> 
                      moved.current_value())
 
 
-def _leave(engine: Engine, req: ShareGroupHeartbeatRequest, fx: Effects) -> dict[str, Any]:
+def _leave(manager: GroupManager, req: ShareGroupHeartbeatRequest, fx: Effects) -> dict[str, Any]:
     """Kafka's shareGroupLeave: the member is fenced and the group epoch bumped."""
-    group = share_group_for(engine, req["group_id"], create=False)
+    group = share_group_for(manager, req["group_id"], create=False)
     member_id = req["member_id"]
     member = group.members.get(member_id)
     if member is None:
         raise ShareHeartbeatError(
             ErrorCode.UNKNOWN_MEMBER_ID,
             f"Member {member_id} is not a member of group {group.group_id}.")
-    fence_share_member(engine, group, member, fx)
+    fence_share_member(manager, group, member, fx)
     return {"error_code": ErrorCode.NONE, "error_message": None, "member_id": member_id,
             "member_epoch": LEAVE_GROUP_MEMBER_EPOCH, "heartbeat_interval_ms": 0}
 
 
-def fence_share_member(engine: Engine, group: ShareGroup, member: ShareMember,
+def fence_share_member(manager: GroupManager, group: ShareGroup, member: ShareMember,
                        fx: Effects) -> None:
     """Remove the member (its three tombstones) and bump the group epoch (Kafka's
     shareGroupFenceMember); its partitions go to the others at the next assignment."""
@@ -297,20 +297,20 @@ def fence_share_member(engine: Engine, group: ShareGroup, member: ShareMember,
     writer.write(ShareGroupCurrentMemberAssignmentKey(gid, mid), None)
     writer.write(ShareGroupTargetAssignmentMemberKey(gid, mid), None)
     writer.write(ShareGroupMemberMetadataKey(gid, mid), None)
-    _, metadata_hash = group.subscriptions(engine.topics_image)
+    _, metadata_hash = group.subscriptions(manager.topics_image)
     writer.write(ShareGroupMetadataKey(gid),
                  ShareGroupMetadataValue(group.group_epoch + 1, metadata_hash))
     fx.cancel(ShareSessionTimerKey(gid, mid))
 
 
-def expire_share_member(engine: Engine, key: ShareSessionTimerKey, fx: Effects) -> None:
+def expire_share_member(manager: GroupManager, key: ShareSessionTimerKey, fx: Effects) -> None:
     """A share member's session timed out: it is fenced (as a leave)."""
-    group = engine.share_groups.get(key.group_id)
+    group = manager.share_groups.get(key.group_id)
     member = None if group is None else group.members.get(key.member_id)
     if group is None or member is None:
         return
-    fence_share_member(engine, group, member, fx)
-    fx.after_append(RebuildShareGroupOnFailure(engine, group.group_id, None))
+    fence_share_member(manager, group, member, fx)
+    fx.after_append(RebuildShareGroupOnFailure(manager, group.group_id, None))
 
 
 class RebuildShareGroupOnFailure(RebuildOnFailure):
@@ -321,9 +321,9 @@ class RebuildShareGroupOnFailure(RebuildOnFailure):
     __slots__ = ()
 
     def rebuild(self, now_ms: int, fx: Effects) -> None:
-        group = rebuild(self.engine, SHARE, self.group_id)
+        group = rebuild(self.manager, SHARE, self.group_id)
         if group is not None:
-            arm_sessions(self.engine, SHARE, group, now_ms, fx)
+            arm_sessions(self.manager, SHARE, group, now_ms, fx)
 
     def error_response(self, code: ErrorCode) -> Any:
         return _error_response(code, None)

@@ -30,7 +30,7 @@ from typing import Any
 
 from coordinator.core.append_errors import group_metadata_error
 from coordinator.core.consumer.records import RecordWriter
-from coordinator.core.engine import Engine
+from coordinator.core.group_manager import GroupManager
 from coordinator.core.messages import RequestContext
 from coordinator.core.result import Effects, ReplyToken, Result
 from coordinator.core.share_group.deletion import ShareStateDeleted, share_state_tombstones
@@ -81,11 +81,11 @@ def top_level_error(code: ErrorCode, message: str | None) -> dict[str, Any]:
 
 
 def _empty_share_group(
-    engine: Engine, group_id: str, token: ReplyToken, fx: Effects
+    manager: GroupManager, group_id: str, token: ReplyToken, fx: Effects
 ) -> ShareGroup | None:
     """The share group, if it exists and is empty; else None, the error answered."""
     try:
-        group = share_group_for(engine, group_id, create=False)
+        group = share_group_for(manager, group_id, create=False)
     except ShareHeartbeatError as exc:
         fx.reply(token, top_level_error(exc.code, exc.message))
         return None
@@ -101,16 +101,16 @@ def _unknown_partition(index: int) -> dict[str, Any]:
 
 
 def handle_alter_share_group_offsets(
-    engine: Engine, ctx: RequestContext, req: Any, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: Any, token: ReplyToken, now_ms: int
 ) -> Result:
     """Check the group, record the altered partitions as initialized; answered with an
     :class:`AlterShareOffsetsOutcome` (or a whole-request error answer)."""
-    fx = engine.effects()
+    fx = manager.effects()
     group_id = req["group_id"]
-    group = _empty_share_group(engine, group_id, token, fx)
+    group = _empty_share_group(manager, group_id, token, fx)
     if group is None:
         return fx.result()
-    image = engine.topics_image
+    image = manager.topics_image
     outcome = AlterShareOffsetsOutcome([], group.group_epoch)
     initialized = dict(group.initialized)
     for topic in req["topics"]:
@@ -141,23 +141,23 @@ def handle_alter_share_group_offsets(
     if initialized != group.initialized:
         RecordWriter(group, fx).write(ShareGroupStatePartitionMetadataKey(group_id),
                                       state_partitions_value(initialized))
-        fx.after_append(RebuildShareGroupOnFailure(engine, group_id, None))
+        fx.after_append(RebuildShareGroupOnFailure(manager, group_id, None))
         fx.after_append(_AnswerFailure(token))
     fx.reply(token, outcome)  # type: ignore[arg-type]  # the route reads it
     return fx.result()
 
 
 def handle_delete_share_group_offsets(
-    engine: Engine, ctx: RequestContext, req: Any, token: ReplyToken, now_ms: int
+    manager: GroupManager, ctx: RequestContext, req: Any, token: ReplyToken, now_ms: int
 ) -> Result:
     """Delete the share state of the requested topics the group initialized; answered with
     the DeleteShareGroupOffsets response (the route adds the topics it refused)."""
-    fx = engine.effects()
+    fx = manager.effects()
     group_id = req["group_id"]
-    group = _empty_share_group(engine, group_id, token, fx)
+    group = _empty_share_group(manager, group_id, token, fx)
     if group is None:
         return fx.result()
-    image = engine.topics_image
+    image = manager.topics_image
     deleted: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
     remaining = dict(group.initialized)
@@ -184,8 +184,8 @@ def handle_delete_share_group_offsets(
             fx.persist(record)
         RecordWriter(group, fx).write(ShareGroupStatePartitionMetadataKey(group_id),
                                       state_partitions_value(remaining))
-        fx.after_append(ShareStateDeleted(engine, tombstones))
-        fx.after_append(RebuildShareGroupOnFailure(engine, group_id, None))
+        fx.after_append(ShareStateDeleted(manager, tombstones))
+        fx.after_append(RebuildShareGroupOnFailure(manager, group_id, None))
         fx.after_append(_AnswerFailure(token))
     fx.reply(token, {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
                      "error_message": None, "responses": deleted + refused})

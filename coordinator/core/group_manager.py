@@ -1,11 +1,12 @@
-"""The rebalance machinery shared by every handler (Kafka's GroupCoordinator internals).
+"""The group coordinator's groups and the steps over them (Kafka's GroupMetadataManager).
 
-``Engine`` owns the live groups, the hard state, the writes in flight and the config, and
-implements the steps Kafka's classic coordinator composes its handlers from: prepare a
+``GroupManager`` owns the live groups, the hard state, the writes in flight and the config,
+and implements the steps Kafka's classic coordinator composes its handlers from: prepare a
 rebalance, complete the join phase, propagate assignments, expire heartbeats / joins /
 pending syncs, persist a group, drop a group. Handlers (join.py, sync.py, ...) are functions
-over an Engine returning a ``Result``; ``GroupCoordinator`` (coordinator.py) is an Engine
-with the lifecycle (replay, load, append outcomes) and read-only views added.
+over a GroupManager (``manager``) returning a ``Result``; ``GroupCoordinator``
+(coordinator.py), the object the runtime drives, is a GroupManager with the lifecycle
+(replay, load, append outcomes) and read-only views added.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from storage.records import (
 from wire.bounded_cache import BoundedCache
 from wire.constants import ErrorCode
 
-__all__ = ["Engine", "renew_session", "valid_group_id"]
+__all__ = ["GroupManager", "renew_session", "valid_group_id"]
 
 
 def valid_group_id(group_id: str | None, allow_empty: bool) -> bool:
@@ -50,7 +51,7 @@ def valid_group_id(group_id: str | None, allow_empty: bool) -> bool:
     return allow_empty or group_id != ""
 
 
-#: The most commit shapes whose shared answer an engine keeps (``Engine.shared_answers``).
+#: The most commit shapes whose shared answer a manager keeps (``GroupManager.shared_answers``).
 SHARED_ANSWERS_LIMIT = 1024
 
 
@@ -62,7 +63,7 @@ def renew_session(member: Member, now_ms: int, timeout_ms: int | None = None) ->
     return deadline
 
 
-class Engine:
+class GroupManager:
     """Live groups + hard state + writes in flight + config, and the shared rebalance steps."""
 
     __slots__ = (
@@ -474,10 +475,10 @@ class _RestoreDroppedGroup:
     """Brings a dropped group back if the append of its tombstones fails (Kafka's Java
     coordinator reverts its timeline), unless a new group took its id meanwhile."""
 
-    __slots__ = ("engine", "group", "previous_state", "state", "timestamp")
+    __slots__ = ("group", "manager", "previous_state", "state", "timestamp")
 
-    def __init__(self, engine: Engine, group: ClassicGroup) -> None:
-        self.engine = engine
+    def __init__(self, manager: GroupManager, group: ClassicGroup) -> None:
+        self.manager = manager
         self.group = group
         self.state = group.state
         self.previous_state = group.previous_state
@@ -489,10 +490,10 @@ class _RestoreDroppedGroup:
     def append_failed(self, error: ErrorCode, now_ms: int, fx: Effects) -> None:
         """Restore the group object as it was before the drop."""
         group = self.group
-        if group.group_id in self.engine.groups:
+        if group.group_id in self.manager.groups:
             return
         # A revert, not a transition: Dead -> Empty is not a legal move of the state machine.
         group.state = self.state
         group.previous_state = self.previous_state
         group.current_state_timestamp = self.timestamp
-        self.engine.groups[group.group_id] = group
+        self.manager.groups[group.group_id] = group
