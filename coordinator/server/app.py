@@ -364,13 +364,15 @@ async def _open_brokers(
     ``Server`` with a copy of its config (its own), sharing its limits, faults, load event."""
     from coordinator.server.brokers import BrokerSet, broker_identity
     from coordinator.server.cluster import Cluster
+    from coordinator.server.internal_topics import partition_count
+    from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 
     props = options.properties
     cluster = Cluster(
         options.brokers,
         replication_factor=options.default_replication_factor,
-        offsets_partitions=int(props.get("offsets.topic.num.partitions", "50")),
-        transaction_partitions=int(props.get("transaction.state.log.num.partitions", "50")),
+        offsets_partitions=partition_count(OFFSETS_TOPIC, props),
+        transaction_partitions=partition_count(TRANSACTION_STATE_TOPIC, props),
         load_delay_ms=options.coordinator_load_delay_ms,
     )
     data_dir = options.data_dir if options.sink is None else None

@@ -26,7 +26,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from coordinator.server.identity import BrokerIdentity
-from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, partition_for
+from coordinator.txn.placement import (
+    DEFAULT_OFFSETS_TOPIC_PARTITIONS,
+    DEFAULT_TRANSACTION_STATE_PARTITIONS,
+    OFFSETS_TOPIC,
+    TRANSACTION_STATE_TOPIC,
+    partition_for,
+)
 from wire.constants import ErrorCode
 
 __all__ = ["Cluster", "ClusterError"]
@@ -49,8 +55,8 @@ class Cluster:
         size: int,
         *,
         replication_factor: int = 1,
-        offsets_partitions: int = 50,
-        transaction_partitions: int = 50,
+        offsets_partitions: int = DEFAULT_OFFSETS_TOPIC_PARTITIONS,
+        transaction_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS,
         load_delay_ms: int = 0,
     ) -> None:
         if size < 1:

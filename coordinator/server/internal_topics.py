@@ -32,6 +32,7 @@ __all__ = [
     "internal_topic_by_id",
     "internal_topics",
     "is_internal",
+    "partition_count",
 ]
 
 #: Internal topic -> (its partition-count config key, Kafka's default).
@@ -78,10 +79,16 @@ def is_internal(name: str | None) -> bool:
     return name in _PARTITION_COUNT_KEYS
 
 
+def partition_count(name: str, config: Mapping[str, str]) -> int:
+    """The partitions ``config`` gives internal topic ``name`` (Kafka's default without
+    its key)."""
+    key, default = _PARTITION_COUNT_KEYS[name]
+    return int(config.get(key, default))
+
+
 def internal_topic(name: str, config: Mapping[str, str], cluster_id: str) -> InternalTopic:
     """``name`` (an internal topic) with the partition count ``config`` gives it."""
-    key, default = _PARTITION_COUNT_KEYS[name]
-    return InternalTopic(name, int(config.get(key, default)), cluster_id)
+    return InternalTopic(name, partition_count(name, config), cluster_id)
 
 
 def internal_topics(config: Mapping[str, str], cluster_id: str) -> list[InternalTopic]:

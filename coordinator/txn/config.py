@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from coordinator.txn.placement import (
+    DEFAULT_OFFSETS_TOPIC_PARTITIONS,
+    DEFAULT_TRANSACTION_STATE_PARTITIONS,
+)
 from wire.constants import MAX_TRANSACTION_VERSION
 
 __all__ = ["KAFKA_CONFIG_NAMES", "MAX_TRANSACTION_VERSION", "TxnConfig"]
@@ -21,8 +25,8 @@ class TxnConfig:
     transactional_id_expiration_ms: int = 604_800_000
     abort_timed_out_transaction_cleanup_interval_ms: int = 10_000
     remove_expired_transactional_id_cleanup_interval_ms: int = 3_600_000
-    transaction_state_log_num_partitions: int = 50
-    offsets_topic_num_partitions: int = 50
+    transaction_state_log_num_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS
+    offsets_topic_num_partitions: int = DEFAULT_OFFSETS_TOPIC_PARTITIONS
     # transaction.version, the finalized TransactionVersion feature level: 0 writes
     # TransactionLogValue v0; 1 and 2 write v1 (flexible, with the previous/next producer
     # ids); 2 (KIP-890 part 2) also bumps the epoch when the coordinator itself aborts (a
