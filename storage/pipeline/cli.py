@@ -43,6 +43,7 @@ from typing import Any, TextIO
 from storage.directory import find_segments
 
 from .columns import CORRUPT, TORN_TAIL
+from .follow import follow, follow_flag_problem
 from .hadoop_fs import HadoopFiles, PipelineLocationError, RemoteInput, open_locations
 from .preflight import missing_requirement, unreachable_master
 from .progress import Progress
@@ -120,6 +121,13 @@ def _parser() -> _Parser:
         "--strict", action="store_true", help="fail (write nothing) when an input is corrupt"
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--follow", "-f", action="store_true",
+        help="keep running: re-run in the same Spark session whenever the inputs' segment "
+        "files change, until SIGTERM or Ctrl-C (local inputs only)",
+    )
+    p.add_argument("--poll", type=float, metavar="S",
+                   help="with --follow: seconds between checks of the inputs (default 2)")
     p.add_argument(
         "--class-cache",
         metavar="DIR",
@@ -200,6 +208,10 @@ def main(
     if since is not None and until is not None and since > until:
         print("kcoord pipeline: error: --since is after --until", file=err)
         return 2
+    problem = follow_flag_problem(args)
+    if problem is not None:
+        print(f"kcoord pipeline: error: {problem}", file=err)
+        return 2
 
     try:
         locations = [location(p) for p in args.input]
@@ -256,7 +268,37 @@ def main(
     if problem is not None:
         print(f"kcoord pipeline: error: {problem}", file=err)
         return 2
+    if args.follow:
+        return _follow(args, inputs, output, since, out, err)
     return _run(args, (inputs, remote), segments, output, since, until, out, err)
+
+
+def _follow(
+    args: argparse.Namespace,
+    inputs: list[str],
+    output: Location,
+    since: int | None,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    try:
+        from .driver_read import segment_bytes
+        from .session import build_session
+
+        spark = build_session(args.master, extra_conf=args.conf, quiet=args.quiet,
+                              input_bytes=segment_bytes(inputs), class_cache=args.class_cache)
+    except Exception as exc:
+        print(f"kcoord pipeline: error: cannot start Spark: {_spark_error_text(exc)}", file=err)
+        return 1
+    try:  # _run uses the session started here and leaves it running
+        return follow(
+            inputs,
+            lambda segments: _run(args, (inputs, []), segments, output, since, None, out, err),
+            2.0 if args.poll is None else args.poll, err, args.quiet,
+        )
+    finally:
+        with contextlib.suppress(Exception):
+            spark.stop()
 
 
 def _run(
