@@ -43,18 +43,14 @@ for path in (ROOT, os.path.join(ROOT, "tests", "pipeline"), os.path.dirname(__fi
 from bench_pipeline import _proc_cpu, cpu_split  # noqa: E402
 from synthetic import write_log  # noqa: E402
 
-from storage.directory import find_segments  # noqa: E402
 from storage.log import Log  # noqa: E402
+from storage.pipeline.follow import signature as follow_signature  # noqa: E402
 from storage.records import OffsetCommitKey, OffsetCommitValue, Record  # noqa: E402
 
 
 def signature(data_dir: str) -> tuple[tuple[str, int, int], ...]:
-    """The segment files' names, sizes and modification times (what a follow loop polls)."""
-    out = []
-    for seg in find_segments(data_dir):
-        st = os.stat(seg.path)
-        out.append((seg.path, st.st_size, st.st_mtime_ns))
-    return tuple(out)
+    """What a follow loop polls (the one `kcoord pipeline --follow` uses)."""
+    return follow_signature([data_dir])
 
 
 def load() -> str:
