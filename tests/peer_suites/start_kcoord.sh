@@ -1,5 +1,5 @@
 # Sourced by the peer-suite runners: start a kcoord for a suite and learn its listeners.
-# Sourcing makes the scratch folder $work and an EXIT trap that kills kcoord and removes it.
+# Sourcing makes the scratch folder $work and an EXIT trap that stops kcoord and removes it.
 #   start_kcoord LISTENERS [kcoord serve args...]
 # starts `python -m coordinator serve --data-dir "$work/data" ARGS` in the background, waits
 # up to 10 s for LISTENERS lines `kcoord listening on HOST:PORT[ (NAME)]` and exits 2 with
@@ -8,7 +8,21 @@
 # prints the HOST:PORT of the listener NAME (without NAME: the first listener).
 
 work="$(mktemp -d)"
-trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+# kcoord writes its live snapshot as it stops: wait for it (10 s at most, then SIGKILL) before
+# removing its data directory, or rm races the write.
+stop_kcoord() {
+    if [[ -n "${server_pid:-}" ]]; then
+        kill "$server_pid" 2>/dev/null || true
+        for _ in $(seq 100); do
+            kill -0 "$server_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -9 "$server_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap stop_kcoord EXIT
 
 start_kcoord() {
     local listeners="$1"
