@@ -30,7 +30,12 @@ from .columns import (
     member_row,
 )
 
-__all__ = ["Chunk", "KeyTable"]
+__all__ = ["NOT_IN_DATASETS", "Chunk", "KeyTable"]
+
+#: Record keys the datasets leave out: transaction state, share state, configs and quotas,
+#: ACLs and SCRAM users (a fresh server writes a config record: ELR's min.insync.replicas).
+NOT_IN_DATASETS = (TransactionStateKey, ShareSnapshotKey, ShareUpdateKey, ConfigRecordKey,
+                   ClientQuotaRecordKey, AccessControlEntryKey, UserScramCredentialKey)
 
 # Key kinds in the key table.
 _OC, _GM, _EV, _TX = 0, 1, 2, 3
@@ -55,9 +60,7 @@ class KeyTable:
         kid = self.by_object.get(id(key))
         if kid is not None:
             return kid
-        if isinstance(key, TransactionStateKey | ShareSnapshotKey | ShareUpdateKey
-                      | ConfigRecordKey | ClientQuotaRecordKey | AccessControlEntryKey
-                      | UserScramCredentialKey):
+        if isinstance(key, NOT_IN_DATASETS):
             raise ValueError("transaction, share, config and security records are not in the "
                              "datasets")
         kid = len(self.kind)
@@ -79,9 +82,7 @@ class KeyTable:
         key = self.cache.get(raw)
         if key is None:
             decoded = decode_key(raw)
-            if isinstance(decoded, UnknownKey | TransactionStateKey | ShareSnapshotKey
-                          | ShareUpdateKey | ConfigRecordKey | ClientQuotaRecordKey
-                          | AccessControlEntryKey | UserScramCredentialKey):
+            if isinstance(decoded, (UnknownKey, *NOT_IN_DATASETS)):
                 return -1  # unknown, transaction, share, config or security: not in datasets
             key = self.cache[raw] = decoded
         return self.id_of(key)

@@ -39,7 +39,6 @@ from storage.records import (
     OffsetCommitValue,
     RebalanceEventValue,
     Record,
-    TransactionStateKey,
     TxnOffsetCommitKey,
 )
 from storage.segment import (
@@ -53,7 +52,7 @@ from storage.segment import (
 from storage.share_group_records import SHARE_GROUP_KEY_TYPES
 from storage.share_records import SHARE_KEY_TYPES
 
-from .chunk import Chunk, KeyTable
+from .chunk import NOT_IN_DATASETS, Chunk, KeyTable
 from .columns import COLUMN_NAMES, CORRUPT, TORN_TAIL, Columns
 
 __all__ = [
@@ -222,7 +221,7 @@ def _add_records(
     c_meta, c_exp = chunk.c_meta, chunk.c_exp
     commits = chunk.c_pos
     oc_value = OffsetCommitValue
-    skipped_keys = (*CONSUMER_GROUP_KEY_TYPES, TransactionStateKey, *SHARE_KEY_TYPES,
+    skipped_keys = (*CONSUMER_GROUP_KEY_TYPES, *NOT_IN_DATASETS, *SHARE_KEY_TYPES,
                     *SHARE_GROUP_KEY_TYPES)
     for epos, record in zip(positions, records, strict=True):
         if type(record) is tuple:  # the common commit, as columns

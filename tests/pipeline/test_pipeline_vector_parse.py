@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from pipeline_support import T0, mixed_records
 from synthetic import write_commits
 
+from storage.config_records import ConfigRecordKey, ConfigRecordValue
 from storage.directory import find_segments
 from storage.pipeline import vector_parse
 from storage.pipeline.arrow_rows import arrow_schema, chunk_batches
@@ -85,8 +86,8 @@ def odd_commit(raw_key: bytes, kind: int) -> bytes:
 @st.composite
 def other_entries(draw: st.DrawFn) -> bytes:
     """Every other kind of entry: the other record types, tombstones, staged offsets,
-    unknown record types, keys that do not decode, odd commit values, share state."""
-    kind = draw(st.integers(0, 8))
+    unknown record types, keys that do not decode, odd commit values, share state, configs."""
+    kind = draw(st.integers(0, 9))
     if kind == 0:
         return encode_entry(*encode_record(draw(st.sampled_from(mixed_records()))))
     if kind == 1:
@@ -112,6 +113,10 @@ def other_entries(draw: st.DrawFn) -> bytes:
             ShareSnapshotValue(0, 0, 0, 5, T0, T0, (ShareStateBatch(5, 6, 2, 1),)),
         )
         return encode_entry(*encode_record(snapshot))
+    if kind == 9:  # a config record (a fresh server writes ELR's): not in the datasets
+        config = Record(ConfigRecordKey(4, "", "min.insync.replicas"),
+                        ConfigRecordValue(draw(st.sampled_from(["1", None]))))
+        return encode_entry(*encode_record(config))
     # an unknown record type whose key holds a whole entry: a false framing candidate
     inner = draw(commit_entries())
     return encode_entry(struct.pack(">h", 50) + inner, draw(st.sampled_from([None, inner])))
