@@ -140,8 +140,11 @@ def test_confluent_broker_and_cluster_default(start_kcoord: Any) -> None:
     assert broker["node.id"].is_read_only
     defaults = raw_request(server.bootstrap, 32, 4, {"resources": [
         {"resource_type": 4, "resource_name": "", "configuration_keys": None}]})
-    assert [(c.name, c.value, c.config_source) for c in defaults.results[0].configs] == [
-        ("log.retention.ms", "7200000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value)]
+    # The cluster-wide defaults: the one set here, and ELR's min.insync.replicas, which the
+    # controller writes when it starts (Kafka 4.1+, maybeGenerateElrSafetyRecords).
+    assert sorted((c.name, c.value, c.config_source) for c in defaults.results[0].configs) == [
+        ("log.retention.ms", "7200000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value),
+        ("min.insync.replicas", "1", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value)]
 
 
 def test_confluent_legacy_alter_configs_replaces_every_key(start_kcoord: Any) -> None:
