@@ -145,8 +145,8 @@ def serve_one(
             pending.then(conn.tally.on_answer(api_key, request.body))
         return Unanswered(request, handler, pending)
     body = pending.result()
-    if api_key in RENEWING_API_KEYS:  # (the connection's task records what it awaits)
-        conn.tally.answered(api_key, request.body, body, conn.last_active)
     if body is not None:
+        if api_key in RENEWING_API_KEYS:  # (the connection's task records what it awaits)
+            conn.tally.answered(api_key, request.body, body, conn.last_active)
         out += encode_response(api_key, request.api_version, request.correlation_id, body)
     return None
