@@ -1,8 +1,11 @@
-"""Group coordinator configuration with Kafka's property names and defaults.
+"""Group coordinator configuration: the typed frozen view of its keys.
 
-``GroupCoordinatorConfig.java``: the classic-group and offset-management settings that the
-coordinator core honours. ``CoordinatorConfig.from_properties`` parses a ``server.properties``
-style mapping and rejects unknown keys and bad values with a one-line ``ConfigError``.
+``GroupCoordinatorConfig.java``: the classic-group, consumer-group, share-group and
+offset-management settings that the coordinator core honours. Names, types, defaults and
+bounds are the keys' (``coordinator.configs.broker_keys.GROUP_COORDINATOR_KEYS``; a field is
+its key with underscores for dots). ``CoordinatorConfig.from_properties`` parses a
+``server.properties`` style mapping and rejects unknown keys and bad values with a one-line
+``ConfigError``.
 """
 
 from __future__ import annotations
@@ -11,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import lru_cache
 
-__all__ = ["KNOWN_KEYS", "ConfigError", "CoordinatorConfig"]
+from coordinator.configs.broker_keys import GROUP_COORDINATOR_KEYS
+from coordinator.configs.config_key import KAFKA_DEFAULT, ListOf, OneOf, field_key, kafka_defaults
 
-_INT_MAX = 2**31 - 1
-_LONG_MAX = 2**63 - 1
+__all__ = ["KNOWN_KEYS", "ConfigError", "CoordinatorConfig"]
 
 
 class ConfigError(ValueError):
@@ -22,41 +25,42 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+@kafka_defaults(GROUP_COORDINATOR_KEYS)
 class CoordinatorConfig:
     """Coordinator settings; field names are Kafka's property names with dots as underscores."""
 
-    group_min_session_timeout_ms: int = 6000
-    group_max_session_timeout_ms: int = 1_800_000
-    group_initial_rebalance_delay_ms: int = 3000
-    group_max_size: int = _INT_MAX
-    offsets_retention_minutes: int = 10080
-    offsets_retention_check_interval_ms: int = 600_000
-    offset_metadata_max_bytes: int = 4096
-    # Share partitions and sessions (KIP-932), ShareGroupConfig's names and defaults.
-    group_share_delivery_count_limit: int = 5
-    group_share_record_lock_duration_ms: int = 30_000
-    group_share_partition_max_record_locks: int = 2000
-    group_share_max_share_sessions: int = 2000
-    # The consumer group protocol (KIP-848), GroupCoordinatorConfig's names and defaults.
-    group_consumer_session_timeout_ms: int = 45_000
-    group_consumer_min_session_timeout_ms: int = 45_000
-    group_consumer_max_session_timeout_ms: int = 60_000
-    group_consumer_heartbeat_interval_ms: int = 5_000
-    group_consumer_min_heartbeat_interval_ms: int = 5_000
-    group_consumer_max_heartbeat_interval_ms: int = 15_000
-    group_consumer_max_size: int = _INT_MAX
-    group_consumer_assignors: str = "uniform,range"
-    group_consumer_migration_policy: str = "bidirectional"
-    group_consumer_regex_refresh_interval_ms: int = 600_000
-    group_coordinator_rebalance_protocols: str = "classic,consumer"
-    # Share groups (KIP-932), GroupCoordinatorConfig's / ShareGroupConfig's names, Kafka 4.2.
-    group_share_session_timeout_ms: int = 45_000
-    group_share_min_session_timeout_ms: int = 45_000
-    group_share_max_session_timeout_ms: int = 60_000
-    group_share_heartbeat_interval_ms: int = 5_000
-    group_share_min_heartbeat_interval_ms: int = 5_000
-    group_share_max_heartbeat_interval_ms: int = 15_000
-    group_share_max_size: int = 200
+    group_min_session_timeout_ms: int = KAFKA_DEFAULT
+    group_max_session_timeout_ms: int = KAFKA_DEFAULT
+    group_initial_rebalance_delay_ms: int = KAFKA_DEFAULT
+    group_max_size: int = KAFKA_DEFAULT
+    offsets_retention_minutes: int = KAFKA_DEFAULT
+    offsets_retention_check_interval_ms: int = KAFKA_DEFAULT
+    offset_metadata_max_bytes: int = KAFKA_DEFAULT
+    # Share partitions and sessions (KIP-932).
+    group_share_delivery_count_limit: int = KAFKA_DEFAULT
+    group_share_record_lock_duration_ms: int = KAFKA_DEFAULT
+    group_share_partition_max_record_locks: int = KAFKA_DEFAULT
+    group_share_max_share_sessions: int = KAFKA_DEFAULT
+    # The consumer group protocol (KIP-848).
+    group_consumer_session_timeout_ms: int = KAFKA_DEFAULT
+    group_consumer_min_session_timeout_ms: int = KAFKA_DEFAULT
+    group_consumer_max_session_timeout_ms: int = KAFKA_DEFAULT
+    group_consumer_heartbeat_interval_ms: int = KAFKA_DEFAULT
+    group_consumer_min_heartbeat_interval_ms: int = KAFKA_DEFAULT
+    group_consumer_max_heartbeat_interval_ms: int = KAFKA_DEFAULT
+    group_consumer_max_size: int = KAFKA_DEFAULT
+    group_consumer_assignors: str = KAFKA_DEFAULT
+    group_consumer_migration_policy: str = KAFKA_DEFAULT
+    group_consumer_regex_refresh_interval_ms: int = KAFKA_DEFAULT
+    group_coordinator_rebalance_protocols: str = KAFKA_DEFAULT
+    # Share groups (KIP-932).
+    group_share_session_timeout_ms: int = KAFKA_DEFAULT
+    group_share_min_session_timeout_ms: int = KAFKA_DEFAULT
+    group_share_max_session_timeout_ms: int = KAFKA_DEFAULT
+    group_share_heartbeat_interval_ms: int = KAFKA_DEFAULT
+    group_share_min_heartbeat_interval_ms: int = KAFKA_DEFAULT
+    group_share_max_heartbeat_interval_ms: int = KAFKA_DEFAULT
+    group_share_max_size: int = KAFKA_DEFAULT
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -66,7 +70,7 @@ class CoordinatorConfig:
                 continue
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ConfigError(f"{_key(f.name)} must be an integer, got {value!r}")
-            low, high = _RANGES[f.name]
+            low, high = GROUP_COORDINATOR_KEYS[_key(f.name)].bounds
             if not low <= value <= high:
                 raise ConfigError(f"{_key(f.name)}={value} is out of range [{low}, {high}]")
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
@@ -144,8 +148,7 @@ class CoordinatorConfig:
         return {_key(f.name): str(getattr(self, f.name)) for f in fields(self)}
 
 
-def _key(field_name: str) -> str:
-    return field_name.replace("_", ".")
+_key = field_key
 
 
 @lru_cache(maxsize=64)
@@ -175,42 +178,13 @@ def _check_bounded(key: str, value: int, low: int, high: int) -> None:
 
 # String settings: (allowed values, whether a comma-separated list).
 _CHOICES: dict[str, tuple[tuple[str, ...], bool]] = {
-    "group_consumer_assignors": (("uniform", "range"), True),
-    "group_consumer_migration_policy": (("disabled", "upgrade", "downgrade", "bidirectional"),
-                                        False),
-    "group_coordinator_rebalance_protocols": (("classic", "consumer"), True),
-}
-
-_RANGES: dict[str, tuple[int, int]] = {
-    "group_consumer_session_timeout_ms": (1, _INT_MAX),
-    "group_consumer_min_session_timeout_ms": (1, _INT_MAX),
-    "group_consumer_max_session_timeout_ms": (1, _INT_MAX),
-    "group_consumer_heartbeat_interval_ms": (1, _INT_MAX),
-    "group_consumer_min_heartbeat_interval_ms": (1, _INT_MAX),
-    "group_consumer_max_heartbeat_interval_ms": (1, _INT_MAX),
-    "group_consumer_max_size": (1, _INT_MAX),
-    "group_consumer_regex_refresh_interval_ms": (1, _INT_MAX),
-    "group_share_session_timeout_ms": (1, _INT_MAX),
-    "group_share_min_session_timeout_ms": (1, _INT_MAX),
-    "group_share_max_session_timeout_ms": (1, _INT_MAX),
-    "group_share_heartbeat_interval_ms": (1, _INT_MAX),
-    "group_share_min_heartbeat_interval_ms": (1, _INT_MAX),
-    "group_share_max_heartbeat_interval_ms": (1, _INT_MAX),
-    "group_share_max_size": (1, 1000),
-    "group_min_session_timeout_ms": (0, _INT_MAX),
-    "group_max_session_timeout_ms": (0, _INT_MAX),
-    "group_initial_rebalance_delay_ms": (0, _INT_MAX),
-    "group_max_size": (1, _INT_MAX),
-    "offsets_retention_minutes": (1, _INT_MAX),
-    "offsets_retention_check_interval_ms": (1, _LONG_MAX),
-    "offset_metadata_max_bytes": (0, _INT_MAX),
-    "group_share_delivery_count_limit": (2, 10),
-    "group_share_record_lock_duration_ms": (1, _INT_MAX),
-    "group_share_partition_max_record_locks": (1, _INT_MAX),
-    "group_share_max_share_sessions": (1, _INT_MAX),
+    name.replace(".", "_"): (v.options, isinstance(v, ListOf))
+    for name, key in GROUP_COORDINATOR_KEYS.items()
+    if isinstance(v := key.validator, OneOf | ListOf)
 }
 
 _FIELD_BY_KEY: dict[str, str] = {_key(f.name): f.name for f in fields(CoordinatorConfig)}
 
+assert set(_FIELD_BY_KEY) == set(GROUP_COORDINATOR_KEYS), "a key without its field"
 KNOWN_KEYS: frozenset[str] = frozenset(_FIELD_BY_KEY)
 """The Kafka property names CoordinatorConfig.from_properties accepts."""

@@ -1,15 +1,19 @@
 """The broker surface's settings, under Kafka's config names, as strings.
 
 The server owns the whole config dict (``ServerState.config``); the broker handlers only
-read the keys below. :func:`validate_broker_config` checks the values of these keys the
-way Kafka's ``ConfigDef`` does (booleans case-insensitive, integers with a lower bound).
+read the keys below. The keys are ``coordinator.configs.broker_keys``' with the broker or
+the transaction coordinator as reader (their names, types, defaults and bounds are there):
+:func:`validate_broker_config` checks their values the way Kafka's ``ConfigDef`` does
+(booleans case-insensitive, integers within their bounds).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from wire.constants import MAX_TRANSACTION_VERSION, TRANSACTION_VERSION_FEATURE
+from coordinator.configs.broker_keys import keys_read_by
+from coordinator.configs.config_key import ConfigKey, Range, Reader
+from wire.constants import TRANSACTION_VERSION_FEATURE, ConfigType
 
 __all__ = [
     "AUTO_CREATE_TOPICS_ENABLE",
@@ -26,6 +30,7 @@ __all__ = [
     "retention_check_interval_ms",
     "retention_ms",
     "segment_bytes",
+    "setting",
     "transaction_version",
     "validate_broker_config",
 ]
@@ -34,13 +39,6 @@ AUTO_CREATE_TOPICS_ENABLE = "auto.create.topics.enable"
 NUM_PARTITIONS = "num.partitions"
 MESSAGE_MAX_BYTES = "message.max.bytes"
 FETCH_MAX_BYTES = "fetch.max.bytes"
-# The transaction coordinator's (coordinator/server/txn_runtime.py reads them).
-TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms"
-TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms"
-TRANSACTION_ABORT_INTERVAL_MS = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
-TRANSACTION_REMOVE_INTERVAL_MS = "transaction.remove.expired.transaction.cleanup.interval.ms"
-# The finalized level of Kafka's transaction.version feature (0-2; Kafka 4 finalizes 2 on
-# a new cluster). Kafka sets it with kafka-features / kafka-storage format; here a key.
 TRANSACTION_VERSION = TRANSACTION_VERSION_FEATURE
 # Retention and segments of topic data (a topic's retention.ms / retention.bytes /
 # segment.bytes override them).
@@ -50,70 +48,18 @@ LOG_RETENTION_MS = "log.retention.ms"
 LOG_RETENTION_BYTES = "log.retention.bytes"
 LOG_SEGMENT_BYTES = "log.segment.bytes"
 LOG_RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms"
-# The log cleaner of compacted topics (coordinator/broker/log_cleaning.py reads them; a
-# topic's delete.retention.ms / min.compaction.lag.ms / max.compaction.lag.ms override).
-LOG_CLEANER_ENABLE = "log.cleaner.enable"
-LOG_CLEANER_BACKOFF_MS = "log.cleaner.backoff.ms"
-LOG_CLEANER_DEDUPE_BUFFER_SIZE = "log.cleaner.dedupe.buffer.size"
-LOG_CLEANER_DELETE_RETENTION_MS = "log.cleaner.delete.retention.ms"
-LOG_CLEANER_MIN_COMPACTION_LAG_MS = "log.cleaner.min.compaction.lag.ms"
-LOG_CLEANER_MAX_COMPACTION_LAG_MS = "log.cleaner.max.compaction.lag.ms"
-#: Known keys without a default: Kafka falls back to the next coarser one.
-OPTIONAL_KEYS = frozenset({LOG_RETENTION_MINUTES, LOG_RETENTION_MS})
-_INT64_MAX = 2**63 - 1
-_INT64_MAX_DEFAULT = 2**63 - 1
-#: Keys whose values are Kafka longs (the others are ints).
-_LONG_KEYS = frozenset({LOG_RETENTION_MS, LOG_RETENTION_BYTES, LOG_RETENTION_CHECK_INTERVAL_MS,
-                        LOG_CLEANER_BACKOFF_MS, LOG_CLEANER_DEDUPE_BUFFER_SIZE,
-                        LOG_CLEANER_DELETE_RETENTION_MS, LOG_CLEANER_MIN_COMPACTION_LAG_MS,
-                        LOG_CLEANER_MAX_COMPACTION_LAG_MS})
-_BOOL_KEYS = frozenset({AUTO_CREATE_TOPICS_ENABLE, LOG_CLEANER_ENABLE})
 
+#: The keys validated here: the broker's and the transaction coordinator's.
+_KEYS: dict[str, ConfigKey] = keys_read_by(Reader.BROKER, Reader.TRANSACTIONS)
 BROKER_CONFIG_DEFAULTS: dict[str, str] = {
-    AUTO_CREATE_TOPICS_ENABLE: "true",
-    NUM_PARTITIONS: "1",
-    # Kafka's defaults: 1 MiB + 12 bytes of batch overhead; 55 MiB per fetch response.
-    MESSAGE_MAX_BYTES: "1048588",
-    FETCH_MAX_BYTES: "57671680",
-    TRANSACTION_MAX_TIMEOUT_MS: "900000",
-    TRANSACTIONAL_ID_EXPIRATION_MS: "604800000",
-    TRANSACTION_ABORT_INTERVAL_MS: "10000",
-    TRANSACTION_REMOVE_INTERVAL_MS: "3600000",
-    TRANSACTION_VERSION: str(MAX_TRANSACTION_VERSION),
-    LOG_RETENTION_HOURS: "168",
-    LOG_RETENTION_BYTES: "-1",
-    LOG_SEGMENT_BYTES: "1073741824",
-    LOG_RETENTION_CHECK_INTERVAL_MS: "300000",
-    LOG_CLEANER_ENABLE: "true",
-    LOG_CLEANER_BACKOFF_MS: "15000",
-    LOG_CLEANER_DEDUPE_BUFFER_SIZE: "134217728",
-    LOG_CLEANER_DELETE_RETENTION_MS: "86400000",
-    LOG_CLEANER_MIN_COMPACTION_LAG_MS: "0",
-    LOG_CLEANER_MAX_COMPACTION_LAG_MS: str(_INT64_MAX_DEFAULT),
-}
-
-_INT_MINIMUM = {
-    NUM_PARTITIONS: 1,
-    MESSAGE_MAX_BYTES: 0,
-    FETCH_MAX_BYTES: 1024,
-    TRANSACTION_MAX_TIMEOUT_MS: 1,
-    TRANSACTIONAL_ID_EXPIRATION_MS: 1,
-    TRANSACTION_ABORT_INTERVAL_MS: 1,
-    TRANSACTION_REMOVE_INTERVAL_MS: 1,
-    TRANSACTION_VERSION: 0,
-    LOG_RETENTION_HOURS: -1,
-    LOG_RETENTION_MINUTES: -1,
-    LOG_RETENTION_MS: -1,
-    LOG_RETENTION_BYTES: -1,
-    LOG_SEGMENT_BYTES: 64,
-    LOG_RETENTION_CHECK_INTERVAL_MS: 1,
-    LOG_CLEANER_BACKOFF_MS: 0,
-    LOG_CLEANER_DEDUPE_BUFFER_SIZE: 0,
-    LOG_CLEANER_DELETE_RETENTION_MS: 0,
-    LOG_CLEANER_MIN_COMPACTION_LAG_MS: 0,
-    LOG_CLEANER_MAX_COMPACTION_LAG_MS: 1,
-}
-_INT32_MAX = 2**31 - 1
+    name: key.default for name, key in _KEYS.items() if key.default is not None}
+#: Known keys without a default: Kafka falls back to the next coarser one.
+OPTIONAL_KEYS = frozenset(name for name, key in _KEYS.items() if key.default is None)
+for _name in (AUTO_CREATE_TOPICS_ENABLE, NUM_PARTITIONS, MESSAGE_MAX_BYTES, FETCH_MAX_BYTES,
+              TRANSACTION_VERSION, LOG_RETENTION_HOURS, LOG_RETENTION_MINUTES,
+              LOG_RETENTION_MS, LOG_RETENTION_BYTES, LOG_SEGMENT_BYTES,
+              LOG_RETENTION_CHECK_INTERVAL_MS):
+    assert _name in _KEYS, _name
 
 
 def _parse_bool(key: str, value: str) -> bool:
@@ -130,14 +76,19 @@ def _parse_int(key: str, value: str) -> int:
         number = int(value.strip())
     except ValueError:
         raise ValueError(f"invalid value {value!r} for {key}: expected an integer") from None
-    minimum = _INT_MINIMUM[key]
-    if not minimum <= number <= (_INT64_MAX if key in _LONG_KEYS else _INT32_MAX):
-        raise ValueError(f"invalid value {value!r} for {key}: must be at least {minimum}")
-    if key == TRANSACTION_VERSION and number > MAX_TRANSACTION_VERSION:
-        raise ValueError(
-            f"invalid value {value!r} for {key}: the levels are 0 to {MAX_TRANSACTION_VERSION}"
-        )
+    known = _KEYS[key]
+    low, high = known.bounds
+    if number < low or (number > high and not _capped(known)):
+        raise ValueError(f"invalid value {value!r} for {key}: must be at least {low}")
+    if number > high:
+        raise ValueError(f"invalid value {value!r} for {key}: the levels are {low} to {high}")
     return number
+
+
+def _capped(key: ConfigKey) -> bool:
+    """Whether the key's range has its own upper bound (transaction.version's levels), not
+    only its type's."""
+    return isinstance(key.validator, Range) and key.validator.high is not None
 
 
 def validate_broker_config(props: Mapping[str, str]) -> dict[str, str]:
@@ -148,15 +99,19 @@ def validate_broker_config(props: Mapping[str, str]) -> dict[str, str]:
         if key not in props:
             continue
         value = props[key]
-        if key in _BOOL_KEYS:
+        if _KEYS[key].type is ConfigType.BOOLEAN:
             out[key] = "true" if _parse_bool(key, value) else "false"
         else:
             out[key] = str(_parse_int(key, value))
     return out
 
 
-def _get(config: Mapping[str, str], key: str) -> str:
+def setting(config: Mapping[str, str], key: str) -> str:
+    """A broker key's value in ``config``, else its default."""
     return config.get(key, BROKER_CONFIG_DEFAULTS[key])
+
+
+_get = setting
 
 
 def auto_create_topics_enable(config: Mapping[str, str]) -> bool:

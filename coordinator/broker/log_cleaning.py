@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import trio
 
+from coordinator.broker.config import setting
 from coordinator.broker.topics import Topic, TopicStore
 from storage.log import Log
 from storage.log_cleaner import DEFAULT_DEDUPE_BUFFER_SIZE, CleanResult, LastRecord, clean_log
@@ -176,15 +177,14 @@ class LogCleanerManager:
 
 
 def _enabled(config: Mapping[str, str]) -> bool:
-    return config.get(LOG_CLEANER_ENABLE, "true").strip().lower() == "true"
+    return setting(config, LOG_CLEANER_ENABLE).strip().lower() == "true"
 
 
 async def run_log_cleaner(store: TopicStore, config: Mapping[str, str],
                           now_ms: Callable[[], int]) -> None:
     """The cleaner's loop (runs for the server's life)."""
-    backoff_s = int(config.get(LOG_CLEANER_BACKOFF_MS, "15000")) / 1000
-    manager = LogCleanerManager(store, int(config.get(LOG_CLEANER_DEDUPE_BUFFER_SIZE,
-                                                      str(DEFAULT_DEDUPE_BUFFER_SIZE))))
+    backoff_s = int(setting(config, LOG_CLEANER_BACKOFF_MS)) / 1000
+    manager = LogCleanerManager(store, int(setting(config, LOG_CLEANER_DEDUPE_BUFFER_SIZE)))
     while True:
         cleaned = False
         try:

@@ -19,6 +19,7 @@ from coordinator.configs.definitions import (
     BROKER_KEYS,
     GROUP_KEYS,
     PER_BROKER_KEYS,
+    SERVER_PROPERTIES,
     TOPIC_KEYS,
     InvalidConfig,
     known_keys,
@@ -55,14 +56,18 @@ class AlterOp:
     value: str | None
 
 
+def _group_default(name: str) -> int:
+    return int(SERVER_PROPERTIES[f"group.consumer.{name}"].typed_default)
+
+
 @dataclass(frozen=True, slots=True)
 class GroupBounds:
     """The broker's bounds on a group's consumer timeouts (``GroupCoordinatorConfig``)."""
 
-    min_session_ms: int = 45_000
-    max_session_ms: int = 60_000
-    min_heartbeat_ms: int = 5_000
-    max_heartbeat_ms: int = 15_000
+    min_session_ms: int = _group_default("min.session.timeout.ms")
+    max_session_ms: int = _group_default("max.session.timeout.ms")
+    min_heartbeat_ms: int = _group_default("min.heartbeat.interval.ms")
+    max_heartbeat_ms: int = _group_default("max.heartbeat.interval.ms")
 
 
 class TopicDirectory(Protocol):
@@ -181,7 +186,8 @@ class DynamicConfigs:
         value when there is none, and no broker-level one. Nothing once they hold."""
         out = []
         if MIN_INSYNC_REPLICAS not in self.brokers.get("", {}):
-            static = self.static_config.get(MIN_INSYNC_REPLICAS, "1")
+            static = self.static_config.get(MIN_INSYNC_REPLICAS,
+                                            SERVER_PROPERTIES[MIN_INSYNC_REPLICAS].default)
             out.append(self._record(BROKER, "", MIN_INSYNC_REPLICAS, static))
         out += [self._record(BROKER, name, MIN_INSYNC_REPLICAS, None)
                 for name, configs in sorted(self.brokers.items())

@@ -26,11 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from coordinator.configs.broker_keys import SERVER_PROPERTIES
 from wire.constants import ApiKey
 
 __all__ = ["DEFAULT_SEND_TIMEOUT_MS", "AnswerLimits", "AnswerMemory", "cap_fetch"]
 
-DEFAULT_SEND_TIMEOUT_MS = 60_000
+DEFAULT_SEND_TIMEOUT_MS = int(SERVER_PROPERTIES["socket.send.timeout.ms"].typed_default)
 _FIRST_WITH_MAX_BYTES = 3  # Fetch v3 added the request-wide max_bytes
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from coordinator.configs.definitions import (
     BROKER_KEYS,
+    GROUP_BROKER_DEFAULTS,
     GROUP_KEYS,
     SYNONYM_SCALE,
     TOPIC_KEYS,
@@ -44,9 +45,6 @@ _BROKER_SYNONYMS = {
         ("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
     ) for name in group
 }
-#: The group keys' broker defaults (``GroupCoordinatorConfig.extractGroupConfigMap``).
-_GROUP_DEFAULTS = {"consumer.session.timeout.ms": "group_consumer_session_timeout_ms",
-                   "consumer.heartbeat.interval.ms": "group_consumer_heartbeat_interval_ms"}
 
 
 def entry(name: str, layers: list[Layer], known: ConfigKey | None, read_only: bool,
@@ -157,9 +155,9 @@ class ConfigView:
                 layers: list[Layer] = [(key, overrides[key], ConfigSource.GROUP_CONFIG)]
             else:
                 default = known.default
-                field = _GROUP_DEFAULTS.get(key)
-                if field is not None and self.group_config is not None:
-                    default = str(getattr(self.group_config, field))
+                broker_key = GROUP_BROKER_DEFAULTS.get(key)
+                if broker_key is not None and self.group_config is not None:
+                    default = str(getattr(self.group_config, broker_key.replace(".", "_")))
                 layers = [(key, default, ConfigSource.DEFAULT_CONFIG)]
             out.append(entry(key, layers, known, False, synonyms, docs))
         return out

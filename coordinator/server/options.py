@@ -1,9 +1,12 @@
 """What ``serve`` needs to know, and how Kafka-style configuration becomes that.
 
-Configuration keys use Kafka's names. ``group.*`` / ``offset*`` keys go to the coordinator
-(``CoordinatorConfig``), ``socket.request.max.bytes`` and ``connections.max.idle.ms`` to the
-network layer here, everything else to the broker surface (``validate_broker_config``),
-which refuses what it does not know. Every refusal is a one-line :class:`ConfigError`.
+Configuration keys use Kafka's names, each defined once in ``coordinator.configs.broker_keys``
+with the part of kcoord that reads it: the group coordinator's keys go to
+``CoordinatorConfig``, the server's (network, cluster, files) to :class:`ServeOptions` fields
+of the same name (``kcoord.`` dropped), the broker surface's and the transaction
+coordinator's to ``validate_broker_config``; Kafka keys that mean nothing for one process are
+accepted with a warning, any other key refused. Every refusal is a one-line
+:class:`ConfigError`.
 """
 
 from __future__ import annotations
@@ -11,12 +14,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from coordinator.config import KNOWN_KEYS as COORDINATOR_KEYS
 from coordinator.config import ConfigError, CoordinatorConfig
-from coordinator.server.answer_memory import DEFAULT_SEND_TIMEOUT_MS
+from coordinator.configs.broker_keys import SERVER_PROPERTIES, keys_read_by
+from coordinator.configs.config_key import KAFKA_DEFAULT, Reader, field_key, kafka_defaults
 from coordinator.server.listeners import (
     Listener,
     ServedListener,
@@ -43,66 +46,36 @@ __all__ = [
     "parse_topic",
 ]
 
-DEFAULT_SOCKET_REQUEST_MAX_BYTES = 104_857_600
-DEFAULT_CONNECTIONS_MAX_IDLE_MS = 600_000
-#: Kafka's default is -1 (unbounded); kcoord bounds all partially received requests
-#: together at twice the largest request.
-DEFAULT_QUEUED_MAX_REQUEST_BYTES = 2 * DEFAULT_SOCKET_REQUEST_MAX_BYTES
-_INT_MAX = 2**31 - 1
-_LONG_MAX = 2**63 - 1
-MAX_OPEN_SEGMENT_FILES = "kcoord.max.open.segment.files"
-#: (``storage.open_files.DEFAULT_MAX_OPEN_SEGMENT_FILES``, not imported: startup cost.)
-DEFAULT_MAX_OPEN_SEGMENT_FILES = 256
-#: All answers being written: twice Kafka's ``fetch.max.bytes`` default.
-DEFAULT_QUEUED_MAX_RESPONSE_BYTES = 2 * 57_671_680
-
-#: Keys the network layer owns, with their accepted ranges (Kafka's).
+#: The server's keys (network, cluster, files), with their accepted ranges.
 SERVER_KEYS: dict[str, tuple[int, int]] = {
-    "socket.request.max.bytes": (1, _INT_MAX),
-    "connections.max.idle.ms": (-1, _LONG_MAX),
-    "queued.max.request.bytes": (-1, _LONG_MAX),
-    "max.connections": (0, _INT_MAX),
-    # Several brokers (--brokers): replicas per topic partition (at most the broker count),
-    # the internal topics' partition counts (coordinator placement), and how long a
-    # coordinator that just took a partition over answers COORDINATOR_LOAD_IN_PROGRESS.
-    "default.replication.factor": (1, 32767),
-    "offsets.topic.num.partitions": (1, 100_000),
-    "transaction.state.log.num.partitions": (1, 100_000),
-    "coordinator.load.delay.ms": (0, 3_600_000),
-    # kcoord's own: the partition logs' open files (``storage.open_files``).
-    MAX_OPEN_SEGMENT_FILES: (1, _INT_MAX),
-    # Answers being written (``coordinator.server.answer_memory``).
-    "socket.send.buffer.bytes": (-1, _INT_MAX),
-    "socket.send.timeout.ms": (1, _INT_MAX),
-    "kcoord.queued.max.response.bytes": (-1, _LONG_MAX),
-}
-
+    name: key.bounds for name, key in keys_read_by(Reader.SERVER).items()}
+MAX_OPEN_SEGMENT_FILES = "kcoord.max.open.segment.files"
 #: Kafka broker keys a real ``server.properties`` carries that mean nothing for one kcoord
-#: process (cluster membership, listeners, threads, replication, ZooKeeper): accepted with
-#: one warning each, so an existing configuration file works.
-IGNORED_BROKER_KEYS = frozenset({
-    "broker.id", "node.id", "process.roles", "controller.quorum.voters",
-    "controller.quorum.bootstrap.servers", "controller.listener.names",
-    "inter.broker.listener.name",
-    "num.network.threads", "num.io.threads", "num.replica.fetchers",
-    "socket.receive.buffer.bytes", "log.dirs", "log.dir",
-    "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
-    "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
-    "share.coordinator.state.topic.replication.factor",
-    "share.coordinator.state.topic.min.isr",
-    "min.insync.replicas", "unclean.leader.election.enable", "delete.topic.enable",
-    "log.flush.interval.messages", "log.flush.interval.ms", "log.cleaner.enable",
-    "zookeeper.connect", "zookeeper.connection.timeout.ms", "metadata.log.dir",
-    "auto.leader.rebalance.enable", "replica.lag.time.max.ms",
-})
+#: process: accepted with one warning each, so an existing configuration file works.
+IGNORED_BROKER_KEYS = frozenset(keys_read_by(Reader.IGNORED))
+_GROUP_KEYS = frozenset(keys_read_by(Reader.GROUPS))
+_BROKER_KEYS = frozenset(keys_read_by(Reader.BROKER, Reader.TRANSACTIONS))
+
+
+def _server_default(name: str) -> int:
+    return int(SERVER_PROPERTIES[name].typed_default)
+
+
+DEFAULT_SOCKET_REQUEST_MAX_BYTES = _server_default("socket.request.max.bytes")
+DEFAULT_CONNECTIONS_MAX_IDLE_MS = _server_default("connections.max.idle.ms")
+DEFAULT_QUEUED_MAX_REQUEST_BYTES = _server_default("queued.max.request.bytes")
+DEFAULT_MAX_OPEN_SEGMENT_FILES = _server_default(MAX_OPEN_SEGMENT_FILES)
+DEFAULT_QUEUED_MAX_RESPONSE_BYTES = _server_default("kcoord.queued.max.response.bytes")
 
 log = logging.getLogger(__name__)
 
 
 
 @dataclass(frozen=True)
+@kafka_defaults({name.removeprefix("kcoord."): key for name, key in SERVER_PROPERTIES.items()})
 class ServeOptions:
-    """Everything ``coordinator.server.app.serve`` needs."""
+    """Everything ``coordinator.server.app.serve`` needs; a field defaulting to
+    ``KAFKA_DEFAULT`` is the server key of its name (``kcoord.`` dropped)."""
 
     host: str = "127.0.0.1"
     port: int = 9092
@@ -123,20 +96,20 @@ class ServeOptions:
     #: ``disk``: topics and records persist in the data directory; ``memory``: they live
     #: only in the process (the group coordinator's log stays durable either way).
     topic_storage: str = "disk"
-    socket_request_max_bytes: int = DEFAULT_SOCKET_REQUEST_MAX_BYTES
-    connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
+    socket_request_max_bytes: int = KAFKA_DEFAULT
+    connections_max_idle_ms: int = KAFKA_DEFAULT
     #: All partially received requests together (bytes; -1: unbounded).
-    queued_max_request_bytes: int = DEFAULT_QUEUED_MAX_REQUEST_BYTES
+    queued_max_request_bytes: int = KAFKA_DEFAULT
     #: ``max.connections``: connections beyond it are closed at once.
-    max_connections: int = _INT_MAX
+    max_connections: int = KAFKA_DEFAULT
     #: ``kcoord.max.open.segment.files``: descriptors the partition logs keep open.
-    max_open_segment_files: int = DEFAULT_MAX_OPEN_SEGMENT_FILES
+    max_open_segment_files: int = KAFKA_DEFAULT
     #: ``kcoord.queued.max.response.bytes``: all answers being written (-1: unbounded).
-    queued_max_response_bytes: int = DEFAULT_QUEUED_MAX_RESPONSE_BYTES
+    queued_max_response_bytes: int = KAFKA_DEFAULT
     #: ``socket.send.buffer.bytes``: SO_SNDBUF of each connection (-1: the OS default).
-    socket_send_buffer_bytes: int = -1
+    socket_send_buffer_bytes: int = KAFKA_DEFAULT
     #: ``socket.send.timeout.ms``: how long an answer may wait for its reader.
-    socket_send_timeout_ms: int = DEFAULT_SEND_TIMEOUT_MS
+    socket_send_timeout_ms: int = KAFKA_DEFAULT
     #: A record sink to use instead of a data directory (tests: ``MemorySink``).
     sink: Any = None
     #: Wall-clock milliseconds source for the runtime (tests).
@@ -155,14 +128,20 @@ class ServeOptions:
     #: Each broker's port, when given one by one (the fixture's restart); otherwise broker
     #: i listens on ``port + i`` (every one on an ephemeral port when ``port`` is 0).
     broker_ports: tuple[int, ...] = ()
-    default_replication_factor: int = 1
+    default_replication_factor: int = KAFKA_DEFAULT
     #: Called with (node id, host, port, listener name) for each listener of each broker
     #: after the first (``--brokers``).
     on_broker_listening: Any = None
-    coordinator_load_delay_ms: int = 0
+    coordinator_load_delay_ms: int = KAFKA_DEFAULT
     #: The ``listeners`` key's listeners, in order (``host`` and ``port`` are the first
     #: one's); empty: one PLAINTEXT listener on ``host`` and ``port``, unnamed.
     listeners: tuple[ServedListener, ...] = ()
+
+
+#: The server keys that are ServeOptions fields: key -> field name.
+_SERVER_FIELDS = {key: name for f in fields(ServeOptions)
+                  if (key := field_key(name := f.name)) in SERVER_KEYS
+                  or (key := f"kcoord.{key}") in SERVER_KEYS}
 
 
 def _int_value(key: str, raw: str, low: int, high: int) -> int:
@@ -178,12 +157,10 @@ def _int_value(key: str, raw: str, low: int, high: int) -> int:
 def _validate_broker(props: dict[str, str]) -> dict[str, str]:
     """The broker keys normalised (defaults filled in); ConfigError for unknown/bad ones."""
     from coordinator.broker import config as broker_config
-    known: Mapping[str, str] = broker_config.BROKER_CONFIG_DEFAULTS
-    optional: frozenset[str] = broker_config.OPTIONAL_KEYS
     for key in props:
-        if key not in known and key not in optional:
-            everything = [*known, *optional, *COORDINATOR_KEYS, *SERVER_KEYS,
-                          *IGNORED_BROKER_KEYS]
+        if key not in _BROKER_KEYS:
+            everything = [name for name, known in SERVER_PROPERTIES.items()
+                          if known.reader is not None]
             import difflib  # only for a refused key: not on every start
 
             close = difflib.get_close_matches(key, everything, n=1, cutoff=0.8)
@@ -252,15 +229,17 @@ def build_options(properties: Mapping[str, str], *,
     validate_authorizer(properties)
     coordinator: dict[str, str] = {}
     broker: dict[str, str] = {}
-    server: dict[str, int] = {}
+    server: dict[str, Any] = {}  # (ServeOptions fields: integers)
     for key, raw in properties.items():
         if is_listener_key(key) or key in AUTHORIZER_KEYS:
             continue
-        if key in COORDINATOR_KEYS:
+        if key in _GROUP_KEYS:
             coordinator[key] = raw
         elif key in SERVER_KEYS:
             low, high = SERVER_KEYS[key]
-            server[key] = _int_value(key, raw, low, high)
+            value = _int_value(key, raw, low, high)
+            if key in _SERVER_FIELDS:  # (the others are read from the properties)
+                server[_SERVER_FIELDS[key]] = value
         elif key in IGNORED_BROKER_KEYS:
             log.warning("configuration key %s does not apply to kcoord (brokers in one "
                         "process share one log); ignored", key)
@@ -270,29 +249,8 @@ def build_options(properties: Mapping[str, str], *,
     broker_config = _validate_broker(broker)
     # Last: a TLS listener may generate its certificates once everything else is valid.
     kwargs.update(_listener_fields(properties, kwargs, sasl_users))
-    idle = server.get("connections.max.idle.ms", DEFAULT_CONNECTIONS_MAX_IDLE_MS)
-    return ServeOptions(
-        coordinator_config=config,
-        properties=dict(properties),
-        broker_config=broker_config,
-        socket_request_max_bytes=server.get(
-            "socket.request.max.bytes", DEFAULT_SOCKET_REQUEST_MAX_BYTES
-        ),
-        connections_max_idle_ms=idle,
-        queued_max_request_bytes=server.get(
-            "queued.max.request.bytes", DEFAULT_QUEUED_MAX_REQUEST_BYTES
-        ),
-        max_connections=server.get("max.connections", _INT_MAX),
-        max_open_segment_files=server.get(MAX_OPEN_SEGMENT_FILES,
-                                          DEFAULT_MAX_OPEN_SEGMENT_FILES),
-        queued_max_response_bytes=server.get("kcoord.queued.max.response.bytes",
-                                             DEFAULT_QUEUED_MAX_RESPONSE_BYTES),
-        socket_send_buffer_bytes=server.get("socket.send.buffer.bytes", -1),
-        socket_send_timeout_ms=server.get("socket.send.timeout.ms", DEFAULT_SEND_TIMEOUT_MS),
-        default_replication_factor=server.get("default.replication.factor", 1),
-        coordinator_load_delay_ms=server.get("coordinator.load.delay.ms", 0),
-        **kwargs,
-    )
+    return ServeOptions(coordinator_config=config, properties=dict(properties),
+                        broker_config=broker_config, **server, **kwargs)
 
 
 _INTERNAL_TOPIC_PARTITIONS = {OFFSETS_TOPIC: "offsets.topic.num.partitions",

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import trio
 
 from coordinator.config import CoordinatorConfig
+from coordinator.configs.definitions import GROUP_KEYS
 from coordinator.server.runtime import CoordinatorRuntime, ShardHandler
 from coordinator.server.waiters import PendingReply, RuntimeClosed
 from coordinator.share.manager import (
@@ -33,7 +34,7 @@ __all__ = ["DEFAULT_AUTO_OFFSET_RESET", "ShareRuntime", "share_partition_config"
 
 RequestT = TypeVar("RequestT")
 #: ``share.auto.offset.reset``'s default (KIP-932).
-DEFAULT_AUTO_OFFSET_RESET = "latest"
+DEFAULT_AUTO_OFFSET_RESET = str(GROUP_KEYS["share.auto.offset.reset"].default)
 
 
 def share_partition_config(config: CoordinatorConfig) -> SharePartitionConfig:

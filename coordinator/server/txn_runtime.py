@@ -30,12 +30,14 @@ from typing import Any, TypeVar
 import trio
 
 from coordinator.broker.topics import TopicStore
+from coordinator.configs.broker_keys import keys_read_by
+from coordinator.configs.config_key import Reader
 from coordinator.core import LocalContext
 from coordinator.core.result import Effects
 from coordinator.core.txn_offsets import TxnMarkerRequest, handle_txn_marker
 from coordinator.server.runtime import CoordinatorRuntime, ShardHandler
 from coordinator.server.waiters import PendingReply, ReadyReply, RuntimeClosed
-from coordinator.txn.config import KAFKA_CONFIG_NAMES, TxnConfig
+from coordinator.txn.config import TxnConfig
 from coordinator.txn.coordinator import TransactionCoordinator
 from coordinator.txn.handlers import handle_add_partitions_to_txn
 from coordinator.txn.messages import TxnMarker
@@ -57,16 +59,6 @@ _IMPLICIT_ADD = LocalContext(api_version=5, client_id="kcoord-broker", client_ho
 _BROKER_CONTEXT = LocalContext(api_version=0, client_id="kcoord-txn-marker",
                                client_host="/127.0.0.1")
 
-#: The TxnConfig fields a server's properties set (the broker surface validates them).
-_CONFIGURABLE = (
-    "transaction_max_timeout_ms",
-    "transactional_id_expiration_ms",
-    "abort_timed_out_transaction_cleanup_interval_ms",
-    "remove_expired_transactional_id_cleanup_interval_ms",
-    "transaction_version",
-)
-
-
 async def start_transaction_runtime(
     nursery: trio.Nursery, topics: TopicStore, groups: CoordinatorRuntime,
     properties: dict[str, str], node_id: int,
@@ -82,10 +74,9 @@ async def start_transaction_runtime(
 def txn_config(properties: dict[str, str], node_id: int = 0) -> TxnConfig:
     """The transaction coordinator's settings from the server's Kafka-named properties."""
     values: dict[str, int] = {"broker_id": node_id}
-    for field_name in _CONFIGURABLE:
-        key = KAFKA_CONFIG_NAMES[field_name]
+    for key in keys_read_by(Reader.TRANSACTIONS):  # (the broker surface validated them)
         if key in properties:
-            values[field_name] = int(properties[key])
+            values[key.replace(".", "_")] = int(properties[key])
     return TxnConfig(**values)
 
 

@@ -327,10 +327,10 @@ class TransactionCoordinator:
         if key == ABORT_TIMED_OUT_TRANSACTIONS:
             self._abort_timed_out_transactions(now_ms, fx)
             self._resume_completions(now_ms, fx)
-            interval = self._config.abort_timed_out_transaction_cleanup_interval_ms
+            interval = self._config.transaction_abort_timed_out_transaction_cleanup_interval_ms
         elif key == REMOVE_EXPIRED_TRANSACTIONAL_IDS:
             self._remove_expired_transactional_ids(now_ms, fx)
-            interval = self._config.remove_expired_transactional_id_cleanup_interval_ms
+            interval = self._config.transaction_remove_expired_transaction_cleanup_interval_ms
         else:
             return EMPTY_RESULT
         fx.schedule(key, now_ms + interval)
@@ -401,11 +401,11 @@ class TransactionCoordinator:
             self._complete_loading(partition, epoch, now_ms, fx)
         fx.schedule(
             ABORT_TIMED_OUT_TRANSACTIONS,
-            now_ms + self._config.abort_timed_out_transaction_cleanup_interval_ms,
+            now_ms + self._config.transaction_abort_timed_out_transaction_cleanup_interval_ms,
         )
         fx.schedule(
             REMOVE_EXPIRED_TRANSACTIONAL_IDS,
-            now_ms + self._config.remove_expired_transactional_id_cleanup_interval_ms,
+            now_ms + self._config.transaction_remove_expired_transaction_cleanup_interval_ms,
         )
         return fx.result()
 

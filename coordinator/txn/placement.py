@@ -8,6 +8,8 @@ leaving it negative as ``Math.abs`` does.
 
 from __future__ import annotations
 
+from coordinator.configs.broker_keys import SERVER_PROPERTIES
+
 __all__ = [
     "DEFAULT_OFFSETS_TOPIC_PARTITIONS",
     "DEFAULT_TRANSACTION_STATE_PARTITIONS",
@@ -20,8 +22,10 @@ __all__ = [
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
-DEFAULT_OFFSETS_TOPIC_PARTITIONS = 50  # offsets.topic.num.partitions
-DEFAULT_TRANSACTION_STATE_PARTITIONS = 50  # transaction.state.log.num.partitions
+DEFAULT_OFFSETS_TOPIC_PARTITIONS = int(
+    SERVER_PROPERTIES["offsets.topic.num.partitions"].typed_default)
+DEFAULT_TRANSACTION_STATE_PARTITIONS = int(
+    SERVER_PROPERTIES["transaction.state.log.num.partitions"].typed_default)
 
 _INT_MIN = -(2**31)
 

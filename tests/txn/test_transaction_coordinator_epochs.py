@@ -271,7 +271,7 @@ def test_should_abort_expired_transactions_in_ongoing_state_and_bump_epoch(d: Dr
             last_update=0,
         )
     )
-    interval = TxnConfig().abort_timed_out_transaction_cleanup_interval_ms
+    interval = TxnConfig().transaction_abort_timed_out_transaction_cleanup_interval_ms
     d.now = interval
     d.tick(ABORT_TIMED_OUT_TRANSACTIONS)
     (value,) = txn_records(d)

@@ -216,7 +216,7 @@ def test_a_fence_under_transaction_version_2_bumps_past_the_fencing_epoch() -> N
 
 
 def test_a_timeout_abort_under_transaction_version_2_fences_the_producer() -> None:
-    c = Cluster(TxnConfig(abort_timed_out_transaction_cleanup_interval_ms=1000))
+    c = Cluster(TxnConfig(transaction_abort_timed_out_transaction_cleanup_interval_ms=1000))
     pid, epoch = _begin(c)
     c.produce(TP1, pid, epoch, 0)
     c.driver.now = 120_000

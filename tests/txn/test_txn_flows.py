@@ -84,7 +84,8 @@ def test_a_second_producer_fences_the_first() -> None:
 
 def test_a_hung_transaction_is_aborted_by_its_timeout() -> None:
     c = Cluster(
-        TxnConfig(abort_timed_out_transaction_cleanup_interval_ms=1000, transaction_version=1)
+        TxnConfig(transaction_abort_timed_out_transaction_cleanup_interval_ms=1000,
+                  transaction_version=1)
     )
     pid, epoch = _begin(c, timeout=5000)
     c.produce(T0, pid, epoch, 0)

@@ -165,7 +165,7 @@ def test_failed_completion_is_prepared_again_and_completed_by_the_next_scan(
     assert c.driver.coordinator.pending_markers() == {}
     assert_live_equals_replay(c.driver)
     # As after a restart, the next scan writes the markers again, then the completion.
-    c.driver.now += CONFIG.abort_timed_out_transaction_cleanup_interval_ms
+    c.driver.now += CONFIG.transaction_abort_timed_out_transaction_cleanup_interval_ms
     (marker,) = c.driver.tick(ABORT_TIMED_OUT_TRANSACTIONS).markers
     assert set(marker.partitions) == {TP1, TP2}
     c.deliver_markers()
@@ -181,7 +181,7 @@ def test_failed_marker_write_is_retried_by_the_next_scan(c: Cluster) -> None:
     c.driver.settle(failed)
     assert c.driver.coordinator.pending_markers() == {}
     assert_live_equals_replay(c.driver)
-    c.driver.now += CONFIG.abort_timed_out_transaction_cleanup_interval_ms
+    c.driver.now += CONFIG.transaction_abort_timed_out_transaction_cleanup_interval_ms
     assert c.driver.tick(ABORT_TIMED_OUT_TRANSACTIONS).markers
     c.deliver_markers()
     metadata = c.driver.coordinator.transaction_metadata(TXN_ID)
@@ -201,7 +201,7 @@ def test_failed_timeout_abort_leaves_the_transaction_to_the_next_scan(c: Cluster
     metadata = c.driver.coordinator.transaction_metadata(TXN_ID)
     assert metadata is not None and (metadata.state, metadata.producer_epoch) == (S.ONGOING, epoch)
     assert_live_equals_replay(c.driver)
-    c.driver.now += CONFIG.abort_timed_out_transaction_cleanup_interval_ms
+    c.driver.now += CONFIG.transaction_abort_timed_out_transaction_cleanup_interval_ms
     (marker,) = c.driver.tick(ABORT_TIMED_OUT_TRANSACTIONS).markers
     assert marker.producer_epoch == epoch + 1
     c.deliver_markers()

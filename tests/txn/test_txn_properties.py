@@ -34,7 +34,7 @@ SETTINGS = settings(max_examples=400, deadline=None, derandomize=True, database=
 IDS = ("a", "b")
 PARTITIONS = (TopicPartition("t", 0), TopicPartition("t", 1))
 CONFIG = TxnConfig(
-    abort_timed_out_transaction_cleanup_interval_ms=1000,
+    transaction_abort_timed_out_transaction_cleanup_interval_ms=1000,
     transactional_id_expiration_ms=20_000,
     transaction_state_log_num_partitions=3,
 )
