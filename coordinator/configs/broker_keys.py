@@ -273,17 +273,18 @@ _OTHER_KEYS: dict[str, ConfigKey] = dict((
     _ignored("metadata.log.dir", S, "The directory of the cluster's metadata log."),
     _ignored("auto.leader.rebalance.enable", B, "Enables auto leader balancing."),
     _ignored("replica.lag.time.max.ms", L, "How long a follower may lag behind the leader."),
-    # Dynamic only: AlterConfigs and DescribeConfigs know them, the static config does not
-    # (not advertised.listeners, read-only in Kafka 4's KRaft brokers).
+    # Dynamic (not advertised.listeners, read-only in Kafka 4's KRaft brokers); but for the
+    # listeners, only AlterConfigs and DescribeConfigs know them, the static config does not.
     _key("background.threads", IN, "10", "The number of background threads.", at_least(1),
          dynamic=True),
     _key("compression.type", S, "producer", "The final compression type of topics.",
          OneOf(COMPRESSION_TYPES), dynamic=True),
     _key("listener.security.protocol.map", S,
          "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-         "Map between listener names and security protocols.", dynamic=True),
+         "Map between listener names and security protocols.", dynamic=True,
+         reader=Reader.LISTENERS),
     _key("listeners", S, "PLAINTEXT://:9092", "The addresses the socket server listens on.",
-         dynamic=True),
+         dynamic=True, reader=Reader.LISTENERS),
     _key("log.cleaner.io.buffer.load.factor", D, "0.9",
          "Log cleaner dedupe buffer load factor.", dynamic=True),
     _key("log.cleaner.io.buffer.size", IN, "524288",

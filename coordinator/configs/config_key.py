@@ -55,6 +55,8 @@ class Reader(StrEnum):
     SERVER = "server"
     #: The broker surface's config dict (``coordinator.broker.config``).
     BROKER = "broker"
+    #: The listeners (``coordinator.server.listeners``, read before the other keys).
+    LISTENERS = "listeners"
     #: A Kafka key that means nothing for one kcoord process: accepted with a warning.
     IGNORED = "ignored"
 

@@ -160,7 +160,7 @@ def _validate_broker(props: dict[str, str]) -> dict[str, str]:
     for key in props:
         if key not in _BROKER_KEYS:
             everything = [name for name, known in SERVER_PROPERTIES.items()
-                          if known.reader is not None]
+                          if known.reader not in (None, Reader.LISTENERS)]
             import difflib  # only for a refused key: not on every start
 
             close = difflib.get_close_matches(key, everything, n=1, cutoff=0.8)

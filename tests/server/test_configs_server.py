@@ -210,3 +210,21 @@ async def test_a_brokers_dynamic_configs_apply_to_it_alone(start_server: Any,
     await one.request(INCREMENTAL, 1, incremental(BROKER, "1", ("message.max.bytes", DELETE,
                                                                  None)))
     assert servers[1].config["message.max.bytes"] == "7000"
+
+
+async def test_a_groups_defaults_are_the_brokers_group_keys(start_server: Any,
+                                                           connect: Any) -> None:
+    """GroupCoordinatorConfig.extractGroupConfigMap: each GroupConfig key with a broker
+    default (consumer.* and share.*) reads the broker's value (the share.* ones read
+    Kafka's default before, whatever group.share.* the server was given)."""
+    running = await start_server({"group.share.session.timeout.ms": "50000",
+                                  "group.consumer.heartbeat.interval.ms": "6000"})
+    client = await connect(running.port)
+    got = await client.request(DESCRIBE, 4, {"resources": [{
+        "resource_type": GROUP, "resource_name": "g", "configuration_keys": [
+            "consumer.heartbeat.interval.ms", "share.session.timeout.ms",
+            "share.heartbeat.interval.ms"]}],
+        "include_synonyms": False, "include_documentation": False})
+    assert [(c.name, c.value, c.config_source) for c in got.results[0].configs] == [
+        ("consumer.heartbeat.interval.ms", "6000", 5), ("share.heartbeat.interval.ms", "5000", 5),
+        ("share.session.timeout.ms", "50000", 5)]
