@@ -15,11 +15,18 @@ __all__ = [
     "DESCRIBE_OFFSETS",
     "SHARE_HEARTBEAT",
     "alter_body",
+    "alter_request",
     "delete_body",
+    "delete_request",
     "describe_body",
+    "describe_request",
     "heartbeat_body",
+    "heartbeat_request",
     "offsets_of",
 ]
+
+Request = tuple[int, int, dict[str, Any]]
+"""(API key, version, body): a client's ``request(*request)``."""
 
 
 def heartbeat_body(group: str, member: str, epoch: int, topics: Sequence[str] = ("t",)) -> dict[
@@ -46,6 +53,28 @@ def alter_body(group: str, offsets: Mapping[str, Mapping[int, int]]) -> dict[str
 def delete_body(group: str, topics: Sequence[str]) -> dict[str, Any]:
     """A DeleteShareGroupOffsets body."""
     return {"group_id": group, "topics": [{"topic_name": name} for name in topics]}
+
+
+def heartbeat_request(group: str, member: str, epoch: int,
+                      topics: Sequence[str] = ("t",)) -> Request:
+    """ShareGroupHeartbeat v1 (:func:`heartbeat_body`)."""
+    return SHARE_HEARTBEAT, 1, heartbeat_body(group, member, epoch, topics)
+
+
+def describe_request(group: str, topics: Mapping[str, Sequence[int]] | None,
+                     version: int = 1) -> Request:
+    """DescribeShareGroupOffsets (:func:`describe_body`)."""
+    return DESCRIBE_OFFSETS, version, describe_body(group, topics)
+
+
+def alter_request(group: str, offsets: Mapping[str, Mapping[int, int]]) -> Request:
+    """AlterShareGroupOffsets v0 (:func:`alter_body`)."""
+    return ALTER_OFFSETS, 0, alter_body(group, offsets)
+
+
+def delete_request(group: str, topics: Sequence[str]) -> Request:
+    """DeleteShareGroupOffsets v0 (:func:`delete_body`)."""
+    return DELETE_OFFSETS, 0, delete_body(group, topics)
 
 
 def offsets_of(response: Any) -> dict[tuple[str, int], tuple[int, int]]:

@@ -50,11 +50,12 @@ def fetch_body(
     group: str, member: str, epoch: int, topic_id: uuid.UUID, partitions: Sequence[int] = (0,),
     *, acks: Acks | None = None, max_wait_ms: int = 0, min_bytes: int = 1,
     max_records: int = 500, batch_size: int = 500, forgotten: Sequence[int] = (),
+    max_bytes: int = 1 << 20,
 ) -> dict[str, Any]:
     """A ShareFetch v1 body."""
     return {
         "group_id": group, "member_id": member, "share_session_epoch": epoch,
-        "max_wait_ms": max_wait_ms, "min_bytes": min_bytes, "max_bytes": 1 << 20,
+        "max_wait_ms": max_wait_ms, "min_bytes": min_bytes, "max_bytes": max_bytes,
         "max_records": max_records, "batch_size": batch_size,
         "topics": [{"topic_id": topic_id, "partitions": _partitions(partitions, acks)}],
         "forgotten_topics_data": (
@@ -159,6 +160,18 @@ class AsyncClient:
         await self.send(api_key, version, body)
         return await self.recv(api_key, version)
 
+    async def share_fetch(self, *args: Any, **kwargs: Any) -> Any:
+        """A ShareFetch v1 answer; the arguments are :func:`fetch_body`'s."""
+        return await self.request(SHARE_FETCH, SHARE_VERSION, fetch_body(*args, **kwargs))
+
+    async def share_acknowledge(self, *args: Any) -> Any:
+        """A ShareAcknowledge v1 answer; the arguments are :func:`ack_body`'s."""
+        return await self.request(SHARE_ACKNOWLEDGE, SHARE_VERSION, ack_body(*args))
+
+    async def produce(self, topic: str, partition: int, values: Sequence[bytes]) -> Any:
+        """A Produce v9 answer (:func:`produce_body`)."""
+        return await self.request(PRODUCE, 9, produce_body(topic, partition, values))
+
 
 class BlockingClient:
     """One blocking TCP connection (for a server in another process)."""
@@ -182,3 +195,15 @@ class BlockingClient:
         got, response = decode_response(api_key, version, payload)
         assert got == corr
         return response
+
+    def share_fetch(self, *args: Any, **kwargs: Any) -> Any:
+        """A ShareFetch v1 answer; the arguments are :func:`fetch_body`'s."""
+        return self.request(SHARE_FETCH, SHARE_VERSION, fetch_body(*args, **kwargs))
+
+    def share_acknowledge(self, *args: Any) -> Any:
+        """A ShareAcknowledge v1 answer; the arguments are :func:`ack_body`'s."""
+        return self.request(SHARE_ACKNOWLEDGE, SHARE_VERSION, ack_body(*args))
+
+    def produce(self, topic: str, partition: int, values: Sequence[bytes]) -> Any:
+        """A Produce v9 answer (:func:`produce_body`)."""
+        return self.request(PRODUCE, 9, produce_body(topic, partition, values))

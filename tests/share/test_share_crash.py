@@ -12,14 +12,8 @@ from share_server import ServerProcess
 from share_wire import (
     ACCEPT,
     REJECT,
-    SHARE_ACKNOWLEDGE,
-    SHARE_FETCH,
-    SHARE_VERSION,
     BlockingClient,
-    ack_body,
     acquired,
-    fetch_body,
-    produce_body,
     topic_id_of,
     values_by_offset,
 )
@@ -31,8 +25,7 @@ MEMBER = "member-a"
 
 
 def _fetch(client: BlockingClient, topic_id: uuid.UUID, epoch: int, **kwargs: Any) -> Any:
-    answer = client.request(SHARE_FETCH, SHARE_VERSION,
-                            fetch_body(GROUP, MEMBER, epoch, topic_id, **kwargs))
+    answer = client.share_fetch(GROUP, MEMBER, epoch, topic_id, **kwargs)
     return answer
 
 
@@ -41,12 +34,12 @@ def test_accepted_records_stay_accepted_after_sigkill(killable_server: ServerPro
     topic_id = topic_id_of(client)
     # The share partition starts at the high watermark (latest): open it before producing.
     assert acquired(_fetch(client, topic_id, 0)) == []
-    produced = client.request(0, 9, produce_body("t", 0, [b"r%d" % i for i in range(20)]))
+    produced = client.produce("t", 0, [b"r%d" % i for i in range(20)])
     assert produced.responses[0].partition_responses[0].error_code == 0
     answer = _fetch(client, topic_id, 1)
     assert acquired(answer) == [(0, 19, 1)]
-    acks = client.request(SHARE_ACKNOWLEDGE, SHARE_VERSION, ack_body(
-        GROUP, MEMBER, 2, topic_id, {0: [(0, 9, ACCEPT), (10, 11, REJECT)]}))
+    acks = client.share_acknowledge(
+        GROUP, MEMBER, 2, topic_id, {0: [(0, 9, ACCEPT), (10, 11, REJECT)]})
     assert acks.error_code == 0
     assert [p.error_code for t in acks.responses for p in t.partitions] == [0]
     # Killed while the client is still connected: closing first would race the server's

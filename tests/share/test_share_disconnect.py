@@ -11,14 +11,8 @@ import trio
 from share_server import start_share_server
 from share_wire import (
     ACCEPT,
-    SHARE_ACKNOWLEDGE,
-    SHARE_FETCH,
-    SHARE_VERSION,
     AsyncClient,
-    ack_body,
     acquired,
-    fetch_body,
-    produce_body,
 )
 
 from coordinator.server.app import RunningServer
@@ -40,22 +34,21 @@ async def test_a_closed_connection_releases_its_members_records_at_once(
 ) -> None:
     running, topic_id = await start_share_server(nursery)
     producer = await AsyncClient.connect(running.port)
-    produced = await producer.request(0, 9, produce_body("t", 0, [b"a", b"b", b"c"]))
+    produced = await producer.produce("t", 0, [b"a", b"b", b"c"])
     assert produced.responses[0].partition_responses[0].error_code == 0
     first = await AsyncClient.connect(running.port)
-    got = await first.request(SHARE_FETCH, SHARE_VERSION, fetch_body(GROUP, "m1", 0, topic_id))
+    got = await first.share_fetch(GROUP, "m1", 0, topic_id)
     assert acquired(got) == [(0, 2, 1)]
     started = trio.current_time()
     await first.stream.aclose()
     await _closed_and_released(running)
     second = await AsyncClient.connect(running.port)
-    again = await second.request(SHARE_FETCH, SHARE_VERSION,
-                                 fetch_body(GROUP, "m2", 0, topic_id))
+    again = await second.share_fetch(GROUP, "m2", 0, topic_id)
     # Released, not expired: well before the 30 s acquisition lock; delivered once before.
     assert acquired(again) == [(0, 2, 2)]
     assert trio.current_time() - started < 1
-    done = await second.request(SHARE_ACKNOWLEDGE, SHARE_VERSION, ack_body(
-        GROUP, "m2", 1, topic_id, {0: [(0, 2, ACCEPT)]}))
+    done = await second.share_acknowledge(
+        GROUP, "m2", 1, topic_id, {0: [(0, 2, ACCEPT)]})
     assert done.error_code == ErrorCode.NONE
     for client in (producer, second):
         await trio.aclose_forcefully(client.stream)
@@ -66,9 +59,9 @@ async def test_a_closed_connection_without_share_sessions_changes_nothing(
 ) -> None:
     running, topic_id = await start_share_server(nursery)
     producer = await AsyncClient.connect(running.port)
-    await producer.request(0, 9, produce_body("t", 0, [b"a"]))
+    await producer.produce("t", 0, [b"a"])
     holder = await AsyncClient.connect(running.port)
-    got = await holder.request(SHARE_FETCH, SHARE_VERSION, fetch_body(GROUP, "m1", 0, topic_id))
+    got = await holder.share_fetch(GROUP, "m1", 0, topic_id)
     assert acquired(got) == [(0, 0, 1)]
     await producer.stream.aclose()  # another connection: the holder keeps its records
     await trio.sleep(1)

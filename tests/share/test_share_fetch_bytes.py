@@ -11,12 +11,8 @@ import trio
 from share_server import start_share_server
 from share_wire import (
     RELEASE,
-    SHARE_FETCH,
-    SHARE_VERSION,
     AsyncClient,
     acquired,
-    fetch_body,
-    produce_body,
 )
 
 GROUP = "bytes"
@@ -26,7 +22,7 @@ async def _batches(client: AsyncClient, topic: str, partition: int, count: int) 
     """Produce ``count`` batches of 4 records each."""
     for i in range(count):
         values = [b"%d-%d" % (i, j) + b"x" * 100 for j in range(4)]
-        answer = await client.request(0, 9, produce_body(topic, partition, values))
+        answer = await client.produce(topic, partition, values)
         assert answer.responses[0].partition_responses[0].error_code == 0
 
 
@@ -41,18 +37,18 @@ async def test_max_bytes_bounds_the_batches_acquired(
     size = len(log.batches[0].data)
     assert all(len(b.data) == size for b in log.batches)
     # Two batches and a bit: the first two batches' records only.
-    got = await client.request(SHARE_FETCH, SHARE_VERSION, fetch_body(
-        GROUP, "m1", 0, topic_id, max_records=100) | {"max_bytes": 2 * size + size // 2})
+    got = await client.share_fetch(
+        GROUP, "m1", 0, topic_id, max_records=100, max_bytes=2 * size + size // 2)
     assert acquired(got) == [(0, 7, 1)]
     assert len(got.responses[0].partitions[0].records) == 2 * size
     # One byte: still the first batch (KIP-74), read from the first available offset.
     other = await AsyncClient.connect(running.port)
-    one = await other.request(SHARE_FETCH, SHARE_VERSION, fetch_body(
-        GROUP, "m2", 0, topic_id) | {"max_bytes": 1})
+    one = await other.share_fetch(
+        GROUP, "m2", 0, topic_id, max_bytes=1)
     assert acquired(one) == [(8, 11, 1)]
     # Records released in an earlier batch are read first: the budget starts there.
-    released = await client.request(SHARE_FETCH, SHARE_VERSION, fetch_body(
-        GROUP, "m1", 1, topic_id, acks={0: [(0, 7, RELEASE)]}) | {"max_bytes": size})
+    released = await client.share_fetch(
+        GROUP, "m1", 1, topic_id, acks={0: [(0, 7, RELEASE)]}, max_bytes=size)
     assert acquired(released) == [(0, 3, 2)]
     for each in (client, other):
         await trio.aclose_forcefully(each.stream)
@@ -68,8 +64,8 @@ async def test_max_bytes_is_shared_evenly_among_partitions(
     log = running.server.topics.partition("t", 0)
     assert log is not None
     size = len(log.batches[0].data)
-    got = await client.request(SHARE_FETCH, SHARE_VERSION, fetch_body(
-        GROUP, "m1", 0, topic_id, partitions=(0, 1), max_records=100) | {"max_bytes": 4 * size})
+    got = await client.share_fetch(
+        GROUP, "m1", 0, topic_id, partitions=(0, 1), max_records=100, max_bytes=4 * size)
     assert acquired(got, 0) == [(0, 7, 1)]
     assert acquired(got, 1) == [(0, 7, 1)]
     await trio.aclose_forcefully(client.stream)

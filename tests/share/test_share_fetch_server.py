@@ -15,13 +15,10 @@ from share_wire import (
     REJECT,
     RELEASE,
     SHARE_ACKNOWLEDGE,
-    SHARE_FETCH,
     SHARE_VERSION,
     AsyncClient,
     ack_body,
     acquired,
-    fetch_body,
-    produce_body,
     values_by_offset,
 )
 
@@ -51,23 +48,22 @@ class Broker:
         return self.clients[name]
 
     async def produce(self, *values: bytes, partition: int = 0) -> None:
-        answer = await (await self.client("producer")).request(
-            0, 9, produce_body("t", partition, values))
+        answer = await (await self.client("producer")).produce("t", partition, values)
         assert answer.responses[0].partition_responses[0].error_code == 0
 
     async def fetch(self, member: str, epoch: int | None = None, **kwargs: Any) -> Any:
         """A ShareFetch at the member's next epoch (0 the first time)."""
         epoch = self.epochs.get(member, 0) if epoch is None else epoch
-        answer = await (await self.client(member)).request(
-            SHARE_FETCH, V, fetch_body(GROUP, member, epoch, self.topic_id, **kwargs))
+        answer = await (await self.client(member)).share_fetch(
+            GROUP, member, epoch, self.topic_id, **kwargs)
         if answer.error_code == 0 and epoch >= 0:
             self.epochs[member] = epoch + 1
         return answer
 
     async def acknowledge(self, member: str, acks: Any, epoch: int | None = None) -> Any:
         epoch = self.epochs[member] if epoch is None else epoch
-        answer = await (await self.client(member)).request(
-            SHARE_ACKNOWLEDGE, V, ack_body(GROUP, member, epoch, self.topic_id, acks))
+        answer = await (await self.client(member)).share_acknowledge(
+            GROUP, member, epoch, self.topic_id, acks)
         if answer.error_code == 0 and epoch > 0:
             self.epochs[member] = epoch + 1
         return answer
@@ -254,7 +250,7 @@ async def test_session_errors_answer_the_whole_request(
 
 async def test_unknown_topic_id_is_a_partition_error(broker: Broker, autojump_clock: Any) -> None:
     client = await broker.client(M1)
-    answer = await client.request(SHARE_FETCH, V, fetch_body(GROUP, M1, 0, uuid.uuid4()))
+    answer = await client.share_fetch(GROUP, M1, 0, uuid.uuid4())
     assert answer.error_code == 0
     (topic,) = answer.responses
     assert [p.error_code for p in topic.partitions] == [ErrorCode.UNKNOWN_TOPIC_ID]

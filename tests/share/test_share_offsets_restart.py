@@ -8,27 +8,17 @@ import uuid
 from typing import Any
 
 from share_offsets_wire import (
-    ALTER_OFFSETS,
-    DELETE_OFFSETS,
-    DESCRIBE_OFFSETS,
-    SHARE_HEARTBEAT,
-    alter_body,
-    delete_body,
-    describe_body,
-    heartbeat_body,
+    alter_request,
+    delete_request,
+    describe_request,
+    heartbeat_request,
     offsets_of,
 )
 from share_server import ServerProcess
 from share_wire import (
     ACCEPT,
-    SHARE_ACKNOWLEDGE,
-    SHARE_FETCH,
-    SHARE_VERSION,
     BlockingClient,
-    ack_body,
     acquired,
-    fetch_body,
-    produce_body,
     topic_id_of,
 )
 
@@ -37,26 +27,23 @@ MEMBER = "0" * 21 + "7"
 
 
 def _heartbeat(client: BlockingClient, epoch: int) -> None:
-    assert client.request(SHARE_HEARTBEAT, 1,
-                          heartbeat_body(GROUP, MEMBER, epoch)).error_code == 0
+    assert client.request(*heartbeat_request(GROUP, MEMBER, epoch)).error_code == 0
 
 
 def _consume(client: BlockingClient, topic_id: uuid.UUID,
              accept: tuple[int, int] | None) -> list[tuple[int, int, int]]:
     """Join, fetch, accept ``accept``, close the session, leave: the group is Empty."""
     _heartbeat(client, 0)
-    got = acquired(client.request(SHARE_FETCH, SHARE_VERSION,
-                                  fetch_body(GROUP, MEMBER, 0, topic_id)))
+    got = acquired(client.share_fetch(GROUP, MEMBER, 0, topic_id))
     acks = {0: [(accept[0], accept[1], ACCEPT)]} if accept else {}
-    closed = client.request(SHARE_ACKNOWLEDGE, SHARE_VERSION,
-                            ack_body(GROUP, MEMBER, -1, topic_id, acks))
+    closed = client.share_acknowledge(GROUP, MEMBER, -1, topic_id, acks)
     assert closed.error_code == 0
     _heartbeat(client, -1)
     return got
 
 
 def _describe(client: BlockingClient, topics: Any) -> dict[Any, Any]:
-    return offsets_of(client.request(DESCRIBE_OFFSETS, 1, describe_body(GROUP, topics)))
+    return offsets_of(client.request(*describe_request(GROUP, topics)))
 
 
 def _groups_describe(port: int) -> list[str]:
@@ -88,11 +75,11 @@ def test_altered_and_deleted_share_offsets_survive_sigkill(killable_server: Serv
                 {"name": "share.auto.offset.reset", "config_operation": 0,
                  "value": "earliest"}]}], "validate_only": False})
         assert configured.responses[0].error_code == 0
-        produced = client.request(0, 9, produce_body("t", 0, [b"r%d" % i for i in range(8)]))
+        produced = client.produce("t", 0, [b"r%d" % i for i in range(8)])
         assert produced.responses[0].partition_responses[0].error_code == 0
         assert _consume(client, topic_id, (0, 1)) == [(0, 7, 1)]
         assert _describe(client, {"t": [0]}) == {("t", 0): (2, 6)}
-        altered = client.request(ALTER_OFFSETS, 0, alter_body(GROUP, {"t": {0: 5}}))
+        altered = client.request(*alter_request(GROUP, {"t": {0: 5}}))
         assert [p.error_code for t in altered.responses for p in t.partitions] == [0]
 
         client = _restarted(killable_server, client)
@@ -103,7 +90,7 @@ def test_altered_and_deleted_share_offsets_survive_sigkill(killable_server: Serv
             f"{GROUP} t     0         5            3"]
         assert _consume(client, topic_id, (5, 7)) == [(5, 7, 1)]
         assert _describe(client, None) == {("t", 0): (8, 0)}
-        deleted = client.request(DELETE_OFFSETS, 0, delete_body(GROUP, ["t"]))
+        deleted = client.request(*delete_request(GROUP, ["t"]))
         assert [(t.topic_name, t.error_code) for t in deleted.responses] == [("t", 0)]
 
         client = _restarted(killable_server, client)

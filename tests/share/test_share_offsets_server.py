@@ -11,27 +11,17 @@ from typing import Any
 import pytest
 import trio
 from share_offsets_wire import (
-    ALTER_OFFSETS,
-    DELETE_OFFSETS,
-    DESCRIBE_OFFSETS,
-    SHARE_HEARTBEAT,
-    alter_body,
-    delete_body,
-    describe_body,
-    heartbeat_body,
+    alter_request,
+    delete_request,
+    describe_request,
+    heartbeat_request,
     offsets_of,
 )
 from share_server import start_share_server
 from share_wire import (
     ACCEPT,
-    SHARE_ACKNOWLEDGE,
-    SHARE_FETCH,
-    SHARE_VERSION,
     AsyncClient,
-    ack_body,
     acquired,
-    fetch_body,
-    produce_body,
 )
 
 from coordinator.server.app import RunningServer
@@ -58,28 +48,25 @@ class Broker:
 
     async def produce(self, count: int) -> None:
         values = [b"v%d" % i for i in range(count)]
-        answer = await self.call(0, 9, produce_body("t", 0, values))
+        answer = await self.client.produce("t", 0, values)
         assert answer.responses[0].partition_responses[0].error_code == 0
 
     async def heartbeat(self, epoch: int) -> Any:
-        answer = await self.call(SHARE_HEARTBEAT, 1, heartbeat_body(GROUP, MEMBER, epoch))
+        answer = await self.call(*heartbeat_request(GROUP, MEMBER, epoch))
         assert answer.error_code == 0, answer
         return answer
 
     async def consume(self, accept: tuple[tuple[int, int], ...]) -> list[tuple[int, int, int]]:
         """One share session: fetch, accept ``accept``'s ranges, close (the rest released)."""
-        fetched = await self.call(SHARE_FETCH, SHARE_VERSION,
-                                  fetch_body(GROUP, MEMBER, 0, self.topic_id))
+        fetched = await self.client.share_fetch(GROUP, MEMBER, 0, self.topic_id)
         got = acquired(fetched)
         acks = {0: [(first, last, ACCEPT) for first, last in accept]}
-        closed = await self.call(SHARE_ACKNOWLEDGE, SHARE_VERSION,
-                                 ack_body(GROUP, MEMBER, -1, self.topic_id, acks))
+        closed = await self.client.share_acknowledge(GROUP, MEMBER, -1, self.topic_id, acks)
         assert closed.error_code == 0, closed
         return got
 
     async def describe(self, topics: Any = None, version: int = 1) -> dict[Any, Any]:
-        return offsets_of(await self.call(DESCRIBE_OFFSETS, version,
-                                          describe_body(GROUP, topics)))
+        return offsets_of(await self.call(*describe_request(GROUP, topics, version)))
 
 
 @pytest.fixture
@@ -109,7 +96,7 @@ async def test_describe_answers_start_offset_and_lag_of_share_state(
     shown = describe_with_offsets(broker.running.server, GROUP)
     assert shown is not None and shown["share_offsets"] == [
         {"topic": "t", "partition": 0, "start_offset": 2, "log_end_offset": 6, "lag": 3}]
-    answer = await broker.call(DESCRIBE_OFFSETS, 1, describe_body(GROUP, {"nope": [0], "t": [0]}))
+    answer = await broker.call(*describe_request(GROUP, {"nope": [0], "t": [0]}))
     (group,) = answer.groups
     assert [(t.topic_name, t.topic_id) for t in group.topics] == [
         ("t", broker.topic_id), ("nope", ZERO)]  # unknown topics after the known ones
@@ -117,14 +104,14 @@ async def test_describe_answers_start_offset_and_lag_of_share_state(
 
 
 async def test_alter_needs_an_empty_share_group(broker: Broker, autojump_clock: Any) -> None:
-    body = alter_body(GROUP, {"t": {0: 1}})
-    missing = await broker.call(ALTER_OFFSETS, 0, body)
+    request = alter_request(GROUP, {"t": {0: 1}})
+    missing = await broker.call(*request)
     assert (missing.error_code, missing.responses) == (ErrorCode.GROUP_ID_NOT_FOUND, [])
     await broker.heartbeat(0)
-    busy = await broker.call(ALTER_OFFSETS, 0, body)
+    busy = await broker.call(*request)
     assert (busy.error_code, busy.error_message, busy.responses) == (
         ErrorCode.NON_EMPTY_GROUP, "The group is not empty.", [])
-    invalid = await broker.call(ALTER_OFFSETS, 0, alter_body("", {"t": {0: 1}}))
+    invalid = await broker.call(*alter_request("", {"t": {0: 1}}))
     assert invalid.error_code == ErrorCode.INVALID_GROUP_ID
 
 
@@ -135,7 +122,7 @@ async def test_alter_sets_the_start_offset_and_starts_afresh(
     await broker.produce(6)
     await broker.consume(((0, 3),))
     await broker.heartbeat(-1)  # the group is Empty
-    answer = await broker.call(ALTER_OFFSETS, 0, alter_body(
+    answer = await broker.call(*alter_request(
         GROUP, {"nope": {0: 0}, "t": {0: 1, 7: 0}, "u": {0: 0}}))
     assert answer.error_code == 0
     errors = {(t.topic_name, p.partition_index): p.error_code
@@ -157,10 +144,10 @@ async def test_delete_removes_the_share_state_of_initialized_topics(
     await broker.heartbeat(0)
     await broker.produce(4)
     await broker.consume(((0, 1),))
-    busy = await broker.call(DELETE_OFFSETS, 0, delete_body(GROUP, ["t"]))
+    busy = await broker.call(*delete_request(GROUP, ["t"]))
     assert busy.error_code == ErrorCode.NON_EMPTY_GROUP
     await broker.heartbeat(-1)
-    answer = await broker.call(DELETE_OFFSETS, 0, delete_body(GROUP, ["t", "u", "nope"]))
+    answer = await broker.call(*delete_request(GROUP, ["t", "u", "nope"]))
     assert answer.error_code == 0
     topics = answer.responses
     assert [(t.topic_name, t.topic_id, t.error_code, t.error_message) for t in topics] == [
@@ -171,7 +158,7 @@ async def test_delete_removes_the_share_state_of_initialized_topics(
          "This server does not host this topic-partition.")]
     assert broker.running.server.shares.manager.partitions == {}
     assert await broker.describe(None) == {}
-    again = await broker.call(DELETE_OFFSETS, 0, delete_body(GROUP, ["t"]))
+    again = await broker.call(*delete_request(GROUP, ["t"]))
     assert again.responses[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     # The next member starts the share partition again (earliest here): all four come.
     await broker.heartbeat(0)

@@ -11,12 +11,8 @@ from typing import Any
 import trio
 from share_wire import (
     ACCEPT,
-    SHARE_FETCH,
-    SHARE_VERSION,
     AsyncClient,
     acquired,
-    fetch_body,
-    produce_body,
     values_by_offset,
 )
 
@@ -42,7 +38,7 @@ async def test_read_committed_skips_aborted_records_and_markers(
     consumer = await AsyncClient.connect(running.port)
     raw = await RawClient.connect(running.port)
     try:
-        plain = await consumer.request(0, 9, produce_body("t", 0, [b"a", b"b"]))  # 0, 1
+        plain = await consumer.produce("t", 0, [b"a", b"b"])  # 0, 1
         assert plain.responses[0].partition_responses[0].error_code == 0
         aborted, open_txn = TxnClient(raw, "aborts"), TxnClient(raw, "commits")
         for txn in (aborted, open_txn):
@@ -53,8 +49,7 @@ async def test_read_committed_skips_aborted_records_and_markers(
         assert (await open_txn.produce("t", 0, b"y")).error_code == 0  # 5, still open
 
         def fetch(epoch: int, **kwargs: Any) -> Any:
-            return consumer.request(SHARE_FETCH, SHARE_VERSION,
-                                    fetch_body(GROUP, "m", epoch, topic.topic_id, **kwargs))
+            return consumer.share_fetch(GROUP, "m", epoch, topic.topic_id, **kwargs)
 
         first = await fetch(0)
         assert acquired(first) == [(0, 1, 1)]  # up to the LSO (5); 2-4 archived
