@@ -111,32 +111,30 @@ def setting(config: Mapping[str, str], key: str) -> str:
     return config.get(key, BROKER_CONFIG_DEFAULTS[key])
 
 
-_get = setting
-
 
 def auto_create_topics_enable(config: Mapping[str, str]) -> bool:
     """``auto.create.topics.enable`` (default true)."""
-    return _parse_bool(AUTO_CREATE_TOPICS_ENABLE, _get(config, AUTO_CREATE_TOPICS_ENABLE))
+    return _parse_bool(AUTO_CREATE_TOPICS_ENABLE, setting(config, AUTO_CREATE_TOPICS_ENABLE))
 
 
 def num_partitions(config: Mapping[str, str]) -> int:
     """``num.partitions``: partitions of auto-created topics and of CreateTopics with -1."""
-    return _parse_int(NUM_PARTITIONS, _get(config, NUM_PARTITIONS))
+    return _parse_int(NUM_PARTITIONS, setting(config, NUM_PARTITIONS))
 
 
 def transaction_version(config: Mapping[str, str]) -> int:
     """``transaction.version``: the finalized TransactionVersion feature level."""
-    return _parse_int(TRANSACTION_VERSION, _get(config, TRANSACTION_VERSION))
+    return _parse_int(TRANSACTION_VERSION, setting(config, TRANSACTION_VERSION))
 
 
 def message_max_bytes(config: Mapping[str, str]) -> int:
     """``message.max.bytes``: the largest record batch Produce accepts."""
-    return _parse_int(MESSAGE_MAX_BYTES, _get(config, MESSAGE_MAX_BYTES))
+    return _parse_int(MESSAGE_MAX_BYTES, setting(config, MESSAGE_MAX_BYTES))
 
 
 def fetch_max_bytes(config: Mapping[str, str]) -> int:
     """``fetch.max.bytes``: the broker's cap on one Fetch response's records."""
-    return _parse_int(FETCH_MAX_BYTES, _get(config, FETCH_MAX_BYTES))
+    return _parse_int(FETCH_MAX_BYTES, setting(config, FETCH_MAX_BYTES))
 
 
 def retention_ms(config: Mapping[str, str]) -> int:
@@ -146,20 +144,20 @@ def retention_ms(config: Mapping[str, str]) -> int:
     if LOG_RETENTION_MINUTES in config:
         minutes = int(config[LOG_RETENTION_MINUTES])
         return -1 if minutes < 0 else minutes * 60_000
-    hours = int(_get(config, LOG_RETENTION_HOURS))
+    hours = int(setting(config, LOG_RETENTION_HOURS))
     return -1 if hours < 0 else hours * 3_600_000
 
 
 def retention_bytes(config: Mapping[str, str]) -> int:
     """``log.retention.bytes`` (-1: no size limit)."""
-    return int(_get(config, LOG_RETENTION_BYTES))
+    return int(setting(config, LOG_RETENTION_BYTES))
 
 
 def segment_bytes(config: Mapping[str, str]) -> int:
     """``log.segment.bytes``."""
-    return int(_get(config, LOG_SEGMENT_BYTES))
+    return int(setting(config, LOG_SEGMENT_BYTES))
 
 
 def retention_check_interval_ms(config: Mapping[str, str]) -> int:
     """``log.retention.check.interval.ms``."""
-    return int(_get(config, LOG_RETENTION_CHECK_INTERVAL_MS))
+    return int(setting(config, LOG_RETENTION_CHECK_INTERVAL_MS))

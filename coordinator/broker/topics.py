@@ -26,6 +26,7 @@ import trio
 
 from coordinator.broker import config as broker_config
 from coordinator.broker.errors import BrokerError
+from coordinator.configs.definitions import TOPIC_KEYS
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from wire import ErrorCode
 
@@ -41,6 +42,8 @@ __all__ = [
     "TopicStore",
     "validate_topic_name",
 ]
+
+_CLEANUP_POLICY = str(TOPIC_KEYS["cleanup.policy"].default)  # (its default)
 
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
@@ -102,13 +105,13 @@ class Topic:
     def compacted(self) -> bool:
         """Whether ``cleanup.policy`` includes ``compact`` (the log cleaner cleans it, and
         applies its retention when it also includes ``delete``)."""
-        policies = self.configs.get("cleanup.policy", "delete").replace(" ", "").split(",")
+        policies = self.configs.get("cleanup.policy", _CLEANUP_POLICY).replace(" ", "").split(",")
         return "compact" in policies
 
     @property
     def deletes_records(self) -> bool:
         """Whether ``cleanup.policy`` includes ``delete`` (retention and DeleteRecords apply)."""
-        policies = self.configs.get("cleanup.policy", "delete").replace(" ", "").split(",")
+        policies = self.configs.get("cleanup.policy", _CLEANUP_POLICY).replace(" ", "").split(",")
         return "delete" in policies
 
 

@@ -1,3 +1,6 @@
-"""Dynamic configuration (Kafka's ConfigAdminManager, ConfigurationControlManager, LogConfig,
-GroupConfig and DynamicBrokerConfig): the config keys Kafka defines, their validation, the
-dynamic configs' state and the records that change it. Sans-I/O."""
+"""Configuration: every config key kcoord knows, defined once (``config_key``: the
+ConfigKey type; ``broker_keys``: every broker-level key, with its reader and whether it is
+dynamic; ``definitions``: the keys by resource, topic, broker and group), and dynamic
+configuration (Kafka's ConfigAdminManager, ConfigurationControlManager, LogConfig,
+GroupConfig and DynamicBrokerConfig): their validation, the dynamic configs' state and the
+records that change it. Sans-I/O."""

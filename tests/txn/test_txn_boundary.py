@@ -1,7 +1,8 @@
 """coordinator/txn stays pure: the standard library, wire.constants, storage's record types,
 the shared Result vocabulary of the coordinator shards (coordinator.core.result, the
-pending-writes overlay its Effects take, the log-append error mapping) and itself only --
-no trio, clock, randomness, files or sockets."""
+pending-writes overlay its Effects take, the log-append error mapping), the config keys'
+definitions (sans-I/O, tests/test_layers.py) and itself only -- no trio, clock, randomness,
+files or sockets."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ FORBIDDEN = {
 
 _ALLOWED = {
     "wire.constants", "storage.records", "coordinator.core.result", "coordinator.core.store",
-    "coordinator.core.append_errors",
+    "coordinator.core.append_errors", "coordinator.configs.broker_keys",
+    "coordinator.configs.config_key",
 }
 
 
