@@ -19,7 +19,7 @@ from typing import Any
 
 from coordinator.config import ConfigError, CoordinatorConfig
 from coordinator.configs.broker_keys import SERVER_PROPERTIES, keys_read_by
-from coordinator.configs.config_key import KAFKA_DEFAULT, Reader, field_key, kafka_defaults
+from coordinator.configs.config_key import KAFKA_DEFAULT, Reader, kafka_defaults
 from coordinator.server.listeners import (
     Listener,
     ServedListener,
@@ -138,10 +138,10 @@ class ServeOptions:
     listeners: tuple[ServedListener, ...] = ()
 
 
-#: The server keys that are ServeOptions fields: key -> field name.
-_SERVER_FIELDS = {key: name for f in fields(ServeOptions)
-                  if (key := field_key(name := f.name)) in SERVER_KEYS
-                  or (key := f"kcoord.{key}") in SERVER_KEYS}
+#: The server keys that are ServeOptions fields: key -> field name (``kcoord.`` dropped).
+_SERVER_FIELDS = {key: name for key in SERVER_KEYS
+                  if (name := key.removeprefix("kcoord.").replace(".", "_"))
+                  in {f.name for f in fields(ServeOptions)}}
 
 
 def _int_value(key: str, raw: str, low: int, high: int) -> int:
