@@ -1,8 +1,8 @@
 """Every broker-level key kcoord knows, once: ``SERVER_PROPERTIES`` (name -> ConfigKey).
 
 Each key says which part of kcoord reads it when the server starts (``Reader``: the group
-coordinator, the transaction coordinator, the server's options, the broker surface, or
-nobody: accepted with a warning) and whether AlterConfigs may change it on a broker
+coordinator, the transaction coordinator, the server's options, the broker surface, the
+listeners, or nobody: accepted with a warning) and whether AlterConfigs may change it on a broker
 (``dynamic``: a subset of Kafka's ``DynamicBrokerConfig.AllDynamicConfigs``; a dynamic key
 without a reader is only known to AlterConfigs and DescribeConfigs). Types, defaults and
 documentation are Kafka's (``KafkaConfig``, ``ServerLogConfigs``, ``CleanerConfig``,
