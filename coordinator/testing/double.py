@@ -25,6 +25,7 @@ import trio.testing
 
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.faults import DropWhen, Fault, FaultInjector
+from coordinator.server.loop_watchdog import LoopStall, LoopWatchdog
 from coordinator.server.options import ServeOptions, build_options
 from coordinator.testing.group_views import (
     describe_transactions,
@@ -81,6 +82,8 @@ class KcoordServer(SecurityControls):
         self._stop: trio.Event | None = None
         self._started = threading.Event()
         self._error: BaseException | None = None
+        #: What held the server's event loop longer than its threshold (``loop_stalls``).
+        self.watchdog = LoopWatchdog()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -126,6 +129,14 @@ class KcoordServer(SecurityControls):
     async def _main(self, options: ServeOptions) -> None:
         self._token = trio.lowlevel.current_trio_token()
         self._stop = trio.Event()
+        self.watchdog.start()
+        try:
+            await self._serve_until_stopped(options)
+        finally:
+            self.watchdog.stop()
+
+    async def _serve_until_stopped(self, options: ServeOptions) -> None:
+        assert self._stop is not None
         async with trio.open_nursery() as nursery:
             self._running = await nursery.start(serve, options)
             self._port = self._running.port
@@ -238,6 +249,11 @@ class KcoordServer(SecurityControls):
         return self._call(lambda: [view for server in self._servers()
                                    for view in server.tallies.views(client_id)])
 
+    def loop_stalls(self) -> list[LoopStall]:
+        """The times the server's event loop was held longer than the watchdog's
+        threshold (``loop_watchdog.py``), the last ``KEPT``, with where it was."""
+        return list(self.watchdog.stalls)
+
     def watch_removals(self) -> RemovalWatch:
         """Record each member removed by session timeout with its client's connection
         tallies at that moment (``testing/removals.py``); ``uninstall()`` it after."""
@@ -319,13 +335,14 @@ class KcoordServer(SecurityControls):
         """Move ``group_id``'s ``__consumer_offsets`` partition (with every group on it) to
         broker ``node_id``, as a Kafka leader change would."""
         brokers = self._brokers_or_fail()
-        result: dict[str, Any] = self._call(lambda: brokers.move_coordinator(group_id, node_id))
+        result: dict[str, Any] = self._call_async(
+            lambda: brokers.move_coordinator(group_id, node_id))
         return result
 
     def elect_preferred_leaders(self) -> int:
         """Give partitions back to their preferred replicas; how many moved."""
         brokers = self._brokers_or_fail()
-        result: dict[str, int] = self._call(brokers.elect_preferred_leaders)
+        result: dict[str, int] = self._call_async(brokers.elect_preferred_leaders)
         return result["changed"]
 
     def coordinator_of(self, group_id: str) -> int:
