@@ -30,6 +30,7 @@ from coordinator.server.listening import BoundListener, rebind
 from coordinator.server.loading import CoordinatorApis
 from coordinator.server.routing import routed_handlers
 from coordinator.txn.placement import OFFSETS_TOPIC
+from storage.fs import OsFileSystem, write_atomically
 
 if TYPE_CHECKING:
     from coordinator.broker.topics import TopicStore
@@ -73,6 +74,8 @@ class BrokerSet:
                  data_dir: str | None = None) -> None:
         self.cluster = cluster
         cluster.changed = self._save
+        self._saving = trio.Lock()
+        self._fs = OsFileSystem()
         self.bind_host = bind_host
         #: ``DATA_DIR/cluster.json``: leadership that moved survives a restart.
         self.state_path = None if data_dir is None else os.path.join(data_dir, STATE_FILE)
@@ -147,22 +150,25 @@ class BrokerSet:
             log.warning("%s is for another broker count: leadership starts from the "
                         "preferred replicas", self.state_path)
 
-    def _save(self) -> None:
-        """Write the cluster state atomically (a few hundred bytes, on each control). A
-        failed write is reported, not raised: the control has taken effect, and only the
-        next restart's leader epochs depend on the file."""
+    async def _save(self) -> None:
+        """Write the cluster state atomically (a few hundred bytes, on each control) in a
+        worker thread: its fsyncs on the event loop held every broker of the process for as
+        long as the disk took (a CI run saw both consumers' Heartbeats time out in flight
+        after a coordinator move). Saves run one at a time, each writing the state as it is
+        when its turn comes, so the file ends with the newest. A failed write is reported,
+        not raised: the control has taken effect, and only the next restart's leader epochs
+        depend on the file."""
         if self.state_path is None:
             return
-        tmp = self.state_path + ".tmp"
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(self.cluster.state(), f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.state_path)
-        except OSError as exc:
-            log.warning("cannot write %s (%s): after a restart leadership starts from the "
-                        "preferred replicas", self.state_path, exc.strerror or exc)
+        async with self._saving:
+            data = json.dumps(self.cluster.state()).encode()
+            path = self.state_path
+            try:
+                await trio.to_thread.run_sync(write_atomically, self._fs, os.path.dirname(path),
+                                              path, path + ".tmp", data)
+            except OSError as exc:
+                log.warning("cannot write %s (%s): after a restart leadership starts from the "
+                            "preferred replicas", path, exc.strerror or exc)
 
     # ------------------------------------------------------------------ controls
 
@@ -181,7 +187,6 @@ class BrokerSet:
     async def stop(self, node_id: int) -> dict[str, Any]:
         """Stop broker ``node_id`` (ClusterError when it cannot be stopped)."""
         moved = self.cluster.stop(node_id, self._partitions(), trio.current_time())
-        self._save()
         server = self.servers[node_id]
         reset = len(server.connections)
         for conn in list(server.connections.values()):
@@ -191,6 +196,7 @@ class BrokerSet:
         self._stopped[node_id] = self._listeners.pop(node_id)
         await _close(self._stopped[node_id])
         reloaded = self._reload(moved)
+        await self._save()
         log.warning("broker %d stopped: %d connections reset, %d coordinator partitions "
                     "moved, %d groups reloaded", node_id, reset,
                     len(moved), len(reloaded))
@@ -203,23 +209,24 @@ class BrokerSet:
         listeners = await rebind(self._stopped[node_id], self._listener_ports[node_id])
         del self._stopped[node_id]
         self.cluster.start(node_id, self._partitions())
-        self._save()
         self._listeners[node_id] = listeners
         await self._nursery.start(self._serve, node_id)
+        await self._save()
         log.warning("broker %d started on port %d", node_id, self.ports[node_id])
         return {"node_id": node_id, "port": self.ports[node_id]}
 
-    def move_coordinator(self, group_id: str, node_id: int) -> dict[str, Any]:
+    async def move_coordinator(self, group_id: str, node_id: int) -> dict[str, Any]:
         """Move ``group_id``'s ``__consumer_offsets`` partition (and every group on it)."""
         partition = self.cluster.move_group(group_id, node_id, trio.current_time())
-        self._save()
         moved = [] if partition is None else [partition]
-        return {"group_id": group_id, "node_id": node_id, "groups": self._reload(moved)}
+        reloaded = self._reload(moved)  # (in the same step as the move: no request between)
+        await self._save()
+        return {"group_id": group_id, "node_id": node_id, "groups": reloaded}
 
-    def elect_preferred_leaders(self) -> dict[str, Any]:
+    async def elect_preferred_leaders(self) -> dict[str, Any]:
         """Give partitions back to their preferred replicas."""
         changed = self.cluster.elect_preferred_leaders(self._partitions())
-        self._save()
+        await self._save()
         return {"changed": changed}
 
     async def close(self) -> None:

@@ -22,7 +22,7 @@ Pure bookkeeping: the server closes listeners and reloads moved groups
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from coordinator.server.identity import BrokerIdentity
@@ -40,6 +40,10 @@ __all__ = ["Cluster", "ClusterError"]
 TopicPartition = tuple[str, int]
 #: A topic partition with its topic's replication factor (-1: the default).
 Placed = tuple[str, int, int]
+
+
+async def _nothing_to_write() -> None:
+    """``Cluster.changed`` with no broker set: nothing persists the cluster state."""
 
 
 class ClusterError(ValueError):
@@ -77,9 +81,9 @@ class Cluster:
         self._loading: dict[TopicPartition, float] = {}
         # Topic partitions reassigned away from their default replicas.
         self._assigned: dict[TopicPartition, list[int]] = {}
-        #: Called after a request changed leadership (ElectLeaders): the broker set
-        #: writes ``cluster.json`` (``brokers.BrokerSet``).
-        self.changed: Callable[[], None] = lambda: None
+        #: Awaited after a request changed leadership (ElectLeaders): the broker set
+        #: writes ``cluster.json`` off the event loop (``brokers.BrokerSet``).
+        self.changed: Callable[[], Awaitable[None]] = _nothing_to_write
 
     # ------------------------------------------------------------------ brokers
 

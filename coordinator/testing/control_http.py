@@ -220,7 +220,7 @@ class _ControlApi:
                              "kcoord runs one broker; start it with --brokers N to use this")
         try:
             if parts == ["brokers", "preferred-leaders"]:
-                return HTTPStatus.OK, brokers.elect_preferred_leaders()
+                return HTTPStatus.OK, await brokers.elect_preferred_leaders()
             if len(parts) == 3 and parts[0] == "brokers" and parts[2] in ("stop", "start"):
                 node_id = _node_id(brokers.cluster, parts[1])
                 if parts[2] == "stop":
@@ -230,7 +230,7 @@ class _ControlApi:
                 if not isinstance(body, dict) or set(body) != {"node_id"}:
                     raise _HttpError(HTTPStatus.BAD_REQUEST, 'body must be {"node_id": <id>}')
                 node_id = _node_id(brokers.cluster, body["node_id"])
-                return HTTPStatus.OK, brokers.move_coordinator(parts[1], node_id)
+                return HTTPStatus.OK, await brokers.move_coordinator(parts[1], node_id)
         except ClusterError as exc:
             raise _HttpError(HTTPStatus.CONFLICT, str(exc)) from exc
         except OSError as exc:  # the port of a stopped broker was taken meanwhile

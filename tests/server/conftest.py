@@ -21,7 +21,8 @@ def start_server(nursery: trio.Nursery) -> StartServer:
     async def start(props: dict[str, str] | None = None, **kwargs: Any) -> RunningServer:
         properties = {"group.initial.rebalance.delay.ms": "0", **(props or {})}
         kwargs.setdefault("topics", (("t", 12),))
-        options = build_options(properties, host="127.0.0.1", port=0, data_dir=None, **kwargs)
+        kwargs.setdefault("data_dir", None)  # (in memory unless a test gives one)
+        options = build_options(properties, host="127.0.0.1", port=0, **kwargs)
         running: RunningServer = await nursery.start(serve, options)
         return running
 

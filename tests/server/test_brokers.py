@@ -191,7 +191,7 @@ async def test_a_parked_join_is_answered_not_coordinator_when_the_group_moves(
     with trio.fail_after(5):
         while running.runtime.coordinator.describe(group).state != "PreparingRebalance":
             await trio.sleep(0.01)
-    moved = running.brokers.move_coordinator(group, 2)
+    moved = await running.brokers.move_coordinator(group, 2)
     assert moved["groups"] == [group]
     with trio.fail_after(5):
         _, parked = await second.recv(JOIN_GROUP, 7)
@@ -211,7 +211,7 @@ async def test_a_moved_coordinator_loads_for_coordinator_load_delay_ms(
     running = await start_cluster(start_server, **{"coordinator.load.delay.ms": "300"})
     group = group_on(0)
     client = await client_of(connect, running, 1)
-    running.brokers.move_coordinator(group, 1)
+    await running.brokers.move_coordinator(group, 1)
     committed = await client.request(OFFSET_COMMIT, 8, commit_body(group))
     assert committed.topics[0].partitions[0].error_code == 14  # COORDINATOR_LOAD_IN_PROGRESS
     await trio.sleep(0.35)
@@ -259,7 +259,7 @@ async def test_partition_leadership_fails_over_with_an_epoch_bump(
             ).responses[0].partitions[0].error_code == 0
     await running.brokers.start(0)
     assert await partition_state(successor, 0) == (0, 1, 1)  # no automatic move back
-    assert running.brokers.elect_preferred_leaders()["changed"] == 4  # partitions 0, 3, 6, 9
+    assert (await running.brokers.elect_preferred_leaders())["changed"] == 4  # 0, 3, 6, 9
     assert await partition_state(successor, 0) == (0, 0, 2)
 
 
@@ -289,7 +289,7 @@ async def test_the_last_live_broker_and_unknown_ids_are_refused(start_server: An
     with pytest.raises(ClusterError, match="last live broker"):
         await running.brokers.stop(0)
     with pytest.raises(ClusterError, match="is stopped"):
-        running.brokers.move_coordinator("g", 1)
+        await running.brokers.move_coordinator("g", 1)
     await running.brokers.start(1)
     with pytest.raises(ClusterError, match="already running"):
         await running.brokers.start(1)
@@ -370,7 +370,7 @@ async def test_a_parked_sync_is_answered_not_coordinator_when_the_group_moves(
         while not any(m.sync_token is not None
                       for m in running.runtime.coordinator.groups[group].members.values()):
             await trio.sleep(0.01)
-    running.brokers.move_coordinator(group, 0)
+    await running.brokers.move_coordinator(group, 0)
     with trio.fail_after(5):
         _, synced = await follower.recv(SYNC_GROUP, 5)
     assert synced.error_code == 16

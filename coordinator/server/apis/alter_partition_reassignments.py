@@ -103,7 +103,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         responses.append({"name": topic.name, "partitions": partitions})
     cluster = ctx.state.cluster
     if moved and cluster is not None:
-        cluster.changed()
+        await cluster.changed()
     return {"throttle_time_ms": 0, "allow_replication_factor_change": allow,
             "error_code": ErrorCode.NONE, "error_message": None, "responses": responses}
 

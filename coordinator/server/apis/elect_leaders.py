@@ -108,7 +108,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                   for t in results for r in t["partition_result"])
     cluster = ctx.state.cluster
     if changed and cluster is not None:
-        cluster.changed()
+        await cluster.changed()
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
             "replica_election_results": results}
 
