@@ -37,8 +37,9 @@ import logging
 import os
 import shutil
 import struct
+import threading
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -121,6 +122,8 @@ class TopicFiles:
         #: ``log.segment.bytes``: the segment size of topics without ``segment.bytes``.
         self.segment_bytes = segment_bytes
         self._logs: dict[tuple[uuid.UUID, int], Log] = {}
+        #: Held while a partition log opens: ``open_partitions`` runs in a worker thread.
+        self._opening = threading.RLock()
         self._topic_segment_bytes: dict[uuid.UUID, int] = {}
         #: Per partition log: each segment's batches, by the segment's first entry index.
         self._spans: dict[tuple[uuid.UUID, int], dict[int, _SegmentSpan]] = {}
@@ -194,19 +197,21 @@ class TopicFiles:
 
     def deleted(self, topic_id: uuid.UUID) -> None:
         """Forget a topic's files: closed, renamed aside (atomic), then removed."""
-        for key in [k for k in self._logs if k[0] == topic_id]:
-            self._logs.pop(key).close()
-            self._spans.pop(key, None)
         directory = os.path.join(self.root, str(topic_id))
-        if not os.path.isdir(directory):
-            return
         aside = directory + _DELETED_SUFFIX
-        try:
-            os.replace(directory, aside)
-            _fsync_dir(self.root)
-        except OSError as exc:
-            raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
-                              f"cannot delete topic {topic_id}: {exc.strerror or exc}") from exc
+        with self._opening:  # (no partition of it opening in a worker thread meanwhile)
+            for key in [k for k in self._logs if k[0] == topic_id]:
+                self._logs.pop(key).close()
+                self._spans.pop(key, None)
+            if not os.path.isdir(directory):
+                return
+            try:
+                os.replace(directory, aside)
+                _fsync_dir(self.root)
+            except OSError as exc:
+                raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
+                                  f"cannot delete topic {topic_id}: {exc.strerror or exc}"
+                                  ) from exc
         shutil.rmtree(aside, ignore_errors=True)
 
     def appended(self, topic_id: uuid.UUID, index: int, base_offset: int, data: bytes) -> None:
@@ -374,22 +379,48 @@ class TopicFiles:
 
     def close(self) -> None:
         """Flush and close every partition log."""
-        for partition_log in self._logs.values():
-            partition_log.close()
-        self._logs.clear()
+        with self._opening:
+            for partition_log in self._logs.values():
+                partition_log.close()
+            self._logs.clear()
+
+    def unopened(self, partitions: Iterable[tuple[uuid.UUID, int]]) -> list[tuple[uuid.UUID, int]]:
+        """Those of ``partitions`` whose log is not open yet."""
+        logs = self._logs
+        return [key for key in partitions if key not in logs]
+
+    def open_partitions(self, partitions: Iterable[tuple[uuid.UUID, int]]) -> None:
+        """Open (create, recover) these partitions' logs now; blocking, for a worker thread:
+        a new partition log locks its directory and creates its first segment with three
+        fsyncs, which on the event loop held every connection of the server (0.5 s for six
+        partitions on an idle disk). A log that cannot be opened is left for the append to
+        report (KAFKA_STORAGE_ERROR)."""
+        for topic_id, index in partitions:
+            try:
+                with self._opening:  # (not a topic deleted meanwhile: no directory again)
+                    if not os.path.isdir(os.path.join(self.root, str(topic_id))):
+                        continue
+                    self._open(topic_id, index)
+            except (StorageError, OSError) as exc:
+                log.debug("partition %s-%d did not open ahead of its append: %s", topic_id,
+                          index, exc)
 
     def _open(self, topic_id: uuid.UUID, index: int) -> Log:
         key = (topic_id, index)
         partition_log = self._logs.get(key)
-        if partition_log is None:
-            from storage.log import Log  # see _one_entry
+        if partition_log is not None:
+            return partition_log
+        with self._opening:  # (one opener at a time: the loop's append, or a worker thread)
+            partition_log = self._logs.get(key)
+            if partition_log is None:
+                from storage.log import Log  # see _one_entry
 
-            directory = os.path.join(self.root, str(topic_id), str(index))
-            segment_bytes = self._topic_segment_bytes.get(topic_id, self.segment_bytes)
-            partition_log = Log.open(directory, fsync=self.fsync, recover=self.recover,
-                                     segment_bytes=max(segment_bytes, HEADER_SIZE + 1),
-                                     fs=self.fs)
-            self._logs[key] = partition_log
+                directory = os.path.join(self.root, str(topic_id), str(index))
+                segment_bytes = self._topic_segment_bytes.get(topic_id, self.segment_bytes)
+                partition_log = Log.open(directory, fsync=self.fsync, recover=self.recover,
+                                         segment_bytes=max(segment_bytes, HEADER_SIZE + 1),
+                                         fs=self.fs)
+                self._logs[key] = partition_log
         return partition_log
 
 

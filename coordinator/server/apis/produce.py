@@ -28,6 +28,8 @@ import dataclasses
 import struct
 from typing import TYPE_CHECKING, Any
 
+import trio
+
 import wire
 from coordinator.broker import config as broker_config
 from coordinator.broker.batches import stamp_log_append_time, validate_produced_batch
@@ -48,6 +50,9 @@ from wire.constants import ApiKey
 from wire.records import ATTR_TRANSACTIONAL
 
 if TYPE_CHECKING:
+    import uuid
+
+    from coordinator.broker.topics import TopicStore
     from coordinator.server.context import RequestContext
 
 __all__ = ["ROUTE", "handle"]
@@ -181,6 +186,25 @@ def _append(
     }
 
 
+async def _open_partition_logs(store: TopicStore, body: Any, version: int) -> None:
+    """Open the logs of the request's partitions that are not open yet in a worker thread
+    (``TopicFiles.open_partitions``: a new partition's directory lock and first segment
+    take three fsyncs, which on the event loop held every connection); the appends then
+    find them open."""
+    files = store.files
+    assert files is not None
+    wanted: list[tuple[uuid.UUID, int]] = []
+    for topic_data in body.topic_data:
+        topic = (store.by_id(topic_data.topic_id) if version >= _TOPIC_ID_VERSION
+                 else store.get(topic_data.name))
+        if topic is not None:
+            count = len(topic.partitions)
+            wanted.extend((topic.topic_id, data.index) for data in topic_data.partition_data
+                          if 0 <= data.index < count)
+    if missing := files.unopened(wanted):
+        await trio.to_thread.run_sync(files.open_partitions, missing)
+
+
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
     """Append each partition's batch; the per-partition results (None for acks=0)."""
     body = request.body
@@ -198,6 +222,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     refused: dict[TopicPartition, ErrorCode] = {}
     if whole_request_error is None and version >= _IMPLICIT_ADD_VERSION:
         refused = await _add_partitions_implicitly(ctx, body, store)
+    if whole_request_error is None and store.files is not None:
+        await _open_partition_logs(store, body, version)
     responses: list[dict[str, Any]] = []
     for topic_data in body.topic_data:
         if version >= _TOPIC_ID_VERSION:
