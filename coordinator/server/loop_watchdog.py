@@ -10,7 +10,10 @@ callback runs, the stall is logged as one warning with its length and the distin
 seen, and kept in ``stalls`` (the last ``KEPT``) for a test's failure report.
 
 Two brokers of one process silent at once while the clients' requests time out in flight
-is what a loop stall looks like from outside; this says which call it was.
+is what a loop stall looks like from outside; this says which call it was. A stack that
+ends in Trio's I/O wait (``get_events``) is a loop that was idle and still did not run the
+callback: its thread got neither the CPU nor the GIL (a loaded machine, another thread
+of the process), which ``LoopStall.idle`` tells apart from a call that held the loop.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ KEPT = 32
 #: Stacks sampled per stall at most (a stall is sampled every ``threshold_s``).
 _SAMPLES = 4
 _FRAMES = 30
+#: The innermost frame of a loop waiting for I/O (Trio's epoll, kqueue or Windows backend).
+_IO_WAIT = "in get_events"
 
 
 class LoopStall(NamedTuple):
@@ -44,12 +49,22 @@ class LoopStall(NamedTuple):
     seconds: float
     stacks: tuple[str, ...]
 
+    @property
+    def idle(self) -> bool:
+        """Whether every sample found the loop in its I/O wait (not held by a call: its
+        thread was not scheduled, or waited for the GIL)."""
+        return bool(self.stacks) and all(
+            _IO_WAIT in "".join(stack.rstrip().splitlines()[-2:]) for stack in self.stacks)
+
     def describe(self) -> str:
         """The stall as the warning logs it."""
-        when = time.strftime("%H:%M:%S", time.gmtime(self.began))
+        at = (time.strftime("%H:%M:%S", time.gmtime(self.began))
+              + f".{int(self.began % 1 * 1000):03d} UTC")
         where = "\n".join(f"-- sample {i}:\n{stack}" for i, stack in enumerate(self.stacks, 1))
-        return (f"event loop held {self.seconds:.3f} s from {when}"
-                f".{int(self.began % 1 * 1000):03d} UTC; where it was:\n{where}")
+        if self.idle:
+            return (f"event loop not run {self.seconds:.3f} s from {at} (idle in its I/O wait: "
+                    f"its thread got neither the CPU nor the GIL); where it was:\n{where}")
+        return f"event loop held {self.seconds:.3f} s from {at}; where it was:\n{where}"
 
 
 class LoopWatchdog:

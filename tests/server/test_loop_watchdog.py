@@ -11,7 +11,7 @@ import pytest
 import trio
 import trio.testing
 
-from coordinator.server.loop_watchdog import LoopWatchdog
+from coordinator.server.loop_watchdog import LoopStall, LoopWatchdog
 
 THRESHOLD_S, TICK_S = 0.05, 0.01
 
@@ -40,6 +40,7 @@ def test_a_held_loop_is_logged_with_where_it_was(caplog: Any) -> None:
         trio.run(_watched, body, watchdog)
     (stall,) = watchdog.stalls
     assert 0.3 <= stall.seconds < 5
+    assert not stall.idle
     assert "hold_the_loop_in_a_synchronous_call" in stall.stacks[0]
     assert "time.sleep(seconds)" in stall.stacks[0]
     (record,) = caplog.records
@@ -74,6 +75,19 @@ def test_a_mock_clock_still_jumps_while_watched() -> None:
     trio.run(_watched, body, watchdog, clock=clock)
     assert time.monotonic() - began < 5
     assert clock.current_time() >= 3600
+
+
+def test_a_stall_seen_only_in_the_io_wait_is_told_apart() -> None:
+    """A loop found in Trio's I/O wait every time was not held by a call: its thread got
+    neither the CPU nor the GIL."""
+    waiting = ('  File "trio/_core/_run.py", line 2535, in run\n    timeout = ...\n'
+               '  File "trio/_core/_io_epoll.py", line 243, in get_events\n'
+               '    return self._epoll.poll(timeout, max_events)\n')
+    stall = LoopStall(0.0, 0.5, (waiting,))
+    assert stall.idle
+    assert stall.describe().startswith("event loop not run 0.500 s from 00:00:00.000 UTC "
+                                       "(idle in its I/O wait")
+    assert not LoopStall(0.0, 0.5, (waiting, "  File \"x.py\", line 1, in fsync\n")).idle
 
 
 def test_the_watchdog_refuses_a_bad_threshold() -> None:
