@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -184,11 +185,16 @@ def test_kafka_python_group_survives_coordinator_failover(tmp_path: Any, how: st
 
 def judged_runs(tmp_path: Any, run: Callable[[KcoordServer, int], None], what: str, *,
                 rerun_without_removals: bool) -> None:
-    """``run`` on a fresh cluster under the removal watch, at most twice: a member removed
-    after kcoord renewed its session fails at once; a failed first run is logged (``what``)
-    and run again, unless it removed nobody and ``rerun_without_removals`` is false; a failed
-    second run fails."""
-    for attempt in (1, 2):
+    """``run`` on a fresh cluster under the removal watch and the server's loop watchdog,
+    at most twice: a member removed after kcoord renewed its session fails at once, and so
+    does a failed run in which a call held the server's event loop for ``HELD_LOOP_S`` or
+    more (every broker silent: the server's fault, named with where its loop was); another
+    failed first run is logged (``what``) and run again, unless it removed nobody and
+    ``rerun_without_removals`` is false; a failed second run fails. With
+    ``KCOORD_TEST_RUN_ONCE`` set nothing is run again (a loop that reproduces a flaky
+    failure sees the first one)."""
+    once = bool(os.environ.get("KCOORD_TEST_RUN_ONCE"))
+    for attempt in (1,) if once else (1, 2):
         with failover_cluster(tmp_path / f"attempt{attempt}") as server:
             watch = server.watch_removals()
             try:
@@ -200,17 +206,26 @@ def judged_runs(tmp_path: Any, run: Callable[[KcoordServer, int], None], what: s
                 watch.uninstall()
             verdicts = [(r.member_id, r.verdict(SESSION_S), r.answers(), r.of({r.prefix}),
                          r.at) for r in watch.taken()]
+            stalls = server.loop_stalls()
         renewed = [v for v in verdicts if v[1] == "server failed to renew"]
         assert not renewed, f"kcoord expired members whose sessions it renewed: {renewed}"
         if failure is None:
             return
-        if (not verdicts and not rerun_without_removals) or attempt == 2:
-            raise AssertionError(f"removals: {verdicts}") from failure
+        held = [stall.describe() for stall in stalls
+                if stall.seconds >= HELD_LOOP_S and not stall.idle]
+        if held:
+            raise AssertionError(f"kcoord's event loop was held: {held}") from failure
+        if (not verdicts and not rerun_without_removals) or attempt == 2 or once:
+            raise AssertionError(f"removals: {verdicts}; event loop stalls: "
+                                 f"{[s.describe() for s in stalls]}") from failure
         logging.getLogger(__name__).warning(
-            "%s (attempt %d, run again): %s: %s", what, attempt,
-            [v[:3] for v in verdicts], failure)
+            "%s (attempt %d, run again): %s; event loop stalls %s: %s", what, attempt,
+            [v[:3] for v in verdicts], [round(s.seconds, 3) for s in stalls], failure)
 
 
+#: A loop held this long in a failed run made it fail (half a session: Heartbeats in flight
+#: time out after one).
+HELD_LOOP_S = 3.0
 SESSION_S = 6.0  # kp_support.FAST
 
 
@@ -254,9 +269,12 @@ def run_confluent_failover(cluster: KcoordServer, how: str, attempt: int) -> Non
 def test_confluent_kafka_group_survives_coordinator_failover(tmp_path: Any, how: str) -> None:
     """Judged as the kafka-python test is: a member removed after kcoord answered a renewing
     request of its generation as a renewal fails the test at once. One CI run (2026-11-28)
-    saw both consumers' Heartbeats to the new coordinator time out in flight after a move and
-    the group rebalance, not reproduced in 26 runs since and not explained; such a run is
-    logged and run again on a fresh cluster once, and fails if it recurs."""
+    saw both consumers' Heartbeats to the old coordinator time out in flight after a move
+    and the group rebalance: every broker silent at once, which is what a held event loop
+    looks like (the move wrote ``cluster.json`` with an fsync on the loop; now in a worker
+    thread, ``tests/server/test_cluster_state_write.py``). A failed run with the loop held
+    fails at once, naming where it was; another failed run is logged and run again on a
+    fresh cluster once, and fails if it recurs."""
     judged_runs(tmp_path, lambda server, attempt: run_confluent_failover(server, how, attempt),
                 "confluent-kafka failover run failed", rerun_without_removals=True)
 
