@@ -262,7 +262,7 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
     import trio
 
     from coordinator.server.app import serve
-    from coordinator.server.collector import frozen_survivors
+    from coordinator.server.collector import CollectorPauses, frozen_survivors
 
     def listening(host: str, port: int, name: str | None) -> None:
         _announce(_listening_line(host, port, name))
@@ -294,12 +294,14 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
                 bound = await nursery.start(serve_control, running, faults, control_port)
                 _announce(f"kcoord control API listening on 127.0.0.1:{bound}")
             # The process is the server's: its loaded state is long-lived (collector.py).
-            with frozen_survivors():
+            pauses = CollectorPauses()
+            with frozen_survivors() as policy, pauses.registered():
                 async for signum in signals:
                     log.info("%s received: shutting down", signal.Signals(signum).name)
                     nursery.cancel_scope.cancel()
                     break
-    log.info("stopped")
+        log.info("stopped; %s; the whole heap unfrozen %d times (it grew %gx)",
+                 pauses.summary(), policy.sweeps, policy.growth)
 
 
 def _run_serve(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ frozen, so once the process's resident memory has grown ``growth`` times since t
 collection over everything, the heap is unfrozen and the next full collection walks (and
 reclaims) it all: a long pause as rare as doubling the heap, the way Go paces its
 collector (GOGC=100).
-``CollectorPauses`` counts the pauses, for tests and benchmarks.
+``CollectorPauses`` counts the pauses: ``kcoord serve`` logs them when it stops.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["CollectorPauses", "frozen_survivors"]
+__all__ = ["CollectorPauses", "FreezePolicy", "frozen_survivors"]
 
 _OLDEST = 2
 #: Collections of the middle generation between full ones (CPython's default: 10). With the
@@ -49,11 +49,15 @@ def _rss() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-class _FreezePolicy:
+class FreezePolicy:
+    """What ``frozen_survivors`` does after each full collection (``sweeps``: how many
+    times the heap was unfrozen because it grew ``growth`` times)."""
+
     def __init__(self, growth: float) -> None:
         self.growth = growth
         self.swept = _rss()
         self.sweeping = False
+        self.sweeps = 0
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         if phase != "stop" or info["generation"] != _OLDEST:
@@ -65,12 +69,13 @@ class _FreezePolicy:
         elif _rss() > self.growth * self.swept:
             gc.unfreeze()
             self.sweeping = True
+            self.sweeps += 1
         else:
             gc.freeze()
 
 
 @contextmanager
-def frozen_survivors(growth: float = 2.0) -> Iterator[None]:
+def frozen_survivors(growth: float = 2.0) -> Iterator[FreezePolicy]:
     """Freeze what is alive now (the loaded state) and the survivors of every full
     collection while inside (see the module docstring); unfrozen on exit."""
     gc.freeze()
@@ -78,12 +83,12 @@ def frozen_survivors(growth: float = 2.0) -> Iterator[None]:
     # paces the next full collection, to what is not frozen (else the first one would wait
     # for, and walk, a quarter of the whole heap).
     gc.collect()
-    policy = _FreezePolicy(growth)
+    policy = FreezePolicy(growth)
     thresholds = gc.get_threshold()
     gc.set_threshold(thresholds[0], thresholds[1], FULL_EVERY)
     gc.callbacks.append(policy)
     try:
-        yield
+        yield policy
     finally:
         gc.callbacks.remove(policy)
         gc.set_threshold(*thresholds)
@@ -91,21 +96,61 @@ def frozen_survivors(growth: float = 2.0) -> Iterator[None]:
 
 
 class CollectorPauses:
-    """Every collection's pause, by generation, while registered (``gc.callbacks``)."""
+    """Every collection's pause while registered (``gc.callbacks``), by generation: how many,
+    their total and the longest, how many were over ``LONG_S`` and what the full ones freed.
+    Each pause is timed twice: wall time (what a request waits) and the thread's CPU time
+    (the collector's own work: on a busy machine the wall time also holds other processes'
+    turns). Counts, not a list: the server keeps one for its whole life (``kcoord serve``
+    logs ``summary()`` when it stops)."""
+
+    #: A pause longer than this is counted apart (the tail a heartbeat feels).
+    LONG_S = 0.020
 
     def __init__(self) -> None:
-        self.pauses: list[tuple[int, float]] = []  # (generation, seconds)
+        self.count = [0, 0, 0]
+        self.total = [0.0, 0.0, 0.0]  # seconds
+        self.longest = [0.0, 0.0, 0.0]  # seconds
+        self.cpu_total = [0.0, 0.0, 0.0]  # seconds of the collecting thread's CPU
+        self.cpu_longest = [0.0, 0.0, 0.0]
+        self.long = 0  # wall time over LONG_S
+        self.long_cpu = 0  # CPU time over LONG_S
+        self.full_collected = 0  # objects the full collections freed
         self._started = 0.0
+        self._started_cpu = 0.0
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             self._started = time.perf_counter()
-        else:
-            self.pauses.append((info["generation"], time.perf_counter() - self._started))
+            self._started_cpu = time.thread_time()
+            return
+        pause = time.perf_counter() - self._started
+        cpu = time.thread_time() - self._started_cpu
+        generation = info["generation"]
+        self.count[generation] += 1
+        self.total[generation] += pause
+        self.cpu_total[generation] += cpu
+        if pause > self.longest[generation]:
+            self.longest[generation] = pause
+        if cpu > self.cpu_longest[generation]:
+            self.cpu_longest[generation] = cpu
+        if pause > self.LONG_S:
+            self.long += 1
+        if cpu > self.LONG_S:
+            self.long_cpu += 1
+        if generation == _OLDEST:
+            self.full_collected += info["collected"]
 
-    def over(self, seconds: float) -> list[float]:
-        """The pauses longer than ``seconds``."""
-        return [pause for _, pause in self.pauses if pause > seconds]
+    def summary(self) -> str:
+        """One line: per generation ``count/total ms/longest ms/CPU total ms/CPU longest
+        ms``, the long pauses (wall, CPU) and what the full collections freed
+        (``bench_scale.py`` parses it)."""
+        each = " ".join(
+            f"gen{g} {self.count[g]}/{self.total[g] * 1000:.1f}/{self.longest[g] * 1000:.1f}"
+            f"/{self.cpu_total[g] * 1000:.1f}/{self.cpu_longest[g] * 1000:.1f}"
+            for g in range(3))
+        return (f"collector pauses (count/total ms/longest ms/CPU total ms/CPU longest ms): "
+                f"{each}; over {self.LONG_S * 1000:g} ms {self.long} (CPU {self.long_cpu}); "
+                f"full collections freed {self.full_collected} objects")
 
     @contextmanager
     def registered(self) -> Iterator[CollectorPauses]:

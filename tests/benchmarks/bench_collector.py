@@ -39,10 +39,9 @@ with (frozen_survivors() if freeze else __import__("contextlib").nullcontext()):
             for n, value in enumerate(batch, start):
                 offsets[keys[n % offsets_n]] = value
 elapsed = time.perf_counter() - began
-full = [p for g, p in pauses.pauses if g == 2]
-print(json.dumps({"full": len(full), "over_20ms": len(pauses.over(0.020)),
-                  "longest_ms": max((p for _, p in pauses.pauses), default=0) * 1000,
-                  "full_total_ms": sum(full) * 1000, "seconds": elapsed}))
+print(json.dumps({"full": pauses.count[2], "over_20ms": pauses.long,
+                  "longest_ms": max(pauses.longest) * 1000,
+                  "full_total_ms": pauses.total[2] * 1000, "seconds": elapsed}))
 '''
 
 

@@ -22,13 +22,14 @@ import argparse
 import json
 import os
 import random
+import re
 import selectors
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import IO, Any
 
 from bench_brokers import REPO, Broker, Session, free_port, recv_frame, tansu_binary
 
@@ -157,6 +158,7 @@ def worker(port: int, groups: list[str], size: int, seconds: float, periods: dic
     forming = time.monotonic()
     join_errors = _form(members)
     formed_s = time.monotonic() - forming
+    print("formed", flush=True)  # the parent starts the server's CPU window when all are
     rng = random.Random(os.getpid())
     began = time.monotonic()
     for m in members:
@@ -208,19 +210,20 @@ def worker(port: int, groups: list[str], size: int, seconds: float, periods: dic
 # ---------------------------------------------------------------- the parent
 
 
-def _start(name: str, binary: str | None, data_dir: str) -> tuple[subprocess.Popen[bytes], int]:
+def _start(name: str, binary: str | None, data_dir: str, stderr: IO[bytes],
+           ) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     if name == "kcoord":
+        # At info: the collector's pauses are logged when it stops (and the groups' events).
         argv = [sys.executable, "-m", "coordinator", "serve", "--port", str(port),
-                "--data-dir", data_dir, "--log-level", "warning", "--topic-storage", "memory",
+                "--data-dir", data_dir, "--log-level", "info", "--topic-storage", "memory",
                 "--topic", f"{TOPIC}:{PARTITIONS}"]
     else:
         assert binary is not None
         url = f"tcp://127.0.0.1:{port}"
         argv = [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
                 "--storage-engine", "memory://tansu/"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            cwd=REPO)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr, cwd=REPO)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -242,8 +245,9 @@ def _start(name: str, binary: str | None, data_dir: str) -> tuple[subprocess.Pop
 
 
 def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="kcoord-bench-scale-") as data_dir:
-        proc, port = _start(name, binary, data_dir)
+    with (tempfile.TemporaryDirectory(prefix="kcoord-bench-scale-") as data_dir,
+          tempfile.TemporaryFile() as stderr):
+        proc, port = _start(name, binary, data_dir, stderr)
         try:
             groups = [f"scale-{i}" for i in range(args.groups)]
             workers = []
@@ -255,9 +259,11 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
                 workers.append(subprocess.Popen(
                     [sys.executable, __file__, "--worker", spec], stdout=subprocess.PIPE,
                     cwd=REPO / "tests" / "benchmarks"))
-            # The steady phase starts once every group formed: sample the CPU after the
-            # initial rebalance delay and the joins (an estimate; the workers say when).
-            time.sleep(min(args.seconds / 2, 10.0))
+            # The steady phase starts once every worker's groups formed (each says so).
+            for w in workers:
+                assert w.stdout is not None
+                if w.stdout.readline().strip() != b"formed":
+                    raise RuntimeError("a worker ended before its groups formed")
             server = Broker(name, [], port, proc)  # its /proc readings
             cpu0, t0 = server.cpu_seconds(), time.monotonic()
             outputs = [json.loads(w.communicate(timeout=args.seconds + 600)[0]) for w in workers]
@@ -266,6 +272,8 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
         finally:
             proc.terminate()
             proc.wait(30)
+        stderr.seek(0)
+        collector = _collector_pauses(stderr.read().decode(errors="replace"))
     latencies: dict[int, list[float]] = {HEARTBEAT: [], COMMIT: []}
     errors: dict[str, int] = {}
     join_errors: dict[str, int] = {}
@@ -282,7 +290,28 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
     return {"latencies": latencies, "errors": errors, "answered": answered,
             "cpu_us_per_request": (cpu1 - cpu0) / max(rate * window, 1) * 1e6,
             "core_share": (cpu1 - cpu0) / window, "memory": memory,
-            "formed_s": max(out["formed_s"] for out in outputs), "join_errors": join_errors}
+            "formed_s": max(out["formed_s"] for out in outputs), "join_errors": join_errors,
+            "collector": collector}
+
+
+_PAUSES = re.compile(r"gen(\d) (\d+)/([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+)")
+
+
+def _collector_pauses(log: str) -> dict[str, Any] | None:
+    """What ``kcoord serve`` logged of its collector's pauses when it stopped (its whole
+    life: the joins too), or None (Tansu: no collector)."""
+    line = next((x for x in log.splitlines() if "collector pauses" in x), None)
+    if line is None:
+        return None
+    each = {int(found[0]): (int(found[1]), *map(float, found[2:]))
+            for found in _PAUSES.findall(line)}
+    over = re.search(r"over [\d.]+ ms (\d+) \(CPU (\d+)\)", line)
+    freed = re.search(r"freed (\d+) objects", line)
+    sweeps = re.search(r"unfrozen (\d+) times", line)
+    if not (each and over and freed and sweeps):
+        raise RuntimeError(f"cannot read the collector's line: {line}")
+    return {"generations": each, "long": int(over[1]), "long_cpu": int(over[2]),
+            "full_freed": int(freed[1]), "sweeps": int(sweeps[1])}
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -319,6 +348,7 @@ def main() -> int:
     binary = tansu_binary()
     if args.tansu and binary is not None:
         brokers.append(("tansu", binary))
+    collectors: list[tuple[str, dict[str, Any]]] = []
     for name, path in brokers:
         r = run(name, path, args)
         hb, commit = r["latencies"][HEARTBEAT], r["latencies"][COMMIT]
@@ -330,6 +360,18 @@ def main() -> int:
               f"{mem.get('VmRSS', 0):.1f} / {mem.get('VmHWM', 0):.1f} | {r['formed_s']:.1f} | "
               f"{', '.join(f'{k} {v}' for k, v in r['join_errors'].items()) or 'none'} |",
               flush=True)
+        if r["collector"] is not None:
+            collectors.append((name, r["collector"]))
+    if collectors:
+        print("\n| broker | collections gen0 / gen1 / gen2 | full: total / longest ms "
+              "(CPU) | young: longest ms (CPU) | pauses > 20 ms (CPU) | objects the full ones "
+              "freed | whole-heap sweeps |\n|---|---:|---:|---:|---:|---:|---:|")
+    for name, c in collectors:
+        g = c["generations"]  # generation: count, total, longest, CPU total, CPU longest
+        print(f"| {name} | {g[0][0]} / {g[1][0]} / {g[2][0]} | {g[2][1]:.1f} / {g[2][2]:.1f} "
+              f"({g[2][3]:.1f} / {g[2][4]:.1f}) | {max(g[0][2], g[1][2]):.1f} "
+              f"({max(g[0][4], g[1][4]):.1f}) | {c['long']} ({c['long_cpu']}) | "
+              f"{c['full_freed']} | {c['sweeps']} |")
     return 0
 
 

@@ -71,7 +71,8 @@ def test_full_collections_walk_the_whole_heap_without_freezing() -> None:
 def test_frozen_survivors_keep_full_collections_small() -> None:
     offsets = _heap()
     pauses = CollectorPauses()
-    with frozen_survivors(), pauses.registered(), walked_by_full_collections() as sizes:
+    with (frozen_survivors() as policy, pauses.registered(),
+          walked_by_full_collections() as sizes):
         _churn(offsets)
         assert gc.get_freeze_count() >= HEAP
     assert sizes, "no full collection ran: the churn is too small to test anything"
@@ -80,14 +81,16 @@ def test_frozen_survivors_keep_full_collections_small() -> None:
     assert max(sizes) < HEAP * 2 // 3
     assert statistics.median(sizes) < HEAP // 3
     assert gc.get_freeze_count() == 0  # unfrozen on exit
-    assert [g for g, _ in pauses.pauses].count(2) == len(sizes)
+    assert policy.sweeps == 0  # the heap did not double
+    assert pauses.count[2] == len(sizes)
+    assert pauses.longest[2] <= pauses.total[2]
 
 
 def test_cyclic_garbage_among_frozen_objects_is_reclaimed_once_the_heap_doubles() -> None:
     offsets = _heap()
     # What the process held before (other tests ran in it) is frozen too: count beside it.
     before = len(gc.get_objects())
-    with frozen_survivors(growth=1.05), walked_by_full_collections() as sizes:
+    with frozen_survivors(growth=1.05) as policy, walked_by_full_collections() as sizes:
         for start in range(0, 3 * HEAP, 5_000):
             pending = [Value(i) for i in range(start, start + 5_000)]
             for i, value in enumerate(pending, start):
@@ -99,3 +102,26 @@ def test_cyclic_garbage_among_frozen_objects_is_reclaimed_once_the_heap_doubles(
     # everything and reclaimed them, so what stays frozen is bounded.
     assert max(sizes) > HEAP
     assert frozen < before + 4 * HEAP
+    assert policy.sweeps >= 1
+
+
+def test_collector_pauses_count_every_collection_by_generation() -> None:
+    pauses = CollectorPauses()
+    with pauses.registered():
+        gc.collect(0)
+        gc.collect(1)
+        gc.collect()
+        garbage: list[object] = []
+        garbage.append(garbage)  # a cycle only a full collection frees
+        del garbage
+        gc.collect()
+    assert pauses.count[0] >= 1 and pauses.count[1] >= 1 and pauses.count[2] == 2
+    assert pauses.full_collected >= 1
+    for generation in range(3):
+        assert 0 <= pauses.longest[generation] <= pauses.total[generation]
+        assert 0 <= pauses.cpu_longest[generation] <= pauses.cpu_total[generation]
+    before = list(pauses.count)
+    gc.collect()  # unregistered: not counted
+    assert pauses.count == before
+    line = pauses.summary()
+    assert "gen2 2/" in line and "over 20 ms" in line and "freed" in line
