@@ -10,9 +10,13 @@ So after every full collection the survivors are frozen (``gc.freeze``: moved to
 permanent generation, which collections skip): the next full collection walks only what
 survived since. Frozen objects that later become cyclic garbage are not reclaimed while
 frozen, so once the process's resident memory has grown ``growth`` times since the last
-collection over everything, the heap is unfrozen and the next full collection walks (and
-reclaims) it all: a long pause as rare as doubling the heap, the way Go paces its
-collector (GOGC=100).
+collection over everything (a sweep), the heap is unfrozen and the next full collection
+walks (and reclaims) it all: a long pause as rare as doubling the heap, the way Go paces
+its collector (GOGC=100). The doubling counts from ``SWEEP_FLOOR`` at least: a server
+that loads small and then takes on its clients' groups (40 to 170 MiB under a 1,000-group
+fleet) would otherwise sweep at 80 and 160 MiB, 150 and 550 ms of CPU, each freeing about
+a hundred objects; the server's state is rarely cyclic garbage, so the memory this may
+hold back is small beside the pauses it saves.
 ``CollectorPauses`` counts the pauses: ``kcoord serve`` logs them when it stops.
 """
 
@@ -36,6 +40,9 @@ _OLDEST = 2
 FULL_EVERY = 2
 
 
+#: Resident memory the first sweep's doubling counts from, at least (see the docstring).
+SWEEP_FLOOR = 256 << 20
+
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -53,9 +60,10 @@ class FreezePolicy:
     """What ``frozen_survivors`` does after each full collection (``sweeps``: how many
     times the heap was unfrozen because it grew ``growth`` times)."""
 
-    def __init__(self, growth: float) -> None:
+    def __init__(self, growth: float, floor: int) -> None:
         self.growth = growth
-        self.swept = _rss()
+        self.floor = floor
+        self.swept = max(_rss(), floor)
         self.sweeping = False
         self.sweeps = 0
 
@@ -65,7 +73,7 @@ class FreezePolicy:
         if self.sweeping:  # that one walked everything: start counting again
             self.sweeping = False
             gc.freeze()
-            self.swept = _rss()
+            self.swept = max(_rss(), self.floor)
         elif _rss() > self.growth * self.swept:
             gc.unfreeze()
             self.sweeping = True
@@ -75,7 +83,7 @@ class FreezePolicy:
 
 
 @contextmanager
-def frozen_survivors(growth: float = 2.0) -> Iterator[FreezePolicy]:
+def frozen_survivors(growth: float = 2.0, floor: int = SWEEP_FLOOR) -> Iterator[FreezePolicy]:
     """Freeze what is alive now (the loaded state) and the survivors of every full
     collection while inside (see the module docstring); unfrozen on exit."""
     gc.freeze()
@@ -83,7 +91,7 @@ def frozen_survivors(growth: float = 2.0) -> Iterator[FreezePolicy]:
     # paces the next full collection, to what is not frozen (else the first one would wait
     # for, and walk, a quarter of the whole heap).
     gc.collect()
-    policy = FreezePolicy(growth)
+    policy = FreezePolicy(growth, floor)
     thresholds = gc.get_threshold()
     gc.set_threshold(thresholds[0], thresholds[1], FULL_EVERY)
     gc.callbacks.append(policy)

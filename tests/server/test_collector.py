@@ -54,6 +54,15 @@ def _churn(offsets: dict[int, Value], batch: int = 5_000) -> None:
             offsets[i % HEAP] = value  # the old value is freed, the new one survives
 
 
+def _cyclic_churn(offsets: dict[int, Value]) -> None:
+    """Commits whose replaced values are garbage only a collection can free."""
+    for start in range(0, 3 * HEAP, 5_000):
+        pending = [Value(i) for i in range(start, start + 5_000)]
+        for i, value in enumerate(pending, start):
+            value.metadata.append(value)
+            offsets[i % HEAP] = value
+
+
 def _heap() -> dict[int, Value]:
     offsets = {i: Value(i) for i in range(HEAP)}
     gc.collect()  # all of it in the oldest generation, as a loaded server's state is
@@ -90,12 +99,9 @@ def test_cyclic_garbage_among_frozen_objects_is_reclaimed_once_the_heap_doubles(
     offsets = _heap()
     # What the process held before (other tests ran in it) is frozen too: count beside it.
     before = len(gc.get_objects())
-    with frozen_survivors(growth=1.05) as policy, walked_by_full_collections() as sizes:
-        for start in range(0, 3 * HEAP, 5_000):
-            pending = [Value(i) for i in range(start, start + 5_000)]
-            for i, value in enumerate(pending, start):
-                value.metadata.append(value)  # garbage only a collection can free
-                offsets[i % HEAP] = value
+    with (frozen_survivors(growth=1.05, floor=0) as policy,
+          walked_by_full_collections() as sizes):
+        _cyclic_churn(offsets)
         frozen = gc.get_freeze_count()
     # The process grew by 5 % with frozen garbage cycles at some point (whatever it held
     # before: other tests ran in it): one collection walked
@@ -103,6 +109,18 @@ def test_cyclic_garbage_among_frozen_objects_is_reclaimed_once_the_heap_doubles(
     assert max(sizes) > HEAP
     assert frozen < before + 4 * HEAP
     assert policy.sweeps >= 1
+
+
+def test_no_sweep_below_the_floor() -> None:
+    """The same growth under a floor far above the process: the heap stays frozen, every
+    full collection walks only what is newer (the fleet's ramp from 40 to 170 MiB)."""
+    offsets = _heap()
+    with (frozen_survivors(growth=1.05, floor=1 << 40) as policy,
+          walked_by_full_collections() as sizes):
+        _cyclic_churn(offsets)
+    assert sizes, "no full collection ran"
+    assert policy.sweeps == 0
+    assert max(sizes) < HEAP
 
 
 def test_collector_pauses_count_every_collection_by_generation() -> None:
