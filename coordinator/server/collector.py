@@ -1,4 +1,4 @@
-"""Keeping the cyclic garbage collector's full collections short.
+"""Keeping the cyclic garbage collector's pauses short.
 
 A server's heap is mostly long-lived state (groups, members, committed offsets) that
 changes by replacement: every commit leaves a new value behind in the oldest generation.
@@ -6,17 +6,21 @@ CPython runs a full collection once those survivors reach a quarter of the oldes
 generation, and a full collection walks all of it: 100-166 ms paused under a 1,000-group
 fleet, 220-600 ms with 10^6 committed offsets, nearly all of them freeing nothing.
 
-So after every full collection the survivors are frozen (``gc.freeze``: moved to the
-permanent generation, which collections skip): the next full collection walks only what
-survived since. Frozen objects that later become cyclic garbage are not reclaimed while
-frozen, so once the process's resident memory has grown ``growth`` times since the last
-collection over everything (a sweep), the heap is unfrozen and the next full collection
-walks (and reclaims) it all: a long pause as rare as doubling the heap, the way Go paces
-its collector (GOGC=100). The doubling counts from ``SWEEP_FLOOR`` at least: a server
-that loads small and then takes on its clients' groups (40 to 170 MiB under a 1,000-group
-fleet) would otherwise sweep at 80 and 160 MiB, 150 and 550 ms of CPU, each freeing about
-a hundred objects; the server's state is rarely cyclic garbage, so the memory this may
-hold back is small beside the pauses it saves.
+So the survivors of every collection of the middle generation (and of any full one) are
+frozen (``gc.freeze``: moved to the permanent generation, which collections skip, and
+every generation's count reset): nothing reaches the oldest generation, no full collection
+is due, and the longest pause is a middle collection's walk of the young generations.
+Freezing only after full collections left them walking what the middle generation had
+promoted since the last: up to 39 ms of CPU under a 300-group fleet. Frozen objects that
+later become cyclic garbage are not reclaimed while frozen, so once the process's resident
+memory has grown ``growth`` times since the last collection over everything (a sweep),
+the heap is unfrozen and the next full collection walks (and reclaims) it all: a long
+pause as rare as doubling the heap, the way Go paces its collector (GOGC=100). The
+doubling counts from ``SWEEP_FLOOR`` at least: a server that loads small and then takes
+on its clients' groups (40 to 170 MiB under a 1,000-group fleet) would otherwise sweep at
+80 and 160 MiB, 150 and 550 ms of CPU freeing 5 and 128 objects; the server's state is
+rarely cyclic garbage (full collections under that fleet freed 0-128 objects each), so the
+memory this may hold back is small beside the pauses saved.
 ``CollectorPauses`` counts the pauses: ``kcoord serve`` logs them when it stops.
 """
 
@@ -33,11 +37,6 @@ from typing import Any
 __all__ = ["CollectorPauses", "FreezePolicy", "frozen_survivors"]
 
 _OLDEST = 2
-#: Collections of the middle generation between full ones (CPython's default: 10). With the
-#: survivors frozen, a full collection walks only what the middle generation promoted since
-#: the last one: more often, each shorter (about 26,000 objects against 132,000 with 10
-#: in tests/benchmarks/bench_collector.py's commits), the same work in all.
-FULL_EVERY = 2
 
 
 #: Resident memory the first sweep's doubling counts from, at least (see the docstring).
@@ -57,7 +56,7 @@ def _rss() -> int:
 
 
 class FreezePolicy:
-    """What ``frozen_survivors`` does after each full collection (``sweeps``: how many
+    """What ``frozen_survivors`` does after each collection (``sweeps``: how many
     times the heap was unfrozen because it grew ``growth`` times)."""
 
     def __init__(self, growth: float, floor: int) -> None:
@@ -68,12 +67,13 @@ class FreezePolicy:
         self.sweeps = 0
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
-        if phase != "stop" or info["generation"] != _OLDEST:
+        if phase != "stop" or info["generation"] == 0:
             return
-        if self.sweeping:  # that one walked everything: start counting again
-            self.sweeping = False
-            gc.freeze()
-            self.swept = max(_rss(), self.floor)
+        if self.sweeping:  # unfrozen: wait for the full collection that walks it all
+            if info["generation"] == _OLDEST:  # that one: start counting again
+                self.sweeping = False
+                gc.freeze()
+                self.swept = max(_rss(), self.floor)
         elif _rss() > self.growth * self.swept:
             gc.unfreeze()
             self.sweeping = True
@@ -84,22 +84,19 @@ class FreezePolicy:
 
 @contextmanager
 def frozen_survivors(growth: float = 2.0, floor: int = SWEEP_FLOOR) -> Iterator[FreezePolicy]:
-    """Freeze what is alive now (the loaded state) and the survivors of every full
-    collection while inside (see the module docstring); unfrozen on exit."""
+    """Freeze what is alive now (the loaded state) and the survivors of every collection
+    but the youngest's while inside (see the module docstring); unfrozen on exit."""
     gc.freeze()
     # Nothing left to walk: this sets the collector's count of long-lived objects, which
     # paces the next full collection, to what is not frozen (else the first one would wait
     # for, and walk, a quarter of the whole heap).
     gc.collect()
     policy = FreezePolicy(growth, floor)
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], FULL_EVERY)
     gc.callbacks.append(policy)
     try:
         yield policy
     finally:
         gc.callbacks.remove(policy)
-        gc.set_threshold(*thresholds)
         gc.unfreeze()
 
 

@@ -8,7 +8,6 @@ not depend on how busy the machine is."""
 from __future__ import annotations
 
 import gc
-import statistics
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -37,6 +36,22 @@ def walked_by_full_collections() -> Iterator[list[int]]:
     def watch(phase: str, info: dict[str, Any]) -> None:
         if phase == "start" and info["generation"] == 2:
             sizes.append(len(gc.get_objects(generation=2)))
+
+    gc.callbacks.append(watch)
+    try:
+        yield sizes
+    finally:
+        gc.callbacks.remove(watch)
+
+
+@contextmanager
+def walked_by_middle_collections() -> Iterator[list[int]]:
+    """The young generations' size at the start of every collection of the middle one."""
+    sizes: list[int] = []
+
+    def watch(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start" and info["generation"] == 1:
+            sizes.append(len(gc.get_objects(generation=0)) + len(gc.get_objects(generation=1)))
 
     gc.callbacks.append(watch)
     try:
@@ -77,22 +92,22 @@ def test_full_collections_walk_the_whole_heap_without_freezing() -> None:
     assert sizes and min(sizes) > 2 * HEAP
 
 
-def test_frozen_survivors_keep_full_collections_small() -> None:
+def test_frozen_survivors_leave_no_full_collection_due() -> None:
     offsets = _heap()
     pauses = CollectorPauses()
     with (frozen_survivors() as policy, pauses.registered(),
-          walked_by_full_collections() as sizes):
+          walked_by_full_collections() as full, walked_by_middle_collections() as middle):
         _churn(offsets)
         assert gc.get_freeze_count() >= HEAP
-    assert sizes, "no full collection ran: the churn is too small to test anything"
-    # Each walks what survived since the previous one (its trigger: ten collections of
-    # the middle generation, at least 7,000 promoted objects), not the heap of 2 * HEAP.
-    assert max(sizes) < HEAP * 2 // 3
-    assert statistics.median(sizes) < HEAP // 3
+        # What survives a middle collection is frozen, not kept in the oldest generation.
+        assert len(gc.get_objects(generation=2)) < HEAP // 10
+    assert middle, "no collection of the middle generation ran: the churn is too small"
+    # The longest walk: the young generations (ten collections of the youngest), not the
+    # heap of 2 * HEAP, and no full collection at all (the heap did not double).
+    assert max(middle) < HEAP // 3
+    assert full == [] and pauses.count[2] == 0 and policy.sweeps == 0
+    assert pauses.count[1] == len(middle)
     assert gc.get_freeze_count() == 0  # unfrozen on exit
-    assert policy.sweeps == 0  # the heap did not double
-    assert pauses.count[2] == len(sizes)
-    assert pauses.longest[2] <= pauses.total[2]
 
 
 def test_cyclic_garbage_among_frozen_objects_is_reclaimed_once_the_heap_doubles() -> None:
@@ -118,9 +133,9 @@ def test_no_sweep_below_the_floor() -> None:
     with (frozen_survivors(growth=1.05, floor=1 << 40) as policy,
           walked_by_full_collections() as sizes):
         _cyclic_churn(offsets)
-    assert sizes, "no full collection ran"
+        assert gc.get_freeze_count() >= HEAP
     assert policy.sweeps == 0
-    assert max(sizes) < HEAP
+    assert all(size < HEAP for size in sizes)
 
 
 def test_collector_pauses_count_every_collection_by_generation() -> None:
