@@ -296,7 +296,7 @@ async def _serve_until_signal(options: ServeOptions, control_port: int | None = 
             # The process is the server's: its loaded state is long-lived (collector.py).
             pauses = CollectorPauses()
             with frozen_survivors() as policy, pauses.registered():
-                log.info("loaded state frozen: full collections walk only what is newer")
+                log.info("loaded state frozen: collections walk only what is newer")
                 async for signum in signals:
                     log.info("%s received: shutting down", signal.Signals(signum).name)
                     nursery.cancel_scope.cancel()
