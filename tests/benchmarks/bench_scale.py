@@ -11,8 +11,12 @@ and syncs, then for ``--seconds`` heartbeats every 3 s and commits its partition
 p50/p99 (ms, send to answer), requests answered, errors by code (REBALANCE_IN_PROGRESS,
 UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION mean a session expired that should not have), the
 server's CPU per request and share of one core over the steady phase (/proc), and its
-VmRSS / VmHWM at the end. kcoord runs with its defaults (``--topic-storage memory``);
-``--tansu`` runs the same fleet against Tansu (memory storage) afterwards. Run it at a
+VmRSS / VmHWM at the end; for kcoord, its collector's pauses over its life (joins too) as
+it logs them when stopped: collections by generation, the full ones' total and longest,
+the longest young one, pauses over 20 ms, each in wall and (bracketed) CPU time, what the
+full collections freed and how often the whole heap was swept
+(``coordinator/server/collector.py``). kcoord runs with its defaults
+(``--topic-storage memory``); ``--tansu`` runs the same fleet against Tansu (memory storage) afterwards. Run it at a
 smaller scale first (``--groups 100``): the full one holds 10,000 connections.
 """
 
