@@ -37,6 +37,12 @@ from typing import Any
 __all__ = ["CollectorPauses", "FreezePolicy", "frozen_survivors"]
 
 _OLDEST = 2
+#: Collections of the youngest generation between collections of the middle one (CPython's
+#: default: 10). The middle one's walk is now the longest pause: what survived that many
+#: collections of the youngest (15,000-53,000 objects, 15-60 ms of CPU, under a 1,000-group
+#: fleet with 10); fewer, each shorter, the same work in all (a survivor is walked once by
+#: each and then frozen).
+MIDDLE_EVERY = 3
 
 
 #: Resident memory the first sweep's doubling counts from, at least (see the docstring).
@@ -92,11 +98,14 @@ def frozen_survivors(growth: float = 2.0, floor: int = SWEEP_FLOOR) -> Iterator[
     # for, and walk, a quarter of the whole heap).
     gc.collect()
     policy = FreezePolicy(growth, floor)
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], MIDDLE_EVERY, thresholds[2])
     gc.callbacks.append(policy)
     try:
         yield policy
     finally:
         gc.callbacks.remove(policy)
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
 
 

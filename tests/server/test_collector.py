@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from coordinator.server.collector import CollectorPauses, frozen_survivors
+from coordinator.server.collector import MIDDLE_EVERY, CollectorPauses, frozen_survivors
 
 HEAP = 300_000
 CHURN = 400_000
@@ -158,3 +158,11 @@ def test_collector_pauses_count_every_collection_by_generation() -> None:
     assert pauses.count == before
     line = pauses.summary()
     assert "gen2 2/" in line and "over 20 ms" in line and "freed" in line
+
+
+def test_the_middle_generation_is_collected_more_often_while_inside() -> None:
+    before = gc.get_threshold()
+    with frozen_survivors():
+        assert gc.get_threshold() == (before[0], MIDDLE_EVERY, before[2])
+        assert before[1] > MIDDLE_EVERY
+    assert gc.get_threshold() == before
