@@ -16,8 +16,9 @@ it logs them when stopped: collections by generation, the full ones' total and l
 the longest young one, pauses over 20 ms, each in wall and (bracketed) CPU time, what the
 full collections freed and how often the whole heap was swept
 (``coordinator/server/collector.py``). kcoord runs with its defaults
-(``--topic-storage memory``); ``--tansu`` runs the same fleet against Tansu (memory storage) afterwards. Run it at a
-smaller scale first (``--groups 100``): the full one holds 10,000 connections.
+(``--topic-storage memory``); ``--tansu`` runs the same fleet against Tansu (memory
+storage) afterwards. Run it at a smaller scale first (``--groups 100``): the full one holds
+10,000 connections.
 """
 
 from __future__ import annotations
