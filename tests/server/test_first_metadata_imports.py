@@ -11,14 +11,12 @@ if kcoord's own modules on it grow past the budget.
 
 from __future__ import annotations
 
-import os
 import re
-import select
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
+
+from serve_process import kcoord_serve
 
 import wire
 from wire.framing import NEED_DATA, FrameReader
@@ -52,35 +50,21 @@ def _own(name: str) -> bool:
 
 
 def _first_metadata_imports(data_dir: Path) -> list[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(wire.__file__).resolve().parents[1])}
-    argv = [sys.executable, "-X", "importtime", "-m", "coordinator", "serve", "--port", "0",
-            "--data-dir", str(data_dir), "--log-level", "debug"]
     err = data_dir.parent / "stderr.txt"
-    with open(err, "w+") as stderr:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr, env=env, text=True)
-        try:
-            assert proc.stdout is not None
-            ready, _, _ = select.select([proc.stdout], [], [], 60)
-            assert ready, "the server printed no listening line within 60 s"
-            line = proc.stdout.readline()  # "kcoord listening on HOST:PORT"
-            port = int(line.rsplit(":", 1)[1])
-            with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
-                sock.sendall(wire.encode_request(3, 0, 1, "imports", {"topics": []}))
-                reader = FrameReader()
-                while (payload := reader.next_frame()) is NEED_DATA:
-                    chunk = sock.recv(65536)
-                    assert chunk, "the server closed the connection"
-                    reader.receive_data(chunk)
-            assert wire.decode_response(3, 0, bytes(payload))[0] == 1
-            deadline = time.monotonic() + 10  # the debug line follows the answer's send
-            while "answered Metadata" not in err.read_text() and time.monotonic() < deadline:
-                time.sleep(0.01)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
-            if proc.stdout is not None:
-                proc.stdout.close()
-        lines = err.read_text().splitlines()
+    with kcoord_serve(["--data-dir", str(data_dir), "--log-level", "debug"], err,
+                      python_flags=["-X", "importtime"]) as (_, port):
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            sock.sendall(wire.encode_request(3, 0, 1, "imports", {"topics": []}))
+            reader = FrameReader()
+            while (payload := reader.next_frame()) is NEED_DATA:
+                chunk = sock.recv(65536)
+                assert chunk, "the server closed the connection"
+                reader.receive_data(chunk)
+        assert wire.decode_response(3, 0, bytes(payload))[0] == 1
+        deadline = time.monotonic() + 10  # the debug line follows the answer's send
+        while "answered Metadata" not in err.read_text() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    lines = err.read_text().splitlines()
     assert any("answered Metadata" in text for text in lines)
     before: list[str] = []
     for text in lines:

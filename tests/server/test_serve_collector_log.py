@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import os
 import re
-import select
 import signal
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
+
+from serve_process import kcoord_serve
 
 import wire
 from wire.framing import NEED_DATA, FrameReader
@@ -40,37 +38,23 @@ def _wait_for(err: Path, text: str) -> None:
 
 def _serve_and_stop(data_dir: Path) -> str:
     """Start a server, commit offsets once its heap is frozen, stop it (SIGTERM): its log."""
-    env = {**os.environ, "PYTHONPATH": str(Path(wire.__file__).resolve().parents[1])}
-    argv = [sys.executable, "-m", "coordinator", "serve", "--port", "0", "--data-dir",
-            str(data_dir), "--log-level", "info", "--topic", f"t:{PARTITIONS}"]
     err = data_dir.parent / "stderr.txt"
-    with open(err, "w+") as stderr:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr, env=env, text=True)
-        try:
-            assert proc.stdout is not None
-            ready, _, _ = select.select([proc.stdout], [], [], 60)
-            assert ready, "the server printed no listening line within 60 s"
-            port = int(proc.stdout.readline().rsplit(":", 1)[1])
-            _wait_for(err, "loaded state frozen")  # the pauses are counted from there
-            with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
-                reader = FrameReader()
-                for corr in range(1, GROUPS + 1):
-                    sock.sendall(_commit(corr))
-                    while (payload := reader.next_frame()) is NEED_DATA:
-                        chunk = sock.recv(65536)
-                        assert chunk, "the server closed the connection"
-                        reader.receive_data(chunk)
-                    _, answer = wire.decode_response(8, 2, bytes(payload))
-                    assert [p.error_code for t in answer.topics for p in t.partitions] == (
-                        [0] * PARTITIONS)
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=60) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=30)
-            if proc.stdout is not None:
-                proc.stdout.close()
+    args = ["--data-dir", str(data_dir), "--log-level", "info", "--topic", f"t:{PARTITIONS}"]
+    with kcoord_serve(args, err) as (proc, port):
+        _wait_for(err, "loaded state frozen")  # the pauses are counted from there
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            reader = FrameReader()
+            for corr in range(1, GROUPS + 1):
+                sock.sendall(_commit(corr))
+                while (payload := reader.next_frame()) is NEED_DATA:
+                    chunk = sock.recv(65536)
+                    assert chunk, "the server closed the connection"
+                    reader.receive_data(chunk)
+                _, answer = wire.decode_response(8, 2, bytes(payload))
+                assert [p.error_code for t in answer.topics for p in t.partitions] == (
+                    [0] * PARTITIONS)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
     return err.read_text()
 
 
