@@ -29,8 +29,9 @@ from wire.constants import MAX_TRANSACTION_VERSION, TRANSACTION_VERSION_FEATURE,
 __all__ = ["COMPRESSION_TYPES", "GROUP_COORDINATOR_KEYS", "SERVER_PROPERTIES", "TIMESTAMP_TYPES",
            "keys_read_by"]
 
-B, S, IN, L, D, LI = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT, ConfigType.LONG,
-                      ConfigType.DOUBLE, ConfigType.LIST)
+B, S, IN, L, D, LI, P = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT,
+                         ConfigType.LONG, ConfigType.DOUBLE, ConfigType.LIST,
+                         ConfigType.PASSWORD)
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 _SERVER, _BROKER, _TXN, _IGNORED = Reader.SERVER, Reader.BROKER, Reader.TRANSACTIONS, Reader.IGNORED
@@ -46,6 +47,10 @@ def _ignored(name: str, kind: ConfigType, doc: str, *, dynamic: bool = False,
              default: str | None = None,
              validator: Validator | None = None) -> tuple[str, ConfigKey]:
     return _key(name, kind, default, doc, validator, dynamic=dynamic, reader=_IGNORED)
+
+
+def _listener(name: str, kind: ConfigType, doc: str) -> tuple[str, ConfigKey]:
+    return _key(name, kind, None, doc, reader=Reader.LISTENERS)
 
 
 def _group(name: str, kind: ConfigType, default: str, doc: str,
@@ -285,6 +290,37 @@ _OTHER_KEYS: dict[str, ConfigKey] = dict((
          reader=Reader.LISTENERS),
     _key("listeners", S, "PLAINTEXT://:9092", "The addresses the socket server listens on.",
          dynamic=True, reader=Reader.LISTENERS),
+    # Read-only here: a listener's address, SASL and TLS keys (``listener.name.<name>.``
+    # prefixed or not: DescribeConfigs reads a prefixed key's type and doc from its base key).
+    _key("authorizer.class.name", S, "",
+         "The fully qualified name of a class that implements the Authorizer interface, "
+         "which is used by the broker for authorization.", reader=Reader.AUTHORIZER),
+    _listener("advertised.listeners", S,
+              "The listeners to publish for clients to use, if different from listeners."),
+    _listener("sasl.enabled.mechanisms", LI, "The SASL mechanisms enabled in the server."),
+    _listener("connections.max.reauth.ms", L,
+              "The maximum time between re-authentications of a SASL connection (0: never)."),
+    _listener("sasl.jaas.config", P,
+              "The JAAS login context parameters for SASL connections."),
+    _listener("ssl.keystore.type", S, "The file format of the key store file."),
+    _listener("ssl.keystore.location", S, "The location of the key store file."),
+    _listener("ssl.keystore.password", P, "The store password for the key store file."),
+    _listener("ssl.keystore.certificate.chain", P,
+              "The certificate chain in the format specified by ssl.keystore.type."),
+    _listener("ssl.keystore.key", P,
+              "The private key in the format specified by ssl.keystore.type."),
+    _listener("ssl.key.password", P, "The password of the private key in the key store."),
+    _listener("ssl.truststore.type", S, "The file format of the trust store file."),
+    _listener("ssl.truststore.location", S, "The location of the trust store file."),
+    _listener("ssl.truststore.password", P, "The password for the trust store file."),
+    _listener("ssl.truststore.certificates", P,
+              "The trusted certificates in the format specified by ssl.truststore.type."),
+    _listener("ssl.client.auth", S,
+              "Whether the server requests client authentication: required, requested or none."),
+    _listener("ssl.enabled.protocols", LI,
+              "The list of protocols enabled for SSL connections."),
+    _listener("ssl.endpoint.identification.algorithm", S,
+              "The endpoint identification algorithm to validate the server hostname."),
     _key("log.cleaner.io.buffer.load.factor", D, "0.9",
          "Log cleaner dedupe buffer load factor.", dynamic=True),
     _key("log.cleaner.io.buffer.size", IN, "524288",

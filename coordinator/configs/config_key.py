@@ -57,6 +57,8 @@ class Reader(StrEnum):
     BROKER = "broker"
     #: The listeners (``coordinator.server.listeners``, read before the other keys).
     LISTENERS = "listeners"
+    #: The authorizer (``coordinator.server.security_setup``, read before the other keys).
+    AUTHORIZER = "authorizer"
     #: A Kafka key that means nothing for one kcoord process: accepted with a warning.
     IGNORED = "ignored"
 

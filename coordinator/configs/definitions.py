@@ -13,6 +13,7 @@ key a :class:`ConfigKey`: type, default, validator, documentation).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from coordinator.configs.broker_keys import COMPRESSION_TYPES, SERVER_PROPERTIES, TIMESTAMP_TYPES
@@ -41,6 +42,7 @@ __all__ = [
     "ConfigKey",
     "ConfigType",
     "InvalidConfig",
+    "broker_key",
     "known_keys",
     "list_parts",
 ]
@@ -207,6 +209,21 @@ BROKER_KEYS: dict[str, ConfigKey] = {
 
 #: ``DynamicBrokerConfig.PerBrokerConfigs`` among ``BROKER_KEYS``: one broker only.
 PER_BROKER_KEYS = frozenset({"listeners", "listener.security.protocol.map"})
+
+
+#: ``listener.name.<listener>.<key>``, and a SASL mechanism's ``<mechanism>.<key>`` within it.
+_LISTENER_OVERRIDE = re.compile(
+    r"^listener\.name\.[^.]+\.(?:[a-z0-9-]+\.(?=sasl\.jaas\.config$|connections\.max\.reauth\.ms$))?"
+    r"(.+)$")
+
+
+def broker_key(name: str) -> ConfigKey | None:
+    """A broker-level key's definition; a listener override's is its base key's
+    (``KafkaConfig.configType`` through ``DynamicBrokerConfig.brokerConfigSynonyms``)."""
+    known = SERVER_PROPERTIES.get(name)
+    if known is None and (override := _LISTENER_OVERRIDE.match(name)) is not None:
+        known = SERVER_PROPERTIES.get(override.group(1))
+    return known
 
 
 def known_keys(resource_type: int) -> Mapping[str, ConfigKey]:

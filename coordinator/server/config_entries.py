@@ -24,6 +24,7 @@ from coordinator.configs.definitions import (
     TOPIC_KEYS,
     TOPIC_SYNONYMS,
     ConfigKey,
+    broker_key,
 )
 from wire.constants import ConfigSource, ConfigType
 
@@ -49,20 +50,25 @@ _BROKER_SYNONYMS = {
 
 def entry(name: str, layers: list[Layer], known: ConfigKey | None, read_only: bool,
           synonyms: bool, documentation: bool, value: str | None = None) -> dict[str, Any]:
-    """One DescribeConfigs entry from its layers (none: no value, DEFAULT_CONFIG)."""
+    """One DescribeConfigs entry from its layers (none: no value, DEFAULT_CONFIG).
+
+    Its type is its key's (UNKNOWN for a key kcoord does not define), its documentation
+    the key's when asked for. A PASSWORD key, or one whose type is unknown, is sensitive:
+    no value, in the entry or its synonyms (``KafkaConfig.maybeSensitive``)."""
     source = layers[0][2] if layers else ConfigSource.DEFAULT_CONFIG
     if value is None and layers:
         value = layers[0][1]
+    sensitive = known is None or known.type is ConfigType.PASSWORD
     return {
         "name": name,
-        "value": value,
+        "value": None if sensitive else value,
         "read_only": read_only,
         "is_default": source == ConfigSource.DEFAULT_CONFIG,
         "config_source": source,
-        "is_sensitive": False,
-        "synonyms": ([{"name": n, "value": v, "source": s} for n, v, s in layers]
-                     if synonyms else []),
-        "config_type": known.type if known is not None else ConfigType.STRING,
+        "is_sensitive": sensitive,
+        "synonyms": ([{"name": n, "value": None if sensitive else v, "source": s}
+                      for n, v, s in layers] if synonyms else []),
+        "config_type": ConfigType.UNKNOWN if known is None else known.type,
         "documentation": known.doc if documentation and known is not None else None,
     }
 
@@ -92,8 +98,8 @@ class ConfigView:
             layers.append((key, node[key], ConfigSource.DYNAMIC_BROKER_CONFIG))
         if key in default:
             layers.append((key, default[key], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
-        if key in self.static and key in self.explicit:
-            layers.append((key, self.static[key], ConfigSource.STATIC_BROKER_CONFIG))
+        if key in self.explicit:  # (not in the static config: a secret, shown as null)
+            layers.append((key, self.static.get(key), ConfigSource.STATIC_BROKER_CONFIG))
         return layers
 
     def _default_layer(self, key: str) -> Layer | None:
@@ -120,8 +126,8 @@ class ConfigView:
             own = [layer for layer in layers if layer[0] == key]
             value = own[0][1] if own else None
             source = own[0][2] if own else ConfigSource.DEFAULT_CONFIG
-            made = entry(key, layers, BROKER_KEYS.get(key), key not in BROKER_KEYS, synonyms,
-                         docs, value)
+            made = entry(key, layers, broker_key(key), key not in BROKER_KEYS, synonyms, docs,
+                         value)
             made["config_source"] = source
             made["is_default"] = source == ConfigSource.DEFAULT_CONFIG
             out.append(made)

@@ -22,6 +22,9 @@ from coordinator.server.options import build_options
 from coordinator.testing.tls_client import issue_client_certificate
 from wire import ApiKey
 
+#: The inline keystore's PASSWORD keys.
+SECRETS = ("ssl.key.password", "ssl.keystore.certificate.chain", "ssl.keystore.key")
+
 
 async def _start(nursery: trio.Nursery, props: dict[str, str], data_dir: Path,
                  **kwargs: Any) -> RunningServer:
@@ -159,7 +162,10 @@ async def test_an_inline_pem_keystore_is_served(nursery: trio.Nursery, tmp_path:
         "include_synonyms": False, "include_documentation": False})
     values = {c.name: c.value for c in described.results[0].configs}
     assert values["ssl.keystore.type"] == "PEM"
-    assert "ssl.keystore.key" not in values and "ssl.key.password" not in values
+    # Kafka lists a PASSWORD key as set (STATIC_BROKER_CONFIG), sensitive, without its value.
+    secrets = [(c.name, c.value, c.is_sensitive, c.config_type, c.config_source)
+               for c in described.results[0].configs if c.name in SECRETS]
+    assert secrets == [(name, None, True, 9, 4) for name in sorted(SECRETS)]
     assert not any("PRIVATE KEY" in (value or "") for value in values.values())
     await client.aclose()
 

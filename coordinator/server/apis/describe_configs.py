@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import wire
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import validate_topic_name
-from coordinator.configs.definitions import BROKER_KEYS, TOPIC_KEYS
+from coordinator.configs.definitions import BROKER_KEYS, TOPIC_KEYS, broker_key
 from coordinator.server.api_support import store_of
 from coordinator.server.broker_loggers import logger_levels
 from coordinator.server.config_entries import ConfigView, entry
@@ -86,7 +86,7 @@ def _broker_configs(ctx: RequestContext, view: ConfigView, name: str, synonyms: 
                     docs: bool) -> list[dict[str, Any]]:
     if name == "":  # the cluster-wide dynamic defaults
         return [entry(key, [(key, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)],
-                      BROKER_KEYS.get(key), key not in BROKER_KEYS, synonyms, docs)
+                      broker_key(key), key not in BROKER_KEYS, synonyms, docs)
                 for key, value in sorted(view.dynamic("").items())]
     if _broker_id(name) != ctx.state.identity.node_id:
         raise BrokerError(
@@ -95,20 +95,18 @@ def _broker_configs(ctx: RequestContext, view: ConfigView, name: str, synonyms: 
             f"but received {name}",
         )
     process = _process_configs(ctx)
-    keys = (set(view.static) | set(BROKER_KEYS) | set(view.dynamic(name))
+    keys = (set(view.static) | view.explicit | set(BROKER_KEYS) | set(view.dynamic(name))
             | set(view.dynamic(""))) - set(process)
     entries = {e["name"]: e for e in view.broker_entries(keys, synonyms, docs)}
-    for key, (value, source, config_type) in process.items():
-        made = entry(key, [(key, value, source)], BROKER_KEYS.get(key), key not in BROKER_KEYS,
-                     synonyms, docs)
-        made["config_type"] = config_type
-        entries[key] = made
+    for key, (value, source) in process.items():
+        entries[key] = entry(key, [(key, value, source)], broker_key(key),
+                             key not in BROKER_KEYS, synonyms, docs)
     return [entries[key] for key in sorted(entries)]
 
 
-def _process_configs(ctx: RequestContext) -> dict[str, tuple[str | None, int, int]]:
-    """The broker keys clients read, as this process has them: name -> (value, source,
-    type). A KRaft server.properties always sets listeners, node.id and process.roles
+def _process_configs(ctx: RequestContext) -> dict[str, tuple[str | None, int]]:
+    """The broker keys clients read, as this process has them: name -> (value, source).
+    A KRaft server.properties always sets listeners, node.id and process.roles
     (this process always has them: STATIC_BROKER_CONFIG); advertised.listeners is static
     when given, log.dirs when there is a data directory (in memory: null, the default)."""
     identity = ctx.state.identity
@@ -126,14 +124,13 @@ def _process_configs(ctx: RequestContext) -> dict[str, tuple[str | None, int, in
         if "advertised.listeners" in ctx.state.config:
             advertised = static
     return {
-        "listeners": (listeners, static, ConfigType.STRING),
-        "advertised.listeners": (advertised_listeners, advertised, ConfigType.STRING),
-        "node.id": (node_id, static, ConfigType.INT),
-        "broker.id": (node_id, static, ConfigType.INT),
-        "log.dirs": ((os.path.abspath(data_dir), static, ConfigType.STRING)
-                     if data_dir is not None
-                     else (None, ConfigSource.DEFAULT_CONFIG, ConfigType.STRING)),
-        "process.roles": ("broker,controller", static, ConfigType.LIST),
+        "listeners": (listeners, static),
+        "advertised.listeners": (advertised_listeners, advertised),
+        "node.id": (node_id, static),
+        "broker.id": (node_id, static),
+        "log.dirs": ((os.path.abspath(data_dir), static) if data_dir is not None
+                     else (None, ConfigSource.DEFAULT_CONFIG)),
+        "process.roles": ("broker,controller", static),
     }
 
 
