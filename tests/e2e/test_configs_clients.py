@@ -242,3 +242,58 @@ def test_changes_survive_a_sigkill_restart(start_kcoord: Any, tmp_path: Any) -> 
     assert topic["retention.bytes"].value == "99999"
     group = _describe(admin, ResourceType.GROUP, "conf-kept-group")
     assert group["consumer.heartbeat.interval.ms"].value == "6000"
+
+
+def test_kafka_python_reads_every_keys_type_and_documentation(start_kcoord: Any) -> None:
+    """kafka-python's admin negotiates DescribeConfigs v4 (without documentation): every key
+    of a topic, the broker (with the keys clients read) and a group has its Kafka type; its own
+    codec, asking for documentation, reads every key's."""
+    import socket
+
+    from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
+
+    server = start_kcoord(topics=["kp-types:1"])
+    kinds = kafka_admin.ConfigResourceType
+    resources = [(kinds.TOPIC, "kp-types"), (kinds.BROKER, "0"), (kinds.GROUP, "kp-group")]
+    admin = kafka_admin.KafkaAdminClient(bootstrap_servers=server.bootstrap)
+    try:
+        described = admin.describe_configs(
+            [kafka_admin.ConfigResource(kind, name) for kind, name in resources],
+            config_filter="all")
+    finally:
+        admin.close()
+    topic, broker, group = (described[kind.name.lower()][name] for kind, name in resources)
+    assert (topic["retention.ms"]["config_type"], topic["cleanup.policy"]["config_type"],
+            group["consumer.session.timeout.ms"]["config_type"],
+            broker["group.max.size"]["config_type"]) == ("LONG", "LIST", "INT", "INT")
+    assert {key: broker[key]["config_type"] for key in (
+        "listeners", "advertised.listeners", "node.id", "broker.id", "log.dirs",
+        "process.roles")} == {"listeners": "STRING", "advertised.listeners": "STRING",
+                              "node.id": "INT", "broker.id": "INT", "log.dirs": "STRING",
+                              "process.roles": "LIST"}
+    configs = [*topic.values(), *broker.values(), *group.values()]
+    assert all(c["config_type"] != "UNKNOWN" and c["documentation"] is None for c in configs)
+    request = DescribeConfigsRequest(
+        resources=[(kind.value, name, None) for kind, name in resources],
+        include_synonyms=True, include_documentation=True)
+    request.with_header(correlation_id=7, client_id="kp")
+    host, port = server.bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=TIMEOUT) as sock:
+        sock.sendall(request.encode(version=4, header=True, framed=True))
+        answer = DescribeConfigsResponse.decode(_frame(sock), version=4, header=True)
+    documented = [(c.name, c.documentation) for r in answer.results for c in r.configs]
+    assert len(documented) == len(configs)
+    assert all(doc for _, doc in documented), [name for name, doc in documented if not doc]
+
+
+def _frame(sock: Any) -> bytes:
+    """One size-prefixed frame's bytes."""
+    def exactly(count: int) -> bytes:
+        data = b""
+        while len(data) < count:
+            chunk = sock.recv(count - len(data))
+            assert chunk, "the server closed the connection"
+            data += chunk
+        return data
+
+    return exactly(int.from_bytes(exactly(4), "big"))
