@@ -19,7 +19,12 @@ from coordinator.broker.config import BROKER_CONFIG_DEFAULTS, OPTIONAL_KEYS
 from coordinator.config import KNOWN_KEYS, ConfigError, CoordinatorConfig
 from coordinator.configs.broker_keys import GROUP_COORDINATOR_KEYS, SERVER_PROPERTIES
 from coordinator.configs.config_key import Reader, field_key
-from coordinator.configs.definitions import BROKER_KEYS, GROUP_BROKER_DEFAULTS, GROUP_KEYS
+from coordinator.configs.definitions import (
+    BROKER_KEYS,
+    GROUP_BROKER_DEFAULTS,
+    GROUP_KEYS,
+    TOPIC_KEYS,
+)
 from coordinator.configs.store import BROKER, AlterOp
 from coordinator.server.options import IGNORED_BROKER_KEYS, SERVER_KEYS, ServeOptions, build_options
 from coordinator.txn.config import TxnConfig
@@ -116,3 +121,13 @@ def test_a_dynamic_broker_value_has_the_static_bounds() -> None:
         ErrorCode.INVALID_REQUEST,
         "Invalid value -2 for configuration log.retention.hours: Value must be at least -1")
     assert configs.incremental(BROKER, "", [AlterOp("log.segment.bytes", SET, "64")])
+
+
+def test_every_key_has_a_kafka_type_and_documentation() -> None:
+    """What DescribeConfigs reports for a key (v3+): its type and, when asked, its doc."""
+    from wire.constants import ConfigType
+
+    for keys in (SERVER_PROPERTIES, TOPIC_KEYS, GROUP_KEYS):
+        for name, key in keys.items():
+            assert key.type is not ConfigType.UNKNOWN, name
+            assert key.doc.strip() and key.doc.rstrip().endswith((".", ")")), name
