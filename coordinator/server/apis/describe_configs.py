@@ -26,9 +26,12 @@ broker's and a group's configuration, as Kafka's ``ConfigHelper`` answers
 
 ``configuration_keys`` (null or empty: all) selects names; v0 answers ``is_default``, v1+
 ``config_source`` and, with ``include_synonyms``, the layers as synonyms; v3+
-``config_type`` (Kafka's ConfigType ids) and, with ``include_documentation``, each key's
-documentation. Asked while the server loads, it answers once the dynamic configs are
-replayed.
+``config_type`` (Kafka's ConfigType ids) for every key and, with ``include_documentation``,
+each key's documentation (a broker key's, static or dynamic, from ``broker_keys``; a
+``listener.name.<name>.`` override's from its base key). A PASSWORD key, or one kcoord does
+not define (type UNKNOWN), is sensitive: no value (``KafkaConfig.maybeSensitive``); the
+secrets a server was started with are listed so, as Kafka's. Asked while the server loads,
+it answers once the dynamic configs are replayed.
 """
 
 from __future__ import annotations
