@@ -12,7 +12,8 @@ a zip (``SparkContext.addPyFile``). What cannot be shipped is checked before the
 executor must import ``pyarrow`` (``pyspark[sql]``), ``crc32c`` and ``construct``; a
 missing one stops the run with the executor's host and the ``pip install`` line.
 
-Everywhere: the UI is off, time is UTC, the driver gets 1 GiB; the job's size settings
+Everywhere: the UI is off, time is UTC, the driver's heap is sized to the input
+(:func:`.sizing.driver_memory`: 1 GiB, more on a local master for a large input); the job's size settings
 (shuffle partitions, code generation, AQE, broadcasts) come from the input's size and the
 cores, on any master (:mod:`.sizing`, :func:`size_job`); ``extra_conf`` (the CLI's
 ``--conf``) goes last and wins. A JVM started here maps Spark's classes from a
@@ -140,7 +141,7 @@ def build_session(
         os.environ["PYSPARK_PYTHON"] = executor_python
     from pyspark.sql import SparkSession
 
-    from .sizing import SMALL_INPUT_JAVA_OPTIONS, is_small, master_cores
+    from .sizing import SMALL_INPUT_JAVA_OPTIONS, driver_memory, is_small, master_cores
     from .source import register
 
     local = master.startswith("local")
@@ -155,7 +156,7 @@ def build_session(
     settings.update({
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.driver.memory": "1g",
+        "spark.driver.memory": driver_memory(master, input_bytes),
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j2_config()}",

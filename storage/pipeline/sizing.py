@@ -30,6 +30,7 @@ __all__ = [
     "SHUFFLE_PARTITION_BYTES",
     "SMALL_INPUT_BYTES",
     "SMALL_INPUT_JAVA_OPTIONS",
+    "driver_memory",
     "is_small",
     "master_cores",
     "shuffle_partitions",
@@ -47,6 +48,13 @@ MIN_PARTITION_BYTES = 16 * 1024 * 1024
 #: A small input's driver JVM: the JIT stops at its quick first tier (C1), with the serial
 #: collector: less compiling and fewer threads on a short run.
 SMALL_INPUT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+#: The driver JVM's heap: Spark's own 1 GiB, and on a ``local`` master (the tasks, and the
+#: cached parse of the log, live in that heap) :data:`HEAP_PER_INPUT_BYTE` times the
+#: segment bytes, in whole GiB up to :data:`MAX_DRIVER_HEAP_GIB`. With 1 GiB, 10^6 records
+#: (63 MB) spent 76 s of its tasks' time in garbage collection (10 s with 3 GiB).
+HEAP_PER_INPUT_BYTE = 40
+MAX_DRIVER_HEAP_GIB = 4
 
 _LOCAL_N = re.compile(r"^local(?:-cluster)?\[(\d+|\*)")
 
@@ -69,6 +77,15 @@ def master_cores(master: str, conf: Mapping[str, str] | None = None) -> int | No
     if instances.isdigit() and cores.isdigit():
         return max(1, int(instances) * int(cores))
     return None
+
+
+def driver_memory(master: str, input_bytes: int | None) -> str:
+    """``spark.driver.memory`` for a job over ``input_bytes`` of segment files (None:
+    unknown, Spark's 1 GiB) on ``master``; a cluster's driver holds no task data."""
+    if input_bytes is None or not master.startswith("local"):
+        return "1g"
+    gib = -(-input_bytes * HEAP_PER_INPUT_BYTE // (1024**3))
+    return f"{max(1, min(MAX_DRIVER_HEAP_GIB, gib))}g"
 
 
 def is_small(input_bytes: int) -> bool:

@@ -14,6 +14,7 @@ from pipeline_support import T0, commit, write
 
 from storage.pipeline.sizing import (
     SMALL_INPUT_BYTES,
+    driver_memory,
     master_cores,
     shuffle_partitions,
     sized_conf,
@@ -65,6 +66,17 @@ def test_the_users_conf_wins() -> None:
     conf = sized_conf(48_000, 2, {"spark.sql.shuffle.partitions": "7"})
     assert "spark.sql.shuffle.partitions" not in conf
     assert conf["spark.sql.codegen.wholeStage"] == "false"
+
+
+def test_the_driver_heap_grows_with_a_large_input_on_a_local_master_only() -> None:
+    # 10^6 records (63 MB) spent most of their tasks' time collecting garbage in 1 GiB.
+    assert driver_memory("local[2]", 63 * 1024 * 1024) == "3g"
+    assert driver_memory("local[*]", 48_000) == "1g"
+    assert driver_memory("local[2]", SMALL_INPUT_BYTES) == "1g"
+    assert driver_memory("local[2]", 10 * 1024**3) == "4g"  # capped
+    assert driver_memory("local[2]", None) == "1g"  # a URI input's size is not known yet
+    # On a cluster the cached parse and the tasks live in the executors.
+    assert driver_memory("spark://h:7077", 63 * 1024 * 1024) == "1g"
 
 
 def test_master_cores() -> None:
