@@ -47,6 +47,7 @@ from .follow import follow, follow_flag_problem
 from .hadoop_fs import HadoopFiles, PipelineLocationError, RemoteInput, open_locations
 from .preflight import missing_requirement, unreachable_master
 from .progress import Progress
+from .publish import publish, staging_dir
 from .uris import Location, location
 
 __all__ = ["main", "parse_time"]
@@ -438,9 +439,12 @@ def _run(
         # collected once after its write; a large one's by Spark queries on their caches.
         local_report = ("groups_summary", "rebalances", "offset_commits", "offsets_latest",
                         "offsets_lag") if small else ()
+        # A followed output is read while it is rewritten: each run is written aside and
+        # swapped in whole (.publish), so a reader never sees a dataset half written.
+        staged = staging_dir(output.text) if args.follow and not output.uri else None
         datasets, paths, collected = report_data.write_datasets(
             recs, raw, output.text, since, progress.say, topic_logs=topic_logs,
-            until_ms=until, collect=("problems", *local_report),
+            until_ms=until, collect=("problems", *local_report), write_to=staged,
         )
         problems = collected["problems"]
         corrupt = _report_problems(problems, err)
@@ -457,6 +461,10 @@ def _run(
         data.elapsed_s = time.monotonic() - progress.t0
         if files is not None and output.uri:
             written = render_report(files, output, lambda tmp: report.render(data, tmp))
+        elif staged is not None:
+            written = {name: os.path.join(output.text, os.path.relpath(path, staged))
+                       for name, path in report.render(data, staged).items()}
+            publish(staged, output.text)
         else:
             written = report.render(data, output.text)
         progress.say("done")

@@ -118,6 +118,7 @@ def write_datasets(
     topic_logs: dict[str, TopicLogs | None] | None = None,
     until_ms: int | None = None,
     collect: Sequence[str] = (),
+    write_to: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, list[dict[str, Any]]]]:
     """Compute every dataset from ``recs`` (records, :func:`jobs.apply_window` applied),
     ``raw`` (the Data Source's rows, for the problems) and ``topic_logs`` (the inputs'
@@ -129,12 +130,16 @@ def write_datasets(
     the driver's planning and the JVM's class loading, which overlap across jobs. The
     datasets named in ``collect`` are also collected to the driver from their caches,
     each right after its write, in its thread (for :func:`.report_local.collect_local`).
-    Returns (dataset -> DataFrame, dataset -> path, dataset -> rows as dicts)."""
+    ``write_to``: the directory the files go to, if not ``output`` (a staging directory
+    :func:`.publish.publish` moves into ``output``; the paths returned are under
+    ``output``). Returns (dataset -> DataFrame, dataset -> path, dataset -> rows as
+    dicts)."""
     from pyspark import StorageLevel
 
     from . import group_jobs, jobs, lag
 
     paths = {name: os.path.join(output, name) for name in PARTITIONING}
+    targets = {name: os.path.join(write_to or output, name) for name in PARTITIONING}
     collected: dict[str, list[dict[str, Any]]] = {}
 
     def save(name: str, build: Callable[[], Any]) -> Any:
@@ -144,9 +149,9 @@ def write_datasets(
         df = build().persist(StorageLevel.MEMORY_AND_DISK)
         partition_by = PARTITIONING[name]
         if partition_by:  # offset_commits, which comes clustered and sorted by group
-            df.write.mode("overwrite").partitionBy(*partition_by).parquet(paths[name])
+            df.write.mode("overwrite").partitionBy(*partition_by).parquet(targets[name])
         else:
-            df.coalesce(1).write.mode("overwrite").parquet(paths[name])
+            df.coalesce(1).write.mode("overwrite").parquet(targets[name])
         if name in collect:
             collected[name] = [r.asDict() for r in df.collect()]
         return df

@@ -13,12 +13,12 @@ executor must import ``pyarrow`` (``pyspark[sql]``), ``crc32c`` and ``construct`
 missing one stops the run with the executor's host and the ``pip install`` line.
 
 Everywhere: the UI is off, time is UTC, the driver's heap is sized to the input
-(:func:`.sizing.driver_memory`: 1 GiB, more on a local master for a large input); the job's size settings
-(shuffle partitions, code generation, AQE, broadcasts) come from the input's size and the
-cores, on any master (:mod:`.sizing`, :func:`size_job`); ``extra_conf`` (the CLI's
-``--conf``) goes last and wins. A JVM started here maps Spark's classes from a
-class-data-sharing archive only if the user asked for one (:mod:`.jvm_cds`), and not if
-``--conf`` sets ``spark.driver.extraJavaOptions`` itself.
+(:func:`.sizing.driver_memory`: 1 GiB, more on a local master for a large input); the
+job's size settings (shuffle partitions, code generation, AQE, broadcasts) come from the
+input's size and the cores, on any master (:mod:`.sizing`, :func:`size_job`);
+``extra_conf`` (the CLI's ``--conf``) goes last and wins. A JVM started here maps Spark's
+classes from a class-data-sharing archive only if the user asked for one
+(:mod:`.jvm_cds`), and not if ``--conf`` sets ``spark.driver.extraJavaOptions`` itself.
 """
 
 from __future__ import annotations
