@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +59,39 @@ def _datasets(out: Path) -> dict[str, list[tuple[Any, ...]]]:
     return found
 
 
+class _Watcher(threading.Thread):
+    """Lists every dataset directory of a followed output every few milliseconds and keeps
+    the listings that show one missing or not fully written (no ``_SUCCESS``, or Spark's
+    ``_temporary`` still there): what a reader of the output would have found."""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__(name="output-watcher", daemon=True)
+        self.out = out
+        self.names = sorted(p.name for p in out.iterdir()
+                            if p.is_dir() and (p / "_SUCCESS").exists())
+        self.complete = 0
+        self.bad: list[tuple[str, list[str] | None]] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            for name in self.names:
+                try:
+                    entries = sorted(os.listdir(self.out / name))
+                except FileNotFoundError:
+                    self.bad.append((name, None))
+                    continue
+                if "_SUCCESS" in entries and "_temporary" not in entries:
+                    self.complete += 1
+                else:
+                    self.bad.append((name, entries[:4]))
+            time.sleep(0.002)
+
+
+def _runs_done(err_path: Path) -> int:
+    return err_path.read_text().count("following: up to date")
+
+
 def test_follow_sees_appends_stops_on_sigterm_and_equals_a_batch_run(
     spark: Any, tmp_path: Path
 ) -> None:
@@ -74,7 +108,13 @@ def test_follow_sees_appends_stops_on_sigterm_and_equals_a_batch_run(
             stdout=subprocess.DEVNULL, stderr=err_file, env=env, cwd=ROOT,
         )
     try:
-        _wait("first run", lambda: ("g", 13) in _offsets(followed), proc)
+        _wait("first run", lambda: _runs_done(err_path) >= 1, proc)
+        assert ("g", 13) in _offsets(followed)
+        # From here on a reader must find every dataset complete, while runs rewrite them.
+        watcher = _Watcher(followed)
+        assert {"offsets_latest", "offset_commits", "rebalances"} <= set(watcher.names)
+        watcher.start()
+        runs = _runs_done(err_path)
         segments = len(find_segments(str(data)))
         # The writer appends while the follower runs: enough to roll a new segment.
         with Log.open(str(data), fsync="never", segment_bytes=segment_bytes) as log:
@@ -85,6 +125,11 @@ def test_follow_sees_appends_stops_on_sigterm_and_equals_a_batch_run(
                                    metadata="x" * 100)])
         assert len(find_segments(str(data))) > segments
         _wait("the appended commits", lambda: ("h", 1059) in _offsets(followed), proc)
+        _wait("the run's end", lambda: _runs_done(err_path) > runs, proc)
+        watcher.stop.set()
+        watcher.join(timeout=30)
+        assert not watcher.bad, watcher.bad[:5]
+        assert watcher.complete > 0
         time.sleep(1.5)  # a check or more with no change: no re-run starts
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=WAIT_S) == 0
