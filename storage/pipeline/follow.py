@@ -4,9 +4,11 @@ the inputs' segment files change (a new segment, entries appended to the active 
 Why not Structured Streaming: offset_commits' lead/lag windows are refused on a stream
 (NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING), so a foreachBatch sink would re-run the whole
 batch per micro-batch anyway, and a kept session that only polls the files' sizes costs less
-while idle (BENCHMARKS.md, "Following a growing log"). Each re-run overwrites every dataset
+while idle (BENCHMARKS.md, "Following a growing log"). Each re-run rewrites every dataset
 and the report, so a restart resumes without duplicating rows and, once the log stops
-growing, the output equals a batch run's. SIGTERM or SIGINT lets the run under way finish
+growing, the output equals a batch run's. A run is written aside and swapped in whole
+(:mod:`.publish`): a reader of the output finds each dataset as one run or the next
+wrote it, never missing or half written. SIGTERM or SIGINT lets the run under way finish
 (the output stays consistent), then stops with one line and exit status 0.
 """
 
