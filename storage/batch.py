@@ -19,6 +19,7 @@ from wire.bounded_cache import BoundedCache
 from wire.checksum import crc32c
 
 from .errors import RecordTooLargeError
+from .live_sizes import LiveSizes
 from .record_codec import encode_record
 from .record_types import EVENT_KEY_PREFIX
 from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH, encode_entry
@@ -134,24 +135,22 @@ class EncodedBatch:
             add_key((key_bytes, len(entry), value_bytes is None))
         return _filled(b"".join(parts), len(keys), tuple(keys), commits and bool(keys))
 
-    def account(self, live: dict[bytes, int]) -> tuple[int, int]:
+    def account(self, live: LiveSizes) -> tuple[int, int]:
         """Apply these entries to ``live`` (key bytes -> size of the key's newest entry,
         tombstones removing it): the change in live bytes and the history bytes added."""
-        drop = live.pop
+        put = live.put
         added = events = 0
         if self.commits:  # live offset commits only: no tombstone, no history
             for key, size, _ in self.keys:
-                added += size - drop(key, 0)
-                live[key] = size
+                added += size - put(key, size)
             return added, 0
         for key, size, tombstone in self.keys:
             if tombstone:
-                added -= drop(key, 0)
+                added -= live.pop(key)
             elif key[:2] == EVENT_KEY_PREFIX:
                 events += size
             else:
-                added += size - drop(key, 0)
-                live[key] = size
+                added += size - put(key, size)
         return added, events
 
     @staticmethod

@@ -29,6 +29,7 @@ from .fs import FileHandle, FileSystem, OsFileSystem
 from .full_replay import replay_all
 from .live_index import LiveIndex
 from .live_replay import replay_live
+from .live_sizes import LiveSizes
 from .policy import FSYNC_POLICIES, FsyncPolicy, RecoverMode
 from .recovery import recover_directory
 from .segment import HEADER_SIZE, ScanResult, encode_header, scan_entries
@@ -75,7 +76,7 @@ class Log:
         self._last_sync = time.monotonic()
         self._failed: str | None = None
         # Compaction statistics: live entry bytes per key, all entry bytes.
-        self._live: dict[bytes, int] = {}
+        self._live = LiveSizes()
         self.live_bytes = 0
         self.event_bytes = 0
         self.stats_valid = False
@@ -241,9 +242,11 @@ class Log:
         """Compaction statistics after a replay: ``live`` sizes each live key's newest
         entry; ``other_live`` bytes are live besides (a snapshot's: an over-estimate once
         their keys are written again, so compaction comes later, never wrongly)."""
+        sizes = LiveSizes(live.items())  # compact: about 4 bytes per offset commit key
+        live.clear()
         with self.lock:
-            self._live = live
-            self.live_bytes = other_live + sum(live.values())
+            self._live = sizes
+            self.live_bytes = other_live + sizes.total()
             self.event_bytes = event_bytes
             self.stats_valid = True
 

@@ -18,6 +18,7 @@ from storage_strategies import int32s, int64s, records
 
 from storage import batch as batch_module
 from storage.batch import EncodedBatch
+from storage.live_sizes import LiveSizes
 from storage.record_codec import (
     RecordEncodeError,
     decode_record,
@@ -228,7 +229,7 @@ def test_commit_batches_account_as_every_batch(earlier: list[Record],
         and r.value.expire_timestamp == -1 for r in batch))
     general = dataclasses.replace(encoded, commits=False)
     before = EncodedBatch.encode(earlier)
-    lives: list[dict[bytes, int]] = [{}, {}]
+    lives = [LiveSizes(), LiveSizes()]
     summaries = [SegmentSummary.new_segment(0), SegmentSummary.new_segment(0)]
     outcomes = []
     for live, summary, each in zip(lives, summaries, (encoded, general), strict=True):
@@ -237,7 +238,7 @@ def test_commit_batches_account_as_every_batch(earlier: list[Record],
         outcomes.append(each.account(live))
         summary.add_entries(each.keys, each.count, each.data, each.commits)
     assert outcomes[0] == outcomes[1]
-    assert lives[0] == lives[1]
+    assert dict(lives[0].items()) == dict(lives[1].items())
     assert summaries[0] == summaries[1]
     both = EncodedBatch.concat([before, encoded])
     assert both.commits == (before.commits and encoded.commits)
