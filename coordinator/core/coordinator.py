@@ -30,7 +30,7 @@ from coordinator.core.offset_expiration import expire_offsets, schedule_retentio
 from coordinator.core.result import EMPTY_RESULT, ReplyToken, Result
 from coordinator.core.share_group.group import ShareGroup
 from coordinator.core.share_group.heartbeat import expire_share_member
-from coordinator.core.store import HardStateSnapshot, PackedOffsets
+from coordinator.core.store import HardStateSnapshot, OffsetPacker, PackedOffsets
 from coordinator.core.timers import (
     ClassicMemberJoinTimerKey,
     ClassicMemberSyncTimerKey,
@@ -182,6 +182,11 @@ class GroupCoordinator(GroupManager):
         """Take groups whose offset records a snapshot holds packed, before any other
         record is replayed (each group's are applied when it is first asked for)."""
         self.store.adopt_packed(groups)
+
+    def pack_offsets_with(self, pack: OffsetPacker) -> None:
+        """Keep committed offsets packed by ``pack`` until their group is read, as a
+        snapshot's are after a restart (``HardState.pack``)."""
+        self.store.pack = pack
 
     def on_loaded(self, now_ms: int) -> Result:
         """After replay: build the groups (a group record with members loads Stable, without

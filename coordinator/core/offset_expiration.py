@@ -70,6 +70,15 @@ def _expired_partitions(
     return expired
 
 
+def _offsets_may_expire(group: ClassicGroup) -> bool:
+    """Whether ``_expired_partitions`` can find any offset of the group expired in its
+    state (if not, a packed group's offsets need not be decoded to look)."""
+    protocol_type = group.protocol_type
+    return protocol_type is None or group.state is EMPTY or (
+        protocol_type == CONSUMER_PROTOCOL_TYPE and group.subscribed_topics is not None
+        and group.state is STABLE)
+
+
 def expire_offsets(manager: GroupManager, now_ms: int, fx: Effects) -> None:
     """The retention scan: tombstone expired offsets, drop Empty groups left without any,
     and re-arm the scan."""
@@ -82,6 +91,8 @@ def expire_offsets(manager: GroupManager, now_ms: int, fx: Effects) -> None:
         group_id = group.group_id
         packed = group_id in store.packed
         if packed:
+            if not _offsets_may_expire(group):
+                continue  # not decoded: none of them can expire in this state
             if group.protocol_type is None and store.packed_due.get(group_id, 0) > now_ms:
                 continue  # nothing of it expires yet, and it has offsets: nothing to do
             if budget == 0:

@@ -14,7 +14,7 @@ have offsets? which keys to tombstone?) read hard state through it.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -33,7 +33,8 @@ from storage.records import (
     TxnOffsetCommitValue,
 )
 
-__all__ = ["HardState", "HardStateSnapshot", "PackedOffsets", "PendingWrites", "TopicPartition"]
+__all__ = ["HardState", "HardStateSnapshot", "OffsetPacker", "PackedOffsets", "PendingWrites",
+           "TopicPartition"]
 
 TopicPartition = tuple[str, int]
 
@@ -42,6 +43,12 @@ class PackedOffsets(Protocol):
     """One group's offset commit records, kept packed until the group is asked for."""
 
     def records(self) -> list[Record]: ...
+
+
+#: Packs a group's offset commits: (its packed offsets or None, its new commit records, in
+#: log order) -> its packed offsets (``storage.live_snapshot.pack_offsets``, set by the
+#: server: the core frames no bytes itself).
+OffsetPacker = Callable[[PackedOffsets | None, Sequence[Record]], PackedOffsets]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +65,20 @@ class HardStateSnapshot:
 class HardState:
     """Committed offsets and persisted group metadata, as the log says (last record wins)."""
 
-    __slots__ = ("consumer", "groups", "offsets", "packed", "packed_due", "pending_txn", "share")
+    __slots__ = ("consumer", "groups", "offsets", "pack", "packed", "packed_due", "pending_txn",
+                 "share")
 
     def __init__(self) -> None:
         self.offsets: dict[str, dict[TopicPartition, OffsetCommitValue]] = {}
         #: Groups whose committed offsets are still packed, as a snapshot gave them at load
-        #: (never also in ``offsets``): their records are applied when the group is first
-        #: asked for (``_unpacked``), by ``apply`` like any replayed record.
+        #: or ``apply_appended`` packed them (never also in ``offsets``): their records are
+        #: applied when the group is first asked for (``_unpacked``), by ``apply`` like any
+        #: replayed record.
         self.packed: dict[str, PackedOffsets] = {}
+        #: When set, ``apply_appended`` packs the commits of a group not decoded (new, or
+        #: packed) instead of decoding it: a committed partition costs its log entry's
+        #: bytes until its group is read, as after a restart from a snapshot (issue 33).
+        self.pack: OffsetPacker | None = None
         #: Packed groups the retention scan looked at: when their first offset expires.
         self.packed_due: dict[str, int] = {}
         self.groups: dict[str, GroupMetadataValue] = {}
@@ -110,11 +123,42 @@ class HardState:
             self._apply_pending_txn(key, value)
 
     def apply_appended(self, records: Iterable[Record]) -> None:
-        """``apply`` each of ``records`` but RebalanceEvent history (nothing to apply)."""
+        """``apply`` each of ``records`` but RebalanceEvent history (nothing to apply); with
+        a ``pack``er, the commits of a group that is not decoded are packed instead (the
+        state decoding them later gives is the same)."""
         apply = self.apply
+        pack = self.pack
+        if pack is None:
+            for record in records:
+                if type(record.key) is not RebalanceEventKey:
+                    apply(record)
+            return
+        decoded = self.offsets
+        run: list[Record] = []  # consecutive commits of ``group``, a group not decoded
+        group = ""
         for record in records:
-            if type(record.key) is not RebalanceEventKey:
+            key = record.key
+            if (type(key) is OffsetCommitKey and type(record.value) is OffsetCommitValue
+                    and key.group not in decoded):
+                if run and key.group != group:
+                    self._pack(pack, group, run)
+                    run = []
+                group = key.group
+                run.append(record)
+                continue
+            if run:
+                self._pack(pack, group, run)
+                run = []
+            if type(key) is not RebalanceEventKey:
                 apply(record)
+        if run:
+            self._pack(pack, group, run)
+
+    def _pack(self, pack: OffsetPacker, group_id: str, records: list[Record]) -> None:
+        """Add a group's commits (it is not decoded) to its packed offsets."""
+        self.packed[group_id] = pack(self.packed.get(group_id), records)
+        if self.packed_due:  # an explicit expiry may come before what the scan noted
+            self.packed_due.pop(group_id, None)
 
     def _apply_pending_txn(self, key: TxnOffsetCommitKey, value: object) -> None:
         by_group = self.pending_txn.get(key.producer_id)

@@ -316,11 +316,13 @@ async def serve(
             log.debug("handlers imported")
             from coordinator.core import GroupCoordinator
             from coordinator.server.runtime import CoordinatorRuntime, wall_clock_ms
+            from storage.live_snapshot import pack_offsets
 
             async with open_sink(options) as sink:
                 coordinator = GroupCoordinator(
                     options.coordinator_config, lambda: str(uuid.uuid4())
                 )
+                coordinator.pack_offsets_with(pack_offsets)
                 runtime = CoordinatorRuntime(
                     coordinator, sink, clock_ms=options.clock_ms or wall_clock_ms,
                     reads=routes.read_only_core_handlers,

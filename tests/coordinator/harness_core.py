@@ -41,6 +41,7 @@ from coordinator.core import (
 )
 from coordinator.core.classic.group import ClassicGroup
 from storage.errors import append_error_of
+from storage.live_snapshot import pack_offsets
 from storage.records import Record
 
 # GroupCoordinatorTest.scala's configuration.
@@ -149,12 +150,20 @@ class CoordinatorDriver:
     #: Results whose append is held in flight (``hold_appends``).
     in_flight: list[Result] = field(default_factory=list)
     holding: bool = False
+    #: Keep committed offsets packed until read, as the server does (``HardState.pack``).
+    pack: bool = True
 
     def __post_init__(self) -> None:
         self._uuids = itertools.count(1)
         self._tokens = itertools.count(1)
         self._timer_seq = itertools.count()
-        self.coordinator = GroupCoordinator(self.config, self._new_uuid)
+        self.coordinator = self._new_coordinator()
+
+    def _new_coordinator(self) -> GroupCoordinator:
+        coordinator = GroupCoordinator(self.config, self._new_uuid)
+        if self.pack:
+            coordinator.pack_offsets_with(pack_offsets)
+        return coordinator
 
     def _new_uuid(self) -> str:
         return f"uuid{next(self._uuids):04d}"
@@ -295,7 +304,7 @@ class CoordinatorDriver:
     def crash_and_replay(self) -> None:
         """Restart: a fresh coordinator replays every record so far, then on_loaded.
         Parked requests die with their connections; timers are whatever on_loaded sets."""
-        fresh = GroupCoordinator(self.config, self._new_uuid)
+        fresh = self._new_coordinator()
         for record in self.records:
             fresh.replay(record)
         self.coordinator = fresh

@@ -4,11 +4,20 @@ decoded (``offset_expiration.PACKED_GROUPS_PER_SCAN``)."""
 
 from __future__ import annotations
 
+import tracemalloc
+from typing import Any
+from unittest.mock import patch
+
 from harness import Harness
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coordinator.config import CoordinatorConfig
 from coordinator.core import RetentionTimerKey
 from coordinator.core.offset_expiration import PACKED_GROUPS_PER_SCAN, PACKED_SCAN_GAP_MS
+from coordinator.core.store import HardState
+from storage import live_snapshot
+from storage.live_snapshot import pack_offsets
 from storage.records import OffsetCommitKey, OffsetCommitValue, Record
 
 RETENTION_MS = 60_000
@@ -79,3 +88,72 @@ def test_retention_scan_decodes_packed_groups_a_few_at_a_time() -> None:
     assert all(p.decodes == 1 for p in packed.values())
     assert h.deadline(RetentionTimerKey()) == h.now + INTERVAL_MS
     assert len(h.coordinator.store.packed) == count
+
+
+# ---------------------------------------------------------------------------------------
+# Offsets packed while running (``HardState.pack``): the same state as decoding every commit
+
+_GROUPS = st.sampled_from(["g1", "g2", "g3"])
+_COMMITS = st.builds(
+    lambda group, topic, partition, offset, metadata, expire: Record(
+        OffsetCommitKey(group, topic, partition),
+        OffsetCommitValue(offset, -1, metadata, 1_000, expire)),
+    _GROUPS, st.sampled_from(["t", "u"]), st.integers(0, 3), st.integers(0, 2**40),
+    st.sampled_from(["", "m", "x" * 300]), st.sampled_from([-1, 5_000]))
+_TOMBSTONES = st.builds(lambda group, topic, partition: Record(
+    OffsetCommitKey(group, topic, partition), None),
+    _GROUPS, st.sampled_from(["t", "u"]), st.integers(0, 3))
+_STEPS = st.lists(st.one_of(
+    st.tuples(st.just("append"), st.lists(st.one_of(_COMMITS, _COMMITS, _TOMBSTONES),
+                                          max_size=12)),
+    st.tuples(st.sampled_from(["read", "peek"]), _GROUPS)), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_STEPS, st.sampled_from([1, live_snapshot.DEDUPE_MIN]))
+def test_packing_appended_commits_changes_no_answer(steps: list[tuple[str, Any]],
+                                                    dedupe_min: int) -> None:
+    """Any appends and reads: a HardState packing the commits of groups it has not decoded
+    answers every question (offsets in the same order included) as one decoding them all,
+    whether packed groups drop duplicate keys often (``DEDUPE_MIN`` 1) or seldom."""
+    plain, packing = HardState(), HardState()
+    packing.pack = pack_offsets
+    with patch.object(live_snapshot, "DEDUPE_MIN", dedupe_min):
+        _run(steps, plain, packing)
+
+
+def _run(steps: list[tuple[str, Any]], plain: HardState, packing: HardState) -> None:
+    for step, arg in steps:
+        if step == "append":
+            plain.apply_appended(arg)
+            packing.apply_appended(arg)
+        else:
+            read = "group_offsets" if step == "read" else "peek_offsets"
+            assert list(getattr(plain, read)(arg).items()) == list(
+                getattr(packing, read)(arg).items())
+        assert plain.offset_group_ids() == packing.offset_group_ids()
+        assert all(plain.has_offsets(g) == packing.has_offsets(g) for g in ("g1", "g2", "g3"))
+    assert plain.snapshot() == packing.snapshot()
+    assert all(list(plain.group_offsets(g).items()) == list(packing.group_offsets(g).items())
+               for g in ("g1", "g2", "g3"))
+
+
+def test_packed_commits_cost_their_entry_bytes() -> None:
+    """1,000 partitions of 10 groups committed 3 times each: the packed state holds each
+    partition's newest entry (duplicates dropped as they pile up), under 120 bytes of
+    traced memory a partition (decoded objects cost about 250)."""
+    state = HardState()
+    state.pack = pack_offsets
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for round_ in range(3):
+            for g in range(10):
+                state.apply_appended([_commit(f"group-{g}", p, round_, 1_000)
+                                      for p in range(100)])
+        used = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert set(state.packed) == {f"group-{g}" for g in range(10)} and not state.offsets
+    assert used / 1000 < 120, used / 1000
+    assert {v.offset for v in state.group_offsets("group-3").values()} == {2}
