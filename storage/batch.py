@@ -19,7 +19,7 @@ from wire.bounded_cache import BoundedCache
 from wire.checksum import crc32c
 
 from .errors import RecordTooLargeError
-from .live_sizes import LiveSizes
+from .key_ints import KeyInts
 from .record_codec import encode_record
 from .record_types import EVENT_KEY_PREFIX
 from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH, encode_entry
@@ -135,7 +135,7 @@ class EncodedBatch:
             add_key((key_bytes, len(entry), value_bytes is None))
         return _filled(b"".join(parts), len(keys), tuple(keys), commits and bool(keys))
 
-    def account(self, live: LiveSizes) -> tuple[int, int]:
+    def account(self, live: KeyInts) -> tuple[int, int]:
         """Apply these entries to ``live`` (key bytes -> size of the key's newest entry,
         tombstones removing it): the change in live bytes and the history bytes added."""
         put = live.put

@@ -27,9 +27,9 @@ from .directory import RecoveryAction, Segment, lock_directory, segment_name
 from .errors import CorruptLogError, LogClosedError, LogWriteError
 from .fs import FileHandle, FileSystem, OsFileSystem
 from .full_replay import replay_all
+from .key_ints import KeyInts
 from .live_index import LiveIndex
 from .live_replay import replay_live
-from .live_sizes import LiveSizes
 from .policy import FSYNC_POLICIES, FsyncPolicy, RecoverMode
 from .recovery import recover_directory
 from .segment import HEADER_SIZE, ScanResult, encode_header, scan_entries
@@ -76,7 +76,7 @@ class Log:
         self._last_sync = time.monotonic()
         self._failed: str | None = None
         # Compaction statistics: live entry bytes per key, all entry bytes.
-        self._live = LiveSizes()
+        self._live = KeyInts()
         self.live_bytes = 0
         self.event_bytes = 0
         self.stats_valid = False
@@ -137,9 +137,10 @@ class Log:
         return os.path.join(self.directory, name)
 
     def _recover(self, index: LiveIndex | None) -> None:
-        self.segments, self.recovery, self._building = recover_directory(
+        self.segments, self.recovery, building = recover_directory(
             self.fs, self.directory, self.recover_mode, index
         )
+        self._building = None if building is None else building.compact()
         self._live_index = index
         if not self.segments:
             self._active = self._create_segment(0)
@@ -242,7 +243,7 @@ class Log:
         """Compaction statistics after a replay: ``live`` sizes each live key's newest
         entry; ``other_live`` bytes are live besides (a snapshot's: an over-estimate once
         their keys are written again, so compaction comes later, never wrongly)."""
-        sizes = LiveSizes(live.items())  # compact: about 4 bytes per offset commit key
+        sizes = KeyInts(items=live.items())  # compact: about 4 bytes per offset commit key
         live.clear()
         with self.lock:
             self._live = sizes

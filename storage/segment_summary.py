@@ -27,6 +27,7 @@ from typing import Any
 from wire.checksum import crc32c
 
 from .fs import FileSystem, write_atomically
+from .key_ints import KeyInts
 from .live_index import READ_CHUNK, SEQ_STRIDE, LiveIndex
 from .record_types import (
     REBALANCE_EVENT_KEY_VERSION,
@@ -100,8 +101,9 @@ class SegmentSummary:
     size: int
     count: int = 0
     event_bytes: int = 0
-    #: key bytes -> position of the key's newest entry in this segment
-    newest: dict[bytes, int] = field(default_factory=dict)
+    #: key bytes -> position of the key's newest entry in this segment (a ``KeyInts`` for
+    #: the active segment's, which lives as long as the segment is appended to)
+    newest: dict[bytes, int] | KeyInts = field(default_factory=dict)
     #: positions of the TransactionState entries, in order
     kept: list[int] = field(default_factory=list)
     #: zlib.crc32 of the segment's bytes [0, size), as the summary saw them
@@ -119,9 +121,17 @@ class SegmentSummary:
 
     @classmethod
     def new_segment(cls, base: int) -> SegmentSummary:
-        """The summary of a segment holding only its header."""
+        """The summary of a segment holding only its header (its newest entries kept
+        compact: ``compact``)."""
         header = encode_header(base)
-        return cls(base, len(header), checksum=zlib.crc32(header))
+        return cls(base, len(header), checksum=zlib.crc32(header)).compact()
+
+    def compact(self) -> SegmentSummary:
+        """This summary, its newest-entry positions moved to a ``KeyInts`` (8 bytes an
+        offset commit key instead of about 140: for the summary of the active segment)."""
+        if isinstance(self.newest, dict):
+            self.newest = KeyInts("Q", self.base * SEQ_STRIDE, self.newest.items())
+        return self
 
     def add_entries(
         self, keys: tuple[tuple[bytes, int, bool], ...], count: int, data: bytes,
@@ -161,7 +171,7 @@ class SegmentSummary:
 
     def add_to(self, index: LiveIndex) -> None:
         """Merge into ``index``, which covers the segments before this one."""
-        index.newest.update(self.newest)
+        index.newest.update(self.newest.items())
         index.kept.extend(self.kept)
         index.event_bytes += self.event_bytes
         index.covered[self.base] = self.size

@@ -18,7 +18,7 @@ from storage_strategies import int32s, int64s, records
 
 from storage import batch as batch_module
 from storage.batch import EncodedBatch
-from storage.live_sizes import LiveSizes
+from storage.key_ints import KeyInts
 from storage.record_codec import (
     RecordEncodeError,
     decode_record,
@@ -229,7 +229,7 @@ def test_commit_batches_account_as_every_batch(earlier: list[Record],
         and r.value.expire_timestamp == -1 for r in batch))
     general = dataclasses.replace(encoded, commits=False)
     before = EncodedBatch.encode(earlier)
-    lives = [LiveSizes(), LiveSizes()]
+    lives = [KeyInts(), KeyInts()]
     summaries = [SegmentSummary.new_segment(0), SegmentSummary.new_segment(0)]
     outcomes = []
     for live, summary, each in zip(lives, summaries, (encoded, general), strict=True):

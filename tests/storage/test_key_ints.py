@@ -1,0 +1,64 @@
+"""``KeyInts`` (the log's per-live-key maps: compaction statistics, the active segment's
+summary) answers what a plain ``dict[bytes, int]`` would, for any keys, and costs a few
+bytes per offset commit key."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from storage.key_ints import DENSE_GAP, KeyInts
+
+_PREFIXES = [b"\x00\x01\x00\x01g\x00\x01t", b"\x00\x00\x00\x01g\x00\x01t", b"\x00\x01",
+             b"\x00\x02\x00\x01g", b"\x00d", b""]
+_PARTITIONS = st.one_of(st.integers(0, 3 * DENSE_GAP), st.integers(-(2**31), 2**31 - 1))
+_KEYS = st.one_of(
+    st.builds(lambda p, n: p + n.to_bytes(4, "big", signed=True), st.sampled_from(_PREFIXES),
+              _PARTITIONS),
+    st.binary(max_size=8),
+)
+_OPS = st.lists(st.tuples(st.sampled_from(["put", "pop", "get"]), _KEYS,
+                          st.integers(1, 2**32 - 1)), max_size=200)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_OPS, st.sampled_from([("I", 0), ("Q", 0), ("Q", 7 << 40)]))
+def test_answers_like_a_dict(ops: list[tuple[str, bytes, int]],
+                             kind: tuple[str, int]) -> None:
+    typecode, bias = kind
+    ints = KeyInts(typecode, bias)
+    model: dict[bytes, int] = {}
+    for op, key, value in ops:
+        value += bias
+        if op == "put":
+            assert ints.put(key, value) == model.get(key, 0)
+            model[key] = value
+        elif op == "pop":
+            assert ints.pop(key) == model.pop(key, 0)
+        else:
+            assert ints.get(key) == model.get(key, 0)
+        assert len(ints) == len(model)
+    assert ints.total() == sum(model.values())
+    assert sorted(ints.items()) == sorted(model.items())
+    assert sorted(KeyInts(typecode, bias, model.items()).items()) == sorted(model.items())
+
+
+def test_offset_commit_keys_cost_a_few_bytes_each() -> None:
+    """10,000 commit keys (100 groups x 100 partitions): under 10 bytes a key with 4-byte
+    values, under 14 with 8-byte ones (a dict of their bytes costs about 120)."""
+    keys = [b"\x00\x01\x00\x08group-%02d\x00\x0ccommit-topic" % g + p.to_bytes(4, "big")
+            for g in range(100) for p in range(100)]
+    for typecode, limit in (("I", 10), ("Q", 14)):
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            ints = KeyInts(typecode)
+            for key in keys:
+                ints[key] = 74
+            used = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert len(ints) == len(keys)
+        assert used / len(keys) < limit, (typecode, used / len(keys))
