@@ -344,7 +344,8 @@ ENOSPC = errno.ENOSPC
 EIO = errno.EIO
 
 
-def write_atomically(fs: FileSystem, directory: str, path: str, temp: str, data: bytes) -> None:
+def write_atomically(fs: FileSystem, directory: str, path: str, temp: str,
+                     data: bytes | bytearray) -> None:
     """Make ``path`` hold ``data`` or what it held before, whatever happens: ``temp``
     written and fsynced, renamed over ``path``, ``directory`` fsynced. On OSError the
     temporary file is removed (if it can be) and the error raised."""
