@@ -141,9 +141,8 @@ class EncodedBatch:
         put = live.put
         added = events = 0
         if self.commits:  # live offset commits only: no tombstone, no history
-            for key, size, _ in self.keys:
-                added += size - put(key, size)
-            return added, 0
+            keys = self.keys
+            return len(self.data) - live.put_all([(key, size) for key, size, _ in keys]), 0
         for key, size, tombstone in self.keys:
             if tombstone:
                 added -= live.pop(key)

@@ -68,6 +68,48 @@ class KeyInts:
         self._other[key] = value
         return previous
 
+    def put_all(self, pairs: Iterable[tuple[bytes, int]]) -> int:
+        """``put`` each (key, value) in order; the sum of the values they had. Faster than
+        ``put`` one at a time when keys of one prefix come together (a commit's)."""
+        dense = self._dense
+        other = self._other
+        bias = self._bias
+        put = self.put
+        last: bytes | None = None
+        values: array[int] | None = None
+        had = added = 0
+        typecode = self._typecode
+        for key, value in pairs:
+            if len(key) < 6 or key[:2] not in _COMMIT_VERSIONS or (other and key in other):
+                had += put(key, value)
+                last = None
+                continue
+            prefix = key[:-4]
+            partition = int.from_bytes(key[-4:], "big")
+            if prefix != last:
+                values = dense.get(prefix)
+                if values is None:
+                    if partition >= DENSE_GAP:
+                        had += put(key, value)  # to the dict
+                        continue
+                    values = dense[prefix] = array(typecode)
+                last = prefix
+            assert values is not None
+            length = len(values)
+            if partition >= length:
+                if partition >= length + DENSE_GAP:
+                    had += put(key, value)  # to the dict
+                    continue
+                values.extend(array(typecode, bytes(values.itemsize * (partition + 1 - length))))
+            old = values[partition]
+            values[partition] = value - bias
+            if old:
+                had += old + bias
+            else:
+                added += 1
+        self._dense_count += added
+        return had
+
     def __setitem__(self, key: bytes, value: int) -> None:
         self.put(key, value)
 

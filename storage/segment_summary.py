@@ -148,9 +148,14 @@ class SegmentSummary:
         newest = self.newest
         kinds = _KINDS
         if commits:  # every key an offset commit's (the newest of its key counts)
+            at = []
             for key, size, _ in keys:
-                newest[key] = pos
+                at.append((key, pos))
                 pos += size
+            if isinstance(newest, KeyInts):
+                newest.put_all(at)
+            else:
+                newest.update(at)
             keys = ()
         for key, size, tombstone in keys:
             prefix = key[:2]

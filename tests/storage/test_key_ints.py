@@ -5,6 +5,7 @@ bytes per offset commit key."""
 from __future__ import annotations
 
 import tracemalloc
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,18 +20,29 @@ _KEYS = st.one_of(
               _PARTITIONS),
     st.binary(max_size=8),
 )
-_OPS = st.lists(st.tuples(st.sampled_from(["put", "pop", "get"]), _KEYS,
-                          st.integers(1, 2**32 - 1)), max_size=200)
+_OPS = st.lists(st.one_of(
+    st.tuples(st.sampled_from(["put", "pop", "get"]), _KEYS, st.integers(1, 2**32 - 1)),
+    st.tuples(st.just("put_all"), st.lists(st.tuples(_KEYS, st.integers(1, 2**32 - 1)),
+                                           max_size=12), st.just(0))), max_size=200)
 
 
 @settings(max_examples=300, deadline=None)
 @given(_OPS, st.sampled_from([("I", 0), ("Q", 0), ("Q", 7 << 40)]))
-def test_answers_like_a_dict(ops: list[tuple[str, bytes, int]],
+def test_answers_like_a_dict(ops: list[tuple[str, Any, int]],
                              kind: tuple[str, int]) -> None:
     typecode, bias = kind
     ints = KeyInts(typecode, bias)
     model: dict[bytes, int] = {}
     for op, key, value in ops:
+        if op == "put_all":
+            pairs = [(k, v + bias) for k, v in key]
+            had = 0
+            for k, v in pairs:
+                had += model.get(k, 0)
+                model[k] = v
+            assert ints.put_all(pairs) == had
+            assert len(ints) == len(model)
+            continue
         value += bias
         if op == "put":
             assert ints.put(key, value) == model.get(key, 0)
