@@ -4,11 +4,13 @@ decoded (``offset_expiration.PACKED_GROUPS_PER_SCAN``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import tracemalloc
 from typing import Any
 from unittest.mock import patch
 
 from harness import Harness
+from harness_core import KAFKA_TEST_CONFIG
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -157,3 +159,22 @@ def test_packed_commits_cost_their_entry_bytes() -> None:
     assert set(state.packed) == {f"group-{g}" for g in range(10)} and not state.offsets
     assert used / 1000 < 120, used / 1000
     assert {v.offset for v in state.group_offsets("group-3").values()} == {2}
+
+
+def test_retention_scan_does_not_decode_a_packed_group_none_of_whose_offsets_can_expire(
+) -> None:
+    """A Stable classic group (protocol type "consumer", subscriptions unknown): KIP-211
+    expires none of its offsets, so the scan leaves its packed offsets undecoded."""
+    h = Harness(config=dataclasses.replace(KAFKA_TEST_CONFIG, offsets_retention_minutes=1,
+                                           offsets_retention_check_interval_ms=10_000))
+    h.apply(h.coordinator.on_loaded(h.now))  # arms the retention scan
+    h.static_members_join_and_rebalance("leader", "follower", session_timeout=300_000)
+    group = h.group("groupId")
+    assert group.state.value == "Stable" and group.subscribed_topics is None
+    packed = Packed([_commit("groupId", 0, 5, timestamp=0)])
+    h.coordinator.store.packed["groupId"] = packed
+    h.sleep(3 * 10_000)  # scans run, long after the offset's commit timestamp
+    assert packed.decodes == 0 and "groupId" in h.coordinator.store.packed
+    assert group.state.value == "Stable"
+    h.coordinator.committed_offsets("groupId")  # read: decoded once
+    assert packed.decodes == 1
