@@ -32,7 +32,6 @@ import struct
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from storage.records import Record, RecordKey
 
@@ -47,8 +46,6 @@ from .segment import HEADER_SIZE, entry_end, frames, scan_entries
 from .segment_summary import EVENT_KIND, KEPT_KIND, file_checksum, key_kind
 
 __all__ = [
-    "DEDUPE_FACTOR",
-    "DEDUPE_MIN",
     "SNAPSHOT_FILE",
     "SNAPSHOT_TEMP_SUFFIX",
     "LiveSnapshot",
@@ -80,62 +77,22 @@ _OFFSET_PREFIXES = frozenset(struct.pack(">h", v) for v in OFFSET_COMMIT_KEY_VER
 
 class PackedEntries:
     """Log entries kept as bytes until asked for: ``records()`` decodes them (one group's
-    committed offsets, from a snapshot or packed by :func:`pack_offsets`). ``entries``
-    counts them and ``distinct`` their keys when they were last told apart (-1: not
-    counted, as a snapshot loads them)."""
+    committed offsets, from a snapshot or packed by :func:`pack_offsets`)."""
 
-    __slots__ = ("data", "distinct", "entries")
+    __slots__ = ("data",)
 
-    def __init__(self, data: bytes, entries: int = -1, distinct: int = -1) -> None:
+    def __init__(self, data: bytes) -> None:
         self.data = data
-        self.entries = entries
-        self.distinct = distinct
 
     def records(self) -> list[Record]:
         return decode_entries(self.data)
 
 
-#: A packed group's duplicate keys are dropped once its entries outnumber its distinct
-#: keys this many times (and this many at least): packing a commit costs O(1) amortised.
-DEDUPE_FACTOR = 2
-DEDUPE_MIN = 16
-
-
-class _Packed(Protocol):
-    def records(self) -> list[Record]: ...
-
-
-def pack_offsets(previous: _Packed | None, records: Sequence[Record]) -> PackedEntries:
-    """One group's committed offsets packed as log entries: ``previous`` (a
-    :class:`PackedEntries`, any other object with ``records()``, or None) then ``records``,
-    its offset commits in log order (framed as the log frames them, ``EncodedBatch``).
-    Decoding the result and applying it in order leaves what applying the previous records
-    then ``records`` leaves; duplicate keys are dropped now and then, the newest entry kept
-    where the key's first one was (as a dict keeps a key's place)."""
-    if previous is not None and not isinstance(previous, PackedEntries):
-        records = [*previous.records(), *records]
-        previous = None
-    added = EncodedBatch.encode(records)
-    if previous is None:
-        data, entries, distinct = added.data, added.count, added.count
-    else:
-        data = previous.data + added.data
-        entries = added.count + (previous.entries if previous.entries >= 0 else 0)
-        distinct = previous.distinct
-    if distinct < 0 or entries > DEDUPE_FACTOR * max(distinct, DEDUPE_MIN):  # (read late:
-        # tests lower DEDUPE_MIN)
-        data, entries = _newest_per_key(data)
-        distinct = entries
-    return PackedEntries(data, entries, distinct)
-
-
-def _newest_per_key(data: bytes) -> tuple[bytes, int]:
-    """The offset commit entries ``data`` holds, each key's newest one only, at the place of
-    its first one (key versions 0 and 1 share a layout: equal bodies, equal keys)."""
-    newest: dict[bytes, bytes] = {}
-    for pos, kend, _, stop in frames(data, verify=False):
-        newest[data[pos + 16 : kend]] = data[pos:stop]
-    return b"".join(newest.values()), len(newest)
+def pack_offsets(records: Sequence[Record]) -> PackedEntries:
+    """A group's first offset commits, ``records`` in log order, packed as the log frames
+    them (``EncodedBatch``): decoding and applying them in order leaves what applying
+    ``records`` leaves."""
+    return PackedEntries(EncodedBatch.encode(records).data)
 
 
 def decode_entries(data: bytes) -> list[Record]:

@@ -45,10 +45,9 @@ class PackedOffsets(Protocol):
     def records(self) -> list[Record]: ...
 
 
-#: Packs a group's offset commits: (its packed offsets or None, its new commit records, in
-#: log order) -> its packed offsets (``storage.live_snapshot.pack_offsets``, set by the
-#: server: the core frames no bytes itself).
-OffsetPacker = Callable[[PackedOffsets | None, Sequence[Record]], PackedOffsets]
+#: Packs a group's first offset commits (records in log order) -> its packed offsets
+#: (``storage.live_snapshot.pack_offsets``, set by the server: the core frames no bytes).
+OffsetPacker = Callable[[Sequence[Record]], PackedOffsets]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +74,11 @@ class HardState:
         #: applied when the group is first asked for (``_unpacked``), by ``apply`` like any
         #: replayed record.
         self.packed: dict[str, PackedOffsets] = {}
-        #: When set, ``apply_appended`` packs the commits of a group not decoded (new, or
-        #: packed) instead of decoding it: a committed partition costs its log entry's
-        #: bytes until its group is read, as after a restart from a snapshot (issue 33).
+        #: When set, ``apply_appended`` packs the commits of a group that has none (neither
+        #: decoded nor packed): a committed partition then costs its log entry's bytes
+        #: until its group is read or committed again, as after a restart from a snapshot
+        #: (issue 33). A group committed again is decoded (``_unpacked``), as one loaded
+        #: packed is: a group that commits on and on pays no packing per commit.
         self.pack: OffsetPacker | None = None
         #: Packed groups the retention scan looked at: when their first offset expires.
         self.packed_due: dict[str, int] = {}
@@ -124,8 +125,8 @@ class HardState:
 
     def apply_appended(self, records: Iterable[Record]) -> None:
         """``apply`` each of ``records`` but RebalanceEvent history (nothing to apply); with
-        a ``pack``er, the commits of a group that is not decoded are packed instead (the
-        state decoding them later gives is the same)."""
+        a ``pack``er, the commits of a group without offsets are packed instead (the state
+        decoding them later gives is the same)."""
         apply = self.apply
         pack = self.pack
         if pack is None:
@@ -134,12 +135,13 @@ class HardState:
                     apply(record)
             return
         decoded = self.offsets
-        run: list[Record] = []  # consecutive commits of ``group``, a group not decoded
+        packed = self.packed
+        run: list[Record] = []  # consecutive commits of ``group``, a group without offsets
         group = ""
         for record in records:
             key = record.key
             if (type(key) is OffsetCommitKey and type(record.value) is OffsetCommitValue
-                    and key.group not in decoded):
+                    and key.group not in decoded and key.group not in packed):
                 if run and key.group != group:
                     self._pack(pack, group, run)
                     run = []
@@ -155,10 +157,8 @@ class HardState:
             self._pack(pack, group, run)
 
     def _pack(self, pack: OffsetPacker, group_id: str, records: list[Record]) -> None:
-        """Add a group's commits (it is not decoded) to its packed offsets."""
-        self.packed[group_id] = pack(self.packed.get(group_id), records)
-        if self.packed_due:  # an explicit expiry may come before what the scan noted
-            self.packed_due.pop(group_id, None)
+        """Pack the first commits of a group without offsets."""
+        self.packed[group_id] = pack(records)
 
     def _apply_pending_txn(self, key: TxnOffsetCommitKey, value: object) -> None:
         by_group = self.pending_txn.get(key.producer_id)
