@@ -91,6 +91,7 @@ class KeyInts:
                 if values is None:
                     if partition >= DENSE_GAP:
                         had += put(key, value)  # to the dict
+                        last = None
                         continue
                     values = dense[prefix] = array(typecode)
                 last = prefix

@@ -7,7 +7,7 @@ from __future__ import annotations
 import tracemalloc
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from storage.key_ints import DENSE_GAP, KeyInts
@@ -26,8 +26,14 @@ _OPS = st.lists(st.one_of(
                                            max_size=12), st.just(0))), max_size=200)
 
 
+_A = b"\x00\x01\x00\x01g\x00\x01t"
+
+
 @settings(max_examples=300, deadline=None)
 @given(_OPS, st.sampled_from([("I", 0), ("Q", 0), ("Q", 7 << 40)]))
+@example(ops=[("put", _A + bytes(4), 1), ("put_all", [  # a lone high partition between two
+    (_A + bytes(4), 1), (b"\x00\x00\x00\x01g\x00\x01t\x00\x00\x00@", 1),  # of one prefix
+    (_A + bytes(4), 1)], 0)], kind=("I", 0))
 def test_answers_like_a_dict(ops: list[tuple[str, Any, int]],
                              kind: tuple[str, int]) -> None:
     typecode, bias = kind
