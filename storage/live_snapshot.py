@@ -48,6 +48,7 @@ from .segment_summary import EVENT_KIND, KEPT_KIND, file_checksum, key_kind
 __all__ = [
     "SNAPSHOT_FILE",
     "SNAPSHOT_TEMP_SUFFIX",
+    "TOLD_APART_AT",
     "LiveSnapshot",
     "PackedEntries",
     "build_snapshot",
@@ -245,6 +246,10 @@ class _Builder:
         #: told apart per group in ``result`` (one group's dict at a time: a dict per
         #: touched group held about 250 bytes an entry, 10^6 of them in a periodic snapshot)
         self.touched: dict[str, bytearray] = {}
+        #: group -> the size of its ``touched`` entries at which they are told apart before
+        #: ``result`` (twice what was live when they last were: memory bounded by what is
+        #: live, not by how often a group commits)
+        self.limits: dict[str, int] = {}
         self.other: dict[object, bytes] = {}
         self.kept = 0
         self.event_bytes = previous.event_bytes if previous is not None else 0
@@ -263,6 +268,11 @@ class _Builder:
                 if entries is None:
                     entries = self.touched[group] = bytearray(self.groups.get(group, b""))
                 entries += entry
+                if len(entries) > self.limits.get(group, TOLD_APART_AT):  # (read late:
+                    # tests lower it)
+                    # a group committing on and on: its newest entries only, now
+                    entries[:] = _live_offsets(bytes(entries))
+                    self.limits[group] = max(TOLD_APART_AT, 2 * len(entries))
             else:
                 kind = key_kind(key[:2])
                 if kind == EVENT_KIND:
@@ -279,6 +289,7 @@ class _Builder:
 
     def result(self, covered: list[tuple[int, int, int]]) -> LiveSnapshot:
         touched, self.touched = self.touched, {}
+        self.limits = {}
         while touched:
             group, data = touched.popitem()
             packed = _live_offsets(bytes(data))
@@ -290,6 +301,10 @@ class _Builder:
         other = b"".join(self.other.values())
         live = len(other) + sum(len(entries) for entries in self.groups.values())
         return LiveSnapshot(covered, self.groups, other, live, self.event_bytes)
+
+
+#: Bytes of a touched group's entries past which they are told apart during a build.
+TOLD_APART_AT = 64 * 1024
 
 
 def _live_offsets(data: bytes) -> bytes:

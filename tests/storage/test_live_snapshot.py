@@ -10,6 +10,7 @@ import os
 import pathlib
 import shutil
 from collections.abc import Iterable
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -86,13 +87,21 @@ def _from_snapshot(path: str) -> tuple[HardStateSnapshot, list[Record]]:
 
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(history=histories, segment_bytes=st.sampled_from([200, 600, 1 << 20]))
+@given(history=histories, segment_bytes=st.sampled_from([200, 600, 1 << 20]),
+       told_apart_at=st.sampled_from([1, live_snapshot.TOLD_APART_AT]))
 def test_snapshot_then_tail_equals_full_replay(tmp_path_factory: pytest.TempPathFactory,
                                                history: list[tuple[list[Record], bool]],
-                                               segment_bytes: int) -> None:
+                                               segment_bytes: int, told_apart_at: int) -> None:
     """Snapshots written after any prefix (each built from the one before), then more
     records: snapshot + tail gives what the whole log gives, for hard state and for the
-    transaction shard's records."""
+    transaction shard's records (a group's entries told apart at the end of a build, or
+    after each entry: ``TOLD_APART_AT`` 1)."""
+    with patch.object(live_snapshot, "TOLD_APART_AT", told_apart_at):
+        _snapshot_then_tail(tmp_path_factory, history, segment_bytes)
+
+
+def _snapshot_then_tail(tmp_path_factory: pytest.TempPathFactory,
+                        history: list[tuple[list[Record], bool]], segment_bytes: int) -> None:
     path = str(tmp_path_factory.mktemp("log"))
     wrote = False
     with Log.open(path, segment_bytes=segment_bytes) as log:
