@@ -6,6 +6,11 @@
 # kcoord's stderr if they do not come.
 #   kcoord_address [NAME]
 # prints the HOST:PORT of the listener NAME (without NAME: the first listener).
+#   suite_not_run SUITE REASON
+# prints a banner saying the suite was NOT RUN and why, and exits 3 (a suite that could not be
+# obtained is neither a pass nor a failure of kcoord; callers such as .ci/run show it as such).
+#   judge_suite JUNIT_XML SUITE
+# prints the suite's counts (suite_result.py) and returns 0 only when every test passed.
 
 work="$(mktemp -d)"
 
@@ -46,4 +51,18 @@ kcoord_address() {
     else
         sed -n 's/^kcoord listening on \([^ ]*\).*/\1/p' "$work/kcoord.out" | head -1
     fi
+}
+
+suite_not_run() {
+    {
+        echo "########################################################################"
+        echo "## NOT RUN: $1"
+        echo "## $2"
+        echo "########################################################################"
+    } >&2
+    exit 3
+}
+
+judge_suite() {
+    python "$(dirname "${BASH_SOURCE[0]}")/suite_result.py" "$1" "$2"
 }
