@@ -6,6 +6,7 @@ them (one testsuite, a testcase per test; a skip or xfail is a <skipped> child).
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,36 @@ def test_a_missing_report_is_not_a_pass(tmp_path: Path) -> None:
     status, out = run_judge(tmp_path / "absent.xml")
     assert status == 1
     assert out.startswith("suite: NOT JUDGED")
+
+
+def jest_report(tmp_path: Path, files: list[dict[str, object]]) -> Path:
+    report = tmp_path / "jest.json"
+    report.write_text(json.dumps({"numTotalTests": 0, "testResults": files}))
+    return report
+
+
+def jest_file(status: str, *tests: tuple[str, str], message: str = "") -> dict[str, object]:
+    results = [{"fullName": name, "status": outcome} for name, outcome in tests]
+    return {"name": "c.spec.js", "status": status, "message": message, "assertionResults": results}
+
+
+def test_jest_every_test_passed_is_a_pass(tmp_path: Path) -> None:
+    report = jest_report(tmp_path, [jest_file("passed", ("a", "passed"), ("b", "passed"))])
+    status, out = run_judge(report)
+    assert status == 0
+    assert out.splitlines()[0] == "suite: 2 passed, 0 failed, 0 errors, 0 skipped (of 2)"
+
+
+def test_jest_pending_and_failed_tests_are_not_a_pass(tmp_path: Path) -> None:
+    tests = (("a", "passed"), ("b", "failed"), ("c", "pending"), ("d", "todo"))
+    status, out = run_judge(jest_report(tmp_path, [jest_file("failed", *tests)]))
+    assert status == 1
+    assert out.splitlines()[0] == "suite: 1 passed, 1 failed, 0 errors, 2 skipped (of 4)"
+    assert "  skipped: c.spec.js::c" in out
+
+
+def test_jest_file_that_failed_without_a_failed_test_is_an_error(tmp_path: Path) -> None:
+    failed_hook = jest_file("failed", ("a", "passed"), message="afterEach threw")
+    status, out = run_judge(jest_report(tmp_path, [failed_hook]))
+    assert status == 1
+    assert "  errors: c.spec.js: afterEach threw" in out
