@@ -11,7 +11,8 @@
 # SASL settings trivup's cluster would hand out.
 # The broker is configured as the suite's trivup cluster is: an authorizer with
 # allow.everyone.if.no.acl.found=true and a SASL PLAIN user sasl_user.
-# Extra arguments go to pytest (-k acls, -rA).
+# Extra arguments go to pytest (-k acls, -rA). Prints the suite's counts; exits 0 only when every
+# test passed (a skip is not a pass).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=tests/peer_suites/start_kcoord.sh
@@ -41,6 +42,10 @@ def sasl_cluster(request):  # (kcoord glue: the running broker's SASL_PLAINTEXT 
                               "sasl.password": "sasl_user"})
 PY
 
-cd "$work/suite"
-BROKERS="$plain" python -m pytest tests/integration/admin \
-    -p no:cacheprovider -o addopts="" --rootdir "$work/suite" --timeout 300 -q "$@"
+status=0
+(cd "$work/suite" && BROKERS="$plain" python -m pytest tests/integration/admin \
+    -p no:cacheprovider -o addopts="" --rootdir "$work/suite" --timeout 300 -q \
+    --junitxml "$work/junit.xml" "$@") || status=$?
+judge_suite "$work/junit.xml" "confluent-kafka-python admin suite (tests/integration/admin)" \
+    || status=1
+exit "$status"
