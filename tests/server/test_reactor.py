@@ -4,15 +4,18 @@ handed back to their task in request order, with their buffered bytes."""
 from __future__ import annotations
 
 import itertools
+import resource
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import trio
+import trio.testing
 from raw_client import HEARTBEAT, JOIN_GROUP, OFFSET_COMMIT, OFFSET_FETCH, join_body
 
 from coordinator.server.app import RunningServer
-from coordinator.server.reactor import _unread_bytes, current_reactor
+from coordinator.server.reactor import Handback, Reactor, _unread_bytes, current_reactor
 from wire import decode_response, encode_request
 
 pytestmark = pytest.mark.trio
@@ -140,3 +143,51 @@ async def test_unread_bytes_counts_what_the_peer_sent_and_not_more() -> None:
         assert left.recv(1) == b""
     # A closed socket: the read that follows reports the error.
     assert _unread_bytes(left) == 1
+
+
+async def test_a_burst_beyond_one_poll_is_served_in_arrival_order() -> None:
+    """More connections ready at once than one epoll poll reports (CPython asks for 1023),
+    each with a request the reactor hands to its task: they are served in the order their
+    bytes arrived. (Polling again after each handed request served the first, then the
+    first of the next 1023, and so on: a level-triggered epoll lists what it reported
+    behind the rest, so a burst of 10,000 JoinGroups was read in a stride through it and
+    a group's members reached the coordinator seconds apart, after its join had ended.)"""
+    count = 1100
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 3 * count:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(3 * count, hard), hard))
+    reactor = Reactor()
+    pairs = [socket.socketpair() for _ in range(count)]
+    served: list[int] = []
+    handed: list[int] = []
+
+    def serving(index: int) -> Callable[[float], Handback | None]:
+        def serve(now: float) -> Handback | None:
+            served.append(index)
+            back = Handback()
+            back.payload = b"request"  # a request its task finishes
+            return back
+        return serve
+
+    async def parked(index: int) -> None:
+        back = await reactor.park(pairs[index][0].fileno(), serving(index))
+        assert back.payload == b"request"
+        handed.append(index)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(reactor.run)
+            for index in range(count):
+                nursery.start_soon(parked, index)
+            await trio.testing.wait_all_tasks_blocked()
+            for _, peer in pairs:  # all arrive before the reactor runs again
+                peer.send(b"x")
+            with trio.fail_after(30):
+                while len(handed) < count:
+                    await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
+    finally:
+        for ours, peer in pairs:
+            ours.close()
+            peer.close()
+    assert served == list(range(count))
