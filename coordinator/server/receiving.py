@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import trio
 
 from coordinator.server.context import Handler, RequestContext
+from coordinator.server.reactor import current_reactor
 from coordinator.server.receive_buffer import RECEIVE_BYTES
 from coordinator.server.request_memory import RESERVE_STEP, RequestMemory, Reservation
 from wire import DecodedRequest, FrameReader
@@ -43,8 +44,18 @@ async def parked(
     conn: Connection, handler: Handler, ctx: RequestContext, request: DecodedRequest
 ) -> Any:
     """Run ``handler`` (at once, in this task); ``GONE`` if the peer closed the connection
-    before it answered."""
+    before it answered. The event loop's reactor watches the socket meanwhile (where there
+    is none, a task does)."""
     body: Any = GONE
+    reactor = current_reactor()
+    if reactor is not None:
+        with trio.CancelScope() as scope:
+            reactor.watch(conn.sock, scope.cancel)
+            try:
+                body = await handler(ctx, request)
+            finally:
+                reactor.unwatch(conn.sock)
+        return body
     async with trio.open_nursery() as nursery:
 
         async def watch() -> None:
