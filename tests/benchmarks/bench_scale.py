@@ -4,10 +4,22 @@
         [--processes 4] [--tansu]
 
 ``--groups`` groups of ``--members`` members each, spread over ``--processes`` client
-processes speaking raw frames (one connection per member, as real consumers have). Every
-member joins (JoinGroup v3, all at once: the groups form in their initial rebalance delay)
-and syncs, then for ``--seconds`` heartbeats every 3 s and commits its partition every 5 s
-(each member's first at a random moment of its period). Reported: heartbeat and commit
+processes speaking raw frames (one connection per member, as real consumers have).
+
+The burst: every process connects its members, then all send their JoinGroups (v3) at
+once on the parent's word; each member syncs as soon as its JoinGroup is answered and
+heartbeats every 3 s until every member of its process has synced (as a client's heartbeat
+thread does; a rebalance it learns of that way makes it rejoin). Reported: how long the
+burst took to form (go to the last member synced), the rebalance a group needs on that
+broker -- one group of the same size formed alone just before, joining at once: Kafka's
+group.initial.rebalance.delay.ms (3 s), extended once by as much again because its other
+members arrive within it, then the join and sync round -- and the burst's ratio to it
+(issue 33's goal: <= 2), JoinGroups per member, JoinGroup/SyncGroup/Heartbeat errors
+(UNKNOWN_MEMBER_ID means a member expired while joining), the server's CPU per
+JoinGroup/SyncGroup and the client processes' CPU in the burst (is the fleet the limit?).
+
+Then for ``--seconds`` every member heartbeats every 3 s and commits its partition every
+5 s (each member's first at a random moment of its period). Reported: heartbeat and commit
 p50/p99 (ms, send to answer), requests answered, errors by code (REBALANCE_IN_PROGRESS,
 UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION mean a session expired that should not have), the
 server's CPU per request and share of one core over the steady phase (/proc), and its
@@ -42,7 +54,7 @@ from wire import decode_response, encode_request
 
 TOPIC = "scale"
 PARTITIONS = 10
-HEARTBEAT, COMMIT, JOIN, SYNC = 12, 8, 11, 14
+HEARTBEAT, COMMIT, JOIN, SYNC, LEAVE = 12, 8, 11, 14, 13
 MEMBER_ID_REQUIRED = 79
 EXPIRY_CODES = {22: "ILLEGAL_GENERATION", 25: "UNKNOWN_MEMBER_ID", 27: "REBALANCE_IN_PROGRESS"}
 
@@ -65,6 +77,10 @@ class Member:
         self.kind = 0
         self.buffer = b""
         self.next = {HEARTBEAT: 0.0, COMMIT: 0.0}
+        self.joins = 0
+        self.syncs = 0
+        self.heartbeats = 0
+        self.synced_at = 0.0
 
     def call(self, key: int, version: int, body: dict[str, Any]) -> None:
         self.corr += 1
@@ -81,51 +97,79 @@ REBALANCE_IN_PROGRESS = 27
 
 
 def _send_join(m: Member) -> None:
+    m.joins += 1
     m.call(JOIN, 3, {"group_id": m.group, "session_timeout_ms": 30_000,
                      "rebalance_timeout_ms": 60_000, "member_id": m.member_id,
                      "protocol_type": "consumer",
                      "protocols": [{"name": "range", "metadata": b"\x00" * 10}]})
 
 
-def _form(members: list[Member]) -> dict[str, int]:
+def _count(errors: dict[str, int], name: str) -> None:
+    errors[name] = errors.get(name, 0) + 1
+
+
+def _form(members: list[Member], heartbeat_s: float) -> dict[str, int]:
     """Every member sends its JoinGroup at once; each syncs as soon as its own JoinGroup is
-    answered, as a client does (the leader assigns partitions). Errors by code: a member
-    asked for an id (MEMBER_ID_REQUIRED: Tansu even in v3) rejoins with it, an
-    UNKNOWN_MEMBER_ID one rejoins without one, a SyncGroup answered REBALANCE_IN_PROGRESS
+    answered, as a client does (the leader assigns partitions), then heartbeats every
+    ``heartbeat_s`` until every member has synced, as a client's heartbeat thread does (a
+    group that rebalances again after some members synced learns it from their heartbeats).
+    Errors by code: a member asked for an id (MEMBER_ID_REQUIRED: Tansu even in v3) rejoins
+    with it; a JoinGroup answered UNKNOWN_MEMBER_ID rejoins without one; a SyncGroup or
+    Heartbeat answered REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID
     rejoins (all but MEMBER_ID_REQUIRED counted)."""
     join_errors: dict[str, int] = {}
     selector = selectors.DefaultSelector()
-    syncing: set[int] = set()
     for m in members:
         _send_join(m)
+        m.kind = JOIN
         selector.register(m.sock, selectors.EVENT_READ, m)
-    pending = len(members)
-    while pending:
-        for selected, _ in selector.select(timeout=1.0):
+    pending = len(members)  # not synced (in the current generation)
+    beating = 0  # Heartbeats in flight
+    idle: list[Member] = []  # synced, waiting for their next heartbeat
+    while pending or beating:
+        now = time.monotonic()
+        waiting = []
+        for m in idle if pending else ():  # (then only the Heartbeats in flight are read)
+            if m.next[HEARTBEAT] <= now:
+                m.kind = HEARTBEAT
+                m.heartbeats += 1
+                m.call(HEARTBEAT, 0, {"group_id": m.group, "generation_id": m.generation,
+                                      "member_id": m.member_id})
+                beating += 1
+            else:
+                waiting.append(m)
+        idle = waiting if pending else idle
+        for selected, _ in selector.select(timeout=0.1):
             m = selected.data
-            if id(m) in syncing:
-                synced = m.answer(SYNC, 2)
-                if synced.error_code in (REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID):
-                    # The group rebalanced again (a late member joined): rejoin, as a client
-                    # does; counted.
-                    name = f"SyncGroup {EXPIRY_CODES[synced.error_code]}"
-                    join_errors[name] = join_errors.get(name, 0) + 1
-                    if synced.error_code == UNKNOWN_MEMBER_ID:
+            if m.kind == HEARTBEAT or m.kind == SYNC:
+                answer = m.answer(m.kind, 0 if m.kind == HEARTBEAT else 2)
+                was = "Heartbeat" if m.kind == HEARTBEAT else "SyncGroup"
+                beating -= m.kind == HEARTBEAT
+                if answer.error_code in EXPIRY_CODES:
+                    # The group rebalanced again (a late member joined) or forgot the
+                    # member: rejoin, as a client does; counted.
+                    _count(join_errors, f"{was} {EXPIRY_CODES[answer.error_code]}")
+                    if answer.error_code == UNKNOWN_MEMBER_ID:
                         m.member_id = ""
-                    syncing.discard(id(m))
+                    pending += m.kind == HEARTBEAT
+                    m.kind = JOIN
                     _send_join(m)
                     continue
-                if synced.error_code:
-                    raise RuntimeError(f"SyncGroup of {m.group}: error {synced.error_code}")
-                m.partition = int.from_bytes(bytes(synced.assignment)[:4] or b"\0\0\0\0",
-                                             "big")
-                selector.unregister(m.sock)
-                pending -= 1
+                if answer.error_code:
+                    raise RuntimeError(f"{was} of {m.group}: error {answer.error_code}")
+                if m.kind == SYNC:
+                    m.partition = int.from_bytes(bytes(answer.assignment)[:4] or bytes(4),
+                                                 "big")
+                    m.synced_at = time.monotonic()
+                    pending -= 1
+                m.kind = 0
+                m.next[HEARTBEAT] = time.monotonic() + heartbeat_s
+                idle.append(m)
                 continue
             j = m.answer(JOIN, 3)
             if j.error_code in (MEMBER_ID_REQUIRED, UNKNOWN_MEMBER_ID):
                 if j.error_code == UNKNOWN_MEMBER_ID:
-                    join_errors["UNKNOWN_MEMBER_ID"] = join_errors.get("UNKNOWN_MEMBER_ID", 0) + 1
+                    _count(join_errors, "UNKNOWN_MEMBER_ID")
                 m.member_id = j.member_id if j.error_code == MEMBER_ID_REQUIRED else ""
                 _send_join(m)
                 continue
@@ -136,11 +180,28 @@ def _form(members: list[Member]) -> dict[str, int]:
             assignments = [{"member_id": member_id,
                             "assignment": (i % PARTITIONS).to_bytes(4, "big")}
                            for i, member_id in enumerate(ids)]
+            m.syncs += 1
+            m.kind = SYNC
             m.call(SYNC, 2, {"group_id": m.group, "generation_id": m.generation,
                              "member_id": m.member_id, "assignments": assignments})
-            syncing.add(id(m))
     selector.close()
     return join_errors
+
+
+def _one_group_alone(port: int, size: int, heartbeat_s: float) -> float:
+    """Seconds one group of ``size`` members takes to form on its own, joining at once as
+    in the burst: the rebalance a group needs on this broker (Kafka's: the initial
+    rebalance delay, extended once by as much again because its other members join within
+    it -- 2 x group.initial.rebalance.delay.ms -- then the join and sync round)."""
+    members = [Member("scale-alone", port) for _ in range(size)]
+    began = time.monotonic()
+    _form(members, heartbeat_s)
+    alone_s = time.monotonic() - began
+    for m in members:
+        m.call(LEAVE, 0, {"group_id": m.group, "member_id": m.member_id})
+        m.answer(LEAVE, 0)
+        m.sock.close()
+    return alone_s
 
 
 def _request(m: Member, key: int) -> bytes:
@@ -160,10 +221,20 @@ def _request(m: Member, key: int) -> bytes:
 def worker(port: int, groups: list[str], size: int, seconds: float, periods: dict[int, float],
            ) -> dict[str, Any]:
     members = [Member(g, port) for g in groups for _ in range(size)]
-    forming = time.monotonic()
-    join_errors = _form(members)
+    # One burst: every process connects its members, then all send their JoinGroups when the
+    # parent says so.
+    print("ready", flush=True)
+    sys.stdin.readline()
+    forming, cpu = time.monotonic(), time.process_time()
+    join_errors = _form(members, periods[HEARTBEAT])
     formed_s = time.monotonic() - forming
-    print("formed", flush=True)  # the parent starts the server's CPU window when all are
+    synced = sorted(m.synced_at - forming for m in members)
+    print(json.dumps({"formed_s": formed_s, "joins": sum(m.joins for m in members),
+                      "syncs": sum(m.syncs for m in members),
+                      "heartbeats": sum(m.heartbeats for m in members),
+                      "client_cpu_s": time.process_time() - cpu,
+                      "synced_deciles": [synced[len(synced) * k // 10] for k in range(10)]}),
+          flush=True)
     rng = random.Random(os.getpid())
     began = time.monotonic()
     for m in members:
@@ -263,20 +334,37 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
                                                str(COMMIT): args.commit_s}})
                 workers.append(subprocess.Popen(
                     [sys.executable, __file__, "--worker", spec], stdout=subprocess.PIPE,
-                    cwd=REPO / "tests" / "benchmarks"))
-            # The steady phase starts once every worker's groups formed (each says so).
+                    stdin=subprocess.PIPE, cwd=REPO / "tests" / "benchmarks"))
+            server = Broker(name, [], port, proc)  # its /proc readings
+            alone_s = _one_group_alone(port, args.members, args.heartbeat_s)
+            for w in workers:  # every member connected
+                assert w.stdout is not None and w.stdout.readline().strip() == b"ready"
+            cpu_go, t_go = server.cpu_seconds(), time.monotonic()
+            for w in workers:
+                assert w.stdin is not None
+                w.stdin.write(b"go\n")
+                w.stdin.flush()
+            formed = []
             for w in workers:
                 assert w.stdout is not None
-                if w.stdout.readline().strip() != b"formed":
-                    raise RuntimeError("a worker ended before its groups formed")
-            server = Broker(name, [], port, proc)  # its /proc readings
+                formed.append(json.loads(w.stdout.readline()))
+            # The steady phase starts once every group formed.
             cpu0, t0 = server.cpu_seconds(), time.monotonic()
-            outputs = [json.loads(w.communicate(timeout=args.seconds + 600)[0]) for w in workers]
+            outputs = []
+            for w in workers:  # stdout is read through its buffer (communicate would skip it)
+                assert w.stdin is not None and w.stdout is not None
+                w.stdin.close()
+                outputs.append(json.loads(w.stdout.read()))
+                w.wait(timeout=60)
             cpu1, t1 = server.cpu_seconds(), time.monotonic()
             memory = server.memory_mib()
         finally:
             proc.terminate()
-            proc.wait(30)
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:  # a loaded machine: do not leave it behind
+                proc.kill()
+                proc.wait(30)
         stderr.seek(0)
         collector = _collector_pauses(stderr.read().decode(errors="replace"))
     latencies: dict[int, list[float]] = {HEARTBEAT: [], COMMIT: []}
@@ -292,10 +380,26 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
     answered = sum(len(v) for v in latencies.values())
     window = t1 - t0
     rate = answered / args.seconds
+    joins = sum(f["joins"] for f in formed)
+    syncs = sum(f["syncs"] for f in formed)
+    requests = joins + syncs + sum(f["heartbeats"] for f in formed)
+    members = args.groups * args.members
+    deciles = [max(f["synced_deciles"][k] for f in formed) for k in range(10)]
+    client_cpu = sum(f["client_cpu_s"] for f in formed)
+    print(f"# {name} burst: {t0 - t_go:.1f} s wall, server CPU {cpu0 - cpu_go:.2f} s "
+          f"({(cpu0 - cpu_go) / max(requests, 1) * 1e6:.0f} us per JoinGroup, SyncGroup or "
+          f"Heartbeat), "
+          f"client processes' CPU {client_cpu:.2f} s, {joins / members:.2f} JoinGroups and "
+          f"{syncs / members:.2f} SyncGroups per member ({requests - joins - syncs} "
+          f"Heartbeats), members synced by deciles (s) "
+          f"{[round(d, 1) for d in deciles]}; one group alone formed in {alone_s:.2f} s",
+          flush=True)
     return {"latencies": latencies, "errors": errors, "answered": answered,
             "cpu_us_per_request": (cpu1 - cpu0) / max(rate * window, 1) * 1e6,
             "core_share": (cpu1 - cpu0) / window, "memory": memory,
             "formed_s": max(out["formed_s"] for out in outputs), "join_errors": join_errors,
+            "alone_s": alone_s, "joins_per_member": joins / members,
+            "cpu_us_per_join_or_sync": (cpu0 - cpu_go) / max(requests, 1) * 1e6,
             "collector": collector}
 
 
@@ -347,8 +451,10 @@ def main() -> int:
           f"{args.groups} groups x {args.members} members, {args.seconds:g} s, "
           f"{args.processes} client processes\n")
     print("| broker | heartbeat p50 / p99 ms | commit p50 / p99 ms | answered | errors | "
-          "server CPU us/request | of a core | VmRSS / VmHWM MiB | all joined and synced s "
-          "| join / sync errors |\n|---|---:|---:|---:|---|---:|---:|---:|---:|---|")
+          "server CPU us/request | of a core | VmRSS / VmHWM MiB | burst formed s | one "
+          "group alone s | burst / needed | JoinGroups per member | server CPU us per "
+          "request in the burst | join / sync / heartbeat errors |\n"
+          "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     brokers: list[tuple[str, str | None]] = [("kcoord", None)]
     binary = tansu_binary()
     if args.tansu and binary is not None:
@@ -363,6 +469,8 @@ def main() -> int:
               f"{_pct(commit, 0.5):.2f} / {_pct(commit, 0.99):.2f} | {r['answered']} | "
               f"{errors} | {r['cpu_us_per_request']:.0f} | {r['core_share'] * 100:.0f} % | "
               f"{mem.get('VmRSS', 0):.1f} / {mem.get('VmHWM', 0):.1f} | {r['formed_s']:.1f} | "
+              f"{r['alone_s']:.2f} | {r['formed_s'] / r['alone_s']:.2f} | "
+              f"{r['joins_per_member']:.2f} | {r['cpu_us_per_join_or_sync']:.0f} | "
               f"{', '.join(f'{k} {v}' for k, v in r['join_errors'].items()) or 'none'} |",
               flush=True)
         if r["collector"] is not None:
