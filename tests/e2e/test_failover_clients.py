@@ -105,6 +105,10 @@ def check_run(server: KcoordServer, group_id: str, spin: Callable[[Callable[[], 
                     and exact_cover(state.assignments, everything) and all(state.assignments)
                     and view is not None and view["state"] == "Stable"
                     and len(view["members"]) == len(state.assignments)
+                    # every client has seen the group's generation: one still on the previous
+                    # generation would make a rebalance before the failover look like one
+                    # caused by it
+                    and all(g == view["generation_id"] for g in state.generations)
                     and sum(committed.values()) == count)
         return check
 
