@@ -3,9 +3,11 @@
 # against a fresh kcoord. Usage:
 #   tests/peer_suites/run_aiokafka_admin.sh [AIOKAFKA_SOURCE_DIR] [pytest args...]
 # AIOKAFKA_SOURCE_DIR (the argument, or else the environment variable) is an aiokafka checkout
-# (its tests/ is copied; the installed aiokafka is the one tested). Without one, aiokafka is cloned from GitHub at AIOKAFKA_REF (default: the
-# installed version's tag): no PyPI artifact carries the tests (the 0.14.0 sdist has none), so
-# where GitHub cannot be reached the suite cannot be obtained.
+# (its tests/ is copied; the installed aiokafka is the one tested). Without one, aiokafka is
+# cloned at AIOKAFKA_REF (default: the installed version's tag) from a local bare mirror,
+# $GIT_MIRRORS/aio-libs+aiokafka/repo (GIT_MIRRORS defaults to /work/.mirror), when it has that
+# tag, else from GitHub: no PyPI artifact carries the tests (the 0.14.0 sdist has none), so
+# where neither can be reached the suite cannot be obtained.
 # Prints the suite's counts; exits 0 only when every test passed (a skip is not a pass),
 # 1 when any did not, 3 (with a NOT RUN banner) when the suite could not be obtained.
 #
@@ -27,8 +29,13 @@ elif [[ -n "${AIOKAFKA_SOURCE_DIR:-}" ]]; then
 else
     ref="${AIOKAFKA_REF:-v$(python -c 'import aiokafka; print(aiokafka.__version__)')}"
     src="$work/aiokafka"
+    mirror="${GIT_MIRRORS:-/work/.mirror}/aio-libs+aiokafka/repo"
+    url=https://github.com/aio-libs/aiokafka
+    if git -C "$mirror" rev-parse -q --verify "refs/tags/$ref" >/dev/null 2>&1; then
+        url="file://$mirror"
+    fi
     if ! GIT_TERMINAL_PROMPT=0 timeout 120 git clone -q --depth 1 --branch "$ref" \
-            https://github.com/aio-libs/aiokafka "$src" >"$work/git.log" 2>&1; then
+            "$url" "$src" >"$work/git.log" 2>&1; then
         cat "$work/git.log" >&2
         suite_not_run "$suite" "git clone of github.com/aio-libs/aiokafka at $ref failed (above); no PyPI artifact carries aiokafka's tests: give a checkout as AIOKAFKA_SOURCE_DIR"
     fi
