@@ -7,7 +7,9 @@ value the broker was started with (STATIC_BROKER_CONFIG), then Kafka's default
 (DEFAULT_CONFIG). A topic key: the topic's own value (DYNAMIC_TOPIC_CONFIG), then the layers of
 its broker synonyms (``retention.ms``: ``log.retention.ms``, ``log.retention.minutes``,
 ``log.retention.hours``, each in that order, converted to the topic key's unit), then the
-topic default. A group key: the group's value (GROUP_CONFIG), then the broker's default.
+topic default. A group key: the group's value (GROUP_CONFIG), then the layers of the broker key
+it follows (``consumer.session.timeout.ms``: ``group.consumer.session.timeout.ms``), or its own
+default when there is no such broker key (``share.auto.offset.reset``).
 The first layer is the entry's value and source; all of them are its synonyms.
 """
 
@@ -85,7 +87,6 @@ class ConfigView:
                                           else self.store.static_config)
         self.explicit: frozenset[str] = getattr(ctx.state, "explicit_config_keys", frozenset())
         self.node = str(ctx.state.identity.node_id)
-        self.group_config = None if runtime is None else runtime.coordinator.config
 
     def dynamic(self, name: str) -> Mapping[str, str]:
         """A broker resource's dynamic configs ("": the cluster-wide default)."""
@@ -105,7 +106,7 @@ class ConfigView:
     def _default_layer(self, key: str) -> Layer | None:
         if key in self.static and key not in self.explicit:
             return (key, self.static[key], ConfigSource.DEFAULT_CONFIG)
-        known = BROKER_KEYS.get(key)
+        known = broker_key(key)  # Kafka's static defaults: every key's, dynamic or not
         if known is not None and known.default is not None:
             return (key, known.default, ConfigSource.DEFAULT_CONFIG)
         return None
@@ -153,17 +154,19 @@ class ConfigView:
         return out
 
     def group_entries(self, group_id: str, synonyms: bool, docs: bool) -> list[dict[str, Any]]:
-        """A group's entries: every group key, the group's value or the broker's."""
+        """A group's entries (``ConfigHelper.createGroupConfigEntry``): every group key, the
+        group's own value (GROUP_CONFIG) first, then the layers of the broker key it follows
+        (``group.<key>``), or, with no broker key, the group key's default."""
         overrides = {} if self.store is None else self.store.groups.get(group_id, {})
         out = []
         for key, known in sorted(GROUP_KEYS.items()):
+            layers: list[Layer] = []
             if key in overrides:
-                layers: list[Layer] = [(key, overrides[key], ConfigSource.GROUP_CONFIG)]
-            else:
-                default = known.default
-                broker_key = GROUP_BROKER_DEFAULTS.get(key)
-                if broker_key is not None and self.group_config is not None:
-                    default = str(getattr(self.group_config, broker_key.replace(".", "_")))
-                layers = [(key, default, ConfigSource.DEFAULT_CONFIG)]
+                layers.append((key, overrides[key], ConfigSource.GROUP_CONFIG))
+            followed = GROUP_BROKER_DEFAULTS.get(key)
+            if followed is not None:
+                layers += self.broker_layers((followed,))
+            elif known.default is not None:
+                layers.append((key, known.default, ConfigSource.DEFAULT_CONFIG))
             out.append(entry(key, layers, known, False, synonyms, docs))
         return out

@@ -216,7 +216,8 @@ async def test_a_groups_defaults_are_the_brokers_group_keys(start_server: Any,
                                                            connect: Any) -> None:
     """GroupCoordinatorConfig.extractGroupConfigMap: each GroupConfig key with a broker
     default (consumer.* and share.*) reads the broker's value (the share.* ones read
-    Kafka's default before, whatever group.share.* the server was given)."""
+    Kafka's default before, whatever group.share.* the server was given), with that broker
+    key's source (ConfigHelper.createGroupConfigEntry: STATIC_BROKER_CONFIG when given)."""
     running = await start_server({"group.share.session.timeout.ms": "50000",
                                   "group.consumer.heartbeat.interval.ms": "6000"})
     client = await connect(running.port)
@@ -226,5 +227,5 @@ async def test_a_groups_defaults_are_the_brokers_group_keys(start_server: Any,
             "share.heartbeat.interval.ms"]}],
         "include_synonyms": False, "include_documentation": False})
     assert [(c.name, c.value, c.config_source) for c in got.results[0].configs] == [
-        ("consumer.heartbeat.interval.ms", "6000", 5), ("share.heartbeat.interval.ms", "5000", 5),
-        ("share.session.timeout.ms", "50000", 5)]
+        ("consumer.heartbeat.interval.ms", "6000", 4), ("share.heartbeat.interval.ms", "5000", 5),
+        ("share.session.timeout.ms", "50000", 4)]
