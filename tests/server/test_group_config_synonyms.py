@@ -89,6 +89,14 @@ async def test_a_static_broker_key_is_the_group_keys_source(start_server: Any,
     # v0 has no source: is_default says the value is not Kafka's default.
     old = (await _describe(client, "g", version=0))[SESSION]
     assert (old.value, old.is_default) == ("50000", False)
+    # The broker resource shows the same layers: Kafka's static defaults cover every key
+    # (DynamicBrokerConfig.staticDefaultConfigs), not only the dynamic ones.
+    got = await client.request(DESCRIBE, 4, {"resources": [{
+        "resource_type": BROKER, "resource_name": "0", "configuration_keys": [BROKER_SESSION]}],
+        "include_synonyms": True, "include_documentation": False})
+    (broker,) = got.results[0].configs
+    assert (broker.value, broker.config_source, broker.read_only) == ("50000", STATIC, True)
+    assert _synonyms(broker) == _synonyms(session)
 
 
 async def test_a_value_set_on_the_group_comes_first(start_server: Any, connect: Any) -> None:
