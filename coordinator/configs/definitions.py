@@ -28,6 +28,8 @@ from coordinator.configs.config_key import (
     between,
     list_parts,
 )
+from coordinator.configs.group_docs import SHARE_AUTO_OFFSET_RESET_DOC
+from coordinator.configs.topic_docs import TOPIC_DOCS
 from wire.constants import ConfigType
 
 __all__ = [
@@ -53,77 +55,49 @@ def _key(name: str, kind: ConfigType, default: str | None, doc: str,
     return name, ConfigKey(name, kind, default, doc, validator, dynamic=True)
 
 
+def _topic_key(name: str, kind: ConfigType, default: str | None,
+               validator: Validator | None = None) -> tuple[str, ConfigKey]:
+    return _key(name, kind, default, TOPIC_DOCS[name], validator)
+
+
 B, S, IN, L, D, LI = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT, ConfigType.LONG,
                       ConfigType.DOUBLE, ConfigType.LIST)
 
-#: Kafka 4's topic-level configs (``LogConfig``).
+#: Kafka 4's topic-level configs (``LogConfig``), each documented as Kafka does (``TOPIC_DOCS``).
 TOPIC_KEYS: dict[str, ConfigKey] = dict((
-    _key("cleanup.policy", LI, "delete",
-         "The retention policy of old log segments: delete, compact, or both.",
-         ListOf(("compact", "delete"))),
-    _key("compression.gzip.level", IN, "-1", "The compression level when gzip is used.",
-         between(-1, 9)),
-    _key("compression.lz4.level", IN, "9", "The compression level when lz4 is used.",
-         between(1, 17)),
-    _key("compression.type", S, "producer", "The final compression type of the topic.",
-         OneOf(COMPRESSION_TYPES)),
-    _key("compression.zstd.level", IN, "3", "The compression level when zstd is used.",
-         between(-131072, 22)),
-    _key("delete.retention.ms", L, "86400000",
-         "How long delete tombstones are kept for log compacted topics.", at_least(0)),
-    _key("file.delete.delay.ms", L, "60000",
-         "The time to wait before deleting a file from the filesystem.", at_least(0)),
-    _key("flush.messages", L, str(LONG_MAX),
-         "The number of messages written between forced fsyncs.", at_least(1)),
-    _key("flush.ms", L, str(LONG_MAX), "The time between forced fsyncs.", at_least(0)),
-    _key("follower.replication.throttled.replicas", LI, "",
-         "Replicas whose log replication is throttled on the follower side."),
-    _key("index.interval.bytes", IN, "4096",
-         "How frequently an index entry is added to the offset index.", at_least(0)),
-    _key("leader.replication.throttled.replicas", LI, "",
-         "Replicas whose log replication is throttled on the leader side."),
-    _key("local.retention.bytes", L, "-2",
-         "The local size a partition can grow to before old segments are deleted.",
-         at_least(-2)),
-    _key("local.retention.ms", L, "-2",
-         "How long a local log segment is kept before it is deleted.", at_least(-2)),
-    _key("max.compaction.lag.ms", L, str(LONG_MAX),
-         "The longest a message stays ineligible for compaction.", at_least(1)),
-    _key("max.message.bytes", IN, "1048588",
-         "The largest record batch size allowed by Kafka (after compression).", at_least(0)),
-    _key("message.timestamp.after.max.ms", L, str(LONG_MAX),
-         "How far a message timestamp may be ahead of the broker's timestamp.", at_least(0)),
-    _key("message.timestamp.before.max.ms", L, str(LONG_MAX),
-         "How far a message timestamp may be behind the broker's timestamp.", at_least(0)),
-    _key("message.timestamp.type", S, "CreateTime",
-         "Whether the timestamp in the message is create time or log append time.",
-         OneOf(TIMESTAMP_TYPES)),
-    _key("min.cleanable.dirty.ratio", D, "0.5",
-         "How frequently the log compactor attempts to clean the log.", between(0, 1)),
-    _key("min.compaction.lag.ms", L, "0",
-         "The shortest a message stays uncompacted in the log.", at_least(0)),
-    _key("min.insync.replicas", IN, "1",
-         "The minimum number of in-sync replicas a write with acks=all needs.", at_least(1)),
-    _key("preallocate", B, "false", "Whether to preallocate a file for a new log segment."),
-    _key("remote.log.copy.disable", B, "false", "Whether to stop copying to tiered storage."),
-    _key("remote.log.delete.on.disable", B, "false",
-         "Whether to delete remote data when tiered storage is disabled."),
-    _key("remote.storage.enable", B, "false", "Whether tiered storage is enabled."),
-    _key("retention.bytes", L, "-1",
-         "The largest a partition can grow to before old segments are deleted.", None),
-    _key("retention.ms", L, "604800000",
-         "How long a log is kept before old segments are deleted.", at_least(-1)),
-    _key("segment.bytes", IN, "1073741824", "The segment file size for the log.",
-         at_least(14)),
-    _key("segment.index.bytes", IN, "10485760",
-         "The size of the index that maps offsets to file positions.", at_least(4)),
-    _key("segment.jitter.ms", L, "0",
-         "The maximum random jitter subtracted from the scheduled segment roll time.",
-         at_least(0)),
-    _key("segment.ms", L, "604800000",
-         "The period after which Kafka rolls a segment even if it is not full.", at_least(1)),
-    _key("unclean.leader.election.enable", B, "false",
-         "Whether replicas not in the ISR may be elected leader as a last resort."),
+    _topic_key("cleanup.policy", LI, "delete", ListOf(("compact", "delete"))),
+    _topic_key("compression.gzip.level", IN, "-1", between(-1, 9)),
+    _topic_key("compression.lz4.level", IN, "9", between(1, 17)),
+    _topic_key("compression.type", S, "producer", OneOf(COMPRESSION_TYPES)),
+    _topic_key("compression.zstd.level", IN, "3", between(-131072, 22)),
+    _topic_key("delete.retention.ms", L, "86400000", at_least(0)),
+    _topic_key("file.delete.delay.ms", L, "60000", at_least(0)),
+    _topic_key("flush.messages", L, str(LONG_MAX), at_least(1)),
+    _topic_key("flush.ms", L, str(LONG_MAX), at_least(0)),
+    _topic_key("follower.replication.throttled.replicas", LI, ""),
+    _topic_key("index.interval.bytes", IN, "4096", at_least(0)),
+    _topic_key("leader.replication.throttled.replicas", LI, ""),
+    _topic_key("local.retention.bytes", L, "-2", at_least(-2)),
+    _topic_key("local.retention.ms", L, "-2", at_least(-2)),
+    _topic_key("max.compaction.lag.ms", L, str(LONG_MAX), at_least(1)),
+    _topic_key("max.message.bytes", IN, "1048588", at_least(0)),
+    _topic_key("message.timestamp.after.max.ms", L, str(LONG_MAX), at_least(0)),
+    _topic_key("message.timestamp.before.max.ms", L, str(LONG_MAX), at_least(0)),
+    _topic_key("message.timestamp.type", S, "CreateTime", OneOf(TIMESTAMP_TYPES)),
+    _topic_key("min.cleanable.dirty.ratio", D, "0.5", between(0, 1)),
+    _topic_key("min.compaction.lag.ms", L, "0", at_least(0)),
+    _topic_key("min.insync.replicas", IN, "1", at_least(1)),
+    _topic_key("preallocate", B, "false"),
+    _topic_key("remote.log.copy.disable", B, "false"),
+    _topic_key("remote.log.delete.on.disable", B, "false"),
+    _topic_key("remote.storage.enable", B, "false"),
+    _topic_key("retention.bytes", L, "-1", None),
+    _topic_key("retention.ms", L, "604800000", at_least(-1)),
+    _topic_key("segment.bytes", IN, "1073741824", at_least(14)),
+    _topic_key("segment.index.bytes", IN, "10485760", at_least(4)),
+    _topic_key("segment.jitter.ms", L, "0", at_least(0)),
+    _topic_key("segment.ms", L, "604800000", at_least(1)),
+    _topic_key("unclean.leader.election.enable", B, "false"),
 ))
 
 #: A topic key's broker synonyms, in order of precedence (``ServerTopicConfigSynonyms``).
@@ -175,31 +149,24 @@ GROUP_BROKER_DEFAULTS: dict[str, str] = {
 }
 
 
-def _group_key(name: str, kind: ConfigType, doc: str, validator: Validator,
-               default: str | None = None) -> tuple[str, ConfigKey]:
-    if default is None:
-        default = SERVER_PROPERTIES[GROUP_BROKER_DEFAULTS[name]].default
-    return name, ConfigKey(name, kind, default, doc, validator, dynamic=True)
+def _group_key(name: str, kind: ConfigType, validator: Validator) -> tuple[str, ConfigKey]:
+    """A ``GroupConfig`` key following its broker key: that key's default and documentation
+    (Kafka defines both from the same ``GroupCoordinatorConfig`` / ``ShareGroupConfig``
+    constants)."""
+    broker = SERVER_PROPERTIES[GROUP_BROKER_DEFAULTS[name]]
+    return name, ConfigKey(name, kind, broker.default, broker.doc, validator, dynamic=True)
 
 
 #: ``GroupConfig``: defaults are the broker's ``group.consumer.*`` / ``group.share.*``.
 GROUP_KEYS: dict[str, ConfigKey] = dict((
-    _group_key("consumer.heartbeat.interval.ms", IN,
-               "The heartbeat interval given to the members of a consumer group.", at_least(1)),
-    _group_key("consumer.session.timeout.ms", IN,
-               "The timeout to detect client failures when using the consumer group protocol.",
-               at_least(1)),
-    _group_key("share.auto.offset.reset", S,
-               "The strategy to initialize the share-partition start offset.",
-               OneOf(("latest", "earliest")), default="latest"),
-    _group_key("share.heartbeat.interval.ms", IN,
-               "The heartbeat interval given to the members of a share group.", at_least(1)),
-    _group_key("share.record.lock.duration.ms", IN,
-               "The record acquisition lock duration in milliseconds for share groups.",
-               at_least(1000)),
-    _group_key("share.session.timeout.ms", IN,
-               "The timeout to detect client failures when using the share group protocol.",
-               at_least(1)),
+    _group_key("consumer.heartbeat.interval.ms", IN, at_least(1)),
+    _group_key("consumer.session.timeout.ms", IN, at_least(1)),
+    ("share.auto.offset.reset", ConfigKey(
+        "share.auto.offset.reset", S, "latest", SHARE_AUTO_OFFSET_RESET_DOC,
+        OneOf(("latest", "earliest")), dynamic=True)),
+    _group_key("share.heartbeat.interval.ms", IN, at_least(1)),
+    _group_key("share.record.lock.duration.ms", IN, at_least(1000)),
+    _group_key("share.session.timeout.ms", IN, at_least(1)),
 ))
 
 #: The broker keys AlterConfigs may change (a subset of Kafka's AllDynamicConfigs: the log,
