@@ -17,23 +17,15 @@ from coordinator.configs.group_docs import GROUP_COORDINATOR_DOCS
 from coordinator.configs.topic_docs import TOPIC_DOCS
 from wire import ApiKey, ErrorCode
 
-
-
 TOPIC, BROKER, GROUP = 2, 4, 32
 
-#: Kafka's text for a few keys (TopicConfig.RETENTION_BYTES_DOC,
+#: Kafka's text for a few keys (TopicConfig.FILE_DELETE_DELAY_MS_DOC,
 #: GroupCoordinatorConfig.CONSUMER_GROUP_SESSION_TIMEOUT_MS_DOC /
 #: GROUP_INITIAL_REBALANCE_DELAY_MS_DOC, ServerLogConfigs.LOG_RETENTION_TIME_HOURS_DOC).
 KAFKA_TEXT = {
-    (TOPIC, "retention.bytes"):
-        "This configuration controls the maximum size a partition (which consists of log "
-        "segments) can grow to before we will discard old log segments to free up space if we "
-        "are using the \"delete\" retention policy. By default there is no size limit only a "
-        "time limit. Since this limit is enforced at the partition level, multiply it by the "
-        "number of partitions to compute the topic retention in bytes. Additionally, "
-        "retention.bytes configuration operates independently of \"segment.ms\" and "
-        "\"segment.bytes\" configurations. Moreover, it triggers the rolling of new segment if "
-        "the retention.bytes is configured to zero.",
+    (TOPIC, "file.delete.delay.ms"): "The time to wait before deleting a file from the filesystem",
+    (TOPIC, "compression.gzip.level"):
+        "The compression level to use if compression.type is set to <code>gzip</code>.",
     (TOPIC, "segment.jitter.ms"): "The maximum random jitter subtracted from the scheduled "
         "segment roll time to avoid thundering herds of segment rolling",
     (GROUP, "consumer.session.timeout.ms"):
