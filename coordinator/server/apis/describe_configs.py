@@ -18,7 +18,9 @@ broker's and a group's configuration, as Kafka's ``ConfigHelper`` answers
   The empty name (the cluster-wide dynamic defaults) has those set dynamically (source 3).
   Another id, or a name that is not a number, is INVALID_REQUEST.
 - Group (resource type 32): every ``GroupConfig`` key, the group's own value being
-  GROUP_CONFIG (8), else the broker's default.
+  GROUP_CONFIG (8), else the value and source of the broker key it follows
+  (``group.<key>``: STATIC_BROKER_CONFIG when the server was given it, else DEFAULT_CONFIG),
+  whose layers are the key's synonyms (``createGroupConfigEntry``).
 - Broker logger (resource type 8, KIP-412), named by this broker's node id: ``root`` and
   every logger of the process with its level in log4j's names, DYNAMIC_BROKER_LOGGER_CONFIG
   (6), as ``Log4jController.loggers`` (``coordinator.server.broker_loggers``).
