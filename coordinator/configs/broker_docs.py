@@ -22,6 +22,10 @@ BROKER_DOCS: dict[str, str] = {
         "there can be duplicated ports in this property, so that one listener can be configured "
         "to advertise another listener's address. This can be useful in some cases where "
         "external load balancers are used."),
+    "authorizer.class.name": (
+        "The fully qualified name of a class that implements "
+        "<code>org.apache.kafka.server.authorizer.Authorizer</code> interface, which is used by "
+        "the broker for authorization."),
     "auto.create.topics.enable": "Enable auto creation of topic on the server.",
     "auto.leader.rebalance.enable": (
         "Enables auto leader balancing. A background thread checks the distribution of "
@@ -286,6 +290,8 @@ BROKER_DOCS: dict[str, str] = {
         "than <code>delivery.timeout.ms</code> can help prevent expiration during retries and "
         "protect against message duplication, but the default should be reasonable for most use "
         "cases."),
+    "queued.max.request.bytes": (
+        "The number of queued bytes allowed before no more requests are read"),
     "replica.lag.time.max.ms": (
         "If a follower hasn't sent any fetch requests or hasn't consumed up to the leaders log "
         "end offset for at least this time, the leader will remove the follower from isr"),
@@ -293,6 +299,16 @@ BROKER_DOCS: dict[str, str] = {
         "The list of SASL mechanisms enabled in the Kafka server. The list may contain any "
         "mechanism for which a security provider is available. Only GSSAPI is enabled by "
         "default."),
+    "sasl.jaas.config": (
+        "JAAS login context parameters for SASL connections in the format used by JAAS "
+        "configuration files. JAAS configuration file format is described <a "
+        "href=\"https://docs.oracle.com/javase/8/docs/technotes/guides/security/jgss/"
+        "tutorials/LoginConfigFile.html\">here</a>. "
+        "The format for the value is: <code>loginModuleClass controlFlag "
+        "(optionName=optionValue)*;</code>. For brokers, the config must be prefixed with "
+        "listener prefix and SASL mechanism name in lower-case. For example, "
+        "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=com.example.ScramLoginModule "
+        "required;"),
     "share.coordinator.state.topic.min.isr": (
         "Overridden min.insync.replicas for the share-group state topic."),
     "share.coordinator.state.topic.replication.factor": (
@@ -353,6 +369,8 @@ BROKER_DOCS: dict[str, str] = {
     "ssl.truststore.type": (
         "The file format of the trust store file. The values currently supported by the default "
         "`ssl.engine.factory.class` are [JKS, PKCS12, PEM]."),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": (
+        "The interval at which to rollback transactions that have timed out"),
     "transaction.max.timeout.ms": (
         "The maximum allowed timeout for transactions. If a client\u2019s requested transaction "
         "time "
@@ -362,6 +380,9 @@ BROKER_DOCS: dict[str, str] = {
     "transaction.partition.verification.enable": (
         "Enable verification that checks that the partition has been added to the transaction "
         "before writing transactional records to the partition"),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": (
+        "The interval at which to remove transactions that have expired due to "
+        "<code>transactional.id.expiration.ms</code> passing"),
     "transaction.state.log.min.isr": (
         "The minimum number of replicas that must acknowledge a write to transaction topic in "
         "order to be considered successful."),

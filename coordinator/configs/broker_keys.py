@@ -109,9 +109,7 @@ _OTHER_KEYS: dict[str, ConfigKey] = dict((
     _key("connections.max.idle.ms", L, "600000", KAFKA_DOC, at_least(-1), reader=_SERVER),
     # Kafka's default is -1 (unbounded); kcoord bounds all partially received requests
     # together at twice the largest request.
-    _key("queued.max.request.bytes", L, "209715200",
-         "The number of queued bytes allowed before no more requests are read.",
-         at_least(-1), reader=_SERVER),
+    _key("queued.max.request.bytes", L, "209715200", KAFKA_DOC, at_least(-1), reader=_SERVER),
     _key("max.connections", IN, str(INT_MAX), KAFKA_DOC, at_least(0),
          dynamic=True, reader=_SERVER),
     _key("default.replication.factor", IN, "1", KAFKA_DOC, between(1, 32767),
@@ -145,11 +143,9 @@ _OTHER_KEYS: dict[str, ConfigKey] = dict((
     _key("transactional.id.expiration.ms", IN, "604800000", KAFKA_DOC, at_least(1),
          reader=_TXN),
     _key("transaction.abort.timed.out.transaction.cleanup.interval.ms", IN, "10000",
-         "The interval at which to roll back transactions that have timed out.", at_least(1),
-         reader=_TXN),
+         KAFKA_DOC, at_least(1), reader=_TXN),
     _key("transaction.remove.expired.transaction.cleanup.interval.ms", IN, "3600000",
-         "The interval at which to remove transactions that have expired.", at_least(1),
-         reader=_TXN),
+         KAFKA_DOC, at_least(1), reader=_TXN),
     # The finalized level of Kafka's transaction.version feature (Kafka 4 finalizes 2 on a
     # new cluster; Kafka sets it with kafka-features / kafka-storage format, kcoord a key).
     _key(TRANSACTION_VERSION_FEATURE, IN, str(MAX_TRANSACTION_VERSION),
@@ -228,17 +224,14 @@ _OTHER_KEYS: dict[str, ConfigKey] = dict((
          reader=Reader.LISTENERS),
     _key("listeners", S, "PLAINTEXT://:9092", KAFKA_DOC,
          dynamic=True, reader=Reader.LISTENERS),
-    _key("authorizer.class.name", S, "",
-         "The fully qualified name of a class that implements the Authorizer interface, "
-         "which is used by the broker for authorization.", reader=Reader.AUTHORIZER),
+    _key("authorizer.class.name", S, "", KAFKA_DOC, reader=Reader.AUTHORIZER),
     # Read-only here: a listener's address, SASL and TLS keys (``listener.name.<name>.``
     # prefixed or not: DescribeConfigs reads a prefixed key's type and doc from its base key).
     *(_key(name, kind, None, doc, reader=Reader.LISTENERS) for name, kind, doc in (
         ("advertised.listeners", S, KAFKA_DOC),
         ("sasl.enabled.mechanisms", LI, KAFKA_DOC),
         ("connections.max.reauth.ms", L, KAFKA_DOC),
-        ("sasl.jaas.config", P,
-         "The JAAS login context parameters for SASL connections."),
+        ("sasl.jaas.config", P, KAFKA_DOC),
         ("ssl.keystore.type", S, KAFKA_DOC),
         ("ssl.keystore.location", S, KAFKA_DOC),
         ("ssl.keystore.password", P, KAFKA_DOC),

@@ -74,14 +74,12 @@ def test_the_definitions_carry_kafkas_text() -> None:
 
 
 #: Broker keys that keep kcoord's text: kcoord's own keys and Kafka's whose documentation is
-#: built from code (an enum's values) or defined outside the classes read (QuorumConfig,
-#: SaslConfigs, the authorizer's, TransactionStateManagerConfig's differently-named ones).
+#: built from an enum's values (group.coordinator.rebalance.protocols) or defined outside the
+#: classes read (QuorumConfig; transaction.version is a feature, zookeeper.* are gone).
 OWN_TEXT = (
-    "authorizer.class.name", "controller.quorum.bootstrap.servers", "controller.quorum.voters",
+    "controller.quorum.bootstrap.servers", "controller.quorum.voters",
     "coordinator.load.delay.ms", "group.coordinator.rebalance.protocols",
     "kcoord.max.open.segment.files", "kcoord.queued.max.response.bytes",
-    "queued.max.request.bytes", "sasl.jaas.config", "socket.send.timeout.ms",
-    "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-    "transaction.remove.expired.transaction.cleanup.interval.ms", "transaction.version",
+    "socket.send.timeout.ms", "transaction.version",
     "zookeeper.connect", "zookeeper.connection.timeout.ms",
 )
