@@ -13,9 +13,9 @@ where kcoord's storage needs it. Keys named ``kcoord.*`` are kcoord's own.
 
 from __future__ import annotations
 
-from coordinator.configs.broker_docs import BROKER_DOCS
 from coordinator.configs.config_key import (
     INT_MAX,
+    KAFKA_DOC_PREFIX,
     LONG_MAX,
     ConfigKey,
     ListOf,
@@ -25,7 +25,6 @@ from coordinator.configs.config_key import (
     at_least,
     between,
 )
-from coordinator.configs.group_docs import GROUP_COORDINATOR_DOCS
 from wire.constants import MAX_TRANSACTION_VERSION, TRANSACTION_VERSION_FEATURE, ConfigType
 
 __all__ = ["COMPRESSION_TYPES", "GROUP_COORDINATOR_KEYS", "SERVER_PROPERTIES", "TIMESTAMP_TYPES",
@@ -41,13 +40,12 @@ _SERVER, _BROKER, _TXN, _IGNORED = Reader.SERVER, Reader.BROKER, Reader.TRANSACT
 
 #: A key's documentation is Kafka's own, verbatim (``broker_docs``, ``group_docs``).
 KAFKA_DOC = ""
-_KAFKA_DOCS = {**GROUP_COORDINATOR_DOCS, **BROKER_DOCS}
 
 
 def _key(name: str, kind: ConfigType, default: str | None, doc: str,
          validator: Validator | None = None, *, dynamic: bool = False,
          reader: Reader | None = None) -> tuple[str, ConfigKey]:
-    return name, ConfigKey(name, kind, default, doc or _KAFKA_DOCS[name], validator, dynamic,
+    return name, ConfigKey(name, kind, default, doc or KAFKA_DOC_PREFIX + name, validator, dynamic,
                            reader)
 
 

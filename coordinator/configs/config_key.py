@@ -21,6 +21,7 @@ from wire.constants import ConfigType
 __all__ = [
     "INT_MAX",
     "KAFKA_DEFAULT",
+    "KAFKA_DOC_PREFIX",
     "LONG_MAX",
     "ConfigKey",
     "InvalidConfig",
@@ -119,6 +120,10 @@ def at_least(minimum: float) -> Range:
     return Range(minimum, None)
 
 
+#: A ``doc`` of this prefix and a key's name is Kafka's text for that key (``kafka_docs``,
+#: imported only when documentation is asked for).
+KAFKA_DOC_PREFIX = "kafka-doc:"
+
 _TYPE_BOUNDS = {ConfigType.INT: INT_MAX, ConfigType.SHORT: 2**15 - 1, ConfigType.LONG: LONG_MAX}
 
 
@@ -135,6 +140,14 @@ class ConfigKey:
     validator: Validator | None = None
     dynamic: bool = False
     reader: Reader | None = None
+
+    @property
+    def documentation(self) -> str:
+        """The key's documentation (Kafka's text where ``doc`` refers to it)."""
+        if not self.doc.startswith(KAFKA_DOC_PREFIX):
+            return self.doc
+        from coordinator.configs.kafka_docs import kafka_doc  # only when asked for
+        return kafka_doc(self.doc[len(KAFKA_DOC_PREFIX):])
 
     def parse(self, value: str) -> object:
         """``value`` parsed and validated; InvalidConfig with Kafka's message otherwise."""

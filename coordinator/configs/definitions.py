@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from coordinator.configs.broker_keys import COMPRESSION_TYPES, SERVER_PROPERTIES, TIMESTAMP_TYPES
 from coordinator.configs.config_key import (
+    KAFKA_DOC_PREFIX,
     LONG_MAX,
     ConfigKey,
     InvalidConfig,
@@ -28,8 +29,6 @@ from coordinator.configs.config_key import (
     between,
     list_parts,
 )
-from coordinator.configs.group_docs import SHARE_AUTO_OFFSET_RESET_DOC
-from coordinator.configs.topic_docs import TOPIC_DOCS
 from wire.constants import ConfigType
 
 __all__ = [
@@ -57,7 +56,7 @@ def _key(name: str, kind: ConfigType, default: str | None, doc: str,
 
 def _topic_key(name: str, kind: ConfigType, default: str | None,
                validator: Validator | None = None) -> tuple[str, ConfigKey]:
-    return _key(name, kind, default, TOPIC_DOCS[name], validator)
+    return _key(name, kind, default, f"{KAFKA_DOC_PREFIX}topic:{name}", validator)
 
 
 B, S, IN, L, D, LI = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT, ConfigType.LONG,
@@ -162,7 +161,7 @@ GROUP_KEYS: dict[str, ConfigKey] = dict((
     _group_key("consumer.heartbeat.interval.ms", IN, at_least(1)),
     _group_key("consumer.session.timeout.ms", IN, at_least(1)),
     ("share.auto.offset.reset", ConfigKey(
-        "share.auto.offset.reset", S, "latest", SHARE_AUTO_OFFSET_RESET_DOC,
+        "share.auto.offset.reset", S, "latest", KAFKA_DOC_PREFIX + "share.auto.offset.reset",
         OneOf(("latest", "earliest")), dynamic=True)),
     _group_key("share.heartbeat.interval.ms", IN, at_least(1)),
     _group_key("share.record.lock.duration.ms", IN, at_least(1000)),

@@ -71,7 +71,7 @@ def entry(name: str, layers: list[Layer], known: ConfigKey | None, read_only: bo
         "synonyms": ([{"name": n, "value": None if sensitive else v, "source": s}
                       for n, v, s in layers] if synonyms else []),
         "config_type": ConfigType.UNKNOWN if known is None else known.type,
-        "documentation": known.doc if documentation and known is not None else None,
+        "documentation": known.documentation if documentation and known is not None else None,
     }
 
 

@@ -130,4 +130,4 @@ def test_every_key_has_a_kafka_type_and_documentation() -> None:
     for keys in (SERVER_PROPERTIES, TOPIC_KEYS, GROUP_KEYS):
         for name, key in keys.items():
             assert key.type is not ConfigType.UNKNOWN, name
-            assert key.doc.strip(), name  # (Kafka's text, verbatim: not always a sentence)
+            assert key.documentation.strip(), name  # Kafka's text: not always a sentence

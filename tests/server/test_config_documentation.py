@@ -65,9 +65,9 @@ async def test_every_key_is_documented_as_kafka_documents_it(start_server: Any,
 
 
 def test_the_definitions_carry_kafkas_text() -> None:
-    assert {name: key.doc for name, key in TOPIC_KEYS.items()} == TOPIC_DOCS
+    assert {name: key.documentation for name, key in TOPIC_KEYS.items()} == TOPIC_DOCS
     for name, doc in (BROKER_DOCS | GROUP_COORDINATOR_DOCS).items():
-        assert SERVER_PROPERTIES[name].doc == doc, name
+        assert SERVER_PROPERTIES[name].documentation == doc, name
     # Every broker key has Kafka's text but those kcoord could not take from Kafka's source.
     own = sorted(set(SERVER_PROPERTIES) - set(BROKER_DOCS) - set(GROUP_COORDINATOR_DOCS))
     assert own == sorted(OWN_TEXT), own

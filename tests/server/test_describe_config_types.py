@@ -63,8 +63,8 @@ async def test_every_key_carries_its_type_and_documentation(
             key = broker_key(name) if known is None else known[name]
             assert key is not None, name
             assert (name, config.config_type) == (name, key.type)
-            assert (name, config.documentation) == (name, key.doc)
-            assert key.doc.strip()
+            assert (name, config.documentation) == (name, key.documentation)
+            assert key.documentation.strip()
     assert set(topic) == set(TOPIC_KEYS) and set(group) == set(GROUP_KEYS)
     assert set(default) == {"log.cleaner.threads", "min.insync.replicas"}  # (and ELR's)
     # Static keys (read-only) carry their types too, not only the dynamic ones.
@@ -120,7 +120,7 @@ async def test_secrets_and_unknown_keys_are_sensitive(nursery: trio.Nursery,
     assert (jaas.value, jaas.is_sensitive, jaas.config_type, jaas.config_source) == (
         None, True, ConfigType.PASSWORD, 4)
     assert [(s.name, s.value) for s in jaas.synonyms] == [(jaas.name, None)]
-    assert jaas.documentation == SERVER_PROPERTIES["sasl.jaas.config"].doc
+    assert jaas.documentation == SERVER_PROPERTIES["sasl.jaas.config"].documentation
     # super.users is the authorizer's, not KafkaConfig's: its type is unknown.
     users = configs["super.users"]
     assert (users.value, users.is_sensitive, users.config_type, users.documentation) == (
