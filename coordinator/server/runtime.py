@@ -397,7 +397,10 @@ class CoordinatorRuntime:
             if records:
                 self._writing = True
                 try:
-                    await self.sink.append(records)
+                    # On the loop when the sink can, as submit does (else two cohorts of
+                    # connections kept each other queued behind thread writes).
+                    if not self.sink.append_nowait(records):
+                        await self.sink.append(records)
                 except Exception as exc:
                     error = exc
                     self._append_failed(len(records), exc)

@@ -280,3 +280,50 @@ async def test_timers_reschedule_later_earlier_and_cancel(
     assert last + 1000 <= fired_a < last + 1010
     assert runtime.armed_timers() == {}
     assert len(runtime._heap) <= 3
+
+
+class HeldSink(MemorySink):
+    """A sink whose log is held (as by the interval flusher's fsync) until its first
+    thread append completes: the inline appends meanwhile are refused."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held = True
+        self.thread_appends = 0
+        self.inline_appends = 0
+
+    def append_nowait(self, records: Sequence[Record]) -> bool:
+        if self.held:
+            return False
+        self.inline_appends += 1
+        return super().append_nowait(records)
+
+    async def append(self, records: Sequence[Record]) -> None:
+        self.thread_appends += 1
+        await trio.sleep(0.01)
+        self.held = False  # the fsync that held the log is over
+        await super().append(records)
+
+
+async def test_queued_commits_go_inline_once_the_log_is_free(nursery: trio.Nursery) -> None:
+    # One refused inline append sends a commit to the queue; the commits queued behind its
+    # (thread) write are written inline once the log is free, not by another thread write,
+    # which let connections keep each other queued for as long as they kept committing.
+    sink = HeldSink()
+    runtime = CoordinatorRuntime(GroupCoordinator(CoordinatorConfig(), lambda: "u"), sink)
+    await nursery.start(runtime.run)
+    answered: list[int] = []
+
+    async def commit(offset: int) -> None:
+        resp = await runtime.call(handle_offset_commit, V8, _commit(f"g{offset}", offset))
+        assert resp["topics"][0]["partitions"][0]["error_code"] == 0
+        answered.append(offset)
+
+    async with trio.open_nursery() as requests:
+        requests.start_soon(commit, 0)
+        await trio.sleep(0.005)  # the first one's thread write is under way
+        for offset in (1, 2, 3):
+            requests.start_soon(commit, offset)
+    assert sorted(answered) == [0, 1, 2, 3]
+    assert (sink.thread_appends, sink.inline_appends) == (1, 1)
+    assert [record.value.offset for record in sink.records] == [0, 1, 2, 3]
