@@ -25,14 +25,20 @@ from coordinator.configs.config_key import (
     at_least,
     between,
 )
+from coordinator.configs.security_keys import (
+    AUTHORIZER_CONFIG_KEYS,
+    LISTENER_ADDRESS_KEYS,
+    SASL_JAAS_KEYS,
+    SASL_KEYS,
+    SSL_KEYS,
+)
 from wire.constants import MAX_TRANSACTION_VERSION, TRANSACTION_VERSION_FEATURE, ConfigType
 
 __all__ = ["COMPRESSION_TYPES", "GROUP_COORDINATOR_KEYS", "SERVER_PROPERTIES", "TIMESTAMP_TYPES",
            "keys_read_by"]
 
-B, S, IN, L, D, LI, P = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT,
-                         ConfigType.LONG, ConfigType.DOUBLE, ConfigType.LIST,
-                         ConfigType.PASSWORD)
+B, S, IN, L, D, LI = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT,
+                      ConfigType.LONG, ConfigType.DOUBLE, ConfigType.LIST)
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 _SERVER, _BROKER, _TXN, _IGNORED = Reader.SERVER, Reader.BROKER, Reader.TRANSACTIONS, Reader.IGNORED
@@ -210,40 +216,17 @@ _OTHER_KEYS: dict[str, ConfigKey] = dict((
     _ignored("metadata.log.dir", S, KAFKA_DOC),
     _ignored("auto.leader.rebalance.enable", B, KAFKA_DOC),
     _ignored("replica.lag.time.max.ms", L, KAFKA_DOC),
-    # Dynamic (not advertised.listeners, read-only in Kafka 4's KRaft brokers); but for the
-    # listeners, only AlterConfigs and DescribeConfigs know them, the static config does not.
+    # The listeners, SASL, TLS and authorizer keys (``security_keys``).
+    *LISTENER_ADDRESS_KEYS.items(),
+    *AUTHORIZER_CONFIG_KEYS.items(),
+    *SASL_KEYS.items(),
+    *SASL_JAAS_KEYS.items(),
+    *SSL_KEYS.items(),
+    # Dynamic: only AlterConfigs and DescribeConfigs know them, the static config does not.
     _key("background.threads", IN, "10", KAFKA_DOC, at_least(1),
          dynamic=True),
     _key("compression.type", S, "producer", KAFKA_DOC,
          OneOf(COMPRESSION_TYPES), dynamic=True),
-    _key("listener.security.protocol.map", S,
-         "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-         KAFKA_DOC, dynamic=True,
-         reader=Reader.LISTENERS),
-    _key("listeners", S, "PLAINTEXT://:9092", KAFKA_DOC,
-         dynamic=True, reader=Reader.LISTENERS),
-    _key("authorizer.class.name", S, "", KAFKA_DOC, reader=Reader.AUTHORIZER),
-    # Read-only here: a listener's address, SASL and TLS keys (``listener.name.<name>.``
-    # prefixed or not: DescribeConfigs reads a prefixed key's type and doc from its base key).
-    *(_key(name, kind, None, doc, reader=Reader.LISTENERS) for name, kind, doc in (
-        ("advertised.listeners", S, KAFKA_DOC),
-        ("sasl.enabled.mechanisms", LI, KAFKA_DOC),
-        ("connections.max.reauth.ms", L, KAFKA_DOC),
-        ("sasl.jaas.config", P, KAFKA_DOC),
-        ("ssl.keystore.type", S, KAFKA_DOC),
-        ("ssl.keystore.location", S, KAFKA_DOC),
-        ("ssl.keystore.password", P, KAFKA_DOC),
-        ("ssl.keystore.certificate.chain", P, KAFKA_DOC),
-        ("ssl.keystore.key", P, KAFKA_DOC),
-        ("ssl.key.password", P, KAFKA_DOC),
-        ("ssl.truststore.type", S, KAFKA_DOC),
-        ("ssl.truststore.location", S, KAFKA_DOC),
-        ("ssl.truststore.password", P, KAFKA_DOC),
-        ("ssl.truststore.certificates", P, KAFKA_DOC),
-        ("ssl.client.auth", S, KAFKA_DOC),
-        ("ssl.enabled.protocols", LI, KAFKA_DOC),
-        ("ssl.endpoint.identification.algorithm", S, KAFKA_DOC),
-    )),
     _key("log.cleaner.io.buffer.load.factor", D, "0.9", KAFKA_DOC, dynamic=True),
     _key("log.cleaner.io.buffer.size", IN, "524288", KAFKA_DOC, at_least(0), dynamic=True),
     _key("log.cleaner.io.max.bytes.per.second", D, "1.7976931348623157E308",

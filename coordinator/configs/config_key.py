@@ -6,7 +6,8 @@ server's options, the cores' frozen configs and DescribeConfigs are derived from
 Validators are data (:class:`Range`, :class:`OneOf`, :class:`ListOf`) so that the static
 configuration's checks read the same bounds as AlterConfigs' (with Kafka's messages).
 Parsing follows ``ConfigDef.parseType``, with Kafka's messages ("Invalid value x for
-configuration y: Not a number of type LONG").
+configuration y: Not a number of type LONG"). The two config errors live here too:
+:class:`InvalidConfig` (a bad value) and :class:`ConfigError` (a resource's answer).
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from wire.constants import ConfigType
+from wire.constants import ConfigType, ErrorCode
 
 __all__ = [
     "INT_MAX",
     "KAFKA_DEFAULT",
     "KAFKA_DOC_PREFIX",
     "LONG_MAX",
+    "ConfigError",
     "ConfigKey",
     "InvalidConfig",
     "ListOf",
@@ -43,6 +45,17 @@ INT_MAX = 2**31 - 1
 
 class InvalidConfig(ValueError):
     """Kafka's ``ConfigException``: the message is Kafka's."""
+
+
+class ConfigError(Exception):
+    """A dynamic configuration request's answer for one resource: Kafka's error code and
+    message (here, not with the config store: the broker surface's DescribeConfigs raises
+    it for BROKER_LOGGER resources without importing the store and every record type)."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 class Reader(StrEnum):

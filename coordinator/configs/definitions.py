@@ -13,7 +13,6 @@ key a :class:`ConfigKey`: type, default, validator, documentation).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from coordinator.configs.broker_keys import COMPRESSION_TYPES, SERVER_PROPERTIES, TIMESTAMP_TYPES
@@ -29,6 +28,7 @@ from coordinator.configs.config_key import (
     between,
     list_parts,
 )
+from coordinator.configs.security_keys import PER_BROKER_KEYS, listener_base_key
 from wire.constants import ConfigType
 
 __all__ = [
@@ -173,22 +173,12 @@ GROUP_KEYS: dict[str, ConfigKey] = dict((
 BROKER_KEYS: dict[str, ConfigKey] = {
     name: key for name, key in sorted(SERVER_PROPERTIES.items()) if key.dynamic}
 
-#: ``DynamicBrokerConfig.PerBrokerConfigs`` among ``BROKER_KEYS``: one broker only.
-PER_BROKER_KEYS = frozenset({"listeners", "listener.security.protocol.map"})
-
-
-#: ``listener.name.<listener>.<key>``, and a SASL mechanism's ``<mechanism>.<key>`` within it.
-_LISTENER_OVERRIDE = re.compile(
-    r"^listener\.name\.[^.]+\.(?:[a-z0-9-]+\.(?=sasl\.jaas\.config$|connections\.max\.reauth\.ms$))?"
-    r"(.+)$")
-
-
 def broker_key(name: str) -> ConfigKey | None:
     """A broker-level key's definition; a listener override's is its base key's
     (``KafkaConfig.configType`` through ``DynamicBrokerConfig.brokerConfigSynonyms``)."""
     known = SERVER_PROPERTIES.get(name)
-    if known is None and (override := _LISTENER_OVERRIDE.match(name)) is not None:
-        known = SERVER_PROPERTIES.get(override.group(1))
+    if known is None and (base := listener_base_key(name)) is not None:
+        known = SERVER_PROPERTIES.get(base)
     return known
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from coordinator.configs.config_key import ConfigError
 from coordinator.configs.definitions import (
     BROKER_KEYS,
     GROUP_KEYS,
@@ -25,7 +26,6 @@ from coordinator.configs.definitions import (
     known_keys,
     list_parts,
 )
-from coordinator.configs.errors import ConfigError
 from storage.config_records import NO_TOPIC_ID, ConfigRecordKey, ConfigRecordValue
 from storage.records import Record
 from wire.constants import AlterConfigOpType, ConfigType, ErrorCode

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from coordinator.configs.errors import ConfigError
+from coordinator.configs.config_key import ConfigError
 from wire.constants import AlterConfigOpType, ErrorCode
 
 __all__ = ["ROOT_LOGGER", "alter_logger_levels", "log4j_level", "logger_levels"]

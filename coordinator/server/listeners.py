@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from coordinator.config import ConfigError
+from coordinator.configs.security_keys import LISTENER_ADDRESS_KEYS, SASL_KEYS, SSL_KEYS
 
 __all__ = [
     "LISTENER_KEYS",
@@ -40,21 +41,9 @@ SSL = "SSL"
 SASL_PLAINTEXT = "SASL_PLAINTEXT"
 SASL_SSL = "SASL_SSL"
 _PROTOCOLS = (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)
-#: The TLS keys a listener reads (Kafka's names; ``ssl.endpoint.identification.algorithm``
-#: is a client's and inter-broker setting: accepted, meaning nothing for kcoord).
-SSL_KEYS = frozenset({
-    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password",
-    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.key.password",
-    "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
-    "ssl.truststore.certificates", "ssl.client.auth", "ssl.enabled.protocols",
-    "ssl.endpoint.identification.algorithm",
-})
 #: The keys this module reads (``listener.name.<name>.*`` ones are matched by pattern).
-LISTENER_KEYS = frozenset({"listeners", "advertised.listeners",
-                           "listener.security.protocol.map", "sasl.enabled.mechanisms",
-                           "connections.max.reauth.ms", *SSL_KEYS})
-_PER_LISTENER = frozenset({"sasl.enabled.mechanisms", "plain.sasl.jaas.config",
-                           "connections.max.reauth.ms", *SSL_KEYS})
+LISTENER_KEYS = frozenset({*LISTENER_ADDRESS_KEYS, *SASL_KEYS, *SSL_KEYS})
+_PER_LISTENER = frozenset({*SASL_KEYS, "plain.sasl.jaas.config", *SSL_KEYS})
 _LISTENER_RE = re.compile(r"^([A-Za-z0-9_]+)://(\[[0-9A-Fa-f:.]+\]|[^:/\s]*):(\d+)$")
 _LISTENER_KEY_RE = re.compile(r"^listener\.name\.([a-z0-9_]+)\.(.+)$")
 #: KIP-368's per-mechanism session lifetime, ``listener.name.<name>.<mechanism>.`` only.

@@ -20,6 +20,7 @@ from typing import Any
 from coordinator.config import ConfigError, CoordinatorConfig
 from coordinator.configs.broker_keys import SERVER_PROPERTIES, keys_read_by
 from coordinator.configs.config_key import KAFKA_DEFAULT, Reader, kafka_defaults
+from coordinator.configs.security_keys import AUTHORIZER_KEYS
 from coordinator.server.listeners import (
     Listener,
     ServedListener,
@@ -28,7 +29,7 @@ from coordinator.server.listeners import (
     parse_listeners,
     sasl_settings,
 )
-from coordinator.server.security_setup import AUTHORIZER_KEYS, validate_authorizer
+from coordinator.server.security_setup import validate_authorizer
 from coordinator.txn.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from storage.policy import FsyncPolicy, RecoverMode
 

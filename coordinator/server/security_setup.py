@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTHORIZER_CLASS_NAMES",
-    "AUTHORIZER_KEYS",
     "authorizer_enabled",
     "security_shard",
     "validate_authorizer",
@@ -29,9 +28,6 @@ __all__ = [
 AUTHORIZER_CLASS_NAMES = frozenset({
     "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "kafka.security.authorizer.AclAuthorizer",
-})
-AUTHORIZER_KEYS = frozenset({
-    "authorizer.class.name", "super.users", "allow.everyone.if.no.acl.found",
 })
 
 
