@@ -279,7 +279,7 @@ class TopicFiles:
     # -- the log cleaner (storage.log_cleaner) ------------------------------------------
 
     def partition_log(self, topic_id: uuid.UUID, index: int) -> Log | None:
-        """The partition's open log, None when it was never written."""
+        """The partition's open log, None when it is not open (never created here)."""
         return self._logs.get((topic_id, index))
 
     def partition_bytes(self, topic_id: uuid.UUID, index: int) -> int:
@@ -390,9 +390,10 @@ class TopicFiles:
         return [key for key in partitions if key not in logs]
 
     def open_partitions(self, partitions: Iterable[tuple[uuid.UUID, int]]) -> None:
-        """Open (create, recover) these partitions' logs now; blocking, for a worker thread:
-        a new partition log locks its directory and creates its first segment with three
-        fsyncs, which on the event loop held every connection of the server (0.5 s for six
+        """Open (create, recover) these partitions' logs now; blocking, for a worker thread
+        (``TopicStore.open_logs`` where partitions are created, the startup's load): a new
+        partition log locks its directory and creates its first segment with three fsyncs,
+        which on the event loop held every connection of the server (0.5 s for six
         partitions on an idle disk). A log that cannot be opened is left for the append to
         report (KAFKA_STORAGE_ERROR)."""
         for topic_id, index in partitions:

@@ -237,6 +237,25 @@ class TopicStore:
         self.notify()
         return topic
 
+    def unopened_logs(self, topics: Iterable[Topic] | None = None) -> list[tuple[uuid.UUID, int]]:
+        """(topic id, partition) of the partitions of ``topics`` (None: every topic) whose
+        log is not open yet; none without files."""
+        if self.files is None:
+            return []
+        chosen = self._topics.values() if topics is None else topics
+        return self.files.unopened((topic.topic_id, partition.index)
+                                   for topic in chosen for partition in topic.partitions)
+
+    async def open_logs(self, topic: Topic) -> None:
+        """Open the logs of ``topic``'s partitions that are not open yet, in a worker thread
+        (``TopicFiles.open_partitions``: a new partition's directory lock and first segment
+        take three fsyncs, which on the event loop held every connection). Called where
+        partitions are created (CreateTopics, auto-creation, CreatePartitions; the startup
+        opens the rest), so that an append finds its partition's log open."""
+        files, missing = self.files, self.unopened_logs((topic,))
+        if files is not None and missing:
+            await trio.to_thread.run_sync(files.open_partitions, missing)
+
     def _register(self, topic: Topic) -> None:
         self._topics[topic.name] = topic
         self._by_id[topic.topic_id] = topic
@@ -344,17 +363,19 @@ class TopicStore:
 
     def append(
         self,
-        name: str,
+        topic: str | Topic,
         index: int,
         batch: bytes,
         header: RecordBatchHeader,
         origin: AppendOrigin | None = None,
         verified: bool = True,
     ) -> int:
-        """Append a validated batch to a partition; its base offset. Wakes waiting fetches.
+        """Append a validated batch to a partition of ``topic`` (its name, or the topic a
+        caller looked up already: Produce); its base offset. Wakes waiting fetches.
         ``origin`` None: the partition's default (a client's batch)."""
-        partition = self.partition(name, index)
-        if partition is None:
+        found = self._topics.get(topic) if isinstance(topic, str) else topic
+        partition = None if found is None else found.partition(index)
+        if found is None or partition is None:
             raise BrokerError(
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 "This server does not host this topic-partition.",
@@ -362,7 +383,7 @@ class TopicStore:
         end = partition.log_end_offset
         persist = None
         if self.files is not None:
-            files, topic_id = self.files, self._topics[name].topic_id
+            files, topic_id = self.files, found.topic_id
 
             def persist(base: int, data: bytes) -> None:
                 files.appended(topic_id, index, base, data)

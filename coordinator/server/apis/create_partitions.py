@@ -56,7 +56,7 @@ def _check_assignments(assignments: Any, added: int, factor: int,
         check_registered(brokers, registered)
 
 
-def _grow(ctx: RequestContext, topic: Any, validate_only: bool) -> None:
+async def _grow(ctx: RequestContext, topic: Any, validate_only: bool) -> None:
     store = store_of(ctx)
     existing = store.get(topic.name)
     if existing is None:
@@ -83,7 +83,7 @@ def _grow(ctx: RequestContext, topic: Any, validate_only: bool) -> None:
     _check_assignments(topic.assignments, topic.count - current,
                        replication_factor_of(ctx, existing.replication_factor), broker_ids(ctx))
     if not validate_only:
-        store.add_partitions(topic.name, topic.count)
+        await store.open_logs(store.add_partitions(topic.name, topic.count))
 
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
@@ -97,7 +97,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
         if results:
             await yield_between_topics()
         try:
-            _grow(ctx, topic, bool(body.validate_only))
+            await _grow(ctx, topic, bool(body.validate_only))
         except BrokerError as exc:
             results.append({"name": topic.name, "error_code": exc.code,
                             "error_message": exc.message})

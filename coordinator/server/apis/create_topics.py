@@ -183,8 +183,9 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
             else:
                 # One broker: the factor is 1 whatever the default, so none is recorded.
                 recorded = factor if len(registered) > 1 else -1
-                topic_id = store.create_topic(topic.name, partitions, configs,
-                                              recorded).topic_id
+                created = store.create_topic(topic.name, partitions, configs, recorded)
+                await store.open_logs(created)
+                topic_id = created.topic_id
         except BrokerError as exc:
             results.append(_error(topic.name, exc))
             continue

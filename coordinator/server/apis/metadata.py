@@ -98,7 +98,8 @@ def _invalid_request(requested: list[Any]) -> dict[str, Any]:
     }
 
 
-def _by_name(store: TopicStore, name: str, auto_create: bool, partitions: int) -> Topic | ErrorCode:
+async def _by_name(store: TopicStore, name: str, auto_create: bool,
+                   partitions: int) -> Topic | ErrorCode:
     topic = store.get(name)
     if topic is not None:
         return topic
@@ -106,9 +107,11 @@ def _by_name(store: TopicStore, name: str, auto_create: bool, partitions: int) -
         validate_topic_name(name)
         if not auto_create:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        return store.create_topic(name, partitions)
+        created = store.create_topic(name, partitions)
     except BrokerError as exc:
         return exc.code
+    await store.open_logs(created)  # (before this client learns of it)
+    return created
 
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
@@ -167,7 +170,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                     topics.append(_internal_entry(internal_topic(name, config, cluster_id),
                                                   identity.node_id, operations, cluster))
                     continue
-                result = _by_name(store, name, auto_create, partitions)
+                result = await _by_name(store, name, auto_create, partitions)
                 if isinstance(result, Topic):
                     topics.append(_topic_entry(result, identity.node_id, operations, cluster))
                 else:

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from typing import TYPE_CHECKING, Any
-
-import trio
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import wire
 from coordinator.broker import config as broker_config
@@ -50,8 +48,6 @@ from wire.constants import ApiKey
 from wire.records import ATTR_TRANSACTIONAL
 
 if TYPE_CHECKING:
-    import uuid
-
     from coordinator.broker.topics import TopicStore
     from coordinator.server.context import RequestContext
 
@@ -68,6 +64,14 @@ _RETRIABLE_AS = dict.fromkeys(
 _ATTRIBUTES_AT = 21
 _PRODUCER_AT = 43  # the first batch's producer id (int64), then its epoch (int16)
 _VALID_ACKS = (-1, 0, 1)
+
+
+class _Target(NamedTuple):
+    """One topic of a Produce request, looked up once (``_target``)."""
+
+    topic: Topic | None
+    unknown: ErrorCode  # what its partitions answer when ``topic`` is None
+    internal_name: str | None  # an internal topic's name: refused
 
 
 def _failed(index: int, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
@@ -98,7 +102,7 @@ def _transactional_producer(records: bytes | None) -> tuple[int, int] | None:
 
 
 async def _add_partitions_implicitly(
-    ctx: RequestContext, body: Any, store: Any
+    ctx: RequestContext, body: Any, topics: list[_Target]
 ) -> dict[TopicPartition, ErrorCode]:
     """Produce v12+: add each transactional batch's partition its transaction does not hold
     yet (one call for the request, as Kafka's broker does); the partitions refused. Batches
@@ -109,9 +113,7 @@ async def _add_partitions_implicitly(
     if runtime is None or txn_id is None:
         return {}
     wanted: dict[tuple[int, int], list[TopicPartition]] = {}
-    for topic_data in body.topic_data:
-        by_id = ctx.api_version >= _TOPIC_ID_VERSION
-        topic = store.by_id(topic_data.topic_id) if by_id else store.get(topic_data.name)
+    for topic_data, (topic, _, _) in zip(body.topic_data, topics, strict=True):
         for data in topic_data.partition_data:
             batch_producer = _transactional_producer(data.records)
             if topic is None or batch_producer is None or topic.partition(data.index) is None:
@@ -171,9 +173,7 @@ def _append(
                 )
             )
         assert records is not None
-        base_offset = store_of(ctx).append(
-            topic.name, index, records, header, verified=verified
-        )
+        base_offset = store_of(ctx).append(topic, index, records, header, verified=verified)
     except BrokerError as exc:
         return _failed(index, exc.code, exc.message)
     return {
@@ -186,23 +186,17 @@ def _append(
     }
 
 
-async def _open_partition_logs(store: TopicStore, body: Any, version: int) -> None:
-    """Open the logs of the request's partitions that are not open yet in a worker thread
-    (``TopicFiles.open_partitions``: a new partition's directory lock and first segment
-    take three fsyncs, which on the event loop held every connection); the appends then
-    find them open."""
-    files = store.files
-    assert files is not None
-    wanted: list[tuple[uuid.UUID, int]] = []
-    for topic_data in body.topic_data:
-        topic = (store.by_id(topic_data.topic_id) if version >= _TOPIC_ID_VERSION
-                 else store.get(topic_data.name))
-        if topic is not None:
-            count = len(topic.partitions)
-            wanted.extend((topic.topic_id, data.index) for data in topic_data.partition_data
-                          if 0 <= data.index < count)
-    if missing := files.unopened(wanted):
-        await trio.to_thread.run_sync(files.open_partitions, missing)
+def _target(ctx: RequestContext, store: TopicStore, topic_data: Any, version: int) -> _Target:
+    """One topic of the request, looked up once: the topic (None: unknown), the error an
+    unknown one gets, and its name if it is an internal topic."""
+    if version >= _TOPIC_ID_VERSION:
+        internal = internal_topic_by_id(topic_data.topic_id, ctx.state.config,
+                                        ctx.state.identity.cluster_id)
+        return _Target(store.by_id(topic_data.topic_id), ErrorCode.UNKNOWN_TOPIC_ID,
+                       None if internal is None else internal.name)
+    name = topic_data.name
+    return _Target(store.get(name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                   name if is_internal(name) else None)
 
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
@@ -219,23 +213,12 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     ):
         whole_request_error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 
+    topics = [_target(ctx, store, topic_data, version) for topic_data in body.topic_data]
     refused: dict[TopicPartition, ErrorCode] = {}
     if whole_request_error is None and version >= _IMPLICIT_ADD_VERSION:
-        refused = await _add_partitions_implicitly(ctx, body, store)
-    if whole_request_error is None and store.files is not None:
-        await _open_partition_logs(store, body, version)
+        refused = await _add_partitions_implicitly(ctx, body, topics)
     responses: list[dict[str, Any]] = []
-    for topic_data in body.topic_data:
-        if version >= _TOPIC_ID_VERSION:
-            topic = store.by_id(topic_data.topic_id)
-            unknown = ErrorCode.UNKNOWN_TOPIC_ID
-            internal = internal_topic_by_id(topic_data.topic_id, ctx.state.config,
-                                            ctx.state.identity.cluster_id)
-            internal_name = None if internal is None else internal.name
-        else:
-            topic = store.get(topic_data.name)
-            unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            internal_name = topic_data.name if is_internal(topic_data.name) else None
+    for topic_data, (topic, unknown, internal_name) in zip(body.topic_data, topics, strict=True):
         partitions: list[dict[str, Any]] = []
         for data in topic_data.partition_data:
             if whole_request_error is not None:
