@@ -246,6 +246,49 @@ def heartbeat_frame(versions: dict[int, int], m: Member) -> tuple[bytes, Callabl
     return frame, ok
 
 
+def consumer_join_body(group: str, member_id: str, topic: str) -> dict[str, Any]:
+    """A ConsumerGroupHeartbeat (KIP-848) joining ``group`` at member epoch 0 subscribed to
+    ``topic``, with every field a client sends when it joins (owning nothing yet)."""
+    return {
+        "group_id": group,
+        "member_id": member_id,
+        "member_epoch": 0,
+        "instance_id": None,
+        "rack_id": None,
+        "rebalance_timeout_ms": 30000,
+        "subscribed_topic_names": [topic],
+        "subscribed_topic_regex": None,
+        "server_assignor": None,
+        "topic_partitions": [],
+    }
+
+
+def consumer_steady_body(group: str, member_id: str, epoch: int) -> dict[str, Any]:
+    """A member's ConsumerGroupHeartbeat when nothing changed: the member epoch only (every
+    optional field null, the rebalance timeout -1), as a client sends it."""
+    return {
+        "group_id": group,
+        "member_id": member_id,
+        "member_epoch": epoch,
+        "instance_id": None,
+        "rack_id": None,
+        "rebalance_timeout_ms": -1,
+        "subscribed_topic_names": None,
+        "subscribed_topic_regex": None,
+        "server_assignor": None,
+        "topic_partitions": None,
+    }
+
+
+def assigned_partitions(assignment: Any) -> list[dict[str, Any]]:
+    """A ConsumerGroupHeartbeat answer's assignment (None: none) as the topic_partitions a
+    member acknowledges it with."""
+    return [
+        {"topic_id": tp.topic_id, "partitions": sorted(tp.partitions)}
+        for tp in (assignment.topic_partitions if assignment else [])
+    ]
+
+
 def consumer_heartbeat_frame(
     port: int, versions: dict[int, int], group: str
 ) -> tuple[bytes, Callable[[bytes], bool]] | None:
@@ -258,34 +301,18 @@ def consumer_heartbeat_frame(
     v = min(versions[68], 1)
     s = Session(port)
     try:
-        body: dict[str, Any] = {
-            "group_id": group,
-            "member_id": str(uuid.uuid4()),
-            "member_epoch": 0,
-            "instance_id": None,
-            "rack_id": None,
-            "rebalance_timeout_ms": 30000,
-            "subscribed_topic_names": [TOPIC],
-            "subscribed_topic_regex": None,
-            "server_assignor": None,
-            "topic_partitions": [],
-        }
+        body = consumer_join_body(group, str(uuid.uuid4()), TOPIC)
         joined = s.call(68, v, body)
         if joined.error_code != 0:
             return None
-        owned = [
-            {"topic_id": tp.topic_id, "partitions": list(tp.partitions)}
-            for tp in (joined.assignment.topic_partitions if joined.assignment else [])
-        ]
         body.update(member_id=joined.member_id, member_epoch=joined.member_epoch,
-                    topic_partitions=owned)
+                    topic_partitions=assigned_partitions(joined.assignment))
         acked = s.call(68, v, body)
         if acked.error_code != 0:
             return None
     finally:
         s.close()
-    steady = {**body, "member_epoch": acked.member_epoch, "rebalance_timeout_ms": -1,
-              "subscribed_topic_names": None, "topic_partitions": None}
+    steady = consumer_steady_body(group, body["member_id"], acked.member_epoch)
     frame = encode_request(68, v, 0, "bench", steady)
 
     def ok(payload: bytes) -> bool:

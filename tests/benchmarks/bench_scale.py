@@ -41,14 +41,15 @@ import os
 import random
 import re
 import selectors
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from typing import IO, Any
 
-from bench_brokers import REPO, Broker, Session, free_port, recv_frame, tansu_binary
+from bench_brokers import REPO, Broker, Session, free_port, negotiate, tansu_binary
+from bench_scale_consumers import KIP848_HEADER, consumer_worker, kip848_row
+from scale_fleet import Connection, count, drive, pct
 
 from wire import decode_response, encode_request
 
@@ -62,34 +63,34 @@ EXPIRY_CODES = {22: "ILLEGAL_GENERATION", 25: "UNKNOWN_MEMBER_ID", 27: "REBALANC
 # ---------------------------------------------------------------- the client process
 
 
-class Member:
-    """One member's connection and schedule."""
+class Member(Connection):
+    """One classic member's connection and schedule."""
 
-    def __init__(self, group: str, port: int) -> None:
-        self.group = group
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def __init__(self, group: str, port: int, periods: dict[int, float]) -> None:
+        super().__init__(group, port)
+        self.periods = periods
         self.member_id = ""
         self.generation = -1
         self.partition = 0
-        self.corr = 0
-        self.sent_at = 0.0
-        self.kind = 0
-        self.buffer = b""
         self.next = {HEARTBEAT: 0.0, COMMIT: 0.0}
         self.joins = 0
         self.syncs = 0
         self.heartbeats = 0
         self.synced_at = 0.0
 
-    def call(self, key: int, version: int, body: dict[str, Any]) -> None:
-        self.corr += 1
-        self.sock.sendall(encode_request(key, version, self.corr, "bench-scale", body))
+    def request(self, key: int) -> bytes:
+        return _request(self, key)
 
-    def answer(self, key: int, version: int) -> Any:
-        corr, response = decode_response(key, version, recv_frame(self.sock))
-        assert corr == self.corr
-        return response
+    def period(self, key: int) -> float:
+        return self.periods[key]
+
+    def read(self, key: int, payload: bytes, errors: dict[str, int]) -> None:
+        _, response = decode_response(key, 0 if key == HEARTBEAT else 2, payload)
+        codes = ([response.error_code] if key == HEARTBEAT else
+                 [p.error_code for t in response.topics for p in t.partitions])
+        for code in codes:
+            if code:
+                count(errors, EXPIRY_CODES.get(code, str(code)))
 
 
 UNKNOWN_MEMBER_ID = 25
@@ -102,10 +103,6 @@ def _send_join(m: Member) -> None:
                      "rebalance_timeout_ms": 60_000, "member_id": m.member_id,
                      "protocol_type": "consumer",
                      "protocols": [{"name": "range", "metadata": b"\x00" * 10}]})
-
-
-def _count(errors: dict[str, int], name: str) -> None:
-    errors[name] = errors.get(name, 0) + 1
 
 
 def _form(members: list[Member], heartbeat_s: float) -> dict[str, int]:
@@ -148,7 +145,7 @@ def _form(members: list[Member], heartbeat_s: float) -> dict[str, int]:
                 if answer.error_code in EXPIRY_CODES:
                     # The group rebalanced again (a late member joined) or forgot the
                     # member: rejoin, as a client does; counted.
-                    _count(join_errors, f"{was} {EXPIRY_CODES[answer.error_code]}")
+                    count(join_errors, f"{was} {EXPIRY_CODES[answer.error_code]}")
                     if answer.error_code == UNKNOWN_MEMBER_ID:
                         m.member_id = ""
                     pending += m.kind == HEARTBEAT
@@ -169,7 +166,7 @@ def _form(members: list[Member], heartbeat_s: float) -> dict[str, int]:
             j = m.answer(JOIN, 3)
             if j.error_code in (MEMBER_ID_REQUIRED, UNKNOWN_MEMBER_ID):
                 if j.error_code == UNKNOWN_MEMBER_ID:
-                    _count(join_errors, "UNKNOWN_MEMBER_ID")
+                    count(join_errors, "UNKNOWN_MEMBER_ID")
                 m.member_id = j.member_id if j.error_code == MEMBER_ID_REQUIRED else ""
                 _send_join(m)
                 continue
@@ -193,7 +190,7 @@ def _one_group_alone(port: int, size: int, heartbeat_s: float) -> float:
     in the burst: the rebalance a group needs on this broker (Kafka's: the initial
     rebalance delay, extended once by as much again because its other members join within
     it -- 2 x group.initial.rebalance.delay.ms -- then the join and sync round)."""
-    members = [Member("scale-alone", port) for _ in range(size)]
+    members = [Member("scale-alone", port, {}) for _ in range(size)]
     began = time.monotonic()
     _form(members, heartbeat_s)
     alone_s = time.monotonic() - began
@@ -220,7 +217,7 @@ def _request(m: Member, key: int) -> bytes:
 
 def worker(port: int, groups: list[str], size: int, seconds: float, periods: dict[int, float],
            ) -> dict[str, Any]:
-    members = [Member(g, port) for g in groups for _ in range(size)]
+    members = [Member(g, port, periods) for g in groups for _ in range(size)]
     # One burst: every process connects its members, then all send their JoinGroups when the
     # parent says so.
     print("ready", flush=True)
@@ -240,43 +237,8 @@ def worker(port: int, groups: list[str], size: int, seconds: float, periods: dic
     for m in members:
         for key, period in periods.items():
             m.next[key] = began + rng.uniform(0, period)
-        m.sock.setblocking(False)
-    selector = selectors.DefaultSelector()
-    for m in members:
-        selector.register(m.sock, selectors.EVENT_READ, m)
-    latencies: dict[int, list[float]] = {HEARTBEAT: [], COMMIT: []}
     errors: dict[str, int] = {}
-    idle = list(members)
-    end = began + seconds
-    while True:
-        now = time.monotonic()
-        if now >= end:
-            break
-        waiting = []
-        for m in idle:
-            key = min(m.next, key=m.next.__getitem__)
-            if m.next[key] <= now:
-                m.kind, m.sent_at = key, now
-                m.next[key] += periods[key]
-                m.sock.send(_request(m, key))  # small: the socket buffer takes it whole
-            else:
-                waiting.append(m)
-        idle = waiting
-        for selected, _ in selector.select(timeout=0.005):
-            m = selected.data
-            m.buffer += m.sock.recv(1 << 16)
-            if len(m.buffer) < 4 or len(m.buffer) < 4 + int.from_bytes(m.buffer[:4], "big"):
-                continue
-            payload, m.buffer = m.buffer[4:], b""
-            latencies[m.kind].append(time.monotonic() - m.sent_at)
-            _, response = decode_response(m.kind, 0 if m.kind == HEARTBEAT else 2, payload)
-            codes = ([response.error_code] if m.kind == HEARTBEAT else
-                     [p.error_code for t in response.topics for p in t.partitions])
-            for code in codes:
-                if code:
-                    name = EXPIRY_CODES.get(code, str(code))
-                    errors[name] = errors.get(name, 0) + 1
-            idle.append(m)
+    latencies = drive(members, began + seconds, errors)
     for m in members:
         m.sock.close()
     return {"latencies": {str(k): v for k, v in latencies.items()}, "errors": errors,
@@ -335,6 +297,15 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
                 workers.append(subprocess.Popen(
                     [sys.executable, __file__, "--worker", spec], stdout=subprocess.PIPE,
                     stdin=subprocess.PIPE, cwd=REPO / "tests" / "benchmarks"))
+            kip848 = None
+            if args.consumer_groups and 68 in negotiate(port):
+                spec = json.dumps({"kind": "consumer", "port": port, "size": args.members,
+                                   "groups": [f"scale-848-{i}" for i in range(
+                                       args.consumer_groups)],
+                                   "seconds": args.seconds, "commit_s": args.commit_s})
+                kip848 = subprocess.Popen(
+                    [sys.executable, __file__, "--worker", spec], stdout=subprocess.PIPE,
+                    stdin=subprocess.PIPE, cwd=REPO / "tests" / "benchmarks")
             server = Broker(name, [], port, proc)  # its /proc readings
             alone_s = _one_group_alone(port, args.members, args.heartbeat_s)
             for w in workers:  # every member connected
@@ -348,6 +319,15 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
             for w in workers:
                 assert w.stdout is not None
                 formed.append(json.loads(w.stdout.readline()))
+            consumers: dict[str, Any] | None = None
+            if kip848 is not None:  # its groups form once the classic burst has
+                assert kip848.stdin is not None and kip848.stdout is not None
+                assert kip848.stdout.readline().strip() == b"ready"
+                kip848.stdin.write(b"go\n")
+                kip848.stdin.flush()
+                consumers = json.loads(kip848.stdout.readline())
+                if not consumers["formed"]:
+                    raise RuntimeError(f"the KIP-848 groups did not form: {consumers}")
             # The steady phase starts once every group formed.
             cpu0, t0 = server.cpu_seconds(), time.monotonic()
             outputs = []
@@ -356,6 +336,11 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
                 w.stdin.close()
                 outputs.append(json.loads(w.stdout.read()))
                 w.wait(timeout=60)
+            if kip848 is not None:
+                assert kip848.stdin is not None and kip848.stdout is not None and consumers
+                kip848.stdin.close()
+                consumers.update(json.loads(kip848.stdout.read()))
+                kip848.wait(timeout=60)
             cpu1, t1 = server.cpu_seconds(), time.monotonic()
             memory = server.memory_mib()
         finally:
@@ -371,15 +356,16 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
     errors: dict[str, int] = {}
     join_errors: dict[str, int] = {}
     for out in outputs:
-        for code, count in out["join_errors"].items():
-            join_errors[code] = join_errors.get(code, 0) + count
+        for code, times in out["join_errors"].items():
+            join_errors[code] = join_errors.get(code, 0) + times
         for key, values in out["latencies"].items():
             latencies[int(key)].extend(values)
-        for code, count in out["errors"].items():
-            errors[code] = errors.get(code, 0) + count
+        for code, times in out["errors"].items():
+            errors[code] = errors.get(code, 0) + times
     answered = sum(len(v) for v in latencies.values())
+    served = answered + sum(len(v) for v in (consumers or {}).get("latencies", {}).values())
     window = t1 - t0
-    rate = answered / args.seconds
+    rate = served / args.seconds
     joins = sum(f["joins"] for f in formed)
     syncs = sum(f["syncs"] for f in formed)
     requests = joins + syncs + sum(f["heartbeats"] for f in formed)
@@ -400,7 +386,7 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
             "formed_s": max(out["formed_s"] for out in outputs), "join_errors": join_errors,
             "alone_s": alone_s, "joins_per_member": joins / members,
             "cpu_us_per_join_or_sync": (cpu0 - cpu_go) / max(requests, 1) * 1e6,
-            "collector": collector}
+            "collector": collector, "kip848": consumers}
 
 
 _PAUSES = re.compile(r"gen(\d) (\d+)/([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+)")
@@ -423,13 +409,6 @@ def _collector_pauses(log: str) -> dict[str, Any] | None:
             "full_freed": int(freed[1]), "sweeps": int(sweeps[1])}
 
 
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", type=int, default=1000)
@@ -438,11 +417,19 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--heartbeat-s", type=float, default=3.0)
     parser.add_argument("--commit-s", type=float, default=5.0)
+    parser.add_argument("--consumer-groups", type=int, default=100,
+                        help="KIP-848 groups of --members members beside the classic ones "
+                             "(0: none)")
     parser.add_argument("--tansu", action="store_true", help="also run the fleet on Tansu")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         spec = json.loads(args.worker)
+        if spec.get("kind") == "consumer":
+            print(json.dumps(consumer_worker(spec["port"], spec["groups"], spec["size"],
+                                             spec["seconds"], spec["commit_s"], TOPIC,
+                                             PARTITIONS)))
+            return 0
         periods = {int(k): v for k, v in spec["periods"].items()}
         result = worker(spec["port"], spec["groups"], spec["size"], spec["seconds"], periods)
         print(json.dumps(result))
@@ -460,21 +447,25 @@ def main() -> int:
     if args.tansu and binary is not None:
         brokers.append(("tansu", binary))
     collectors: list[tuple[str, dict[str, Any]]] = []
+    kip848_rows: list[str] = []
     for name, path in brokers:
         r = run(name, path, args)
         hb, commit = r["latencies"][HEARTBEAT], r["latencies"][COMMIT]
         errors = ", ".join(f"{k} {v}" for k, v in sorted(r["errors"].items())) or "none"
         mem = r["memory"]
-        print(f"| {name} | {_pct(hb, 0.5):.2f} / {_pct(hb, 0.99):.2f} | "
-              f"{_pct(commit, 0.5):.2f} / {_pct(commit, 0.99):.2f} | {r['answered']} | "
+        print(f"| {name} | {pct(hb, 0.5):.2f} / {pct(hb, 0.99):.2f} | "
+              f"{pct(commit, 0.5):.2f} / {pct(commit, 0.99):.2f} | {r['answered']} | "
               f"{errors} | {r['cpu_us_per_request']:.0f} | {r['core_share'] * 100:.0f} % | "
               f"{mem.get('VmRSS', 0):.1f} / {mem.get('VmHWM', 0):.1f} | {r['formed_s']:.1f} | "
               f"{r['alone_s']:.2f} | {r['formed_s'] / r['alone_s']:.2f} | "
               f"{r['joins_per_member']:.2f} | {r['cpu_us_per_join_or_sync']:.0f} | "
               f"{', '.join(f'{k} {v}' for k, v in r['join_errors'].items()) or 'none'} |",
               flush=True)
+        kip848_rows.append(kip848_row(name, r["kip848"], args.consumer_groups, args.members))
         if r["collector"] is not None:
             collectors.append((name, r["collector"]))
+    if args.consumer_groups:
+        print(KIP848_HEADER + "\n".join(kip848_rows))
     if collectors:
         print("\n| broker | collections gen0 / gen1 / gen2 | full: total / longest ms "
               "(CPU) | young: longest ms (CPU) | pauses > 20 ms (CPU) | objects the full ones "

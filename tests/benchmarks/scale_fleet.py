@@ -1,0 +1,111 @@
+"""The client side of bench_scale.py's fleet: one connection per member, each with one
+request in flight at a time, sending on its own schedule over non-blocking sockets."""
+
+from __future__ import annotations
+
+import selectors
+import socket
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bench_brokers import recv_frame
+
+from wire import decode_response, encode_request
+
+
+class Connection:
+    """One member's connection and schedule: ``next`` holds, by API key, when it sends that
+    request next; a subclass says what it sends (:meth:`request`), how often
+    (:meth:`period`) and what it makes of the answer (:meth:`read`)."""
+
+    def __init__(self, group: str, port: int) -> None:
+        self.group = group
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.corr = 0
+        self.sent_at = 0.0
+        self.kind = 0
+        self.buffer = b""
+        self.next: dict[int, float] = {}
+
+    def call(self, key: int, version: int, body: dict[str, Any]) -> None:
+        self.corr += 1
+        self.sock.sendall(encode_request(key, version, self.corr, "bench-scale", body))
+
+    def answer(self, key: int, version: int) -> Any:
+        corr, response = decode_response(key, version, recv_frame(self.sock))
+        assert corr == self.corr
+        return response
+
+    def request(self, key: int) -> bytes | None:
+        """The frame of the request ``key`` due now, or None to skip this one."""
+        raise NotImplementedError
+
+    def period(self, key: int) -> float:
+        raise NotImplementedError
+
+    def read(self, key: int, payload: bytes, errors: dict[str, int]) -> None:
+        """Take the answer to ``key``; count its errors by name in ``errors``."""
+        raise NotImplementedError
+
+
+def count(errors: dict[str, int], name: str) -> None:
+    errors[name] = errors.get(name, 0) + 1
+
+
+def drive(members: Sequence[Connection], end: float, errors: dict[str, int],
+          done: Callable[[], bool] | None = None) -> dict[int, list[float]]:
+    """Every member sends what is due until ``end`` (or until ``done()`` says so, checked
+    every 0.25 s), then the answers in flight are read (for at most 30 s). Returns the
+    latencies (s, send to answer) by API key."""
+    for m in members:
+        m.sock.setblocking(False)
+    selector = selectors.DefaultSelector()
+    for m in members:
+        selector.register(m.sock, selectors.EVENT_READ, m)
+    latencies: dict[int, list[float]] = {}
+    idle = list(members)
+    checked = 0.0
+    stopping = False
+    while True:
+        now = time.monotonic()
+        if not stopping and (now >= end or (done is not None and now >= checked + 0.25
+                                            and done())):
+            stopping, end = True, now + 30
+        checked = now if now >= checked + 0.25 else checked
+        if stopping and (len(idle) == len(members) or now >= end):
+            break
+        waiting = []
+        for m in idle if not stopping else ():
+            key = min(m.next, key=m.next.__getitem__)
+            if m.next[key] <= now:
+                m.next[key] += m.period(key)
+                frame = m.request(key)
+                if frame is None:
+                    waiting.append(m)
+                    continue
+                m.kind, m.sent_at = key, now
+                m.sock.send(frame)  # small: the socket buffer takes it whole
+            else:
+                waiting.append(m)
+        idle = waiting if not stopping else idle
+        for selected, _ in selector.select(timeout=0.005):
+            m = selected.data
+            m.buffer += m.sock.recv(1 << 16)
+            if len(m.buffer) < 4 or len(m.buffer) < 4 + int.from_bytes(m.buffer[:4], "big"):
+                continue
+            payload, m.buffer = m.buffer[4:], b""
+            latencies.setdefault(m.kind, []).append(time.monotonic() - m.sent_at)
+            m.read(m.kind, payload, errors)
+            idle.append(m)
+    selector.close()
+    return latencies
+
+
+def pct(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (s) in ms (NaN if none)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
