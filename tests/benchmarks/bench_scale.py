@@ -1,7 +1,7 @@
 """A fleet of classic consumer groups on one broker: heartbeats and commits at scale.
 
     python tests/benchmarks/bench_scale.py [--groups 1000] [--members 10] [--seconds 60]
-        [--processes 4] [--tansu]
+        [--processes 4] [--consumer-groups 100] [--tansu]
 
 ``--groups`` groups of ``--members`` members each, spread over ``--processes`` client
 processes speaking raw frames (one connection per member, as real consumers have).
@@ -22,14 +22,24 @@ Then for ``--seconds`` every member heartbeats every 3 s and commits its partiti
 5 s (each member's first at a random moment of its period). Reported: heartbeat and commit
 p50/p99 (ms, send to answer), requests answered, errors by code (REBALANCE_IN_PROGRESS,
 UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION mean a session expired that should not have), the
-server's CPU per request and share of one core over the steady phase (/proc), and its
+server's CPU per request (the KIP-848 members' requests counted too) and share of one
+core over the steady phase (/proc), and its
 VmRSS / VmHWM at the end; for kcoord, its collector's pauses over its life (joins too) as
 it logs them when stopped: collections by generation, the full ones' total and longest,
 the longest young one, pauses over 20 ms, each in wall and (bracketed) CPU time, what the
 full collections freed and how often the whole heap was swept
 (``coordinator/server/collector.py``). kcoord runs with its defaults
 (``--topic-storage memory``); ``--tansu`` runs the same fleet against Tansu (memory
-storage) afterwards. Run it at a smaller scale first (``--groups 100``): the full one holds
+storage) afterwards.
+
+Beside them, ``--consumer-groups`` KIP-848 groups of ``--members`` members (one more
+client process, ``bench_scale_consumers.py``) form once the classic burst has, then
+heartbeat (ConsumerGroupHeartbeat at the interval the server returns, acknowledging each new
+assignment) and commit (OffsetCommit v9 with the member epoch) every ``--commit-s`` through
+the same steady phase. Reported in their own table: heartbeat and commit p50/p99, how long
+they took to form and how many heartbeats per member it took, and the fencing errors
+(UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, STALE_MEMBER_EPOCH; the goal: none). Tansu does not
+serve KIP-848: "not served". Run it at a smaller scale first (``--groups 100``): the full one holds
 10,000 connections.
 """
 
