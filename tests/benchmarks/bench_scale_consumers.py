@@ -5,7 +5,9 @@ A member joins at member epoch 0 with its full state (subscribed to the benchmar
 owning nothing), then heartbeats at the interval the server returns with its member epoch
 only, except that when an answer carries an assignment that differs from what it last told
 the server it owns, it acknowledges it at once with its owned partitions (what a client does
-once it has reconciled). It commits an owned partition every ``commit_s`` with OffsetCommit
+once it has reconciled). In the steady phase each member's first heartbeat and commit come
+at a random moment of their period, as the classic members' do. It commits an owned
+partition every ``commit_s`` with OffsetCommit
 v9 and its member epoch (none while it owns nothing). UNKNOWN_MEMBER_ID and
 FENCED_MEMBER_EPOCH make it rejoin at epoch 0; those and STALE_MEMBER_EPOCH are counted
 (the goal: none).
@@ -127,8 +129,10 @@ def consumer_worker(port: int, groups: list[str], size: int, seconds: float,
                       "form_errors": form_errors}), flush=True)
     rng = random.Random(os.getpid())
     began = time.monotonic()
-    for m in members:
-        m.next[COMMIT] = began + rng.uniform(0, commit_s)
+    for m in members:  # each member's first at a random moment of its period, as the
+        # classic members' (formed at once, they would otherwise all heartbeat together)
+        m.next = {CONSUMER_HEARTBEAT: began + rng.uniform(0, m.interval_s),
+                  COMMIT: began + rng.uniform(0, commit_s)}
     errors: dict[str, int] = {}
     latencies = drive(members, began + seconds, errors)
     for m in members:
