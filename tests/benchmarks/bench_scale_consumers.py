@@ -7,10 +7,9 @@ only, except that when an answer carries an assignment that differs from what it
 the server it owns, it acknowledges it at once with its owned partitions (what a client does
 once it has reconciled). In the steady phase each member's first heartbeat and commit come
 at a random moment of their period, as the classic members' do. It commits an owned
-partition every ``commit_s`` with OffsetCommit
-v9 and its member epoch (none while it owns nothing). UNKNOWN_MEMBER_ID and
-FENCED_MEMBER_EPOCH make it rejoin at epoch 0; those and STALE_MEMBER_EPOCH are counted
-(the goal: none).
+partition every ``commit_s`` with OffsetCommit v9 and its member epoch (none while it owns
+nothing). UNKNOWN_MEMBER_ID and FENCED_MEMBER_EPOCH make it rejoin at epoch 0; those and
+STALE_MEMBER_EPOCH are counted (the goal: none).
 """
 
 from __future__ import annotations
