@@ -259,14 +259,16 @@ class Log:
         if records:
             self.write_batch(EncodedBatch.encode(records))
 
-    def write_batch(self, batch: EncodedBatch) -> None:
-        """Write a pre-encoded batch (one write call), then fsync per the policy.
+    def write_batch(self, batch: EncodedBatch) -> tuple[str, int] | None:
+        """Write a pre-encoded batch (one write call), then fsync per the policy; the
+        segment file's path and the position its bytes start at (None for no entries).
 
         On failure the segment is cut back to where the batch started and
         :class:`LogWriteError` raised; the log stays loadable."""
         with self.lock:
-            self._write_locked(batch)
+            written = self._write_locked(batch)
         self._sync_if_due()
+        return written
 
     def try_write_batch(self, batch: EncodedBatch) -> bool:
         """``write_batch`` unless another thread holds the log (an interval fsync, a
@@ -282,9 +284,9 @@ class Log:
             lock.release()
         return True
 
-    def _write_locked(self, batch: EncodedBatch) -> None:
+    def _write_locked(self, batch: EncodedBatch) -> tuple[str, int] | None:
         if batch.count == 0:
-            return
+            return None
         data = batch.data
         handle = self._writable()
         active = self.segments[-1]
@@ -322,6 +324,7 @@ class Log:
         self.event_bytes += events
         if self._building is not None:
             self._building.add_entries(batch.keys, batch.count, data, batch.commits)
+        return active.path, start
 
     def _sync_if_due(self) -> None:
         if (

@@ -1,19 +1,20 @@
 """One partition's log in memory: its batches (base offsets assigned), offsets, and the
 transactional state of ``coordinator.txn.partition.PartitionTransactions`` (producer state,
-last stable offset, aborted-transaction index). Plain methods, no I/O: the topic store
-persists a batch (``persist``) before the partition takes it."""
+last stable offset, aborted-transaction index). The topic store persists a batch
+(``persist``) before the partition takes it; a persisted batch's bytes are then read back
+from its segment file when asked for (``coordinator.broker.stored_batch``)."""
 
 from __future__ import annotations
 
 import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from coordinator.broker.batches import record_timestamps
 from coordinator.broker.control_batches import batch_info
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.leader_epochs import LeaderEpochs
+from coordinator.broker.stored_batch import BatchGone, BatchReader, StoredBatch
 from coordinator.txn.partition import AbortedTxn, PartitionTransactions, TransactionIndex
 from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
 from storage.time_index import SCAN_BUDGET_BYTES, TimeIndex
@@ -22,16 +23,6 @@ from wire.records import RecordBatchHeader, parse_batches, with_base_offset
 __all__ = ["PartitionLog", "StoredBatch"]
 
 _LEADER_EPOCH = struct.Struct(">i")  # partitionLeaderEpoch, at byte 12 of a batch
-
-
-@dataclass(frozen=True, slots=True)
-class StoredBatch:
-    """One appended batch: its bytes (base offset rewritten) and what reads need of it."""
-
-    base_offset: int
-    last_offset: int
-    max_timestamp: int
-    data: bytes
 
 
 class PartitionLog:
@@ -77,14 +68,15 @@ class PartitionLog:
         self,
         batch: bytes,
         header: RecordBatchHeader,
-        persist: Callable[[int, bytes], None] | None = None,
+        persist: Callable[[int, bytes], tuple[str, int] | None] | None = None,
         origin: AppendOrigin = AppendOrigin.CLIENT,
         verified: bool = True,
     ) -> int:
         """Append one validated batch; its base offset (an earlier one for a duplicate
         of an idempotent producer's recent batch). BrokerError for producer-state errors
         (sequence, epoch, transaction state). ``persist(base_offset, data)`` writes the
-        batch first; if it raises, nothing changes. ``verified`` False: the transaction
+        batch first (and says where: segment file, position of the batch); if it raises,
+        nothing changes. ``verified`` False: the transaction
         coordinator does not know this partition in the producer's transaction, so a
         transactional batch that would open one is INVALID_TXN_STATE."""
         try:
@@ -96,16 +88,16 @@ class PartitionLog:
         base_offset = self.log_end_offset
         data = with_base_offset(batch[: header.size], base_offset)
         data = data[:12] + _LEADER_EPOCH.pack(self.leader_epoch) + data[16:]
-        if persist is not None:
-            persist(base_offset, data)
-        self._take(data, header, base_offset)
+        located = persist(base_offset, data) if persist is not None else None
+        self._take(data, header, base_offset, located)
         self.epochs.assign(self.leader_epoch, base_offset)
         self.txn.apply_append(check)
         self.txn.update_high_watermark(self.log_end_offset)
         return base_offset
 
-    def restore(self, data: bytes) -> None:
-        """Take back a batch read from the data directory (its base offset as stored)."""
+    def restore(self, data: bytes, located: tuple[str, int] | None = None) -> None:
+        """Take back a batch read from the data directory (its base offset as stored);
+        ``located``: its segment file and position there."""
         (header,) = parse_batches(data, verify_crc=False)
         self.leader_epoch = max(self.leader_epoch, header.partition_leader_epoch)
         if header.base_offset < self.log_end_offset:
@@ -120,12 +112,12 @@ class PartitionLog:
         if header.is_control and header.record_count == 0:
             # The cleaner emptied it: its whole transaction is gone (Kafka's
             # ProducerAppendInfo skips an empty control batch).
-            self._take(data, header, header.base_offset)
+            self._take(data, header, header.base_offset, located)
             self.txn.log_end_offset = self.txn.producers.map_end_offset = self.log_end_offset
             self.txn.update_high_watermark(self.log_end_offset)
             return
         check = self.txn.check_append(batch_info(header, data), AppendOrigin.REPLICATION)
-        self._take(data, header, header.base_offset)
+        self._take(data, header, header.base_offset, located)
         self.txn.apply_append(check)
         self.txn.update_high_watermark(self.log_end_offset)
 
@@ -140,7 +132,7 @@ class PartitionLog:
         self.log_start_offset = offset
         self.epochs.truncate_from_start(offset)
         keep = bisect_left(self.batches, offset, key=lambda b: b.last_offset)
-        self.size_bytes -= sum(len(b.data) for b in self.batches[:keep])
+        self.size_bytes -= sum(b.size for b in self.batches[:keep])
         del self.batches[:keep]
         if keep:
             self.time_index.rebuild((b.max_timestamp, b.base_offset) for b in self.batches)
@@ -162,8 +154,8 @@ class PartitionLog:
         stop = bisect_right(self.batches, last_offset, key=lambda b: b.last_offset)
         fresh = [StoredBatch(base, last, max_ts, data) for base, last, max_ts, data in kept
                  if last >= self.log_start_offset]
-        self.size_bytes += (sum(len(b.data) for b in fresh)
-                            - sum(len(b.data) for b in self.batches[start:stop]))
+        self.size_bytes += (sum(b.size for b in fresh)
+                            - sum(b.size for b in self.batches[start:stop]))
         self.batches[start:stop] = fresh
 
     def cleaning_done(self, first_offset: int, last_offset: int,
@@ -179,9 +171,12 @@ class PartitionLog:
         if len(kept) != len(entries):
             self.txn.aborted = TransactionIndex(kept)
 
-    def _take(self, data: bytes, header: RecordBatchHeader, base_offset: int) -> None:
+    def _take(self, data: bytes, header: RecordBatchHeader, base_offset: int,
+              located: tuple[str, int] | None) -> None:
         last_offset = base_offset + header.last_offset_delta
-        self.batches.append(StoredBatch(base_offset, last_offset, header.max_timestamp, data))
+        path, position = located if located is not None else (None, 0)
+        self.batches.append(StoredBatch(base_offset, last_offset, header.max_timestamp, data,
+                                        path, position))
         self.time_index.append(header.max_timestamp, base_offset)
         self.log_end_offset = last_offset + 1
         self.size_bytes += len(data)
@@ -205,18 +200,24 @@ class PartitionLog:
         self, fetch_offset: int, max_bytes: int, min_one: bool, max_offset: int
     ) -> list[bytes]:
         """Whole batches from the one holding ``fetch_offset``, below ``max_offset``, up to
-        ``max_bytes``; with ``min_one`` the first batch is returned even when larger."""
+        ``max_bytes``; with ``min_one`` the first batch is returned even when larger. A
+        batch whose segment file the log cleaner replaced meanwhile ends the read there
+        (the client asks again once the cleaned batches are in place)."""
         out: list[bytes] = []
         total = 0
-        for position in range(self._first_batch_at(fetch_offset), len(self.batches)):
-            batch = self.batches[position]
-            if batch.last_offset >= max_offset:
-                break
-            size = len(batch.data)
-            if total + size > max_bytes and not (min_one and not out):
-                break
-            out.append(batch.data)
-            total += size
+        with BatchReader() as reader:
+            for position in range(self._first_batch_at(fetch_offset), len(self.batches)):
+                batch = self.batches[position]
+                if batch.last_offset >= max_offset:
+                    break
+                size = batch.size
+                if total + size > max_bytes and not (min_one and not out):
+                    break
+                try:
+                    out.append(reader.read(batch))
+                except BatchGone:
+                    break
+                total += size
         return out
 
     def bytes_available(self, fetch_offset: int, max_offset: int, limit: int = 2**63) -> int:
@@ -227,7 +228,7 @@ class PartitionLog:
             batch = self.batches[position]
             if batch.last_offset >= max_offset or total >= limit:
                 break
-            total += len(batch.data)
+            total += batch.size
         return total
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
@@ -249,10 +250,10 @@ class PartitionLog:
             batch = batches[position]
             if batch.max_timestamp < timestamp or batch.last_offset < self.log_start_offset:
                 continue
-            records = record_timestamps(batch.data) if decoded < SCAN_BUDGET_BYTES else None
+            records = _timestamps(batch) if decoded < SCAN_BUDGET_BYTES else None
             if records is None:
                 return batch.max_timestamp, max(batch.base_offset, self.log_start_offset)
-            decoded += len(batch.data)
+            decoded += batch.size
             for offset, record_timestamp in records:
                 if record_timestamp >= timestamp and offset >= self.log_start_offset:
                     return record_timestamp, offset
@@ -265,9 +266,18 @@ class PartitionLog:
         if largest is None or not self.batches:
             return None
         best = self.batches[self._first_batch_at(largest[1])]
-        records = record_timestamps(best.data)
+        records = _timestamps(best)
         if records is not None:
             for offset, record_timestamp in records:
                 if record_timestamp == best.max_timestamp:
                     return record_timestamp, offset
         return best.max_timestamp, best.last_offset
+
+
+def _timestamps(batch: StoredBatch) -> list[tuple[int, int]] | None:
+    """(offset, timestamp) of each record, None when not decodable here or no longer where
+    the index says (the answer then comes from the batch's base offset and max timestamp)."""
+    try:
+        return record_timestamps(batch.data)
+    except BatchGone:
+        return None

@@ -49,7 +49,7 @@ from storage.errors import StorageError
 from storage.open_files import DEFAULT_MAX_OPEN_SEGMENT_FILES, PooledFileSystem
 from storage.partition_keys import BATCH_KEY, CLEANED_START_PREFIX, LOG_START_PREFIX
 from storage.policy import FsyncPolicy, RecoverMode
-from storage.segment import HEADER_SIZE, encode_entry
+from storage.segment import HEADER_SIZE, encode_entry, entry_end
 from wire import ErrorCode
 
 if TYPE_CHECKING:
@@ -82,6 +82,8 @@ class LoadedTopic:
     partitions: int
     configs: dict[str, str]
     batches: dict[int, list[bytes]] = field(default_factory=dict)
+    #: Per partition, where each of ``batches`` lies: segment file, position in it.
+    locations: dict[int, list[tuple[str, int]]] = field(default_factory=dict)
     #: As created (-1: the cluster's default.replication.factor).
     replication_factor: int = -1
     #: Log start offsets DeleteRecords moved (partitions without one start at their data).
@@ -158,12 +160,14 @@ class TopicFiles:
         for action in partition_log.recovery:
             log.warning("topic %s partition %d: %s", topic.name, index, action)
         batches = topic.batches[index] = []
+        locations = topic.locations[index] = []
         spans = self._spans.setdefault((topic.topic_id, index), {})
         for segment in list(partition_log.segments):
-            _, scan = partition_log.read_segment(segment)
-            for key, value in scan.entries:
+            data, scan = partition_log.read_segment(segment)
+            for (key, value), start in zip(scan.entries, scan.positions, strict=True):
                 if value is not None:
                     batches.append(value)
+                    locations.append((segment.path, entry_end(data, start) - len(value)))
                     self._widen(spans, segment.base, value, _OFFSET.unpack(key)[0])
                 elif key[:1] == _LOG_START and len(key) == 1 + _OFFSET.size:
                     (topic.log_starts[index],) = _OFFSET.unpack_from(key, 1)
@@ -214,13 +218,15 @@ class TopicFiles:
                                   ) from exc
         shutil.rmtree(aside, ignore_errors=True)
 
-    def appended(self, topic_id: uuid.UUID, index: int, base_offset: int, data: bytes) -> None:
+    def appended(self, topic_id: uuid.UUID, index: int, base_offset: int,
+                 data: bytes) -> tuple[str, int]:
         """Write one batch (base offset assigned) to the partition's log, fsynced per the
-        policy; KAFKA_STORAGE_ERROR if it cannot be written (nothing is then applied)."""
+        policy; the segment file and the position of the batch there. KAFKA_STORAGE_ERROR
+        if it cannot be written (nothing is then applied)."""
         entry = encode_entry(_OFFSET.pack(base_offset), data)
         try:
             partition_log = self._open(topic_id, index)
-            partition_log.write_batch(_one_entry(entry))
+            written = partition_log.write_batch(_one_entry(entry))
         except (StorageError, OSError) as exc:
             raise BrokerError(ErrorCode.KAFKA_STORAGE_ERROR,
                               f"cannot append to partition {index}: {exc}") from exc
@@ -228,6 +234,9 @@ class TopicFiles:
         if spans is None:
             spans = self._spans[(topic_id, index)] = {}
         self._widen(spans, partition_log.segments[-1].base, data, base_offset)
+        assert written is not None  # (one entry)
+        path, start = written
+        return path, start + len(entry) - len(data)  # the batch ends its entry
 
     @staticmethod
     def _widen(spans: dict[int, _SegmentSpan], segment: int, data: bytes, base: int) -> None:

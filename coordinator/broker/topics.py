@@ -154,8 +154,8 @@ class TopicStore:
                           loaded.replication_factor)
             for index, batches in loaded.batches.items():
                 partition = topic.partitions[index]
-                for data in batches:
-                    partition.restore(data)
+                for data, located in zip(batches, loaded.locations[index], strict=True):
+                    partition.restore(data, located)
                 restored += len(batches)
                 if index in loaded.cleaned_starts:
                     partition.restore_cleaned_start(loaded.cleaned_starts[index])
@@ -385,8 +385,8 @@ class TopicStore:
         if self.files is not None:
             files, topic_id = self.files, found.topic_id
 
-            def persist(base: int, data: bytes) -> None:
-                files.appended(topic_id, index, base, data)
+            def persist(base: int, data: bytes) -> tuple[str, int]:
+                return files.appended(topic_id, index, base, data)
 
         base_offset = (partition.append(batch, header, persist, verified=verified)
                        if origin is None else

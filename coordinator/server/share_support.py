@@ -240,9 +240,9 @@ def bytes_bounded_end(partition: PartitionLog, start: int, end: int, max_bytes: 
     read = 0
     while position < len(batches) and batches[position].base_offset < end:
         batch = batches[position]
-        if read and read + len(batch.data) > max_bytes:
+        if read and read + batch.size > max_bytes:
             return batch.base_offset
-        read += len(batch.data)
+        read += batch.size
         position += 1
     return end
 
