@@ -1,9 +1,9 @@
 """Produce then consume with confluent-kafka against ``kcoord serve`` with default flags
 (issue 33's produce/consume run): peak RSS (VmHWM), records/s, round-trip p50.
 
-* produce: ``--records`` x 100 B to partition 0 of a 1-partition topic, acks=all,
-  linger.ms 5; records/s from the first ``produce`` to ``flush``;
-* consume: a Consumer (assigned, no group) reading them back from offset 0: records/s;
+* produce: ``--records`` x 100 B to partition 1, acks=all (librdkafka's default),
+  linger.ms 5; records/s from the first ``produce`` to ``flush`` (``bench_tls``'s row);
+* consume: a Consumer (assigned, no group) reading them back: records/s (``bench_tls``);
 * round trip: ``--round-trips`` times, one record produced (acks=all, flushed) and polled
   by a consumer already at the end: p50/p99 ms of produce → delivered to the consumer;
 * VmRSS 1 s after start and VmHWM at the end, from ``/proc``; the load average.
@@ -28,8 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_brokers import Broker, free_port, tansu_binary, tansu_broker
-
-TOPIC = "produce-consume"
+from bench_tls import TOPIC, Client
 
 
 def kcoord(data_dir: str, checkout: str | None) -> Broker:
@@ -49,49 +48,29 @@ def run(broker: Broker, records: int, round_trips: int) -> dict[str, Any]:
     rss_1s = broker.memory_mib()["VmRSS"]
     config = {"bootstrap.servers": f"127.0.0.1:{broker.port}", "log_level": 0}
     admin = cka.AdminClient(config)
-    for future in admin.create_topics([cka.NewTopic(TOPIC, 1, 1)]).values():
+    for future in admin.create_topics([cka.NewTopic(TOPIC, 2, 1)]).values():
         future.result(30)
-    producer = ck.Producer({**config, "acks": "all", "linger.ms": 5,
-                            "queue.buffering.max.messages": records + 1000})
-    producer.list_topics(TOPIC, timeout=30)
-    value = b"x" * 100
-    began = time.perf_counter()
-    for i in range(records):
-        producer.produce(TOPIC, value, partition=0)
-        if i % 10000 == 9999:
-            producer.poll(0)
-    assert producer.flush(60) == 0
-    produce_rate = records / (time.perf_counter() - began)
-
-    consumer = ck.Consumer({**config, "group.id": "unused", "enable.auto.commit": False,
-                            "fetch.wait.max.ms": 100})
-    consumer.assign([ck.TopicPartition(TOPIC, 0, 0)])
-    got = 0
-    began = time.perf_counter()
-    while got < records:
-        got += sum(1 for m in consumer.consume(1000, 5) if m.error() is None)
-        if time.perf_counter() - began > 120:
-            raise RuntimeError(f"consumed {got} of {records}")
-    consume_rate = got / (time.perf_counter() - began)
+    rows = Client(broker.proc.pid, config)  # bench_tls's rows: produce, then consume
+    produce_rate = rows.produce_bulk(records)["rate"]
+    consume_rate = rows.consume(records)["rate"]
 
     single = ck.Producer({**config, "acks": "all", "linger.ms": 0})
     single.list_topics(TOPIC, timeout=30)
     tail = ck.Consumer({**config, "group.id": "unused", "enable.auto.commit": False,
                         "fetch.wait.max.ms": 500, "fetch.error.backoff.ms": 0})
-    tail.assign([ck.TopicPartition(TOPIC, 0, records)])
+    tail.assign([ck.TopicPartition(TOPIC, 0, 0)])
     tail.consume(1, 1)  # connected and fetching at the end
     ms = []
     for i in range(round_trips):
         key = str(i).encode()
         t = time.perf_counter()
-        single.produce(TOPIC, value, key=key, partition=0)
+        single.produce(TOPIC, b"x" * 100, key=key, partition=0)
         single.flush(30)
         while True:
             message = tail.poll(5)
             if message is not None and message.error() is None and message.key() == key:
                 break
         ms.append((time.perf_counter() - t) * 1000)
-    consumer.close()
     tail.close()
     memory = broker.memory_mib()
     return {"produce": produce_rate, "consume": consume_rate,

@@ -68,6 +68,19 @@ async def _fetched(client: Any, offset: int, max_wait_ms: int = 0) -> tuple[int,
     return int(partition.error_code), bytes(partition.records or b"")
 
 
+async def _serve_twelve(nursery: trio.Nursery, tmp_path: Path, connect: Any,
+                        produced: dict[int, bytes], **configs: str
+                        ) -> tuple[RunningServer, Any]:
+    """A server and a client that produced twelve batches of three records (about four
+    segments' worth, timestamps in 1970), noted by offset in ``produced``."""
+    running: RunningServer = await nursery.start(serve, _options(tmp_path, **configs))
+    client = await connect(running.port)
+    for n in range(12):
+        batch = _batch(n, 1_000 + n)
+        produced[await _produce(client, batch)] = batch
+    return running, client
+
+
 def _same_batches(fetched: bytes, produced: dict[int, bytes]) -> list[int]:
     """Base offsets of the batches in ``fetched``, each checked byte for byte against the
     batch produced there (all but base offset and partitionLeaderEpoch, which the broker
@@ -99,11 +112,7 @@ async def test_fetched_bytes_are_produced_bytes_across_rolls_and_a_restart(
 ) -> None:
     produced: dict[int, bytes] = {}
     async with trio.open_nursery() as nursery:
-        running: RunningServer = await nursery.start(serve, _options(tmp_path))
-        client = await connect(running.port)
-        for n in range(12):
-            batch = _batch(n, 1_000 + n)
-            produced[await _produce(client, batch)] = batch
+        running, client = await _serve_twelve(nursery, tmp_path, connect, produced)
         assert len(_segments(tmp_path)) >= 3  # rolled at least twice
         # No persisted batch keeps its bytes in memory: each is a place in a segment.
         assert all(b.path is not None and b._data is None for b in _partition(running).batches)
@@ -132,13 +141,9 @@ async def test_retention_deletes_segments_under_a_waiting_fetch(
 ) -> None:
     produced: dict[int, bytes] = {}
     async with trio.open_nursery() as nursery:
-        running: RunningServer = await nursery.start(serve, _options(
-            tmp_path, **{"log.retention.check.interval.ms": "1000",
-                         "log.retention.ms": "30000"}))
-        client = await connect(running.port)
-        for n in range(9):
-            batch = _batch(n, 1_000)  # 1970: expired once retention looks
-            produced[await _produce(client, batch)] = batch
+        running, client = await _serve_twelve(
+            nursery, tmp_path, connect, produced,
+            **{"log.retention.check.interval.ms": "1000", "log.retention.ms": "30000"})
         end = _partition(running).log_end_offset
         waiting = await connect(running.port)
         answers: list[tuple[int, bytes]] = []
@@ -171,11 +176,7 @@ async def test_a_replaced_or_deleted_segment_ends_the_read(
 ) -> None:
     produced: dict[int, bytes] = {}
     async with trio.open_nursery() as nursery:
-        running: RunningServer = await nursery.start(serve, _options(tmp_path))
-        client = await connect(running.port)
-        for n in range(12):
-            batch = _batch(n, 1_000 + n)
-            produced[await _produce(client, batch)] = batch
+        running, client = await _serve_twelve(nursery, tmp_path, connect, produced)
         partition = _partition(running)
         first, second = _segments(tmp_path)[:2]
         # As the log cleaner's swap does: other content under the first segment's name
