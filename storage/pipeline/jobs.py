@@ -125,18 +125,25 @@ def offset_commits(df: DataFrame, since_ms: int | None = None) -> DataFrame:
     COMMIT marker made (the staged offset's end, a TxnOffsetCommit record of the same key,
     is the very next entry of the log).
 
-    One shuffle and one sort for the whole dataset (it is most of the log): the rows are
-    clustered by ``group`` (what the Parquet output is partitioned by, so the write needs
-    neither another shuffle nor another sort), sorted by (group, data_dir, topic,
-    partition, log_index), and both windows (the staged end that follows a commit, the
-    commit before it) run over that order."""
+    One shuffle, one sort and one window operator for the whole dataset (it is most of
+    the log): the rows are clustered by ``group`` (what the Parquet output is partitioned
+    by, so the write needs neither another shuffle nor another sort), sorted by (group,
+    data_dir, topic, partition, log_index), and both the staged end that follows a commit
+    (``lead``) and the commit before it (the last commit row of the frame before the row)
+    are computed in that one pass over the order; the staged ends are dropped after."""
     key = ["group", "data_dir", "topic", "partition"]  # OFFSET_KEY, group first
     w = Window.partitionBy(*key).orderBy("log_index")
+    before = w.rowsBetween(Window.unboundedPreceding, -1)
     is_commit = F.col("record_type") == OFFSET_COMMIT
     rows = df.where((is_commit & ~F.col("tombstone"))
                     | (F.col("record_type") == TXN_OFFSET_COMMIT)).repartition("group")
     next_staged_end = (F.lead("record_type").over(w) == TXN_OFFSET_COMMIT) & (
         F.lead("log_index").over(w) == F.col("log_index") + 1)
+    previous = F.last(
+        F.when(is_commit, F.struct(F.col("commit_timestamp").alias("ts"),
+                                   F.col("offset").alias("offset"))),
+        ignorenulls=True,
+    ).over(before)
     marked = rows.select(
         *OFFSET_KEY,
         "log_index",
@@ -147,12 +154,20 @@ def offset_commits(df: DataFrame, since_ms: int | None = None) -> DataFrame:
         "expire_timestamp",
         "record_type",
         F.coalesce(next_staged_end, F.lit(False)).alias("transactional"),
-    ).where(is_commit).drop("record_type")
+        previous.alias("_previous"),
+    ).where(is_commit)
     out = marked.select(
-        "*",
+        *OFFSET_KEY,
+        "log_index",
+        "offset",
+        "leader_epoch",
+        "metadata",
+        "commit_timestamp",
+        "expire_timestamp",
+        "transactional",
         as_timestamp(F.col("commit_timestamp")).alias("commit_time"),
-        (F.col("commit_timestamp") - F.lag("commit_timestamp").over(w)).alias("since_previous_ms"),
-        (F.col("offset") - F.lag("offset").over(w)).alias("offset_advance"),
+        (F.col("commit_timestamp") - F.col("_previous.ts")).alias("since_previous_ms"),
+        (F.col("offset") - F.col("_previous.offset")).alias("offset_advance"),
     )
     return _since(out, since_ms, "commit_timestamp")
 

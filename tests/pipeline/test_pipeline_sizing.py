@@ -24,7 +24,8 @@ from storage.pipeline.sizing import (
 SMALL = {"spark.sql.shuffle.partitions": "1", "spark.sql.codegen.wholeStage": "false",
          "spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.adaptive.enabled": "false",
          "spark.sql.adaptive.coalescePartitions.enabled": "false",
-         "spark.sql.autoBroadcastJoinThreshold": "-1"}
+         "spark.sql.autoBroadcastJoinThreshold": "-1",
+         "spark.sql.inMemoryColumnarStorage.compressed": "false"}
 
 
 @contextmanager
@@ -57,6 +58,8 @@ def test_a_large_input_keeps_codegen_and_aqe_with_partitions_from_size_and_cores
     assert conf["spark.sql.adaptive.enabled"] == "true"
     assert conf["spark.sql.adaptive.coalescePartitions.enabled"] == "true"
     assert conf["spark.sql.autoBroadcastJoinThreshold"] == str(10 * 1024 * 1024)
+    # Caches uncompressed (less CPU to build and read them) on any input.
+    assert conf["spark.sql.inMemoryColumnarStorage.compressed"] == "false"
     # Never more partitions than 16 MiB of segments each, at least one per core.
     assert shuffle_partitions(20 * 1024 * 1024, 64) == 2
     assert shuffle_partitions(100 * 1024**3, 8) == 800

@@ -413,14 +413,17 @@ def test_offset_commits_marks_transactional_commits(spark: Any, tmp_path: Path) 
         commit("g", "t", 0, 5, T0 + 1), staged_end,  # 4-5: the COMMIT marker's pair
         aborted_end,                                # 6: the ABORT marker's
         commit("g", "t", 1, 2, T0 + 2),             # 7: plain again
+        commit("g", "t", 0, 8, T0 + 3),             # 8: after the staged end of 4
     ])
     df = load(spark, d)
     types = sorted((r["log_index"], r["record_type"]) for r in df.collect())
     assert types == [(0, "offset_commit"), (4, "offset_commit"), (5, "txn_offset_commit"),
-                     (6, "txn_offset_commit"), (7, "offset_commit")]
-    got = sorted((r["partition"], r["offset"], r["transactional"])
-                 for r in jobs.offset_commits(df).collect())
-    assert got == [(0, 1, False), (0, 5, True), (1, 2, False)]
+                     (6, "txn_offset_commit"), (7, "offset_commit"), (8, "offset_commit")]
+    got = sorted((r["partition"], r["offset"], r["transactional"], r["offset_advance"],
+                  r["since_previous_ms"]) for r in jobs.offset_commits(df).collect())
+    # The previous commit of a partition skips the staged ends between them.
+    assert got == [(0, 1, False, None, None), (0, 5, True, 4, 1), (0, 8, False, 3, 2),
+                   (1, 2, False, None, None)]
 
 
 def test_a_report_without_rebalances_warns_nothing(spark: Any, tmp_path: Path) -> None:
