@@ -144,26 +144,16 @@ def offset_commits(df: DataFrame, since_ms: int | None = None) -> DataFrame:
                                    F.col("offset").alias("offset"))),
         ignorenulls=True,
     ).over(before)
+    kept = [*OFFSET_KEY, "log_index", "offset", "leader_epoch", "metadata",
+            "commit_timestamp", "expire_timestamp"]
     marked = rows.select(
-        *OFFSET_KEY,
-        "log_index",
-        "offset",
-        "leader_epoch",
-        "metadata",
-        "commit_timestamp",
-        "expire_timestamp",
+        *kept,
         "record_type",
         F.coalesce(next_staged_end, F.lit(False)).alias("transactional"),
         previous.alias("_previous"),
     ).where(is_commit)
     out = marked.select(
-        *OFFSET_KEY,
-        "log_index",
-        "offset",
-        "leader_epoch",
-        "metadata",
-        "commit_timestamp",
-        "expire_timestamp",
+        *kept,
         "transactional",
         as_timestamp(F.col("commit_timestamp")).alias("commit_time"),
         (F.col("commit_timestamp") - F.col("_previous.ts")).alias("since_previous_ms"),
