@@ -72,8 +72,6 @@ def _topic_store(options: ServeOptions, max_open_files: int) -> Any:
     default_partitions = num_partitions(options.broker_config)
     for name, partitions in options.topics:
         store.ensure_topic(name, partitions or default_partitions)
-    if store.files is not None:  # (this runs in a worker thread: see app.serve)
-        store.files.open_partitions(store.unopened_logs())
     return store
 
 

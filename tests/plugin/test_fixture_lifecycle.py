@@ -40,5 +40,5 @@ def test_two_hundred_cycles_leak_nothing(tmp_path) -> None:  # type: ignore[no-u
     for i in range(200):
         with KcoordServer(data_dir=str(tmp_path / f"d{i % 4}")) as server:
             assert server.port > 0
-    assert threading.active_count() == threads
+    assert threading.active_count() <= threads  # (an earlier idle worker may exit)
     assert _open_fds() <= fds + 2  # allow the interpreter's own lazily opened handles
