@@ -309,6 +309,7 @@ def test_classic_group_runs_beside_a_consumer_protocol_group(start_kcoord: Any) 
         classic.close()
 
 
+@pytest.mark.slow  # SIGKILLs and restarts of real servers: CI's restart step
 def test_members_keep_ids_epochs_and_partitions_across_sigkill(
     start_kcoord: Any, tmp_path: Any
 ) -> None:
@@ -348,6 +349,7 @@ def describe_members(bootstrap: str, group: str) -> tuple[int, list[tuple[str, i
                                          for m in described.members)
 
 
+@pytest.mark.slow  # SIGKILLs and restarts of real servers: CI's restart step
 def test_a_sigkilled_member_is_fenced_and_its_partitions_move(start_kcoord: Any) -> None:
     """A consumer process dies (SIGKILL): after its session timeout (6 s here) the
     coordinator fences it and the survivor takes its partitions, with no overlap on the way."""

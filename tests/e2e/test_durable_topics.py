@@ -52,6 +52,7 @@ def consume(bootstrap: str, group: str, want: int, timeout: float = 30) -> list[
     return got
 
 
+@pytest.mark.slow  # SIGKILLs and restarts of real servers: CI's restart step
 def test_topics_and_records_survive_sigkill(start_kcoord: Any, tmp_path: Path) -> None:
     data = tmp_path / "durable"
     server = start_kcoord(data_dir=data, topics=["d3:3"])

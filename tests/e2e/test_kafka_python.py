@@ -93,6 +93,7 @@ def test_three_consumers_consume_every_message_exactly_once(
         client.close()
 
 
+@pytest.mark.slow  # SIGKILLs and restarts of real servers: CI's restart step
 def test_join_leave_and_crash_rebalances_keep_exact_coverage(
     kcoord: KcoordProcess, consumers: list[ConsumerThread], tmp_path: Path
 ) -> None:

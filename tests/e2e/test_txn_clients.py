@@ -157,6 +157,7 @@ def test_kafka_python_and_aiokafka_transactions(start_kcoord: Any) -> None:
         b"aio-committed", b"kp-committed"]
 
 
+@pytest.mark.slow  # SIGKILLs and restarts of real servers: CI's restart step
 def test_an_open_transaction_survives_sigkill_and_commits(
     start_kcoord: Any, tmp_path: Path
 ) -> None:
@@ -191,6 +192,7 @@ def test_an_open_transaction_survives_sigkill_and_commits(
     assert committed(again.bootstrap, "crash-eos", "crash-in", 1) == [1]
 
 
+@pytest.mark.slow  # SIGKILLs and restarts of real servers: CI's restart step
 def test_a_hung_transaction_is_aborted_by_its_timeout_across_a_restart(
     start_kcoord: Any, tmp_path: Path
 ) -> None:

@@ -109,6 +109,7 @@ def test_local_report_equals_the_spark_queries(
     assert (by_spark.window[0] is not None) == windowed
 
 
+@pytest.mark.slow  # a SparkSession: CI's pipeline step
 def test_spark_sorted_and_percentile_match_spark(spark: Any) -> None:
     import pyarrow as pa
     from pyspark.sql import functions as F

@@ -30,6 +30,10 @@ from storage.segment import HEADER_SIZE, scan_entries
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
+# A SparkSession and about 40 s of jobs: CI runs the Spark tests in their own step after the
+# default run (which stays under ten minutes on two cores; `pytest -m slow tests/pipeline`).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
