@@ -248,11 +248,13 @@ def worker(port: int, groups: list[str], size: int, seconds: float, periods: dic
         for key, period in periods.items():
             m.next[key] = began + rng.uniform(0, period)
     errors: dict[str, int] = {}
+    cpu = time.process_time()
     latencies = drive(members, began + seconds, errors)
+    steady_cpu_s = time.process_time() - cpu
     for m in members:
         m.sock.close()
     return {"latencies": {str(k): v for k, v in latencies.items()}, "errors": errors,
-            "formed_s": formed_s, "join_errors": join_errors}
+            "formed_s": formed_s, "join_errors": join_errors, "steady_cpu_s": steady_cpu_s}
 
 
 # ---------------------------------------------------------------- the parent
@@ -390,6 +392,11 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
           f"Heartbeats), members synced by deciles (s) "
           f"{[round(d, 1) for d in deciles]}; one group alone formed in {alone_s:.2f} s",
           flush=True)
+    steady_cpu = sum(out["steady_cpu_s"] for out in outputs)
+    print(f"# {name} steady phase: the classic client processes' CPU {steady_cpu:.2f} s "
+          f"({steady_cpu / max(answered, 1) * 1e6:.0f} us per request, "
+          f"{steady_cpu / args.seconds:.0%} of a core), the server's {cpu1 - cpu0:.2f} s; "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
     return {"latencies": latencies, "errors": errors, "answered": answered,
             "cpu_us_per_request": (cpu1 - cpu0) / max(rate * window, 1) * 1e6,
             "core_share": (cpu1 - cpu0) / window, "memory": memory,
