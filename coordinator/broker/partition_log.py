@@ -14,7 +14,7 @@ from coordinator.broker.batches import record_timestamps
 from coordinator.broker.control_batches import batch_info
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.leader_epochs import LeaderEpochs
-from coordinator.broker.stored_batch import BatchGone, BatchReader, StoredBatch
+from coordinator.broker.stored_batch import BatchGone, StoredBatch, read_batches
 from coordinator.txn.partition import AbortedTxn, PartitionTransactions, TransactionIndex
 from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
 from storage.time_index import SCAN_BUDGET_BYTES, TimeIndex
@@ -199,25 +199,28 @@ class PartitionLog:
     def read(
         self, fetch_offset: int, max_bytes: int, min_one: bool, max_offset: int
     ) -> list[bytes]:
+        """The bytes of :meth:`select`'s batches (:func:`read_batches`: the file reads of a
+        caller off the event loop)."""
+        return read_batches(self.select(fetch_offset, max_bytes, min_one, max_offset))
+
+    def select(
+        self, fetch_offset: int, max_bytes: int, min_one: bool, max_offset: int
+    ) -> list[StoredBatch]:
         """Whole batches from the one holding ``fetch_offset``, below ``max_offset``, up to
-        ``max_bytes``; with ``min_one`` the first batch is returned even when larger. A
-        batch whose segment file the log cleaner replaced meanwhile ends the read there
-        (the client asks again once the cleaned batches are in place)."""
-        out: list[bytes] = []
+        ``max_bytes``; with ``min_one`` the first batch is taken even when larger. Memory
+        only: the bytes of located batches are read by :func:`read_batches`."""
+        out: list[StoredBatch] = []
         total = 0
-        with BatchReader() as reader:
-            for position in range(self._first_batch_at(fetch_offset), len(self.batches)):
-                batch = self.batches[position]
-                if batch.last_offset >= max_offset:
-                    break
-                size = batch.size
-                if total + size > max_bytes and not (min_one and not out):
-                    break
-                try:
-                    out.append(reader.read(batch))
-                except BatchGone:
-                    break
-                total += size
+        batches = self.batches
+        for position in range(self._first_batch_at(fetch_offset), len(batches)):
+            batch = batches[position]
+            if batch.last_offset >= max_offset:
+                break
+            size = batch.size
+            if total + size > max_bytes and not (min_one and not out):
+                break
+            out.append(batch)
+            total += size
         return out
 
     def bytes_available(self, fetch_offset: int, max_offset: int, limit: int = 2**63) -> int:

@@ -9,12 +9,15 @@ bytes."""
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
+from coordinator.broker import stored_batch
 from coordinator.broker.partition_log import PartitionLog
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.options import build_options
@@ -163,6 +166,10 @@ async def test_retention_deletes_segments_under_a_waiting_fetch(
                 await trio.sleep(0.01)
         error, records = answers[0]
         assert error == 0 and _same_batches(records, produced) == [end]
+        # Fetches read segment files in a worker thread, and the mock clock jumps while one
+        # runs: let retention take every segment it will, so the log start holds still.
+        await trio.sleep(60)
+        start = _partition(running).log_start_offset
         error, _ = await _fetched(client, 0)
         assert error == 1  # OFFSET_OUT_OF_RANGE: below the new log start
         error, records = await _fetched(client, start)
@@ -194,4 +201,27 @@ async def test_a_replaced_or_deleted_segment_ends_the_read(
         later = [b for b in partition.batches if b.path == str(second)]
         read = partition.read(0, 1 << 20, True, partition.log_end_offset)
         assert len(read) == partition.batches.index(later[0])
+        nursery.cancel_scope.cancel()
+
+
+async def test_segment_reads_run_off_the_event_loop(
+    tmp_path: Path, connect: Any, autojump_clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An open or a cold read of a segment file can take seconds on a busy disk (it held a
+    failover test's loop 5.7 s): Fetch reads located batches in a worker thread."""
+    readers: list[int] = []
+    read = stored_batch.BatchReader.read
+
+    def spied(self: stored_batch.BatchReader, batch: stored_batch.StoredBatch) -> bytes:
+        readers.append(threading.get_ident())
+        return read(self, batch)
+
+    monkeypatch.setattr(stored_batch.BatchReader, "read", spied)
+    produced: dict[int, bytes] = {}
+    async with trio.open_nursery() as nursery:
+        _, client = await _serve_twelve(nursery, tmp_path, connect, produced)
+        error, records = await _fetched(client, 0)
+        assert error == 0 and _same_batches(records, produced) == sorted(produced)
+        assert len(readers) == len(produced)
+        assert threading.get_ident() not in readers
         nursery.cancel_scope.cancel()

@@ -34,6 +34,7 @@ import trio
 import wire
 from coordinator.broker import config as broker_config
 from coordinator.broker.partition_log import PartitionLog
+from coordinator.broker.stored_batch import StoredBatch, located, read_batches
 from coordinator.broker.topics import FetchTarget, TopicStore
 from coordinator.server.api_support import leadership_error, store_of
 from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
@@ -119,15 +120,18 @@ def _aborted(partition: PartitionLog, fetch_offset: int, batches: list[bytes]) -
 
 
 class _Reader:
-    """Reads partitions in request order, sharing the response's byte budget."""
+    """Chooses each partition's batches in request order, sharing the response's byte
+    budget (memory only); their bytes are read afterwards, for the whole answer at once."""
 
     def __init__(self, store: TopicStore, max_bytes: int, read_committed: bool) -> None:
         self.store = store
         self.remaining = max_bytes
         self.min_one = True
         self.read_committed = read_committed
+        #: (partition answer, its log, the fetch offset, the batches chosen) to fill in
+        self.chosen: list[tuple[dict[str, Any], PartitionLog, int, list[StoredBatch]]] = []
 
-    def read(self, wanted: _Wanted) -> dict[str, Any]:
+    def choose(self, wanted: _Wanted) -> dict[str, Any]:
         if wanted.topic_id is not None:
             topic = self.store.by_id(wanted.topic_id)
             if topic is None:
@@ -143,27 +147,45 @@ class _Reader:
             return _failed(wanted.partition, wanted.not_led)
         if not partition.offset_in_range(wanted.fetch_offset):
             return _failed(wanted.partition, ErrorCode.OFFSET_OUT_OF_RANGE)
-        batches = partition.read(
+        batches = partition.select(
             wanted.fetch_offset,
             min(wanted.max_bytes, self.remaining),
             self.min_one,
             partition.fetchable_offset(self.read_committed),
         )
-        records = b"".join(batches)
-        if records:
+        size = sum(batch.size for batch in batches)
+        if size:
             self.min_one = False
-            self.remaining = max(0, self.remaining - len(records))
-        return {
+            self.remaining = max(0, self.remaining - size)
+        answer = {
             "partition_index": wanted.partition,
             "error_code": ErrorCode.NONE,
             "high_watermark": partition.high_watermark,
             "last_stable_offset": partition.last_stable_offset,
             "log_start_offset": partition.log_start_offset,
-            "aborted_transactions": (
-                _aborted(partition, wanted.fetch_offset, batches) if self.read_committed else None
-            ),
-            "records": records,
+            "aborted_transactions": None,
+            "records": b"",
         }
+        self.chosen.append((answer, partition, wanted.fetch_offset, batches))
+        return answer
+
+    async def fill(self) -> None:
+        """Read the chosen batches -- in a worker thread when any lies in a segment file: an
+        open or a read of a cold page cache would hold the event loop (seconds on a disk
+        busy with fsyncs) -- and put them in their answers."""
+        chosen = [batches for _, _, _, batches in self.chosen]
+        if any(located(batches) for batches in chosen):
+            read = await trio.to_thread.run_sync(_read_all, chosen)
+        else:
+            read = _read_all(chosen)
+        for (answer, partition, fetch_offset, _), batches in zip(self.chosen, read, strict=True):
+            answer["records"] = b"".join(batches)
+            if self.read_committed:
+                answer["aborted_transactions"] = _aborted(partition, fetch_offset, batches)
+
+
+def _read_all(chosen: list[list[StoredBatch]]) -> list[list[bytes]]:
+    return [read_batches(batches) for batches in chosen]
 
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
@@ -208,9 +230,10 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
             {
                 "topic": topic_request.topic,
                 "topic_id": topic_request.topic_id,
-                "partitions": [reader.read(w) for w in wanted],
+                "partitions": [reader.choose(w) for w in wanted],
             }
         )
+    await reader.fill()
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
