@@ -51,18 +51,28 @@ def test_a_small_input_gets_the_small_settings_whatever_the_cores() -> None:
         assert sized_conf(SMALL_INPUT_BYTES, cores) == SMALL
 
 
-def test_a_large_input_keeps_codegen_and_aqe_with_partitions_from_size_and_cores() -> None:
+def test_a_large_input_keeps_codegen_with_partitions_from_size_and_cores() -> None:
     conf = sized_conf(63 * 1024 * 1024, 2)
     assert conf["spark.sql.shuffle.partitions"] == "2"
     assert conf["spark.sql.codegen.wholeStage"] == "true"
-    assert conf["spark.sql.adaptive.enabled"] == "true"
-    assert conf["spark.sql.adaptive.coalescePartitions.enabled"] == "true"
+    # One shuffle partition per core: nothing for AQE to coalesce, and it would make
+    # every shuffle stage a job of its own (10^6 records: 40 jobs with it, 25 without).
+    assert conf["spark.sql.adaptive.enabled"] == "false"
+    assert conf["spark.sql.adaptive.coalescePartitions.enabled"] == "false"
     assert conf["spark.sql.autoBroadcastJoinThreshold"] == str(10 * 1024 * 1024)
     # Caches uncompressed (less CPU to build and read them) on any input.
     assert conf["spark.sql.inMemoryColumnarStorage.compressed"] == "false"
     # Never more partitions than 16 MiB of segments each, at least one per core.
     assert shuffle_partitions(20 * 1024 * 1024, 64) == 2
     assert shuffle_partitions(100 * 1024**3, 8) == 800
+
+
+def test_aqe_only_when_there_are_more_shuffle_partitions_than_cores() -> None:
+    many = sized_conf(100 * 1024**3, 8)  # 800 partitions on 8 cores
+    assert many["spark.sql.adaptive.enabled"] == "true"
+    assert many["spark.sql.adaptive.coalescePartitions.enabled"] == "true"
+    assert sized_conf(1024**3, 8)["spark.sql.adaptive.enabled"] == "false"  # 8 on 8
+    assert sized_conf(1024**3, 2)["spark.sql.adaptive.enabled"] == "true"  # 8 on 2
 
 
 def test_the_users_conf_wins() -> None:
@@ -113,8 +123,11 @@ def test_a_small_input_on_a_cluster_master_is_planned_small(spark: Any) -> None:
 def test_a_large_input_is_planned_from_its_size_on_any_master(spark: Any, master: str) -> None:
     with sized(spark, master, 63 * 1024 * 1024, {"spark.cores.max": "2"}):
         assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
-        assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
+        assert spark.conf.get("spark.sql.adaptive.enabled") == "false"  # one per core
         assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"
+    with sized(spark, master, 1024**3, {"spark.cores.max": "2"}):
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "8"
+        assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
 
 
 def test_offset_commits_plans_one_shuffle_and_one_sort(spark: Any, tmp_path: Path) -> None:
