@@ -24,6 +24,11 @@ from wire.errors import CorruptFrame
 __all__ = [
     "BATCH_HEADER",
     "BATCH_OVERHEAD",
+    "CRC_AT",
+    "CRC_START",
+    "LENGTH_END",
+    "MAGIC_AT",
+    "MAX_TIMESTAMP_AT",
     "InvalidRecordBatch",
     "RecordBatchHeader",
     "parse_batches",
@@ -47,9 +52,13 @@ BATCH_HEADER = Struct(
 ).compile()
 
 BATCH_OVERHEAD = 61  # bytes of header before the first record
-_LENGTH_END = 12  # base_offset + batch_length
-_CRC_START = 21  # first byte covered by the CRC (attributes)
-_MAGIC_AT = 16
+# Where a v2 record batch keeps its fields (Kafka's DefaultRecordBatch): the one place these
+# offsets are written down; the broker's batch code reads them from here.
+LENGTH_END = 12  # base_offset + batch_length: the bytes batch_length does not count
+MAGIC_AT = 16
+CRC_AT = 17  # the CRC field (uint32)
+CRC_START = 21  # first byte covered by the CRC (attributes)
+MAX_TIMESTAMP_AT = 35
 _BASE_OFFSET = struct.Struct(">q")
 
 ATTR_COMPRESSION_MASK = 0x07
@@ -106,8 +115,8 @@ def parse_batches(data: bytes, verify_crc: bool = True) -> list[RecordBatchHeade
         if len(data) - position < BATCH_OVERHEAD:
             raise InvalidRecordBatch(f"truncated batch header at byte {position}")
         header = BATCH_HEADER.parse(bytes(view[position : position + BATCH_OVERHEAD]))
-        size = _LENGTH_END + header.batch_length
-        if header.batch_length < BATCH_OVERHEAD - _LENGTH_END or position + size > len(data):
+        size = LENGTH_END + header.batch_length
+        if header.batch_length < BATCH_OVERHEAD - LENGTH_END or position + size > len(data):
             raise InvalidRecordBatch(
                 f"batch at byte {position} has invalid length {header.batch_length}"
             )
@@ -116,7 +125,7 @@ def parse_batches(data: bytes, verify_crc: bool = True) -> list[RecordBatchHeade
         if header.last_offset_delta < 0 or header.record_count < 0:
             raise InvalidRecordBatch(f"batch at byte {position} has negative counts")
         if verify_crc:
-            actual = crc32c(view[position + _CRC_START : position + size])
+            actual = crc32c(view[position + CRC_START : position + size])
             if actual != header.crc:
                 raise InvalidRecordBatch(
                     f"batch at byte {position}: CRC-32C {actual:#010x} != {header.crc:#010x}"
@@ -145,6 +154,6 @@ def parse_batches(data: bytes, verify_crc: bool = True) -> list[RecordBatchHeade
 
 def with_base_offset(batch: bytes, base_offset: int) -> bytes:
     """The same batch with ``base_offset`` rewritten; every other byte untouched."""
-    if len(batch) < BATCH_OVERHEAD or batch[_MAGIC_AT] != 2:
+    if len(batch) < BATCH_OVERHEAD or batch[MAGIC_AT] != 2:
         raise InvalidRecordBatch("not a v2 record batch")
     return _BASE_OFFSET.pack(base_offset) + batch[8:]

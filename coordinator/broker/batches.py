@@ -25,6 +25,11 @@ from wire.constants import CompressionType
 from wire.records import (
     ATTR_COMPRESSION_MASK,
     ATTR_TIMESTAMP_TYPE,
+    CRC_AT,
+    CRC_START,
+    LENGTH_END,
+    MAGIC_AT,
+    MAX_TIMESTAMP_AT,
     InvalidRecordBatch,
     RecordBatchHeader,
     parse_batches,
@@ -36,8 +41,6 @@ __all__ = [
     "validate_produced_batch",
 ]
 
-_MAGIC_AT = 16
-_CRC_START = 21
 _ZSTD_MIN_PRODUCE_VERSION = 7
 
 
@@ -50,13 +53,13 @@ def validate_produced_batch(
     records: bytes | None, produce_version: int, max_message_bytes: int
 ) -> RecordBatchHeader:
     """The one batch of a Produce partition, or BrokerError with Kafka's code for it."""
-    if not records or len(records) <= _MAGIC_AT:
+    if not records or len(records) <= MAGIC_AT:
         raise BrokerError(
             ErrorCode.INVALID_RECORD,
             f"Produce requests with version {produce_version} must have at least one "
             "record batch per partition",
         )
-    if records[_MAGIC_AT] != 2:
+    if records[MAGIC_AT] != 2:
         raise BrokerError(
             ErrorCode.INVALID_RECORD,
             f"Produce requests with version {produce_version} are only allowed to contain "
@@ -88,7 +91,7 @@ def validate_produced_batch(
             f"The record batch size {batch.size} bytes exceeds the maximum allowed "
             f"batch size {max_message_bytes}",
         )
-    if crc32c(memoryview(records)[_CRC_START : batch.size]) != batch.crc:
+    if crc32c(memoryview(records)[CRC_START : batch.size]) != batch.crc:
         raise BrokerError(
             ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt (stored crc = {batch.crc})"
         )
@@ -131,8 +134,7 @@ def record_timestamps(batch: bytes) -> list[tuple[int, int]] | None:
     return record_offsets_and_timestamps(batch, parse_batches(batch, verify_crc=False)[0])
 
 
-_ATTRIBUTES = struct.Struct(">h")  # at byte 21
-_MAX_TIMESTAMP_AT = 35
+_ATTRIBUTES = struct.Struct(">h")  # at CRC_START
 
 
 def stamp_log_append_time(records: bytes, now_ms: int) -> bytes:
@@ -140,9 +142,9 @@ def stamp_log_append_time(records: bytes, now_ms: int) -> bytes:
     ``LogValidator``): the timestamp-type attribute set, the max timestamp the broker's
     clock, the CRC recomputed (it covers the attributes onwards)."""
     batch = bytearray(records)
-    (attributes,) = _ATTRIBUTES.unpack_from(batch, _CRC_START)
-    _ATTRIBUTES.pack_into(batch, _CRC_START, attributes | ATTR_TIMESTAMP_TYPE)
-    struct.pack_into(">q", batch, _MAX_TIMESTAMP_AT, now_ms)
-    end = struct.unpack_from(">i", batch, 8)[0] + 12
-    struct.pack_into(">I", batch, 17, crc32c(memoryview(batch)[_CRC_START:end]))
+    (attributes,) = _ATTRIBUTES.unpack_from(batch, CRC_START)
+    _ATTRIBUTES.pack_into(batch, CRC_START, attributes | ATTR_TIMESTAMP_TYPE)
+    struct.pack_into(">q", batch, MAX_TIMESTAMP_AT, now_ms)
+    end = struct.unpack_from(">i", batch, 8)[0] + LENGTH_END
+    struct.pack_into(">I", batch, CRC_AT, crc32c(memoryview(batch)[CRC_START:end]))
     return bytes(batch)

@@ -20,10 +20,12 @@ from __future__ import annotations
 import os
 import struct
 
+from wire.records import CRC_AT, LENGTH_END
+
 __all__ = ["BatchGone", "BatchReader", "StoredBatch", "located", "read_batches"]
 
 _HEAD = struct.Struct(">qi")  # baseOffset, batchLength
-_CRC = struct.Struct(">I")  # at byte 17 of a batch
+_CRC = struct.Struct(">I")  # at CRC_AT
 _READ_ONLY = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -48,7 +50,7 @@ class StoredBatch:
         self.size = len(data)
         self.path = path
         self.position = position
-        self.crc = _CRC.unpack_from(data, 17)[0] if path is not None else 0
+        self.crc = _CRC.unpack_from(data, CRC_AT)[0] if path is not None else 0
         self._data: bytes | None = None if path is not None else data
 
     @property
@@ -86,8 +88,8 @@ class BatchReader:
         except OSError as exc:
             raise BatchGone(f"{path}: {exc.strerror or exc}") from exc
         if (len(data) != batch.size
-                or _HEAD.unpack_from(data) != (batch.base_offset, batch.size - 12)
-                or _CRC.unpack_from(data, 17)[0] != batch.crc):
+                or _HEAD.unpack_from(data) != (batch.base_offset, batch.size - LENGTH_END)
+                or _CRC.unpack_from(data, CRC_AT)[0] != batch.crc):
             raise BatchGone(f"{path} no longer holds the batch at offset {batch.base_offset}")
         return data
 

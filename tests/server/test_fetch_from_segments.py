@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from coordinator.broker import stored_batch
 from coordinator.broker.partition_log import PartitionLog
@@ -40,6 +41,15 @@ def _batch(n: int, timestamp: int) -> bytes:
     return bytes(builder.build())
 
 
+
+@pytest.fixture
+def thread_patient_clock() -> trio.testing.MockClock:
+    """Virtual time that jumps only after 50 ms of real idleness: Fetch reads segment files
+    in a worker thread, and a clock jumping whenever every task waits would race through
+    every periodic timer (idle sweeps, retention checks) for as long as a read takes."""
+    return trio.testing.MockClock(autojump_threshold=0.05)
+
+
 def _fetch(offset: int, max_wait_ms: int = 0) -> dict[str, Any]:
     return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1,
             "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0, "session_epoch": -1,
@@ -51,7 +61,10 @@ def _fetch(offset: int, max_wait_ms: int = 0) -> dict[str, Any]:
 
 
 def _options(tmp_path: Path, **configs: str) -> Any:
-    return build_options({"group.initial.rebalance.delay.ms": "0",
+    # Retention off unless a test sets it: the batches carry 1970 timestamps, and the mock
+    # clock jumps to the next deadline (a retention check among them) while a Fetch reads
+    # in a worker thread.
+    return build_options({"group.initial.rebalance.delay.ms": "0", "log.retention.ms": "-1",
                           "log.segment.bytes": str(SEGMENT_BYTES), **configs},
                          host="127.0.0.1", port=0, data_dir=str(tmp_path), topics=(("t", 1),))
 
@@ -111,7 +124,7 @@ def _segments(tmp_path: Path) -> list[Path]:
 
 
 async def test_fetched_bytes_are_produced_bytes_across_rolls_and_a_restart(
-    tmp_path: Path, connect: Any, autojump_clock: Any
+    tmp_path: Path, connect: Any, thread_patient_clock: Any
 ) -> None:
     produced: dict[int, bytes] = {}
     async with trio.open_nursery() as nursery:
@@ -140,7 +153,7 @@ async def test_fetched_bytes_are_produced_bytes_across_rolls_and_a_restart(
 
 
 async def test_retention_deletes_segments_under_a_waiting_fetch(
-    tmp_path: Path, connect: Any, autojump_clock: Any
+    tmp_path: Path, connect: Any, thread_patient_clock: Any
 ) -> None:
     produced: dict[int, bytes] = {}
     async with trio.open_nursery() as nursery:
@@ -179,7 +192,7 @@ async def test_retention_deletes_segments_under_a_waiting_fetch(
 
 
 async def test_a_replaced_or_deleted_segment_ends_the_read(
-    tmp_path: Path, connect: Any, autojump_clock: Any
+    tmp_path: Path, connect: Any, thread_patient_clock: Any
 ) -> None:
     produced: dict[int, bytes] = {}
     async with trio.open_nursery() as nursery:
@@ -205,7 +218,7 @@ async def test_a_replaced_or_deleted_segment_ends_the_read(
 
 
 async def test_segment_reads_run_off_the_event_loop(
-    tmp_path: Path, connect: Any, autojump_clock: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, connect: Any, thread_patient_clock: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An open or a cold read of a segment file can take seconds on a busy disk (it held a
     failover test's loop 5.7 s): Fetch reads located batches in a worker thread."""
