@@ -141,8 +141,7 @@ class EncodedBatch:
         put = live.put
         added = events = 0
         if self.commits:  # live offset commits only: no tombstone, no history
-            keys = self.keys
-            return len(self.data) - live.put_all([(key, size) for key, size, _ in keys]), 0
+            return len(self.data) - live.put_entries(self.keys, 0, None), 0
         for key, size, tombstone in self.keys:
             if tombstone:
                 added -= live.pop(key)

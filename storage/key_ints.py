@@ -15,7 +15,7 @@ map answers exactly what a dict would, whatever the bytes mean.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 __all__ = ["DENSE_GAP", "KeyInts"]
 
@@ -68,47 +68,65 @@ class KeyInts:
         self._other[key] = value
         return previous
 
-    def put_all(self, pairs: Iterable[tuple[bytes, int]]) -> int:
-        """``put`` each (key, value) in order; the sum of the values they had. Faster than
-        ``put`` one at a time when keys of one prefix come together (a commit's)."""
-        dense = self._dense
-        other = self._other
-        bias = self._bias
-        put = self.put
+    def put_entries(
+        self, keys: Sequence[tuple[bytes, int, bool]], pos: int, positions: KeyInts | None,
+    ) -> int:
+        """For entries appended at ``pos`` ((key bytes, entry size, tombstone) each, as
+        ``EncodedBatch.keys``; no tombstone): ``self.put(key, size)`` and
+        ``positions.put(key, position of the entry)`` for each in order, in one pass (the
+        log's live sizes and the active segment's newest positions: a commit's keys split
+        once, not once per map); the sum of the sizes ``self`` had for them. Keys of one
+        prefix that come together (a commit's) find their arrays once; a key the arrays do
+        not hold yet takes ``put``."""
+        s_dense = self._dense
+        s_other = self._other
+        s_bias = self._bias
+        p_dense = {} if positions is None else positions._dense
+        p_other = {} if positions is None else positions._other
+        p_bias = 0 if positions is None else positions._bias
+        versions = _COMMIT_VERSIONS
+        from_bytes = int.from_bytes
         last: bytes | None = None
-        values: array[int] | None = None
-        had = added = 0
-        typecode = self._typecode
-        for key, value in pairs:
-            if len(key) < 6 or key[:2] not in _COMMIT_VERSIONS or (other and key in other):
-                had += put(key, value)
-                last = None
+        s_values: array[int] | None = None
+        p_values: array[int] | None = None
+        had = s_added = p_added = 0
+        for key, size, _ in keys:
+            if len(key) < 6 or key[:2] not in versions:
+                had += self.put(key, size)
+                if positions is not None:
+                    positions.put(key, pos)
+                pos += size
                 continue
             prefix = key[:-4]
-            partition = int.from_bytes(key[-4:], "big")
+            partition = from_bytes(key[-4:], "big")
             if prefix != last:
-                values = dense.get(prefix)
-                if values is None:
-                    if partition >= DENSE_GAP:
-                        had += put(key, value)  # to the dict
-                        last = None
-                        continue
-                    values = dense[prefix] = array(typecode)
                 last = prefix
-            assert values is not None
-            length = len(values)
-            if partition >= length:
-                if partition >= length + DENSE_GAP:
-                    had += put(key, value)  # to the dict
-                    continue
-                values.extend(array(typecode, bytes(values.itemsize * (partition + 1 - length))))
-            old = values[partition]
-            values[partition] = value - bias
-            if old:
-                had += old + bias
+                s_values = s_dense.get(prefix)
+                p_values = p_dense.get(prefix)
+            if s_values is not None and partition < len(s_values) and not (
+                    s_other and key in s_other):  # as put, without its growing
+                old = s_values[partition]
+                s_values[partition] = size - s_bias
+                if old:
+                    had += old + s_bias
+                else:
+                    s_added += 1
             else:
-                added += 1
-        self._dense_count += added
+                had += self.put(key, size)
+                last = None  # the arrays of this prefix may be new
+            if positions is not None:
+                if p_values is not None and partition < len(p_values) and not (
+                        p_other and key in p_other):
+                    if not p_values[partition]:
+                        p_added += 1
+                    p_values[partition] = pos - p_bias
+                else:
+                    positions.put(key, pos)
+                    last = None
+            pos += size
+        self._dense_count += s_added
+        if positions is not None:
+            positions._dense_count += p_added
         return had
 
     def __setitem__(self, key: bytes, value: int) -> None:
@@ -162,3 +180,4 @@ class KeyInts:
                 if value:
                     yield prefix + partition.to_bytes(4, "big"), value + bias
         yield from self._other.items()
+

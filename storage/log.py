@@ -319,11 +319,15 @@ class Log:
             self._dirty = True
         active.size += len(data)
         active.count += batch.count
+        building = self._building
+        if building is not None and batch.commits:  # both maps in one pass over the keys
+            self.live_bytes += building.add_commits(batch.keys, batch.count, data, self._live)
+            return active.path, start
         added, events = batch.account(self._live)
         self.live_bytes += added
         self.event_bytes += events
-        if self._building is not None:
-            self._building.add_entries(batch.keys, batch.count, data, batch.commits)
+        if building is not None:
+            building.add_entries(batch.keys, batch.count, data)
         return active.path, start
 
     def _sync_if_due(self) -> None:

@@ -133,30 +133,38 @@ class SegmentSummary:
             self.newest = KeyInts("Q", self.base * SEQ_STRIDE, self.newest.items())
         return self
 
+    def add_commits(
+        self, keys: tuple[tuple[bytes, int, bool], ...], count: int, data: bytes,
+        live: KeyInts,
+    ) -> int:
+        """``add_entries`` of an ``EncodedBatch`` whose ``commits`` is set (every key an
+        offset commit's: the newest of its key counts), which also applies them to the
+        log's ``live`` sizes in the same pass (``KeyInts.put_entries``): the change in live
+        bytes."""
+        newest = self.newest
+        if not isinstance(newest, KeyInts):  # (a summary not compacted: none is, today)
+            self.add_entries(keys, count, data)
+            return len(data) - live.put_entries(keys, 0, None)
+        self.checksum = zlib.crc32(data, self.checksum)
+        if len(keys) != count:
+            self.complete = False
+        had = live.put_entries(keys, self.base * SEQ_STRIDE + self.size, newest)
+        self.size += len(data)
+        self.count += count
+        return len(data) - had
+
     def add_entries(
         self, keys: tuple[tuple[bytes, int, bool], ...], count: int, data: bytes,
-        commits: bool = False,
     ) -> None:
         """Account for the entries ``data`` appended at ``size``: (key bytes, entry size,
-        tombstone) of each, as ``EncodedBatch.keys`` (``commits``: as
-        ``EncodedBatch.commits``). A batch without them (``count`` entries but no keys)
-        leaves the summary incomplete."""
+        tombstone) of each, as ``EncodedBatch.keys``. A batch without them (``count``
+        entries but no keys) leaves the summary incomplete."""
         self.checksum = zlib.crc32(data, self.checksum)
         if len(keys) != count:
             self.complete = False
         start = pos = self.base * SEQ_STRIDE + self.size
         newest = self.newest
         kinds = _KINDS
-        if commits:  # every key an offset commit's (the newest of its key counts)
-            at = []
-            for key, size, _ in keys:
-                at.append((key, pos))
-                pos += size
-            if isinstance(newest, KeyInts):
-                newest.put_all(at)
-            else:
-                newest.update(at)
-            keys = ()
         for key, size, tombstone in keys:
             prefix = key[:2]
             kind = kinds.get(prefix)

@@ -22,8 +22,8 @@ _KEYS = st.one_of(
 )
 _OPS = st.lists(st.one_of(
     st.tuples(st.sampled_from(["put", "pop", "get"]), _KEYS, st.integers(1, 2**32 - 1)),
-    st.tuples(st.just("put_all"), st.lists(st.tuples(_KEYS, st.integers(1, 2**32 - 1)),
-                                           max_size=12), st.just(0))), max_size=200)
+    st.tuples(st.just("put_entries"), st.lists(st.tuples(_KEYS, st.integers(1, 2**31)),
+                                               max_size=12), st.booleans())), max_size=200)
 
 
 _A = b"\x00\x01\x00\x01g\x00\x01t"
@@ -31,23 +31,33 @@ _A = b"\x00\x01\x00\x01g\x00\x01t"
 
 @settings(max_examples=300, deadline=None)
 @given(_OPS, st.sampled_from([("I", 0), ("Q", 0), ("Q", 7 << 40)]))
-@example(ops=[("put", _A + bytes(4), 1), ("put_all", [  # a lone high partition between two
-    (_A + bytes(4), 1), (b"\x00\x00\x00\x01g\x00\x01t\x00\x00\x00@", 1),  # of one prefix
-    (_A + bytes(4), 1)], 0)], kind=("I", 0))
-def test_answers_like_a_dict(ops: list[tuple[str, Any, int]],
+@example(ops=[("put", _A + bytes(4), 1), ("put_entries", [  # a lone high partition between
+    (_A + bytes(4), 1), (b"\x00\x00\x00\x01g\x00\x01t\x00\x00\x00@", 1),  # two of a prefix
+    (_A + bytes(4), 1)], True)], kind=("I", 0))
+def test_answers_like_a_dict(ops: list[tuple[str, Any, Any]],
                              kind: tuple[str, int]) -> None:
+    """Every operation answers as a dict's; ``put_entries`` as ``put`` of each entry's size
+    in order and, given a second map, ``put`` of each entry's position in that one."""
     typecode, bias = kind
     ints = KeyInts(typecode, bias)
+    spots = KeyInts("Q", 3 << 40)  # the second map of put_entries: positions
     model: dict[bytes, int] = {}
+    spots_model: dict[bytes, int] = {}
+    pos = (3 << 40) + 1
     for op, key, value in ops:
-        if op == "put_all":
-            pairs = [(k, v + bias) for k, v in key]
+        if op == "put_entries":
+            entries = [(k, v + bias, False) for k, v in key]
             had = 0
-            for k, v in pairs:
+            start = pos
+            for k, size, _ in entries:
                 had += model.get(k, 0)
-                model[k] = v
-            assert ints.put_all(pairs) == had
+                model[k] = size
+                if value:
+                    spots_model[k] = pos
+                pos += size
+            assert ints.put_entries(tuple(entries), start, spots if value else None) == had
             assert len(ints) == len(model)
+            assert len(spots) == len(spots_model)
             continue
         value += bias
         if op == "put":
@@ -60,6 +70,7 @@ def test_answers_like_a_dict(ops: list[tuple[str, Any, int]],
         assert len(ints) == len(model)
     assert ints.total() == sum(model.values())
     assert sorted(ints.items()) == sorted(model.items())
+    assert sorted(spots.items()) == sorted(spots_model.items())
     assert sorted(KeyInts(typecode, bias, model.items()).items()) == sorted(model.items())
 
 
