@@ -140,14 +140,19 @@ class HardState:
         group = ""
         for record in records:
             key = record.key
-            if (type(key) is OffsetCommitKey and type(record.value) is OffsetCommitValue
-                    and key.group not in decoded and key.group not in packed):
-                if run and key.group != group:
-                    self._pack(pack, group, run)
-                    run = []
-                group = key.group
-                run.append(record)
-                continue
+            if type(key) is OffsetCommitKey and type(record.value) is OffsetCommitValue:
+                offsets = decoded.get(key.group)
+                if offsets is not None:
+                    if not run:  # the usual commit, into a decoded group: ``apply``'s store
+                        offsets[(key.topic, key.partition)] = record.value
+                        continue
+                elif key.group not in packed:
+                    if run and key.group != group:
+                        self._pack(pack, group, run)
+                        run = []
+                    group = key.group
+                    run.append(record)
+                    continue
             if run:
                 self._pack(pack, group, run)
                 run = []
