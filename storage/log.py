@@ -262,7 +262,6 @@ class Log:
     def write_batch(self, batch: EncodedBatch) -> tuple[str, int] | None:
         """Write a pre-encoded batch (one write call), then fsync per the policy; the
         segment file's path and the position its bytes start at (None for no entries).
-
         On failure the segment is cut back to where the batch started and
         :class:`LogWriteError` raised; the log stays loadable."""
         with self.lock:
@@ -324,8 +323,7 @@ class Log:
             self.live_bytes += building.add_commits(batch.keys, batch.count, data, self._live)
             return active.path, start
         added, events = batch.account(self._live)
-        self.live_bytes += added
-        self.event_bytes += events
+        self.live_bytes, self.event_bytes = self.live_bytes + added, self.event_bytes + events
         if building is not None:
             building.add_entries(batch.keys, batch.count, data)
         return active.path, start
