@@ -75,6 +75,9 @@ def echo_port() -> Iterator[int]:
                     sock.close()
                     continue
                 sock.sendall(data)
+        for key in list(selector.get_map().values()):  # the connections still open
+            if key.fileobj is not listener:
+                key.fileobj.close()  # type: ignore[union-attr]
         selector.close()
 
     thread = threading.Thread(target=serve, daemon=True)
