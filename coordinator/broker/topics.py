@@ -246,13 +246,15 @@ class TopicStore:
         return self.files.unopened((topic.topic_id, partition.index)
                                    for topic in chosen for partition in topic.partitions)
 
-    async def open_logs(self, topic: Topic) -> None:
-        """Open the logs of ``topic``'s partitions that are not open yet, in a worker thread
-        (``TopicFiles.open_partitions``: a new partition's directory lock and first segment
-        take three fsyncs, which on the event loop held every connection). Called where
-        partitions are created (CreateTopics, auto-creation, CreatePartitions; the startup
-        opens the rest), so that an append finds its partition's log open."""
-        files, missing = self.files, self.unopened_logs((topic,))
+    async def open_logs(self, topic: Topic | None) -> None:
+        """Open the logs of ``topic``'s partitions (None: every topic's) that are not open
+        yet, in a worker thread (``TopicFiles.open_partitions``: a new partition's directory
+        lock and first segment take three fsyncs, which on the event loop held every
+        connection). Called where partitions are created (CreateTopics, auto-creation,
+        CreatePartitions) so that an append finds its partition's log open, and by the
+        startup for the configured topics once the broker surface answers."""
+        files = self.files
+        missing = self.unopened_logs(None if topic is None else (topic,))
         if files is not None and missing:
             await trio.to_thread.run_sync(files.open_partitions, missing)
 

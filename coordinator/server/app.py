@@ -310,9 +310,7 @@ async def serve(
             else:
                 brokers.loaded(surface)
             log.debug("broker surface ready: %d topics", len(topics))
-            if topics.files is not None:  # the logs not opened yet (configured topics)
-                await trio.to_thread.run_sync(topics.files.open_partitions,
-                                              topics.unopened_logs())
+            await topics.open_logs(None)  # the logs not opened yet (configured topics)
             routes = await trio.to_thread.run_sync(import_deferred, options)
             for broker in [server] if brokers is None else brokers.servers.values():
                 broker.coordinator_apis.imported(routes.coordinator_routing)
