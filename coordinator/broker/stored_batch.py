@@ -4,11 +4,10 @@ where they lie in a segment file of the data directory (issue 33: the bytes of e
 appended were also held in memory to answer Fetch, 10.5 MiB for 100,000 x 100 B records).
 
 A located batch is read back with ``os.pread`` on a read-only descriptor opened for the
-read (:class:`BatchReader` keeps one per segment file for one answer). Fetch reads them in a
-worker thread (``server/apis/fetch.py``): an ``open`` or a read of a cold page cache can
-take seconds on a disk busy with other brokers' fsyncs, and once held the event loop for
-5.7 s (tests/e2e/test_failover_clients.py, every member's session lapsing); a thread's
-hand-off costs tens of microseconds against that. What is read is checked against what
+read (:class:`BatchReader` keeps one per segment file for one answer). Fetch reads them on
+the event loop, one answer at a time (``server/apis/fetch.py`` says why not in threads);
+a cold page cache or a busy disk holds the loop meanwhile (a segment's open once held it
+5.7 s): not solved. What is read is checked against what
 the index knows (base offset, batch length, CRC field): the log cleaner, in a worker thread,
 may have replaced or deleted the file since, and a batch that is no longer where the index
 says raises :class:`BatchGone` rather than answering other bytes. Retention runs on the event
@@ -22,7 +21,7 @@ import struct
 
 from wire.records import CRC_AT, LENGTH_END
 
-__all__ = ["BatchGone", "BatchReader", "StoredBatch", "located", "read_batches"]
+__all__ = ["BatchGone", "BatchReader", "StoredBatch", "read_batches"]
 
 _HEAD = struct.Struct(">qi")  # baseOffset, batchLength
 _CRC = struct.Struct(">I")  # at CRC_AT
@@ -103,11 +102,6 @@ class BatchReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def located(batches: list[StoredBatch]) -> bool:
-    """Whether reading ``batches`` touches a segment file (a call for a worker thread)."""
-    return any(batch._data is None for batch in batches)
 
 
 def read_batches(batches: list[StoredBatch]) -> list[bytes]:

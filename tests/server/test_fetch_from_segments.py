@@ -9,7 +9,6 @@ bytes."""
 from __future__ import annotations
 
 import os
-import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ import pytest
 import trio
 import trio.testing
 
-from coordinator.broker import stored_batch
 from coordinator.broker.partition_log import PartitionLog
 from coordinator.server.app import RunningServer, serve
 from coordinator.server.options import build_options
@@ -216,25 +214,3 @@ async def test_a_replaced_or_deleted_segment_ends_the_read(
         assert len(read) == partition.batches.index(later[0])
         nursery.cancel_scope.cancel()
 
-
-async def test_segment_reads_run_off_the_event_loop(
-    tmp_path: Path, connect: Any, thread_patient_clock: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An open or a cold read of a segment file can take seconds on a busy disk (it held a
-    failover test's loop 5.7 s): Fetch reads located batches in a worker thread."""
-    readers: list[int] = []
-    read = stored_batch.BatchReader.read
-
-    def spied(self: stored_batch.BatchReader, batch: stored_batch.StoredBatch) -> bytes:
-        readers.append(threading.get_ident())
-        return read(self, batch)
-
-    monkeypatch.setattr(stored_batch.BatchReader, "read", spied)
-    produced: dict[int, bytes] = {}
-    async with trio.open_nursery() as nursery:
-        _, client = await _serve_twelve(nursery, tmp_path, connect, produced)
-        error, records = await _fetched(client, 0)
-        assert error == 0 and _same_batches(records, produced) == sorted(produced)
-        assert len(readers) == len(produced)
-        assert threading.get_ident() not in readers
-        nursery.cancel_scope.cancel()
