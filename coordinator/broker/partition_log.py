@@ -199,8 +199,7 @@ class PartitionLog:
     def read(
         self, fetch_offset: int, max_bytes: int, min_one: bool, max_offset: int
     ) -> list[bytes]:
-        """The bytes of :meth:`select`'s batches (:func:`read_batches`: the file reads of a
-        caller off the event loop)."""
+        """The bytes of :meth:`select`'s batches (:func:`read_batches`)."""
         return read_batches(self.select(fetch_offset, max_bytes, min_one, max_offset))
 
     def select(

@@ -5,9 +5,11 @@ appended were also held in memory to answer Fetch, 10.5 MiB for 100,000 x 100 B 
 
 A located batch is read back with ``os.pread`` on a read-only descriptor opened for the
 read (:class:`BatchReader` keeps one per segment file for one answer). Fetch reads them on
-the event loop, one answer at a time (``server/apis/fetch.py`` says why not in threads);
-a cold page cache or a busy disk holds the loop meanwhile (a segment's open once held it
-5.7 s): not solved. What is read is checked against what
+the event loop, one answer at a time. Read in worker threads, concurrent answers' bytes sat
+outside the answer memory's bound and in the threads' allocator arenas (the hardening
+soak's ten unread readers: RSS +212 to +330 MiB against a 200 MiB bound); on the loop, a
+cold page cache or a busy disk holds it meanwhile (a segment's open once held it 5.7 s):
+not solved. What is read is checked against what
 the index knows (base offset, batch length, CRC field): the log cleaner, in a worker thread,
 may have replaced or deleted the file since, and a batch that is no longer where the index
 says raises :class:`BatchGone` rather than answering other bytes. Retention runs on the event

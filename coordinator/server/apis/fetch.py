@@ -34,7 +34,6 @@ import trio
 import wire
 from coordinator.broker import config as broker_config
 from coordinator.broker.partition_log import PartitionLog
-from coordinator.broker.stored_batch import StoredBatch, read_batches
 from coordinator.broker.topics import FetchTarget, TopicStore
 from coordinator.server.api_support import leadership_error, store_of
 from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
@@ -120,18 +119,15 @@ def _aborted(partition: PartitionLog, fetch_offset: int, batches: list[bytes]) -
 
 
 class _Reader:
-    """Chooses each partition's batches in request order, sharing the response's byte
-    budget (memory only); their bytes are read afterwards, for the whole answer at once."""
+    """Reads partitions in request order, sharing the response's byte budget."""
 
     def __init__(self, store: TopicStore, max_bytes: int, read_committed: bool) -> None:
         self.store = store
         self.remaining = max_bytes
         self.min_one = True
         self.read_committed = read_committed
-        #: (partition answer, its log, the fetch offset, the batches chosen) to fill in
-        self.chosen: list[tuple[dict[str, Any], PartitionLog, int, list[StoredBatch]]] = []
 
-    def choose(self, wanted: _Wanted) -> dict[str, Any]:
+    def read(self, wanted: _Wanted) -> dict[str, Any]:
         if wanted.topic_id is not None:
             topic = self.store.by_id(wanted.topic_id)
             if topic is None:
@@ -147,43 +143,27 @@ class _Reader:
             return _failed(wanted.partition, wanted.not_led)
         if not partition.offset_in_range(wanted.fetch_offset):
             return _failed(wanted.partition, ErrorCode.OFFSET_OUT_OF_RANGE)
-        batches = partition.select(
+        batches = partition.read(
             wanted.fetch_offset,
             min(wanted.max_bytes, self.remaining),
             self.min_one,
             partition.fetchable_offset(self.read_committed),
         )
-        size = sum(batch.size for batch in batches)
-        if size:
+        records = b"".join(batches)
+        if records:
             self.min_one = False
-            self.remaining = max(0, self.remaining - size)
-        answer = {
+            self.remaining = max(0, self.remaining - len(records))
+        return {
             "partition_index": wanted.partition,
             "error_code": ErrorCode.NONE,
             "high_watermark": partition.high_watermark,
             "last_stable_offset": partition.last_stable_offset,
             "log_start_offset": partition.log_start_offset,
-            "aborted_transactions": None,
-            "records": b"",
+            "aborted_transactions": (
+                _aborted(partition, wanted.fetch_offset, batches) if self.read_committed else None
+            ),
+            "records": records,
         }
-        self.chosen.append((answer, partition, wanted.fetch_offset, batches))
-        return answer
-
-    def fill(self) -> None:
-        """Read the chosen batches and put them in their answers. On the event loop, one
-        answer at a time: read in worker threads, concurrent answers' bytes sat outside the
-        answer memory's bound and the threads' allocator arenas (the hardening soak's ten
-        unread readers: RSS +212 to +330 MiB against a 200 MiB bound), so a cold-cache or
-        slow-disk read still holds the loop (a segment's open once held it 5.7 s)."""
-        read = _read_all([batches for _, _, _, batches in self.chosen])
-        for (answer, partition, fetch_offset, _), batches in zip(self.chosen, read, strict=True):
-            answer["records"] = b"".join(batches)
-            if self.read_committed:
-                answer["aborted_transactions"] = _aborted(partition, fetch_offset, batches)
-
-
-def _read_all(chosen: list[list[StoredBatch]]) -> list[list[bytes]]:
-    return [read_batches(batches) for batches in chosen]
 
 
 async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str, Any] | None:
@@ -228,10 +208,9 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
             {
                 "topic": topic_request.topic,
                 "topic_id": topic_request.topic_id,
-                "partitions": [reader.choose(w) for w in wanted],
+                "partitions": [reader.read(w) for w in wanted],
             }
         )
-    reader.fill()
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
