@@ -10,11 +10,19 @@ import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 
+import trio
+
 from coordinator.broker.batches import record_timestamps
 from coordinator.broker.control_batches import batch_info
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.leader_epochs import LeaderEpochs
-from coordinator.broker.stored_batch import BatchGone, StoredBatch, read_batches
+from coordinator.broker.stored_batch import (
+    BatchGone,
+    SegmentSource,
+    StoredBatch,
+    read_batch,
+    read_batches,
+)
 from coordinator.txn.partition import AbortedTxn, PartitionTransactions, TransactionIndex
 from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
 from storage.time_index import SCAN_BUDGET_BYTES, TimeIndex
@@ -28,8 +36,10 @@ _LEADER_EPOCH = struct.Struct(">i")  # partitionLeaderEpoch, at byte 12 of a bat
 class PartitionLog:
     """One partition's batches and offsets."""
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, source: SegmentSource | None = None) -> None:
         self.index = index
+        #: Where located batches are read back (the topic files), None: memory only.
+        self.source = source
         self.batches: list[StoredBatch] = []
         self.log_start_offset = 0
         self.log_end_offset = 0
@@ -176,7 +186,7 @@ class PartitionLog:
         last_offset = base_offset + header.last_offset_delta
         path, position = located if located is not None else (None, 0)
         self.batches.append(StoredBatch(base_offset, last_offset, header.max_timestamp, data,
-                                        path, position))
+                                        path, position, self.source))
         self.time_index.append(header.max_timestamp, base_offset)
         self.log_end_offset = last_offset + 1
         self.size_bytes += len(data)
@@ -196,11 +206,14 @@ class PartitionLog:
         """Index of the first batch whose last offset is >= ``offset``."""
         return bisect_left(self.batches, offset, key=lambda b: b.last_offset)
 
-    def read(
-        self, fetch_offset: int, max_bytes: int, min_one: bool, max_offset: int
+    async def read(
+        self, fetch_offset: int, max_bytes: int, min_one: bool, max_offset: int,
+        limiter: trio.CapacityLimiter | None = None,
     ) -> list[bytes]:
-        """The bytes of :meth:`select`'s batches (:func:`read_batches`)."""
-        return read_batches(self.select(fetch_offset, max_bytes, min_one, max_offset))
+        """The bytes of :meth:`select`'s batches (:func:`read_batches`, what would wait
+        read in a worker thread under ``limiter``)."""
+        return await read_batches(self.select(fetch_offset, max_bytes, min_one, max_offset),
+                                  limiter)
 
     def select(
         self, fetch_offset: int, max_bytes: int, min_one: bool, max_offset: int
@@ -233,7 +246,9 @@ class PartitionLog:
             total += batch.size
         return total
 
-    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+    async def offset_for_timestamp(self, timestamp: int,
+                                   limiter: trio.CapacityLimiter | None = None
+                                   ) -> tuple[int, int] | None:
         """(timestamp, offset) of the first record with timestamp >= ``timestamp``.
 
         The time index names the first batch whose max timestamp is >= the target; Kafka
@@ -246,29 +261,31 @@ class PartitionLog:
         if start is None:
             return None
         decoded = 0
-        batches = self.batches
-        for position in range(self._first_batch_at(max(start, self.log_start_offset)),
-                              len(batches)):
-            batch = batches[position]
+        offset = max(start, self.log_start_offset)
+        while (position := self._first_batch_at(offset)) < len(self.batches):
+            # (found again by offset each time: a read may wait, and the list change)
+            batch = self.batches[position]
+            offset = batch.last_offset + 1
             if batch.max_timestamp < timestamp or batch.last_offset < self.log_start_offset:
                 continue
-            records = _timestamps(batch) if decoded < SCAN_BUDGET_BYTES else None
+            records = await _timestamps(batch, limiter) if decoded < SCAN_BUDGET_BYTES else None
             if records is None:
                 return batch.max_timestamp, max(batch.base_offset, self.log_start_offset)
             decoded += batch.size
-            for offset, record_timestamp in records:
-                if record_timestamp >= timestamp and offset >= self.log_start_offset:
-                    return record_timestamp, offset
+            for record_offset, record_timestamp in records:
+                if record_timestamp >= timestamp and record_offset >= self.log_start_offset:
+                    return record_timestamp, record_offset
         return None
 
-    def max_timestamp_offset(self) -> tuple[int, int] | None:
+    async def max_timestamp_offset(self, limiter: trio.CapacityLimiter | None = None
+                                   ) -> tuple[int, int] | None:
         """(timestamp, offset) of the earliest record holding the partition's largest
         timestamp (ListOffsets -3), or None when the log is empty."""
         largest = self.time_index.largest()
         if largest is None or not self.batches:
             return None
         best = self.batches[self._first_batch_at(largest[1])]
-        records = _timestamps(best)
+        records = await _timestamps(best, limiter)
         if records is not None:
             for offset, record_timestamp in records:
                 if record_timestamp == best.max_timestamp:
@@ -276,10 +293,11 @@ class PartitionLog:
         return best.max_timestamp, best.last_offset
 
 
-def _timestamps(batch: StoredBatch) -> list[tuple[int, int]] | None:
+async def _timestamps(batch: StoredBatch,
+                      limiter: trio.CapacityLimiter | None) -> list[tuple[int, int]] | None:
     """(offset, timestamp) of each record, None when not decodable here or no longer where
     the index says (the answer then comes from the batch's base offset and max timestamp)."""
     try:
-        return record_timestamps(batch.data)
+        return record_timestamps(await read_batch(batch, limiter))
     except BatchGone:
         return None

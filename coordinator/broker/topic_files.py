@@ -207,6 +207,7 @@ class TopicFiles:
             for key in [k for k in self._logs if k[0] == topic_id]:
                 self._logs.pop(key).close()
                 self._spans.pop(key, None)
+            self.fs.forget_reads_under(directory)
             if not os.path.isdir(directory):
                 return
             try:
@@ -392,6 +393,7 @@ class TopicFiles:
             for partition_log in self._logs.values():
                 partition_log.close()
             self._logs.clear()
+            self.fs.close_reads()
 
     def unopened(self, partitions: Iterable[tuple[uuid.UUID, int]]) -> list[tuple[uuid.UUID, int]]:
         """Those of ``partitions`` whose log is not open yet."""

@@ -75,13 +75,15 @@ def _collision_key(name: str) -> str:
     return name.replace(".", "_")
 
 
-def _new_partitions(start: int, stop: int) -> list[PartitionLog]:
+def _new_partitions(start: int, stop: int,
+                    files: TopicFiles | None) -> list[PartitionLog]:
     """Empty partitions ``start``..``stop - 1``. The partition log and what it imports
     (producer state, record batches, control batches) load with the first partition: a
     broker with no topic answers its first Metadata without them (issue 33)."""
     from coordinator.broker.partition_log import PartitionLog
 
-    return [PartitionLog(i) for i in range(start, stop)]
+    source = files.fs if files is not None else None
+    return [PartitionLog(i, source) for i in range(start, stop)]
 
 
 @dataclass(slots=True)
@@ -140,6 +142,9 @@ class TopicStore:
         self.version = 0
         #: Where topics persist (``topic_files.TopicFiles``); None: in memory only.
         self.files: TopicFiles | None = None
+        #: One read of segment bytes in a worker thread at a time, for the whole store
+        #: (``stored_batch.read_batches``: what would wait on the event loop).
+        self.read_limiter = trio.CapacityLimiter(1)
         #: (topic id, partition) of the log cleaner's round in progress: retention leaves
         #: it alone (its policy may have changed to ``delete`` meanwhile).
         self.cleaning: set[tuple[uuid.UUID, int]] = set()
@@ -150,7 +155,7 @@ class TopicStore:
         restored = 0
         for loaded in files.load():
             topic = Topic(loaded.name, loaded.topic_id,
-                          _new_partitions(0, loaded.partitions), loaded.configs,
+                          _new_partitions(0, loaded.partitions, files), loaded.configs,
                           loaded.replication_factor)
             for index, batches in loaded.batches.items():
                 partition = topic.partitions[index]
@@ -229,7 +234,7 @@ class TopicStore:
             self.files.created(name, topic_id, num_partitions, configs or {},
                                replication_factor)
         topic = Topic(
-            name, topic_id, _new_partitions(0, num_partitions), dict(configs or {}),
+            name, topic_id, _new_partitions(0, num_partitions, self.files), dict(configs or {}),
             replication_factor,
         )
         self._register(topic)
@@ -276,7 +281,7 @@ class TopicStore:
         if self.files is not None:
             self.files.created(name, topic.topic_id, count, topic.configs,
                                topic.replication_factor)
-        topic.partitions.extend(_new_partitions(len(topic.partitions), count))
+        topic.partitions.extend(_new_partitions(len(topic.partitions), count, self.files))
         self.version += 1
         self.notify()
         return topic

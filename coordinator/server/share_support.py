@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import trio
 
 from coordinator.broker.partition_log import PartitionLog
+from coordinator.broker.stored_batch import StoredBatch, read_batch, read_batches
 from coordinator.broker.topics import TopicStore
 from coordinator.core.share_group.offsets import INVALID_GROUP_ID_MESSAGE, top_level_error
 from coordinator.server.api_support import leadership_error, store_of, with_current_topics
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ShareRequestParts",
+    "acquired_batches",
     "bytes_bounded_end",
     "error_response",
     "partition_log",
@@ -211,13 +213,13 @@ def group_by_topic(entries: Iterable[tuple[SharePartitionKey, dict[str, Any]]]) 
     return [{"topic_id": tid, "partitions": ps} for tid, ps in topics.items()]
 
 
-def read_acquired(partition: PartitionLog, acquired: Sequence[AcquiredRecords]) -> bytes:
-    """The whole batches holding the acquired offsets, in order (the client keeps the
-    records in the AcquiredRecords ranges)."""
+def acquired_batches(partition: PartitionLog,
+                     acquired: Sequence[AcquiredRecords]) -> list[StoredBatch]:
+    """The whole batches holding the acquired offsets, in order."""
     if not acquired:
-        return b""
+        return []
     batches = partition.batches
-    out: list[bytes] = []
+    out: list[StoredBatch] = []
     ranges = sorted(acquired)
     last = ranges[-1].last_offset
     position = bisect_left(batches, ranges[0].first_offset, key=lambda b: b.last_offset)
@@ -227,9 +229,16 @@ def read_acquired(partition: PartitionLog, acquired: Sequence[AcquiredRecords]) 
         while index < len(ranges) and ranges[index].last_offset < batch.base_offset:
             index += 1
         if index < len(ranges) and ranges[index].first_offset <= batch.last_offset:
-            out.append(batch.data)
+            out.append(batch)
         position += 1
-    return b"".join(out)
+    return out
+
+
+async def read_acquired(partition: PartitionLog, acquired: Sequence[AcquiredRecords],
+                        limiter: trio.CapacityLimiter | None = None) -> bytes:
+    """The bytes of :func:`acquired_batches` (the client keeps the records in the
+    AcquiredRecords ranges), up to a batch no longer where the index says."""
+    return b"".join(await read_batches(acquired_batches(partition, acquired), limiter))
 
 
 def bytes_bounded_end(partition: PartitionLog, start: int, end: int, max_bytes: int) -> int:
@@ -247,7 +256,9 @@ def bytes_bounded_end(partition: PartitionLog, start: int, end: int, max_bytes: 
     return end
 
 
-def skipped_ranges(partition: PartitionLog, start: int, end: int) -> tuple[tuple[int, int], ...]:
+async def skipped_ranges(partition: PartitionLog, start: int, end: int,
+                         limiter: trio.CapacityLimiter | None = None
+                         ) -> tuple[tuple[int, int], ...]:
     """Under read_committed, the batches in [start, end) a share partition never delivers:
     control batches (transaction markers) and the records of aborted transactions (Kafka
     archives them instead of handing them out)."""
@@ -259,7 +270,8 @@ def skipped_ranges(partition: PartitionLog, start: int, end: int) -> tuple[tuple
     position = bisect_left(batches, start, key=lambda b: b.last_offset)
     while position < len(batches) and batches[position].base_offset < end:
         batch = batches[position]
-        (header,) = parse_batches(batch.data, verify_crc=False)
+        (header,) = parse_batches(await read_batch(batch, limiter), verify_crc=False)
+        position = bisect_left(batches, batch.base_offset, key=lambda b: b.last_offset)
         if header.is_control or (header.is_transactional and any(
                 t.producer_id == header.producer_id
                 and t.first_offset <= batch.base_offset <= t.last_offset for t in aborted)):

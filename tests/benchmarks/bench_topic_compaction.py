@@ -114,7 +114,7 @@ async def run(records: int, keys: int, data_dir: str,
         nonlocal backwards
         position = 0
         while True:
-            batches = partition.read(position, 1 << 20, True, partition.high_watermark)
+            batches = await partition.read(position, 1 << 20, True, partition.high_watermark)
             for data in batches:
                 base = int.from_bytes(data[:8], "big", signed=True)
                 last = base + int.from_bytes(data[23:27], "big", signed=True)

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import crc32c
 import pytest
+import trio
 from broker_support import compress_records, compressed_batch, make_batch, with_body
 
 import storage.batch_validation as batch_validation
@@ -119,7 +120,7 @@ def test_list_offsets_reads_a_stored_bomb_within_the_read_bound(
     store.append("t", 0, bomb, parse_batches(bomb)[0])
     log = store.partition("t", 0)
     assert log is not None
-    found, peak = _traced(lambda: log.offset_for_timestamp(10))
+    found, peak = _traced(lambda: trio.run(log.offset_for_timestamp, 10))
     assert found == (50, 0)
     assert peak < 3 * LIMIT, peak
 

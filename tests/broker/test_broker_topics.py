@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 import trio
@@ -12,9 +13,15 @@ from broker_support import compressed_batch, make_batch, read_records, with_code
 from coordinator.broker.batches import record_timestamps, validate_produced_batch
 from coordinator.broker.config import BROKER_CONFIG_DEFAULTS, validate_broker_config
 from coordinator.broker.errors import BrokerError
+from coordinator.broker.partition_log import PartitionLog
 from coordinator.broker.topics import FetchTarget, TopicStore, validate_topic_name
 from wire import ErrorCode
 from wire.records import parse_batches
+
+
+def _read(log: PartitionLog, *args: Any) -> list[bytes]:
+    """``PartitionLog.read`` run to its end (a memory-only log never waits)."""
+    return trio.run(log.read, *args)
 
 
 def produce(store: TopicStore, topic: str, partition: int, batch: bytes) -> int:
@@ -67,38 +74,38 @@ def test_read_starts_at_the_batch_holding_the_offset(store: TopicStore) -> None:
     _three_batches(store)
     log = store.partition("t", 0)
     assert log is not None
-    got = log.read(1, 1 << 20, True, log.high_watermark)
+    got = _read(log, 1, 1 << 20, True, log.high_watermark)
     assert [o for o, _, _ in read_records(b"".join(got))] == [0, 1, 2, 3, 4, 5]
-    got = log.read(3, 1 << 20, True, log.high_watermark)
+    got = _read(log, 3, 1 << 20, True, log.high_watermark)
     assert [o for o, _, _ in read_records(b"".join(got))] == [3, 4, 5]
-    assert log.read(6, 1 << 20, True, log.high_watermark) == []
+    assert _read(log, 6, 1 << 20, True, log.high_watermark) == []
 
 
 def test_read_honours_max_bytes_with_whole_batches(store: TopicStore) -> None:
     sizes = _three_batches(store)
     log = store.partition("t", 0)
     assert log is not None
-    assert len(log.read(0, sizes[0] + sizes[1], True, 99)) == 2
-    assert len(log.read(0, sizes[0] + sizes[1] - 1, True, 99)) == 1
-    assert len(log.read(0, sum(sizes), False, 99)) == 3
+    assert len(_read(log, 0, sizes[0] + sizes[1], True, 99)) == 2
+    assert len(_read(log, 0, sizes[0] + sizes[1] - 1, True, 99)) == 1
+    assert len(_read(log, 0, sum(sizes), False, 99)) == 3
 
 
 def test_read_returns_at_least_one_batch_only_when_asked(store: TopicStore) -> None:
     sizes = _three_batches(store)
     log = store.partition("t", 0)
     assert log is not None
-    first = log.read(0, 10, True, 99)
+    first = _read(log, 0, 10, True, 99)
     assert len(first) == 1 and len(first[0]) == sizes[0]
-    assert log.read(0, 0, True, 99) == first
-    assert log.read(0, 10, False, 99) == []
+    assert _read(log, 0, 0, True, 99) == first
+    assert _read(log, 0, 10, False, 99) == []
 
 
 def test_read_stops_at_max_offset(store: TopicStore) -> None:
     _three_batches(store)
     log = store.partition("t", 0)
     assert log is not None
-    assert len(log.read(0, 1 << 20, True, 3)) == 2
-    assert log.read(3, 1 << 20, True, 3) == []
+    assert len(_read(log, 0, 1 << 20, True, 3)) == 2
+    assert _read(log, 3, 1 << 20, True, 3) == []
     assert log.bytes_available(0, 3) == sum(len(b.data) for b in log.batches[:2])
 
 
@@ -119,22 +126,22 @@ def test_offset_for_timestamp_finds_the_first_record_at_or_after(store: TopicSto
     produce(store, "t", 0, make_batch([b"d", b"e"], [400, 500]))
     log = store.partition("t", 0)
     assert log is not None
-    assert log.offset_for_timestamp(0) == (100, 0)
-    assert log.offset_for_timestamp(150) == (300, 1)
-    assert log.offset_for_timestamp(300) == (300, 1)
-    assert log.offset_for_timestamp(301) == (400, 3)
-    assert log.offset_for_timestamp(500) == (500, 4)
-    assert log.offset_for_timestamp(501) is None
+    assert trio.run(log.offset_for_timestamp, 0) == (100, 0)
+    assert trio.run(log.offset_for_timestamp, 150) == (300, 1)
+    assert trio.run(log.offset_for_timestamp, 300) == (300, 1)
+    assert trio.run(log.offset_for_timestamp, 301) == (400, 3)
+    assert trio.run(log.offset_for_timestamp, 500) == (500, 4)
+    assert trio.run(log.offset_for_timestamp, 501) is None
 
 
 def test_max_timestamp_is_the_earliest_record_holding_it(store: TopicStore) -> None:
     store.create_topic("t", 1)
     log = store.partition("t", 0)
     assert log is not None
-    assert log.max_timestamp_offset() is None
+    assert trio.run(log.max_timestamp_offset) is None
     produce(store, "t", 0, make_batch([b"a", b"b", b"c"], [100, 900, 900]))
     produce(store, "t", 0, make_batch([b"d"], [500]))
-    assert log.max_timestamp_offset() == (900, 1)
+    assert trio.run(log.max_timestamp_offset) == (900, 1)
 
 
 def test_gzip_batches_are_searched_record_by_record(store: TopicStore) -> None:
@@ -145,8 +152,8 @@ def test_gzip_batches_are_searched_record_by_record(store: TopicStore) -> None:
     log = store.partition("t", 0)
     assert log is not None
     assert record_timestamps(log.batches[0].data) == [(0, 10), (1, 20), (2, 30)]
-    assert log.offset_for_timestamp(15) == (20, 1)
-    assert log.max_timestamp_offset() == (30, 2)
+    assert trio.run(log.offset_for_timestamp, 15) == (20, 1)
+    assert trio.run(log.max_timestamp_offset) == (30, 2)
 
 
 @pytest.mark.parametrize("codec", [1, 2, 3, 4])
@@ -159,8 +166,8 @@ def test_batches_of_every_codec_are_searched_record_by_record(
     log = store.partition("t", 0)
     assert log is not None
     assert record_timestamps(log.batches[1].data) == [(1, 10), (2, 20), (3, 30)]
-    assert log.offset_for_timestamp(15) == (20, 2)
-    assert log.max_timestamp_offset() == (30, 3)
+    assert trio.run(log.offset_for_timestamp, 15) == (20, 2)
+    assert trio.run(log.max_timestamp_offset) == (30, 3)
 
 
 def test_unreadable_stored_batches_fall_back_to_batch_bounds(store: TopicStore) -> None:
@@ -173,8 +180,9 @@ def test_unreadable_stored_batches_fall_back_to_batch_bounds(store: TopicStore) 
     log = store.partition("t", 0)
     assert log is not None
     assert record_timestamps(log.batches[1].data) is None
-    assert log.offset_for_timestamp(15) == (30, 1)  # the batch's base offset: never past it
-    assert log.max_timestamp_offset() == (30, 3)
+    # the batch's base offset: never past it
+    assert trio.run(log.offset_for_timestamp, 15) == (30, 1)
+    assert trio.run(log.max_timestamp_offset) == (30, 3)
 
 
 # -- topics ------------------------------------------------------------------------------

@@ -94,16 +94,16 @@ def test_fetch_at_a_removed_offset_returns_the_next_batch(tmp_path: Path) -> Non
     log.roll()
     log.clean()
     partition = log.partition
-    (first, *_) = partition.read(0, 1 << 20, True, partition.high_watermark)
+    (first, *_) = trio.run(partition.read, 0, 1 << 20, True, partition.high_watermark)
     assert int.from_bytes(first[:8], "big") == 30
-    assert partition.read(35, 1 << 20, True, partition.high_watermark)[0][:8] == \
+    assert trio.run(partition.read, 35, 1 << 20, True, partition.high_watermark)[0][:8] == \
         (35).to_bytes(8, "big")
     assert partition.log_start_offset == 0  # ListOffsets earliest
     assert partition.offset_in_range(0)
     # the time index and ListOffsets by timestamp follow the batches left
-    assert partition.offset_for_timestamp(0) == (1_300, 30)
-    assert partition.offset_for_timestamp(1_305) == (1_305, 35)
-    assert partition.max_timestamp_offset() == (1_309, 39)
+    assert trio.run(partition.offset_for_timestamp, 0) == (1_300, 30)
+    assert trio.run(partition.offset_for_timestamp, 1_305) == (1_305, 35)
+    assert trio.run(partition.max_timestamp_offset) == (1_309, 39)
     assert partition.size_bytes == sum(len(b.data) for b in partition.batches)
     log.close()
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import crc32c
 import pytest
+import trio
 from broker_support import make_batch
 
 from coordinator.broker import partition_log as partition_log_module
@@ -47,7 +48,7 @@ def test_lying_max_timestamps_do_not_make_one_search_decode_everything(
     for offset in range(200):  # 10 MB of records at 1,000 whose headers claim 10^12
         log.restore(with_base_offset(_claiming(make_batch([value], [1_000]), 10**12), offset))
     log.restore(with_base_offset(make_batch([b"late"], [5_000]), 200))
-    found = log.offset_for_timestamp(4_000)
+    found = trio.run(log.offset_for_timestamp, 4_000)
     assert found is not None and found[1] <= 200  # never past the wanted record
     assert sum(decoded) <= SCAN_BUDGET_BYTES + 60_000
 
@@ -60,14 +61,14 @@ def test_the_index_starts_the_search_at_the_batch_holding_the_answer(
         log.restore(with_base_offset(make_batch([b"v", b"w"], [offset * 10, offset * 10 + 5]),
                                      2 * offset))
     assert len(log.time_index) == 1_000
-    assert log.offset_for_timestamp(5_003) == (5_005, 1_001)
-    assert log.offset_for_timestamp(0) == (0, 0)
-    assert log.offset_for_timestamp(9_996) is None
+    assert trio.run(log.offset_for_timestamp, 5_003) == (5_005, 1_001)
+    assert trio.run(log.offset_for_timestamp, 0) == (0, 0)
+    assert trio.run(log.offset_for_timestamp, 9_996) is None
     assert len(decoded) == 2  # one batch per search that found one
-    assert log.max_timestamp_offset() == (9_995, 1_999)
+    assert trio.run(log.max_timestamp_offset) == (9_995, 1_999)
     log.advance_log_start(1_500)  # DeleteRecords: the index follows the batches left
-    assert log.offset_for_timestamp(0) == (7_500, 1_500)
-    assert log.max_timestamp_offset() == (9_995, 1_999)
+    assert trio.run(log.offset_for_timestamp, 0) == (7_500, 1_500)
+    assert trio.run(log.max_timestamp_offset) == (9_995, 1_999)
 
 
 def test_out_of_order_timestamps_keep_only_rising_entries() -> None:

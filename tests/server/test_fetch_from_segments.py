@@ -9,6 +9,7 @@ bytes."""
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,35 @@ async def test_fetched_bytes_are_produced_bytes_across_rolls_and_a_restart(
         nursery.cancel_scope.cancel()
 
 
+async def test_fetch_never_opens_a_segment_file_on_the_event_loop(
+    tmp_path: Path, connect: Any, thread_patient_clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A segment's open once held the loop 5.7 s (every member's session lapsed): a Fetch
+    # opens segment files in a worker thread, once, and reads the page cache on the spot.
+    produced: dict[int, bytes] = {}
+    opens: list[tuple[str, bool]] = []
+    real_open = os.open
+
+    def recording_open(path: Any, *rest: Any) -> int:
+        if str(path).endswith(".log"):
+            opens.append((str(path), threading.current_thread() is threading.main_thread()))
+        return real_open(path, *rest)
+
+    async with trio.open_nursery() as nursery:
+        _, client = await _serve_twelve(nursery, tmp_path, connect, produced)
+        monkeypatch.setattr(os, "open", recording_open)
+        error, records = await _fetched(client, 0)
+        assert error == 0 and _same_batches(records, produced) == sorted(produced)
+        segments = {str(p) for p in _segments(tmp_path)}
+        assert {path for path, _ in opens} <= segments and opens
+        assert not [path for path, on_loop in opens if on_loop]
+        opens.clear()
+        error, records = await _fetched(client, 0)  # kept descriptors, cached pages
+        assert error == 0 and _same_batches(records, produced) == sorted(produced)
+        assert opens == []
+        nursery.cancel_scope.cancel()
+
+
 async def test_retention_deletes_segments_under_a_waiting_fetch(
     tmp_path: Path, connect: Any, thread_patient_clock: Any
 ) -> None:
@@ -199,18 +229,21 @@ async def test_a_replaced_or_deleted_segment_ends_the_read(
         first, second = _segments(tmp_path)[:2]
         # As the log cleaner's swap does: other content under the first segment's name
         # (the second segment's batches, at positions the index does not expect).
+        # Through the topic files' file system, as the cleaner and retention go: the
+        # segment's kept read descriptor is closed with the name.
+        fs = running.server.topics.files.fs
         aside = first.with_suffix(".aside")
-        os.rename(first, aside)
+        fs.rename(str(first), str(aside))
         first.write_bytes(second.read_bytes())
-        assert partition.read(0, 1 << 20, True, partition.log_end_offset) == []
-        assert partition.offset_for_timestamp(0) == (1_000, 0)  # from the index, unread
-        os.replace(aside, first)
+        assert await partition.read(0, 1 << 20, True, partition.log_end_offset) == []
+        assert await partition.offset_for_timestamp(0) == (1_000, 0)  # from the index, unread
+        fs.rename(str(aside), str(first))
         error, records = await _fetched(client, 0)
         assert error == 0 and _same_batches(records, produced) == sorted(produced)
         # Deleted: the read stops where the missing file begins.
-        os.unlink(second)
+        fs.unlink(str(second))
         later = [b for b in partition.batches if b.path == str(second)]
-        read = partition.read(0, 1 << 20, True, partition.log_end_offset)
+        read = await partition.read(0, 1 << 20, True, partition.log_end_offset)
         assert len(read) == partition.batches.index(later[0])
         nursery.cancel_scope.cancel()
 

@@ -90,3 +90,61 @@ def test_a_failed_fsync_of_a_closed_handle_is_seen_by_the_fsync_policy(
     assert log.failed is not None  # the fsync policy saw the failure
     monkeypatch.undo()
     log.close()
+
+
+def _fds_to(path: Path) -> list[int]:
+    """This process's descriptors open on ``path`` (deleted or not)."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if target.removesuffix(" (deleted)") == str(path):
+            found.append(int(name))
+    return found
+
+
+def test_a_segments_read_handle_is_kept_bounded_and_closed_with_its_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fs = PooledFileSystem(max_open=2)
+    files = [tmp_path / name for name in "abc"]
+    for n, path in enumerate(files):
+        path.write_bytes(bytes([n]) * 100)
+    a, b, c = (str(p) for p in files)
+    assert fs.read_now(a, 10, 5) is None  # no read handle yet: it would have to open
+    opened: list[str] = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda p, *rest: (opened.append(str(p)),
+                                                      real_open(p, *rest))[1])
+    assert fs.read_kept(a, 10, 5) == b"\0" * 5
+    assert fs.read_now(a, 95, 10) == b"\0" * 5  # kept: read on the spot, no open
+    assert opened == [a]
+    fs.read_kept(b, 0, 1)
+    fs.read_kept(c, 0, 1)
+    assert fs.open_count == 2 and fs.evictions == 1  # read handles count against max_open
+    assert fs.read_now(a, 0, 1) is None  # a's descriptor made room: reopened by a read
+    fs.unlink(c)
+    assert _fds_to(files[2]) == []  # a deleted file is not kept alive by its read handle
+    fs.rename(b, a)
+    assert _fds_to(files[1]) == [] and _fds_to(files[0]) == []
+    assert fs.read_kept(a, 0, 2) == b"\1\1"  # the file now there
+    fs.close_reads()
+    assert fs.open_count == 0 and _fds_to(files[0]) == []
+
+
+def test_a_read_handle_forgotten_while_in_use_closes_after_the_read(tmp_path: Path) -> None:
+    fs = PooledFileSystem()
+    path = tmp_path / "seg"
+    path.write_bytes(b"x" * 10)
+    fs.read_kept(str(path), 0, 1)
+    handle = fs._readers[str(path)]
+    fd = fs.acquire(handle)  # a read under way in a worker thread
+    fs.unlink(str(path))
+    assert os.pread(fd, 2, 0) == b"xx"  # still open for the read in flight
+    fs.release(handle)
+    with pytest.raises(OSError) as closed:
+        os.fstat(fd)
+    assert closed.value.errno == errno.EBADF
+    with pytest.raises(FileNotFoundError):
+        fs.acquire(handle)  # never reopened by its old name

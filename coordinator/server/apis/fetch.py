@@ -127,7 +127,7 @@ class _Reader:
         self.min_one = True
         self.read_committed = read_committed
 
-    def read(self, wanted: _Wanted) -> dict[str, Any]:
+    async def read(self, wanted: _Wanted) -> dict[str, Any]:
         if wanted.topic_id is not None:
             topic = self.store.by_id(wanted.topic_id)
             if topic is None:
@@ -143,11 +143,12 @@ class _Reader:
             return _failed(wanted.partition, wanted.not_led)
         if not partition.offset_in_range(wanted.fetch_offset):
             return _failed(wanted.partition, ErrorCode.OFFSET_OUT_OF_RANGE)
-        batches = partition.read(
+        batches = await partition.read(
             wanted.fetch_offset,
             min(wanted.max_bytes, self.remaining),
             self.min_one,
             partition.fetchable_offset(self.read_committed),
+            self.store.read_limiter,
         )
         records = b"".join(batches)
         if records:
@@ -208,7 +209,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
             {
                 "topic": topic_request.topic,
                 "topic_id": topic_request.topic_id,
-                "partitions": [reader.read(w) for w in wanted],
+                "partitions": [await reader.read(w) for w in wanted],
             }
         )
     return {

@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+import trio
+
 import wire
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.partition_log import PartitionLog
@@ -59,7 +61,8 @@ _MIN_VERSION = {
 _NOT_FOUND = (-1, -1)
 
 
-def _lookup(partition: PartitionLog, timestamp: int, fetchable: int) -> tuple[int, int]:
+async def _lookup(partition: PartitionLog, timestamp: int, fetchable: int,
+                  limiter: trio.CapacityLimiter) -> tuple[int, int]:
     """(timestamp, offset) for a v1+ query; (-1, -1) when there is none."""
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return -1, partition.log_start_offset
@@ -68,9 +71,9 @@ def _lookup(partition: PartitionLog, timestamp: int, fetchable: int) -> tuple[in
     if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
         return _NOT_FOUND
     if timestamp == MAX_TIMESTAMP:
-        found = partition.max_timestamp_offset()
+        found = await partition.max_timestamp_offset(limiter)
     else:
-        found = partition.offset_for_timestamp(timestamp)
+        found = await partition.offset_for_timestamp(timestamp, limiter)
     if found is None or found[1] >= fetchable:
         return _NOT_FOUND
     return found
@@ -96,7 +99,8 @@ def _legacy_offsets(partition: PartitionLog, timestamp: int, max_num_offsets: in
     return sorted(set(offsets), reverse=True)
 
 
-def _answer(
+async def _answer(
+    limiter: trio.CapacityLimiter,
     partition: PartitionLog | None,
     request_partition: Any,
     version: int,
@@ -123,7 +127,7 @@ def _answer(
             "old_style_offsets": offsets,
         }
     assert fetchable is not None
-    found_timestamp, offset = _lookup(partition, timestamp, fetchable)
+    found_timestamp, offset = await _lookup(partition, timestamp, fetchable, limiter)
     return {
         "partition_index": index,
         "error_code": ErrorCode.NONE,
@@ -176,7 +180,8 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
                     else partition.log_end_offset
                 )
             epoch = leader_epoch_of(ctx, name, request_partition.partition_index)
-            answers.append(_answer(partition, request_partition, version, fetchable, epoch))
+            answers.append(await _answer(store.read_limiter, partition, request_partition,
+                                         version, fetchable, epoch))
     return {
         "throttle_time_ms": 0,
         "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],

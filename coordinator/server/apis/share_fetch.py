@@ -42,6 +42,7 @@ from coordinator.broker.topics import FetchTarget
 from coordinator.server.api_support import store_of
 from coordinator.server.route import Acl, AclOperation, Entries, ResourceType, Route
 from coordinator.server.share_support import (
+    acquired_batches,
     bytes_bounded_end,
     group_by_topic,
     partition_log,
@@ -100,7 +101,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     listed = set(parts.keys) if body.share_session_epoch == INITIAL_EPOCH else set()
     order = list(dict.fromkeys([*parts.keys, *session.partitions]))
     for key in order:
-        entry = _partition_entry(ctx, store, key, parts.errors.get(key), fetch_error,
+        entry = await _partition_entry(ctx, store, key, parts.errors.get(key), fetch_error,
                                  acquired.get(key, []), body.get("batch_size", 0))
         ack = session.acknowledge_errors.get(key)
         if ack is not None:
@@ -116,7 +117,7 @@ async def handle(ctx: RequestContext, request: wire.DecodedRequest) -> dict[str,
     }
 
 
-def _partition_entry(
+async def _partition_entry(
     ctx: RequestContext, store: TopicStore, key: SharePartitionKey, error: ErrorCode | None,
     fetch_error: ErrorCode | None, acquired: list[AcquiredRecords], batch_size: int,
 ) -> dict[str, Any]:
@@ -130,7 +131,7 @@ def _partition_entry(
     if fetch_error is not None:
         entry["error_code"] = fetch_error
         return entry
-    entry["records"] = read_acquired(partition, acquired)
+    entry["records"] = await read_acquired(partition, acquired, store.read_limiter)
     entry["acquired_records"] = [
         {"first_offset": r.first_offset, "last_offset": r.last_offset,
          "delivery_count": r.delivery_count}
@@ -139,14 +140,14 @@ def _partition_entry(
     return entry
 
 
-def _start_offset(shares: ShareRuntime, group_id: str, partition: PartitionLog,
-                  now_ms: int) -> int:
+async def _start_offset(shares: ShareRuntime, group_id: str, partition: PartitionLog,
+                        now_ms: int, limiter: trio.CapacityLimiter) -> int:
     """Where a share partition with no state starts (``share.auto.offset.reset``)."""
     reset = shares.auto_offset_reset(group_id)
     found = None
     at = reset_timestamp(reset, now_ms)
     if at is not None:
-        hit = partition.offset_for_timestamp(at)
+        hit = await partition.offset_for_timestamp(at, limiter)
         found = None if hit is None else hit[1]
     return initial_start_offset(reset, partition.log_start_offset, partition.high_watermark,
                                 found)
@@ -175,8 +176,8 @@ async def _acquire(
             partition, _ = partition_log(ctx, store, key)
             if partition is not None:
                 logs[key] = partition
-                targets.append(_target(shares, group_id, key, partition, read_committed, now_ms,
-                                       budget))
+                targets.append(await _target(shares, group_id, key, partition, read_committed,
+                                             now_ms, budget, store.read_limiter))
         answer: AcquireAnswer | ShareAppendFailed = await shares.call(
             handle_acquire, ctx, AcquireRequest(group_id, body.member_id or "", tuple(targets),
                                                 remaining, shares.lock_duration_ms(group_id)))
@@ -188,7 +189,8 @@ async def _acquire(
         if answer.initializing and initializing < _MAX_INITIALIZING_ROUNDS:
             initializing += 1
             continue
-        size = sum(len(read_acquired(logs[k], runs)) for k, runs in collected.items())
+        size = sum(batch.size for k, runs in collected.items()
+                   for batch in acquired_batches(logs[k], runs))
         if (collected and size >= min(body.min_bytes, body.max_bytes)) or remaining <= 0:
             return collected
         if trio.current_time() >= deadline:
@@ -200,19 +202,20 @@ async def _acquire(
         await _wait(store, changed, logs, deadline, read_committed)
 
 
-def _target(shares: ShareRuntime, group_id: str, key: SharePartitionKey,
-            partition: PartitionLog, read_committed: bool, now_ms: int,
-            max_bytes: int) -> AcquireTarget:
+async def _target(shares: ShareRuntime, group_id: str, key: SharePartitionKey,
+                  partition: PartitionLog, read_committed: bool, now_ms: int,
+                  max_bytes: int, limiter: trio.CapacityLimiter) -> AcquireTarget:
     """What the share shard needs to acquire from ``key``: within the batches ``max_bytes``
     reads from the first available offset; under read_committed, up to the last stable
     offset, archiving aborted records and markers instead of delivering them."""
-    start = _start_offset(shares, group_id, partition, now_ms)
+    start = await _start_offset(shares, group_id, partition, now_ms, limiter)
     share = shares.manager.partitions.get(key)
     end = bytes_bounded_end(partition, start if share is None else share.next_fetch_offset(),
                             partition.fetchable_offset(read_committed), max_bytes)
     skipped: tuple[tuple[int, int], ...] = ()
     if read_committed:
-        skipped = skipped_ranges(partition, start if share is None else share.start_offset, end)
+        skipped = await skipped_ranges(
+            partition, start if share is None else share.start_offset, end, limiter)
     return AcquireTarget(key, end, partition.log_start_offset, start, skipped)
 
 
