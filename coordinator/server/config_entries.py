@@ -4,13 +4,16 @@
 A broker key's layers, in order of precedence: this broker's dynamic value
 (DYNAMIC_BROKER_CONFIG), the cluster-wide dynamic default (DYNAMIC_DEFAULT_BROKER_CONFIG), the
 value the broker was started with (STATIC_BROKER_CONFIG), then Kafka's default
-(DEFAULT_CONFIG). A topic key: the topic's own value (DYNAMIC_TOPIC_CONFIG), then the layers of
-its broker synonyms (``retention.ms``: ``log.retention.ms``, ``log.retention.minutes``,
-``log.retention.hours``, each in that order, converted to the topic key's unit), then the
-topic default. A group key: the group's value (GROUP_CONFIG), then the layers of the broker key
-it follows (``consumer.session.timeout.ms``: ``group.consumer.session.timeout.ms``), or its own
-default when there is no such broker key (``share.auto.offset.reset``).
-The first layer is the entry's value and source; all of them are its synonyms.
+(DEFAULT_CONFIG, none for a null default). Its synonyms (``configSynonyms``) are the layers of
+every key of its setting (``log.retention.ms``, ``log.retention.minutes``,
+``log.retention.hours``), source by source, from the described key's first own layer on; the
+entry's source is the first synonym's (DEFAULT_CONFIG when there is none). A topic key: the
+topic's own value (TOPIC_CONFIG), then the synonyms of its broker key (``retention.ms``:
+``log.retention.ms``); its value is the topic's, else the broker setting's as Kafka's getters
+read it (ms, else minutes, else hours, in ms), else the topic default. A group key: the
+group's value (GROUP_CONFIG), then the synonyms of the broker key it follows
+(``consumer.session.timeout.ms``: ``group.consumer.session.timeout.ms``), or its own default
+when there is no such broker key (``share.auto.offset.reset``).
 """
 
 from __future__ import annotations
@@ -92,64 +95,97 @@ class ConfigView:
         """A broker resource's dynamic configs ("": the cluster-wide default)."""
         return {} if self.store is None else self.store.brokers.get(name, {})
 
-    def _set_layers(self, key: str) -> list[Layer]:
-        layers: list[Layer] = []
-        node, default = self.dynamic(self.node), self.dynamic("")
-        if key in node:
-            layers.append((key, node[key], ConfigSource.DYNAMIC_BROKER_CONFIG))
-        if key in default:
-            layers.append((key, default[key], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
-        if key in self.explicit:  # (not in the static config: a secret, shown as null)
-            layers.append((key, self.static.get(key), ConfigSource.STATIC_BROKER_CONFIG))
-        return layers
-
     def _default_layer(self, key: str) -> Layer | None:
         if key in self.static and key not in self.explicit:
             return (key, self.static[key], ConfigSource.DEFAULT_CONFIG)
         known = broker_key(key)  # Kafka's static defaults: every key's, dynamic or not
         if known is not None and known.default is not None:
             return (key, known.default, ConfigSource.DEFAULT_CONFIG)
+        return None  # (a null default is not among Kafka's staticDefaultConfigs)
+
+    def _source_layers(self, names: tuple[str, ...]) -> list[Layer]:
+        """Every layer of ``names``, source by source (dynamic broker, dynamic default,
+        static, default), each source's names in order: ``ConfigHelper.configSynonyms``
+        before its drop."""
+        node, default = self.dynamic(self.node), self.dynamic("")
+        layers: list[Layer] = [(n, node[n], ConfigSource.DYNAMIC_BROKER_CONFIG)
+                               for n in names if n in node]
+        layers += [(n, default[n], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+                   for n in names if n in default]
+        # (an explicit key not in the static config is a secret, shown as null)
+        layers += [(n, self.static.get(n), ConfigSource.STATIC_BROKER_CONFIG)
+                   for n in names if n in self.explicit]
+        layers += [d for n in names if (d := self._default_layer(n)) is not None]
+        return layers
+
+    def synonym_layers(self, name: str) -> list[Layer]:
+        """The synonyms Kafka reports for the broker key ``name``: the layers of every key of
+        its setting (``DynamicBrokerConfig.brokerConfigSynonyms``: ``log.retention.ms``,
+        ``.minutes``, ``.hours``), source by source, from the first of ``name``'s own on
+        (``configSynonyms``' dropWhile: none when ``name`` has no layer of its own, so a
+        topic's ``retention.ms`` has no synonyms when only ``log.retention.hours`` is set)."""
+        layers = self._source_layers(_BROKER_SYNONYMS.get(name, (name,)))
+        first = next((i for i, layer in enumerate(layers) if layer[0] == name), len(layers))
+        return layers[first:]
+
+    def effective(self, name: str) -> str | None:
+        """The broker setting's value as Kafka's getters read it: ``name``'s own layers
+        first, then its lesser-unit synonyms' (``logRetentionTimeMillis``: ms, else minutes,
+        else hours), converted to ``name``'s unit (a negative value is -1)."""
+        names = _BROKER_SYNONYMS.get(name, (name,))
+        for candidate in names[names.index(name):]:
+            layers = self._source_layers((candidate,))
+            if layers and layers[0][1] is not None:
+                value = layers[0][1]
+                if candidate == name or candidate not in SYNONYM_SCALE:
+                    return value
+                number = int(value)
+                return str(-1 if number < 0 else number * SYNONYM_SCALE[candidate])
         return None
 
-    def broker_layers(self, names: tuple[str, ...]) -> list[Layer]:
-        """The layers of a setting known by ``names`` (in precedence order)."""
-        layers = [layer for name in names for layer in self._set_layers(name)]
-        default = next((d for name in names if (d := self._default_layer(name)) is not None),
-                       None)
-        return layers if default is None else [*layers, default]
-
     def broker_entries(self, keys: set[str], synonyms: bool, docs: bool) -> list[dict[str, Any]]:
-        """This broker's entries for ``keys``."""
+        """This broker's entries for ``keys`` (``createBrokerConfigEntry``): each key's own
+        value, its synonyms' first source."""
         out = []
         for key in sorted(keys):
-            names = _BROKER_SYNONYMS.get(key, (key,))
-            layers = self.broker_layers(names[names.index(key):])
-            own = [layer for layer in layers if layer[0] == key]
-            value = own[0][1] if own else None
-            source = own[0][2] if own else ConfigSource.DEFAULT_CONFIG
-            made = entry(key, layers, broker_key(key), key not in BROKER_KEYS, synonyms, docs,
-                         value)
-            made["config_source"] = source
-            made["is_default"] = source == ConfigSource.DEFAULT_CONFIG
-            out.append(made)
+            layers = self.synonym_layers(key)
+            value = layers[0][1] if layers else None
+            out.append(entry(key, layers, broker_key(key), key not in BROKER_KEYS, synonyms,
+                             docs, value))
+        return out
+
+    def default_entries(self, synonyms: bool, docs: bool) -> list[dict[str, Any]]:
+        """The cluster-wide default resource's entries: each key set there, its synonyms
+        those set there too (``perBrokerConfig = false``)."""
+        out = []
+        for key, value in sorted(self.dynamic("").items()):
+            layers = [layer for layer in self.synonym_layers(key)
+                      if layer[2] == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+            out.append(entry(key, layers, broker_key(key), key not in BROKER_KEYS, synonyms,
+                             docs, value))
         return out
 
     def topic_entries(self, overrides: Mapping[str, str], synonyms: bool,
                       docs: bool) -> list[dict[str, Any]]:
-        """A topic's entries: every topic key Kafka defines, and any it was given."""
+        """A topic's entries (``createTopicConfigEntry``): every topic key Kafka defines, and
+        any it was given. The topic's own value (TOPIC_CONFIG) is the first synonym, then its
+        broker key's (``ServerTopicConfigSynonyms``); the value is the topic's, else the broker
+        setting's, else the topic key's default."""
         out = []
         for key in sorted(set(TOPIC_KEYS) | set(overrides)):
             layers: list[Layer] = []
+            value: str | None = None
             if key in overrides:
-                layers.append((key, overrides[key], ConfigSource.TOPIC_CONFIG))
-            layers += self.broker_layers(TOPIC_SYNONYMS.get(key, ()))
+                value = overrides[key]
+                layers.append((key, value, ConfigSource.TOPIC_CONFIG))
+            broker_names = TOPIC_SYNONYMS.get(key, ())
+            if broker_names:
+                layers += self.synonym_layers(broker_names[0])
+                if value is None:
+                    value = self.effective(broker_names[0])
             known = TOPIC_KEYS.get(key)
-            if len(layers) == 0 and known is not None:
-                layers.append((key, known.default, ConfigSource.DEFAULT_CONFIG))
-            value = None
-            if layers and layers[0][0] in SYNONYM_SCALE and layers[0][1] is not None:
-                number = int(layers[0][1])
-                value = str(-1 if number < 0 else number * SYNONYM_SCALE[layers[0][0]])
+            if value is None and known is not None:
+                value = known.default
             out.append(entry(key, layers, known, False, synonyms, docs, value))
         return out
 
@@ -165,8 +201,11 @@ class ConfigView:
                 layers.append((key, overrides[key], ConfigSource.GROUP_CONFIG))
             followed = GROUP_BROKER_DEFAULTS.get(key)
             if followed is not None:
-                layers += self.broker_layers((followed,))
+                layers += self.synonym_layers(followed)
             elif known.default is not None:
                 layers.append((key, known.default, ConfigSource.DEFAULT_CONFIG))
-            out.append(entry(key, layers, known, False, synonyms, docs))
+            value = overrides.get(key)
+            if value is None:
+                value = known.default if followed is None else self.effective(followed)
+            out.append(entry(key, layers, known, False, synonyms, docs, value))
         return out

@@ -90,9 +90,7 @@ def _broker_id(name: str) -> int:
 def _broker_configs(ctx: RequestContext, view: ConfigView, name: str, synonyms: bool,
                     docs: bool) -> list[dict[str, Any]]:
     if name == "":  # the cluster-wide dynamic defaults
-        return [entry(key, [(key, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)],
-                      broker_key(key), key not in BROKER_KEYS, synonyms, docs)
-                for key, value in sorted(view.dynamic("").items())]
+        return view.default_entries(synonyms, docs)
     if _broker_id(name) != ctx.state.identity.node_id:
         raise BrokerError(
             ErrorCode.INVALID_REQUEST,
