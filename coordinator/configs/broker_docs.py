@@ -3,9 +3,9 @@ DescribeConfigs v3+ returns it with ``include_documentation``: the ``*_DOC`` con
 ``ServerLogConfigs``, ``CleanerConfig``, ``ServerConfigs``, ``SocketServerConfigs``,
 ``KRaftConfigs``, ``ReplicationConfigs``, ``TransactionLogConfig``,
 ``TransactionStateManagerConfig``, ``ShareCoordinatorConfig``, ``MetricConfigs``,
-``BrokerSecurityConfigs`` and ``SslConfigs``, verbatim (HTML, and the literal ``%n`` some of
-Kafka's carry). Keys Kafka does not define (``kcoord.*``) or whose text could not be taken
-from Kafka keep kcoord's own in ``broker_keys``."""
+``BrokerSecurityConfigs``, ``SslConfigs`` and ``QuorumConfig``, verbatim (HTML, and the
+literal ``%n`` some of Kafka's carry). Keys Kafka does not define (``kcoord.*``) or whose
+text could not be taken from Kafka keep kcoord's own in ``broker_keys``."""
 
 from __future__ import annotations
 
@@ -62,6 +62,14 @@ BROKER_DOCS: dict[str, str] = {
     "default.replication.factor": (
         "The replication factor for automatically created topics, and for topics created with "
         "-1 as the replication factor"),
+    "controller.quorum.bootstrap.servers": (
+        "List of endpoints to use for bootstrapping the cluster metadata. The endpoints are "
+        "specified in comma-separated list of <code>{host}:{port}</code> entries. For example: "
+        "<code>localhost:9092,localhost:9093,localhost:9094</code>."),
+    "controller.quorum.voters": (
+        "Map of id/endpoint information for the set of voters in a comma-separated list of "
+        "<code>{id}@{host}:{port}</code> entries. For example: "
+        "<code>1@localhost:9092,2@localhost:9093,3@localhost:9094</code>"),
     "delete.topic.enable": (
         "Enables delete topic. Delete topic through the admin tool will have no effect if this "
         "config is turned off"),

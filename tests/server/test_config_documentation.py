@@ -74,10 +74,9 @@ def test_the_definitions_carry_kafkas_text() -> None:
 
 
 #: Broker keys that keep kcoord's text: kcoord's own keys and Kafka's whose documentation is
-#: built from an enum's values (group.coordinator.rebalance.protocols) or defined outside the
-#: classes read (QuorumConfig; transaction.version is a feature, zookeeper.* are gone).
+#: built from an enum's values and changed with each release (group.coordinator.rebalance.protocols)
+#: or not Kafka 4 configs (transaction.version is a feature, zookeeper.* are gone).
 OWN_TEXT = (
-    "controller.quorum.bootstrap.servers", "controller.quorum.voters",
     "coordinator.load.delay.ms", "group.coordinator.rebalance.protocols",
     "kcoord.max.open.segment.files", "kcoord.queued.max.response.bytes",
     "socket.send.timeout.ms", "transaction.version",
