@@ -297,3 +297,36 @@ def _frame(sock: Any) -> bytes:
         return data
 
     return exactly(int.from_bytes(exactly(4), "big"))
+
+
+def test_confluent_reads_kafkas_synonyms_for_a_group_and_a_topic(start_kcoord: Any) -> None:
+    """librdkafka asks DescribeConfigs for synonyms: a group key's source and synonyms are the
+    broker key it follows (STATIC_BROKER_CONFIG when the server was started with it, then
+    Kafka's default), a topic's retention.ms has none until log.retention.ms is set (Kafka's
+    configSynonyms drops log.retention.hours, which precedes it)."""
+    server = start_kcoord(topics=["syn-topic:1"], config={
+        "group.consumer.session.timeout.ms": "50000", "log.retention.hours": "24"})
+    admin = _admin(server.bootstrap)
+    group = _describe(admin, ResourceType.GROUP, "syn-group")
+    session = group["consumer.session.timeout.ms"]
+    assert (session.value, session.source) == ("50000", ConfigSource.STATIC_BROKER_CONFIG.value)
+    # confluent-kafka keys synonyms by name: the last of the broker key's layers (its default).
+    assert {name: (s.value, s.source) for name, s in session.synonyms.items()} == {
+        "group.consumer.session.timeout.ms": ("45000", ConfigSource.DEFAULT_CONFIG.value)}
+    answer = raw_request(server.bootstrap, 32, 4, {"resources": [{
+        "resource_type": 32, "resource_name": "syn-group",
+        "configuration_keys": ["consumer.session.timeout.ms"]}],
+        "include_synonyms": True, "include_documentation": True})
+    (raw,) = answer.results[0].configs
+    assert [(s.name, s.value, s.source) for s in raw.synonyms] == [
+        ("group.consumer.session.timeout.ms", "50000", ConfigSource.STATIC_BROKER_CONFIG.value),
+        ("group.consumer.session.timeout.ms", "45000", ConfigSource.DEFAULT_CONFIG.value)]
+    assert raw.documentation == (
+        "The timeout to detect client failures when using the consumer group protocol.")
+    topic = _describe(admin, ResourceType.TOPIC, "syn-topic")
+    retention = topic["retention.ms"]
+    assert (retention.value, retention.source, dict(retention.synonyms)) == (
+        "86400000", ConfigSource.DEFAULT_CONFIG.value, {})
+    segment = topic["segment.bytes"]
+    assert [(s.name, s.source) for s in segment.synonyms.values()] == [
+        ("log.segment.bytes", ConfigSource.DEFAULT_CONFIG.value)]
