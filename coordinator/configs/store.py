@@ -217,6 +217,7 @@ class DynamicConfigs:
         KAFKA-13609)."""
         fixed = {key for key in props
                  if key not in BROKER_KEYS and (key in self.static_config
+                                                or key in SERVER_PROPERTIES
                                                 or key in _NON_DYNAMIC_BROKER_KEYS)}
         if fixed:
             raise _invalid_request(f"Cannot update these configs dynamically: {_scala_set(fixed)}")
@@ -345,7 +346,8 @@ def _check_elr_min_isr(name: str, records: Sequence[Record]) -> None:
                 "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
 
 
-#: Broker keys Kafka never changes at runtime, beyond those this broker was started with.
+#: Broker keys Kafka never changes at runtime, beyond those this broker was started with and
+#: the non-dynamic keys of SERVER_PROPERTIES (``DynamicConfig.Broker.nonDynamicProps``).
 _NON_DYNAMIC_BROKER_KEYS = frozenset({
     "node.id", "broker.id", "log.dirs", "log.dir", "process.roles", "controller.listener.names",
     "controller.quorum.voters", "controller.quorum.bootstrap.servers", "num.partitions",

@@ -39,9 +39,12 @@ async def test_topic_configs_with_defaults_and_overrides(state: FakeState, versi
     else:
         assert (configs["retention.ms"].config_source, configs["segment.bytes"].config_source) \
             == (1, 5)
-        # Kafka's synonyms: the topic's value, then the broker's (log.retention.hours).
+        # Kafka's synonyms: the topic's value, then log.retention.ms' from its first own layer
+        # on (configSynonyms' dropWhile: it has none, so log.retention.hours is dropped too).
         assert [(s.name, s.value, s.source) for s in configs["retention.ms"].synonyms] == [
-            ("retention.ms", "1000", 1), ("log.retention.hours", "168", 5)]
+            ("retention.ms", "1000", 1)]
+        assert [(s.name, s.value, s.source) for s in configs["segment.bytes"].synonyms] == [
+            ("log.segment.bytes", "1073741824", 5)]
     if version >= 3:
         assert (configs["retention.ms"].config_type, configs["cleanup.policy"].config_type) == (
             5, 7)

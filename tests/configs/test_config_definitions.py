@@ -117,9 +117,14 @@ def test_a_dynamic_broker_value_has_the_static_bounds() -> None:
         ErrorCode.INVALID_REQUEST,
         "Invalid value 63 for configuration log.segment.bytes: Value must be at least 64")
     assert error_of(lambda: configs.incremental(
-        BROKER, "", [AlterOp("log.retention.hours", SET, "-2")])) == (
+        BROKER, "", [AlterOp("log.retention.ms", SET, "-2")])) == (
         ErrorCode.INVALID_REQUEST,
-        "Invalid value -2 for configuration log.retention.hours: Value must be at least -1")
+        "Invalid value -2 for configuration log.retention.ms: Value must be at least -1")
+    # Only a setting's first key is dynamic (DynamicLogConfig: TOPIC_CONFIG_SYNONYMS' values).
+    for key in ("log.retention.hours", "log.retention.minutes", "log.roll.hours"):
+        assert error_of(lambda key=key: configs.incremental(
+            BROKER, "", [AlterOp(key, SET, "2")])) == (
+            ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({key})")
     assert configs.incremental(BROKER, "", [AlterOp("log.segment.bytes", SET, "64")])
 
 

@@ -68,7 +68,10 @@ async def test_every_key_carries_its_type_and_documentation(
     assert set(topic) == set(TOPIC_KEYS) and set(group) == set(GROUP_KEYS)
     assert set(default) == {"log.cleaner.threads", "min.insync.replicas"}  # (and ELR's)
     # Static keys (read-only) carry their types too, not only the dynamic ones.
-    assert broker["log.retention.hours"].read_only is False
+    assert broker["log.retention.ms"].read_only is False
+    # Kafka's DynamicBrokerReconfigurationTest: log.retention.hours is read-only (only a
+    # setting's first key, log.retention.ms, is dynamic).
+    assert broker["log.retention.hours"].read_only is True
     assert broker["group.initial.rebalance.delay.ms"].read_only is True
     assert broker["group.initial.rebalance.delay.ms"].config_type == ConfigType.INT
     assert broker["offsets.retention.check.interval.ms"].config_type == ConfigType.LONG
@@ -79,7 +82,12 @@ async def test_every_key_carries_its_type_and_documentation(
         ConfigType.LIST, ConfigType.DOUBLE, ConfigType.BOOLEAN, ConfigType.INT)
     assert group["consumer.session.timeout.ms"].config_type == ConfigType.INT
     assert group["share.auto.offset.reset"].config_type == ConfigType.STRING
-    assert not any(c.is_sensitive for c in [*topic.values(), *broker.values(), *group.values()])
+    # Every Kafka key is reported (as KafkaConfig's): the PASSWORD ones sensitive, no value.
+    configs = [*topic.values(), *broker.values(), *group.values()]
+    assert {c.name for c in configs if c.is_sensitive} == {
+        c.name for c in configs if c.config_type == ConfigType.PASSWORD}
+    assert all(c.value is None for c in configs if c.is_sensitive)
+    assert "log.roll.hours" in broker and broker["log.roll.hours"].read_only
 
 
 @pytest.mark.parametrize("version", [3, 4])

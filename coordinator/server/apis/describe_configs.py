@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 import wire
 from coordinator.broker.errors import BrokerError
 from coordinator.broker.topics import validate_topic_name
-from coordinator.configs.definitions import BROKER_KEYS, TOPIC_KEYS, broker_key
+from coordinator.configs.definitions import BROKER_KEYS, SERVER_PROPERTIES, TOPIC_KEYS, broker_key
 from coordinator.server.api_support import store_of
 from coordinator.server.broker_loggers import logger_levels
 from coordinator.server.config_entries import ConfigView, entry
@@ -98,7 +98,7 @@ def _broker_configs(ctx: RequestContext, view: ConfigView, name: str, synonyms: 
             f"but received {name}",
         )
     process = _process_configs(ctx)
-    keys = (set(view.static) | view.explicit | set(BROKER_KEYS) | set(view.dynamic(name))
+    keys = (set(view.static) | view.explicit | set(SERVER_PROPERTIES) | set(view.dynamic(name))
             | set(view.dynamic(""))) - set(process)
     entries = {e["name"]: e for e in view.broker_entries(keys, synonyms, docs)}
     for key, (value, source) in process.items():
