@@ -25,12 +25,14 @@ from coordinator.configs.definitions import (
     BROKER_KEYS,
     GROUP_BROKER_DEFAULTS,
     GROUP_KEYS,
+    SERVER_PROPERTIES,
     SYNONYM_SCALE,
     TOPIC_KEYS,
     TOPIC_SYNONYMS,
     ConfigKey,
     broker_key,
 )
+from coordinator.configs.security_keys import listener_base_key
 from wire.constants import ConfigSource, ConfigType
 
 if TYPE_CHECKING:
@@ -51,6 +53,16 @@ _BROKER_SYNONYMS = {
         ("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
     ) for name in group
 }
+
+
+def _setting(name: str) -> tuple[str, ...]:
+    """``DynamicBrokerConfig.brokerConfigSynonyms(name, matchListenerOverride = true)``: the
+    keys of ``name``'s setting, a listener override followed by the key it overrides."""
+    group = _BROKER_SYNONYMS.get(name)
+    if group is not None:
+        return group
+    base = listener_base_key(name)
+    return (name,) if base is None else (name, base)
 
 
 def entry(name: str, layers: list[Layer], known: ConfigKey | None, read_only: bool,
@@ -98,7 +110,8 @@ class ConfigView:
     def _default_layer(self, key: str) -> Layer | None:
         if key in self.static and key not in self.explicit:
             return (key, self.static[key], ConfigSource.DEFAULT_CONFIG)
-        known = broker_key(key)  # Kafka's static defaults: every key's, dynamic or not
+        # Kafka's static defaults: every key's, dynamic or not (a listener override has none)
+        known = SERVER_PROPERTIES.get(key)
         if known is not None and known.default is not None:
             return (key, known.default, ConfigSource.DEFAULT_CONFIG)
         return None  # (a null default is not among Kafka's staticDefaultConfigs)
@@ -124,7 +137,7 @@ class ConfigView:
         ``.minutes``, ``.hours``), source by source, from the first of ``name``'s own on
         (``configSynonyms``' dropWhile: none when ``name`` has no layer of its own, so a
         topic's ``retention.ms`` has no synonyms when only ``log.retention.hours`` is set)."""
-        layers = self._source_layers(_BROKER_SYNONYMS.get(name, (name,)))
+        layers = self._source_layers(_setting(name))
         first = next((i for i, layer in enumerate(layers) if layer[0] == name), len(layers))
         return layers[first:]
 
@@ -132,7 +145,7 @@ class ConfigView:
         """The broker setting's value as Kafka's getters read it: ``name``'s own layers
         first, then its lesser-unit synonyms' (``logRetentionTimeMillis``: ms, else minutes,
         else hours), converted to ``name``'s unit (a negative value is -1)."""
-        names = _BROKER_SYNONYMS.get(name, (name,))
+        names = _setting(name)
         for candidate in names[names.index(name):]:
             layers = self._source_layers((candidate,))
             if layers and layers[0][1] is not None:

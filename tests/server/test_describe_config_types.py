@@ -107,6 +107,7 @@ async def test_secrets_and_unknown_keys_are_sensitive(nursery: trio.Nursery,
     options = build_options({
         "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
         "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config":
             'org.apache.kafka.common.security.plain.PlainLoginModule required '
             'user_admin="admin-secret";',
@@ -128,6 +129,11 @@ async def test_secrets_and_unknown_keys_are_sensitive(nursery: trio.Nursery,
     assert (jaas.value, jaas.is_sensitive, jaas.config_type, jaas.config_source) == (
         None, True, ConfigType.PASSWORD, 4)
     assert [(s.name, s.value) for s in jaas.synonyms] == [(jaas.name, None)]
+    # A listener override's synonyms: its own, then the key it overrides
+    # (DynamicBrokerConfig.brokerConfigSynonyms); an override has no default of its own.
+    mechanisms = configs["listener.name.sasl_plaintext.sasl.enabled.mechanisms"]
+    assert [(s.name, s.value, s.source) for s in mechanisms.synonyms] == [
+        (mechanisms.name, "PLAIN", 4), ("sasl.enabled.mechanisms", "PLAIN", 4)]
     assert jaas.documentation == SERVER_PROPERTIES["sasl.jaas.config"].documentation
     # super.users is the authorizer's, not KafkaConfig's: its type is unknown.
     users = configs["super.users"]

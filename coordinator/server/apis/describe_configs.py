@@ -12,9 +12,10 @@ broker's and a group's configuration, as Kafka's ``ConfigHelper`` answers
   UNKNOWN_TOPIC_OR_PARTITION.
 - Broker (resource type 4), named by this broker's node id: the server's configuration and
   every broker key kcoord defines, as Kafka's every ``KafkaConfig`` key (``read_only``
-  unless dynamic), each from its layers. The keys clients read (``listeners``, ``advertised.listeners``, ``node.id``,
-  ``broker.id``, ``log.dirs``, ``process.roles``) are this process's: its bound and
-  advertised address, node id and data directory, a combined ``broker,controller`` node.
+  unless dynamic), each from its layers. The keys clients read (``listeners``,
+  ``advertised.listeners``, ``node.id``, ``broker.id``, ``log.dirs``, ``process.roles``)
+  are this process's: its bound and advertised address, node id and data directory, a
+  combined ``broker,controller`` node.
   The empty name (the cluster-wide dynamic defaults) has those set dynamically (source 3).
   Another id, or a name that is not a number, is INVALID_REQUEST.
 - Group (resource type 32): every ``GroupConfig`` key, the group's own value being
