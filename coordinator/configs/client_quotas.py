@@ -120,6 +120,8 @@ class ClientQuotas:
         #: How many producer_byte_rate and consumer_byte_rate quotas are set (enforced
         #: only while there are some: ``coordinator.configs.quota_rates``).
         self.byte_rate_quotas = 0
+        #: How many request_percentage quotas are set (likewise).
+        self.request_quotas = 0
 
     # ------------------------------------------------------------------ planning
 
@@ -214,17 +216,20 @@ class ClientQuotas:
         assert isinstance(key, ClientQuotaRecordKey)
         entity = entity_of((e.entity_type, e.entity_name) for e in key.entity)
         counted = key.key in _BYTE_RATE_KEYS
+        requests = key.key == "request_percentage"
         if value is None:
             quotas = self.quotas.get(entity, {})
-            if quotas.pop(key.key, None) is not None and counted:
-                self.byte_rate_quotas -= 1
+            if quotas.pop(key.key, None) is not None:
+                self.byte_rate_quotas -= counted
+                self.request_quotas -= requests
             if not quotas:
                 self.quotas.pop(entity, None)
         else:
             assert isinstance(value, ClientQuotaRecordValue)
             quotas = self.quotas.setdefault(entity, {})
-            if key.key not in quotas and counted:
-                self.byte_rate_quotas += 1
+            if key.key not in quotas:
+                self.byte_rate_quotas += counted
+                self.request_quotas += requests
             quotas[key.key] = value.value
 
 

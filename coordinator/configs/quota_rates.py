@@ -24,10 +24,14 @@ from collections.abc import Mapping
 
 from coordinator.configs.client_quotas import CLIENT_ID, USER, ClientQuotas, Entity
 
-__all__ = ["CONSUMER_BYTE_RATE", "PRODUCER_BYTE_RATE", "QuotaRates", "SampledRate",
+__all__ = ["CONSUMER_BYTE_RATE", "PRODUCER_BYTE_RATE", "REQUEST_PERCENTAGE", "QuotaRates",
+           "SampledRate",
            "quota_limit", "quota_metric_tags"]
 
 PRODUCER_BYTE_RATE, CONSUMER_BYTE_RATE = "producer_byte_rate", "consumer_byte_rate"
+#: Kafka's ``ClientRequestQuotaManager`` key: the percentage of one request-handling thread
+#: a client may use (its requests' processing time, recorded as percent-seconds).
+REQUEST_PERCENTAGE = "request_percentage"
 #: ``quota.window.num`` and ``quota.window.size.seconds`` (Kafka's defaults).
 QUOTA_WINDOW_NUM, QUOTA_WINDOW_MS = 11, 1000
 
@@ -131,9 +135,15 @@ class QuotaRates:
         """Whether any byte-rate quota is set (else nothing is measured)."""
         return self.quotas.byte_rate_quotas > 0
 
+    @property
+    def requests_active(self) -> bool:
+        """Whether any request_percentage quota is set (else no request is timed)."""
+        return self.quotas.request_quotas > 0
+
     def record(self, node_id: int, key: str, user: str, client_id: str, value: float,
                now_ms: int) -> int:
-        """Record ``value`` bytes of a client; the throttle time (ms) its rate now asks."""
+        """Record ``value`` (bytes; percent-seconds for ``REQUEST_PERCENTAGE``) of a client;
+        the throttle time (ms) its rate now asks."""
         tags = quota_metric_tags(self.quotas.quotas, key, user, client_id)
         rate_key = (node_id, key, *tags)
         rate = self.rates.get(rate_key)
@@ -147,7 +157,10 @@ class QuotaRates:
         if observed <= bound:
             return 0
         # Java's Math.round (half up), not Python's round (half to even)
-        return math.floor((observed - bound) / bound * rate.elapsed_ms(now_ms) + 0.5)
+        throttle = math.floor((observed - bound) / bound * rate.elapsed_ms(now_ms) + 0.5)
+        if key == REQUEST_PERCENTAGE:  # ClientRequestQuotaManager: at most one quota window
+            return min(throttle, QUOTA_WINDOW_MS)
+        return throttle
 
     def max_value_in_window(self, key: str, user: str, client_id: str) -> float | None:
         """The most a client may take in one quota window (``getMaxValueInQuotaWindow``:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from coordinator.server.txn_runtime import TransactionRuntime
 
 __all__ = ["ApiTraits", "BrokerIdentity", "Handler", "RequestContext", "ServerState",
-           "group_runtime", "listener_of"]
+           "group_runtime", "listener_of", "user_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +128,13 @@ def group_runtime(ctx: RequestContext) -> CoordinatorRuntime:
     if runtime is None:
         raise RuntimeError("the group coordinator is not loaded")
     return runtime
+
+
+def user_of(ctx: RequestContext) -> str:
+    """The name of the connection's principal (``ANONYMOUS`` without authentication)."""
+    conn = ctx.state.connections.get(ctx.connection_id)
+    principal: str = getattr(conn, "principal", "User:ANONYMOUS")
+    return principal.partition(":")[2]
 
 
 def listener_of(ctx: RequestContext) -> str | None:

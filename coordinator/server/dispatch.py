@@ -27,7 +27,7 @@ import trio
 
 from coordinator.server.context import Handler, RequestContext, ServerState
 from coordinator.server.tally import RENEWING_API_KEYS, ConnectionTally
-from coordinator.server.throttling import THROTTLED_API_KEYS, throttled
+from coordinator.server.throttling import under_quotas
 from wire import DecodedRequest
 from wire.fast_codec import decode_request, encode_response
 
@@ -86,8 +86,8 @@ def handler_for(server: ServerState, request: DecodedRequest) -> Handler | None:
     wrapped in the fault that matches it, if any (which consumes one of its hits: call
     once per request)."""
     handler = server.handlers.get(request.api_key)
-    if handler is not None and request.api_key in THROTTLED_API_KEYS:
-        handler = throttled(server, handler)  # itself unless a byte-rate quota is set
+    if handler is not None:
+        handler = under_quotas(server, request.api_key, handler)  # itself without quotas
     faults = server.faults  # None unless a test or the control API injects faults
     if faults and handler is not None:
         fault = faults.match(request, server.identity.node_id)

@@ -14,9 +14,9 @@
   throttle time has passed, as Kafka delays it.
 
 The client is the connection's principal name (``User:alice`` -> ``alice``, ``ANONYMOUS``
-without authentication) and the request's client id. ``request_percentage``,
-``controller_mutation_rate`` and ``connection_creation_rate`` are stored and described, not
-enforced.
+without authentication) and the request's client id. ``request_percentage``
+is enforced on every request by ``server.request_quota``; ``controller_mutation_rate`` and
+``connection_creation_rate`` are stored and described, not enforced.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from coordinator.server.context import group_runtime
+from coordinator.server.context import group_runtime, user_of
 from wire.constants import ApiKey
 from wire.fast_codec import encode_response
 
@@ -34,25 +34,30 @@ if TYPE_CHECKING:
     from coordinator.configs.quota_rates import QuotaRates
     from coordinator.server.context import Handler, RequestContext, ServerState
 
-__all__ = ["THROTTLED_API_KEYS", "ThrottledHandler", "throttled"]
+__all__ = ["THROTTLED_API_KEYS", "ThrottledHandler", "under_quotas"]
 
 THROTTLED_API_KEYS = frozenset({ApiKey.PRODUCE, ApiKey.FETCH})
 #: The first versions whose clients throttle themselves (``shouldClientThrottle``, KIP-219).
 _CLIENT_THROTTLES: dict[int, int] = {ApiKey.PRODUCE: 6, ApiKey.FETCH: 8}
 
 
-def throttled(server: ServerState, handler: Handler) -> Handler:
-    """``handler`` (a Produce or Fetch one) under the byte-rate quotas, if any is set."""
-    rates = getattr(getattr(server.groups, "configs", None), "throttles", None)
-    if rates is None or not rates.active:
+def under_quotas(server: ServerState, api_key: int, handler: Handler) -> Handler:
+    """``handler`` under the client quotas that are set: byte rates (Produce, Fetch) and
+    request quotas (``server.request_quota``, every API); itself when none is (every
+    request passes here: a few attribute reads)."""
+    groups = server.groups
+    rates: QuotaRates | None = (getattr(groups.configs, "throttles", None)
+                                if groups is not None else None)
+    if rates is None:
         return handler
-    return ThrottledHandler(handler, rates)
+    quotas = rates.quotas
+    if quotas.byte_rate_quotas and api_key in THROTTLED_API_KEYS:
+        handler = ThrottledHandler(handler, rates)
+    if quotas.request_quotas:
+        from coordinator.server.request_quota import RequestQuotaHandler  # (only then)
 
-
-def _user_of(ctx: RequestContext) -> str:
-    conn = ctx.state.connections.get(ctx.connection_id)
-    principal: str = getattr(conn, "principal", "User:ANONYMOUS")
-    return principal.partition(":")[2]
+        handler = RequestQuotaHandler(handler, rates)
+    return handler
 
 
 class ThrottledHandler:
@@ -76,7 +81,7 @@ class ThrottledHandler:
             wait_ms = muted - runtime.now_ms()
             if wait_ms > 0:
                 await trio.sleep(wait_ms / 1000)
-        user, client_id = _user_of(ctx), ctx.client_id or ""
+        user, client_id = user_of(ctx), ctx.client_id or ""
         if request.api_key == ApiKey.PRODUCE:
             size = sum(len(p.records or b"") for t in request.body.topic_data
                        for p in t.partition_data)

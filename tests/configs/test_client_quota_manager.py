@@ -9,6 +9,7 @@ from coordinator.configs.client_quotas import ClientQuotas, QuotaAlteration, ent
 from coordinator.configs.quota_rates import (
     PRODUCER_BYTE_RATE,
     QUOTA_WINDOW_NUM,
+    REQUEST_PERCENTAGE,
     QuotaRates,
     quota_limit,
     quota_metric_tags,
@@ -18,13 +19,13 @@ DEFAULT = object()  # the default entity of a type (a null name)
 
 
 def set_quota(quotas: ClientQuotas, user: object, client_id: object,
-              bound: float | None) -> None:
+              bound: float | None, key: str = PRODUCER_BYTE_RATE) -> None:
     """Kafka's updateQuota: the entity of the given user and/or client id (None: not a
     component; DEFAULT: the type's default entity)."""
     parts = [(kind, None if name is DEFAULT else name)
              for kind, name in (("user", user), ("client-id", client_id)) if name is not None]
     records, results = quotas.alter([QuotaAlteration(entity_of(parts),  # type: ignore[arg-type]
-                                                     ((PRODUCER_BYTE_RATE, bound),))])
+                                                     ((key, bound),))])
     assert all(r is None for r in results.values())
     for record in records:
         quotas.apply(record)
@@ -152,3 +153,36 @@ def test_no_byte_rate_quota_means_nothing_is_measured() -> None:
     assert rates.active and quotas.byte_rate_quotas == 1
     set_quota(quotas, "u", None, None)
     assert not rates.active and quotas.byte_rate_quotas == 0
+
+
+def test_request_percentage_quota_violation() -> None:
+    """Kafka's ClientRequestQuotaManagerTest: a request quota of 1 % of a thread (10 ms of
+    handling per second), throttle times capped at one quota window (1 s)."""
+    quotas = ClientQuotas()
+    rates = QuotaRates(quotas)
+    set_quota(quotas, "ANONYMOUS", "test-client", 1.0, REQUEST_PERCENTAGE)
+    assert rates.requests_active and not rates.active
+
+    def spent(millis: float, now_ms: int) -> int:  # millisToPercent: percent-seconds
+        return rates.record(0, REQUEST_PERCENTAGE, "ANONYMOUS", "test-client",
+                            millis * 1e6 * 100 / 1e9, now_ms)
+
+    now = 0
+    for _ in range(10):
+        assert spent(4, now) == 0
+        now += 1000
+    # 4 * 10 + 67.1 = 107.1 ms in 10.5 s = 10.2 ms per second: (10.2 - 10) / 10 * 10.5 s
+    now += 500
+    assert spent(67.1, now) == 210
+    now += 210
+    for _ in range(11):
+        spent(4, now)
+        now += 1000
+    assert spent(0, now) == 0  # the bursty sample rolled over
+    # A spike needing more than one window to come back under the quota: capped at 1 s.
+    assert spent(500, now) == 1000
+    for _ in range(10):
+        now += 1000
+        assert spent(0, now) == 1000
+    now += 1000
+    assert spent(0, now) == 0

@@ -153,3 +153,30 @@ def test_librdkafka_reports_the_throttle_of_a_producer_and_a_consumer_over_quota
     finally:
         consumer.close()
     assert got >= 1 and fetched and fetched[0].throttle_time > 0
+
+
+def test_kafka_python_reads_the_throttle_of_a_client_over_its_request_percentage(
+        start_kcoord: Any) -> None:
+    """A request quota (``request_percentage``) set while a kafka-python client is connected:
+    its next Metadata answer, decoded by kafka-python's own codec, carries throttle_time_ms;
+    another client id's is not throttled. 0.0002 % of a thread is less than any Metadata's
+    handling time (20 us would reach it)."""
+    metadata_protocol = pytest.importorskip("kafka.protocol.metadata")
+
+    server = start_kcoord()
+    busy = kafka_admin.KafkaAdminClient(bootstrap_servers=server.bootstrap,
+                                        client_id="busy-client", request_timeout_ms=20000)
+    other = kafka_admin.KafkaAdminClient(bootstrap_servers=server.bootstrap,
+                                         client_id="calm-client", request_timeout_ms=20000)
+    try:
+        # Before the quota: connected (a new connection's ApiVersions would carry the
+        # throttle, and kafka-python would wait it out before its next request, KIP-219).
+        assert _send(busy, metadata_protocol.MetadataRequest(topics=None)).throttle_time_ms == 0
+        done = _send(other, _alter({"client-id": "busy-client"}, request_percentage=0.0002))
+        assert [e.error_code for e in done.entries] == [0]
+        answer = _send(busy, metadata_protocol.MetadataRequest(topics=None))
+        assert answer.throttle_time_ms > 0
+        assert _send(other, metadata_protocol.MetadataRequest(topics=None)).throttle_time_ms == 0
+    finally:
+        other.close()
+        busy.close()
