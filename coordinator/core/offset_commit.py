@@ -51,6 +51,7 @@ __all__ = [
     "validate_consumer_commit",
 ]
 
+_new = tuple.__new__
 _MEMBER_EPOCH_VERSION = 9  # OffsetCommit/OffsetFetch: the first for consumer groups
 
 
@@ -179,10 +180,11 @@ def handle_offset_commit(
                 state = target.state
                 if state is STABLE or state is PREPARING_REBALANCE:  # as _kept_alive
                     committer = target.members[req["member_id"]]
-                    timers = (ScheduleTimer(committer.heartbeat_key,
-                                            renew_session(committer, now_ms)),)
-            return Result(tuple(records), (Reply(token, response),), timers, (), (),
-                          commit_failed)  # at_once (positional: a keyword costs more)
+                    timers = (_new(ScheduleTimer, (committer.heartbeat_key,
+                                                   renew_session(committer, now_ms))),)
+            # at_once; tuple.__new__ straight (a NamedTuple's own __new__ is a Python call)
+            return _new(Result, (tuple(records), (_new(Reply, (token, response)),), timers,
+                                 (), (), commit_failed))
     fx = manager.effects()
     if error is not None:
         fx.reply(token, all_partitions(req["topics"], error))

@@ -34,6 +34,7 @@ from wire.fast_codec import decode_request, encode_response
 __all__ = ["FaultClose", "FaultedHandler", "Peer", "Unanswered", "handler_for", "serve_one"]
 
 log = logging.getLogger(__name__)
+_new = tuple.__new__  # (a NamedTuple's own __new__ is a Python call)
 
 
 class FaultClose(Exception):
@@ -87,7 +88,12 @@ def handler_for(server: ServerState, request: DecodedRequest) -> Handler | None:
     once per request)."""
     handler = server.handlers.get(request.api_key)
     if handler is not None:
-        handler = under_quotas(server, request.api_key, handler)  # itself without quotas
+        # Wrapped only while a byte-rate or request quota is set (read inline: every
+        # request passes here).
+        groups = server.groups
+        rates = None if groups is None else getattr(groups.configs, "throttles", None)
+        if rates is not None and (rates.quotas.byte_rate_quotas or rates.quotas.request_quotas):
+            handler = under_quotas(rates, request.api_key, handler)
     faults = server.faults  # None unless a test or the control API injects faults
     if faults and handler is not None:
         fault = faults.match(request, server.identity.node_id)
@@ -137,14 +143,17 @@ def serve_one(
     submit = getattr(handler, "submit", None)
     if submit is None or api_key not in server.traits.pipelined:
         return Unanswered(request, handler, None)
-    ctx = RequestContext(server, conn.connection_id, conn.client_host, request.client_id,
-                         request.api_version, request.correlation_id)
+    ctx = _new(RequestContext, (server, conn.connection_id, conn.client_host,
+                                request.client_id, request.api_version, request.correlation_id))
     pending = submit(ctx, request)
-    if pending is None or not answer_now or not pending.ready():
+    if answer_now and getattr(pending, "inline", False):  # a ReadyReply (the usual case)
+        body = pending.response
+    elif pending is None or not answer_now or not pending.ready():
         if pending is not None and api_key in RENEWING_API_KEYS:  # its answer, once collected
             pending.then(conn.tally.on_answer(api_key, request.body))
         return Unanswered(request, handler, pending)
-    body = pending.result()
+    else:
+        body = pending.result()
     if body is not None:
         if api_key in RENEWING_API_KEYS:  # (the connection's task records what it awaits)
             conn.tally.answered(api_key, request.body, body, conn.last_active)

@@ -104,7 +104,7 @@ class CoordinatorRuntime:
         self._clock_ms = clock_ms
         self._epoch_ms = 0
         self._t0 = 0.0
-        self._clock: trio.abc.Clock | None = None  # the run's (read once: now_ms is hot)
+        self._now_s: Callable[[], float] = trio.current_time  # the run clock's (now_ms is hot)
         self._last_token = 0
         self._waiters: dict[ReplyToken, PendingReply] = {}
         self._timer_heap = TimerHeap(self._wake_timers)
@@ -147,9 +147,7 @@ class CoordinatorRuntime:
 
     def now_ms(self) -> int:
         """The coordinator's notion of now (see the module docstring)."""
-        clock = self._clock
-        now = trio.current_time() if clock is None else clock.current_time()
-        return self._epoch_ms + int((now - self._t0) * 1000)
+        return self._epoch_ms + int((self._now_s() - self._t0) * 1000)
 
     def _deadline_seconds(self, deadline_ms: int) -> float:
         # Half a millisecond late, so now_ms() at wake-up is never below the deadline.
@@ -161,8 +159,8 @@ class CoordinatorRuntime:
         ``task_status.started()`` is called as soon as requests can be *accepted*; they wait
         for the end of replay (``loaded``) before reaching the core."""
         self._epoch_ms = self._clock_ms()
-        self._clock = trio.lowlevel.current_clock()
-        self._t0 = self._clock.current_time()
+        self._now_s = trio.lowlevel.current_clock().current_time
+        self._t0 = self._now_s()
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -283,7 +281,7 @@ class CoordinatorRuntime:
                 raise RuntimeClosed("the coordinator runtime has stopped")
             return None
         self._last_token = token = self._last_token + 1
-        now = self.now_ms()
+        now = self._epoch_ms + int((self._now_s() - self._t0) * 1000)  # now_ms(), inline
         result = handler(shard or self.coordinator, ctx, request, token, now)
         if result.at_once is not None and shard is None:  # (only the group shard's are)
             if self.answers_at_once and not (self._queue or self._writing):

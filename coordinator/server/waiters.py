@@ -4,11 +4,12 @@ answered inline (``ReadyReply``), and the runtime's own end (``RuntimeClosed``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
-from coordinator.core.result import ReplyToken, ShardResponse
+if TYPE_CHECKING:  # (types only: the connections import this before the core is needed)
+    from coordinator.core.result import ReplyToken, ShardResponse
 
 __all__ = ["PendingReply", "ReadyReply", "RuntimeClosed"]
 
@@ -23,6 +24,8 @@ class PendingReply:
     requests in order and collect their answers later (``CoordinatorRuntime.submit``)."""
 
     __slots__ = ("_finish", "_waiters", "event", "response", "token")
+
+    inline = False  # (a ReadyReply's is True)
 
     def __init__(self, token: ReplyToken, waiters: dict[ReplyToken, PendingReply]) -> None:
         self.token = token
@@ -77,6 +80,10 @@ class ReadyReply:
     runtime answered inline): read as a ``PendingReply`` is."""
 
     __slots__ = ("response",)
+
+    #: Answered at once: ``response`` is the answer (``dispatch.serve_one`` reads it so,
+    #: without importing this module before the first request).
+    inline = True
 
     def __init__(self, response: Any) -> None:
         self.response = response
