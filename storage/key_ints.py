@@ -89,9 +89,10 @@ class KeyInts:
         last: bytes | None = None
         s_values: array[int] | None = None
         p_values: array[int] | None = None
+        s_len = p_len = 0  # their lengths (0: none), fixed while ``last`` holds
         had = s_added = p_added = 0
         for key, size, _ in keys:
-            if len(key) < 6 or key[:2] not in versions:
+            if len(key) < 6 or not key.startswith(versions):
                 had += self.put(key, size)
                 if positions is not None:
                     positions.put(key, pos)
@@ -103,8 +104,10 @@ class KeyInts:
                 last = prefix
                 s_values = s_dense.get(prefix)
                 p_values = p_dense.get(prefix)
-            if s_values is not None and partition < len(s_values) and not (
-                    s_other and key in s_other):  # as put, without its growing
+                s_len = 0 if s_values is None else len(s_values)
+                p_len = 0 if p_values is None else len(p_values)
+            if partition < s_len and not (s_other and key in s_other):  # as put, unless it grows
+                assert s_values is not None
                 old = s_values[partition]
                 s_values[partition] = size - s_bias
                 if old:
@@ -115,8 +118,8 @@ class KeyInts:
                 had += self.put(key, size)
                 last = None  # the arrays of this prefix may be new
             if positions is not None:
-                if p_values is not None and partition < len(p_values) and not (
-                        p_other and key in p_other):
+                if partition < p_len and not (p_other and key in p_other):
+                    assert p_values is not None
                     if not p_values[partition]:
                         p_added += 1
                     p_values[partition] = pos - p_bias
