@@ -102,6 +102,7 @@ def test_master_cores() -> None:
                                  "spark.executor.cores": "4"}) == 12
 
 
+@pytest.mark.slow  # (a SparkSession: CI runs these in the pipeline step)
 def test_a_small_input_on_a_cluster_master_is_planned_small(spark: Any) -> None:
     """What ``kcoord pipeline --master spark://...`` sets on its session for a 48 kB
     input: the small settings (before, they applied only to a local master, and a
@@ -119,6 +120,7 @@ def test_a_small_input_on_a_cluster_master_is_planned_small(spark: Any) -> None:
         assert "*(" not in plan, plan  # "*(N)" marks a whole-stage generated operator
 
 
+@pytest.mark.slow  # (a SparkSession: CI runs these in the pipeline step)
 @pytest.mark.parametrize("master", ["local[2]", "spark://127.0.0.1:7077"])
 def test_a_large_input_is_planned_from_its_size_on_any_master(spark: Any, master: str) -> None:
     with sized(spark, master, 63 * 1024 * 1024, {"spark.cores.max": "2"}):
@@ -130,6 +132,7 @@ def test_a_large_input_is_planned_from_its_size_on_any_master(spark: Any, master
         assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
 
 
+@pytest.mark.slow  # (a SparkSession: CI runs these in the pipeline step)
 def test_offset_commits_plans_one_shuffle_and_one_sort(spark: Any, tmp_path: Path) -> None:
     """The largest dataset (every commit) is one shuffle, by group, one sort and one window
     operator, which the write partitioned by group reuses (issue 34 item 2; before: a

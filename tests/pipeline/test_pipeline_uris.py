@@ -54,6 +54,7 @@ def test_location_parts_and_bad_locations() -> None:
             location(bad)
 
 
+@pytest.mark.slow  # (a SparkSession: CI runs these in the pipeline step)
 def test_an_unavailable_filesystem_is_refused_before_any_work(
     spark: Any, tmp_path: Path
 ) -> None:
@@ -99,6 +100,7 @@ def test_an_unavailable_filesystem_is_refused_before_any_work(
     assert not os.path.exists(os.path.join(data, "out"))
 
 
+@pytest.mark.slow  # (a SparkSession: CI runs these in the pipeline step)
 def test_uri_listing_and_an_unreadable_segment(spark: Any, tmp_path: Path) -> None:
     """A URI input lists the same segments as storage's find_segments (a committed
     compaction swap replacing the segments it covers); a segment gone when its task
