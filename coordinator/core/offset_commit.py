@@ -35,7 +35,14 @@ from coordinator.core.messages import (
     OffsetCommitResponse,
     RequestContext,
 )
-from coordinator.core.result import Effects, Reply, ReplyToken, Result, ScheduleTimer
+from coordinator.core.result import (
+    Effects,
+    Reply,
+    ReplyToken,
+    Result,
+    ScheduleTimer,
+    new_tuple,
+)
 from storage.records import Record, offset_commit_record
 from wire.constants import ErrorCode
 
@@ -51,7 +58,6 @@ __all__ = [
     "validate_consumer_commit",
 ]
 
-_new = tuple.__new__
 _MEMBER_EPOCH_VERSION = 9  # OffsetCommit/OffsetFetch: the first for consumer groups
 
 
@@ -180,11 +186,11 @@ def handle_offset_commit(
                 state = target.state
                 if state is STABLE or state is PREPARING_REBALANCE:  # as _kept_alive
                     committer = target.members[req["member_id"]]
-                    timers = (_new(ScheduleTimer, (committer.heartbeat_key,
-                                                   renew_session(committer, now_ms))),)
-            # at_once; tuple.__new__ straight (a NamedTuple's own __new__ is a Python call)
-            return _new(Result, (tuple(records), (_new(Reply, (token, response)),), timers,
-                                 (), (), commit_failed))
+                    timers = (new_tuple(ScheduleTimer, (
+                        committer.heartbeat_key, renew_session(committer, now_ms))),)
+            return new_tuple(Result, (  # (at_once)
+                tuple(records), (new_tuple(Reply, (token, response)),), timers, (), (),
+                commit_failed))
     fx = manager.effects()
     if error is not None:
         fx.reply(token, all_partitions(req["topics"], error))

@@ -205,11 +205,8 @@ class WithCurrentTopics:
     def submit(
         self, ctx: RequestContext, request: wire.DecodedRequest
     ) -> PendingReply | ReadyReply | None:
-        state = ctx.state
-        runtime = state.groups  # (group_runtime(ctx), inline: every heartbeat passes here)
-        if runtime is None:
-            raise RuntimeError("the group coordinator is not loaded")
-        store = state.topics
+        runtime = group_runtime(ctx)
+        store = ctx.state.topics
         # with_current_topics, inline: every steady heartbeat passes with nothing to refresh.
         if store is not None and runtime.coordinator.topics_image.version != store.version:
             refresh_topics_image(ctx)

@@ -88,12 +88,7 @@ def handler_for(server: ServerState, request: DecodedRequest) -> Handler | None:
     once per request)."""
     handler = server.handlers.get(request.api_key)
     if handler is not None:
-        # Wrapped only while a byte-rate or request quota is set (read inline: every
-        # request passes here).
-        groups = server.groups
-        rates = None if groups is None else getattr(groups.configs, "throttles", None)
-        if rates is not None and (rates.quotas.byte_rate_quotas or rates.quotas.request_quotas):
-            handler = under_quotas(rates, request.api_key, handler)
+        handler = under_quotas(server, request.api_key, handler)  # itself without quotas
     faults = server.faults  # None unless a test or the control API injects faults
     if faults and handler is not None:
         fault = faults.match(request, server.identity.node_id)

@@ -32,7 +32,7 @@ from wire.fast_codec import encode_response
 if TYPE_CHECKING:
     import wire
     from coordinator.configs.quota_rates import QuotaRates
-    from coordinator.server.context import Handler, RequestContext
+    from coordinator.server.context import Handler, RequestContext, ServerState
 
 __all__ = ["THROTTLED_API_KEYS", "ThrottledHandler", "under_quotas"]
 
@@ -41,10 +41,15 @@ THROTTLED_API_KEYS = frozenset({ApiKey.PRODUCE, ApiKey.FETCH})
 _CLIENT_THROTTLES: dict[int, int] = {ApiKey.PRODUCE: 6, ApiKey.FETCH: 8}
 
 
-def under_quotas(rates: QuotaRates, api_key: int, handler: Handler) -> Handler:
+def under_quotas(server: ServerState, api_key: int, handler: Handler) -> Handler:
     """``handler`` under the client quotas that are set: byte rates (Produce, Fetch) and
-    request quotas (``server.request_quota``, every API). Called by ``dispatch.handler_for``
-    only while one is set (``rates``: the config shard's ``throttles``)."""
+    request quotas (``server.request_quota``, every API); itself when none is (every
+    request passes here: a few attribute reads)."""
+    groups = server.groups
+    rates: QuotaRates | None = (getattr(groups.configs, "throttles", None)
+                                if groups is not None else None)
+    if rates is None:
+        return handler
     quotas = rates.quotas
     if quotas.byte_rate_quotas and api_key in THROTTLED_API_KEYS:
         handler = ThrottledHandler(handler, rates)

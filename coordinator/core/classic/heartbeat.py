@@ -12,12 +12,18 @@ from coordinator.core.classic.state import DEAD, EMPTY, PREPARING_REBALANCE
 from coordinator.core.consumer.classic_members import classic_heartbeat_to_consumer_group
 from coordinator.core.group_manager import GroupManager
 from coordinator.core.messages import HeartbeatRequest, HeartbeatResponse, RequestContext
-from coordinator.core.result import Reply, ReplyToken, Result, ScheduleTimer, unchanged
+from coordinator.core.result import (
+    Reply,
+    ReplyToken,
+    Result,
+    ScheduleTimer,
+    new_tuple,
+    unchanged,
+)
 from wire.constants import ErrorCode
 
 __all__ = ["handle_heartbeat"]
 
-_new = tuple.__new__
 # Shared answers: nothing downstream mutates a response.
 _RESPONSES: dict[ErrorCode, HeartbeatResponse] = {e: {"error_code": e} for e in ErrorCode}
 _NONE = _RESPONSES[ErrorCode.NONE]
@@ -67,7 +73,6 @@ def handle_heartbeat(
     deadline = now_ms + member.session_timeout_ms
     member.heartbeat_deadline = deadline
     response = _REBALANCE if state is PREPARING_REBALANCE else _NONE
-    # at_once; tuple.__new__ straight (a NamedTuple's own __new__ is a Python call)
-    return _new(Result, ((), (_new(Reply, (token, response)),),
-                         (_new(ScheduleTimer, (member.heartbeat_key, deadline)),),
-                         (), (), unchanged))
+    return new_tuple(Result, (  # (at_once)
+        (), (new_tuple(Reply, (token, response)),),
+        (new_tuple(ScheduleTimer, (member.heartbeat_key, deadline)),), (), (), unchanged))
