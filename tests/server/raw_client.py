@@ -246,6 +246,22 @@ async def jump(seconds: float) -> None:
     await trio.testing.wait_all_tasks_blocked()
 
 
+async def settle(*runtimes: Any) -> None:
+    """Wait until no append of ``runtimes`` (CoordinatorRuntimes) is queued or being
+    written: a clock move can fire timers whose records a worker thread writes, and
+    ``wait_all_tasks_blocked`` does not wait for threads. Bounded: 10 s of real time."""
+    import time
+
+    import trio.testing
+
+    deadline = time.monotonic() + 10
+    await trio.testing.wait_all_tasks_blocked()
+    while any(runtime._queue or runtime._writing for runtime in runtimes):
+        assert time.monotonic() < deadline, "an append did not finish within 10 s"
+        await trio.lowlevel.checkpoint()
+        await trio.testing.wait_all_tasks_blocked()
+
+
 def create_topics(store: Any, topics: Sequence[tuple[str, int]]) -> None:
     """Create ``topics`` (name, partitions) in a server's topic store with the ids 1, 2, ...
     in order, so two servers' records and answers carry the same topic ids."""

@@ -18,7 +18,7 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from raw_client import create_topics, jump
+from raw_client import create_topics, jump, settle
 
 import wire
 from coordinator.server.app import RunningServer, serve
@@ -109,6 +109,7 @@ async def _scenario(steps: list[tuple[Any, ...]]) -> None:
             for step in steps:
                 if step[0] == "jump":
                     await jump(step[1])
+                    await settle(fast.runtime, slow.runtime)
                     assert fast.runtime.armed_timers() == slow.runtime.armed_timers()
                     assert fast.log_bytes() == slow.log_bytes()
                     continue

@@ -28,6 +28,7 @@ from raw_client import (
     RawClient,
     create_topics,
     jump,
+    settle,
 )
 
 from coordinator.server import connection, reactor
@@ -95,6 +96,7 @@ async def _run(steps: list[tuple[Any, ...]]) -> dict[str, Any]:
             for step in steps:
                 if step[0] == "jump":
                     await jump(step[1])
+                    await settle(runtime)
                     timers.append(sorted(runtime.armed_timers().items(), key=repr))
                     continue
                 client = clients[step[1]]
