@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from storage.records import OffsetCommitKey, OffsetCommitValue, Record, slot_setter
 from wire.bounded_cache import BoundedCache
@@ -26,6 +27,8 @@ from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH, encode_entry
 
 __all__ = ["EncodedBatch"]
 
+_Keys = tuple[tuple[bytes, int, bool], ...]
+
 #: Entry framing up to the key (format version, key length) + OffsetCommitKey v1's version.
 _KEY_HEAD = struct.Struct(">Hih")
 #: The key's partition, the value length, then OffsetCommitValue v3: version, offset,
@@ -38,13 +41,15 @@ _ENTRY_HEAD = struct.Struct(">II")  # length, CRC-32C
 _I16 = struct.Struct(">h")
 _VALUE_V3_FIXED = 2 + 8 + 4 + 2 + 8  # value bytes besides the metadata
 
-#: (group, topic) -> the entry's bytes from its format version to the key's partition.
-_KEY_PREFIXES: BoundedCache[tuple[str, str], bytes] = BoundedCache(4096)
+#: (group, topic) -> the entry's bytes from its format version to the key's partition, and
+#: the key's own (from its version) up to the partition.
+_KEY_PREFIXES: BoundedCache[tuple[str, str], tuple[bytes, bytes]] = BoundedCache(4096)
 
 
-def _key_prefix(group: str, topic: str) -> bytes | None:
+def _key_prefix(group: str, topic: str) -> tuple[bytes, bytes] | None:
     """Format version, key length, key version, group and topic of an OffsetCommitKey v1
-    entry; None when a string is longer than an int16 string holds."""
+    entry, and that from the key version on; None when a string is longer than an int16
+    string holds."""
     g = group.encode("utf-8")
     t = topic.encode("utf-8")
     if len(g) > 0x7FFF or len(t) > 0x7FFF:
@@ -54,7 +59,7 @@ def _key_prefix(group: str, topic: str) -> bytes | None:
         (_KEY_HEAD.pack(ENTRY_FORMAT_VERSION, key_length, 1), _I16.pack(len(g)), g,
          _I16.pack(len(t)), t)
     )
-    return _KEY_PREFIXES.put((group, topic), prefix)
+    return _KEY_PREFIXES.put((group, topic), (prefix, prefix[6:]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +67,28 @@ class EncodedBatch:
     """Records framed as entries, ready for one write: bytes, entry count, and the
     (key bytes, entry size, is tombstone) of each entry for the compaction statistics.
     ``commits``: every entry is an OffsetCommitKey v1 entry with a value (no tombstone, no
-    history, nothing kept), so the log's accounting may skip classifying each key."""
+    history, nothing kept); ``keys`` is then empty and ``commit_keys`` has (key prefix,
+    partition, entry size) of each instead, the prefix one object per (group, topic) (as
+    ``KeyInts.put_commits`` takes them: the key bytes are never built)."""
 
     data: bytes
     count: int
     keys: tuple[tuple[bytes, int, bool], ...] = field(default=())
     commits: bool = False
+    commit_keys: tuple[tuple[bytes, int, int], ...] = field(default=())
+
+    def entry_keys(self) -> tuple[tuple[bytes, int, bool], ...]:
+        """(key bytes, entry size, is tombstone) of each entry, whatever the batch."""
+        if not self.commits:
+            return self.keys
+        return tuple((prefix + partition.to_bytes(4, "big", signed=True), size, False)
+                     for prefix, partition, size in self.commit_keys)
 
     @staticmethod
     def encode(records: Sequence[Record]) -> EncodedBatch:
         """Frame ``records``; raises RecordTooLargeError for an oversized one."""
         parts: list[bytes] = []
-        keys: list[tuple[bytes, int, bool]] = []
+        keys: list[tuple[bytes, int, int]] = []  # commit_keys' while ``commits`` holds
         add_part = parts.append
         add_key = keys.append
         prefixes = _KEY_PREFIXES
@@ -84,6 +99,7 @@ class EncodedBatch:
         group: str | None = None  # the (group, topic) of ``prefix``, the last one met
         topic: str | None = None
         prefix: bytes | None = None
+        key_prefix = b""
         key_end = 0
         commits = True  # every record framed by the fast path so far
         for record in records:
@@ -99,7 +115,8 @@ class EncodedBatch:
                     if key.group != group or key.topic != topic:
                         group = key.group
                         topic = key.topic
-                        prefix = prefixes.get((group, topic)) or _key_prefix(group, topic)
+                        prefixed = prefixes.get((group, topic)) or _key_prefix(group, topic)
+                        prefix, key_prefix = prefixed or (None, b"")
                         key_end = 0 if prefix is None else len(prefix) + 4
                     if prefix is not None:
                         meta = value.metadata
@@ -119,11 +136,17 @@ class EncodedBatch:
                         # At most three int16 strings: far below MAX_ENTRY_LENGTH.
                         add_part(entry_head(len(body), crc32c(body)))
                         add_part(body)
-                        add_key((body[6:key_end], len(body) + 8, False))
+                        if commits:
+                            add_key((key_prefix, key.partition, len(body) + 8))
+                        else:
+                            add_key((body[6:key_end], len(body) + 8, False))
                         continue
                 except (struct.error, UnicodeEncodeError):
                     group = topic = None  # the general encoder below raises its error
-            commits = False
+            if commits:  # the commits so far as every entry's (key bytes, size, tombstone)
+                keys[:] = [(p + n.to_bytes(4, "big", signed=True), size, False)
+                           for p, n, size in keys]
+                commits = False
             key_bytes, value_bytes = encode_record(record)
             entry = encode_entry(key_bytes, value_bytes)
             if len(entry) - 8 > MAX_ENTRY_LENGTH:
@@ -133,7 +156,9 @@ class EncodedBatch:
                 )
             add_part(entry)
             add_key((key_bytes, len(entry), value_bytes is None))
-        return _filled(b"".join(parts), len(keys), tuple(keys), commits and bool(keys))
+        if commits and keys:
+            return _filled(b"".join(parts), len(keys), (), True, tuple(keys))
+        return _filled(b"".join(parts), len(keys), cast(_Keys, tuple(keys)), False, ())
 
     def account(self, live: KeyInts) -> tuple[int, int]:
         """Apply these entries to ``live`` (key bytes -> size of the key's newest entry,
@@ -141,7 +166,7 @@ class EncodedBatch:
         put = live.put
         added = events = 0
         if self.commits:  # live offset commits only: no tombstone, no history
-            return len(self.data) - live.put_entries(self.keys, 0, None), 0
+            return len(self.data) - live.put_commits(self.commit_keys, 0, None), 0
         for key, size, tombstone in self.keys:
             if tombstone:
                 added -= live.pop(key)
@@ -156,27 +181,31 @@ class EncodedBatch:
         """One batch holding ``batches`` in order (the group-commit write)."""
         if len(batches) == 1:
             return batches[0]
-        return EncodedBatch(
-            b"".join(b.data for b in batches),
-            sum(b.count for b in batches),
-            tuple(k for b in batches for k in b.keys),
-            all(b.commits for b in batches),
-        )
+        data = b"".join(b.data for b in batches)
+        count = sum(b.count for b in batches)
+        if all(b.commits for b in batches):
+            return _filled(data, count, (), True,
+                           tuple(k for b in batches for k in b.commit_keys))
+        return _filled(data, count, tuple(k for b in batches for k in b.entry_keys()), False,
+                       ())
 
 
 _set_data = slot_setter(EncodedBatch, "data")
 _set_count = slot_setter(EncodedBatch, "count")
 _set_keys = slot_setter(EncodedBatch, "keys")
 _set_commits = slot_setter(EncodedBatch, "commits")
+_set_commit_keys = slot_setter(EncodedBatch, "commit_keys")
 
 
-def _filled(data: bytes, count: int, keys: tuple[tuple[bytes, int, bool], ...],
-            commits: bool) -> EncodedBatch:
-    """``EncodedBatch(data, count, keys, commits)`` filled slot by slot, at half the cost of
-    the frozen dataclass's __init__ (once per append on the commit path)."""
+def _filled(data: bytes, count: int, keys: _Keys, commits: bool,
+            commit_keys: tuple[tuple[bytes, int, int], ...]) -> EncodedBatch:
+    """``EncodedBatch(data, count, keys, commits, commit_keys)`` filled slot by slot, at
+    half the cost of the frozen dataclass's __init__ (once per append on the commit
+    path)."""
     batch: EncodedBatch = object.__new__(EncodedBatch)
     _set_data(batch, data)
     _set_count(batch, count)
     _set_keys(batch, keys)
     _set_commits(batch, commits)
+    _set_commit_keys(batch, commit_keys)
     return batch

@@ -30,7 +30,7 @@ class KeyInts:
     ``bias`` < v < ``bias`` + 2**(8 * itemsize of ``typecode``), kept less ``bias`` (see
     the module docstring)."""
 
-    __slots__ = ("_bias", "_dense", "_dense_count", "_other", "_typecode")
+    __slots__ = ("_bias", "_dense", "_dense_count", "_other", "_shadowed", "_typecode")
 
     def __init__(self, typecode: str = "I", bias: int = 0,
                  items: Iterable[tuple[bytes, int]] = ()) -> None:
@@ -40,6 +40,8 @@ class KeyInts:
         self._dense: dict[bytes, array[int]] = {}
         self._dense_count = 0
         self._other: dict[bytes, int] = {}
+        #: prefixes some commit key of which is in ``_other`` (it wins over the array)
+        self._shadowed: set[bytes] = set()
         put = self.put
         for key, value in items:
             put(key, value)
@@ -64,49 +66,41 @@ class KeyInts:
                     self._dense_count += 1
                     return 0
                 return old + self._bias
+            self._shadowed.add(prefix)
         previous = self._other.get(key, 0)
         self._other[key] = value
         return previous
 
-    def put_entries(
-        self, keys: Sequence[tuple[bytes, int, bool]], pos: int, positions: KeyInts | None,
+    def put_commits(
+        self, entries: Sequence[tuple[bytes, int, int]], pos: int, positions: KeyInts | None,
     ) -> int:
-        """For entries appended at ``pos`` ((key bytes, entry size, tombstone) each, as
-        ``EncodedBatch.keys``; no tombstone): ``self.put(key, size)`` and
+        """For offset commit entries appended at ``pos`` ((key prefix, partition, entry
+        size) each, as ``EncodedBatch.commit_keys``: the key is the prefix, a key version 0
+        or 1 one, and the partition as four bytes): ``self.put(key, size)`` and
         ``positions.put(key, position of the entry)`` for each in order, in one pass (the
-        log's live sizes and the active segment's newest positions: a commit's keys split
-        once, not once per map); the sum of the sizes ``self`` had for them. Keys of one
-        prefix that come together (a commit's) find their arrays once; a key the arrays do
-        not hold yet takes ``put``."""
+        log's live sizes and the active segment's newest positions); the sum of the sizes
+        ``self`` had for them. The entries of one prefix come together (a commit's), with
+        one prefix object: its arrays are found once; a key the arrays do not hold yet
+        takes ``put``."""
         s_dense = self._dense
-        s_other = self._other
         s_bias = self._bias
         p_dense = {} if positions is None else positions._dense
-        p_other = {} if positions is None else positions._other
         p_bias = 0 if positions is None else positions._bias
-        versions = _COMMIT_VERSIONS
-        from_bytes = int.from_bytes
         last: bytes | None = None
         s_values: array[int] | None = None
         p_values: array[int] | None = None
-        s_len = p_len = 0  # their lengths (0: none), fixed while ``last`` holds
+        s_len = p_len = 0  # the arrays' lengths while ``last`` holds (0: none, or shadowed)
         had = s_added = p_added = 0
-        for key, size, _ in keys:
-            if len(key) < 6 or not key.startswith(versions):
-                had += self.put(key, size)
-                if positions is not None:
-                    positions.put(key, pos)
-                pos += size
-                continue
-            prefix = key[:-4]
-            partition = from_bytes(key[-4:], "big")
-            if prefix != last:
+        for prefix, partition, size in entries:
+            if prefix is not last:
                 last = prefix
                 s_values = s_dense.get(prefix)
-                p_values = p_dense.get(prefix)
-                s_len = 0 if s_values is None else len(s_values)
-                p_len = 0 if p_values is None else len(p_values)
-            if partition < s_len and not (s_other and key in s_other):  # as put, unless it grows
+                s_len = 0 if s_values is None or prefix in self._shadowed else len(s_values)
+                if positions is not None:
+                    p_values = p_dense.get(prefix)
+                    p_len = (0 if p_values is None or prefix in positions._shadowed
+                             else len(p_values))
+            if 0 <= partition < s_len:  # as put, unless it grows or the dict has keys
                 assert s_values is not None
                 old = s_values[partition]
                 s_values[partition] = size - s_bias
@@ -115,17 +109,16 @@ class KeyInts:
                 else:
                     s_added += 1
             else:
-                had += self.put(key, size)
+                had += self.put(prefix + partition.to_bytes(4, "big", signed=True), size)
                 last = None  # the arrays of this prefix may be new
-            if positions is not None:
-                if partition < p_len and not (p_other and key in p_other):
-                    assert p_values is not None
-                    if not p_values[partition]:
-                        p_added += 1
-                    p_values[partition] = pos - p_bias
-                else:
-                    positions.put(key, pos)
-                    last = None
+            if 0 <= partition < p_len:
+                assert p_values is not None
+                if not p_values[partition]:
+                    p_added += 1
+                p_values[partition] = pos - p_bias
+            elif positions is not None:
+                positions.put(prefix + partition.to_bytes(4, "big", signed=True), pos)
+                last = None
             pos += size
         self._dense_count += s_added
         if positions is not None:

@@ -320,7 +320,7 @@ class Log:
         active.count += batch.count
         building = self._building
         if building is not None and batch.commits:  # both maps in one pass over the keys
-            self.live_bytes += building.add_commits(batch.keys, batch.count, data, self._live)
+            self.live_bytes += building.add_commits(batch, self._live)
             return active.path, start
         added, events = batch.account(self._live)
         self.live_bytes, self.event_bytes = self.live_bytes + added, self.event_bytes + events

@@ -22,7 +22,7 @@ import logging
 import struct
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wire.checksum import crc32c
 
@@ -35,6 +35,9 @@ from .record_types import (
     TXN_OFFSET_COMMIT_KEY_VERSION,
 )
 from .segment import encode_header
+
+if TYPE_CHECKING:
+    from .batch import EncodedBatch
 
 __all__ = [
     "EVENT_KIND",
@@ -133,22 +136,21 @@ class SegmentSummary:
             self.newest = KeyInts("Q", self.base * SEQ_STRIDE, self.newest.items())
         return self
 
-    def add_commits(
-        self, keys: tuple[tuple[bytes, int, bool], ...], count: int, data: bytes,
-        live: KeyInts,
-    ) -> int:
+    def add_commits(self, batch: EncodedBatch, live: KeyInts) -> int:
         """``add_entries`` of an ``EncodedBatch`` whose ``commits`` is set (every key an
         offset commit's: the newest of its key counts), which also applies them to the
-        log's ``live`` sizes in the same pass (``KeyInts.put_entries``): the change in live
+        log's ``live`` sizes in the same pass (``KeyInts.put_commits``): the change in live
         bytes."""
         newest = self.newest
+        data = batch.data
         if not isinstance(newest, KeyInts):  # (a summary not compacted: none is, today)
-            self.add_entries(keys, count, data)
-            return len(data) - live.put_entries(keys, 0, None)
+            self.add_entries(batch.entry_keys(), batch.count, data)
+            return len(data) - live.put_commits(batch.commit_keys, 0, None)
         self.checksum = zlib.crc32(data, self.checksum)
-        if len(keys) != count:
+        count = batch.count
+        if len(batch.commit_keys) != count:
             self.complete = False
-        had = live.put_entries(keys, self.base * SEQ_STRIDE + self.size, newest)
+        had = live.put_commits(batch.commit_keys, self.base * SEQ_STRIDE + self.size, newest)
         self.size += len(data)
         self.count += count
         return len(data) - had

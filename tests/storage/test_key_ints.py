@@ -20,10 +20,12 @@ _KEYS = st.one_of(
               _PARTITIONS),
     st.binary(max_size=8),
 )
+_COMMIT_PREFIXES = _PREFIXES[:3]  # key versions 0 and 1
 _OPS = st.lists(st.one_of(
     st.tuples(st.sampled_from(["put", "pop", "get"]), _KEYS, st.integers(1, 2**32 - 1)),
-    st.tuples(st.just("put_entries"), st.lists(st.tuples(_KEYS, st.integers(1, 2**31)),
-                                               max_size=12), st.booleans())), max_size=200)
+    st.tuples(st.just("put_commits"), st.lists(st.tuples(
+        st.sampled_from(_COMMIT_PREFIXES), _PARTITIONS, st.integers(1, 2**31)), max_size=12),
+        st.booleans())), max_size=200)
 
 
 _A = b"\x00\x01\x00\x01g\x00\x01t"
@@ -31,31 +33,35 @@ _A = b"\x00\x01\x00\x01g\x00\x01t"
 
 @settings(max_examples=300, deadline=None)
 @given(_OPS, st.sampled_from([("I", 0), ("Q", 0), ("Q", 7 << 40)]))
-@example(ops=[("put", _A + bytes(4), 1), ("put_entries", [  # a lone high partition between
-    (_A + bytes(4), 1), (b"\x00\x00\x00\x01g\x00\x01t\x00\x00\x00@", 1),  # two of a prefix
-    (_A + bytes(4), 1)], True)], kind=("I", 0))
+@example(ops=[("put", _A + bytes(4), 1), ("put_commits", [  # a lone high partition between
+    (_A, 0, 1), (b"\x00\x00\x00\x01g\x00\x01t", 64, 1), (_A, 0, 1)], True)],  # two of a prefix
+    kind=("I", 0))
+@example(ops=[("put", _A + n.to_bytes(4, "big"), 1) for n in (0, 60, 200, 120, 180, 240)]
+         + [("put_commits", [(_A, 200, 2), (_A, 1, 3)], True)],  # the array grew past 200,
+         kind=("Q", 0))  # a partition the dict already held: the dict's key still wins
 def test_answers_like_a_dict(ops: list[tuple[str, Any, Any]],
                              kind: tuple[str, int]) -> None:
-    """Every operation answers as a dict's; ``put_entries`` as ``put`` of each entry's size
+    """Every operation answers as a dict's; ``put_commits`` as ``put`` of each entry's size
     in order and, given a second map, ``put`` of each entry's position in that one."""
     typecode, bias = kind
     ints = KeyInts(typecode, bias)
-    spots = KeyInts("Q", 3 << 40)  # the second map of put_entries: positions
+    spots = KeyInts("Q", 3 << 40)  # the second map of put_commits: positions
     model: dict[bytes, int] = {}
     spots_model: dict[bytes, int] = {}
     pos = (3 << 40) + 1
     for op, key, value in ops:
-        if op == "put_entries":
-            entries = [(k, v + bias, False) for k, v in key]
+        if op == "put_commits":
+            entries = [(prefix, n, v + bias) for prefix, n, v in key]
             had = 0
             start = pos
-            for k, size, _ in entries:
+            for prefix, n, size in entries:
+                k = prefix + n.to_bytes(4, "big", signed=True)
                 had += model.get(k, 0)
                 model[k] = size
                 if value:
                     spots_model[k] = pos
                 pos += size
-            assert ints.put_entries(tuple(entries), start, spots if value else None) == had
+            assert ints.put_commits(tuple(entries), start, spots if value else None) == had
             assert len(ints) == len(model)
             assert len(spots) == len(spots_model)
             continue
