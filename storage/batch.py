@@ -20,7 +20,7 @@ from wire.bounded_cache import BoundedCache
 from wire.checksum import crc32c
 
 from .errors import RecordTooLargeError
-from .key_ints import KeyInts
+from .key_ints import KeyInts, commit_key
 from .record_codec import encode_record
 from .record_types import EVENT_KEY_PREFIX
 from .segment import ENTRY_FORMAT_VERSION, MAX_ENTRY_LENGTH, encode_entry
@@ -81,8 +81,7 @@ class EncodedBatch:
         """(key bytes, entry size, is tombstone) of each entry, whatever the batch."""
         if not self.commits:
             return self.keys
-        return tuple((prefix + partition.to_bytes(4, "big", signed=True), size, False)
-                     for prefix, partition, size in self.commit_keys)
+        return tuple(_entry_keys(self.commit_keys))
 
     @staticmethod
     def encode(records: Sequence[Record]) -> EncodedBatch:
@@ -144,8 +143,7 @@ class EncodedBatch:
                 except (struct.error, UnicodeEncodeError):
                     group = topic = None  # the general encoder below raises its error
             if commits:  # the commits so far as every entry's (key bytes, size, tombstone)
-                keys[:] = [(p + n.to_bytes(4, "big", signed=True), size, False)
-                           for p, n, size in keys]
+                keys[:] = _entry_keys(keys)
                 commits = False
             key_bytes, value_bytes = encode_record(record)
             entry = encode_entry(key_bytes, value_bytes)
@@ -188,6 +186,14 @@ class EncodedBatch:
                            tuple(k for b in batches for k in b.commit_keys))
         return _filled(data, count, tuple(k for b in batches for k in b.entry_keys()), False,
                        ())
+
+
+def _entry_keys(commit_keys: Sequence[tuple[bytes, int, int]],
+                ) -> list[tuple[bytes, int, bool]]:
+    """(key bytes, entry size, is tombstone) of commit entries given as (key prefix,
+    partition, entry size)."""
+    return [(commit_key(prefix, partition), size, False)
+            for prefix, partition, size in commit_keys]
 
 
 _set_data = slot_setter(EncodedBatch, "data")

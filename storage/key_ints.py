@@ -17,12 +17,17 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 
-__all__ = ["DENSE_GAP", "KeyInts"]
+__all__ = ["DENSE_GAP", "KeyInts", "commit_key"]
 
 #: A commit key's partition is kept in its prefix's array when it is below the array's
 #: length plus this (the array grows up to it): a lone high partition stays in the dict.
 DENSE_GAP = 64
 _COMMIT_VERSIONS = (b"\x00\x00", b"\x00\x01")
+
+
+def commit_key(prefix: bytes, partition: int) -> bytes:
+    """The key bytes of an offset commit key given as (prefix, partition)."""
+    return prefix + partition.to_bytes(4, "big", signed=True)
 
 
 class KeyInts:
@@ -40,7 +45,8 @@ class KeyInts:
         self._dense: dict[bytes, array[int]] = {}
         self._dense_count = 0
         self._other: dict[bytes, int] = {}
-        #: prefixes some commit key of which is in ``_other`` (it wins over the array)
+        #: prefixes some commit key of which is in ``_other`` (it wins over the array);
+        #: never cleared: a stale one only sends that prefix's entries to ``put``
         self._shadowed: set[bytes] = set()
         put = self.put
         for key, value in items:
@@ -109,7 +115,7 @@ class KeyInts:
                 else:
                     s_added += 1
             else:
-                had += self.put(prefix + partition.to_bytes(4, "big", signed=True), size)
+                had += self.put(commit_key(prefix, partition), size)
                 last = None  # the arrays of this prefix may be new
             if 0 <= partition < p_len:
                 assert p_values is not None
@@ -117,7 +123,7 @@ class KeyInts:
                     p_added += 1
                 p_values[partition] = pos - p_bias
             elif positions is not None:
-                positions.put(prefix + partition.to_bytes(4, "big", signed=True), pos)
+                positions.put(commit_key(prefix, partition), pos)
                 last = None
             pos += size
         self._dense_count += s_added
