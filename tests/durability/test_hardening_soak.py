@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from durability_support import ServerProcess, Session, recv_frame
+from durability_support import ServerProcess, Session, fetch_committed, recv_frame
 from hardening_support import (
     LimitedServer,
     Probe,
@@ -70,6 +70,10 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., tuple[ServerProcess, Probe]]
               **kwargs: Any) -> tuple[ServerProcess, Probe]:
         server = server_class(tmp_path / f"data{len(started)}", fsync="never", **kwargs)
         server.start()
+        # Untimed: a new server imports its routes and loads its log in stages after it
+        # listens (about a second of CPU on a fresh clone; issue 33 measures the start). A
+        # coordinator API's answer shows both done; the bounds here are about the requests.
+        assert fetch_committed(server.port, ["warm-up"]) == {}
         probe = Probe(server)
         probe.bound_s = PROBE_BOUND_S
         probe.start()
@@ -106,14 +110,6 @@ def test_hostile_regex_heartbeats_answer_within_the_bound(serve: Any) -> None:
     name = "a" * 26
     server, probe = serve(topics=[f"{name}:1"])
     with Session(server.port) as session:
-        # Untimed: the first ConsumerGroupHeartbeat of a new server waits for the routes it
-        # loads in stages after start (about a second of CPU on a fresh clone), which is not
-        # what the bound is about.
-        warm = session.call(CGH, 1, {
-            "group_id": "warm-up", "member_id": str(uuid.uuid4()), "member_epoch": 0,
-            "rebalance_timeout_ms": 45_000, "subscribed_topic_names": [name],
-            "topic_partitions": []})
-        assert warm["error_code"] == 0, warm
         for regex in ("(.*?)+X", "(a+)+$X", "(a|aa)+X"):
             answer = answered_within(server, session, PROBE_BOUND_S, CGH, 1, {
                 "group_id": f"regex-{len(regex)}", "member_id": str(uuid.uuid4()),
