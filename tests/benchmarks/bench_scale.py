@@ -49,7 +49,6 @@ import argparse
 import json
 import os
 import random
-import re
 import selectors
 import subprocess
 import sys
@@ -59,7 +58,8 @@ from typing import IO, Any
 
 from bench_brokers import REPO, Broker, Session, free_port, negotiate, tansu_binary
 from bench_scale_consumers import KIP848_HEADER, consumer_worker, kip848_row
-from scale_fleet import Connection, count, drive, pct
+from scale_collector import collector_pauses, collector_table
+from scale_fleet import Connection, close_when_told, count, drive, pct, sent_within
 
 from wire import decode_response, encode_request
 
@@ -226,7 +226,10 @@ def _request(m: Member, key: int) -> bytes:
 
 
 def worker(port: int, groups: list[str], size: int, seconds: float, periods: dict[int, float],
-           ) -> dict[str, Any]:
+           ) -> None:
+    """One client process of classic members: connect, wait for the parent's word, form,
+    report that on a line, heartbeat and commit for ``seconds``, report that on a line, and
+    close its connections only when the parent closes stdin (``close_when_told``)."""
     members = [Member(g, port, periods) for g in groups for _ in range(size)]
     # One burst: every process connects its members, then all send their JoinGroups when the
     # parent says so.
@@ -251,10 +254,11 @@ def worker(port: int, groups: list[str], size: int, seconds: float, periods: dic
     cpu = time.process_time()
     latencies = drive(members, began + seconds, errors)
     steady_cpu_s = time.process_time() - cpu
-    for m in members:
-        m.sock.close()
-    return {"latencies": {str(k): v for k, v in latencies.items()}, "errors": errors,
-            "formed_s": formed_s, "join_errors": join_errors, "steady_cpu_s": steady_cpu_s}
+    print(json.dumps({"latencies": {str(k): v for k, v in latencies.items()}, "errors": errors,
+                      "formed_s": formed_s, "join_errors": join_errors,
+                      "steady_cpu_s": steady_cpu_s, "steady_end": began + seconds}),
+          flush=True)
+    close_when_told(members)
 
 
 # ---------------------------------------------------------------- the parent
@@ -340,21 +344,27 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
                 consumers = json.loads(kip848.stdout.readline())
                 if not consumers["formed"]:
                     raise RuntimeError(f"the KIP-848 groups did not form: {consumers}")
-            # The steady phase starts once every group formed.
+            # The steady phase starts once every group formed and ends when the first
+            # process stops sending; every process reports before any closes (its
+            # connections' closing is no answer's latency and no steady CPU).
             cpu0, t0 = server.cpu_seconds(), time.monotonic()
+            processes = workers + ([kip848] if kip848 is not None else [])
             outputs = []
-            for w in workers:  # stdout is read through its buffer (communicate would skip it)
-                assert w.stdin is not None and w.stdout is not None
-                w.stdin.close()
-                outputs.append(json.loads(w.stdout.read()))
-                w.wait(timeout=60)
-            if kip848 is not None:
-                assert kip848.stdin is not None and kip848.stdout is not None and consumers
-                kip848.stdin.close()
-                consumers.update(json.loads(kip848.stdout.read()))
-                kip848.wait(timeout=60)
+            for w in processes:  # stdout is read through its buffer (communicate would skip it)
+                assert w.stdout is not None
+                outputs.append(json.loads(w.stdout.readline()))
             cpu1, t1 = server.cpu_seconds(), time.monotonic()
             memory = server.memory_mib()
+            for w in processes:
+                assert w.stdin is not None
+                w.stdin.close()
+            for w in processes:
+                w.wait(timeout=60)
+            if kip848 is not None:
+                assert consumers is not None
+                consumers.update(outputs.pop())
+            steady = (t0, min(out["steady_end"] for out in [*outputs, consumers or {}]
+                              if "steady_end" in out))
         finally:
             proc.terminate()
             try:
@@ -363,8 +373,8 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
                 proc.kill()
                 proc.wait(30)
         stderr.seek(0)
-        collector = _collector_pauses(stderr.read().decode(errors="replace"))
-    latencies: dict[int, list[float]] = {HEARTBEAT: [], COMMIT: []}
+        collector = collector_pauses(stderr.read().decode(errors="replace"))
+    latencies: dict[int, list[list[float]]] = {HEARTBEAT: [], COMMIT: []}
     errors: dict[str, int] = {}
     join_errors: dict[str, int] = {}
     for out in outputs:
@@ -375,9 +385,8 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
         for code, times in out["errors"].items():
             errors[code] = errors.get(code, 0) + times
     answered = sum(len(v) for v in latencies.values())
-    served = answered + sum(len(v) for v in (consumers or {}).get("latencies", {}).values())
-    window = t1 - t0
-    rate = served / args.seconds
+    timed = [*latencies.values(), *(consumers or {}).get("latencies", {}).values()]
+    served = sum(len(sent_within(v, t0, t1)) for v in timed)  # sent while the CPU was read
     joins = sum(f["joins"] for f in formed)
     syncs = sum(f["syncs"] for f in formed)
     requests = joins + syncs + sum(f["heartbeats"] for f in formed)
@@ -397,33 +406,13 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
           f"({steady_cpu / max(answered, 1) * 1e6:.0f} us per request, "
           f"{steady_cpu / args.seconds:.0%} of a core), the server's {cpu1 - cpu0:.2f} s; "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
-    return {"latencies": latencies, "errors": errors, "answered": answered,
-            "cpu_us_per_request": (cpu1 - cpu0) / max(rate * window, 1) * 1e6,
-            "core_share": (cpu1 - cpu0) / window, "memory": memory,
+    return {"latencies": latencies, "steady": steady, "errors": errors, "answered": answered,
+            "cpu_us_per_request": (cpu1 - cpu0) / max(served, 1) * 1e6,
+            "core_share": (cpu1 - cpu0) / (t1 - t0), "memory": memory,
             "formed_s": max(out["formed_s"] for out in outputs), "join_errors": join_errors,
             "alone_s": alone_s, "joins_per_member": joins / members,
             "cpu_us_per_join_or_sync": (cpu0 - cpu_go) / max(requests, 1) * 1e6,
             "collector": collector, "kip848": consumers}
-
-
-_PAUSES = re.compile(r"gen(\d) (\d+)/([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+)")
-
-
-def _collector_pauses(log: str) -> dict[str, Any] | None:
-    """What ``kcoord serve`` logged of its collector's pauses when it stopped (its whole
-    life: the joins too), or None (Tansu: no collector)."""
-    line = next((x for x in log.splitlines() if "collector pauses" in x), None)
-    if line is None:
-        return None
-    each = {int(found[0]): (int(found[1]), *map(float, found[2:]))
-            for found in _PAUSES.findall(line)}
-    over = re.search(r"over [\d.]+ ms (\d+) \(CPU (\d+)\)", line)
-    freed = re.search(r"freed (\d+) objects", line)
-    sweeps = re.search(r"unfrozen (\d+) times", line)
-    if not (each and over and freed and sweeps):
-        raise RuntimeError(f"cannot read the collector's line: {line}")
-    return {"generations": each, "long": int(over[1]), "long_cpu": int(over[2]),
-            "full_freed": int(freed[1]), "sweeps": int(sweeps[1])}
 
 
 def main() -> int:
@@ -443,13 +432,11 @@ def main() -> int:
     if args.worker:
         spec = json.loads(args.worker)
         if spec.get("kind") == "consumer":
-            print(json.dumps(consumer_worker(spec["port"], spec["groups"], spec["size"],
-                                             spec["seconds"], spec["commit_s"], TOPIC,
-                                             PARTITIONS)))
+            consumer_worker(spec["port"], spec["groups"], spec["size"], spec["seconds"],
+                            spec["commit_s"], TOPIC, PARTITIONS)
             return 0
         periods = {int(k): v for k, v in spec["periods"].items()}
-        result = worker(spec["port"], spec["groups"], spec["size"], spec["seconds"], periods)
-        print(json.dumps(result))
+        worker(spec["port"], spec["groups"], spec["size"], spec["seconds"], periods)
         return 0
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} · load average {os.getloadavg()[0]:.1f} · "
           f"{args.groups} groups x {args.members} members, {args.seconds:g} s, "
@@ -457,8 +444,9 @@ def main() -> int:
     print("| broker | heartbeat p50 / p99 ms | commit p50 / p99 ms | answered | errors | "
           "server CPU us/request | of a core | VmRSS / VmHWM MiB | burst formed s | one "
           "group alone s | burst / needed | JoinGroups per member | server CPU us per "
-          "request in the burst | join / sync / heartbeat errors |\n"
-          "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "request in the burst | join / sync / heartbeat errors | heartbeat / commit p99 "
+          "ms, every answer after the burst | steady phase s |\n"
+          "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     brokers: list[tuple[str, str | None]] = [("kcoord", None)]
     binary = tansu_binary()
     if args.tansu and binary is not None:
@@ -467,7 +455,10 @@ def main() -> int:
     kip848_rows: list[str] = []
     for name, path in brokers:
         r = run(name, path, args)
-        hb, commit = r["latencies"][HEARTBEAT], r["latencies"][COMMIT]
+        start, end = r["steady"]
+        hb_all, commit_all = r["latencies"][HEARTBEAT], r["latencies"][COMMIT]
+        hb, commit = sent_within(hb_all, start, end), sent_within(commit_all, start, end)
+        every = sent_within(hb_all, 0, end + 60), sent_within(commit_all, 0, end + 60)
         errors = ", ".join(f"{k} {v}" for k, v in sorted(r["errors"].items())) or "none"
         mem = r["memory"]
         print(f"| {name} | {pct(hb, 0.5):.2f} / {pct(hb, 0.99):.2f} | "
@@ -476,23 +467,17 @@ def main() -> int:
               f"{mem.get('VmRSS', 0):.1f} / {mem.get('VmHWM', 0):.1f} | {r['formed_s']:.1f} | "
               f"{r['alone_s']:.2f} | {r['formed_s'] / r['alone_s']:.2f} | "
               f"{r['joins_per_member']:.2f} | {r['cpu_us_per_join_or_sync']:.0f} | "
-              f"{', '.join(f'{k} {v}' for k, v in r['join_errors'].items()) or 'none'} |",
+              f"{', '.join(f'{k} {v}' for k, v in r['join_errors'].items()) or 'none'} | "
+              f"{pct(every[0], 0.99):.2f} / {pct(every[1], 0.99):.2f} | {end - start:.1f} |",
               flush=True)
-        kip848_rows.append(kip848_row(name, r["kip848"], args.consumer_groups, args.members))
+        kip848_rows.append(kip848_row(name, r["kip848"], args.consumer_groups, args.members,
+                                      r["steady"]))
         if r["collector"] is not None:
             collectors.append((name, r["collector"]))
     if args.consumer_groups:
         print(KIP848_HEADER + "\n".join(kip848_rows))
     if collectors:
-        print("\n| broker | collections gen0 / gen1 / gen2 | full: total / longest ms "
-              "(CPU) | young: longest ms (CPU) | pauses > 20 ms (CPU) | objects the full ones "
-              "freed | whole-heap sweeps |\n|---|---:|---:|---:|---:|---:|---:|")
-    for name, c in collectors:
-        g = c["generations"]  # generation: count, total, longest, CPU total, CPU longest
-        print(f"| {name} | {g[0][0]} / {g[1][0]} / {g[2][0]} | {g[2][1]:.1f} / {g[2][2]:.1f} "
-              f"({g[2][3]:.1f} / {g[2][4]:.1f}) | {max(g[0][2], g[1][2]):.1f} "
-              f"({max(g[0][4], g[1][4]):.1f}) | {c['long']} ({c['long_cpu']}) | "
-              f"{c['full_freed']} | {c['sweeps']} |")
+        print(collector_table(collectors))
     return 0
 
 

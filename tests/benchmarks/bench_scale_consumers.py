@@ -23,7 +23,7 @@ import uuid
 from typing import Any
 
 from bench_load import assigned_partitions, consumer_join_body, consumer_steady_body
-from scale_fleet import Connection, count, drive, pct
+from scale_fleet import Connection, close_when_told, count, drive, pct, sent_within
 
 from wire import decode_response, encode_request
 
@@ -108,9 +108,10 @@ def _formed(members: list[ConsumerMember], partitions: int) -> bool:
 
 
 def consumer_worker(port: int, groups: list[str], size: int, seconds: float,
-                    commit_s: float, topic: str, partitions: int) -> dict[str, Any]:
+                    commit_s: float, topic: str, partitions: int) -> None:
     """One client process of KIP-848 members: connect, wait for the parent's word, form
-    (heartbeats only), report that on a line, then heartbeat and commit for ``seconds``."""
+    (heartbeats only), report that on a line, heartbeat and commit for ``seconds``, report
+    that on a line, and close when the parent closes stdin (``close_when_told``)."""
     members = [ConsumerMember(g, port, topic, commit_s) for g in groups for _ in range(size)]
     print("ready", flush=True)
     sys.stdin.readline()
@@ -134,27 +135,33 @@ def consumer_worker(port: int, groups: list[str], size: int, seconds: float,
                   COMMIT: began + rng.uniform(0, commit_s)}
     errors: dict[str, int] = {}
     latencies = drive(members, began + seconds, errors)
-    for m in members:
-        m.sock.close()
-    return {"latencies": {str(k): v for k, v in latencies.items()}, "errors": errors}
+    print(json.dumps({"latencies": {str(k): v for k, v in latencies.items()},
+                      "errors": errors, "steady_end": began + seconds}), flush=True)
+    close_when_told(members)
 
 
 KIP848_HEADER = (
     "\n| broker | KIP-848 groups x members | ConsumerGroupHeartbeat p50 / p99 ms | commit "
     "(v9, member epoch) p50 / p99 ms | answered | fencing errors (UNKNOWN_MEMBER_ID, "
     "FENCED/STALE_MEMBER_EPOCH) and others | formed s | heartbeats per member to form | "
-    "heartbeat interval s |\n|---|---|---:|---:|---:|---|---:|---:|---:|\n")
+    "heartbeat interval s | heartbeat / commit p99 ms, every answer after forming |\n"
+    "|---|---|---:|---:|---:|---|---:|---:|---:|---:|\n")
 
 
-def kip848_row(name: str, r: dict[str, Any] | None, groups: int, size: int) -> str:
-    """One row of the KIP-848 table (``r``: the worker's output, None: not served)."""
+def kip848_row(name: str, r: dict[str, Any] | None, groups: int, size: int,
+               steady: tuple[float, float]) -> str:
+    """One row of the KIP-848 table (``r``: the worker's output, None: not served); the
+    latencies of the requests sent in the ``steady`` phase (start, end: monotonic), and the
+    p99 of every answer after the groups formed."""
     if r is None:
-        return f"| {name} | not served | | | | | | | |"
-    hb = r["latencies"].get(str(CONSUMER_HEARTBEAT), [])
-    commit = r["latencies"].get(str(COMMIT), [])
+        return f"| {name} | not served | | | | | | | | |"
+    hb_all = r["latencies"].get(str(CONSUMER_HEARTBEAT), [])
+    commit_all = r["latencies"].get(str(COMMIT), [])
+    hb, commit = sent_within(hb_all, *steady), sent_within(commit_all, *steady)
+    every = sent_within(hb_all, 0, steady[1] + 60), sent_within(commit_all, 0, steady[1] + 60)
     errors = {**{f"forming: {k}": v for k, v in r["form_errors"].items()}, **r["errors"]}
     return (f"| {name} | {groups} x {size} | {pct(hb, 0.5):.2f} / {pct(hb, 0.99):.2f} | "
             f"{pct(commit, 0.5):.2f} / {pct(commit, 0.99):.2f} | {len(hb) + len(commit)} | "
             f"{', '.join(f'{k} {v}' for k, v in sorted(errors.items())) or 'none'} | "
             f"{r['formed_s']:.1f} | {r['heartbeats'] / max(groups * size, 1):.1f} | "
-            f"{r['interval_s']:g} |")
+            f"{r['interval_s']:g} | {pct(every[0], 0.99):.2f} / {pct(every[1], 0.99):.2f} |")

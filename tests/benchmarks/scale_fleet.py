@@ -6,6 +6,7 @@ from __future__ import annotations
 import heapq
 import selectors
 import socket
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -56,10 +57,11 @@ def count(errors: dict[str, int], name: str) -> None:
 
 
 def drive(members: Sequence[Connection], end: float, errors: dict[str, int],
-          done: Callable[[], bool] | None = None) -> dict[int, list[float]]:
+          done: Callable[[], bool] | None = None) -> dict[int, list[tuple[float, float]]]:
     """Every member sends what is due until ``end`` (or until ``done()`` says so, checked
-    every 0.25 s), then the answers in flight are read (for at most 30 s). Returns the
-    latencies (s, send to answer) by API key.
+    every 0.25 s), then the answers in flight are read (for at most 30 s). Returns, by API
+    key, (when sent, latency) per answer: ``time.monotonic()`` (one clock for every process
+    of the machine) and seconds from send to answer.
 
     The members not awaiting an answer wait in a heap by their next due time, and the
     process sleeps in ``select`` until the first of them is due: a pass does work only for
@@ -73,7 +75,7 @@ def drive(members: Sequence[Connection], end: float, errors: dict[str, int],
     selector = selectors.DefaultSelector()
     for m in members:
         selector.register(m.sock, selectors.EVENT_READ, m)
-    latencies: dict[int, list[float]] = {}
+    latencies: dict[int, list[tuple[float, float]]] = {}
     due: list[tuple[float, int, Connection]] = []  # (when, tie-break, member): not in flight
     for m in members:  # (the tie-break: the member's id, as Connections do not compare)
         heapq.heappush(due, (min(m.next.values()), id(m), m))
@@ -108,7 +110,7 @@ def drive(members: Sequence[Connection], end: float, errors: dict[str, int],
             m.buffer += m.sock.recv(1 << 16)
             if len(m.buffer) < 4 or len(m.buffer) < 4 + int.from_bytes(m.buffer[:4], "big"):
                 continue
-            latencies.setdefault(m.kind, []).append(time.monotonic() - m.sent_at)
+            latencies.setdefault(m.kind, []).append((m.sent_at, time.monotonic() - m.sent_at))
             answered.append((m, m.buffer[4:]))
             m.buffer = b""
         for m, payload in answered:
@@ -117,6 +119,21 @@ def drive(members: Sequence[Connection], end: float, errors: dict[str, int],
             heapq.heappush(due, (min(m.next.values()), id(m), m))
     selector.close()
     return latencies
+
+
+def close_when_told(members: Sequence[Connection]) -> None:
+    """Keep every connection open until the parent closes this process's stdin: the
+    parent closes them all once every process has measured, so no process's closing
+    thousands of connections lands in another's measured answers."""
+    sys.stdin.read()
+    for m in members:
+        m.sock.close()
+
+
+def sent_within(timed: list[list[float]], start: float, end: float) -> list[float]:
+    """The latencies of the requests sent from ``start`` to ``end`` (``drive``'s pairs,
+    as JSON brings them back)."""
+    return [latency for sent, latency in timed if start <= sent <= end]
 
 
 def pct(values: list[float], q: float) -> float:

@@ -102,6 +102,8 @@ def test_a_pass_looks_only_at_the_members_due_and_each_sends_on_its_schedule(
         m.sock.close()
     sends = sum(len(m.sent) for m in members)
     assert sends == len(latencies[KEY]) >= MEMBERS * 4  # every send answered and timed
+    assert all(began <= sent <= began + 1.0 and 0 <= latency < 1.0
+               for sent, latency in latencies[KEY])  # stamped when sent, on one clock
     # A few looks per request (the heap push, the pop's key and its advance); a scan of
     # every idle member each 5 ms pass made this about 200 passes x 60 members x 2.
     assert CountingSchedule.looks <= 6 * sends + 2 * MEMBERS, CountingSchedule.looks
