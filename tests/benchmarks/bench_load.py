@@ -113,6 +113,19 @@ def setup_group(port: int, versions: dict[int, int], group: str) -> Member:
         s.close()
 
 
+def renew(port: int, versions: dict[int, int], m: Member) -> None:
+    """One Heartbeat of ``m`` (untimed), so that its session outlives the rows of the
+    other brokers run between two of its own; raises if the member is gone."""
+    s = Session(port)
+    try:
+        answer = s.call(12, min(versions[12], 4), {
+            "group_id": m.group, "generation_id": m.generation, "member_id": m.member_id,
+            "group_instance_id": None})
+        assert answer.error_code == 0, answer
+    finally:
+        s.close()
+
+
 # ------------------------------------------------------------------ load generator
 
 

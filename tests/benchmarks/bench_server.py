@@ -71,6 +71,7 @@ from bench_load import (
     create_topic,
     drive,
     heartbeat_frame,
+    renew,
     setup_group,
 )
 
@@ -244,6 +245,10 @@ def main() -> None:
             order = order[round_no % len(order):] + order[: round_no % len(order)]
             for label, kind, partitions, conns, inflight in ROWS:
                 loads.append(os.getloadavg()[0])
+                # Every broker's classic member heartbeats once a row: with several
+                # checkouts, a broker waits longer than the session between its own rows.
+                for name, broker in order:
+                    renew(broker.port, *setups[name])
                 for name, broker in order:
                     versions, member = setups[name]
                     if kind == "cgh":
