@@ -97,20 +97,19 @@ def setup_group(port: int, versions: dict[int, int], group: str) -> Member:
         )
         # Tansu answers this SyncGroup REBALANCE_IN_PROGRESS after the rebalance timeout, yet
         # accepts the member's heartbeats and commits: what the rows need.
-        heartbeat = s.call(
-            12,
-            min(versions[12], 4),
-            {
-                "group_id": group,
-                "generation_id": joined.generation_id,
-                "member_id": joined.member_id,
-                "group_instance_id": None,
-            },
-        )
+        member = Member(group, joined.member_id, joined.generation_id)
+        heartbeat = _heartbeat(s, versions, member)
         assert heartbeat.error_code == 0, (synced, heartbeat)
-        return Member(group, joined.member_id, joined.generation_id)
+        return member
     finally:
         s.close()
+
+
+def _heartbeat(s: Session, versions: dict[int, int], m: Member) -> Any:
+    """The answer to one Heartbeat of ``m`` on ``s``."""
+    return s.call(12, min(versions[12], 4), {
+        "group_id": m.group, "generation_id": m.generation, "member_id": m.member_id,
+        "group_instance_id": None})
 
 
 def renew(port: int, versions: dict[int, int], m: Member) -> None:
@@ -118,9 +117,7 @@ def renew(port: int, versions: dict[int, int], m: Member) -> None:
     other brokers run between two of its own; raises if the member is gone."""
     s = Session(port)
     try:
-        answer = s.call(12, min(versions[12], 4), {
-            "group_id": m.group, "generation_id": m.generation, "member_id": m.member_id,
-            "group_instance_id": None})
+        answer = _heartbeat(s, versions, m)
         assert answer.error_code == 0, answer
     finally:
         s.close()

@@ -59,7 +59,15 @@ from typing import IO, Any
 from bench_brokers import REPO, Broker, Session, free_port, negotiate, tansu_binary
 from bench_scale_consumers import KIP848_HEADER, consumer_worker, kip848_row
 from scale_collector import collector_pauses, collector_table
-from scale_fleet import Connection, close_when_told, count, drive, pct, sent_within
+from scale_fleet import (
+    Connection,
+    close_when_told,
+    count,
+    drive,
+    pct,
+    sent_within,
+    steady_and_every,
+)
 
 from wire import decode_response, encode_request
 
@@ -363,8 +371,10 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
             if kip848 is not None:
                 assert consumers is not None
                 consumers.update(outputs.pop())
-            steady = (t0, min(out["steady_end"] for out in [*outputs, consumers or {}]
-                              if "steady_end" in out))
+            ends = [out["steady_end"] for out in outputs]
+            if consumers is not None:
+                ends.append(consumers["steady_end"])
+            steady = (t0, min(ends))
         finally:
             proc.terminate()
             try:
@@ -456,9 +466,8 @@ def main() -> int:
     for name, path in brokers:
         r = run(name, path, args)
         start, end = r["steady"]
-        hb_all, commit_all = r["latencies"][HEARTBEAT], r["latencies"][COMMIT]
-        hb, commit = sent_within(hb_all, start, end), sent_within(commit_all, start, end)
-        every = sent_within(hb_all, 0, end + 60), sent_within(commit_all, 0, end + 60)
+        hb, hb_every = steady_and_every(r["latencies"][HEARTBEAT], r["steady"])
+        commit, commit_every = steady_and_every(r["latencies"][COMMIT], r["steady"])
         errors = ", ".join(f"{k} {v}" for k, v in sorted(r["errors"].items())) or "none"
         mem = r["memory"]
         print(f"| {name} | {pct(hb, 0.5):.2f} / {pct(hb, 0.99):.2f} | "
@@ -468,7 +477,7 @@ def main() -> int:
               f"{r['alone_s']:.2f} | {r['formed_s'] / r['alone_s']:.2f} | "
               f"{r['joins_per_member']:.2f} | {r['cpu_us_per_join_or_sync']:.0f} | "
               f"{', '.join(f'{k} {v}' for k, v in r['join_errors'].items()) or 'none'} | "
-              f"{pct(every[0], 0.99):.2f} / {pct(every[1], 0.99):.2f} | {end - start:.1f} |",
+              f"{pct(hb_every, 0.99):.2f} / {pct(commit_every, 0.99):.2f} | {end - start:.1f} |",
               flush=True)
         kip848_rows.append(kip848_row(name, r["kip848"], args.consumer_groups, args.members,
                                       r["steady"]))

@@ -23,7 +23,7 @@ import uuid
 from typing import Any
 
 from bench_load import assigned_partitions, consumer_join_body, consumer_steady_body
-from scale_fleet import Connection, close_when_told, count, drive, pct, sent_within
+from scale_fleet import Connection, close_when_told, count, drive, pct, steady_and_every
 
 from wire import decode_response, encode_request
 
@@ -155,13 +155,11 @@ def kip848_row(name: str, r: dict[str, Any] | None, groups: int, size: int,
     p99 of every answer after the groups formed."""
     if r is None:
         return f"| {name} | not served | | | | | | | | |"
-    hb_all = r["latencies"].get(str(CONSUMER_HEARTBEAT), [])
-    commit_all = r["latencies"].get(str(COMMIT), [])
-    hb, commit = sent_within(hb_all, *steady), sent_within(commit_all, *steady)
-    every = sent_within(hb_all, 0, steady[1] + 60), sent_within(commit_all, 0, steady[1] + 60)
+    hb, hb_every = steady_and_every(r["latencies"].get(str(CONSUMER_HEARTBEAT), []), steady)
+    commit, commit_every = steady_and_every(r["latencies"].get(str(COMMIT), []), steady)
     errors = {**{f"forming: {k}": v for k, v in r["form_errors"].items()}, **r["errors"]}
     return (f"| {name} | {groups} x {size} | {pct(hb, 0.5):.2f} / {pct(hb, 0.99):.2f} | "
             f"{pct(commit, 0.5):.2f} / {pct(commit, 0.99):.2f} | {len(hb) + len(commit)} | "
             f"{', '.join(f'{k} {v}' for k, v in sorted(errors.items())) or 'none'} | "
             f"{r['formed_s']:.1f} | {r['heartbeats'] / max(groups * size, 1):.1f} | "
-            f"{r['interval_s']:g} | {pct(every[0], 0.99):.2f} / {pct(every[1], 0.99):.2f} |")
+            f"{r['interval_s']:g} | {pct(hb_every, 0.99):.2f} / {pct(commit_every, 0.99):.2f} |")

@@ -136,6 +136,13 @@ def sent_within(timed: list[list[float]], start: float, end: float) -> list[floa
     return [latency for sent, latency in timed if start <= sent <= end]
 
 
+def steady_and_every(timed: list[list[float]], steady: tuple[float, float],
+                     ) -> tuple[list[float], list[float]]:
+    """The latencies of the requests sent in the ``steady`` phase (start, end), and every
+    latency of ``timed``."""
+    return sent_within(timed, *steady), [latency for _, latency in timed]
+
+
 def pct(values: list[float], q: float) -> float:
     """The ``q`` quantile of ``values`` (s) in ms (NaN if none)."""
     if not values:
