@@ -125,14 +125,15 @@ def build_session(
     the address is left to Spark (``SPARK_LOCAL_IP`` / ``spark.driver.host`` in
     ``extra_conf``). ``quiet``: the JVM's start-up lines are dropped (:mod:`.quiet_jvm`).
     ``input_bytes``: the segment bytes the job reads, when known: the job is sized to
-    them (:func:`size_job`) and a small input's driver JVM gets
-    :data:`.sizing.SMALL_INPUT_JAVA_OPTIONS`; None: one shuffle partition per core and
-    Spark's defaults otherwise. ``register_source=False``: ``kcoord-log`` is not
-    registered (for a run that reads on the driver): registering a Python Data Source
-    makes Spark start a Python worker, once, to look for other installed ones
-    (``pyspark.sql.worker.lookup_data_sources``). ``class_cache``: a directory for the
-    JVM's class-data-sharing archive (:mod:`.jvm_cds`; also ``KCOORD_SPARK_CDS``), none by
-    default; ``say`` gets a line naming the archive a run maps."""
+    them (:func:`size_job`) and the driver JVM gets :func:`.sizing.driver_java_options`
+    (unless ``extra_conf`` sets ``spark.driver.extraJavaOptions``); None: one shuffle
+    partition per core and Spark's defaults otherwise. ``register_source=False``:
+    ``kcoord-log`` is not registered (for a run that reads on the driver): registering a
+    Python Data Source makes Spark start a Python worker, once, to look for other
+    installed ones (``pyspark.sql.worker.lookup_data_sources``). ``class_cache``: a
+    directory for the JVM's class-data-sharing archive (:mod:`.jvm_cds`; also
+    ``KCOORD_SPARK_CDS``), none by default; ``say`` gets a line naming the archive a run
+    maps."""
     prepare_environment(loopback=master.startswith("local"))
     executor_python = (extra_conf or {}).get("spark.pyspark.python")
     if executor_python:
@@ -141,7 +142,7 @@ def build_session(
         os.environ["PYSPARK_PYTHON"] = executor_python
     from pyspark.sql import SparkSession
 
-    from .sizing import SMALL_INPUT_JAVA_OPTIONS, driver_memory, is_small, master_cores
+    from .sizing import driver_java_options, driver_memory, is_small, master_cores
     from .source import register
 
     local = master.startswith("local")
@@ -164,8 +165,10 @@ def build_session(
     if local:
         settings["spark.executorEnv.PYTHONPATH"] = os.environ["PYTHONPATH"]
         settings["spark.executorEnv.PYSPARK_PYTHON"] = os.environ["PYSPARK_PYTHON"]
+    java_options = driver_java_options(master, input_bytes)
+    if java_options:
+        settings["spark.driver.extraJavaOptions"] += " " + java_options
     if input_bytes is not None and is_small(input_bytes):
-        settings["spark.driver.extraJavaOptions"] += " " + SMALL_INPUT_JAVA_OPTIONS
         # The driver's Arrow table is sliced into this many partitions: one task a stage.
         settings["spark.default.parallelism"] = "1"
     settings.update(extra_conf or {})

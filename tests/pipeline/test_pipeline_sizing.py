@@ -13,7 +13,10 @@ import pytest
 from pipeline_support import T0, commit, write
 
 from storage.pipeline.sizing import (
+    LARGE_INPUT_JAVA_OPTIONS,
     SMALL_INPUT_BYTES,
+    SMALL_INPUT_JAVA_OPTIONS,
+    driver_java_options,
     driver_memory,
     master_cores,
     shuffle_partitions,
@@ -153,3 +156,17 @@ def test_offset_commits_plans_one_shuffle_and_one_sort(spark: Any, tmp_path: Pat
     assert plan.count("Sort [") == 1 and "Sort [group#" in plan, plan
     assert plan.count("Window [") == 1, plan
     assert len(commits.collect()) == 30
+
+
+def test_the_driver_jvm_options_follow_the_input_and_the_master() -> None:
+    assert driver_java_options("local[2]", 48_000) == SMALL_INPUT_JAVA_OPTIONS
+    assert driver_java_options("spark://h:7077", 48_000) == SMALL_INPUT_JAVA_OPTIONS
+    large = 63 * 1024 * 1024
+    # Where the tasks run in the driver: the parallel collector, C2 for the hot code only.
+    options = driver_java_options("local[2]", large)
+    assert options == LARGE_INPUT_JAVA_OPTIONS
+    assert "-XX:+UseParallelGC" in options.split()
+    assert "-XX:Tier4InvocationThreshold=50000" in options.split()
+    # A cluster's driver runs no tasks; an input of unknown size gets Spark's defaults.
+    assert driver_java_options("spark://h:7077", large) == ""
+    assert driver_java_options("local[2]", None) == ""
