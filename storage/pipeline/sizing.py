@@ -64,11 +64,11 @@ MIN_PARTITION_BYTES = 16 * 1024 * 1024
 SMALL_INPUT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 #: A large input's driver JVM on a ``local`` master (where the tasks run): the parallel
 #: collector (no concurrent collector threads beside the tasks) and C2, the costly JIT
-#: tier, compiling a method after 50,000 invocations (default 5,000) or 60,000 invocations
-#: and loop iterations (default 15,000): on a cold run the JIT compiled each plan's code
-#: for about 30 s of CPU, much of it code that runs a few times. 10^6 records,
-#: ``local[2]``, quiet, alternated: JVM CPU 82-96 s (median 92.6) against 98-109 s
-#: (median 103.7), wall 56-65 s against 62-72 s.
+#: tier, compiling a method after 50,000 invocations (default 5,000), or after 20,000
+#: (default 600) once invocations and loop iterations reach 60,000 (default 15,000): on a
+#: cold run the JIT compiled each plan's code for about 30 s of CPU, much of it code that
+#: runs a few times. 10^6 records, ``local[2]``, quiet, cold runs: JVM CPU 82-96 s (median
+#: 92.5, 8 runs) against 98-109 s (median 103.7, 4 runs), wall 56-65 s against 62-72 s.
 LARGE_INPUT_JAVA_OPTIONS = (
     "-XX:+UseParallelGC -XX:Tier4InvocationThreshold=50000"
     " -XX:Tier4MinInvocationThreshold=20000 -XX:Tier4CompileThreshold=60000"
