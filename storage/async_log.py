@@ -21,11 +21,13 @@ import trio
 from storage.records import Record
 
 from .batch import EncodedBatch
-from .compaction import CompactionPolicy, CompactionResult, compact, maybe_compact
+from .compaction import CompactionPolicy, CompactionResult, compact
+from .compaction_process import maybe_compact_in_child, rewrite_in_child
 from .errors import LogClosedError, LogWriteError
 from .live_snapshot import LiveSnapshot
 from .log import Log
-from .snapshot_log import snapshot_at_close, snapshot_log
+from .snapshot_log import snapshot_at_close
+from .snapshot_process import snapshot_in_child
 
 __all__ = ["AsyncLog", "open_async_log"]
 
@@ -82,9 +84,11 @@ class AsyncLog:
     async def compact(
         self, policy: CompactionPolicy | None = None, *, now_ms: int | None = None
     ) -> CompactionResult | None:
-        """Compact the closed segments in a worker thread (appends continue)."""
+        """Compact the closed segments, waited for in a worker thread, the rewrite in a
+        child process (``storage.compaction_process``); appends continue."""
         async with self._compacting:
-            return await trio.to_thread.run_sync(partial(compact, self.log, policy, now_ms=now_ms))
+            return await trio.to_thread.run_sync(partial(
+                compact, self.log, policy, now_ms=now_ms, rewrite=rewrite_in_child))
 
     async def maybe_compact(
         self, policy: CompactionPolicy | None = None, *, now_ms: int | None = None
@@ -92,13 +96,15 @@ class AsyncLog:
         """Compact if dead records outweigh live ones per ``policy``."""
         async with self._compacting:
             return await trio.to_thread.run_sync(
-                partial(maybe_compact, self.log, policy, now_ms=now_ms)
+                partial(maybe_compact_in_child, self.log, policy, now_ms=now_ms)
             )
 
     async def write_snapshot(self) -> LiveSnapshot | None:
-        """Write the log's live snapshot (``storage.snapshot_log``) in a worker thread."""
+        """Write the log's live snapshot (``storage.snapshot_log``) from a child process,
+        waited for in a worker thread (``storage.snapshot_process``: not on the GIL the
+        event loop needs)."""
         async with self._compacting:
-            return await trio.to_thread.run_sync(snapshot_log, self.log)
+            return await trio.to_thread.run_sync(snapshot_in_child, self.log)
 
     async def aclose(self) -> None:
         """Wait for the write in progress, fsync, (write a snapshot,) close the log and

@@ -20,9 +20,10 @@ Steps, and what a crash after each leaves (``Log.open`` finishes or discards the
 Memory is bounded whatever the log's size: segments are read ``_READ_CHUNK`` bytes at a
 time (an entry longer than that, at most 32 MiB, is read whole), and what is held across
 the two passes is per live key (its decoded key and its newest entry's index), a bit per
-entry, and the newest ``event_max_per_group`` events of each group. The work is a sequence
-of small C calls (reads, CRCs, joins of at most ``_WRITE_CHUNK``), so the event loop's
-thread gets the interpreter back between them.
+entry, and the newest ``event_max_per_group`` events of each group. Steps 2 and 3 are
+``rewrite_closed``: Python work per entry (pass 1 decodes every key), which the server runs
+in a child process (``compaction_process``) so that it does not hold the GIL its event
+loop needs.
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ import logging
 import os
 import time
 from collections import defaultdict, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from storage.records import RebalanceEventKey, RebalanceEventValue
 
 from .directory import Segment
 from .errors import CompactionError, CorruptLogError, LogWriteError
+from .fs import FileSystem, write_all
 from .log import Log
 from .record_codec import RecordDecodeError, UnknownKey, decode_key, decode_value
 from .record_types import EVENT_KEY_PREFIX
@@ -46,7 +48,8 @@ from .segment import HEADER_SIZE, StopReason, encode_header, scan_entries
 from .segment_summary import SegmentSummary
 
 __all__ = [
-    "CompactionPolicy", "CompactionResult", "compact", "maybe_compact", "stream_segment",
+    "CompactionPolicy", "CompactionResult", "Rewrite", "Rewritten", "compact", "maybe_compact",
+    "rewrite_closed", "stream_segment", "swap_path",
 ]
 
 log = logging.getLogger(__name__)
@@ -88,36 +91,64 @@ class CompactionResult:
 
 
 def maybe_compact(
-    log_: Log, policy: CompactionPolicy | None = None, *, now_ms: int | None = None
+    log_: Log, policy: CompactionPolicy | None = None, *, now_ms: int | None = None,
+    rewrite: Rewrite | None = None,
 ) -> CompactionResult | None:
     """Compact if the log's statistics say dead records outweigh live ones enough."""
     policy = policy or CompactionPolicy()
     if not log_.needs_compaction(policy.dead_ratio, policy.min_bytes):
         return None
-    return compact(log_, policy, now_ms=now_ms)
+    return compact(log_, policy, now_ms=now_ms, rewrite=rewrite)
 
 
 def compact(
-    log_: Log, policy: CompactionPolicy | None = None, *, now_ms: int | None = None
+    log_: Log, policy: CompactionPolicy | None = None, *, now_ms: int | None = None,
+    rewrite: Rewrite | None = None,
 ) -> CompactionResult | None:
     """Compact every closed segment now; None when there is nothing to compact.
 
     Appends may continue from other threads meanwhile (they go to the active segment); a
-    replay in progress makes it return None (it would delete the files being read)."""
+    replay in progress makes it return None (it would delete the files being read).
+    ``rewrite`` writes the swap file (``rewrite_closed``, here, by default; the server
+    runs it in a child process: ``storage.compaction_process``)."""
     policy = policy or CompactionPolicy()
     with log_.lock:
         if log_.replaying or log_.compacting:
             return None
         log_.compacting = True
     try:
-        return _compact(log_, policy, now_ms)
+        return _compact(log_, policy, now_ms, rewrite or rewrite_closed)
     finally:
         with log_.lock:
             log_.compacting = False
             log_.idle.notify_all()
 
 
-def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> CompactionResult | None:
+@dataclass(frozen=True, slots=True)
+class Rewritten:
+    """What rewriting the closed segments into their swap file did."""
+
+    entries_before: int
+    entries_after: int
+    bytes_after: int
+    tombstones_dropped: int
+    events_dropped: int
+    dropped_event_bytes: int
+    summary: SegmentSummary
+
+
+Rewrite = Callable[[FileSystem, str, list[Segment], int, CompactionPolicy, int], Rewritten]
+"""(file system, directory, the closed segments, HI, policy, now_ms) -> what it did, once
+``LO-HI.swap`` holds the live set of the closed segments [LO, HI) and is committed."""
+
+
+def swap_path(directory: str, lo: int, hi: int) -> str:
+    """The swap file of a compaction of entries [lo, hi)."""
+    return os.path.join(directory, f"{lo:020d}-{hi:020d}.swap")
+
+
+def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None, rewrite: Rewrite,
+             ) -> CompactionResult | None:
     started = time.perf_counter()
     if now_ms is None:
         now_ms = time.time_ns() // 1_000_000
@@ -128,8 +159,48 @@ def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> Compact
     if not closed:
         return None
     lo = closed[0].base
-    fs = log_.fs
+    done = rewrite(log_.fs, log_.directory, closed, hi, policy, now_ms)
+    try:
+        log_.fs.fsync_dir(log_.directory)
+        log_.replace_segments(lo, hi, swap_path(log_.directory, lo, hi), done.entries_after,
+                              done.dropped_event_bytes, done.summary)
+    except OSError as exc:  # the swap is committed: the next open finishes it
+        log_.fail(f"compaction could not finish its swap ({exc.strerror or exc})")
+        raise LogWriteError(
+            f"compaction swap failed: {exc.strerror or exc}; restart to complete it", exc.errno
+        ) from exc
+    result = CompactionResult(
+        lo=lo,
+        hi=hi,
+        segments_before=len(closed),
+        entries_before=done.entries_before,
+        entries_after=done.entries_after,
+        bytes_before=sum(s.size for s in closed),
+        bytes_after=done.bytes_after,
+        tombstones_dropped=done.tombstones_dropped,
+        events_dropped=done.events_dropped,
+        seconds=time.perf_counter() - started,
+    )
+    log.info(
+        "compacted entries [%d, %d): %d segments, %d -> %d entries, %d -> %d bytes in %.3fs",
+        lo,
+        hi,
+        result.segments_before,
+        result.entries_before,
+        result.entries_after,
+        result.bytes_before,
+        result.bytes_after,
+        result.seconds,
+    )
+    return result
 
+
+def rewrite_closed(fs: FileSystem, directory: str, closed: list[Segment], hi: int,
+                   policy: CompactionPolicy, now_ms: int) -> Rewritten:
+    """Write the live set of the ``closed`` segments (entries [their first base, ``hi``))
+    to ``LO-HI.cleaned``, fsync it and rename it to ``LO-HI.swap`` (the commit point).
+    CompactionError if that failed (the log is unchanged)."""
+    lo = closed[0].base
     # Pass 1: where each key's newest entry is, and the newest events per group.
     newest: dict[object, int] = {}
     #: Keys whose newest entry is a tombstone: whether it is still young enough to keep.
@@ -140,7 +211,7 @@ def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> Compact
     for seg in closed:
         mtime_ms = fs.mtime_ns(seg.path) // 1_000_000
         fresh_tombstones = now_ms - mtime_ms < policy.tombstone_retention_ms
-        for key_bytes, value, _, _, _ in stream_segment(log_, seg):
+        for key_bytes, value, _, _, _ in stream_segment(fs, seg):
             key = _identity(key_bytes)
             if type(key) is RebalanceEventKey:
                 ts = _event_timestamp(key, value)
@@ -170,14 +241,13 @@ def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> Compact
     del events
 
     # Pass 2: copy the surviving entries, in order, to the .cleaned file.
-    stem = f"{lo:020d}-{hi:020d}"
-    cleaned = os.path.join(log_.directory, stem + ".cleaned")
-    swap = os.path.join(log_.directory, stem + ".swap")
+    swap = swap_path(directory, lo, hi)
+    cleaned = swap.removesuffix(".swap") + ".cleaned"
     if fs.exists(cleaned):
         fs.unlink(cleaned)
     try:
         count, written, event_entries, dropped_event_bytes, summary = _write_cleaned(
-            log_, closed, keep, cleaned, lo
+            fs, closed, keep, cleaned, lo
         )
         fs.rename(cleaned, swap)  # the commit point: open() completes the swap from here
     except OSError as exc:
@@ -187,47 +257,15 @@ def _compact(log_: Log, policy: CompactionPolicy, now_ms: int | None) -> Compact
         raise CompactionError(
             f"compaction failed before its swap ({exc.strerror or exc}); the log is unchanged"
         ) from exc
-
-    try:
-        fs.fsync_dir(log_.directory)
-        log_.replace_segments(lo, hi, swap, count, dropped_event_bytes, summary)
-    except OSError as exc:  # the swap is committed: the next open finishes it
-        log_.fail(f"compaction could not finish its swap ({exc.strerror or exc})")
-        raise LogWriteError(
-            f"compaction swap failed: {exc.strerror or exc}; restart to complete it", exc.errno
-        ) from exc
-    result = CompactionResult(
-        lo=lo,
-        hi=hi,
-        segments_before=len(closed),
-        entries_before=entries_before,
-        entries_after=count,
-        bytes_before=sum(s.size for s in closed),
-        bytes_after=written,
-        tombstones_dropped=tombstones_dropped,
-        events_dropped=event_entries - kept_events,
-        seconds=time.perf_counter() - started,
-    )
-    log.info(
-        "compacted entries [%d, %d): %d segments, %d -> %d entries, %d -> %d bytes in %.3fs",
-        lo,
-        hi,
-        result.segments_before,
-        result.entries_before,
-        result.entries_after,
-        result.bytes_before,
-        result.bytes_after,
-        result.seconds,
-    )
-    return result
+    return Rewritten(entries_before, count, written, tombstones_dropped,
+                     event_entries - kept_events, dropped_event_bytes, summary)
 
 
 def stream_segment(
-    log_: Log, seg: Segment
+    fs: FileSystem, seg: Segment
 ) -> Iterator[tuple[bytes, bytes | None, bytes, int, int]]:
     """Every entry of a closed segment, read ``_READ_CHUNK`` bytes at a time:
     (key, value or None, the buffer holding the entry, its start and end in it)."""
-    fs = log_.fs
     end = seg.size
     offset = HEADER_SIZE  # the file offset of buf[0]
     buf = b""
@@ -251,12 +289,11 @@ def stream_segment(
 
 
 def _write_cleaned(
-    log_: Log, closed: list[Segment], keep: bytearray, cleaned: str, lo: int
+    fs: FileSystem, closed: list[Segment], keep: bytearray, cleaned: str, lo: int
 ) -> tuple[int, int, int, int, SegmentSummary]:
     """Copy the entries whose index is in ``keep``, in order, to a new segment file
     ``cleaned`` (fsynced). Returns (entries written, bytes written, event entries seen,
     bytes of event entries dropped, the new segment's summary)."""
-    fs = log_.fs
     summary = SegmentSummary.new_segment(lo)
     tombstone_mtime = 0
     count = written = index = event_entries = event_bytes = kept_event_bytes = 0
@@ -266,7 +303,7 @@ def _write_cleaned(
         buffered = HEADER_SIZE
         for seg in closed:
             seg_mtime = fs.mtime_ns(seg.path)
-            for key_bytes, value, data, pos, end in stream_segment(log_, seg):
+            for key_bytes, value, data, pos, end in stream_segment(fs, seg):
                 is_event = key_bytes[:2] == EVENT_KEY_PREFIX
                 if is_event:
                     event_entries += 1
@@ -282,11 +319,11 @@ def _write_cleaned(
                     if value is None:
                         tombstone_mtime = max(tombstone_mtime, seg_mtime)
                     if buffered >= _WRITE_CHUNK:
-                        Log._write_all(out, b"".join(buffer))
+                        write_all(out, b"".join(buffer))
                         written += buffered
                         buffer, buffered = [], 0
                 index += 1
-        Log._write_all(out, b"".join(buffer))
+        write_all(out, b"".join(buffer))
         written += buffered
         out.fsync()
     finally:

@@ -23,6 +23,7 @@ __all__ = [
     "FileSystem",
     "OsFileSystem",
     "SimulatedCrash",
+    "write_all",
     "write_atomically",
 ]
 
@@ -344,6 +345,18 @@ ENOSPC = errno.ENOSPC
 EIO = errno.EIO
 
 
+def write_all(handle: FileHandle, data: bytes | bytearray) -> None:
+    """Write all of ``data`` (one write() in the usual case: no view to slice); OSError
+    (EIO) if a write writes nothing."""
+    whole = data if isinstance(data, bytes) else memoryview(data)
+    done = 0
+    while done < len(data):
+        n = handle.write(memoryview(data)[done:] if done else whole)
+        if n <= 0:
+            raise OSError(errno.EIO, f"write returned {n}")
+        done += n
+
+
 def write_atomically(fs: FileSystem, directory: str, path: str, temp: str,
                      data: bytes | bytearray) -> None:
     """Make ``path`` hold ``data`` or what it held before, whatever happens: ``temp``
@@ -354,13 +367,7 @@ def write_atomically(fs: FileSystem, directory: str, path: str, temp: str,
             fs.unlink(temp)
         handle = fs.open_append(temp, create=True)
         try:
-            view = memoryview(data)
-            done = 0
-            while done < len(view):
-                written = handle.write(view[done:])
-                if written <= 0:
-                    raise OSError(errno.EIO, f"write returned {written}")
-                done += written
+            write_all(handle, data)
             handle.fsync()
         finally:
             handle.close()

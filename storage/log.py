@@ -13,7 +13,6 @@ them in worker threads).
 
 from __future__ import annotations
 
-import errno as errno_mod
 import logging
 import os
 import threading
@@ -25,7 +24,7 @@ from storage.records import Record
 from .batch import EncodedBatch
 from .directory import RecoveryAction, Segment, lock_directory, segment_name
 from .errors import CorruptLogError, LogClosedError, LogWriteError
-from .fs import FileHandle, FileSystem, OsFileSystem
+from .fs import FileHandle, FileSystem, OsFileSystem, write_all
 from .full_replay import replay_all
 from .key_ints import KeyInts
 from .live_index import LiveIndex
@@ -45,17 +44,8 @@ DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 class Log:
     """An open, locked record log. Use :meth:`open`."""
 
-    def __init__(
-        self,
-        directory: str,
-        fs: FileSystem,
-        lock_fd: int,
-        *,
-        segment_bytes: int,
-        fsync: FsyncPolicy,
-        fsync_interval_ms: int,
-        recover: RecoverMode,
-    ) -> None:
+    def __init__(self, directory: str, fs: FileSystem, lock_fd: int, *, segment_bytes: int,
+                 fsync: FsyncPolicy, fsync_interval_ms: int, recover: RecoverMode) -> None:
         self.directory = directory
         self.fs = fs
         self.segment_bytes = segment_bytes
@@ -73,6 +63,9 @@ class Log:
         self._lock_fd: int | None = lock_fd
         self._active: FileHandle | None = None
         self._dirty = False
+        #: one fsync at a time (``sync``), and the handle it is fsyncing (not closed under it)
+        self._one_sync = threading.Lock()
+        self._syncing: FileHandle | None = None
         self._last_sync = time.monotonic()
         self._failed: str | None = None
         # Compaction statistics: live entry bytes per key, all entry bytes.
@@ -117,15 +110,8 @@ class Log:
             raise ValueError(f"segment_bytes must exceed {HEADER_SIZE}")
         fs = fs or OsFileSystem()
         lock_fd = lock_directory(fs, directory)
-        self = cls(
-            directory,
-            fs,
-            lock_fd,
-            segment_bytes=segment_bytes,
-            fsync=fsync,
-            fsync_interval_ms=fsync_interval_ms,
-            recover=recover,
-        )
+        self = cls(directory, fs, lock_fd, segment_bytes=segment_bytes, fsync=fsync,
+                   fsync_interval_ms=fsync_interval_ms, recover=recover)
         try:
             self._recover(LiveIndex() if live_index else None)
         except BaseException:
@@ -166,7 +152,7 @@ class Log:
         handle = self.fs.open_append(temp, create=True)
         try:
             header = encode_header(base)
-            self._write_all(handle, header)
+            write_all(handle, header)
             handle.fsync()
             self.fs.rename(temp, final)
             self.fs.fsync_dir(self.directory)
@@ -278,9 +264,9 @@ class Log:
             return False
         try:
             self._write_locked(batch)
-            self._sync_if_due()
         finally:
             lock.release()
+        self._sync_if_due()  # (never under the lock: ``sync`` takes it after its own)
         return True
 
     def _write_locked(self, batch: EncodedBatch) -> tuple[str, int] | None:
@@ -294,7 +280,7 @@ class Log:
             active = self.segments[-1]
         start = active.size
         try:
-            self._write_all(handle, data)
+            write_all(handle, data)
         except OSError as exc:
             self._cut_back(handle, start)
             raise LogWriteError(
@@ -343,15 +329,6 @@ class Log:
             raise LogWriteError(f"the log refuses appends until reopened: {self._failed}")
         return self._active
 
-    @staticmethod
-    def _write_all(handle: FileHandle, data: bytes) -> None:
-        done = 0
-        while done < len(data):  # one write() in the usual case: no view to slice
-            n = handle.write(memoryview(data)[done:] if done else data)
-            if n <= 0:
-                raise OSError(errno_mod.EIO, f"write returned {n}")
-            done += n
-
     def _cut_back(self, handle: FileHandle, size: int) -> None:
         try:
             handle.truncate(size)
@@ -374,7 +351,7 @@ class Log:
             raise LogWriteError(f"cannot start a new segment: {reason}", exc.errno) from exc
         self._dirty = False
         self._active = new
-        old.close()
+        self._close_unless_syncing(old)
         if summary is not None:  # an optimisation: a failure is logged and ignored
             write_summary(self.fs, self.directory, closed.path, summary)
         return new
@@ -387,18 +364,33 @@ class Log:
                 self._roll()
 
     def sync(self) -> None:
-        """fsync the active segment if anything was written since the last fsync."""
-        with self.lock:
-            if not self._dirty or self._active is None:
-                return
+        """fsync the active segment if anything was written since the last fsync: whatever
+        was written before the call is durable when it returns. Appends go on meanwhile
+        (the lock is not held across the fsync: one took up to 11 ms here, and every
+        answer waited for it); a roll meanwhile leaves the handle for this call to close."""
+        with self._one_sync:
+            with self.lock:
+                handle = self._active
+                if not self._dirty or handle is None:
+                    return
+                self._dirty, self._syncing = False, handle
             try:
-                self._active.fsync()
+                handle.fsync()
             except OSError as exc:
                 self._failed = f"fsync failed: {exc.strerror or exc}"
                 raise LogWriteError(f"fsync failed: {exc.strerror or exc}", exc.errno) from exc
-            self.fsync_count += 1
-            self._dirty = False
-            self._last_sync = time.monotonic()
+            finally:
+                with self.lock:
+                    self._syncing = None
+                    if handle is not self._active:  # rolled or closed meanwhile
+                        handle.close()
+            with self.lock:
+                self.fsync_count += 1
+                self._last_sync = time.monotonic()
+
+    def _close_unless_syncing(self, handle: FileHandle) -> None:
+        if handle is not self._syncing:  # (else ``sync`` closes it once its fsync is done)
+            handle.close()
 
     def fail(self, reason: str) -> None:
         """Refuse further appends (until reopened): the on-disk state needs recovery."""
@@ -483,7 +475,7 @@ class Log:
                         self.fsync_count += 1
                         self._dirty = False
                 finally:
-                    self._active.close()
+                    self._close_unless_syncing(self._active)
                     self._active = None
             self._release_lock()
 

@@ -43,6 +43,7 @@ from wire.records import InvalidRecordBatch, RecordBatchHeader, parse_batches
 from .compaction import stream_segment
 from .directory import Segment
 from .errors import CompactionError
+from .fs import write_all
 from .kafka_batch import (
     BatchRecord,
     can_rebuild,
@@ -205,7 +206,7 @@ class CleanResult:
 
 def _batches(log: Log, seg: Segment) -> Iterator[tuple[RecordBatchHeader, bytes] | int]:
     """The batches of a closed segment in order; a log-start entry yields its offset."""
-    for key, value, _, _, _ in stream_segment(log, seg):
+    for key, value, _, _, _ in stream_segment(log.fs, seg):
         # Hand the interpreter to the event loop's thread between batches: a waiting
         # thread otherwise gets it only every sys.getswitchinterval() (5 ms), per wakeup.
         time.sleep(0)
@@ -352,10 +353,10 @@ class _GroupCleaner:
                 chunk.append(entry)
                 size += len(entry)
                 if size >= _WRITE_CHUNK:
-                    Log._write_all(out, b"".join(chunk))
+                    write_all(out, b"".join(chunk))
                     self.result.bytes_written += size
                     chunk, size = [], 0
-            Log._write_all(out, b"".join(chunk))
+            write_all(out, b"".join(chunk))
             self.result.bytes_written += size
             out.fsync()
         except BaseException:

@@ -32,10 +32,12 @@ from .live_snapshot import (
 
 if TYPE_CHECKING:
     from .directory import Segment
+    from .fs import FileSystem
     from .log import Log
 
-__all__ = ["ROLL_AT_CLOSE_BYTES", "SnapshotReplay", "replay_from_snapshot", "snapshot_at_close",
-           "snapshot_log"]
+__all__ = ["ROLL_AT_CLOSE_BYTES", "SnapshotReplay", "build_and_write", "durable",
+           "reading_segments",
+           "replay_from_snapshot", "snapshot_at_close", "snapshot_log"]
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +62,7 @@ class SnapshotReplay:
 
 
 @contextmanager
-def _reading(log_: Log) -> Iterator[list[Segment]]:
+def reading_segments(log_: Log) -> Iterator[list[Segment]]:
     """The log's segments (copies, as they are now), compaction kept away meanwhile."""
     with log_.lock:
         log_.idle.wait_for(lambda: not log_.compacting)
@@ -80,7 +82,7 @@ def replay_from_snapshot(log_: Log) -> SnapshotReplay | None:
     snapshot = read_snapshot(log_.fs, log_.directory)
     if snapshot is None:
         return None
-    with _reading(log_) as segments:
+    with reading_segments(log_) as segments:
         reason = stale_reason(log_.fs, snapshot, segments)
     if reason is not None:
         log.warning("ignoring %s (%s): replaying the whole log", SNAPSHOT_FILE, reason)
@@ -98,7 +100,7 @@ def _records(log_: Log, snapshot: LiveSnapshot, covered: list[tuple[int, int]]
     other, snapshot.other = snapshot.other, b""
     yield from decode_entries(other)
     del other
-    with _reading(log_) as segments:
+    with reading_segments(log_) as segments:
         now = [(seg.base, seg.size) for seg in segments[: len(covered)]]
         if len(now) != len(covered) or any(base != c_base or size < c_size for (base, size), (
                 c_base, c_size) in zip(now, covered, strict=True)):
@@ -115,18 +117,38 @@ def snapshot_log(log_: Log) -> LiveSnapshot | None:
     the previous snapshot when that still describes the log, else from every entry. The
     snapshot written (None: it could not be, which is logged: a snapshot is an
     optimisation, and the log stays as it was)."""
+    with reading_segments(log_) as segments:
+        if not durable(log_):
+            return None
+        return build_and_write(log_.fs, log_.directory, segments)
+
+
+def durable(log_: Log) -> bool:
+    """fsync the log (what a snapshot covers is durable before the snapshot is); False,
+    logged, if that failed."""
     try:
-        with _reading(log_) as segments:
-            log_.sync()  # what the snapshot covers is durable before the snapshot is
-            previous = load_snapshot(log_.fs, log_.directory)
-            if previous is not None and stale_reason(log_.fs, previous, segments) is not None:
-                previous = None
-            snapshot = build_snapshot(log_.fs, segments, previous)
+        log_.sync()
+    except StorageError as exc:
+        log.warning("could not build %s (ignored): %s", SNAPSHOT_FILE, exc)
+        return False
+    return True
+
+
+def build_and_write(fs: FileSystem, directory: str, segments: list[Segment]
+                    ) -> LiveSnapshot | None:
+    """Build the snapshot of ``segments`` (durable, kept from compaction by the caller)
+    from the directory's previous one if it still describes them, and write it; None if it
+    could not be (logged)."""
+    try:
+        previous = load_snapshot(fs, directory)
+        if previous is not None and stale_reason(fs, previous, segments) is not None:
+            previous = None
+        snapshot = build_snapshot(fs, segments, previous)
     except (OSError, ValueError, StorageError) as exc:
         log.warning("could not build %s (ignored): %s", SNAPSHOT_FILE, exc)
         return None
     del previous
-    return snapshot if write_snapshot(log_.fs, log_.directory, snapshot) else None
+    return snapshot if write_snapshot(fs, directory, snapshot) else None
 
 
 def snapshot_at_close(log_: Log) -> LiveSnapshot | None:

@@ -165,8 +165,8 @@ async def test_wrapping_an_open_log(data_dir: str) -> None:
 
 async def test_event_loop_appends_never_wait_for_the_interval_fsync(data_dir: str) -> None:
     """Under the flusher, an append past the interval does not fsync itself, and while a
-    thread holds the log (the flusher's fsync) ``try_write_batch`` writes nothing and says
-    so (the caller appends from a thread instead)."""
+    thread holds the log (a roll's fsync, a compaction's swap) ``try_write_batch`` writes
+    nothing and says so (the caller appends from a thread instead)."""
     async with open_async_log(data_dir, fsync="interval", fsync_interval_ms=3_600_000) as alog:
         log_ = alog.log
         assert not log_.interval_sync_inline
@@ -191,6 +191,41 @@ async def test_event_loop_appends_never_wait_for_the_interval_fsync(data_dir: st
             holder.join(10)
         assert log_.try_write_batch(EncodedBatch.encode([commit(0, 2)]))
     assert reopen(data_dir) == [commit(0, 0), commit(0, 2)]
+
+
+def test_appends_go_on_during_an_interval_fsync_and_a_roll_leaves_its_handle(
+        data_dir: str) -> None:
+    """The interval flusher's fsync does not hold the log: an append on the event loop
+    goes in while it runs, and a roll meanwhile leaves the handle being fsynced open for
+    the fsync to finish (then closed); what was written before the fsync began is durable,
+    the rest at the next one."""
+    fs = FaultyFileSystem()
+    in_fsync, release = threading.Event(), threading.Event()
+    with Log.open(data_dir, fsync="interval", fsync_interval_ms=3_600_000, fs=fs) as log_:
+        log_.interval_sync_inline = False  # as under the flusher
+        log_.append([commit(0, 0)])
+        handle = log_._active
+        syncer = threading.Thread(target=log_.sync)
+
+        def on_op(name: str) -> None:
+            if name == "fsync" and threading.current_thread() is syncer:
+                in_fsync.set()
+                assert release.wait(10)
+
+        fs.on_op = on_op
+        syncer.start()
+        try:
+            assert in_fsync.wait(10)
+            assert log_.try_write_batch(EncodedBatch.encode([commit(0, 1)]))
+            log_.roll()
+            assert handle is not None and not handle.closed  # type: ignore[attr-defined]
+        finally:
+            release.set()
+            syncer.join(10)
+        assert not syncer.is_alive() and handle.closed  # type: ignore[attr-defined]
+        assert log_.fsync_count == 2 and not log_.dirty
+        log_.append([commit(0, 2)])
+    assert reopen(data_dir) == [commit(0, 0), commit(0, 1), commit(0, 2)]
 
 
 def test_a_log_without_a_flusher_fsyncs_past_the_interval_itself(data_dir: str) -> None:
