@@ -20,9 +20,10 @@ Modules, bottom up:
   ``async_log`` (the Trio side: writes and fsyncs off the event loop, interval flushing,
   compaction), ``compaction``, ``child_process`` (the server's snapshot builds and
   compaction rewrites run as ``python -m`` children: ``snapshot_process``,
-  ``compaction_process``, so they do not hold the GIL its event loop needs), ``fs`` (file-system interface with fault injection for
-  tests), ``errors`` (exceptions and the Kafka append error each stands for), ``dump``
-  (``kcoord log dump``), and ``pipeline`` (the PySpark jobs).
+  ``compaction_process``, so they do not hold the GIL its event loop needs), ``fs``
+  (file-system interface with fault injection for tests), ``errors`` (exceptions and the
+  Kafka append error each stands for), ``dump`` (``kcoord log dump``), and ``pipeline``
+  (the PySpark jobs).
 
 The byte format is in ``FORMAT.md``.
 """

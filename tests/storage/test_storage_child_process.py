@@ -4,6 +4,7 @@ calling thread, side by side; a failing child leaves the log as it was and says 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -152,3 +153,15 @@ def test_run_child_reports_a_failure_and_a_timeout() -> None:
         run_child("storage.no_such_module", {}, 60)
     with pytest.raises(ChildFailed, match="ran longer than"):
         run_child("this", {}, 0.001)  # (an interpreter takes longer than 1 ms to start)
+
+
+def test_a_child_runs_at_nice_10_with_its_spec(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a busy machine the server's loop and its clients get the cores first."""
+    (tmp_path / "kcoord_child_probe.py").write_text(
+        "import json, os, sys\n"
+        "spec = json.loads(sys.stdin.read())\n"
+        "print(json.dumps({'nice': os.nice(0), 'echo': spec, 'main': __name__}))\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    out = json.loads(run_child("kcoord_child_probe", {"a": [1, 2]}, 60))
+    assert out == {"nice": min(19, os.nice(0) + 10), "echo": {"a": [1, 2]}, "main": "__main__"}
