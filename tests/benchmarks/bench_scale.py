@@ -64,9 +64,11 @@ from scale_fleet import (
     close_when_told,
     count,
     drive,
+    machine_cpu,
     pct,
     sent_within,
     steady_and_every,
+    steal_share,
 )
 
 from wire import decode_response, encode_request
@@ -355,13 +357,13 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
             # The steady phase starts once every group formed and ends when the first
             # process stops sending; every process reports before any closes (its
             # connections' closing is no answer's latency and no steady CPU).
-            cpu0, t0 = server.cpu_seconds(), time.monotonic()
+            cpu0, t0, stolen0 = server.cpu_seconds(), time.monotonic(), machine_cpu()
             processes = workers + ([kip848] if kip848 is not None else [])
             outputs = []
             for w in processes:  # stdout is read through its buffer (communicate would skip it)
                 assert w.stdout is not None
                 outputs.append(json.loads(w.stdout.readline()))
-            cpu1, t1 = server.cpu_seconds(), time.monotonic()
+            cpu1, t1, stolen = server.cpu_seconds(), time.monotonic(), machine_cpu()
             memory = server.memory_mib()
             for w in processes:
                 assert w.stdin is not None
@@ -415,7 +417,8 @@ def run(name: str, binary: str | None, args: argparse.Namespace) -> dict[str, An
     print(f"# {name} steady phase: the classic client processes' CPU {steady_cpu:.2f} s "
           f"({steady_cpu / max(answered, 1) * 1e6:.0f} us per request, "
           f"{steady_cpu / args.seconds:.0%} of a core), the server's {cpu1 - cpu0:.2f} s; "
-          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+          f"load average {os.getloadavg()[0]:.1f}, CPU time stolen by the hypervisor "
+          f"{steal_share(stolen0, stolen):.0%}", flush=True)
     return {"latencies": latencies, "steady": steady, "errors": errors, "answered": answered,
             "cpu_us_per_request": (cpu1 - cpu0) / max(served, 1) * 1e6,
             "core_share": (cpu1 - cpu0) / (t1 - t0), "memory": memory,

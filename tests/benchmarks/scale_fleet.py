@@ -143,6 +143,19 @@ def steady_and_every(timed: list[list[float]], steady: tuple[float, float],
     return sent_within(timed, *steady), [latency for _, latency in timed]
 
 
+def machine_cpu() -> tuple[int, int]:
+    """(steal, all) CPU time of the machine so far, in ticks (Linux /proc/stat): steal is
+    what the hypervisor gave other guests while this one had work."""
+    with open("/proc/stat") as stat:
+        ticks = [int(v) for v in stat.readline().split()[1:9]]
+    return ticks[7], sum(ticks)
+
+
+def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of the machine's CPU time stolen between two ``machine_cpu`` readings."""
+    return (after[0] - before[0]) / max(1, after[1] - before[1])
+
+
 def pct(values: list[float], q: float) -> float:
     """The ``q`` quantile of ``values`` (s) in ms (NaN if none)."""
     if not values:
