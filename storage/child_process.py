@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 from typing import Any
@@ -19,11 +20,6 @@ from typing import Any
 __all__ = ["MAX_RELAYED_LINES", "ChildFailed", "read_spec", "run_child"]
 
 log = logging.getLogger(__name__)
-
-#: ``python -m MODULE`` at a lower priority (nice 10, set before its imports): on a busy
-#: machine the server's event loop and its clients get the cores first.
-_NICE_THEN_RUN = ("import os, runpy, sys; os.nice(10); "
-                  "runpy.run_module(sys.argv[1], run_name='__main__', alter_sys=True)")
 
 #: The last lines of a child's stderr relayed to the server's log when it succeeded.
 MAX_RELAYED_LINES = 20
@@ -34,13 +30,14 @@ class ChildFailed(Exception):
 
 
 def run_child(module: str, spec: dict[str, Any], timeout_s: float) -> bytes:
-    """Run ``python -m module`` (the interpreter running this one, at nice 10), ``spec``
-    as JSON on its stdin; its stdout. ChildFailed if it could not start, ran longer than
-    ``timeout_s`` (it is killed) or exited with another code than 0; the last lines it
-    wrote to stderr are logged."""
+    """Run ``python -m module`` (the interpreter running this one, through ``child_main``:
+    at nice 10, killed if this process dies), ``spec`` as JSON on its stdin; its stdout.
+    ChildFailed if it could not start, ran longer than ``timeout_s`` (it is killed) or
+    exited with another code than 0; the last lines it wrote to stderr are logged."""
     try:
         child = subprocess.run(
-            [sys.executable, "-c", _NICE_THEN_RUN, module], input=json.dumps(spec).encode(),
+            [sys.executable, "-m", "storage.child_main", module, str(os.getpid())],
+            input=json.dumps(spec).encode(),
             capture_output=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
         raise ChildFailed(f"{module} ran longer than {timeout_s:.0f} s") from None

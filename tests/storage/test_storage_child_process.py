@@ -7,6 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -165,3 +169,41 @@ def test_a_child_runs_at_nice_10_with_its_spec(tmp_path: Path,
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     out = json.loads(run_child("kcoord_child_probe", {"a": [1, 2]}, 60))
     assert out == {"nice": min(19, os.nice(0) + 10), "echo": {"a": [1, 2]}, "main": "__main__"}
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie is dead
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_child_dies_with_its_parent(tmp_path: Path) -> None:
+    """A compaction child must not outlive a SIGKILLed server: it could commit a swap file
+    into a directory a new server has opened since."""
+    (tmp_path / "kcoord_child_sleeper.py").write_text(
+        "import os, sys, time\n"
+        f"open({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid()))\n"
+        "time.sleep(60)\n")
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "from storage.child_process import run_child; "
+         "run_child('kcoord_child_sleeper', {}, 120)"],
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.getcwd()}"})
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "pid").exists() or not (tmp_path / "pid").read_text():
+            assert time.monotonic() < deadline and parent.poll() is None
+            time.sleep(0.02)
+        child = int((tmp_path / "pid").read_text())
+        assert not _gone(child)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        deadline = time.monotonic() + 10
+        while not _gone(child):
+            assert time.monotonic() < deadline, "the child outlived its parent"
+            time.sleep(0.02)
+    finally:
+        parent.kill()
+        parent.wait(10)
