@@ -21,13 +21,13 @@ import trio
 from storage.records import Record
 
 from .batch import EncodedBatch
-from .compaction import CompactionPolicy, CompactionResult, compact
-from .compaction_process import maybe_compact_in_child, rewrite_in_child
+from .compaction import CompactionPolicy, CompactionResult, compact, maybe_compact
+from .compaction_process import rewrite_in_child
 from .errors import LogClosedError, LogWriteError
 from .live_snapshot import LiveSnapshot
 from .log import Log
-from .snapshot_log import snapshot_at_close
-from .snapshot_process import snapshot_in_child
+from .snapshot_log import snapshot_at_close, snapshot_log
+from .snapshot_process import build_in_child
 
 __all__ = ["AsyncLog", "open_async_log"]
 
@@ -96,7 +96,7 @@ class AsyncLog:
         """Compact if dead records outweigh live ones per ``policy``."""
         async with self._compacting:
             return await trio.to_thread.run_sync(
-                partial(maybe_compact_in_child, self.log, policy, now_ms=now_ms)
+                partial(maybe_compact, self.log, policy, now_ms=now_ms, rewrite=rewrite_in_child)
             )
 
     async def write_snapshot(self) -> LiveSnapshot | None:
@@ -104,7 +104,8 @@ class AsyncLog:
         waited for in a worker thread (``storage.snapshot_process``: not on the GIL the
         event loop needs)."""
         async with self._compacting:
-            return await trio.to_thread.run_sync(snapshot_in_child, self.log)
+            return await trio.to_thread.run_sync(partial(snapshot_log, self.log,
+                                                         build=build_in_child))
 
     async def aclose(self) -> None:
         """Wait for the write in progress, fsync, (write a snapshot,) close the log and

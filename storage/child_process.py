@@ -15,9 +15,14 @@ import logging
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["MAX_RELAYED_LINES", "ChildFailed", "read_spec", "run_child"]
+from .directory import Segment
+from .fs import FileSystem, OsFileSystem
+
+__all__ = ["MAX_RELAYED_LINES", "ChildFailed", "can_run_in_child", "read_spec", "run_child",
+           "segments_from_spec", "segments_spec"]
 
 log = logging.getLogger(__name__)
 
@@ -54,3 +59,19 @@ def run_child(module: str, spec: dict[str, Any], timeout_s: float) -> bytes:
 def read_spec() -> Any:
     """In the child: the spec its parent sent."""
     return json.loads(sys.stdin.buffer.read())
+
+
+def can_run_in_child(fs: FileSystem) -> bool:
+    """Whether work on ``fs`` can move to a child: only on the real file system (a child
+    could not see the tests' fault injection, which lives in this process)."""
+    return type(fs) is OsFileSystem
+
+
+def segments_spec(segments: Sequence[Segment]) -> list[list[Any]]:
+    """``segments`` as a spec carries them (``segments_from_spec`` reads them back)."""
+    return [[s.base, s.path, s.size, s.count] for s in segments]
+
+
+def segments_from_spec(spec: list[list[Any]]) -> list[Segment]:
+    """The segments ``segments_spec`` wrote."""
+    return [Segment(base, path, size, count) for base, path, size, count in spec]

@@ -12,43 +12,38 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from .child_process import ChildFailed, read_spec, run_child
-from .compaction import (
-    CompactionPolicy,
-    CompactionResult,
-    Rewritten,
-    maybe_compact,
-    rewrite_closed,
+from .child_process import (
+    ChildFailed,
+    can_run_in_child,
+    read_spec,
+    run_child,
+    segments_from_spec,
+    segments_spec,
 )
-from .directory import Segment
+from .compaction import CompactionPolicy, Rewritten, rewrite_closed
 from .errors import CompactionError
-from .fs import FileSystem, OsFileSystem
+from .fs import OsFileSystem
 from .segment_summary import decode_summary
 
 if TYPE_CHECKING:
-    from .log import Log
+    from .directory import Segment
+    from .fs import FileSystem
 
-__all__ = ["CHILD_TIMEOUT_S", "maybe_compact_in_child", "rewrite_in_child"]
+__all__ = ["CHILD_TIMEOUT_S", "rewrite_in_child"]
 
 #: How long a child may rewrite (10^7 entries: about a minute).
 CHILD_TIMEOUT_S = 1800.0
 
 
-def maybe_compact_in_child(log_: Log, policy: CompactionPolicy | None = None, *,
-                           now_ms: int | None = None) -> CompactionResult | None:
-    """``compaction.maybe_compact`` with the rewrite in a child process (blocking: call
-    from a worker thread)."""
-    return maybe_compact(log_, policy, now_ms=now_ms, rewrite=rewrite_in_child)
-
-
 def rewrite_in_child(fs: FileSystem, directory: str, closed: list[Segment], hi: int,
                      policy: CompactionPolicy, now_ms: int) -> Rewritten:
-    """``rewrite_closed`` in a child process (here if ``fs`` is not the real one)."""
-    if type(fs) is not OsFileSystem:
+    """``rewrite_closed`` in a child process (here if ``fs`` is not the real one; blocking:
+    call from a worker thread)."""
+    if not can_run_in_child(fs):
         return rewrite_closed(fs, directory, closed, hi, policy, now_ms)
     spec = {"directory": directory, "hi": hi, "now_ms": now_ms,
             "policy": dataclasses.asdict(policy),
-            "closed": [[s.base, s.path, s.size, s.count] for s in closed]}
+            "closed": segments_spec(closed)}
     try:
         out = run_child(__name__, spec, CHILD_TIMEOUT_S)
         head, _, summary_bytes = out.partition(b"\n")
@@ -63,8 +58,8 @@ def rewrite_in_child(fs: FileSystem, directory: str, closed: list[Segment], hi: 
 
 def _child() -> None:
     spec = read_spec()
-    closed = [Segment(base, path, size, count) for base, path, size, count in spec["closed"]]
-    done = rewrite_closed(OsFileSystem(), spec["directory"], closed, spec["hi"],
+    done = rewrite_closed(OsFileSystem(), spec["directory"], segments_from_spec(spec["closed"]),
+                          spec["hi"],
                           CompactionPolicy(**spec["policy"]), spec["now_ms"])
     numbers = {f.name: getattr(done, f.name) for f in dataclasses.fields(done)
                if f.name != "summary"}

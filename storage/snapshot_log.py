@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -35,8 +35,7 @@ if TYPE_CHECKING:
     from .fs import FileSystem
     from .log import Log
 
-__all__ = ["ROLL_AT_CLOSE_BYTES", "SnapshotReplay", "build_and_write", "durable",
-           "reading_segments",
+__all__ = ["ROLL_AT_CLOSE_BYTES", "Build", "SnapshotReplay", "build_and_write",
            "replay_from_snapshot", "snapshot_at_close", "snapshot_log"]
 
 log = logging.getLogger(__name__)
@@ -62,7 +61,7 @@ class SnapshotReplay:
 
 
 @contextmanager
-def reading_segments(log_: Log) -> Iterator[list[Segment]]:
+def _reading(log_: Log) -> Iterator[list[Segment]]:
     """The log's segments (copies, as they are now), compaction kept away meanwhile."""
     with log_.lock:
         log_.idle.wait_for(lambda: not log_.compacting)
@@ -82,7 +81,7 @@ def replay_from_snapshot(log_: Log) -> SnapshotReplay | None:
     snapshot = read_snapshot(log_.fs, log_.directory)
     if snapshot is None:
         return None
-    with reading_segments(log_) as segments:
+    with _reading(log_) as segments:
         reason = stale_reason(log_.fs, snapshot, segments)
     if reason is not None:
         log.warning("ignoring %s (%s): replaying the whole log", SNAPSHOT_FILE, reason)
@@ -100,7 +99,7 @@ def _records(log_: Log, snapshot: LiveSnapshot, covered: list[tuple[int, int]]
     other, snapshot.other = snapshot.other, b""
     yield from decode_entries(other)
     del other
-    with reading_segments(log_) as segments:
+    with _reading(log_) as segments:
         now = [(seg.base, seg.size) for seg in segments[: len(covered)]]
         if len(now) != len(covered) or any(base != c_base or size < c_size for (base, size), (
                 c_base, c_size) in zip(now, covered, strict=True)):
@@ -112,26 +111,25 @@ def _records(log_: Log, snapshot: LiveSnapshot, covered: list[tuple[int, int]]
     log_.set_stats(live, snapshot.live_bytes, snapshot.event_bytes + event_bytes)
 
 
-def snapshot_log(log_: Log) -> LiveSnapshot | None:
+def snapshot_log(log_: Log, build: Build | None = None) -> LiveSnapshot | None:
     """Write the snapshot of the log as it is now (its bytes fsynced first), built from
     the previous snapshot when that still describes the log, else from every entry. The
     snapshot written (None: it could not be, which is logged: a snapshot is an
-    optimisation, and the log stays as it was)."""
-    with reading_segments(log_) as segments:
-        if not durable(log_):
+    optimisation, and the log stays as it was). ``build`` builds and writes it
+    (``build_and_write``, here, by default; the server runs it in a child process:
+    ``storage.snapshot_process``)."""
+    with _reading(log_) as segments:
+        try:
+            log_.sync()  # what the snapshot covers is durable before the snapshot is
+        except StorageError as exc:
+            log.warning("could not build %s (ignored): %s", SNAPSHOT_FILE, exc)
             return None
-        return build_and_write(log_.fs, log_.directory, segments)
+        return (build or build_and_write)(log_.fs, log_.directory, segments)
 
 
-def durable(log_: Log) -> bool:
-    """fsync the log (what a snapshot covers is durable before the snapshot is); False,
-    logged, if that failed."""
-    try:
-        log_.sync()
-    except StorageError as exc:
-        log.warning("could not build %s (ignored): %s", SNAPSHOT_FILE, exc)
-        return False
-    return True
+Build = Callable[["FileSystem", str, list["Segment"]], LiveSnapshot | None]
+"""(file system, directory, the segments, durable and kept from compaction) -> the
+snapshot written, or None (logged)."""
 
 
 def build_and_write(fs: FileSystem, directory: str, segments: list[Segment]
