@@ -159,10 +159,11 @@ class PooledFileSystem(OsFileSystem):
     # -- reads of segment files -----------------------------------------------------------
 
     def read_now(self, path: str, offset: int, size: int) -> bytes | None:
-        """Up to ``size`` bytes of ``path`` from ``offset`` if that needs neither an open
-        nor the disk: through the file's kept read handle, with ``RWF_NOWAIT`` (the bytes
-        in the page cache); None when it would wait (no read handle open, bytes not
-        cached, or the flag unsupported): then :meth:`read_kept`, in a worker thread.
+        """The ``size`` bytes of ``path`` from ``offset`` if reading them needs neither an
+        open nor the disk: through the file's kept read handle, with ``RWF_NOWAIT`` (the
+        bytes in the page cache); None when it would wait (no read handle open, some of the
+        bytes not cached, or the flag unsupported) or fewer are there: then
+        :meth:`read_kept`, in a worker thread.
         For the event loop, which a file's open held 5.7 s once (issue 28's CI)."""
         with self._lock:
             handle = self._readers.get(path)
@@ -179,7 +180,9 @@ class PooledFileSystem(OsFileSystem):
                 if exc.errno in _WOULD_WAIT:
                     return None
                 raise
-            return bytes(memoryview(buffer)[:got])
+            # Short: the rest is not cached (RWF_NOWAIT stops at the first page it would
+            # wait for), or past the end of the file; read_kept tells which.
+            return bytes(buffer) if got == size else None
         finally:
             self.release(handle)
 
