@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .directory import Segment
-from .fs import FileSystem, OsFileSystem
+from .fs import FaultyFileSystem, FileSystem, OsFileSystem
 
 __all__ = ["MAX_RELAYED_LINES", "ChildFailed", "can_run_in_child", "read_spec", "run_child",
            "segments_from_spec", "segments_spec"]
@@ -62,9 +62,10 @@ def read_spec() -> Any:
 
 
 def can_run_in_child(fs: FileSystem) -> bool:
-    """Whether work on ``fs`` can move to a child: only on the real file system (a child
-    could not see the tests' fault injection, which lives in this process)."""
-    return type(fs) is OsFileSystem
+    """Whether work on ``fs`` can move to a child: only on the real file system, pooled
+    or not (a child could not see the tests' fault injection, which lives in this
+    process)."""
+    return isinstance(fs, OsFileSystem) and not isinstance(fs, FaultyFileSystem)
 
 
 def segments_spec(segments: Sequence[Segment]) -> list[list[Any]]:

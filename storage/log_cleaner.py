@@ -19,31 +19,34 @@ batch) and log-start entries (key ``b"L"`` + offset, no value): the format the b
    transaction has no data left and their horizon passed, each active producer's last batch
    and the round's last batch kept (empty if need be) -- ``MemoryRecords.filterTo``.
    Offsets never change: batches keep their base and last offsets, leaving gaps.
-3. **swap**: the output is written to ``LO-HI.cleaned``, fsynced, renamed ``LO-HI.swap``
-   (the commit point: ``Log.open`` completes a swap a crash interrupted, and deletes a
-   ``.cleaned`` file), then the old segments are deleted and the swap renamed into place
-   (``Log.replace_segments``).
+3. **swap**: each group's output is written to ``LO-HI.cleaned``, fsynced, renamed
+   ``LO-HI.swap`` (the commit point: ``Log.open`` completes a swap a crash interrupted, and
+   deletes a ``.cleaned`` file) -- ``write_cleaned``; then, group after group, the old
+   segments are deleted and the swap renamed into place (``Log.replace_segments``). Every
+   group is committed before the first is installed, so the range cleaned needs its
+   output's size again on disk for that time.
 
-The work runs in a worker thread, one batch at a time: the event loop keeps the
-interpreter between them; the log's lock is held only for the swap's renames.
+Steps 1 and 2 are Python work per record, which the server runs in a child process
+(``log_cleaner_process``) so that it does not hold the GIL its event loop needs; the log's
+lock is held only for the swap's renames.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
-import os
 import struct
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from wire.records import InvalidRecordBatch, RecordBatchHeader, parse_batches
 
-from .compaction import stream_segment
+from .compaction import stream_segment, swap_path
 from .directory import Segment
 from .errors import CompactionError
-from .fs import write_all
+from .fs import FileSystem, write_all
 from .kafka_batch import (
     BatchRecord,
     can_rebuild,
@@ -61,11 +64,14 @@ __all__ = [
     "DEFAULT_DEDUPE_BUFFER_SIZE",
     "ENTRY_COST",
     "CleanResult",
+    "CleanRound",
     "CleanedGroup",
     "CleanedTransactionMetadata",
     "LastRecord",
     "OffsetMap",
+    "WriteCleaned",
     "clean_log",
+    "write_cleaned",
 ]
 
 DEFAULT_DEDUPE_BUFFER_SIZE = 128 * 1024 * 1024
@@ -185,6 +191,8 @@ class CleanedGroup:
     last_offset: int | None
     kept: list[tuple[int, int, int, bytes]] = field(default_factory=list)
     first_timestamp: int = -1
+    #: Entries in the group's output (its batches and a log start entry).
+    entries: int = 0
 
 
 @dataclass(slots=True)
@@ -204,9 +212,9 @@ class CleanResult:
     seconds: float = 0.0
 
 
-def _batches(log: Log, seg: Segment) -> Iterator[tuple[RecordBatchHeader, bytes] | int]:
+def _batches(fs: FileSystem, seg: Segment) -> Iterator[tuple[RecordBatchHeader, bytes] | int]:
     """The batches of a closed segment in order; a log-start entry yields its offset."""
-    for key, value, _, _, _ in stream_segment(log.fs, seg):
+    for key, value, _, _, _ in stream_segment(fs, seg):
         # Hand the interpreter to the event loop's thread between batches: a waiting
         # thread otherwise gets it only every sys.getswitchinterval() (5 ms), per wakeup.
         time.sleep(0)
@@ -221,7 +229,7 @@ def _batches(log: Log, seg: Segment) -> Iterator[tuple[RecordBatchHeader, bytes]
         yield header, value
 
 
-def build_offset_map(log: Log, segments: Sequence[Segment], start: int, end: int,
+def build_offset_map(fs: FileSystem, segments: Sequence[Segment], start: int, end: int,
                      offset_map: OffsetMap, aborted: Sequence[tuple[int, int, int]],
                      load_factor: float = DEFAULT_LOAD_FACTOR) -> int:
     """Map the keys of records at offsets in [start, end) of ``segments``; the offset the
@@ -230,7 +238,7 @@ def build_offset_map(log: Log, segments: Sequence[Segment], start: int, end: int
     limit = max(1, int(offset_map.slots * load_factor))
     for seg in segments:
         last_seen = -1
-        for item in _batches(log, seg):
+        for item in _batches(fs, seg):
             if isinstance(item, int):
                 continue
             header, data = item
@@ -256,43 +264,72 @@ def build_offset_map(log: Log, segments: Sequence[Segment], start: int, end: int
     return min(end, offset_map.latest_offset + 1) if offset_map.latest_offset >= 0 else start
 
 
-def clean_log(
-    log: Log,
-    infos: Sequence[SegmentInfo],
-    first_dirty_offset: int,
-    first_uncleanable_offset: int,
-    config: CleanerLogConfig,
-    now_ms: int,
-    log_start_offset: int,
-    aborted: Sequence[tuple[int, int, int]] = (),
-    last_records: Mapping[int, LastRecord] | None = None,
-    dedupe_buffer_size: int = DEFAULT_DEDUPE_BUFFER_SIZE,
-) -> CleanResult:
-    """One cleaning round over the closed segments ``infos`` (the cleanable ones, in order,
-    starting with the log's first); ``aborted`` holds (first offset, producer id, marker
-    offset) of the aborted transactions in them."""
+@dataclass(frozen=True, slots=True)
+class CleanRound:
+    """What one cleaning round is given: the closed segments ``infos`` to clean (the
+    cleanable ones, in order, starting with the log's first), the dirty range, the topic's
+    settings, and the partition's state: its log start, ``aborted`` (first offset, producer
+    id, marker offset) of the aborted transactions in the range, each active producer's
+    ``last_records``."""
+
+    infos: Sequence[SegmentInfo]
+    first_dirty_offset: int
+    first_uncleanable_offset: int
+    config: CleanerLogConfig
+    now_ms: int
+    log_start_offset: int
+    aborted: Sequence[tuple[int, int, int]] = ()
+    last_records: Mapping[int, LastRecord] = field(default_factory=dict)
+    dedupe_buffer_size: int = DEFAULT_DEDUPE_BUFFER_SIZE
+
+
+WriteCleaned = Callable[[FileSystem, str, Sequence[Segment], CleanRound], CleanResult]
+"""Writes a round's groups as committed swap files: ``write_cleaned`` here, or the same in
+a child process (``log_cleaner_process``)."""
+
+
+def write_cleaned(fs: FileSystem, directory: str, segments: Sequence[Segment],
+                  job: CleanRound) -> CleanResult:
+    """The round's file work on the log whose segments are ``segments`` (the active one
+    last): the offset map, then each group's output committed as ``LO-HI.swap``. If it
+    fails, the swaps it committed are deleted again: the log is as it was."""
     started = time.perf_counter()
-    by_index = {s.base: s for s in log.segments[:-1]}
-    segments = [by_index[i.index] for i in infos]
-    offset_map = OffsetMap(dedupe_buffer_size)
-    dirty = [s for s, i in zip(segments, infos, strict=True)
-             if i.last_offset is None or i.last_offset >= first_dirty_offset]
-    end_offset = build_offset_map(log, dirty, first_dirty_offset, first_uncleanable_offset,
-                                  offset_map, aborted)
+    by_index = {s.base: s for s in segments[:-1]}
+    cleaned = [by_index[i.index] for i in job.infos]
+    offset_map = OffsetMap(job.dedupe_buffer_size)
+    dirty = [s for s, i in zip(cleaned, job.infos, strict=True)
+             if i.last_offset is None or i.last_offset >= job.first_dirty_offset]
+    end_offset = build_offset_map(fs, dirty, job.first_dirty_offset,
+                                  job.first_uncleanable_offset, offset_map, job.aborted)
     result = CleanResult(end_offset, [], set(), map_utilization=offset_map.utilization())
-    txn = CleanedTransactionMetadata(aborted)
-    cleaner = _GroupCleaner(offset_map, txn, config, now_ms, last_records or {},
-                            first_uncleanable_offset, result)
-    first_index = log.segments[0].base
-    for group in group_segments_by_size(infos, config.segment_bytes, end_offset):
-        lo = group[0].index
-        position = next(i for i, s in enumerate(log.segments) if s.base == group[-1].index)
-        hi = log.segments[position + 1].base
-        start = log_start_offset if lo == first_index else None
-        result.groups.append(cleaner.clean_group(log, [by_index[g.index] for g in group],
-                                                 lo, hi, start))
+    txn = CleanedTransactionMetadata(job.aborted)
+    cleaner = _GroupCleaner(offset_map, txn, job.config, job.now_ms, job.last_records,
+                            job.first_uncleanable_offset, result)
+    bases = [s.base for s in segments]
+    try:
+        for group in group_segments_by_size(job.infos, job.config.segment_bytes, end_offset):
+            lo = group[0].index
+            hi = bases[bases.index(group[-1].index) + 1]
+            start = job.log_start_offset if lo == bases[0] else None
+            result.groups.append(cleaner.clean_group(
+                fs, directory, [by_index[g.index] for g in group], lo, hi, start))
+    except BaseException:
+        for done in result.groups:
+            with contextlib.suppress(OSError):
+                fs.unlink(swap_path(directory, done.lo, done.hi))
+        raise
     result.retained_aborted = txn.retained_aborted
     result.seconds = time.perf_counter() - started
+    return result
+
+
+def clean_log(log: Log, job: CleanRound, write: WriteCleaned = write_cleaned) -> CleanResult:
+    """One cleaning round: its groups written and committed (``write``, by default
+    ``write_cleaned`` in this thread), then swapped into ``log`` in order."""
+    result = write(log.fs, log.directory, list(log.segments), job)
+    for group in result.groups:
+        log.replace_segments(group.lo, group.hi, swap_path(log.directory, group.lo, group.hi),
+                             group.entries)
     return result
 
 
@@ -308,13 +345,13 @@ class _GroupCleaner:
         self.upper_bound = upper_bound
         self.result = result
 
-    def clean_group(self, log: Log, segments: list[Segment], lo: int, hi: int,
-                    log_start: int | None) -> CleanedGroup:
+    def clean_group(self, fs: FileSystem, directory: str, segments: list[Segment], lo: int,
+                    hi: int, log_start: int | None) -> CleanedGroup:
         group = CleanedGroup(lo, hi, None, None)
         entries: list[bytes] = []
         for seg in segments:
             self.result.bytes_read += seg.size
-            for item in _batches(log, seg):
+            for item in _batches(fs, seg):
                 if isinstance(item, int):
                     continue  # superseded by the log start entry of the first group
                 header, data = item
@@ -335,14 +372,14 @@ class _GroupCleaner:
         if log_start is not None and len(entries) < hi - lo:
             entries.insert(0, encode_entry(CLEANED_START_PREFIX + BATCH_KEY.pack(log_start),
                                            None))
-        self._write(log, lo, hi, entries)
+        self._write(fs, directory, lo, hi, entries)
+        group.entries = len(entries)
         return group
 
-    def _write(self, log: Log, lo: int, hi: int, entries: list[bytes]) -> None:
-        fs = log.fs
-        stem = f"{lo:020d}-{hi:020d}"
-        cleaned = os.path.join(log.directory, stem + ".cleaned")
-        swap = os.path.join(log.directory, stem + ".swap")
+    def _write(self, fs: FileSystem, directory: str, lo: int, hi: int,
+               entries: list[bytes]) -> None:
+        swap = swap_path(directory, lo, hi)
+        cleaned = swap.removesuffix(".swap") + ".cleaned"
         if fs.exists(cleaned):
             fs.unlink(cleaned)
         out = fs.open_append(cleaned, create=True)
@@ -366,8 +403,7 @@ class _GroupCleaner:
             raise
         out.close()
         fs.rename(cleaned, swap)  # the commit point: Log.open completes the swap from here
-        fs.fsync_dir(log.directory)
-        log.replace_segments(lo, hi, swap, len(entries))
+        fs.fsync_dir(directory)
 
     def filter_batch(self, header: RecordBatchHeader, data: bytes) -> bytes | None:
         """The batch as it leaves the cleaner (itself, rebuilt, emptied) or None."""

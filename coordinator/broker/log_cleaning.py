@@ -6,16 +6,16 @@ Every ``log.cleaner.backoff.ms`` (15000) when nothing was cleaned, the filthiest
 of the ``cleanup.policy=compact`` topics whose dirty ratio passes
 ``min.cleanable.dirty.ratio`` (or whose dirty data is older than ``max.compaction.lag.ms``)
 is cleaned: the plan is made on the event loop from the partition's state (log start, last
-stable offset, producers, aborted transactions), the round's file work runs in a worker
-thread (a thread, not yields on the loop: it reads, rewrites and fsyncs whole segments, and
-``fsync`` or a large read would stall every connection; between two batches the loop gets
-the interpreter back), and its result is applied on the event loop: the batches of the
-rewritten groups are replaced in memory, the time index rebuilt, the aborted-transaction
-index pruned. The checkpoint (where the next round's dirty range starts) is written to
-``topics/cleaner-offset-checkpoint`` after each round (in a thread), as Kafka's; a missing
-or bad one means a round from the log start. After each round the retention of
-``compact,delete`` topics runs here (the retention task skips them), so a round and a
-retention never overlap.
+stable offset, producers, aborted transactions), the round's file work runs in a child
+process (``storage.log_cleaner_process``: it reads, filters and rewrites every record,
+Python work that in a thread of the server would hold the GIL its event loop needs), which
+a worker thread waits for before it installs the swaps, and the result is applied on the
+event loop: the batches of the rewritten groups are replaced in memory, the time index
+rebuilt, the aborted-transaction index pruned. The checkpoint (where the next round's
+dirty range starts) is written to ``topics/cleaner-offset-checkpoint`` after each round (in
+a thread), as Kafka's; a missing or bad one means a round from the log start. After each
+round the retention of ``compact,delete`` topics runs here (the retention task skips
+them), so a round and a retention never overlap.
 """
 
 from __future__ import annotations
@@ -30,8 +30,17 @@ import trio
 from coordinator.broker.config import setting
 from coordinator.broker.topics import Topic, TopicStore
 from storage.log import Log
-from storage.log_cleaner import DEFAULT_DEDUPE_BUFFER_SIZE, CleanResult, LastRecord, clean_log
-from storage.log_cleaner_plan import CleanerLogConfig, LogToClean, SegmentInfo, log_to_clean
+from storage.log_cleaner import (
+    DEFAULT_DEDUPE_BUFFER_SIZE,
+    CleanResult,
+    CleanRound,
+    LastRecord,
+    WriteCleaned,
+    clean_log,
+    write_cleaned,
+)
+from storage.log_cleaner_plan import CleanerLogConfig, LogToClean, log_to_clean
+from storage.log_cleaner_process import write_cleaned_in_child
 
 __all__ = ["LogCleanerManager", "run_log_cleaner"]
 
@@ -49,22 +58,20 @@ class CleanJob:
     topic: Topic
     index: int
     partition_log: Log
-    infos: list[SegmentInfo]
     plan: LogToClean
-    config: CleanerLogConfig
-    now_ms: int
-    log_start_offset: int
-    aborted: list[tuple[int, int, int]]
-    last_records: dict[int, LastRecord]
+    round: CleanRound
 
 
 class LogCleanerManager:
     """Checkpoints and the choice of the filthiest partition."""
 
     def __init__(self, store: TopicStore,
-                 dedupe_buffer_size: int = DEFAULT_DEDUPE_BUFFER_SIZE) -> None:
+                 dedupe_buffer_size: int = DEFAULT_DEDUPE_BUFFER_SIZE,
+                 write: WriteCleaned = write_cleaned) -> None:
         self.store = store
         self.dedupe_buffer_size = dedupe_buffer_size
+        #: Where a round's file work runs (the server: ``write_cleaned_in_child``).
+        self.write = write
         #: (topic id, partition) -> first dirty offset (persisted after each round)
         self.checkpoints: dict[tuple[uuid.UUID, int], int] = (
             store.files.read_cleaner_checkpoints() if store.files is not None else {})
@@ -80,7 +87,7 @@ class LogCleanerManager:
                 continue
             for partition in topic.partitions:
                 job = self.plan(topic, partition.index, now_ms, broker)
-                if job is None or not job.plan.should_clean(job.config):
+                if job is None or not job.plan.should_clean(job.round.config):
                     continue
                 if best is None or job.plan.cleanable_ratio > best.plan.cleanable_ratio:
                     best = job
@@ -110,21 +117,18 @@ class LogCleanerManager:
         if plan.force_update_checkpoint:
             self.checkpoints[key] = plan.first_dirty_offset
         producers = partition.txn.producers.producers
-        return CleanJob(
-            topic, index, partition_log, infos[:plan.cleanable_segments], plan, config,
-            now_ms, partition.log_start_offset,
+        return CleanJob(topic, index, partition_log, plan, CleanRound(
+            infos[:plan.cleanable_segments], plan.first_dirty_offset,
+            plan.first_uncleanable_offset, config, now_ms, partition.log_start_offset,
             [(t.first_offset, t.producer_id, t.last_offset)
              for t in partition.txn.aborted.all()],
             {pid: LastRecord(e.last_data_offset if e.last_data_offset >= 0 else None,
                              e.producer_epoch) for pid, e in producers.items()},
-        )
+            self.dedupe_buffer_size))
 
     def clean(self, job: CleanJob) -> CleanResult:
-        """The round's file work (in a worker thread)."""
-        return clean_log(job.partition_log, job.infos, job.plan.first_dirty_offset,
-                         job.plan.first_uncleanable_offset, job.config, job.now_ms,
-                         job.log_start_offset, job.aborted, job.last_records,
-                         self.dedupe_buffer_size)
+        """The round's file work (``self.write``) and its swaps (in a worker thread)."""
+        return clean_log(job.partition_log, job.round, self.write)
 
     def apply(self, job: CleanJob, result: CleanResult) -> None:
         """Make the round visible (on the event loop)."""
@@ -184,7 +188,8 @@ async def run_log_cleaner(store: TopicStore, config: Mapping[str, str],
                           now_ms: Callable[[], int]) -> None:
     """The cleaner's loop (runs for the server's life)."""
     backoff_s = int(setting(config, LOG_CLEANER_BACKOFF_MS)) / 1000
-    manager = LogCleanerManager(store, int(setting(config, LOG_CLEANER_DEDUPE_BUFFER_SIZE)))
+    manager = LogCleanerManager(store, int(setting(config, LOG_CLEANER_DEDUPE_BUFFER_SIZE)),
+                                write_cleaned_in_child)
     while True:
         cleaned = False
         try:

@@ -1,19 +1,21 @@
 """Answers while the server does its background storage work (issue 33).
 
     python tests/benchmarks/bench_background_work.py [--rounds 30] [--connections 200]
-        [--rate 10] [--seconds 80] [--checkout DIR]
+        [--rate 10] [--seconds 80] [--checkout DIR] [--topic-records N]
 
 A data directory is filled beforehand with ``--rounds`` rounds of offset commits to 1,000
 groups x 10 partitions (30 rounds: 300,000 entries, 18 MB, 97 % of them overwritten), so
 that the server's first check of its log, 60 s after it starts, writes a live snapshot
 (``storage.snapshot_process``) and compacts the log (``storage.compaction_process``).
-Meanwhile ``--connections`` clients commit an offset ``--rate`` times a second each
-(OffsetCommit v2, a simple-consumer group per connection), one request in flight per
-connection, sent on a steady schedule, through ``--seconds`` from the start (the check at
-60 s included). Reported: p50 / p99 / max latency (send to answer) in 5 s windows by when
-the request was sent, over the whole run, and the server's VmHWM. ``--checkout DIR`` runs
-the server from another checkout (the one before, for a side-by-side run): the clients are
-this checkout's.
+With ``--topic-records N``, the data directory instead holds a ``cleanup.policy=compact``
+topic of N records over 10,000 keys (1 MiB segments), which the log cleaner cleans as the
+server starts (``storage.log_cleaner_process``). Meanwhile ``--connections`` clients
+commit an offset ``--rate`` times a second each (OffsetCommit v2, a simple-consumer group
+per connection), one request in flight per connection, sent on a steady schedule, through
+``--seconds`` from the start (the check at 60 s included). Reported: p50 / p99 / max
+latency (send to answer) in 5 s windows by when the request was sent, over the whole run,
+and the server's VmHWM. ``--checkout DIR`` runs the server from another checkout (the one
+before, for a side-by-side run): the clients are this checkout's.
 """
 
 from __future__ import annotations
@@ -73,9 +75,34 @@ def prefill(directory: str, rounds: int) -> int:
     return _log_bytes(directory)
 
 
+def prefill_topic(directory: str, records: int, keys: int = 10_000) -> int:
+    """A compacted topic "c" of ``records`` records over ``keys`` keys, in batches of 100;
+    bytes written."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from coordinator.broker.batches import validate_produced_batch
+    from coordinator.broker.topic_files import TopicFiles
+    from coordinator.broker.topics import TopicStore
+
+    store = TopicStore()
+    store.restore(TopicFiles(directory, "never", "fail"))
+    store.create_topic("c", 1, {"cleanup.policy": "compact", "segment.bytes": str(1 << 20)})
+    rng = random.Random(7)
+    for base in range(0, records, 100):
+        builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
+        for i in range(min(100, records - base)):
+            builder.append(i, timestamp=1_700_000_000_000 + base, headers=[],
+                           key=b"key-%d" % rng.randrange(keys), value=b"value-%d" % (base + i))
+        batch = bytes(builder.build())
+        store.append("c", 0, batch, validate_produced_batch(batch, 9, 1 << 20))
+    assert store.files is not None
+    store.files.close()
+    return _log_bytes(os.path.join(directory, "topics"))
+
+
 def _log_bytes(directory: str) -> int:
-    return sum(os.path.getsize(os.path.join(directory, n)) for n in os.listdir(directory)
-               if n.endswith(".log"))
+    return sum(os.path.getsize(os.path.join(root, n)) for root, _, names in os.walk(directory)
+               for n in names if n.endswith(".log"))
 
 
 def main() -> int:
@@ -85,13 +112,20 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=10.0)
     parser.add_argument("--seconds", type=float, default=80.0)
     parser.add_argument("--checkout", help="run the server from this checkout")
+    parser.add_argument("--topic-records", type=int, default=0,
+                        help="prefill a compacted topic of this many records instead")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kcoord-bench-background-") as data_dir:
-        size = prefill(data_dir, args.rounds)
+        if args.topic_records:
+            size = prefill_topic(data_dir, args.topic_records)
+            storage = ["--config", "log.cleaner.backoff.ms=1000"]
+        else:
+            size = prefill(data_dir, args.rounds)
+            storage = ["--topic-storage", "memory"]
         port = free_port()
         broker = Broker("kcoord", [sys.executable, "-m", "coordinator", "serve", "--port",
-                                   str(port), "--data-dir", data_dir, "--topic-storage",
-                                   "memory", "--topic", "t:1"], port, checkout=args.checkout)
+                                   str(port), "--data-dir", data_dir, *storage,
+                                   "--topic", "t:1"], port, checkout=args.checkout)
         started = time.monotonic()
         broker.start()
         try:
@@ -105,9 +139,13 @@ def main() -> int:
             memory = broker.memory_mib()
         finally:
             broker.stop()
-        after = _log_bytes(data_dir)
+        after = _log_bytes(os.path.join(data_dir, "topics") if args.topic_records
+                           else data_dir)
+    what = (f"a compacted topic of {args.topic_records} records" if args.topic_records
+            else f"{args.rounds} rounds")
     print(f"# {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC · load average "
-          f"{os.getloadavg()[0]:.1f} · prefilled {size / 2**20:.1f} MiB ({args.rounds} rounds) "
+          f"{os.getloadavg()[0]:.1f} · prefilled {size / 2**20:.1f} MiB "
+          f"({what}) "
           f"· {args.connections} connections x {args.rate:g}/s · server from "
           f"{args.checkout or 'this checkout'}")
     print("\n| sent (s after exec) | answered | p50 ms | p99 ms | max ms |")
@@ -121,7 +159,8 @@ def main() -> int:
     print(f"| **all** | {len(every)} | {pct(every, 0.5):.2f} | {pct(every, 0.99):.2f} | "
           f"{max(every) * 1000:.1f} |")
     print(f"\nerrors: {errors or 'none'}; server VmRSS / VmHWM {memory['VmRSS']:.1f} / "
-          f"{memory['VmHWM']:.1f} MiB; the log's segments {size / 2**20:.1f} MiB before, "
+          f"{memory['VmHWM']:.1f} MiB; the {'topic' if args.topic_records else 'log'}'s "
+          f"segments {size / 2**20:.1f} MiB before, "
           f"{after / 2**20:.1f} MiB at the end (compacted if much smaller)")
     return 0
 

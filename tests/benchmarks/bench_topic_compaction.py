@@ -1,13 +1,15 @@
 """The log cleaner of a compacted topic while a producer writes (issue 30 item 2).
 
     python tests/benchmarks/bench_topic_compaction.py [--records 1000000] [--keys 10000]
+        [--in-thread]
 
 (``bench_compaction.py`` measures the coordinator's own metadata-log compaction.) In one
 process, on one Trio loop, as the server runs them: a producer appends batches of 100
 records over ``--keys`` keys to a ``cleanup.policy=compact`` partition (1 MiB segments,
 ``--fsync interval``) until ``--records`` are written; the cleaner (``log_cleaning``'s
-manager: plan on the loop, clean in a worker thread, apply on the loop) runs round after
-round meanwhile; a consumer follows the partition from offset 0 as a Fetch would
+manager: plan on the loop, clean in a child process a worker thread waits for, apply on the
+loop; ``--in-thread``: clean in the worker thread itself, as before issue 33) runs round
+after round meanwhile; a consumer follows the partition from offset 0 as a Fetch would
 (``PartitionLog.read``) and checks that every batch it gets starts after the last offset it
 saw; a ticker measures how late a 1 ms sleep wakes (the stall a connection would see).
 Reported: wall time, cleaner rounds and their summed time, records and bytes left, peak
@@ -40,6 +42,8 @@ from coordinator.broker.batches import validate_produced_batch  # noqa: E402
 from coordinator.broker.log_cleaning import LogCleanerManager  # noqa: E402
 from coordinator.broker.topic_files import TopicFiles  # noqa: E402
 from coordinator.broker.topics import TopicStore  # noqa: E402
+from storage.log_cleaner import write_cleaned  # noqa: E402
+from storage.log_cleaner_process import write_cleaned_in_child  # noqa: E402
 
 BATCH = 100
 
@@ -61,14 +65,14 @@ def _batch(keys: list[int], serial: int) -> bytes:
     return bytes(builder.build())
 
 
-async def run(records: int, keys: int, data_dir: str,
-              with_cleaner: bool = True) -> dict[str, float]:
+async def run(records: int, keys: int, data_dir: str, with_cleaner: bool = True,
+              in_thread: bool = False) -> dict[str, float]:
     store = TopicStore()
     store.restore(TopicFiles(data_dir, "interval", "fail"))
     store.create_topic("c", 1, {"cleanup.policy": "compact", "segment.bytes": str(1 << 20)})
     partition = store.partition("c", 0)
     assert partition is not None
-    manager = LogCleanerManager(store)
+    manager = LogCleanerManager(store, write=write_cleaned if in_thread else write_cleaned_in_child)
     rng = random.Random(7)
     latest: dict[bytes, bytes] = {}
     stalls: list[float] = []
@@ -156,7 +160,7 @@ async def run(records: int, keys: int, data_dir: str,
     assert store.files is not None
     store.files.close()
     return {
-        "records": records, "keys": keys, "wall_s": round(wall, 2),
+        "records": records, "keys": keys, "in_thread": in_thread, "wall_s": round(wall, 2),
         "cleaner_rounds": rounds_before, "rss_before_mib": round(rss_before / 2**20, 1),
         "cleaning_s": round(clean_seconds, 2),
         "records_left": count, "bytes_left": partition.size_bytes,
@@ -174,9 +178,12 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=10_000)
     parser.add_argument("--no-cleaner", action="store_true",
                         help="the same run without the cleaner (the stall baseline)")
+    parser.add_argument("--in-thread", action="store_true",
+                        help="clean in the worker thread, not a child process")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data_dir:
-        row = trio.run(run, args.records, args.keys, data_dir, not args.no_cleaner)
+        row = trio.run(run, args.records, args.keys, data_dir, not args.no_cleaner,
+                       args.in_thread)
     print(json.dumps(row))
     if row["offsets_backwards"]:
         raise SystemExit("a consumer saw an offset go backwards")
