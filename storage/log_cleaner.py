@@ -40,8 +40,9 @@ import struct
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from wire.records import InvalidRecordBatch, RecordBatchHeader, parse_batches
+from wire.records import CRC_AT, InvalidRecordBatch, RecordBatchHeader, parse_batches
 
 from .compaction import stream_segment, swap_path
 from .directory import Segment
@@ -67,6 +68,7 @@ __all__ = [
     "CleanRound",
     "CleanedGroup",
     "CleanedTransactionMetadata",
+    "KeptBatch",
     "LastRecord",
     "OffsetMap",
     "WriteCleaned",
@@ -81,6 +83,7 @@ DEFAULT_LOAD_FACTOR = 0.9
 ENTRY_COST = 121
 _WRITE_CHUNK = 1 << 20
 _CONTROL_KEY = struct.Struct(">hh")
+_CRC = struct.Struct(">I")
 _ABORT, _COMMIT = 0, 1
 
 
@@ -179,17 +182,30 @@ def _control_type(data: bytes) -> int:
     return int(_CONTROL_KEY.unpack_from(records[0].key)[1])
 
 
+class KeptBatch(NamedTuple):
+    """A batch a group kept, where its output holds it (the segment ``LO.log`` once
+    installed): the bytes stay on disk, as an appended batch's do."""
+
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    size: int
+    #: The batch's CRC field (what a read checks it found this batch by).
+    crc: int
+    #: Where the batch starts in the group's output file.
+    position: int
+
+
 @dataclass(slots=True)
 class CleanedGroup:
     """One run of segments rewritten as one: the storage indexes it covered, the offsets of
-    the batches it read, and the batches it kept ((base offset, last offset, max timestamp,
-    bytes), in order)."""
+    the batches it read, and the batches it kept, in order."""
 
     lo: int
     hi: int
     first_offset: int | None
     last_offset: int | None
-    kept: list[tuple[int, int, int, bytes]] = field(default_factory=list)
+    kept: list[KeptBatch] = field(default_factory=list)
     first_timestamp: int = -1
     #: Entries in the group's output (its batches and a log start entry).
     entries: int = 0
@@ -349,6 +365,7 @@ class _GroupCleaner:
                     hi: int, log_start: int | None) -> CleanedGroup:
         group = CleanedGroup(lo, hi, None, None)
         entries: list[bytes] = []
+        written = HEADER_SIZE  # where the next entry starts in the output
         for seg in segments:
             self.result.bytes_read += seg.size
             for item in _batches(fs, seg):
@@ -361,17 +378,22 @@ class _GroupCleaner:
                 kept = self.filter_batch(header, data)
                 if kept is None:
                     continue
-                entries.append(encode_entry(BATCH_KEY.pack(header.base_offset), kept))
+                entry = encode_entry(BATCH_KEY.pack(header.base_offset), kept)
+                entries.append(entry)
+                written += len(entry)
                 (new,) = parse_batches(kept, verify_crc=False)
                 if not group.kept:
                     group.first_timestamp = new.base_timestamp
-                group.kept.append((header.base_offset, header.last_offset,
-                                   new.max_timestamp, kept))
+                group.kept.append(KeptBatch(header.base_offset, header.last_offset,
+                                            new.max_timestamp, len(kept),
+                                            _CRC.unpack_from(kept, CRC_AT)[0],
+                                            written - len(kept)))  # the batch ends its entry
         # The log start offset as it is now (it may lie before the first batch kept). When
         # it does not fit, nothing was dropped and no start entry was here: not needed.
         if log_start is not None and len(entries) < hi - lo:
-            entries.insert(0, encode_entry(CLEANED_START_PREFIX + BATCH_KEY.pack(log_start),
-                                           None))
+            start = encode_entry(CLEANED_START_PREFIX + BATCH_KEY.pack(log_start), None)
+            entries.insert(0, start)
+            group.kept = [k._replace(position=k.position + len(start)) for k in group.kept]
         self._write(fs, directory, lo, hi, entries)
         group.entries = len(entries)
         return group

@@ -5,9 +5,8 @@ the swaps and applies the result to the partition in memory (``log_cleaner.clean
 only where the file work runs differs. A log on another file system than the real one (the
 tests' fault injection) is cleaned in the calling thread, as a child could not see it.
 
-The child answers with one JSON line (the result's numbers and each group's offsets) and
-then the kept batches, each framed as base offset, last offset and max timestamp (int64),
-its length (uint32) and its bytes, group after group.
+The child answers in JSON: the result's numbers, each group's offsets and where in its
+output each kept batch lies (their bytes stay on disk).
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import struct
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,7 +29,14 @@ from .child_process import (
 from .directory import SWAP_RE
 from .errors import CompactionError
 from .fs import OsFileSystem
-from .log_cleaner import CleanedGroup, CleanResult, CleanRound, LastRecord, write_cleaned
+from .log_cleaner import (
+    CleanedGroup,
+    CleanResult,
+    CleanRound,
+    KeptBatch,
+    LastRecord,
+    write_cleaned,
+)
 from .log_cleaner_plan import CleanerLogConfig, SegmentInfo
 
 if TYPE_CHECKING:
@@ -42,7 +47,6 @@ __all__ = ["CHILD_TIMEOUT_S", "write_cleaned_in_child"]
 
 #: How long a child may clean (Kafka's rounds read up to a dedupe buffer's worth of keys).
 CHILD_TIMEOUT_S = 1800.0
-_KEPT = struct.Struct(">qqqI")
 _GROUP_FIELDS = ("lo", "hi", "first_offset", "last_offset", "first_timestamp", "entries")
 
 
@@ -57,7 +61,7 @@ def write_cleaned_in_child(fs: FileSystem, directory: str, segments: Sequence[Se
             "round": _round_spec(job)}
     try:
         return _read_result(run_child(__name__, spec, CHILD_TIMEOUT_S))
-    except (ChildFailed, ValueError, KeyError, TypeError, struct.error) as exc:
+    except (ChildFailed, ValueError, KeyError, TypeError) as exc:
         discard_uninstalled(fs, directory)
         raise CompactionError(f"log cleaning failed ({exc}); the log is unchanged") from exc
 
@@ -99,32 +103,18 @@ def _round_from_spec(spec: dict[str, Any]) -> CleanRound:
 def _write_result(result: CleanResult) -> bytes:
     numbers = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)
                if f.name not in ("groups", "retained_aborted")}
-    head = {**numbers, "retained_aborted": sorted(result.retained_aborted),
-            "groups": [[*(getattr(g, n) for n in _GROUP_FIELDS), len(g.kept)]
-                       for g in result.groups]}
-    out = [json.dumps(head).encode(), b"\n"]
-    for group in result.groups:
-        for base, last, max_timestamp, data in group.kept:
-            out += [_KEPT.pack(base, last, max_timestamp, len(data)), data]
-    return b"".join(out)
+    return json.dumps({**numbers, "retained_aborted": sorted(result.retained_aborted),
+                       "groups": [[*(getattr(g, n) for n in _GROUP_FIELDS), g.kept]
+                                  for g in result.groups]}).encode()
 
 
 def _read_result(out: bytes) -> CleanResult:
-    line, _, body = out.partition(b"\n")
-    head = json.loads(line)
-    view = memoryview(body)
-    position = 0
+    head = json.loads(out)
     groups = []
-    for *values, count in head.pop("groups"):
+    for *values, kept in head.pop("groups"):
         group = CleanedGroup(**dict(zip(_GROUP_FIELDS, values, strict=True)))
-        for _ in range(count):
-            base, last, max_timestamp, size = _KEPT.unpack_from(view, position)
-            position += _KEPT.size
-            group.kept.append((base, last, max_timestamp, bytes(view[position:position + size])))
-            position += size
+        group.kept = [KeptBatch(*k) for k in kept]
         groups.append(group)
-    if position != len(body):
-        raise ValueError(f"{len(body) - position} bytes after the kept batches")
     retained = {(pid, offset) for pid, offset in head.pop("retained_aborted")}
     return CleanResult(groups=groups, retained_aborted=retained, **head)
 

@@ -21,6 +21,7 @@ them), so a round and a retention never overlap.
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ import trio
 
 from coordinator.broker.config import setting
 from coordinator.broker.topics import Topic, TopicStore
+from storage.directory import segment_name
 from storage.log import Log
 from storage.log_cleaner import (
     DEFAULT_DEDUPE_BUFFER_SIZE,
@@ -142,7 +144,9 @@ class LogCleanerManager:
         for group in result.groups:
             if group.first_offset is None or group.last_offset is None:
                 continue
-            partition.apply_cleaning(group.first_offset, group.last_offset, group.kept)
+            partition.apply_cleaning(group.first_offset, group.last_offset, group.kept,
+                                     os.path.join(job.partition_log.directory,
+                                                  segment_name(group.lo)))
             first = group.first_offset if first is None else first
             last = group.last_offset
         if first is not None and last is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -27,6 +28,9 @@ from coordinator.txn.partition import AbortedTxn, PartitionTransactions, Transac
 from coordinator.txn.producer_state import AppendOrigin, ProducerStateError
 from storage.time_index import SCAN_BUDGET_BYTES, TimeIndex
 from wire.records import RecordBatchHeader, parse_batches, with_base_offset
+
+if TYPE_CHECKING:
+    from storage.log_cleaner import KeptBatch
 
 __all__ = ["PartitionLog", "StoredBatch"]
 
@@ -155,15 +159,17 @@ class PartitionLog:
         else:
             self.advance_log_start(offset)
 
-    def apply_cleaning(self, first_offset: int, last_offset: int,
-                       kept: list[tuple[int, int, int, bytes]]) -> None:
-        """The cleaner rewrote the batches in [first_offset, last_offset] as ``kept``
-        ((base offset, last offset, max timestamp, bytes)): offsets unchanged, gaps where
-        batches went. Call :meth:`cleaning_done` after the round's last group."""
+    def apply_cleaning(self, first_offset: int, last_offset: int, kept: list[KeptBatch],
+                       path: str) -> None:
+        """The cleaner rewrote the batches in [first_offset, last_offset] as ``kept``, now
+        in the segment file ``path``: offsets unchanged, gaps where batches went. Call
+        :meth:`cleaning_done` after the round's last group."""
+        assert self.source is not None  # (only a partition with files is cleaned)
         start = bisect_left(self.batches, first_offset, key=lambda b: b.base_offset)
         stop = bisect_right(self.batches, last_offset, key=lambda b: b.last_offset)
-        fresh = [StoredBatch(base, last, max_ts, data) for base, last, max_ts, data in kept
-                 if last >= self.log_start_offset]
+        fresh = [StoredBatch.located(k.base_offset, k.last_offset, k.max_timestamp, k.size,
+                                     k.crc, path, k.position, self.source)
+                 for k in kept if k.last_offset >= self.log_start_offset]
         self.size_bytes += (sum(b.size for b in fresh)
                             - sum(b.size for b in self.batches[start:stop]))
         self.batches[start:stop] = fresh

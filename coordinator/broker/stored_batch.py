@@ -1,7 +1,8 @@
 """One batch of a partition log as memory holds it: its offsets, largest timestamp and size,
-and either its bytes (a partition kept in memory only, a batch the log cleaner rewrote) or
-where they lie in a segment file of the data directory (issue 33: the bytes of every batch
-appended were also held in memory to answer Fetch, 10.5 MiB for 100,000 x 100 B records).
+and either its bytes (a partition kept in memory only) or where they lie in a segment file
+of the data directory, for an appended batch and one the log cleaner rewrote alike (issue 33:
+the bytes of every batch appended were also held in memory to answer Fetch, 10.5 MiB for
+100,000 x 100 B records; the cleaner's output was held too).
 
 A located batch is read back through its :class:`SegmentSource` (the topic files'
 ``storage.open_files.PooledFileSystem``), which keeps one read-only descriptor per segment
@@ -66,6 +67,23 @@ class StoredBatch:
         self.source = source if located else None
         self.crc = _CRC.unpack_from(data, CRC_AT)[0] if located else 0
         self._data: bytes | None = None if located else data
+
+    @classmethod
+    def located(cls, base_offset: int, last_offset: int, max_timestamp: int, size: int,
+                crc: int, path: str, position: int, source: SegmentSource) -> StoredBatch:
+        """A batch known only by where it lies (the log cleaner's output): its ``size``
+        bytes at ``position`` of ``path``, whose CRC field is ``crc``."""
+        batch = cls.__new__(cls)
+        batch.base_offset = base_offset
+        batch.last_offset = last_offset
+        batch.max_timestamp = max_timestamp
+        batch.size = size
+        batch.path = path
+        batch.position = position
+        batch.source = source
+        batch.crc = crc
+        batch._data = None
+        return batch
 
     @property
     def held(self) -> bytes | None:

@@ -1,14 +1,14 @@
 """Answers while the server does its background storage work (issue 33).
 
     python tests/benchmarks/bench_background_work.py [--rounds 30] [--connections 200]
-        [--rate 10] [--seconds 80] [--checkout DIR] [--topic-records N]
+        [--rate 10] [--seconds 80] [--checkout DIR] [--topic-records N [--topic-keys K]]
 
 A data directory is filled beforehand with ``--rounds`` rounds of offset commits to 1,000
 groups x 10 partitions (30 rounds: 300,000 entries, 18 MB, 97 % of them overwritten), so
 that the server's first check of its log, 60 s after it starts, writes a live snapshot
 (``storage.snapshot_process``) and compacts the log (``storage.compaction_process``).
 With ``--topic-records N``, the data directory instead holds a ``cleanup.policy=compact``
-topic of N records over 10,000 keys (1 MiB segments), which the log cleaner cleans as the
+topic of N records over K keys (10,000; 1 MiB segments), which the log cleaner cleans as the
 server starts (``storage.log_cleaner_process``). Meanwhile ``--connections`` clients
 commit an offset ``--rate`` times a second each (OffsetCommit v2, a simple-consumer group
 per connection), one request in flight per connection, sent on a steady schedule, through
@@ -114,10 +114,12 @@ def main() -> int:
     parser.add_argument("--checkout", help="run the server from this checkout")
     parser.add_argument("--topic-records", type=int, default=0,
                         help="prefill a compacted topic of this many records instead")
+    parser.add_argument("--topic-keys", type=int, default=10_000,
+                        help="over this many keys")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kcoord-bench-background-") as data_dir:
         if args.topic_records:
-            size = prefill_topic(data_dir, args.topic_records)
+            size = prefill_topic(data_dir, args.topic_records, args.topic_keys)
             storage = ["--config", "log.cleaner.backoff.ms=1000"]
         else:
             size = prefill(data_dir, args.rounds)
@@ -141,7 +143,8 @@ def main() -> int:
             broker.stop()
         after = _log_bytes(os.path.join(data_dir, "topics") if args.topic_records
                            else data_dir)
-    what = (f"a compacted topic of {args.topic_records} records" if args.topic_records
+    what = (f"a compacted topic of {args.topic_records} records over {args.topic_keys} keys"
+            if args.topic_records
             else f"{args.rounds} rounds")
     print(f"# {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC · load average "
           f"{os.getloadavg()[0]:.1f} · prefilled {size / 2**20:.1f} MiB "
