@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import heapq
+import os
 import struct
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -45,7 +46,7 @@ from typing import NamedTuple
 from wire.records import CRC_AT, InvalidRecordBatch, RecordBatchHeader, parse_batches
 
 from .compaction import stream_segment, swap_path
-from .directory import Segment
+from .directory import SWAP_RE, Segment
 from .errors import CompactionError
 from .fs import FileSystem, write_all
 from .kafka_batch import (
@@ -73,6 +74,7 @@ __all__ = [
     "OffsetMap",
     "WriteCleaned",
     "clean_log",
+    "discard_uninstalled",
     "write_cleaned",
 ]
 
@@ -308,7 +310,7 @@ def write_cleaned(fs: FileSystem, directory: str, segments: Sequence[Segment],
                   job: CleanRound) -> CleanResult:
     """The round's file work on the log whose segments are ``segments`` (the active one
     last): the offset map, then each group's output committed as ``LO-HI.swap``. If it
-    fails, the swaps it committed are deleted again: the log is as it was."""
+    fails, what it wrote is deleted again (``discard_uninstalled``): the log is as it was."""
     started = time.perf_counter()
     by_index = {s.base: s for s in segments[:-1]}
     cleaned = [by_index[i.index] for i in job.infos]
@@ -330,13 +332,26 @@ def write_cleaned(fs: FileSystem, directory: str, segments: Sequence[Segment],
             result.groups.append(cleaner.clean_group(
                 fs, directory, [by_index[g.index] for g in group], lo, hi, start))
     except BaseException:
-        for done in result.groups:
-            with contextlib.suppress(OSError):
-                fs.unlink(swap_path(directory, done.lo, done.hi))
+        with contextlib.suppress(OSError):
+            discard_uninstalled(fs, directory)
         raise
     result.retained_aborted = txn.retained_aborted
     result.seconds = time.perf_counter() - started
     return result
+
+
+def discard_uninstalled(fs: FileSystem, directory: str) -> None:
+    """Delete the ``.swap`` and ``.cleaned`` files a failed round left in ``directory``
+    (while a round runs, nothing else writes them there), fsync the directory."""
+    try:
+        names = [n for n in fs.listdir(directory)
+                 if SWAP_RE.match(n) or n.endswith(".cleaned")]
+    except FileNotFoundError:
+        return  # the topic was deleted meanwhile
+    for name in names:
+        fs.unlink(os.path.join(directory, name))
+    if names:
+        fs.fsync_dir(directory)
 
 
 def clean_log(log: Log, job: CleanRound, write: WriteCleaned = write_cleaned) -> CleanResult:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -26,7 +25,6 @@ from .child_process import (
     segments_from_spec,
     segments_spec,
 )
-from .directory import SWAP_RE
 from .errors import CompactionError
 from .fs import OsFileSystem
 from .log_cleaner import (
@@ -35,6 +33,7 @@ from .log_cleaner import (
     CleanRound,
     KeptBatch,
     LastRecord,
+    discard_uninstalled,
     write_cleaned,
 )
 from .log_cleaner_plan import CleanerLogConfig, SegmentInfo
@@ -54,7 +53,7 @@ def write_cleaned_in_child(fs: FileSystem, directory: str, segments: Sequence[Se
                            job: CleanRound) -> CleanResult:
     """``write_cleaned`` in a child process (here if ``fs`` is not the real one; blocking:
     call from a worker thread). CompactionError if the child fails, once what it wrote is
-    deleted (``discard_uninstalled``): the log is as it was."""
+    deleted (``log_cleaner.discard_uninstalled``): the log is as it was."""
     if not can_run_in_child(fs):
         return write_cleaned(fs, directory, segments, job)
     spec = {"directory": directory, "segments": segments_spec(segments),
@@ -64,20 +63,6 @@ def write_cleaned_in_child(fs: FileSystem, directory: str, segments: Sequence[Se
     except (ChildFailed, ValueError, KeyError, TypeError) as exc:
         discard_uninstalled(fs, directory)
         raise CompactionError(f"log cleaning failed ({exc}); the log is unchanged") from exc
-
-
-def discard_uninstalled(fs: FileSystem, directory: str) -> None:
-    """Delete the ``.swap`` and ``.cleaned`` files a failed child left in ``directory``
-    (while the parent waits for it, nothing else writes them there), fsync the directory."""
-    try:
-        names = [n for n in fs.listdir(directory)
-                 if SWAP_RE.match(n) or n.endswith(".cleaned")]
-    except FileNotFoundError:
-        return  # the topic was deleted meanwhile
-    for name in names:
-        fs.unlink(os.path.join(directory, name))
-    if names:
-        fs.fsync_dir(directory)
 
 
 def _round_spec(job: CleanRound) -> dict[str, Any]:

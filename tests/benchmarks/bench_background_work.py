@@ -78,7 +78,7 @@ def prefill(directory: str, rounds: int) -> int:
 def prefill_topic(directory: str, records: int, keys: int = 10_000) -> int:
     """A compacted topic "c" of ``records`` records over ``keys`` keys, in batches of 100;
     bytes written."""
-    from kafka.record.default_records import DefaultRecordBatchBuilder
+    from bench_topic_compaction import keyed_batch
 
     from coordinator.broker.batches import validate_produced_batch
     from coordinator.broker.topic_files import TopicFiles
@@ -89,11 +89,8 @@ def prefill_topic(directory: str, records: int, keys: int = 10_000) -> int:
     store.create_topic("c", 1, {"cleanup.policy": "compact", "segment.bytes": str(1 << 20)})
     rng = random.Random(7)
     for base in range(0, records, 100):
-        builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
-        for i in range(min(100, records - base)):
-            builder.append(i, timestamp=1_700_000_000_000 + base, headers=[],
-                           key=b"key-%d" % rng.randrange(keys), value=b"value-%d" % (base + i))
-        batch = bytes(builder.build())
+        batch = keyed_batch([rng.randrange(keys) for _ in range(min(100, records - base))],
+                            base)
         store.append("c", 0, batch, validate_produced_batch(batch, 9, 1 << 20))
     assert store.files is not None
     store.files.close()

@@ -55,7 +55,9 @@ def _status(field: str) -> int:
     raise KeyError(field)
 
 
-def _batch(keys: list[int], serial: int) -> bytes:
+def keyed_batch(keys: list[int], serial: int) -> bytes:
+    """A batch of one record per key in ``keys`` ("key-K" = "value-K-N", N counting from
+    ``serial``), timestamped by ``serial``."""
     builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
                                         producer_id=-1, producer_epoch=-1, base_sequence=-1,
                                         batch_size=1 << 20)
@@ -85,7 +87,7 @@ async def run(records: int, keys: int, data_dir: str, with_cleaner: bool = True,
     prepared = []
     for written in range(0, records, BATCH):
         chosen = [rng.randrange(keys) for _ in range(min(BATCH, records - written))]
-        prepared.append(_batch(chosen, written))
+        prepared.append(keyed_batch(chosen, written))
         for i, key in enumerate(chosen):
             latest[b"key-%d" % key] = b"value-%d-%d" % (key, written + i)
     rss_before = _status("VmRSS")

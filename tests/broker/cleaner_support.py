@@ -12,6 +12,7 @@ from test_topic_files import close, open_store
 from coordinator.broker.batches import validate_produced_batch
 from coordinator.broker.log_cleaning import LogCleanerManager
 from coordinator.broker.partition_log import PartitionLog
+from coordinator.broker.topic_files import TOPICS_DIR
 from coordinator.broker.topics import TopicStore
 from storage.log_cleaner import CleanResult
 from wire.records import parse_batches
@@ -44,6 +45,13 @@ class Cleaning:
         self.store.create_topic("t", 1, self.configs)
         self.manager = LogCleanerManager(self.store)
         self.sequences: dict[int, int] = {}
+
+    @property
+    def directory(self) -> Path:
+        """The partition's directory of segment files."""
+        topic = self.store.get("t")
+        assert topic is not None
+        return self.data_dir / TOPICS_DIR / str(topic.topic_id) / "0"
 
     @property
     def partition(self) -> PartitionLog:

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from cleaner_support import Cleaning
 
-from coordinator.broker.topic_files import TOPICS_DIR
 from storage import log_cleaner_process
 from storage.errors import CompactionError
 from storage.log_cleaner import CleanResult, write_cleaned
@@ -42,11 +41,8 @@ def _build(data_dir: Path) -> Cleaning:
 
 
 def _partition_files(log: Cleaning) -> dict[str, bytes]:
-    topic = log.store.get("t")
-    assert topic is not None
-    directory = log.data_dir / TOPICS_DIR / str(topic.topic_id) / "0"
-    return {name: (directory / name).read_bytes() for name in sorted(os.listdir(directory))
-            if name.endswith(".log")}
+    return {name: (log.directory / name).read_bytes()
+            for name in sorted(os.listdir(log.directory)) if name.endswith(".log")}
 
 
 def _without_seconds(result: CleanResult) -> CleanResult:
@@ -95,10 +91,7 @@ def test_an_answer_the_parent_cannot_read_leaves_the_log_as_it_was(
     monkeypatch.setattr(log_cleaner_process, "_read_result", garbled)
     with pytest.raises(CompactionError, match=r"garbled answer.*the log is unchanged"):
         log.clean(10_000)
-    topic = log.store.get("t")
-    assert topic is not None
-    directory = log.data_dir / TOPICS_DIR / str(topic.topic_id) / "0"
-    assert not [n for n in os.listdir(directory) if n.endswith((".swap", ".cleaned"))]
+    assert not [n for n in os.listdir(log.directory) if n.endswith((".swap", ".cleaned"))]
     assert log.offsets_in_log() == before and _partition_files(log) == files
     log.reload()
     assert log.offsets_in_log() == before
@@ -111,9 +104,7 @@ def test_a_child_that_fails_names_the_reason_and_changes_nothing(tmp_path: Path)
     log = _build(tmp_path)
     log.manager.write = write_cleaned_in_child
     before, files = log.batch_base_offsets(), _partition_files(log)
-    topic = log.store.get("t")
-    assert topic is not None
-    directory = log.data_dir / TOPICS_DIR / str(topic.topic_id) / "0"
+    directory = log.directory
     second = sorted(n for n in os.listdir(directory) if n.endswith(".log"))[1]
     damaged = bytearray(files[second])
     damaged[len(damaged) // 2] ^= 0xFF

@@ -27,12 +27,6 @@ def fill(log: Cleaning, rounds: int = 4, keys: int = 10) -> None:
             log.append([(k, r * 100 + k)], timestamp=1_000 + r * 100 + k)
 
 
-def partition_dir(log: Cleaning) -> Path:
-    topic = log.store.get("t")
-    assert topic is not None
-    return log.data_dir / TOPICS_DIR / str(topic.topic_id) / "0"
-
-
 def test_recovery_after_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A crash before the swap's commit point leaves a .cleaned file: the restart deletes
     it and the log is as before; a crash after it leaves a .swap: the restart completes
@@ -48,19 +42,19 @@ def test_recovery_after_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(Log, "replace_segments", crash)
     with pytest.raises(KeyboardInterrupt):
         log.clean()
-    names = os.listdir(partition_dir(log))
+    names = os.listdir(log.directory)
     assert sum(n.endswith(".swap") for n in names) == 4
     assert log.offsets_in_log() == before  # nothing installed: memory is as it was
     monkeypatch.undo()
     log.reload()
-    assert not any(n.endswith((".swap", ".cleaned")) for n in os.listdir(partition_dir(log)))
+    assert not any(n.endswith((".swap", ".cleaned")) for n in os.listdir(log.directory))
     # every group's swap was committed: the restart completed them all
     assert log.offsets_in_log() == before[-10:]
     assert log.partition.log_start_offset == 0 and log.partition.log_end_offset == 40
     log.close()
 
     # a .cleaned file a crash left mid-write is thrown away
-    (partition_dir(log) / ("0" * 20 + "-" + "0" * 19 + "9.cleaned")).write_bytes(b"torn")
+    (log.directory / ("0" * 20 + "-" + "0" * 19 + "9.cleaned")).write_bytes(b"torn")
     log.reload()
     assert log.offsets_in_log() == before[-10:]
     log.clean()
@@ -220,7 +214,7 @@ def test_concurrent_log_cleanup_and_topic_deletion(tmp_path: Path) -> None:
     assert topic is not None
     job = log.manager.plan(topic, 0, 0, {})
     assert job is not None
-    directory = partition_dir(log)
+    directory = log.directory
     result = log.manager.clean(job)
     log.store.delete_topic("t")
     log.manager.apply(job, result)  # ignored: the topic is gone
