@@ -111,22 +111,6 @@ def _records(log_: Log, snapshot: LiveSnapshot, covered: list[tuple[int, int]]
     log_.set_stats(live, snapshot.live_bytes, snapshot.event_bytes + event_bytes)
 
 
-def snapshot_log(log_: Log, build: Build | None = None) -> LiveSnapshot | None:
-    """Write the snapshot of the log as it is now (its bytes fsynced first), built from
-    the previous snapshot when that still describes the log, else from every entry. The
-    snapshot written (None: it could not be, which is logged: a snapshot is an
-    optimisation, and the log stays as it was). ``build`` builds and writes it
-    (``build_and_write``, here, by default; the server runs it in a child process:
-    ``storage.snapshot_process``)."""
-    with _reading(log_) as segments:
-        try:
-            log_.sync()  # what the snapshot covers is durable before the snapshot is
-        except StorageError as exc:
-            log.warning("could not build %s (ignored): %s", SNAPSHOT_FILE, exc)
-            return None
-        return (build or build_and_write)(log_.fs, log_.directory, segments)
-
-
 Build = Callable[["FileSystem", str, list["Segment"]], LiveSnapshot | None]
 """(file system, directory, the segments, durable and kept from compaction) -> the
 snapshot written, or None (logged)."""
@@ -147,6 +131,22 @@ def build_and_write(fs: FileSystem, directory: str, segments: list[Segment]
         return None
     del previous
     return snapshot if write_snapshot(fs, directory, snapshot) else None
+
+
+def snapshot_log(log_: Log, build: Build = build_and_write) -> LiveSnapshot | None:
+    """Write the snapshot of the log as it is now (its bytes fsynced first), built from
+    the previous snapshot when that still describes the log, else from every entry. The
+    snapshot written (None: it could not be, which is logged: a snapshot is an
+    optimisation, and the log stays as it was). ``build`` builds and writes it
+    (``build_and_write``, here, by default; the server runs it in a child process:
+    ``storage.snapshot_process``)."""
+    with _reading(log_) as segments:
+        try:
+            log_.sync()  # what the snapshot covers is durable before the snapshot is
+        except StorageError as exc:
+            log.warning("could not build %s (ignored): %s", SNAPSHOT_FILE, exc)
+            return None
+        return build(log_.fs, log_.directory, segments)
 
 
 def snapshot_at_close(log_: Log) -> LiveSnapshot | None:

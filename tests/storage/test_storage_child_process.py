@@ -31,7 +31,7 @@ from storage.records import (
     Record,
 )
 from storage.segment_summary import summary_path
-from storage.snapshot_log import snapshot_log
+from storage.snapshot_log import build_and_write, snapshot_log
 from storage.snapshot_process import build_in_child
 
 POLICY = CompactionPolicy(tombstone_retention_ms=10**12)
@@ -78,7 +78,7 @@ def test_the_child_writes_the_snapshot_the_thread_writes(tmp_path: Path) -> None
             os.path.join(there, SNAPSHOT_FILE), "rb") as b:
         assert a.read() == b.read()
     # and a second one, built from the first and the tail after it
-    for directory, build in ((here, None), (there, build_in_child)):
+    for directory, build in ((here, build_and_write), (there, build_in_child)):
         with Log.open(directory) as log:
             _fill(log, 3)
             assert snapshot_log(log, build=build) is not None
