@@ -385,7 +385,7 @@ def _run(
             size_job(spark, args.master, total, args.conf)
             progress.say(f"{segments} segment file(s), {total:,} bytes")
     datasets: dict[str, Any] = {}
-    if not args.master.startswith("local"):
+    if not (args.master.startswith("local") or small):  # a small input runs no Python there
         from .session import PipelineSetupError, check_executors
 
         progress.say("checking the executors")

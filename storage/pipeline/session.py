@@ -125,8 +125,10 @@ def build_session(
     the address is left to Spark (``SPARK_LOCAL_IP`` / ``spark.driver.host`` in
     ``extra_conf``). ``quiet``: the JVM's start-up lines are dropped (:mod:`.quiet_jvm`).
     ``input_bytes``: the segment bytes the job reads, when known: the job is sized to
-    them (:func:`size_job`) and the driver JVM gets :func:`.sizing.driver_java_options`
-    (unless ``extra_conf`` sets ``spark.driver.extraJavaOptions``); None: one shuffle
+    them (:func:`size_job`), the driver JVM gets :func:`.sizing.driver_java_options`
+    (unless ``extra_conf`` sets ``spark.driver.extraJavaOptions``) and a cluster's
+    executors :func:`.sizing.executor_java_options` (unless it sets
+    ``spark.executor.extraJavaOptions``); None: one shuffle
     partition per core and Spark's defaults otherwise. ``register_source=False``:
     ``kcoord-log`` is not registered (for a run that reads on the driver): registering a
     Python Data Source makes Spark start a Python worker, once, to look for other
@@ -142,7 +144,13 @@ def build_session(
         os.environ["PYSPARK_PYTHON"] = executor_python
     from pyspark.sql import SparkSession
 
-    from .sizing import driver_java_options, driver_memory, is_small, master_cores
+    from .sizing import (
+        driver_java_options,
+        driver_memory,
+        executor_java_options,
+        is_small,
+        master_cores,
+    )
     from .source import register
 
     local = master.startswith("local")
@@ -168,6 +176,9 @@ def build_session(
     java_options = driver_java_options(master, input_bytes)
     if java_options:
         settings["spark.driver.extraJavaOptions"] += " " + java_options
+    executor_options = executor_java_options(master, input_bytes)
+    if executor_options:
+        settings["spark.executor.extraJavaOptions"] = executor_options
     if input_bytes is not None and is_small(input_bytes):
         # The driver's Arrow table is sliced into this many partitions: one task a stage.
         settings["spark.default.parallelism"] = "1"

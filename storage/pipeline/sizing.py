@@ -45,6 +45,7 @@ __all__ = [
     "SMALL_INPUT_JAVA_OPTIONS",
     "driver_java_options",
     "driver_memory",
+    "executor_java_options",
     "is_small",
     "master_cores",
     "shuffle_partitions",
@@ -59,16 +60,17 @@ SHUFFLE_PARTITION_BYTES = 128 * 1024 * 1024
 #: ... and never a partition for less than this many bytes of segments.
 MIN_PARTITION_BYTES = 16 * 1024 * 1024
 
-#: A small input's driver JVM: the JIT stops at its quick first tier (C1), with the serial
-#: collector: less compiling and fewer threads on a short run.
+#: A small input's JVMs, and a cluster's driver: the JIT stops at its quick first tier
+#: (C1), with the serial collector: less compiling and fewer threads on a short run.
 SMALL_INPUT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-#: A large input's driver JVM on a ``local`` master (where the tasks run): the parallel
-#: collector (no concurrent collector threads beside the tasks) and C2, the costly JIT
-#: tier, compiling a method after 50,000 invocations (default 5,000), or after 20,000
-#: (default 600) once invocations and loop iterations reach 60,000 (default 15,000): on a
-#: cold run the JIT compiled each plan's code for about 30 s of CPU, much of it code that
-#: runs a few times. 10^6 records, ``local[2]``, quiet, cold runs: JVM CPU 82-96 s (median
-#: 92.5, 8 runs) against 98-109 s (median 103.7, 4 runs), wall 56-65 s against 62-72 s.
+#: A large input's JVMs that run the tasks (a ``local`` master's driver, a cluster's
+#: executors): the parallel collector (no concurrent collector threads beside the tasks)
+#: and C2, the costly JIT tier, compiling a method after 50,000 invocations (default
+#: 5,000), or after 20,000 (default 600) once invocations and loop iterations reach
+#: 60,000 (default 15,000): on a cold run the JIT compiled each plan's code for about 30 s
+#: of CPU, much of it code that runs a few times. 10^6 records, ``local[2]``, quiet, cold
+#: runs: JVM CPU 82-96 s (median 92.5, 8 runs) against 98-109 s (median 103.7, 4 runs),
+#: wall 56-65 s against 62-72 s.
 LARGE_INPUT_JAVA_OPTIONS = (
     "-XX:+UseParallelGC -XX:Tier4InvocationThreshold=50000"
     " -XX:Tier4MinInvocationThreshold=20000 -XX:Tier4CompileThreshold=60000"
@@ -115,14 +117,30 @@ def driver_memory(master: str, input_bytes: int | None) -> str:
 
 def driver_java_options(master: str, input_bytes: int | None) -> str:
     """JVM options for the driver of a job over ``input_bytes`` of segment files (None:
-    unknown) on ``master``: :data:`SMALL_INPUT_JAVA_OPTIONS` for a small input on any
-    master, :data:`LARGE_INPUT_JAVA_OPTIONS` for a large one on a ``local`` master (a
-    cluster's driver runs no tasks), else none."""
+    unknown) on ``master``: :data:`LARGE_INPUT_JAVA_OPTIONS` for a large input on a
+    ``local`` master (where the driver runs the tasks), else
+    :data:`SMALL_INPUT_JAVA_OPTIONS`: a small input's driver, and a cluster's whatever the
+    input's size, runs planning and scheduling code a few times each, which C2 compiles
+    for more than it saves (10^6 records on a standalone cluster: 80.0 / 84.2 s against
+    85.8 / 95.0 s with Spark's defaults; BENCHMARKS.md); none for an unknown size."""
     if input_bytes is None:
         return ""
-    if is_small(input_bytes):
+    if is_small(input_bytes) or not master.startswith("local"):
         return SMALL_INPUT_JAVA_OPTIONS
-    return LARGE_INPUT_JAVA_OPTIONS if master.startswith("local") else ""
+    return LARGE_INPUT_JAVA_OPTIONS
+
+
+def executor_java_options(master: str, input_bytes: int | None) -> str:
+    """JVM options for a cluster's executors on a job over ``input_bytes`` of segment
+    files, as :func:`driver_java_options` gives a ``local`` master's driver (which runs
+    the tasks there): the small or the large input's options; none on a ``local`` master
+    (its executor is the driver) or for an input of unknown size. Each executor is a cold
+    JVM of its own, and on a small input its C2 compiler threads cost more than the code
+    they compile saves (the 494-record log on a standalone cluster of two one-core
+    workers: 39.6 s with Spark's defaults, 26.6 s with the small options; BENCHMARKS.md)."""
+    if master.startswith("local") or input_bytes is None:
+        return ""
+    return SMALL_INPUT_JAVA_OPTIONS if is_small(input_bytes) else LARGE_INPUT_JAVA_OPTIONS
 
 
 def is_small(input_bytes: int) -> bool:

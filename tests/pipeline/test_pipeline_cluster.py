@@ -25,6 +25,8 @@ import pytest
 from standalone_cluster import executor_settings, standalone_cluster
 from synthetic import write_log
 
+from storage.pipeline.sizing import SMALL_INPUT_JAVA_OPTIONS
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,6 +96,9 @@ def test_pipeline_on_a_standalone_cluster_equals_local_mode(
 def test_an_executor_missing_a_requirement_is_named_before_the_job(
     standalone: str, tmp_path: Path
 ) -> None:
+    """A job that runs Python on the executors (an input given by URI: decoded there)
+    checks them first and names what one misses. A small input of local paths is parsed
+    on the driver and runs no Python on the executors: it is not checked, and it runs."""
     data = tmp_path / "data"
     write_log(str(data), groups=1, steps=5)
     # The executors' path has pyspark and pyarrow but not crc32c: every site-packages of
@@ -111,15 +116,30 @@ def test_an_executor_missing_a_requirement_is_named_before_the_job(
     executor_python.write_text(
         f'#!/bin/sh\nexec {sys._base_executable} -S "$@"\n')  # type: ignore[attr-defined]
     executor_python.chmod(0o755)
-    result = pipeline(
-        "--input", str(data), "--output", str(tmp_path / "out"), "--master", standalone,
-        "--conf", "spark.driver.host=127.0.0.1",
-        "--conf", f"spark.pyspark.python={executor_python}",
-        "--conf", f"spark.executorEnv.PYTHONPATH={partial}",
-        "--conf", "spark.executor.memory=512m",
-        cwd=tmp_path)
+    settings = ("--master", standalone,
+                "--conf", "spark.driver.host=127.0.0.1",
+                "--conf", f"spark.pyspark.python={executor_python}",
+                "--conf", f"spark.executorEnv.PYTHONPATH={partial}",
+                "--conf", "spark.executor.memory=512m")
+    result = pipeline("--input", data.as_uri(), "--output", str(tmp_path / "out"),
+                      *settings, cwd=tmp_path)
     assert result.returncode == 1
+    assert "checking the executors" in result.stderr
     assert "cannot import crc32c" in result.stderr
     assert "pip install 'crc32c'" in result.stderr
     assert not (tmp_path / "out" / "offsets_latest").exists()
+    by_path = pipeline("--input", str(data), "--output", str(tmp_path / "by-path"),
+                       *settings, cwd=tmp_path)
+    assert by_path.returncode == 0, by_path.stderr[-4000:]
+    assert "checking the executors" not in by_path.stderr
+    assert (tmp_path / "by-path" / "offsets_latest").is_dir()
+    # Its executors were started with the small input's JVM options: each worker logs the
+    # command it launched an executor with, in the application's directory (app-TIME-N).
+    last_app = max(path.name for path in tmp_path.glob("worker-*/app-*"))
+    commands = [line for path in tmp_path.glob(f"worker-*/{last_app}/*/stderr")
+                for line in path.read_text(errors="replace").splitlines()
+                if line.startswith("Spark Executor Command:")]
+    assert commands
+    for option in SMALL_INPUT_JAVA_OPTIONS.split():
+        assert all(f'"{option}"' in line for line in commands), (option, commands)
     shutil.rmtree(tmp_path / "out", ignore_errors=True)

@@ -18,6 +18,7 @@ from storage.pipeline.sizing import (
     SMALL_INPUT_JAVA_OPTIONS,
     driver_java_options,
     driver_memory,
+    executor_java_options,
     master_cores,
     shuffle_partitions,
     sized_conf,
@@ -167,6 +168,19 @@ def test_the_driver_jvm_options_follow_the_input_and_the_master() -> None:
     assert options == LARGE_INPUT_JAVA_OPTIONS
     assert "-XX:+UseParallelGC" in options.split()
     assert "-XX:Tier4InvocationThreshold=50000" in options.split()
-    # A cluster's driver runs no tasks; an input of unknown size gets Spark's defaults.
-    assert driver_java_options("spark://h:7077", large) == ""
+    # A cluster's driver runs no tasks: C1 whatever the input's size; an input of unknown
+    # size gets Spark's defaults.
+    assert driver_java_options("spark://h:7077", large) == SMALL_INPUT_JAVA_OPTIONS
+    assert driver_java_options("spark://h:7077", None) == ""
     assert driver_java_options("local[2]", None) == ""
+
+
+def test_a_clusters_executors_get_the_jvm_options_of_the_inputs_size() -> None:
+    """Each executor is a cold JVM running the tasks: the options a local master's driver
+    gets for the same input; none on a local master or for an input of unknown size."""
+    large = 63 * 1024 * 1024
+    assert executor_java_options("spark://h:7077", 48_000) == SMALL_INPUT_JAVA_OPTIONS
+    assert executor_java_options("spark://h:7077", large) == LARGE_INPUT_JAVA_OPTIONS
+    assert executor_java_options("spark://h:7077", None) == ""
+    assert executor_java_options("local[2]", 48_000) == ""
+    assert executor_java_options("local[2]", large) == ""
