@@ -50,6 +50,7 @@ __all__ = [
     "master_cores",
     "shuffle_partitions",
     "sized_conf",
+    "task_jvm_options",
 ]
 
 #: Inputs up to this many bytes of segment files are small: read on the driver (no
@@ -115,32 +116,37 @@ def driver_memory(master: str, input_bytes: int | None) -> str:
     return f"{max(1, min(MAX_DRIVER_HEAP_GIB, gib))}g"
 
 
+def task_jvm_options(input_bytes: int) -> str:
+    """JVM options for a JVM that runs the tasks of a job over ``input_bytes`` of segment
+    files (a ``local`` master's driver, a cluster's executors): the small or the large
+    input's."""
+    return SMALL_INPUT_JAVA_OPTIONS if is_small(input_bytes) else LARGE_INPUT_JAVA_OPTIONS
+
+
 def driver_java_options(master: str, input_bytes: int | None) -> str:
     """JVM options for the driver of a job over ``input_bytes`` of segment files (None:
-    unknown) on ``master``: :data:`LARGE_INPUT_JAVA_OPTIONS` for a large input on a
-    ``local`` master (where the driver runs the tasks), else
-    :data:`SMALL_INPUT_JAVA_OPTIONS`: a small input's driver, and a cluster's whatever the
-    input's size, runs planning and scheduling code a few times each, which C2 compiles
-    for more than it saves (10^6 records on a standalone cluster: 80.0 / 84.2 s against
-    85.8 / 95.0 s with Spark's defaults; BENCHMARKS.md); none for an unknown size."""
+    unknown, Spark's defaults) on ``master``: on a ``local`` master, where the driver runs
+    the tasks, :func:`task_jvm_options`; a cluster's driver, whatever the input's size,
+    :data:`SMALL_INPUT_JAVA_OPTIONS`: it runs planning and scheduling code a few times
+    each, which C2 compiles for more than it saves (10^6 records on a standalone cluster,
+    the executors given their options: 80.0 / 84.2 s against 85.8 / 95.0 s with Spark's
+    defaults for the driver; BENCHMARKS.md)."""
     if input_bytes is None:
         return ""
-    if is_small(input_bytes) or not master.startswith("local"):
-        return SMALL_INPUT_JAVA_OPTIONS
-    return LARGE_INPUT_JAVA_OPTIONS
+    return task_jvm_options(input_bytes) if master.startswith("local") else SMALL_INPUT_JAVA_OPTIONS
 
 
 def executor_java_options(master: str, input_bytes: int | None) -> str:
     """JVM options for a cluster's executors on a job over ``input_bytes`` of segment
-    files, as :func:`driver_java_options` gives a ``local`` master's driver (which runs
-    the tasks there): the small or the large input's options; none on a ``local`` master
-    (its executor is the driver) or for an input of unknown size. Each executor is a cold
-    JVM of its own, and on a small input its C2 compiler threads cost more than the code
-    they compile saves (the 494-record log on a standalone cluster of two one-core
-    workers: 39.6 s with Spark's defaults, 26.6 s with the small options; BENCHMARKS.md)."""
+    files: :func:`task_jvm_options`; none on a ``local`` master (its executor is the
+    driver) or for an input of unknown size. Each executor is a cold JVM of its own, and
+    on a small input its C2 compiler threads cost more than the code they compile saves
+    (the 494-record log on a standalone cluster of two one-core workers, the executor
+    check skipped in both: 39.0 s median with Spark's defaults, 26.6 s with the small
+    options; BENCHMARKS.md)."""
     if master.startswith("local") or input_bytes is None:
         return ""
-    return SMALL_INPUT_JAVA_OPTIONS if is_small(input_bytes) else LARGE_INPUT_JAVA_OPTIONS
+    return task_jvm_options(input_bytes)
 
 
 def is_small(input_bytes: int) -> bool:
