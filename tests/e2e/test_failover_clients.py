@@ -48,15 +48,10 @@ def expected_values(count: int) -> set[bytes]:
     return {f"m{i}".encode() for i in range(count)}
 
 
-# kafka-python 3.0.12 drops the socket of a connection attempt to a stopped broker without
-# closing it: the ResourceWarning fires wherever the garbage collector finds it. Each test
-# collects its own garbage after its cluster (``e2e_support.started``), with those warnings
-# ignored here only.
 # Slow (about 80 s of real clients failing over): CI runs it after the default run, which
-# stays under ten minutes on two cores.
-pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
-              pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-              pytest.mark.slow]
+# stays under ten minutes on two cores. Each test collects its own garbage after its cluster
+# (``e2e_support.started``); conftest's CLIENT_WARNINGS ignores the clients' unclosed sockets.
+pytestmark = pytest.mark.slow
 
 
 def failover_cluster(data_dir: Any) -> contextlib.AbstractContextManager[KcoordServer]:

@@ -23,12 +23,6 @@ BEFORE, AFTER = 5, 5
 TIMEOUT_S = 30.0
 CONFIG = {"default.replication.factor": "3"}
 
-# kafka-python 3.0.12 drops the socket of a connection attempt to a stopped broker without
-# closing it (``e2e_support.started`` collects the garbage after each cluster).
-pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"),
-              pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
-
-
 def cluster() -> contextlib.AbstractContextManager[KcoordServer]:
     return started(KcoordServer(CONFIG, brokers=3, topics={"t": 1}))
 

@@ -67,11 +67,6 @@ def _values(count: int = 3) -> list[bytes]:
     return [b"v%d" % i for i in range(count)]
 
 
-# kafka-python 3.0.12 drops the socket of a connection attempt to a stopped broker without
-# closing it (see e2e_support.started): this test stops its broker, and the socket's
-# ResourceWarning fires wherever the collector finds it (one CI run failed on it).
-@pytest.mark.filterwarnings("ignore::ResourceWarning")
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_ssl_with_the_generated_ca_survives_a_restart(start_kcoord: Any) -> None:
     server: KcoordProcess = start_kcoord(config=SSL_ONLY)
     assert server.listening_line == f"kcoord listening on 127.0.0.1:{server.port} (SSL)"
