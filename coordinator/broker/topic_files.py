@@ -75,7 +75,8 @@ _DEFAULT_SEGMENT_BYTES = 1_073_741_824  # log.segment.bytes
 
 @dataclass(slots=True)
 class LoadedTopic:
-    """A topic as the data directory holds it: batches per partition, in offset order."""
+    """A topic as the data directory holds it: batches per partition, in offset order (the
+    partitions ``TopicFiles.read_partitions`` has read and the caller not yet taken)."""
 
     name: str
     topic_id: uuid.UUID
