@@ -23,8 +23,8 @@ first one wrote (where the checkout writes them). Rows, for this checkout and
 
 ``--topic-records N`` (with ``--write``) first fills the bench topic's partitions with N
 records of 100 bytes, ``--batch-records`` to a batch (Produce over the wire to a server
-started on the new directory), so a restart also restores every topic batch; the serve
-rows then time exec to the first answered Metadata (every topic) too.
+started on the new directory), so a restart also restores every topic batch before its
+first Metadata answer.
 
 ``--committed GROUPS PARTITIONS`` measures committed partitions instead (issue 33): a
 server started empty is sent GROUPS x PARTITIONS distinct commits over the wire
@@ -151,10 +151,11 @@ def fill_topics(data: str, records: int, per_batch: int) -> None:
                 builder = DefaultRecordBatchBuilder(
                     magic=2, compression_type=0, is_transactional=False, producer_id=-1,
                     producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
-                for i in range(min(per_batch, records - sent)):
+                take = min(per_batch, records - sent)
+                for i in range(take):
                     builder.append(i, timestamp=int(time.time() * 1000), key=None,
                                    value=b"v" * 100, headers=[])
-                sent += min(per_batch, records - sent)
+                sent += take
                 frames.append(encode_request(0, 7, index, "bench", {
                     "transactional_id": None, "acks": 1, "timeout_ms": 30000,
                     "topic_data": [{"name": TOPIC, "partition_data": [
